@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file coll.h
+ * @brief Inter-group allgather / allgatherv on an MPI intercommunicator.
+ *
+ * Semantics are exactly those of MPI_Allgather / MPI_Allgatherv on an intercommunicator:
+ * every rank of each group receives the concatenation, in rank order, of the blocks the
+ * ranks of the *other* group contribute. Half duplex is the case where one group
+ * contributes 0 bytes (scount = 0 there, rcount(s) = 0 on the other side).
+ *
+ * All calls are collective over both groups of the intercommunicator and must be made with
+ * matching arguments, in the same order, on every rank, as for the MPI calls they replace.
+ * The first call on an intercommunicator builds and caches derived communicators on it
+ * (a merged communicator, the local group communicator); they are freed when the
+ * intercommunicator is freed or at MPI_Finalize.
+ */
+#ifndef XFER_COLL_H
+#define XFER_COLL_H
+
+#include <mpi.h>
+#include <stdio.h>
+
+#include <xfer/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Duplex mode requested by the caller. */
+typedef enum xfer_duplex {
+    XFER_DUPLEX_AUTO = 0, /**< derived from the counts: half when one side sends 0 bytes */
+    XFER_DUPLEX_HALF = 1, /**< assert one side contributes nothing (error otherwise) */
+    XFER_DUPLEX_FULL = 2  /**< both sides may contribute */
+} xfer_duplex_t;
+
+/** What to do when a forced algorithm cannot handle the call's shape. */
+typedef enum xfer_fallback {
+    XFER_FALLBACK_DEFAULT = 0, /**< XFER_FALLBACK from the environment, else ERROR */
+    XFER_FALLBACK_ERROR = 1,   /**< return XFER_ERR_NOT_SUPPORTED */
+    XFER_FALLBACK_WARN = 2     /**< print a warning and use the automatic choice */
+} xfer_fallback_t;
+
+/**
+ * Options of a collective call. Initialise with xfer_coll_opts_init(); fields are only
+ * ever appended. A NULL options pointer means "all defaults".
+ *
+ * Precedence: built-in default < environment (XFER_ALGORITHM, XFER_FALLBACK, XFER_CHECK,
+ * XFER_TIMEOUT_MS) < a field set here.
+ */
+typedef struct xfer_coll_opts {
+    const char *algorithm;    /**< registry name or "auto"; NULL: XFER_ALGORITHM, else auto */
+    xfer_duplex_t duplex;     /**< see xfer_duplex_t */
+    xfer_fallback_t fallback; /**< see xfer_fallback_t */
+    int check;                /**< -1: XFER_CHECK; 0: off; 1: cross-group argument check */
+    int timeout_ms;           /**< -1: XFER_TIMEOUT_MS (default none); 0: none; >0: bound */
+} xfer_coll_opts_t;
+
+/** Opaque persistent operation (see xfer_allgatherv_inter_init). */
+typedef struct xfer_plan xfer_plan_t;
+
+/** Opaque schedule: the rounds of operations one rank executes. */
+typedef struct xfer_sched xfer_sched_t;
+
+/** Fill @p opts with defaults (everything taken from the environment or auto). */
+XFER_PUBLIC xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts);
+
+/**
+ * Inter-group allgather. Collective over both groups of @p inter.
+ * @p sbuf holds @p scount elements of @p stype; @p rbuf receives @p rcount elements of
+ * @p rtype from each remote rank, in remote rank order. MPI_IN_PLACE is not allowed
+ * (as in MPI for intercommunicators).
+ */
+XFER_PUBLIC xfer_status_t xfer_allgather_inter(const void *sbuf, int scount, MPI_Datatype stype,
+                                               void *rbuf, int rcount, MPI_Datatype rtype,
+                                               MPI_Comm inter, const xfer_coll_opts_t *opts);
+
+/**
+ * Inter-group allgatherv. Collective over both groups of @p inter. Remote rank i's block
+ * lands at @p rbuf + rdispls[i] * extent(rtype) and holds rcounts[i] elements.
+ */
+XFER_PUBLIC xfer_status_t xfer_allgatherv_inter(const void *sbuf, int scount, MPI_Datatype stype,
+                                                void *rbuf, const int rcounts[],
+                                                const int rdispls[], MPI_Datatype rtype,
+                                                MPI_Comm inter, const xfer_coll_opts_t *opts);
+
+/**
+ * Persistent inter-group allgather: arguments are bound once, the algorithm is chosen and
+ * its schedule built once; each xfer_start/xfer_wait pair performs one operation.
+ * Collective over @p inter. @p sbuf and @p rbuf must stay valid until xfer_plan_free().
+ * Caller owns *@p plan and releases it with xfer_plan_free().
+ */
+XFER_PUBLIC xfer_status_t xfer_allgather_inter_init(const void *sbuf, int scount,
+                                                    MPI_Datatype stype, void *rbuf, int rcount,
+                                                    MPI_Datatype rtype, MPI_Comm inter,
+                                                    const xfer_coll_opts_t *opts,
+                                                    xfer_plan_t **plan);
+
+/** Persistent inter-group allgatherv; @p rcounts and @p rdispls are copied. */
+XFER_PUBLIC xfer_status_t xfer_allgatherv_inter_init(const void *sbuf, int scount,
+                                                     MPI_Datatype stype, void *rbuf,
+                                                     const int rcounts[], const int rdispls[],
+                                                     MPI_Datatype rtype, MPI_Comm inter,
+                                                     const xfer_coll_opts_t *opts,
+                                                     xfer_plan_t **plan);
+
+/** Begin one operation of @p plan. The send buffer is read from here on. */
+XFER_PUBLIC xfer_status_t xfer_start(xfer_plan_t *plan);
+
+/**
+ * Complete the operation begun by xfer_start(). Communication progresses inside
+ * xfer_wait()/xfer_test(). On return the receive buffer holds the result.
+ */
+XFER_PUBLIC xfer_status_t xfer_wait(xfer_plan_t *plan);
+
+/** Progress the active operation without blocking; *@p done is 1 once it completed. */
+XFER_PUBLIC xfer_status_t xfer_test(xfer_plan_t *plan, int *done);
+
+/** Release @p *plan (NULL accepted) and set it to NULL. Not collective. */
+XFER_PUBLIC xfer_status_t xfer_plan_free(xfer_plan_t **plan);
+
+/** Name of the algorithm the plan runs (after automatic selection and fallback). */
+XFER_PUBLIC xfer_status_t xfer_plan_algorithm(const xfer_plan_t *plan, const char **name);
+
+/** The calling rank's schedule in @p plan (NULL for `native`, which has none). */
+XFER_PUBLIC xfer_status_t xfer_plan_sched(const xfer_plan_t *plan, const xfer_sched_t **sched);
+
+/** Print @p sched in a readable form: one line per operation, grouped by round. */
+XFER_PUBLIC xfer_status_t xfer_sched_dump(const xfer_sched_t *sched, FILE *out);
+
+/** Properties of a registered algorithm, for listings such as `xfer-info`. */
+typedef struct xfer_algo_info {
+    const char *name;         /**< user-facing name (YAML, XFER_ALGORITHM) */
+    const char *summary;      /**< one line */
+    const char *restrictions; /**< shapes it refuses, "none" if any */
+} xfer_algo_info_t;
+
+/** Number of registered algorithms. */
+XFER_PUBLIC xfer_status_t xfer_algorithm_count(int *count);
+
+/** Information on registered algorithm @p index (0 <= index < count). */
+XFER_PUBLIC xfer_status_t xfer_algorithm_info(int index, xfer_algo_info_t *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XFER_COLL_H */
