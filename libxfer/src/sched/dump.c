@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+
+#include <xfer/coll.h>
+
+#include "../core/core.h"
+#include "sched.h"
+
+static void peer_name(const xfer_sched_t *s, int merged, char *out, size_t len)
+{
+    if (merged < s->n[0])
+        snprintf(out, len, "A%d", merged);
+    else
+        snprintf(out, len, "B%d", merged - s->n[0]);
+}
+
+static void group_desc(const xfer_sched_t *s, const xfer_group_t *g, char *out, size_t len)
+{
+    int i, w = 0;
+    if (g->slot == XFER_SLOT_LOCAL) {
+        snprintf(out, len, "local(%d)", g->size);
+        return;
+    }
+    w = snprintf(out, len, "slot%d{", g->slot);
+    for (i = 0; i < g->nranges && w > 0 && (size_t) w < len; i++) {
+        char first[16];
+        peer_name(s, g->ranges[i].start, first, sizeof(first));
+        w += snprintf(out + w, len - (size_t) w, "%s%s+%dx%d", i ? "," : "", first,
+                      g->ranges[i].stride, g->ranges[i].count);
+    }
+    if (w > 0 && (size_t) w < len)
+        snprintf(out + w, len - (size_t) w, "}(%d)", g->size);
+}
+
+static void counts_desc(const xfer_counts_t *c, char *out, size_t len)
+{
+    switch (c->kind) {
+    case XFER_COUNTS_UNIFORM:
+        snprintf(out, len, "%d x %zu", c->n, c->k);
+        break;
+    case XFER_COUNTS_SEGMENTS:
+        snprintf(out, len, "%zu in %d segments", c->k, c->n);
+        break;
+    default:
+        snprintf(out, len, "%d counts, %zu total", c->n, xfer_counts_total(c));
+        break;
+    }
+}
+
+xfer_status_t xfer_sched_dump(const xfer_sched_t *s, FILE *out)
+{
+    int r, i;
+
+    if (!s || !out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "NULL schedule or stream");
+    fprintf(out, "schedule %s%s%s for %c%d (p=%d q=%d): %d rounds, %d ops, %d split slots\n",
+            s->algo, s->variant[0] ? "/" : "", s->variant, s->group ? 'B' : 'A', s->rank, s->n[0],
+            s->n[1], s->nrounds, s->nops, s->nslots);
+    fprintf(out, "  buffers: SEND %zu, RECV %zu, TMP %zu bytes\n", s->send_bytes, s->recv_bytes,
+            s->tmp_bytes);
+    for (r = 0; r < s->nrounds; r++) {
+        fprintf(out, "  round %d\n", r);
+        for (i = s->round_start[r]; i < s->round_start[r + 1]; i++) {
+            const xfer_op_t *op = &s->ops[i];
+            char a[64], b[160], c[64];
+            fprintf(out, "    ");
+            if (op->chain)
+                fprintf(out, "[chain %d] ", op->chain);
+            switch (op->kind) {
+            case XFER_OP_SEND:
+            case XFER_OP_RECV:
+                peer_name(s, op->peer, a, sizeof(a));
+                fprintf(out, "%s %s %s %s[%zu..%zu) %zu bytes\n", xfer_op_name(op->kind),
+                        op->kind == XFER_OP_SEND ? "to" : "from", a, xfer_buf_name(op->buf),
+                        op->off, op->off + op->len, op->len);
+                break;
+            case XFER_OP_COPY:
+                fprintf(out, "copy %s[%zu..%zu) -> %s[%zu..) %zu bytes\n", xfer_buf_name(op->buf),
+                        op->off, op->off + op->len, xfer_buf_name(op->buf2), op->off2, op->len);
+                break;
+            case XFER_OP_ALLGATHERV:
+                group_desc(s, &s->groups[op->group], b, sizeof(b));
+                counts_desc(&s->counts[op->counts], c, sizeof(c));
+                fprintf(out, "allgatherv over %s in place at %s+%zu: %s\n", b,
+                        xfer_buf_name(op->buf), op->off, c);
+                break;
+            case XFER_OP_BCAST:
+                group_desc(s, &s->groups[op->group], b, sizeof(b));
+                fprintf(out, "bcast over %s root #%d %s[%zu..%zu) %zu bytes\n", b, op->peer,
+                        xfer_buf_name(op->buf), op->off, op->off + op->len, op->len);
+                break;
+            case XFER_OP_GATHERV:
+                group_desc(s, &s->groups[op->group], b, sizeof(b));
+                counts_desc(&s->counts[op->counts], c, sizeof(c));
+                fprintf(out, "gatherv over %s root #%d %s[%zu..%zu) -> %s+%zu: %s\n", b, op->peer,
+                        xfer_buf_name(op->buf), op->off, op->off + op->len, xfer_buf_name(op->buf2),
+                        op->off2, c);
+                break;
+            default:
+                fprintf(out, "?\n");
+            }
+        }
+    }
+    return ferror(out) ? XFER_ERR(XFER_ERR_INTERNAL, "write error on dump stream") : XFER_SUCCESS;
+}

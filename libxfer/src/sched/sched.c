@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/core.h"
+#include "sched.h"
+
+int xfer_shape_uniform(const xfer_shape_t *s, int g)
+{
+    int i;
+    if (!s->cnt[g])
+        return 1;
+    for (i = 1; i < s->n[g]; i++)
+        if (s->cnt[g][i] != s->cnt[g][0])
+            return 0;
+    return 1;
+}
+
+xfer_status_t xfer_sched_create(const xfer_shape_t *shape, int group, int rank, xfer_sched_t **out)
+{
+    xfer_sched_t *s;
+
+    *out = NULL;
+    if (group < 0 || group > 1 || rank < 0 || rank >= shape->n[group])
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "no rank %d in group %d of a %d x %d shape", rank,
+                        group, shape->n[0], shape->n[1]);
+    s = xfer_calloc(1, sizeof(*s));
+    if (!s)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "schedule object");
+    s->algo = "?";
+    s->variant = "";
+    s->group = group;
+    s->rank = rank;
+    s->n[0] = shape->n[0];
+    s->n[1] = shape->n[1];
+    s->send_bytes = xfer_shape_count(shape, group, rank);
+    s->recv_bytes = shape->total[1 - group];
+    *out = s;
+    return XFER_SUCCESS;
+}
+
+static void free_counts(xfer_sched_t *s)
+{
+    int i;
+    for (i = 0; i < s->ncounts; i++)
+        xfer_free(s->counts[i].v);
+    s->ncounts = 0;
+}
+
+void xfer_sched_reset(xfer_sched_t *s)
+{
+    free_counts(s);
+    s->nops = s->nrounds = s->ngroups = 0;
+    s->tmp_bytes = 0;
+    s->nslots = 0;
+    s->error = XFER_SUCCESS;
+}
+
+void xfer_sched_destroy(xfer_sched_t **ps)
+{
+    xfer_sched_t *s = ps ? *ps : NULL;
+    if (!s)
+        return;
+    free_counts(s);
+    xfer_free(s->counts);
+    xfer_free(s->ops);
+    xfer_free(s->round_start);
+    xfer_free(s->groups);
+    xfer_free(s);
+    *ps = NULL;
+}
+
+/* Grow *arr (of *cap elements of @p size) to hold at least @p need; sticky error on failure. */
+static int grow(xfer_sched_t *s, void **arr, int *cap, int need, size_t size)
+{
+    void *p;
+    int ncap;
+
+    if (need <= *cap)
+        return 1;
+    ncap = *cap ? *cap * 2 : 16;
+    while (ncap < need)
+        ncap *= 2;
+    p = xfer_realloc_array(*arr, (size_t) ncap, size);
+    if (!p) {
+        if (s->error == XFER_SUCCESS)
+            s->error = XFER_ERR(XFER_ERR_NO_MEMORY, "growing a schedule to %d entries", ncap);
+        return 0;
+    }
+    *arr = p;
+    *cap = ncap;
+    return 1;
+}
+
+/* Rounds are opened lazily: the first op after a round boundary opens one. */
+static xfer_op_t *append(xfer_sched_t *s, int kind)
+{
+    xfer_op_t *op;
+
+    if (s->error != XFER_SUCCESS)
+        return NULL;
+    if (s->nrounds == 0 || s->round_start[s->nrounds] != -1) {
+        /* round_start[nrounds] == -1 marks "current round open" */
+        if (!grow(s, (void **) &s->round_start, &s->rounds_cap, s->nrounds + 2, sizeof(int)))
+            return NULL;
+        s->round_start[s->nrounds] = s->nops;
+        s->nrounds++;
+        s->round_start[s->nrounds] = -1;
+    }
+    if (!grow(s, (void **) &s->ops, &s->ops_cap, s->nops + 1, sizeof(xfer_op_t)))
+        return NULL;
+    op = &s->ops[s->nops++];
+    memset(op, 0, sizeof(*op));
+    op->kind = (uint8_t) kind;
+    op->group = -1;
+    op->counts = -1;
+    return op;
+}
+
+void xfer_sched_round(xfer_sched_t *s)
+{
+    if (s->nrounds > 0 && s->round_start[s->nrounds] == -1)
+        s->round_start[s->nrounds] = s->nops;
+}
+
+static void p2p(xfer_sched_t *s, int kind, int peer, int buf, size_t off, size_t len, int chain)
+{
+    xfer_op_t *op;
+
+    if (len == 0)
+        return; /* zero-byte transfers are skipped; builders skip them on both sides */
+    op = append(s, kind);
+    if (!op)
+        return;
+    op->peer = peer;
+    op->buf = (uint8_t) buf;
+    op->off = off;
+    op->len = len;
+    op->chain = (uint16_t) chain;
+}
+
+void xfer_sched_send(xfer_sched_t *s, int peer, int buf, size_t off, size_t len, int chain)
+{
+    p2p(s, XFER_OP_SEND, peer, buf, off, len, chain);
+}
+
+void xfer_sched_recv(xfer_sched_t *s, int peer, int buf, size_t off, size_t len, int chain)
+{
+    p2p(s, XFER_OP_RECV, peer, buf, off, len, chain);
+}
+
+void xfer_sched_copy(xfer_sched_t *s, int src, size_t soff, int dst, size_t doff, size_t len)
+{
+    xfer_op_t *op;
+    if (len == 0)
+        return;
+    op = append(s, XFER_OP_COPY);
+    if (!op)
+        return;
+    op->buf = (uint8_t) src;
+    op->off = soff;
+    op->buf2 = (uint8_t) dst;
+    op->off2 = doff;
+    op->len = len;
+}
+
+static int add_group(xfer_sched_t *s, int slot, int nranges, const xfer_range_t *ranges, int me)
+{
+    xfer_group_t *g;
+    int i, size = 0;
+
+    if (s->error != XFER_SUCCESS)
+        return -1;
+    if (nranges < 1 || nranges > 2) {
+        s->error = XFER_ERR(XFER_ERR_INTERNAL, "a group takes 1 or 2 ranges, got %d", nranges);
+        return -1;
+    }
+    if (!grow(s, (void **) &s->groups, &s->groups_cap, s->ngroups + 1, sizeof(xfer_group_t)))
+        return -1;
+    g = &s->groups[s->ngroups];
+    memset(g, 0, sizeof(*g));
+    g->slot = slot;
+    g->nranges = nranges;
+    for (i = 0; i < nranges; i++) {
+        g->ranges[i] = ranges[i];
+        size += ranges[i].count;
+    }
+    g->size = size;
+    g->my_index = xfer_group_index_of(g, me);
+    if (g->my_index < 0) {
+        s->error =
+            XFER_ERR(XFER_ERR_INTERNAL, "%s: rank %d is not in the group it joins", s->algo, me);
+        return -1;
+    }
+    if (slot >= s->nslots)
+        s->nslots = slot + 1;
+    return s->ngroups++;
+}
+
+int xfer_sched_group_local(xfer_sched_t *s, const xfer_shape_t *shape)
+{
+    xfer_range_t r;
+    int i;
+
+    /* One local-group descriptor per schedule is enough. */
+    for (i = 0; i < s->ngroups; i++)
+        if (s->groups[i].slot == XFER_SLOT_LOCAL)
+            return i;
+    r.start = xfer_merged_rank(shape, s->group, 0);
+    r.stride = 1;
+    r.count = shape->n[s->group];
+    return add_group(s, XFER_SLOT_LOCAL, 1, &r, xfer_merged_rank(shape, s->group, s->rank));
+}
+
+int xfer_sched_group(xfer_sched_t *s, int slot, int nranges, const xfer_range_t *ranges)
+{
+    int me = s->group == 0 ? s->rank : s->n[0] + s->rank;
+    if (slot < 0) {
+        s->error = XFER_ERR(XFER_ERR_INTERNAL, "split slots are >= 0");
+        return -1;
+    }
+    return add_group(s, slot, nranges, ranges, me);
+}
+
+static int add_counts(xfer_sched_t *s, xfer_counts_kind_t kind, int n, size_t k)
+{
+    xfer_counts_t *c;
+    if (s->error != XFER_SUCCESS)
+        return -1;
+    if (!grow(s, (void **) &s->counts, &s->counts_cap, s->ncounts + 1, sizeof(xfer_counts_t)))
+        return -1;
+    c = &s->counts[s->ncounts];
+    c->kind = kind;
+    c->n = n;
+    c->k = k;
+    c->v = NULL;
+    return s->ncounts++;
+}
+
+int xfer_sched_counts_uniform(xfer_sched_t *s, int n, size_t k)
+{
+    return add_counts(s, XFER_COUNTS_UNIFORM, n, k);
+}
+
+int xfer_sched_counts_segments(xfer_sched_t *s, int n, size_t total)
+{
+    return add_counts(s, XFER_COUNTS_SEGMENTS, n, total);
+}
+
+int xfer_sched_counts_array(xfer_sched_t *s, int n, size_t **v)
+{
+    int idx = add_counts(s, XFER_COUNTS_ARRAY, n, 0);
+    *v = NULL;
+    if (idx < 0)
+        return -1;
+    s->counts[idx].v = xfer_calloc((size_t) n, sizeof(size_t));
+    if (!s->counts[idx].v) {
+        s->error = XFER_ERR(XFER_ERR_NO_MEMORY, "counts array of %d entries", n);
+        s->ncounts--;
+        return -1;
+    }
+    *v = s->counts[idx].v;
+    return idx;
+}
+
+static int check_coll(xfer_sched_t *s, int group, int counts)
+{
+    if (s->error != XFER_SUCCESS)
+        return 0;
+    if (group < 0 || group >= s->ngroups ||
+        (counts != -2 && (counts < 0 || counts >= s->ncounts))) {
+        s->error =
+            XFER_ERR(XFER_ERR_INTERNAL, "%s: collective with a bad group/counts index", s->algo);
+        return 0;
+    }
+    if (counts >= 0 && s->counts[counts].n != s->groups[group].size) {
+        s->error = XFER_ERR(XFER_ERR_INTERNAL, "%s: %d counts for a group of %d", s->algo,
+                            s->counts[counts].n, s->groups[group].size);
+        return 0;
+    }
+    return 1;
+}
+
+void xfer_sched_allgatherv(xfer_sched_t *s, int group, int counts, int buf, size_t base)
+{
+    xfer_op_t *op;
+    if (!check_coll(s, group, counts) || s->groups[group].size < 2 ||
+        xfer_counts_total(&s->counts[counts]) == 0)
+        return; /* a single member, or nothing to move: every member skips alike */
+    op = append(s, XFER_OP_ALLGATHERV);
+    if (!op)
+        return;
+    op->group = group;
+    op->counts = counts;
+    op->buf = (uint8_t) buf;
+    op->off = base;
+    op->len = xfer_counts_total(&s->counts[counts]);
+}
+
+void xfer_sched_bcast(xfer_sched_t *s, int group, int root, int buf, size_t off, size_t len)
+{
+    xfer_op_t *op;
+    if (!check_coll(s, group, -2) || s->groups[group].size < 2 || len == 0)
+        return;
+    op = append(s, XFER_OP_BCAST);
+    if (!op)
+        return;
+    op->group = group;
+    op->peer = root;
+    op->buf = (uint8_t) buf;
+    op->off = off;
+    op->len = len;
+}
+
+void xfer_sched_gatherv(xfer_sched_t *s, int group, int root, int counts, int sbuf, size_t soff,
+                        size_t slen, int rbuf, size_t rbase)
+{
+    xfer_op_t *op;
+    if (!check_coll(s, group, counts) || xfer_counts_total(&s->counts[counts]) == 0)
+        return;
+    op = append(s, XFER_OP_GATHERV);
+    if (!op)
+        return;
+    op->group = group;
+    op->peer = root;
+    op->counts = counts;
+    op->buf = (uint8_t) sbuf;
+    op->off = soff;
+    op->len = slen;
+    op->buf2 = (uint8_t) rbuf;
+    op->off2 = rbase;
+}
+
+static size_t buf_size(const xfer_sched_t *s, int buf)
+{
+    return buf == XFER_BUF_SEND   ? s->send_bytes
+           : buf == XFER_BUF_RECV ? s->recv_bytes
+                                  : s->tmp_bytes;
+}
+
+static int in_bounds(const xfer_sched_t *s, int buf, size_t off, size_t len)
+{
+    size_t size;
+    if (buf < 0 || buf >= XFER_NBUFS)
+        return 0;
+    size = buf_size(s, buf);
+    return off <= size && len <= size - off;
+}
+
+xfer_status_t xfer_sched_finish(xfer_sched_t *s)
+{
+    int i;
+
+    xfer_sched_round(s);
+    if (s->error != XFER_SUCCESS)
+        return s->error;
+    for (i = 0; i < s->nops; i++) {
+        const xfer_op_t *op = &s->ops[i];
+        int ok = in_bounds(s, op->buf, op->off, op->len);
+        if (op->kind == XFER_OP_COPY)
+            ok = ok && in_bounds(s, op->buf2, op->off2, op->len);
+        if (op->kind == XFER_OP_GATHERV) {
+            const xfer_group_t *g = &s->groups[op->group];
+            if (g->my_index == op->peer)
+                ok = ok &&
+                     in_bounds(s, op->buf2, op->off2, xfer_counts_total(&s->counts[op->counts]));
+        }
+        if (!ok)
+            return s->error = XFER_ERR(
+                       XFER_ERR_INTERNAL, "%s/%s: op %d (%s) of rank (%d,%d) overruns its buffer",
+                       s->algo, s->variant, i, xfer_op_name(op->kind), s->group, s->rank);
+    }
+    return XFER_SUCCESS;
+}
+
+/* ---- groups and counts ----------------------------------------------------------------------- */
+
+int xfer_group_member(const xfer_group_t *g, int index)
+{
+    int i;
+    for (i = 0; i < g->nranges; i++) {
+        if (index < g->ranges[i].count)
+            return g->ranges[i].start + index * g->ranges[i].stride;
+        index -= g->ranges[i].count;
+    }
+    return -1;
+}
+
+int xfer_group_index_of(const xfer_group_t *g, int merged)
+{
+    int i, base = 0;
+    for (i = 0; i < g->nranges; i++) {
+        const xfer_range_t *r = &g->ranges[i];
+        int d = merged - r->start;
+        if (r->count > 0 && d >= 0 && d % r->stride == 0 && d / r->stride < r->count)
+            return base + d / r->stride;
+        base += r->count;
+    }
+    return -1;
+}
+
+size_t xfer_seg_len(size_t K, int n, int j)
+{
+    return K / (size_t) n + ((size_t) j < K % (size_t) n ? 1 : 0);
+}
+
+size_t xfer_seg_start(size_t K, int n, int j)
+{
+    size_t f = K / (size_t) n, r = K % (size_t) n, uj = (size_t) j;
+    return uj * f + (uj < r ? uj : r);
+}
+
+int xfer_seg_index(size_t K, int n, size_t byte)
+{
+    size_t f = K / (size_t) n, r = K % (size_t) n, c = f + 1;
+    if (byte < r * c)
+        return (int) (byte / c);
+    return f ? (int) (r + (byte - r * c) / f) : n - 1; /* f == 0 only for bytes >= K */
+}
+
+size_t xfer_counts_get(const xfer_counts_t *c, int i)
+{
+    switch (c->kind) {
+    case XFER_COUNTS_UNIFORM:
+        return c->k;
+    case XFER_COUNTS_SEGMENTS:
+        return xfer_seg_len(c->k, c->n, i);
+    case XFER_COUNTS_ARRAY:
+        return c->v[i];
+    }
+    return 0;
+}
+
+size_t xfer_counts_offset(const xfer_counts_t *c, int i)
+{
+    size_t off = 0;
+    int j;
+    switch (c->kind) {
+    case XFER_COUNTS_UNIFORM:
+        return c->k * (size_t) i;
+    case XFER_COUNTS_SEGMENTS:
+        return xfer_seg_start(c->k, c->n, i);
+    case XFER_COUNTS_ARRAY:
+        for (j = 0; j < i; j++)
+            off += c->v[j];
+        return off;
+    }
+    return 0;
+}
+
+size_t xfer_counts_total(const xfer_counts_t *c)
+{
+    return c->kind == XFER_COUNTS_SEGMENTS ? c->k : xfer_counts_offset(c, c->n);
+}
+
+const char *xfer_buf_name(int buf)
+{
+    static const char *names[] = {"SEND", "RECV", "TMP"};
+    return buf >= 0 && buf < XFER_NBUFS ? names[buf] : "?";
+}
+
+const char *xfer_op_name(int kind)
+{
+    static const char *names[] = {"send", "recv", "copy", "allgatherv", "bcast", "gatherv"};
+    return kind >= 0 && kind <= XFER_OP_GATHERV ? names[kind] : "?";
+}
+
+void xfer_sched_comm_key(const xfer_sched_t *s, int slot, char *key, size_t keylen)
+{
+    snprintf(key, keylen, "%s/%s/%d", s->algo, s->variant, slot);
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Schedules are data. An algorithm *builder* appends, for one rank, rounds of operations to a
+ * schedule; nothing here communicates. The MPI executor (exec.c) runs a schedule, the
+ * simulator (sim.c) executes the schedules of every rank symbolically, and xfer_sched_dump()
+ * prints one. All three read the same object.
+ *
+ * Rank space. Both groups of the intercommunicator are numbered in one "merged" space:
+ * group 0 (the low group of MPI_Intercomm_merge) holds merged ranks 0..n0-1, group 1 holds
+ * n0..n0+n1-1. Point-to-point peers are merged ranks.
+ *
+ * Buffers. Operations address byte ranges of three buffers:
+ *   SEND  the rank's own packed contribution (cnt[g][r] bytes);
+ *   RECV  the packed result: the other group's blocks concatenated in rank order;
+ *   TMP   scratch owned by the executor, sched->tmp_bytes long.
+ *
+ * Rounds and chains. A rank runs its rounds one after the other. Inside a round, operations
+ * with chain 0 all start at once; operations sharing a chain c > 0 run one after the other
+ * in append order (the next starts when the previous completes), independently of other
+ * chains. A round ends when all its operations have completed.
+ *
+ * Local collectives (ALLGATHERV, BCAST, GATHERV) run over a *group*: the local group
+ * (slot XFER_SLOT_LOCAL) or a subset of the merged ranks created by MPI_Comm_split in a
+ * numbered *slot*. In each slot a rank belongs to at most one group. Every rank of a shape
+ * gets the same number of slots (sched->nslots), so the executor can make the collective
+ * split calls in lockstep.
+ */
+#ifndef XFER_SCHED_H
+#define XFER_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <xfer/status.h>
+
+typedef struct xfer_sched xfer_sched_t;
+
+enum { XFER_BUF_SEND = 0, XFER_BUF_RECV = 1, XFER_BUF_TMP = 2, XFER_NBUFS = 3 };
+
+typedef enum xfer_op_kind {
+    XFER_OP_SEND = 0,   /* peer, buf[off, off+len) */
+    XFER_OP_RECV,       /* peer, buf[off, off+len) */
+    XFER_OP_COPY,       /* buf[off, off+len) -> buf2[off2, ...) */
+    XFER_OP_ALLGATHERV, /* group, counts; in place in buf at base off (packed displacements) */
+    XFER_OP_BCAST,      /* group, root = member index peer, buf[off, off+len) */
+    XFER_OP_GATHERV     /* group, root, counts: buf[off, off+len) -> at root buf2 base off2 */
+} xfer_op_kind_t;
+
+typedef struct xfer_op {
+    uint8_t kind;
+    uint8_t buf;
+    uint8_t buf2;
+    uint16_t chain;
+    int peer;   /* merged rank (SEND/RECV) or root member index (BCAST/GATHERV) */
+    int group;  /* index into sched->groups (collectives), -1 otherwise */
+    int counts; /* index into sched->counts (ALLGATHERV/GATHERV), -1 otherwise */
+    size_t off, len, off2;
+} xfer_op_t;
+
+#define XFER_SLOT_LOCAL (-1)
+
+/* A strided run of merged ranks: start, start+stride, ..., count of them. */
+typedef struct xfer_range {
+    int start, stride, count;
+} xfer_range_t;
+
+/* A group of merged ranks, ordered: ranges[0] then ranges[1]. */
+typedef struct xfer_group {
+    int slot; /* XFER_SLOT_LOCAL or a split slot >= 0 */
+    int nranges;
+    xfer_range_t ranges[2];
+    int size;     /* total members */
+    int my_index; /* this rank's position in the group */
+} xfer_group_t;
+
+typedef enum xfer_counts_kind {
+    XFER_COUNTS_UNIFORM = 0, /* every member contributes k bytes */
+    XFER_COUNTS_SEGMENTS,    /* K bytes cut into n near-equal segments (first K mod n larger) */
+    XFER_COUNTS_ARRAY        /* explicit per-member byte counts (owned by the schedule) */
+} xfer_counts_kind_t;
+
+typedef struct xfer_counts {
+    xfer_counts_kind_t kind;
+    int n;
+    size_t k;  /* UNIFORM: per member; SEGMENTS: total */
+    size_t *v; /* ARRAY */
+} xfer_counts_t;
+
+/*
+ * The shape of one call as every rank sees it (identical on all ranks of both groups).
+ * Counts are bytes. cnt[g] may be NULL when group g is uniform (ucnt[g] each); pre[g] is the
+ * exclusive prefix sum (n[g] + 1 entries) when cnt[g] is given.
+ */
+typedef struct xfer_shape {
+    int n[2];
+    const size_t *cnt[2];
+    const size_t *pre[2];
+    size_t ucnt[2];
+    size_t total[2];
+} xfer_shape_t;
+
+static inline size_t xfer_shape_count(const xfer_shape_t *s, int g, int r)
+{
+    return s->cnt[g] ? s->cnt[g][r] : s->ucnt[g];
+}
+
+static inline size_t xfer_shape_offset(const xfer_shape_t *s, int g, int r)
+{
+    return s->cnt[g] ? s->pre[g][r] : s->ucnt[g] * (size_t) r;
+}
+
+/* 1 when every rank of group g contributes the same number of bytes. */
+int xfer_shape_uniform(const xfer_shape_t *s, int g);
+
+static inline int xfer_merged_rank(const xfer_shape_t *s, int g, int r)
+{
+    return g == 0 ? r : s->n[0] + r;
+}
+
+/* ---- schedule object ----------------------------------------------------------------------- */
+
+struct xfer_sched {
+    const char *algo;    /* registry name of the builder */
+    const char *variant; /* which case of the algorithm (e.g. "p>q"), for dumps and cache keys */
+    int group, rank;     /* whose schedule this is */
+    int n[2];
+    size_t send_bytes, recv_bytes, tmp_bytes;
+    int nslots;
+
+    xfer_op_t *ops;
+    int nops, ops_cap;
+    int *round_start; /* round i spans ops [round_start[i], round_start[i+1]) */
+    int nrounds, rounds_cap;
+    xfer_group_t *groups;
+    int ngroups, groups_cap;
+    xfer_counts_t *counts;
+    int ncounts, counts_cap;
+
+    xfer_status_t error; /* sticky: first failure while building */
+};
+
+/* A builder appends one rank's operations for @p shape (see algos/). */
+typedef xfer_status_t (*xfer_builder_fn)(const xfer_shape_t *shape, xfer_sched_t *s);
+
+/* Start an empty schedule for (group, rank) of @p shape. */
+xfer_status_t xfer_sched_create(const xfer_shape_t *shape, int group, int rank, xfer_sched_t **out);
+void xfer_sched_destroy(xfer_sched_t **s);
+/* Forget all operations (keeps allocations); used when a builder restarts. */
+void xfer_sched_reset(xfer_sched_t *s);
+
+/* Builder interface. Each call records failures in s->error (sticky) so a builder can append
+ * many operations and check once with xfer_sched_status(). */
+void xfer_sched_round(xfer_sched_t *s); /* close the current round (no-op if it is empty) */
+void xfer_sched_send(xfer_sched_t *s, int peer, int buf, size_t off, size_t len, int chain);
+void xfer_sched_recv(xfer_sched_t *s, int peer, int buf, size_t off, size_t len, int chain);
+void xfer_sched_copy(xfer_sched_t *s, int src, size_t soff, int dst, size_t doff, size_t len);
+/* Groups: returns the index to use in collectives, -1 on failure. */
+int xfer_sched_group_local(xfer_sched_t *s, const xfer_shape_t *shape);
+int xfer_sched_group(xfer_sched_t *s, int slot, int nranges, const xfer_range_t *ranges);
+int xfer_sched_counts_uniform(xfer_sched_t *s, int n, size_t k);
+int xfer_sched_counts_segments(xfer_sched_t *s, int n, size_t total);
+/* Explicit counts: returns the index and lets the builder fill *v (n entries). */
+int xfer_sched_counts_array(xfer_sched_t *s, int n, size_t **v);
+void xfer_sched_allgatherv(xfer_sched_t *s, int group, int counts, int buf, size_t base);
+void xfer_sched_bcast(xfer_sched_t *s, int group, int root, int buf, size_t off, size_t len);
+void xfer_sched_gatherv(xfer_sched_t *s, int group, int root, int counts, int sbuf, size_t soff,
+                        size_t slen, int rbuf, size_t rbase);
+/* Close the last round and validate buffer bounds; returns the sticky status. */
+xfer_status_t xfer_sched_finish(xfer_sched_t *s);
+
+static inline xfer_status_t xfer_sched_status(const xfer_sched_t *s)
+{
+    return s->error;
+}
+
+/* ---- helpers on groups and counts ------------------------------------------------------------ */
+
+int xfer_group_member(const xfer_group_t *g, int index);    /* merged rank of member @p index */
+int xfer_group_index_of(const xfer_group_t *g, int merged); /* -1 if not a member */
+size_t xfer_counts_get(const xfer_counts_t *c, int i);
+size_t xfer_counts_offset(const xfer_counts_t *c, int i); /* exclusive prefix */
+size_t xfer_counts_total(const xfer_counts_t *c);
+
+/* Near-equal segmentation of K bytes into n parts (Kang et al. 2019, Alg. 2). */
+size_t xfer_seg_len(size_t K, int n, int j);
+size_t xfer_seg_start(size_t K, int n, int j);
+int xfer_seg_index(size_t K, int n, size_t byte); /* segment holding @p byte (< K) */
+
+const char *xfer_buf_name(int buf);
+const char *xfer_op_name(int kind);
+
+/* Stable identity of the communicator layout a schedule needs, for caching split comms. */
+void xfer_sched_comm_key(const xfer_sched_t *s, int slot, char *key, size_t keylen);
+
+#endif /* XFER_SCHED_H */
