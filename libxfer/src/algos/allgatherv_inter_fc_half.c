@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fc_half: half-duplex inter-group allgather on a fully connected network (Kang et al.,
+ * "Optimal Algorithms for Half-Duplex Inter-Group All-to-All Broadcast"). Group A (p senders,
+ * blocks of k bytes) delivers every block to each of the q ranks of group B, which sends
+ * nothing.
+ *   p = q  a_j -> b_j, then an allgather among B.
+ *   p > q  a_j -> b_j for j < q, then the p ranks {b_0..b_{q-1}, a_q..a_{p-1}} (ordered by
+ *          message index) allgather; the extra senders discard what they receive.
+ *   p < q  broadcast groups {a_i, b_i, b_{i+p}, ...} rooted at a_i, then every run of p
+ *          consecutive receivers allgathers. When p does not divide q the r = q mod p
+ *          remainder receivers join the first r broadcast groups, allgather m_0..m_{r-1}
+ *          among themselves and get m_r..m_{p-1} in one message from b_t (t < r).
+ * With unequal block sizes the algorithm switches to the segmented exchange of the 2019
+ * paper (see allgatherv_inter_fc_full_v.c), which balances the receivers' load.
+ *
+ * Cost (a = latency, b = time per byte):
+ *   p = q, p > q: (1 + log p) a + p k b                          (optimal in both terms)
+ *   p < q:        (log p + 2 log(q/p + 1)) a + (p + 1) k b        (+ (p - r) k b if r > 0)
+ * Restrictions: one group must contribute 0 bytes (half duplex).
+ * Preferred when: half duplex, equal blocks, latency matters (fewest rounds of the fc family).
+ * Source: seed-intergroup §1.2-1.4 (the q mod p != 0 extension is ours, §1.4).
+ */
+#include "algos.h"
+
+static xfer_status_t build_eq(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
+{
+    const int rg = 1 - sg, j = s->rank;
+
+    s->variant = sg == 0 ? "p=q/A" : "p=q/B";
+    if (s->group == sg) {
+        xfer_sched_send(s, xfer_merged_rank(shape, rg, j), XFER_BUF_SEND, 0, k, 0);
+    } else {
+        int local = xfer_sched_group_local(s, shape);
+        int counts = xfer_sched_counts_uniform(s, shape->n[rg], k);
+        xfer_sched_recv(s, xfer_merged_rank(shape, sg, j), XFER_BUF_RECV, (size_t) j * k, k, 0);
+        xfer_sched_round(s);
+        xfer_sched_allgatherv(s, local, counts, XFER_BUF_RECV, 0);
+    }
+    return xfer_sched_finish(s);
+}
+
+static xfer_status_t build_gt(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
+{
+    const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg], j = s->rank;
+    xfer_range_t r[2];
+
+    s->variant = sg == 0 ? "p>q/A" : "p>q/B";
+    s->nslots = 1; /* every rank takes part in the split, members or not */
+    r[0].start = xfer_merged_rank(shape, rg, 0);
+    r[0].stride = 1;
+    r[0].count = q;
+    r[1].start = xfer_merged_rank(shape, sg, q);
+    r[1].stride = 1;
+    r[1].count = p - q;
+
+    if (s->group == sg && j < q) {
+        xfer_sched_send(s, xfer_merged_rank(shape, rg, j), XFER_BUF_SEND, 0, k, 0);
+    } else if (s->group == sg) {
+        /* Extra sender: contributes m_j from scratch, receives (and drops) all p blocks. */
+        int grp = xfer_sched_group(s, 0, 2, r);
+        int counts = xfer_sched_counts_uniform(s, p, k);
+        s->tmp_bytes = (size_t) p * k;
+        xfer_sched_copy(s, XFER_BUF_SEND, 0, XFER_BUF_TMP, (size_t) j * k, k);
+        xfer_sched_round(s);
+        xfer_sched_allgatherv(s, grp, counts, XFER_BUF_TMP, 0);
+    } else {
+        int grp = xfer_sched_group(s, 0, 2, r);
+        int counts = xfer_sched_counts_uniform(s, p, k);
+        xfer_sched_recv(s, xfer_merged_rank(shape, sg, j), XFER_BUF_RECV, (size_t) j * k, k, 0);
+        xfer_sched_round(s);
+        xfer_sched_allgatherv(s, grp, counts, XFER_BUF_RECV, 0);
+    }
+    return xfer_sched_finish(s);
+}
+
+static xfer_status_t build_lt(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
+{
+    const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg];
+    const int f = q / p, r = q % p;
+    xfer_range_t bc[2];
+    int i, grp;
+
+    s->variant = sg == 0 ? "p<q/A" : "p<q/B";
+    s->nslots = 2; /* slot 0: broadcast groups, slot 1: receiver subgroups */
+    i = s->group == sg ? s->rank : s->rank % p;
+    bc[0].start = xfer_merged_rank(shape, sg, i);
+    bc[0].stride = 1;
+    bc[0].count = 1;
+    bc[1].start = xfer_merged_rank(shape, rg, i);
+    bc[1].stride = p;
+    bc[1].count = f + (i < r ? 1 : 0);
+    grp = xfer_sched_group(s, 0, 2, bc);
+
+    if (s->group == sg) {
+        xfer_sched_bcast(s, grp, 0, XFER_BUF_SEND, 0, k);
+    } else {
+        const int b = s->rank, sub = b / p, size = sub < f ? p : r;
+        xfer_range_t sr;
+        int sgrp, counts;
+
+        xfer_sched_bcast(s, grp, 0, XFER_BUF_RECV, (size_t) i * k, k);
+        xfer_sched_round(s);
+        sr.start = xfer_merged_rank(shape, rg, sub * p);
+        sr.stride = 1;
+        sr.count = size;
+        sgrp = xfer_sched_group(s, 1, 1, &sr);
+        counts = xfer_sched_counts_uniform(s, size, k);
+        xfer_sched_allgatherv(s, sgrp, counts, XFER_BUF_RECV, 0);
+        xfer_sched_round(s);
+        /* Remainder receivers miss m_r..m_{p-1}: b_t (t < r) forwards them in one piece. */
+        if (r > 0 && b < r)
+            xfer_sched_send(s, xfer_merged_rank(shape, rg, f * p + b), XFER_BUF_RECV,
+                            (size_t) r * k, (size_t) (p - r) * k, 0);
+        else if (r > 0 && b >= f * p)
+            xfer_sched_recv(s, xfer_merged_rank(shape, rg, b - f * p), XFER_BUF_RECV,
+                            (size_t) r * k, (size_t) (p - r) * k, 0);
+    }
+    return xfer_sched_finish(s);
+}
+
+xfer_status_t xfer_build_fc_half(const xfer_shape_t *shape, xfer_sched_t *s)
+{
+    int sg;
+    size_t k;
+
+    s->algo = "fc_half";
+    if (shape->total[0] > 0 && shape->total[1] > 0)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED, "fc_half needs one group to contribute 0 bytes");
+    if (shape->total[0] == 0 && shape->total[1] == 0) {
+        s->variant = "empty";
+        return xfer_sched_finish(s);
+    }
+    sg = shape->total[0] > 0 ? 0 : 1;
+    if (!xfer_shape_uniform(shape, sg)) {
+        s->variant = "segmented";
+        return xfer_append_segmented(shape, s);
+    }
+    k = xfer_shape_count(shape, sg, 0);
+    if (shape->n[sg] == shape->n[1 - sg])
+        return build_eq(shape, s, sg, k);
+    if (shape->n[sg] > shape->n[1 - sg])
+        return build_gt(shape, s, sg, k);
+    return build_lt(shape, s, sg, k);
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <string.h>
+
+#include <xfer/coll.h>
+
+#include "../algos/algos.h"
+#include "../core/core.h"
+#include "select.h"
+
+/* ---- cost models (see each algorithm file's header comment) ---------------------------- */
+
+static double lg(int n)
+{
+    return (double) xfer_ceil_log2((uint64_t) (n > 0 ? n : 1));
+}
+
+static size_t max_count(const xfer_shape_t *s, int g)
+{
+    size_t m = 0;
+    int i;
+    if (!s->cnt[g])
+        return s->ucnt[g];
+    for (i = 0; i < s->n[g]; i++)
+        m = XFER_MAX(m, s->cnt[g][i]);
+    return m;
+}
+
+/* Scatter-allgather broadcast of @p bytes over @p n ranks. */
+static double bcast_cost(int n, size_t bytes, double a, double b)
+{
+    return n > 1 && bytes ? 2 * lg(n) * a + 2.0 * (double) bytes * b : 0.0;
+}
+
+static double gather_cost(int n, size_t bytes, double a, double b)
+{
+    return n > 1 && bytes ? lg(n) * a + (double) bytes * (n - 1) / n * b : 0.0;
+}
+
+static double allgather_cost(int n, size_t bytes, double a, double b)
+{
+    return n > 1 && bytes ? lg(n) * a + (double) bytes * (n - 1) / n * b : 0.0;
+}
+
+static double cost_root_gather(const xfer_shape_t *s, double a, double b)
+{
+    double g =
+        XFER_MAX(gather_cost(s->n[0], s->total[0], a, b), gather_cost(s->n[1], s->total[1], a, b));
+    double x = a + (double) XFER_MAX(s->total[0], s->total[1]) * b;
+    double c =
+        XFER_MAX(bcast_cost(s->n[0], s->total[1], a, b), bcast_cost(s->n[1], s->total[0], a, b));
+    return g + x + c;
+}
+
+/* MPICH's intercomm allgather: root_gather with the two directions serialised. */
+static double cost_native(const xfer_shape_t *s, double a, double b)
+{
+    double g =
+        XFER_MAX(gather_cost(s->n[0], s->total[0], a, b), gather_cost(s->n[1], s->total[1], a, b));
+    double d0 =
+        s->total[0] ? a + (double) s->total[0] * b + bcast_cost(s->n[1], s->total[0], a, b) : 0.0;
+    double d1 =
+        s->total[1] ? a + (double) s->total[1] * b + bcast_cost(s->n[0], s->total[1], a, b) : 0.0;
+    return g + d0 + d1;
+}
+
+static double cost_segmented(const xfer_shape_t *s, double a, double b)
+{
+    double t = 0.0;
+    int g;
+    for (g = 0; g < 2; g++) { /* direction g -> 1-g, both at once: take the slower */
+        const int n = s->n[1 - g];
+        const size_t K = s->total[g], seg = K / (size_t) n + (K % (size_t) n ? 1 : 0);
+        const size_t kmax = max_count(s, g);
+        double targets = seg ? (double) (kmax / seg + 2) : 1.0;
+        double x = K ? targets * a + (double) (kmax + seg) * b : 0.0;
+        t = XFER_MAX(t, x + allgather_cost(n, K, a, b));
+    }
+    return lg(XFER_MAX(s->n[0], s->n[1])) * a + t; /* + the count exchange */
+}
+
+static double cost_fc_full(const xfer_shape_t *s, double a, double b)
+{
+    int L, S, P, Q, c;
+    size_t kL, kS;
+    if (!xfer_shape_uniform(s, 0) || !xfer_shape_uniform(s, 1))
+        return cost_segmented(s, a, b);
+    L = s->n[0] >= s->n[1] ? 0 : 1;
+    S = 1 - L;
+    P = s->n[L];
+    Q = s->n[S];
+    c = (P + Q - 1) / Q;
+    kL = xfer_shape_count(s, L, 0);
+    kS = xfer_shape_count(s, S, 0);
+    return c * a + (double) XFER_MAX((size_t) c * kL, kS) * b +
+           XFER_MAX(allgather_cost(P, (size_t) Q * kS, a, b),
+                    allgather_cost(Q, (size_t) P * kL, a, b));
+}
+
+static double cost_fc_half(const xfer_shape_t *s, double a, double b)
+{
+    int sg, p, q;
+    size_t k, T;
+    if (s->total[0] == 0 && s->total[1] == 0)
+        return 0.0;
+    sg = s->total[0] > 0 ? 0 : 1;
+    if (!xfer_shape_uniform(s, sg))
+        return cost_segmented(s, a, b);
+    p = s->n[sg];
+    q = s->n[1 - sg];
+    k = xfer_shape_count(s, sg, 0);
+    T = s->total[sg];
+    if (p >= q)
+        return (1 + lg(p)) * a + (double) T * b;
+    return (lg(p) + 2 * lg(q / p + 1)) * a + (double) (T + k) * b +
+           (q % p ? a + (double) (p - q % p) * (double) k * b : 0.0);
+}
+
+static int supports_half_only(const xfer_shape_t *s, const char **why)
+{
+    if (s->total[0] > 0 && s->total[1] > 0) {
+        *why = "both groups contribute data (full duplex); fc_half needs one side to send 0 bytes";
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- the registry -------------------------------------------------------------------------- */
+
+static const xfer_algo_t registry[] = {
+    {"native", "the MPI library's own intercommunicator MPI_Allgather(v)", "none", NULL,
+     XFER_ALGO_NATIVE, NULL, cost_native},
+    {"root_gather",
+     "gather at each group's root, concurrent root exchange, broadcast (the MPI baseline)", "none",
+     xfer_build_root_gather, 0, NULL, cost_root_gather},
+    {"fc_half",
+     "half duplex, fully connected (Kang et al.): pairwise send + allgather, extra senders "
+     "join, broadcast groups when p < q",
+     "one group must send 0 bytes", xfer_build_fc_half, XFER_ALGO_AUTO_HALF, supports_half_only,
+     cost_fc_half},
+    {"fc_full",
+     "full duplex, fully connected, message segmentation (Kang, Traeff et al. 2019, Alg. 1; "
+     "Alg. 2 when block sizes differ)",
+     "none", xfer_build_fc_full, XFER_ALGO_AUTO_FULL, NULL, cost_fc_full},
+    {"fc_full_v",
+     "full duplex, fully connected, global-byte-index segmentation (2019 Alg. 2) for any counts",
+     "none", xfer_build_fc_full_v, 0, NULL, cost_segmented},
+};
+
+#define NALGOS ((int) (sizeof(registry) / sizeof(registry[0])))
+
+int xfer_algo_count(void)
+{
+    return NALGOS;
+}
+
+const xfer_algo_t *xfer_algo_at(int index)
+{
+    return index >= 0 && index < NALGOS ? &registry[index] : NULL;
+}
+
+const xfer_algo_t *xfer_algo_find(const char *name)
+{
+    int i;
+    for (i = 0; name && i < NALGOS; i++)
+        if (strcmp(registry[i].name, name) == 0)
+            return &registry[i];
+    return NULL;
+}
+
+int xfer_algo_index(const xfer_algo_t *algo)
+{
+    return algo ? (int) (algo - registry) : -1;
+}
+
+int xfer_algo_supports(const xfer_algo_t *algo, const xfer_shape_t *shape, const char **why)
+{
+    *why = "";
+    return !algo->supports || algo->supports(shape, why);
+}
+
+void xfer_model_params(double *alpha, double *beta)
+{
+    *alpha = xfer_env_double("XFER_ALPHA", 2e-6);
+    *beta = xfer_env_double("XFER_BETA", 1e-10);
+}
+
+const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, char *why, size_t whylen)
+{
+    const int half = shape->total[0] == 0 || shape->total[1] == 0;
+    const unsigned want = half ? XFER_ALGO_AUTO_HALF : XFER_ALGO_AUTO_FULL;
+    const xfer_algo_t *best = NULL;
+    double a, b, best_cost = 0.0;
+    int i, w;
+    const char *dummy;
+
+    xfer_model_params(&a, &b);
+    w = snprintf(why, whylen, "auto (%s duplex, a=%.2g s, b=%.2g s/B):", half ? "half" : "full", a,
+                 b);
+    for (i = 0; i < NALGOS; i++) {
+        const xfer_algo_t *al = &registry[i];
+        double c = al->cost(shape, a, b);
+        if (w > 0 && (size_t) w < whylen)
+            w += snprintf(why + w, whylen - (size_t) w, " %s=%.3g", al->name, c);
+        if (!(al->flags & want) || !xfer_algo_supports(al, shape, &dummy))
+            continue;
+        if (!best || c < best_cost) {
+            best = al;
+            best_cost = c;
+        }
+    }
+    return best ? best : xfer_algo_find("root_gather");
+}
+
+/* ---- public listing ------------------------------------------------------------------------- */
+
+xfer_status_t xfer_algorithm_count(int *count)
+{
+    if (!count)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "count is NULL");
+    *count = NALGOS;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_algorithm_info(int index, xfer_algo_info_t *info)
+{
+    if (!info || index < 0 || index >= NALGOS)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "no algorithm %d (there are %d)", index, NALGOS);
+    info->name = registry[index].name;
+    info->summary = registry[index].summary;
+    info->restrictions = registry[index].restrictions;
+    return XFER_SUCCESS;
+}
