@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Collective layer: turns a user call (buffers, counts, MPI datatypes, options) into a shape,
+ * selects an algorithm, builds and runs its schedule. Sits above select/ and below pmpi/. */
+#ifndef XFER_COLL_INTERNAL_H
+#define XFER_COLL_INTERNAL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include <xfer/coll.h>
+
+#include "../sched/exec.h"
+#include "../sched/sched.h"
+#include "../select/select.h"
+#include "../topo/topo.h"
+
+enum { XFER_CALL_ALLGATHER = 1, XFER_CALL_ALLGATHERV = 2 };
+
+/* The user's arguments, as given. */
+typedef struct xfer_call {
+    int kind;
+    const void *sbuf;
+    int scount;
+    MPI_Datatype stype;
+    void *rbuf;
+    int rcount;         /* ALLGATHER */
+    const int *rcounts; /* ALLGATHERV */
+    const int *rdispls; /* ALLGATHERV */
+    MPI_Datatype rtype;
+    MPI_Comm inter;
+} xfer_call_t;
+
+/* Options after applying the environment. */
+typedef struct xfer_resolved_opts {
+    const char *algorithm; /* NULL: auto */
+    int algorithm_from_env;
+    xfer_duplex_t duplex;
+    int fallback_warn;
+    int fallback_from_env;
+    int check;
+    int timeout_ms;
+} xfer_resolved_opts_t;
+
+typedef struct xfer_dtype_info {
+    MPI_Datatype type;
+    int size;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    int contiguous; /* n elements occupy n*size bytes from buf + true_lb */
+} xfer_dtype_info_t;
+
+xfer_status_t xfer_dtype_query(MPI_Datatype type, const char *what, xfer_dtype_info_t *out);
+/* Hash of the type signature of @p count elements of @p type (the sequence of basic types,
+ * independent of layout): equal for matching send and receive types. */
+xfer_status_t xfer_dtype_signature(MPI_Datatype type, int count, uint64_t *hash);
+
+struct xfer_plan {
+    xfer_call_t call;
+    int *rcounts_copy, *rdispls_copy; /* persistent allgatherv owns copies */
+    xfer_resolved_opts_t opts;
+    xfer_topo_t *topo;
+    const xfer_algo_t *algo;
+    int persistent;
+    xfer_dtype_info_t sinfo, rinfo;
+    size_t my_bytes;
+
+    xfer_shape_t shape;
+    size_t *cnt[2], *pre[2];
+
+    xfer_sched_t *sched;
+    MPI_Comm merged; /* topo's (blocking) or the plan's own duplicate (persistent) */
+    MPI_Comm *gcomm; /* per schedule group */
+    MPI_Comm *owned; /* communicators this plan created */
+    int nowned;
+    xfer_exec_t exec;
+    int exec_ready;
+
+    const void *send_ptr; /* packed contribution: user memory or stage_send */
+    void *recv_ptr;       /* packed result: user memory or stage_recv */
+    unsigned char *stage_send, *stage_recv, *tmp;
+    MPI_Request native_req;
+    int active;
+};
+
+/* Resolve options (NULL allowed) against the environment. */
+xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *opts, xfer_resolved_opts_t *out);
+
+/* Build a plan for @p call. Collective over both groups. */
+xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *opts,
+                               int persistent, xfer_plan_t **out);
+
+/* Run one blocking operation on a freshly created (transient) plan. */
+xfer_status_t xfer_plan_run_blocking(xfer_plan_t *p);
+
+/* XFER_CHECK handshake: both groups compare what the other group actually sends (bytes and
+ * type signature per rank) with what each rank expects, and the algorithm each chose.
+ * @p local_error is this rank's own argument error (XFER_SUCCESS if none); it is reported to
+ * every rank so that nobody is left waiting. Collective over both groups. */
+xfer_status_t xfer_check_args(xfer_topo_t *t, const xfer_call_t *call, xfer_status_t local_error,
+                              int algo_index);
+
+#endif /* XFER_COLL_INTERNAL_H */

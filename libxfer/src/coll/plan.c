@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <limits.h>
+#include <string.h>
+
+#include "../core/core.h"
+#include "coll.h"
+
+#define XFER_P2P_TAG 0x5846
+
+/* ---- options -------------------------------------------------------------------------------- */
+
+xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts)
+{
+    if (!opts)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts is NULL");
+    memset(opts, 0, sizeof(*opts));
+    opts->algorithm = NULL;
+    opts->duplex = XFER_DUPLEX_AUTO;
+    opts->fallback = XFER_FALLBACK_DEFAULT;
+    opts->check = -1;
+    opts->timeout_ms = -1;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t *o)
+{
+    xfer_coll_opts_t dflt;
+    const char *env;
+
+    if (!u) {
+        xfer_coll_opts_init(&dflt);
+        u = &dflt;
+    }
+    memset(o, 0, sizeof(*o));
+    if (u->duplex < XFER_DUPLEX_AUTO || u->duplex > XFER_DUPLEX_FULL)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->duplex has an invalid value %d",
+                        (int) u->duplex);
+    o->duplex = u->duplex;
+
+    o->algorithm = u->algorithm;
+    if (!o->algorithm) {
+        o->algorithm = xfer_env_str("XFER_ALGORITHM");
+        o->algorithm_from_env = o->algorithm != NULL;
+    }
+    if (o->algorithm && strcmp(o->algorithm, "auto") == 0)
+        o->algorithm = NULL;
+    if (o->algorithm && !xfer_algo_find(o->algorithm)) {
+        char names[256] = "";
+        int i, w = 0;
+        for (i = 0; i < xfer_algo_count() && w >= 0 && (size_t) w < sizeof(names); i++)
+            w += snprintf(names + w, sizeof(names) - (size_t) w, "%s%s", i ? ", " : "",
+                          xfer_algo_at(i)->name);
+        return XFER_ERR(XFER_ERR_UNKNOWN_ALGORITHM, "unknown algorithm \"%s\"%s; known: auto, %s",
+                        o->algorithm, o->algorithm_from_env ? " (from XFER_ALGORITHM)" : "", names);
+    }
+
+    switch (u->fallback) {
+    case XFER_FALLBACK_ERROR:
+        o->fallback_warn = 0;
+        break;
+    case XFER_FALLBACK_WARN:
+        o->fallback_warn = 1;
+        break;
+    case XFER_FALLBACK_DEFAULT:
+        env = xfer_env_str("XFER_FALLBACK");
+        if (env && strcmp(env, "warn") == 0)
+            o->fallback_warn = 1;
+        else if (env && strcmp(env, "error") != 0)
+            return XFER_ERR(XFER_ERR_INVALID_ARG, "XFER_FALLBACK=\"%s\": expected warn or error",
+                            env);
+        o->fallback_from_env = env != NULL;
+        break;
+    default:
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->fallback has an invalid value %d",
+                        (int) u->fallback);
+    }
+    o->check = u->check >= 0 ? (u->check != 0) : (xfer_env_long("XFER_CHECK", 0) != 0);
+    o->timeout_ms = u->timeout_ms >= 0 ? u->timeout_ms : (int) xfer_env_long("XFER_TIMEOUT_MS", 0);
+    if (o->timeout_ms < 0)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "timeout %d ms is negative", o->timeout_ms);
+    return XFER_SUCCESS;
+}
+
+/* ---- argument validation (local, no communication) ------------------------------------------ */
+
+static xfer_status_t validate(xfer_plan_t *p)
+{
+    const xfer_call_t *c = &p->call;
+    const int nr = p->topo->n[1 - p->topo->group];
+    xfer_status_t st;
+    size_t rbytes = 0;
+    int i;
+
+    XFER_CHECK_GOTO(xfer_dtype_query(c->stype, "sendtype", &p->sinfo), st, out);
+    XFER_CHECK_GOTO(xfer_dtype_query(c->rtype, "recvtype", &p->rinfo), st, out);
+    if (c->sbuf == MPI_IN_PLACE)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "MPI_IN_PLACE is not valid for an intercommunicator %s",
+                        c->kind == XFER_CALL_ALLGATHER ? "allgather" : "allgatherv");
+    if (c->scount < 0)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "sendcount is negative (%d)", c->scount);
+    p->my_bytes = (size_t) c->scount * (size_t) p->sinfo.size;
+    if (!c->sbuf && p->my_bytes > 0)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "sendbuf is NULL but sendcount is %d", c->scount);
+    if (c->kind == XFER_CALL_ALLGATHER) {
+        if (c->rcount < 0)
+            return XFER_ERR(XFER_ERR_INVALID_ARG, "recvcount is negative (%d)", c->rcount);
+        rbytes = (size_t) c->rcount * (size_t) p->rinfo.size * (size_t) nr;
+    } else {
+        if (!c->rcounts || !c->rdispls)
+            return XFER_ERR(XFER_ERR_INVALID_ARG, "recvcounts or displs is NULL");
+        for (i = 0; i < nr; i++) {
+            if (c->rcounts[i] < 0)
+                return XFER_ERR(XFER_ERR_INVALID_ARG, "recvcounts[%d] is negative (%d)", i,
+                                c->rcounts[i]);
+            rbytes += (size_t) c->rcounts[i] * (size_t) p->rinfo.size;
+        }
+    }
+    if (!c->rbuf && rbytes > 0)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "recvbuf is NULL but %zu bytes are to be received",
+                        rbytes);
+    st = XFER_SUCCESS;
+out:
+    return st;
+}
+
+/* ---- shape ------------------------------------------------------------------------------------
+ */
+
+static xfer_status_t alloc_counts(xfer_plan_t *p, int g)
+{
+    p->cnt[g] = xfer_calloc((size_t) p->topo->n[g], sizeof(size_t));
+    p->pre[g] = xfer_calloc((size_t) p->topo->n[g] + 1, sizeof(size_t));
+    if (!p->cnt[g] || !p->pre[g])
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "count arrays for %d ranks", p->topo->n[g]);
+    return XFER_SUCCESS;
+}
+
+static void finish_counts(xfer_plan_t *p, int g)
+{
+    int i;
+    p->pre[g][0] = 0;
+    for (i = 0; i < p->topo->n[g]; i++)
+        p->pre[g][i + 1] = p->pre[g][i] + p->cnt[g][i];
+    p->shape.cnt[g] = p->cnt[g];
+    p->shape.pre[g] = p->pre[g];
+    p->shape.total[g] = p->pre[g][p->topo->n[g]];
+}
+
+/* Every rank needs the byte counts of both groups. The remote group's come from the receive
+ * arguments; the local group's are uniform for allgather and exchanged for allgatherv. A rank
+ * whose own arguments are invalid (@p local_err) still takes part, contributing 0. */
+static xfer_status_t build_shape(xfer_plan_t *p, xfer_status_t local_err)
+{
+    const int g = p->topo->group, o = 1 - g;
+    const xfer_call_t *c = &p->call;
+    xfer_status_t st = XFER_SUCCESS;
+    unsigned long long mine, *all = NULL;
+    int i;
+
+    memset(&p->shape, 0, sizeof(p->shape));
+    p->shape.n[0] = p->topo->n[0];
+    p->shape.n[1] = p->topo->n[1];
+    if (c->kind == XFER_CALL_ALLGATHER) {
+        size_t k = local_err ? 0 : (size_t) c->rcount * (size_t) p->rinfo.size;
+        p->shape.ucnt[g] = local_err ? 0 : p->my_bytes;
+        p->shape.total[g] = p->shape.ucnt[g] * (size_t) p->topo->n[g];
+        p->shape.ucnt[o] = k;
+        p->shape.total[o] = k * (size_t) p->topo->n[o];
+        return XFER_SUCCESS;
+    }
+    XFER_CHECK_GOTO(alloc_counts(p, g), st, out);
+    XFER_CHECK_GOTO(alloc_counts(p, o), st, out);
+    for (i = 0; !local_err && i < p->topo->n[o]; i++)
+        p->cnt[o][i] = (size_t) c->rcounts[i] * (size_t) p->rinfo.size;
+    finish_counts(p, o);
+    all = xfer_calloc((size_t) p->topo->n[g], sizeof(*all));
+    if (!all) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "count exchange for %d ranks", p->topo->n[g]);
+        goto out;
+    }
+    mine = local_err ? 0 : (unsigned long long) p->my_bytes;
+    XFER_MPI_GOTO(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG,
+                                p->topo->local),
+                  st, out);
+    for (i = 0; i < p->topo->n[g]; i++)
+        p->cnt[g][i] = (size_t) all[i];
+    finish_counts(p, g);
+out:
+    xfer_free(all);
+    return st;
+}
+
+/* ---- selection ----------------------------------------------------------------------------- */
+
+static void trace_choice(const xfer_plan_t *p, const char *how)
+{
+    const int lvl = xfer_trace_level();
+    if (lvl < 1 || (lvl < 2 && p->topo->rank != 0))
+        return;
+    xfer_log(XFER_LOG_TRACE, "%s%s group %d rank %d: p=%d q=%d bytes %zu|%zu -> %s [%s]",
+             p->call.kind == XFER_CALL_ALLGATHER ? "allgather" : "allgatherv",
+             p->persistent ? "_init" : "", p->topo->group, p->topo->rank, p->shape.n[0],
+             p->shape.n[1], p->shape.total[0], p->shape.total[1], p->algo->name, how);
+}
+
+static xfer_status_t select_algo(xfer_plan_t *p)
+{
+    const xfer_shape_t *s = &p->shape;
+    const int large = s->total[0] > INT_MAX || s->total[1] > INT_MAX;
+    const char *why = "";
+    char how[512];
+
+    if (p->topo->env_mismatch && (p->opts.algorithm_from_env || p->opts.fallback_from_env))
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "XFER_ALGORITHM or XFER_FALLBACK differ between the environments of the "
+                        "two groups; set them alike (or pass options explicitly)");
+    if (p->opts.duplex == XFER_DUPLEX_HALF && s->total[0] > 0 && s->total[1] > 0)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "duplex = half, but both groups contribute data (%zu and %zu bytes)",
+                        s->total[0], s->total[1]);
+    if (p->opts.algorithm) {
+        const xfer_algo_t *a = xfer_algo_find(p->opts.algorithm);
+        int ok = xfer_algo_supports(a, s, &why);
+        if (ok && large && !(a->flags & XFER_ALGO_NATIVE)) {
+            ok = 0;
+            why = "a group contributes more than INT_MAX bytes (schedules use int byte counts)";
+        }
+        if (ok) {
+            p->algo = a;
+            snprintf(how, sizeof(how), "forced%s",
+                     p->opts.algorithm_from_env ? " by XFER_ALGORITHM" : "");
+            trace_choice(p, how);
+            return XFER_SUCCESS;
+        }
+        if (!p->opts.fallback_warn)
+            return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                            "forced algorithm %s cannot run this call: %s (set XFER_FALLBACK=warn "
+                            "to fall back to the automatic choice)",
+                            a->name, why);
+        if (p->topo->rank == 0)
+            xfer_log(XFER_LOG_WARN, "forced algorithm %s cannot run this call (%s); using auto",
+                     a->name, why);
+    }
+    if (large) {
+        p->algo = xfer_algo_find("native");
+        snprintf(how, sizeof(how), "auto: more than INT_MAX bytes per group, native handles it");
+    } else {
+        p->algo = xfer_select_auto(s, how, sizeof(how));
+    }
+    trace_choice(p, how);
+    return XFER_SUCCESS;
+}
+
+/* ---- preparation --------------------------------------------------------------------------------
+ */
+
+static xfer_status_t own_comm(xfer_plan_t *p, MPI_Comm c)
+{
+    MPI_Comm *n = xfer_realloc_array(p->owned, (size_t) p->nowned + 1, sizeof(MPI_Comm));
+    if (!n)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "communicator list");
+    p->owned = n;
+    p->owned[p->nowned++] = c;
+    return XFER_SUCCESS;
+}
+
+/* Communicators for the schedule's groups. Blocking calls use the split communicators cached
+ * on the intercommunicator; a persistent plan gets its own duplicates so that several active
+ * plans never match each other's messages or collectives. */
+static xfer_status_t setup_comms(xfer_plan_t *p)
+{
+    const xfer_sched_t *s = p->sched;
+    xfer_status_t st = XFER_SUCCESS;
+    MPI_Comm local = p->topo->local, c;
+    int slot, i;
+
+    p->gcomm = xfer_calloc((size_t) XFER_MAX(s->ngroups, 1), sizeof(MPI_Comm));
+    if (!p->gcomm)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "group communicator table");
+    for (i = 0; i < s->ngroups; i++)
+        p->gcomm[i] = MPI_COMM_NULL;
+    p->merged = p->topo->merged;
+    if (p->persistent) {
+        XFER_MPI_GOTO(MPI_Comm_dup(p->topo->merged, &c), st, out);
+        XFER_CHECK_GOTO(own_comm(p, c), st, out);
+        p->merged = c;
+        XFER_MPI_GOTO(MPI_Comm_dup(p->topo->local, &local), st, out);
+        XFER_CHECK_GOTO(own_comm(p, local), st, out);
+    }
+    for (slot = 0; slot < s->nslots; slot++) {
+        int color = MPI_UNDEFINED, order = 0, gi = -1;
+        char key[96];
+        for (i = 0; i < s->ngroups; i++)
+            if (s->groups[i].slot == slot) {
+                gi = i;
+                color = xfer_group_member(&s->groups[i], 0);
+                order = s->groups[i].my_index;
+            }
+        c = MPI_COMM_NULL;
+        if (p->persistent) {
+            XFER_MPI_GOTO(MPI_Comm_split(p->merged, color, order, &c), st, out);
+            if (c != MPI_COMM_NULL)
+                XFER_CHECK_GOTO(own_comm(p, c), st, out);
+        } else {
+            xfer_sched_comm_key(s, slot, key, sizeof(key));
+            XFER_CHECK_GOTO(xfer_topo_split(p->topo, key, color, order, &c), st, out);
+        }
+        if (gi >= 0)
+            for (i = 0; i < s->ngroups; i++)
+                if (s->groups[i].slot == slot)
+                    p->gcomm[i] = c;
+    }
+    for (i = 0; i < s->ngroups; i++)
+        if (s->groups[i].slot == XFER_SLOT_LOCAL)
+            p->gcomm[i] = local;
+    for (i = 0; i < p->nowned; i++)
+        XFER_MPI_GOTO(MPI_Comm_set_errhandler(p->owned[i], MPI_ERRORS_RETURN), st, out);
+out:
+    return st;
+}
+
+/* Where the packed result can live: straight in the user's buffer when the receive type is
+ * contiguous and the blocks are laid out back to back (zero-count blocks may point anywhere). */
+static int recv_direct(const xfer_plan_t *p, MPI_Aint *base_elems)
+{
+    const xfer_call_t *c = &p->call;
+    const int nr = p->topo->n[1 - p->topo->group];
+    long long pre = 0, d0 = 0;
+    int i, first = 1;
+
+    *base_elems = 0;
+    if (!p->rinfo.contiguous)
+        return 0;
+    if (c->kind == XFER_CALL_ALLGATHER)
+        return 1;
+    for (i = 0; i < nr; i++) {
+        if (c->rcounts[i] > 0) {
+            if (first) {
+                d0 = (long long) c->rdispls[i] - pre;
+                first = 0;
+            } else if ((long long) c->rdispls[i] != d0 + pre) {
+                return 0;
+            }
+        }
+        pre += c->rcounts[i];
+    }
+    *base_elems = (MPI_Aint) d0;
+    return 1;
+}
+
+static xfer_status_t setup_buffers(xfer_plan_t *p)
+{
+    const xfer_call_t *c = &p->call;
+    const size_t rtotal = p->shape.total[1 - p->topo->group];
+    MPI_Aint d0 = 0;
+    int psize = 0;
+    xfer_status_t st = XFER_SUCCESS;
+
+    if (p->my_bytes == 0) {
+        p->send_ptr = NULL;
+    } else if (p->sinfo.contiguous) {
+        p->send_ptr = (const char *) c->sbuf + p->sinfo.true_lb;
+    } else {
+        XFER_MPI_GOTO(MPI_Pack_size(c->scount, c->stype, p->merged, &psize), st, out);
+        if ((size_t) psize != p->my_bytes)
+            return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                            "this MPI packs %d x sendtype into %d bytes, not %zu; non-contiguous "
+                            "types need the raw packed format",
+                            c->scount, psize, p->my_bytes);
+        p->stage_send = xfer_malloc(p->my_bytes);
+        if (!p->stage_send)
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "send staging of %zu bytes", p->my_bytes);
+        p->send_ptr = p->stage_send;
+    }
+    if (rtotal == 0) {
+        p->recv_ptr = NULL;
+    } else if (recv_direct(p, &d0)) {
+        p->recv_ptr = (char *) c->rbuf + p->rinfo.true_lb + d0 * p->rinfo.extent;
+    } else {
+        p->stage_recv = xfer_malloc(rtotal);
+        if (!p->stage_recv)
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "receive staging of %zu bytes", rtotal);
+        p->recv_ptr = p->stage_recv;
+    }
+    if (p->sched->tmp_bytes > 0) {
+        p->tmp = xfer_malloc(p->sched->tmp_bytes);
+        if (!p->tmp)
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "scratch of %zu bytes", p->sched->tmp_bytes);
+    }
+out:
+    return st;
+}
+
+static xfer_status_t prepare(xfer_plan_t *p)
+{
+    xfer_status_t st;
+
+    if (p->algo->flags & XFER_ALGO_NATIVE)
+        return XFER_SUCCESS;
+    XFER_CHECK_GOTO(xfer_sched_create(&p->shape, p->topo->group, p->topo->rank, &p->sched), st,
+                    out);
+    XFER_CHECK_GOTO(p->algo->build(&p->shape, p->sched), st, out);
+    XFER_CHECK_GOTO(setup_comms(p), st, out);
+    XFER_CHECK_GOTO(setup_buffers(p), st, out);
+    XFER_CHECK_GOTO(xfer_exec_init(&p->exec, p->sched, p->merged, p->gcomm, XFER_P2P_TAG), st, out);
+    p->exec_ready = 1;
+out:
+    return st;
+}
+
+xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *opts,
+                               int persistent, xfer_plan_t **out)
+{
+    xfer_status_t st, local_err;
+    xfer_plan_t *p;
+    int nr, i;
+
+    *out = NULL;
+    p = xfer_calloc(1, sizeof(*p));
+    if (!p)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "plan object");
+    p->call = *call;
+    p->persistent = persistent;
+    p->native_req = MPI_REQUEST_NULL;
+    p->merged = MPI_COMM_NULL;
+    XFER_CHECK_GOTO(xfer_opts_resolve(opts, &p->opts), st, fail);
+    XFER_CHECK_GOTO(xfer_topo_get(call->inter, &p->topo), st, fail);
+
+    /* From here on every rank makes the same collective calls even when its own arguments are
+     * wrong, if XFER_CHECK asks for it, so that all ranks learn of the error together. */
+    local_err = validate(p);
+    if (local_err != XFER_SUCCESS && !p->opts.check) {
+        st = local_err;
+        goto fail;
+    }
+    nr = p->topo->n[1 - p->topo->group];
+    if (persistent && call->kind == XFER_CALL_ALLGATHERV && local_err == XFER_SUCCESS) {
+        p->rcounts_copy = xfer_malloc((size_t) nr * sizeof(int));
+        p->rdispls_copy = xfer_malloc((size_t) nr * sizeof(int));
+        if (!p->rcounts_copy || !p->rdispls_copy) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "copies of recvcounts/displs");
+            goto fail;
+        }
+        for (i = 0; i < nr; i++) {
+            p->rcounts_copy[i] = call->rcounts[i];
+            p->rdispls_copy[i] = call->rdispls[i];
+        }
+        p->call.rcounts = p->rcounts_copy;
+        p->call.rdispls = p->rdispls_copy;
+    }
+    XFER_CHECK_GOTO(build_shape(p, local_err), st, fail);
+    if (local_err == XFER_SUCCESS)
+        local_err = select_algo(p);
+    if (p->opts.check)
+        XFER_CHECK_GOTO(xfer_check_args(p->topo, &p->call, local_err, xfer_algo_index(p->algo)), st,
+                        fail);
+    else if (local_err != XFER_SUCCESS) {
+        st = local_err;
+        goto fail;
+    }
+    XFER_CHECK_GOTO(prepare(p), st, fail);
+    *out = p;
+    return XFER_SUCCESS;
+fail:
+    xfer_plan_free(&p);
+    return st;
+}
+
+/* ---- execution ---------------------------------------------------------------------------- */
+
+static xfer_status_t native_start(xfer_plan_t *p, int blocking)
+{
+    const xfer_call_t *c = &p->call;
+    xfer_status_t st = XFER_SUCCESS;
+
+    /* PMPI_ entry points: reach the MPI library even under our own interposer. */
+    if (c->kind == XFER_CALL_ALLGATHER) {
+        if (blocking)
+            XFER_MPI_GOTO(PMPI_Allgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype,
+                                         c->inter),
+                          st, out);
+        else
+            XFER_MPI_GOTO(PMPI_Iallgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount,
+                                          c->rtype, c->inter, &p->native_req),
+                          st, out);
+    } else {
+        if (blocking)
+            XFER_MPI_GOTO(PMPI_Allgatherv(c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts,
+                                          c->rdispls, c->rtype, c->inter),
+                          st, out);
+        else
+            XFER_MPI_GOTO(PMPI_Iallgatherv(c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts,
+                                           c->rdispls, c->rtype, c->inter, &p->native_req),
+                          st, out);
+    }
+out:
+    return st;
+}
+
+static xfer_status_t unpack_result(xfer_plan_t *p)
+{
+    const xfer_call_t *c = &p->call;
+    const int nr = p->topo->n[1 - p->topo->group];
+    const int total = (int) p->shape.total[1 - p->topo->group];
+    xfer_status_t st = XFER_SUCCESS;
+    int i, pos = 0;
+
+    if (!p->stage_recv)
+        return XFER_SUCCESS;
+    for (i = 0; i < nr; i++) {
+        int n = c->kind == XFER_CALL_ALLGATHER ? c->rcount : c->rcounts[i];
+        MPI_Aint d = c->kind == XFER_CALL_ALLGATHER ? (MPI_Aint) i * c->rcount : c->rdispls[i];
+        if (n == 0)
+            continue;
+        XFER_MPI_GOTO(MPI_Unpack(p->stage_recv, total, &pos, (char *) c->rbuf + d * p->rinfo.extent,
+                                 n, c->rtype, p->merged),
+                      st, out);
+    }
+out:
+    return st;
+}
+
+static xfer_status_t plan_start(xfer_plan_t *p, int blocking)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int pos = 0;
+
+    if (p->active)
+        return XFER_ERR(XFER_ERR_STATE, "the plan is already active: call xfer_wait first");
+    if (p->algo->flags & XFER_ALGO_NATIVE) {
+        XFER_CHECK_GOTO(native_start(p, blocking), st, out);
+        p->active = !blocking;
+        return XFER_SUCCESS;
+    }
+    if (p->stage_send)
+        XFER_MPI_GOTO(MPI_Pack(p->call.sbuf, p->call.scount, p->call.stype, p->stage_send,
+                               (int) p->my_bytes, &pos, p->merged),
+                      st, out);
+    xfer_exec_bind(&p->exec, p->send_ptr, p->recv_ptr, p->tmp);
+    XFER_CHECK_GOTO(xfer_exec_start(&p->exec, p->opts.timeout_ms), st, out);
+    p->active = 1;
+out:
+    return st;
+}
+
+static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
+{
+    xfer_status_t st = XFER_SUCCESS;
+
+    *done = 0;
+    if (!p->active) {
+        *done = 1;
+        return XFER_SUCCESS;
+    }
+    if (p->algo->flags & XFER_ALGO_NATIVE) {
+        double deadline = p->opts.timeout_ms > 0 ? MPI_Wtime() + 1e-3 * p->opts.timeout_ms : 0;
+        int flag = 0;
+        if (blocking && deadline == 0) {
+            XFER_MPI_GOTO(MPI_Wait(&p->native_req, MPI_STATUS_IGNORE), st, out);
+            flag = 1;
+        }
+        while (!flag) {
+            XFER_MPI_GOTO(MPI_Test(&p->native_req, &flag, MPI_STATUS_IGNORE), st, out);
+            if (flag || !blocking)
+                break;
+            if (MPI_Wtime() > deadline) {
+                p->active = 0;
+                return XFER_ERR(XFER_ERR_TIMEOUT, "native allgather did not complete within %d ms",
+                                p->opts.timeout_ms);
+            }
+        }
+        if (flag) {
+            p->active = 0;
+            *done = 1;
+        }
+        return XFER_SUCCESS;
+    }
+    st = xfer_exec_progress(&p->exec, blocking, done);
+    if (st != XFER_SUCCESS) {
+        p->active = 0;
+        goto out;
+    }
+    if (*done) {
+        p->active = 0;
+        st = unpack_result(p);
+    }
+out:
+    return st;
+}
+
+/* ---- public entry points on plans ---------------------------------------------------------- */
+
+xfer_status_t xfer_start(xfer_plan_t *p)
+{
+    if (!p)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "plan is NULL");
+    return plan_start(p, 0);
+}
+
+xfer_status_t xfer_wait(xfer_plan_t *p)
+{
+    int done;
+    if (!p)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "plan is NULL");
+    if (!p->active)
+        return XFER_ERR(XFER_ERR_STATE, "the plan is not active: call xfer_start first");
+    return plan_progress(p, 1, &done);
+}
+
+xfer_status_t xfer_test(xfer_plan_t *p, int *done)
+{
+    if (!p || !done)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "plan or done is NULL");
+    return plan_progress(p, 0, done);
+}
+
+xfer_status_t xfer_plan_run_blocking(xfer_plan_t *p)
+{
+    xfer_status_t st;
+    int done;
+    XFER_CHECK_GOTO(plan_start(p, 1), st, out);
+    st = plan_progress(p, 1, &done);
+out:
+    return st;
+}
+
+xfer_status_t xfer_plan_free(xfer_plan_t **pp)
+{
+    xfer_plan_t *p = pp ? *pp : NULL;
+    int i;
+
+    if (!p)
+        return XFER_SUCCESS;
+    if (p->active)
+        return XFER_ERR(XFER_ERR_STATE, "the plan is active: complete it with xfer_wait first");
+    if (p->exec_ready)
+        xfer_exec_fini(&p->exec);
+    xfer_sched_destroy(&p->sched);
+    for (i = 0; i < p->nowned; i++)
+        MPI_Comm_free(&p->owned[i]);
+    xfer_free(p->owned);
+    xfer_free(p->gcomm);
+    for (i = 0; i < 2; i++) {
+        xfer_free(p->cnt[i]);
+        xfer_free(p->pre[i]);
+    }
+    xfer_free(p->stage_send);
+    xfer_free(p->stage_recv);
+    xfer_free(p->tmp);
+    xfer_free(p->rcounts_copy);
+    xfer_free(p->rdispls_copy);
+    xfer_free(p);
+    *pp = NULL;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_plan_algorithm(const xfer_plan_t *p, const char **name)
+{
+    if (!p || !name)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "plan or name is NULL");
+    *name = p->algo ? p->algo->name : "";
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_plan_sched(const xfer_plan_t *p, const xfer_sched_t **sched)
+{
+    if (!p || !sched)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "plan or sched is NULL");
+    *sched = p->sched;
+    return XFER_SUCCESS;
+}

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../core/core.h"
+#include "topo.h"
+
+static pthread_mutex_t topo_lock = PTHREAD_MUTEX_INITIALIZER;
+static int topo_keyval = MPI_KEYVAL_INVALID;
+static int self_keyval = MPI_KEYVAL_INVALID;
+static xfer_topo_t *live; /* guarded by topo_lock */
+
+static void unlink_live(xfer_topo_t *t)
+{
+    xfer_topo_t **pp;
+    pthread_mutex_lock(&topo_lock);
+    for (pp = &live; *pp; pp = &(*pp)->next_live)
+        if (*pp == t) {
+            *pp = t->next_live;
+            break;
+        }
+    pthread_mutex_unlock(&topo_lock);
+}
+
+static void topo_free(xfer_topo_t *t)
+{
+    xfer_subcomm_t *s, *n;
+    if (!t)
+        return;
+    for (s = t->subs; s; s = n) {
+        n = s->next;
+        if (s->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&s->comm);
+        xfer_free(s);
+    }
+    if (t->local != MPI_COMM_NULL)
+        MPI_Comm_free(&t->local);
+    if (t->merged != MPI_COMM_NULL)
+        MPI_Comm_free(&t->merged);
+    xfer_free(t);
+}
+
+/* Attribute delete callback: the user freed the intercommunicator (or we are finalising). */
+static int topo_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    xfer_topo_t *t = attr;
+    (void) comm;
+    (void) keyval;
+    (void) extra;
+    unlink_live(t);
+    topo_free(t);
+    return MPI_SUCCESS;
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still works: release every
+ * context that is still attached to a live intercommunicator. */
+static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void) comm;
+    (void) keyval;
+    (void) attr;
+    (void) extra;
+    for (;;) {
+        xfer_topo_t *t;
+        pthread_mutex_lock(&topo_lock);
+        t = live;
+        pthread_mutex_unlock(&topo_lock);
+        if (!t)
+            break;
+        /* triggers topo_delete_fn, which unlinks and frees t */
+        if (MPI_Comm_delete_attr(t->inter, topo_keyval) != MPI_SUCCESS) {
+            unlink_live(t);
+            topo_free(t);
+        }
+    }
+    MPI_Comm_free_keyval(&topo_keyval);
+    MPI_Comm_free_keyval(&self_keyval);
+    return MPI_SUCCESS;
+}
+
+static xfer_status_t ensure_keyvals(void)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    pthread_mutex_lock(&topo_lock);
+    if (topo_keyval == MPI_KEYVAL_INVALID) {
+        XFER_MPI_GOTO(
+            MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, topo_delete_fn, &topo_keyval, NULL), st,
+            out);
+        XFER_MPI_GOTO(
+            MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &self_keyval, NULL), st,
+            out);
+        XFER_MPI_GOTO(MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL), st, out);
+    }
+out:
+    pthread_mutex_unlock(&topo_lock);
+    return st;
+}
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char) *s) * 1099511628211ULL;
+    return h;
+}
+
+static xfer_status_t topo_create(MPI_Comm inter, xfer_topo_t **out)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    xfer_topo_t *t;
+    int lsize, rsize, lrank;
+    unsigned long long h[2], hmin[2], hmax[2];
+
+    *out = NULL;
+    t = xfer_calloc(1, sizeof(*t));
+    if (!t)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "intercommunicator context");
+    t->inter = inter;
+    t->merged = t->local = MPI_COMM_NULL;
+    XFER_MPI_GOTO(MPI_Comm_size(inter, &lsize), st, fail);
+    XFER_MPI_GOTO(MPI_Comm_remote_size(inter, &rsize), st, fail);
+    XFER_MPI_GOTO(MPI_Comm_rank(inter, &lrank), st, fail);
+    /* Both sides pass high = 0: MPI orders the groups consistently; we read off which one we
+     * are in (a group placed first keeps merged rank == local rank on every member). */
+    XFER_MPI_GOTO(MPI_Intercomm_merge(inter, 0, &t->merged), st, fail);
+    XFER_MPI_GOTO(MPI_Comm_set_errhandler(t->merged, MPI_ERRORS_RETURN), st, fail);
+    XFER_MPI_GOTO(MPI_Comm_rank(t->merged, &t->merged_rank), st, fail);
+    t->group = t->merged_rank == lrank ? 0 : 1;
+    t->rank = lrank;
+    t->n[t->group] = lsize;
+    t->n[1 - t->group] = rsize;
+    XFER_MPI_GOTO(MPI_Comm_split(t->merged, t->group, lrank, &t->local), st, fail);
+    XFER_MPI_GOTO(MPI_Comm_set_errhandler(t->local, MPI_ERRORS_RETURN), st, fail);
+
+    /* Both groups must select algorithms alike; different XFER_ALGORITHM or XFER_FALLBACK
+     * settings in the two jobs would make them run different schedules and hang. */
+    h[0] = (unsigned long long) str_hash(xfer_env_str("XFER_ALGORITHM"));
+    h[1] = (unsigned long long) str_hash(xfer_env_str("XFER_FALLBACK"));
+    XFER_MPI_GOTO(MPI_Allreduce(h, hmin, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, t->merged), st, fail);
+    XFER_MPI_GOTO(MPI_Allreduce(h, hmax, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, t->merged), st, fail);
+    t->env_mismatch = hmin[0] != hmax[0] || hmin[1] != hmax[1];
+    *out = t;
+    return XFER_SUCCESS;
+fail:
+    topo_free(t);
+    return st;
+}
+
+xfer_status_t xfer_topo_get(MPI_Comm inter, xfer_topo_t **out)
+{
+    xfer_status_t st;
+    xfer_topo_t *t = NULL;
+    int is_inter = 0, found = 0;
+
+    *out = NULL;
+    if (inter == MPI_COMM_NULL)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "communicator is MPI_COMM_NULL");
+    XFER_MPI_GOTO(MPI_Comm_test_inter(inter, &is_inter), st, out);
+    if (!is_inter)
+        return XFER_ERR(XFER_ERR_NOT_INTERCOMM,
+                        "an intracommunicator was passed where an intercommunicator is required "
+                        "(build one with MPI_Intercomm_create or MPI_Comm_connect/accept)");
+    XFER_CHECK_GOTO(ensure_keyvals(), st, out);
+    XFER_MPI_GOTO(MPI_Comm_get_attr(inter, topo_keyval, &t, &found), st, out);
+    if (found && t) {
+        *out = t;
+        return XFER_SUCCESS;
+    }
+    XFER_CHECK_GOTO(topo_create(inter, &t), st, out);
+    XFER_MPI_GOTO(MPI_Comm_set_attr(inter, topo_keyval, t), st, out_free);
+    pthread_mutex_lock(&topo_lock);
+    t->next_live = live;
+    live = t;
+    pthread_mutex_unlock(&topo_lock);
+    *out = t;
+    return XFER_SUCCESS;
+out_free:
+    topo_free(t);
+out:
+    return st;
+}
+
+xfer_status_t xfer_topo_split(xfer_topo_t *t, const char *key, int color, int order, MPI_Comm *out)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    xfer_subcomm_t *s;
+
+    for (s = t->subs; s; s = s->next)
+        if (strcmp(s->key, key) == 0) {
+            *out = s->comm;
+            return XFER_SUCCESS;
+        }
+    s = xfer_calloc(1, sizeof(*s));
+    if (!s)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "sub-communicator cache entry");
+    snprintf(s->key, sizeof(s->key), "%s", key);
+    s->comm = MPI_COMM_NULL;
+    XFER_MPI_GOTO(MPI_Comm_split(t->merged, color, order, &s->comm), st, fail);
+    if (s->comm != MPI_COMM_NULL)
+        XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN), st, fail);
+    s->next = t->subs;
+    t->subs = s;
+    *out = s->comm;
+    return XFER_SUCCESS;
+fail:
+    if (s->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&s->comm);
+    xfer_free(s);
+    return st;
+}
