@@ -54,7 +54,13 @@ static xfer_status_t build_equal_blocks(const xfer_shape_t *shape, xfer_sched_t 
     sg.c = (sg.P + sg.Q - 1) / sg.Q;
     sg.f = sg.P / sg.Q;
     sg.r = sg.P % sg.Q;
-    s->variant = L == 0 ? "seg/L=A" : "seg/L=B";
+    /* With one block size 0 only one direction is scheduled at all: the half-duplex form
+     * (the alternative Kang et al. 2018 weigh against H-FC-GT: ceil(P/Q) rounds instead of
+     * 1 + log P, but no rank receives data it does not need). */
+    if (kL == 0 || kS == 0)
+        s->variant = L == 0 ? "seg/L=A/half" : "seg/L=B/half";
+    else
+        s->variant = L == 0 ? "seg/L=A" : "seg/L=B";
 
     if (s->group == L) {
         const int x = s->rank, i = sub_owner(&sg, x), t = x - sub_start(&sg, i);

@@ -246,7 +246,9 @@ static xfer_status_t select_algo(xfer_plan_t *p)
         p->algo = xfer_algo_find("native");
         snprintf(how, sizeof(how), "auto: more than INT_MAX bytes per group, native handles it");
     } else {
-        p->algo = xfer_select_auto(s, how, sizeof(how));
+        xfer_model_t m;
+        xfer_model_init(&m, p->topo->nnodes, p->topo->max_ppn);
+        p->algo = xfer_select_auto(s, &m, how, sizeof(how));
     }
     trace_choice(p, how);
     return XFER_SUCCESS;

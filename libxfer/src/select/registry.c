@@ -116,6 +116,48 @@ static double cost_fc_half(const xfer_shape_t *s, double a, double b)
            (q % p ? a + (double) (p - q % p) * (double) k * b : 0.0);
 }
 
+/* ---- volume: bytes received over all ranks --------------------------------------------- */
+
+/* The minimum: every rank receives the whole of the other group's data. */
+static double volume_optimal(const xfer_shape_t *s)
+{
+    return (double) s->n[1] * (double) s->total[0] + (double) s->n[0] * (double) s->total[1];
+}
+
+static double volume_root_gather(const xfer_shape_t *s)
+{
+    double v = (double) s->total[0] + (double) s->total[1]; /* the roots' exchange */
+    int g;
+    for (g = 0; g < 2; g++) {
+        const int n = s->n[g];
+        v += (double) (s->total[g] - xfer_shape_count(s, g, 0)); /* gather at the root */
+        v += (double) (n - 1) * (double) s->total[1 - g];        /* broadcast of the result */
+    }
+    return v;
+}
+
+static double volume_fc_half(const xfer_shape_t *s)
+{
+    int sg, p, q, f, r;
+    double k;
+    if (s->total[0] == 0 && s->total[1] == 0)
+        return 0.0;
+    sg = s->total[0] > 0 ? 0 : 1;
+    if (!xfer_shape_uniform(s, sg))
+        return volume_optimal(s);
+    p = s->n[sg];
+    q = s->n[1 - sg];
+    k = (double) xfer_shape_count(s, sg, 0);
+    if (p == q)
+        return q * k + (double) q * (q - 1) * k;
+    if (p > q) /* the extra senders receive the whole result too */
+        return q * k + (double) p * (p - 1) * k;
+    f = q / p;
+    r = q % p;
+    return q * k + (double) f * p * (p - 1) * k + (double) r * (r - 1) * k +
+           (double) r * (p - r) * k;
+}
+
 static int supports_half_only(const xfer_shape_t *s, const char **why)
 {
     if (s->total[0] > 0 && s->total[1] > 0) {
@@ -129,22 +171,23 @@ static int supports_half_only(const xfer_shape_t *s, const char **why)
 
 static const xfer_algo_t registry[] = {
     {"native", "the MPI library's own intercommunicator MPI_Allgather(v)", "none", NULL,
-     XFER_ALGO_NATIVE, NULL, cost_native},
+     XFER_ALGO_NATIVE, NULL, cost_native, volume_root_gather},
     {"root_gather",
      "gather at each group's root, concurrent root exchange, broadcast (the MPI baseline)", "none",
-     xfer_build_root_gather, 0, NULL, cost_root_gather},
+     xfer_build_root_gather, 0, NULL, cost_root_gather, volume_root_gather},
     {"fc_half",
      "half duplex, fully connected (Kang et al.): pairwise send + allgather, extra senders "
      "join, broadcast groups when p < q",
      "one group must send 0 bytes", xfer_build_fc_half, XFER_ALGO_AUTO_HALF, supports_half_only,
-     cost_fc_half},
+     cost_fc_half, volume_fc_half},
     {"fc_full",
      "full duplex, fully connected, message segmentation (Kang, Traeff et al. 2019, Alg. 1; "
      "Alg. 2 when block sizes differ)",
-     "none", xfer_build_fc_full, XFER_ALGO_AUTO_FULL, NULL, cost_fc_full},
+     "none", xfer_build_fc_full, XFER_ALGO_AUTO_HALF | XFER_ALGO_AUTO_FULL, NULL, cost_fc_full,
+     volume_optimal},
     {"fc_full_v",
      "full duplex, fully connected, global-byte-index segmentation (2019 Alg. 2) for any counts",
-     "none", xfer_build_fc_full_v, 0, NULL, cost_segmented},
+     "none", xfer_build_fc_full_v, 0, NULL, cost_segmented, volume_optimal},
 };
 
 #define NALGOS ((int) (sizeof(registry) / sizeof(registry[0])))
@@ -179,30 +222,45 @@ int xfer_algo_supports(const xfer_algo_t *algo, const xfer_shape_t *shape, const
     return !algo->supports || algo->supports(shape, why);
 }
 
-void xfer_model_params(double *alpha, double *beta)
+void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn)
 {
-    *alpha = xfer_env_double("XFER_ALPHA", 2e-6);
-    *beta = xfer_env_double("XFER_BETA", 1e-10);
+    m->alpha = xfer_env_double("XFER_ALPHA", 2e-6);
+    m->beta = xfer_env_double("XFER_BETA", 1e-10);
+    m->gamma = xfer_env_double("XFER_GAMMA", 2.5e-10);
+    m->nnodes = nnodes > 0 ? nnodes : 1;
+    m->max_ppn = max_ppn > 0 ? max_ppn : 1;
 }
 
-const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, char *why, size_t whylen)
+double xfer_algo_predict(const xfer_algo_t *al, const xfer_shape_t *s, const xfer_model_t *m)
+{
+    double t = al->cost(s, m->alpha, m->beta);
+    if (m->max_ppn > 1) { /* ranks share a node: its memory system carries their traffic */
+        const int nranks = s->n[0] + s->n[1];
+        t += m->gamma * al->volume(s) * XFER_MIN(1.0, (double) m->max_ppn / nranks);
+    }
+    return t;
+}
+
+const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_t *m, char *why,
+                                    size_t whylen)
 {
     const int half = shape->total[0] == 0 || shape->total[1] == 0;
     const unsigned want = half ? XFER_ALGO_AUTO_HALF : XFER_ALGO_AUTO_FULL;
     const xfer_algo_t *best = NULL;
-    double a, b, best_cost = 0.0;
+    double best_cost = 0.0;
     int i, w;
     const char *dummy;
 
-    xfer_model_params(&a, &b);
-    w = snprintf(why, whylen, "auto (%s duplex, a=%.2g s, b=%.2g s/B):", half ? "half" : "full", a,
-                 b);
+    w = snprintf(why, whylen, "auto: %s duplex, %d node(s), <= %d ranks/node, predicted",
+                 half ? "half" : "full", m->nnodes, m->max_ppn);
     for (i = 0; i < NALGOS; i++) {
         const xfer_algo_t *al = &registry[i];
-        double c = al->cost(shape, a, b);
+        const int ok = xfer_algo_supports(al, shape, &dummy);
+        double c = ok ? xfer_algo_predict(al, shape, m) : 0.0;
         if (w > 0 && (size_t) w < whylen)
-            w += snprintf(why + w, whylen - (size_t) w, " %s=%.3g", al->name, c);
-        if (!(al->flags & want) || !xfer_algo_supports(al, shape, &dummy))
+            w += ok ? snprintf(why + w, whylen - (size_t) w, " %s=%.3g", al->name, c)
+                    : snprintf(why + w, whylen - (size_t) w, " %s=n/a", al->name);
+        if (!(al->flags & want) || !ok)
             continue;
         if (!best || c < best_cost) {
             best = al;

@@ -23,9 +23,18 @@ typedef struct xfer_algo {
     unsigned flags;
     /* NULL when any shape is fine; otherwise 0 (and *why) for a shape it refuses */
     int (*supports)(const xfer_shape_t *shape, const char **why);
-    /* predicted time (s) under latency a (s) and time per byte b (s/B) */
+    /* predicted time (s) under latency a (s) and time per byte b (s/B), one link per rank */
     double (*cost)(const xfer_shape_t *shape, double a, double b);
+    /* bytes received over all ranks (what ranks sharing a node's memory system pay for) */
+    double (*volume)(const xfer_shape_t *shape);
 } xfer_algo_t;
+
+/* Model parameters: alpha-beta per link, plus gamma (s/B) for traffic that ranks on one node
+ * share (memory copies); nnodes and max_ppn come from the topology. */
+typedef struct xfer_model {
+    double alpha, beta, gamma;
+    int nnodes, max_ppn;
+} xfer_model_t;
 
 int xfer_algo_count(void);
 const xfer_algo_t *xfer_algo_at(int index);
@@ -33,11 +42,16 @@ const xfer_algo_t *xfer_algo_find(const char *name);
 int xfer_algo_index(const xfer_algo_t *algo);
 int xfer_algo_supports(const xfer_algo_t *algo, const xfer_shape_t *shape, const char **why);
 
-/* The automatic choice for @p shape: the cheapest auto candidate by the alpha-beta model
- * (XFER_ALPHA, XFER_BETA). @p why receives a one-line account of the choice. */
-const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, char *why, size_t whylen);
+/* Predicted time of @p algo: alpha-beta cost, plus gamma times the share of the received
+ * volume that lands on the busiest node when ranks share nodes. */
+double xfer_algo_predict(const xfer_algo_t *algo, const xfer_shape_t *shape, const xfer_model_t *m);
 
-/* Latency and time per byte the cost model uses. */
-void xfer_model_params(double *alpha, double *beta);
+/* The automatic choice for @p shape: the cheapest auto candidate under @p m. @p why receives a
+ * one-line account of the choice. */
+const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_t *m, char *why,
+                                    size_t whylen);
+
+/* Model parameters from the environment (XFER_ALPHA, XFER_BETA, XFER_GAMMA) and topology. */
+void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn);
 
 #endif /* XFER_SELECT_H */

@@ -106,6 +106,30 @@ static uint64_t str_hash(const char *s)
     return h;
 }
 
+/* How many shared-memory nodes the two groups span and the most ranks on one of them: the
+ * cost model charges node-shared memory traffic when ranks share a node. */
+static xfer_status_t count_nodes(xfer_topo_t *t)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    MPI_Comm node = MPI_COMM_NULL;
+    int nrank = 0, nsize = 1, in[2], out[2];
+
+    XFER_MPI_GOTO(MPI_Comm_split_type(t->merged, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), st,
+                  out);
+    XFER_MPI_GOTO(MPI_Comm_rank(node, &nrank), st, out);
+    XFER_MPI_GOTO(MPI_Comm_size(node, &nsize), st, out);
+    in[0] = nrank == 0; /* one leader per node */
+    in[1] = nsize;
+    XFER_MPI_GOTO(MPI_Allreduce(&in[0], &out[0], 1, MPI_INT, MPI_SUM, t->merged), st, out);
+    XFER_MPI_GOTO(MPI_Allreduce(&in[1], &out[1], 1, MPI_INT, MPI_MAX, t->merged), st, out);
+    t->nnodes = out[0];
+    t->max_ppn = out[1];
+out:
+    if (node != MPI_COMM_NULL)
+        MPI_Comm_free(&node);
+    return st;
+}
+
 static xfer_status_t topo_create(MPI_Comm inter, xfer_topo_t **out)
 {
     xfer_status_t st = XFER_SUCCESS;
@@ -133,6 +157,7 @@ static xfer_status_t topo_create(MPI_Comm inter, xfer_topo_t **out)
     t->n[1 - t->group] = rsize;
     XFER_MPI_GOTO(MPI_Comm_split(t->merged, t->group, lrank, &t->local), st, fail);
     XFER_MPI_GOTO(MPI_Comm_set_errhandler(t->local, MPI_ERRORS_RETURN), st, fail);
+    XFER_CHECK_GOTO(count_nodes(t), st, fail);
 
     /* Both groups must select algorithms alike; different XFER_ALGORITHM or XFER_FALLBACK
      * settings in the two jobs would make them run different schedules and hang. */

@@ -27,6 +27,8 @@ typedef struct xfer_topo {
     int rank;        /* rank in the local group */
     int n[2];        /* group sizes */
     int merged_rank;
+    int nnodes;       /* shared-memory nodes spanned by both groups */
+    int max_ppn;      /* most ranks (of either group) on one node */
     int env_mismatch; /* the groups were launched with different XFER_ALGORITHM/XFER_FALLBACK */
     xfer_subcomm_t *subs;
     struct xfer_topo *next_live; /* registry of live contexts, for MPI_Finalize */

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Test-only LD_PRELOAD helper for oversubscribed runs of Debian's MPICH (ch4:ucx).
+ * libxfer_ucx_yield.so: an LD_PRELOAD helper for oversubscribed runs (more ranks than cores)
+ * of Debian's MPICH (ch4:ucx), used by the test launcher and by scripts/demo.sh.
  *
  * MPICH/UCX waits by polling ucp_worker_progress() in user space and never enters the kernel,
  * so with more ranks than cores a waiting rank burns its whole time slice while the rank it
  * waits for is descheduled: 8 ranks on 2 cores run a 64 KiB intercomm allgather ~800x slower
  * than with one rank per core. This wrapper yields the CPU after a run of idle polls. It
- * changes no MPI semantics (progress is still made on every call) and is used only by the
- * test launcher on MPICH; benchmarks report whether it was loaded.
+ * changes no MPI semantics (progress is still made on every call) and helps the MPI library's
+ * own collectives exactly as much as libxfer's, so comparisons stay fair; with one rank per
+ * core it is not needed. Whoever uses it for timings says so.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
