@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Install the build tree into a scratch prefix, then build a consumer with find_package(xfer)
+# and another with pkg-config, and run both.
+#   -DBUILD=<libxfer build dir> -DSRC=<tests/package> -DWORK=<scratch> -DCC=<mpi wrapper>
+cmake_minimum_required(VERSION 3.20)
+file(REMOVE_RECURSE "${WORK}")
+macro(run)
+  execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${ARGV}\nfailed (${rc}):\n${out}\n${err}")
+  endif()
+endmacro()
+run(${CMAKE_COMMAND} --install "${BUILD}" --prefix "${WORK}/prefix")
+run(${CMAKE_COMMAND} -S "${SRC}" -B "${WORK}/consumer" "-DCMAKE_PREFIX_PATH=${WORK}/prefix"
+    "-DMPI_C_COMPILER=${CC}")
+run(${CMAKE_COMMAND} --build "${WORK}/consumer")
+set(ENV{LD_LIBRARY_PATH} "${WORK}/prefix/lib:$ENV{LD_LIBRARY_PATH}")
+run("${WORK}/consumer/consumer")
+message(STATUS "find_package: ${out}")
+file(GLOB pcdir "${WORK}/prefix/lib*/pkgconfig")
+set(ENV{PKG_CONFIG_PATH} "${pcdir}")
+run(pkg-config --cflags --libs xfer)
+string(STRIP "${out}" flags)
+separate_arguments(flags UNIX_COMMAND "${flags}")
+run(${CC} "${SRC}/consumer.c" -o "${WORK}/consumer-pc" ${flags})
+run("${WORK}/consumer-pc")
+message(STATUS "pkg-config: ${out}")
