@@ -21,8 +21,8 @@
 
 #include <xfer/xfer.h>
 
-#define MAXALG   16
-#define MAXSIZES 16
+#define MAXALG              16
+#define MAXSIZES            16
 #define XFER_DEMO_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 static int cmp_double(const void *a, const void *b)
@@ -249,7 +249,8 @@ int main(int argc, char **argv)
                     printf("| %10s | %-6s | %-11s | %9.3f | %7.3f | %9s | %17.2f | %-8s |\n",
                            human(sizes[s], hb, 32), d ? "full" : "half", alg[a], 1e3 * r.median,
                            1e3 * r.min, ratio,
-                           (double) sizes[s] * (d ? XFER_DEMO_MAX(p, wsize - p) : p) / r.median / 1e9,
+                           (double) sizes[s] * (d ? XFER_DEMO_MAX(p, wsize - p) : p) / r.median /
+                               1e9,
                            r.ok ? "yes" : "NO");
                 }
             }

@@ -223,14 +223,10 @@ static void timeout(const mt_inter_t *ic)
 
 int main(int argc, char **argv)
 {
-    int p = 2, i, rc;
+    int rc;
     mt_inter_t ic;
 
-    MPI_Init(&argc, &argv);
-    for (i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--p") == 0 && i + 1 < argc)
-            p = atoi(argv[++i]);
-    mt_make_inter(p, "block", &ic);
+    mt_init(&argc, &argv, 2, &ic);
     sbuf = calloc(K, sizeof(int));
     rbuf = calloc((size_t) K * (size_t) ic.nremote, sizeof(int));
     local_errors(&ic);

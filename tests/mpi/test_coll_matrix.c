@@ -169,20 +169,12 @@ static void run_config(const mt_inter_t *ic, const config_t *c, const dtype_case
 
 int main(int argc, char **argv)
 {
-    int p = 1, i, kind, dup, kc, dt, sc, salt = 0;
-    const char *layout = "block";
+    int i, kind, dup, kc, dt, sc, salt = 0;
     mt_inter_t ic;
     dtype_case_t dts[2];
     MPI_Datatype gapped;
 
-    MPI_Init(&argc, &argv);
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--p") == 0 && i + 1 < argc)
-            p = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc)
-            layout = argv[++i];
-    }
-    mt_make_inter(p, layout, &ic);
+    mt_init(&argc, &argv, 1, &ic);
 
     /* an int followed by a 4-byte hole: non-contiguous in both buffers */
     MT_MPI(MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint) sizeof(int), &gapped));

@@ -215,14 +215,10 @@ static void test_states_and_dump(const mt_inter_t *ic)
 int main(int argc, char **argv)
 {
     static const char *algos[] = {"native", "root_gather", "fc_full", "fc_full_v", "auto"};
-    int p = 1, i, a, senders, rc;
+    int a, senders, rc;
     mt_inter_t ic;
 
-    MPI_Init(&argc, &argv);
-    for (i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--p") == 0 && i + 1 < argc)
-            p = atoi(argv[++i]);
-    mt_make_inter(p, "block", &ic);
+    mt_init(&argc, &argv, 1, &ic);
     for (a = 0; a < 5; a++)
         for (senders = 1; senders <= 3; senders++) /* A->B, B->A, both */
             test_repeated(&ic, algos[a], senders, senders == 3);

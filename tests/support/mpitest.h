@@ -78,6 +78,22 @@ static inline void mt_make_inter(int p, const char *layout, mt_inter_t *ic)
     MPI_Comm_remote_size(ic->inter, &ic->nremote);
 }
 
+/* MPI_Init, then --p P and --layout block|interleaved from the command line, then the
+ * intercommunicator. */
+static inline void mt_init(int *argc, char ***argv, int default_p, mt_inter_t *ic)
+{
+    const char *layout = "block";
+    int p = default_p, i;
+    MPI_Init(argc, argv);
+    for (i = 1; i < *argc; i++) {
+        if (strcmp((*argv)[i], "--p") == 0 && i + 1 < *argc)
+            p = atoi((*argv)[++i]);
+        else if (strcmp((*argv)[i], "--layout") == 0 && i + 1 < *argc)
+            layout = (*argv)[++i];
+    }
+    mt_make_inter(p, layout, ic);
+}
+
 static inline void mt_free_inter(mt_inter_t *ic)
 {
     MPI_Comm_free(&ic->inter);
