@@ -8,9 +8,11 @@
  *   mpiexec -n P+Q xfer-demo --p P [--sizes 64K,1M,4M] [--iters 10] [--warmup 2]
  *                            [--algos native,root_gather,...] [--duplex half|full|both]
  *
- * Timing: each iteration starts after a barrier; its time is the maximum over all ranks; the
- * table shows the median and minimum over the iterations. "vs native" is native's median
- * divided by the algorithm's (> 1: faster than the MPI library).
+ * Timing: each call starts after a barrier; its time is the maximum over all ranks. The
+ * algorithms' calls are interleaved (one call of each in turn, per iteration) so that the
+ * machine's slow spells hit all alike. The table shows the median and minimum over the
+ * iterations; "vs native" is native's median divided by the algorithm's (> 1: faster than the
+ * MPI library).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -73,51 +75,76 @@ typedef struct {
     xfer_status_t st;
 } result_t;
 
-static result_t run_one(MPI_Comm inter, int group, int nremote, const char *algo, long bytes,
-                        int full, int iters, int warmup, unsigned char *sbuf, unsigned char *rbuf)
+/* One call, timed after a barrier; the time is the maximum over all ranks, the status the
+ * worst over all ranks. */
+static xfer_status_t timed_call(MPI_Comm inter, const char *algo, int scount, int rcount,
+                                unsigned char *sbuf, unsigned char *rbuf, double *t)
 {
-    const int sends = full || group == 0, recvs = full || group == 1;
-    const int scount = sends ? (int) bytes : 0, rcount = recvs ? (int) bytes : 0;
     xfer_coll_opts_t opts;
-    double *t = calloc((size_t) iters, sizeof(double));
-    result_t r;
-    int it, j, bad = 0, anybad = 0;
-    long i;
+    double t0, dt;
+    xfer_status_t st, worst;
 
-    memset(&r, 0, sizeof(r));
     xfer_coll_opts_init(&opts);
     opts.algorithm = algo;
     opts.fallback = XFER_FALLBACK_ERROR;
-    for (it = -warmup; it < iters; it++) {
-        double t0, dt, dtmax;
-        xfer_status_t st, stmin;
-        MPI_Barrier(MPI_COMM_WORLD);
-        t0 = MPI_Wtime();
-        st = xfer_allgather_inter(sbuf, scount, MPI_BYTE, rbuf, rcount, MPI_BYTE, inter, &opts);
-        dt = MPI_Wtime() - t0;
-        MPI_Allreduce(&dt, &dtmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        MPI_Allreduce(&st, &stmin, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (stmin != XFER_SUCCESS) {
-            r.st = stmin;
-            free(t);
-            return r;
-        }
-        if (it >= 0)
-            t[it] = dtmax;
-    }
-    for (j = 0; recvs && j < nremote && !bad; j++) /* verify the last result */
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    st = xfer_allgather_inter(sbuf, scount, MPI_BYTE, rbuf, rcount, MPI_BYTE, inter, &opts);
+    dt = MPI_Wtime() - t0;
+    MPI_Allreduce(&dt, t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&st, &worst, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return worst;
+}
+
+/* Every rank's result equal to the other group's pattern? (collective) */
+static int verified(int group, int nremote, long bytes, const unsigned char *rbuf, int recvs)
+{
+    int j, bad = 0, anybad = 0;
+    long i;
+    for (j = 0; recvs && j < nremote && !bad; j++)
         for (i = 0; i < bytes; i++)
             if (rbuf[(size_t) j * (size_t) bytes + (size_t) i] != pattern(1 - group, j, i)) {
                 bad = 1;
                 break;
             }
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    qsort(t, (size_t) iters, sizeof(double), cmp_double);
-    r.median = iters % 2 ? t[iters / 2] : 0.5 * (t[iters / 2 - 1] + t[iters / 2]);
-    r.min = t[0];
-    r.ok = !anybad;
+    return !anybad;
+}
+
+/* Time every algorithm on one size and duplex mode. Iterations are interleaved (call 1 of
+ * every algorithm, then call 2 ...) so that a slow spell of the machine hits all alike. The
+ * last call of each algorithm is verified. */
+static void run_all(MPI_Comm inter, int group, int nremote, char **alg, int nalg, long bytes,
+                    int full, int iters, int warmup, unsigned char *sbuf, unsigned char *rbuf,
+                    result_t *res)
+{
+    const int sends = full || group == 0, recvs = full || group == 1;
+    const int scount = sends ? (int) bytes : 0, rcount = recvs ? (int) bytes : 0;
+    const size_t rbytes = (size_t) bytes * (size_t) nremote;
+    double *t = calloc((size_t) nalg * (size_t) iters, sizeof(double));
+    int it, a;
+
+    memset(res, 0, (size_t) nalg * sizeof(*res));
+    for (it = -warmup; it < iters; it++)
+        for (a = 0; a < nalg; a++) {
+            double dt = 0;
+            if (res[a].st != XFER_SUCCESS)
+                continue;
+            if (it == iters - 1)
+                memset(rbuf, 0, rbytes);
+            res[a].st = timed_call(inter, alg[a], scount, rcount, sbuf, rbuf, &dt);
+            if (it >= 0)
+                t[(size_t) a * (size_t) iters + (size_t) it] = dt;
+            if (it == iters - 1 && res[a].st == XFER_SUCCESS)
+                res[a].ok = verified(group, nremote, bytes, rbuf, recvs);
+        }
+    for (a = 0; a < nalg; a++) {
+        double *ta = t + (size_t) a * (size_t) iters;
+        qsort(ta, (size_t) iters, sizeof(double), cmp_double);
+        res[a].median = iters % 2 ? ta[iters / 2] : 0.5 * (ta[iters / 2 - 1] + ta[iters / 2]);
+        res[a].min = ta[0];
+    }
     free(t);
-    return r;
 }
 
 static const char *human(long b, char *buf, size_t len)
@@ -224,35 +251,32 @@ int main(int argc, char **argv)
     }
     for (s = 0; s < nsizes; s++)
         for (d = dmin; d <= dmax; d++) {
-            double native_median = 0;
-            for (a = 0; a < nalg; a++) {
-                char hb[32];
-                result_t r;
-                if (!strcmp(alg[a], "fc_half") && d == 1)
-                    continue; /* half duplex only */
-                r = run_one(inter, group, nremote, alg[a], sizes[s], d, iters, warmup, sbuf, rbuf);
-                if (!strcmp(alg[a], "native"))
-                    native_median = r.median;
-                if (wrank != 0)
-                    continue;
-                if (r.st != XFER_SUCCESS) {
+            char *run[MAXALG];
+            result_t res[MAXALG];
+            int nrun = 0;
+            for (a = 0; a < nalg; a++) /* fc_half cannot run full duplex */
+                if (!(d == 1 && !strcmp(alg[a], "fc_half")))
+                    run[nrun++] = alg[a];
+            run_all(inter, group, nremote, run, nrun, sizes[s], d, iters, warmup, sbuf, rbuf, res);
+            for (a = 0; a < nrun && wrank == 0; a++) {
+                const double native =
+                    !strcmp(run[0], "native") && res[0].st == XFER_SUCCESS ? res[0].median : 0.0;
+                char hb[32], ratio[16] = "-";
+                if (res[a].st != XFER_SUCCESS) {
                     printf("| %10s | %-6s | %-11s | failed: %s |\n", human(sizes[s], hb, 32),
-                           d ? "full" : "half", alg[a], xfer_status_string(r.st));
+                           d ? "full" : "half", run[a], xfer_status_string(res[a].st));
                     failures++;
                     continue;
                 }
-                failures += !r.ok;
-                {
-                    char ratio[16] = "-";
-                    if (native_median > 0)
-                        snprintf(ratio, sizeof(ratio), "%.2fx", native_median / r.median);
-                    printf("| %10s | %-6s | %-11s | %9.3f | %7.3f | %9s | %17.2f | %-8s |\n",
-                           human(sizes[s], hb, 32), d ? "full" : "half", alg[a], 1e3 * r.median,
-                           1e3 * r.min, ratio,
-                           (double) sizes[s] * (d ? XFER_DEMO_MAX(p, wsize - p) : p) / r.median /
-                               1e9,
-                           r.ok ? "yes" : "NO");
-                }
+                failures += !res[a].ok;
+                if (native > 0)
+                    snprintf(ratio, sizeof(ratio), "%.2fx", native / res[a].median);
+                printf("| %10s | %-6s | %-11s | %9.3f | %7.3f | %9s | %17.2f | %-8s |\n",
+                       human(sizes[s], hb, 32), d ? "full" : "half", run[a], 1e3 * res[a].median,
+                       1e3 * res[a].min, ratio,
+                       (double) sizes[s] * (d ? XFER_DEMO_MAX(p, wsize - p) : p) / res[a].median /
+                           1e9,
+                       res[a].ok ? "yes" : "NO");
             }
         }
     getrusage(RUSAGE_SELF, &ru);
