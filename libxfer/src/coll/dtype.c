@@ -80,7 +80,8 @@ static uint64_t basic_id(MPI_Datatype t)
     for (i = 0; i < nbasic; i++)
         if (basic_types[i] == t)
             return (uint64_t) i + 1;
-    MPI_Type_size(t, &size);
+    if (MPI_Type_size(t, &size) != MPI_SUCCESS)
+        size = 0;
     return 1000 + (uint64_t) size;
 }
 
@@ -140,8 +141,8 @@ static void free_contents(contents_t *c)
     for (i = 0; c->types && i < c->nd; i++) {
         int ni, na, nd, comb;
         if (MPI_Type_get_envelope(c->types[i], &ni, &na, &nd, &comb) == MPI_SUCCESS &&
-            comb != MPI_COMBINER_NAMED)
-            MPI_Type_free(&c->types[i]);
+            comb != MPI_COMBINER_NAMED && MPI_Type_free(&c->types[i]) != MPI_SUCCESS)
+            xfer_log(XFER_LOG_WARN, "MPI_Type_free failed on a decoded datatype");
     }
     xfer_free(c->ints);
     xfer_free(c->addrs);
@@ -200,9 +201,11 @@ static void feed_type(sig_acc_t *a, MPI_Datatype t, uint64_t reps, int depth)
             break;
         default: { /* subarray, darray, f90 types: elements of the old type, by size */
             int size = 0, osize = 1;
-            MPI_Type_size(t, &size);
-            if (c.nd > 0)
-                MPI_Type_size(c.types[c.nd - 1], &osize);
+            if (MPI_Type_size(t, &size) != MPI_SUCCESS ||
+                (c.nd > 0 && MPI_Type_size(c.types[c.nd - 1], &osize) != MPI_SUCCESS)) {
+                a->err = 1;
+                break;
+            }
             if (c.nd > 0 && osize > 0)
                 feed_type(a, c.types[c.nd - 1], (uint64_t) size / (uint64_t) osize, depth + 1);
             else

@@ -640,7 +640,7 @@ xfer_status_t xfer_plan_free(xfer_plan_t **pp)
         xfer_exec_fini(&p->exec);
     xfer_sched_destroy(&p->sched);
     for (i = 0; i < p->nowned; i++)
-        MPI_Comm_free(&p->owned[i]);
+        xfer_comm_release(&p->owned[i]);
     xfer_free(p->owned);
     xfer_free(p->gcomm);
     for (i = 0; i < 2; i++) {

@@ -24,6 +24,19 @@ static void unlink_live(xfer_topo_t *t)
     pthread_mutex_unlock(&topo_lock);
 }
 
+void xfer_comm_release(MPI_Comm *comm)
+{
+    int rc;
+    if (*comm == MPI_COMM_NULL)
+        return;
+    rc = MPI_Comm_free(comm);
+    if (rc != MPI_SUCCESS) {
+        xfer_log(XFER_LOG_WARN, "MPI_Comm_free failed (error %d) while releasing libxfer state",
+                 rc);
+        *comm = MPI_COMM_NULL;
+    }
+}
+
 static void topo_free(xfer_topo_t *t)
 {
     xfer_subcomm_t *s, *n;
@@ -31,14 +44,11 @@ static void topo_free(xfer_topo_t *t)
         return;
     for (s = t->subs; s; s = n) {
         n = s->next;
-        if (s->comm != MPI_COMM_NULL)
-            MPI_Comm_free(&s->comm);
+        xfer_comm_release(&s->comm);
         xfer_free(s);
     }
-    if (t->local != MPI_COMM_NULL)
-        MPI_Comm_free(&t->local);
-    if (t->merged != MPI_COMM_NULL)
-        MPI_Comm_free(&t->merged);
+    xfer_comm_release(&t->local);
+    xfer_comm_release(&t->merged);
     xfer_free(t);
 }
 
@@ -75,8 +85,10 @@ static int self_delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
             topo_free(t);
         }
     }
-    MPI_Comm_free_keyval(&topo_keyval);
-    MPI_Comm_free_keyval(&self_keyval);
+    /* nothing can be reported from MPI_Finalize's callback; keyvals are freed with MPI anyway */
+    if (MPI_Comm_free_keyval(&topo_keyval) != MPI_SUCCESS ||
+        MPI_Comm_free_keyval(&self_keyval) != MPI_SUCCESS)
+        xfer_log(XFER_LOG_WARN, "could not free libxfer's attribute keys at MPI_Finalize");
     return MPI_SUCCESS;
 }
 
@@ -125,8 +137,7 @@ static xfer_status_t count_nodes(xfer_topo_t *t)
     t->nnodes = out[0];
     t->max_ppn = out[1];
 out:
-    if (node != MPI_COMM_NULL)
-        MPI_Comm_free(&node);
+    xfer_comm_release(&node);
     return st;
 }
 
@@ -230,8 +241,7 @@ xfer_status_t xfer_topo_split(xfer_topo_t *t, const char *key, int color, int or
     *out = s->comm;
     return XFER_SUCCESS;
 fail:
-    if (s->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&s->comm);
+    xfer_comm_release(&s->comm);
     xfer_free(s);
     return st;
 }

@@ -34,6 +34,9 @@ typedef struct xfer_topo {
     struct xfer_topo *next_live; /* registry of live contexts, for MPI_Finalize */
 } xfer_topo_t;
 
+/* MPI_Comm_free for cleanup paths that cannot report an error: a failure is logged. */
+void xfer_comm_release(MPI_Comm *comm);
+
 /* The cached context of @p inter, created on first use (collective over both groups then).
  * XFER_ERR_NOT_INTERCOMM if @p inter is an intracommunicator. */
 xfer_status_t xfer_topo_get(MPI_Comm inter, xfer_topo_t **out);
