@@ -16,7 +16,8 @@
 
 #include "../support/mpitest.h"
 
-static const char *algos[] = {"auto", "root_gather", "fc_half", "fc_full", "fc_full_v"};
+static const char *algos[] = {"auto",      "root_gather", "fc_half",   "fc_full",
+                              "fc_full_v", "ring_half",   "ring_full", "ring"};
 #define NALGOS ((int) (sizeof(algos) / sizeof(algos[0])))
 
 enum { DUP_FULL = 0, DUP_A2B, DUP_B2A, NDUP };
@@ -141,7 +142,8 @@ static void run_config(const mt_inter_t *ic, const config_t *c, const dtype_case
         xfer_coll_opts_init(&opts);
         opts.algorithm = algos[a];
         opts.fallback = XFER_FALLBACK_ERROR;
-        if (strcmp(algos[a], "fc_half") == 0 && tot[0] > 0 && tot[1] > 0)
+        if ((strcmp(algos[a], "fc_half") == 0 || strcmp(algos[a], "ring_half") == 0) &&
+            tot[0] > 0 && tot[1] > 0)
             want = XFER_ERR_NOT_SUPPORTED;
         memset(rbuf, 0x5A, rbytes);
         if (c->kind == 0)

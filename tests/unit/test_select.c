@@ -23,11 +23,13 @@ static xfer_shape_t uniform(int p, int q, size_t ka, size_t kb)
     return s;
 }
 
-static const char *choose(xfer_shape_t s, int ppn)
+static const char *choose_on(xfer_shape_t s, int ppn, int ring)
 {
     xfer_model_t m;
     char why[512];
     const xfer_algo_t *a;
+    memset(&m, 0, sizeof(m));
+    m.ring = ring;
     m.alpha = 2e-6;
     m.beta = 1e-10;
     m.gamma = 2.5e-10;
@@ -38,6 +40,11 @@ static const char *choose(xfer_shape_t s, int ppn)
     UCHECK(strstr(why, s.total[0] && s.total[1] ? "full duplex" : "half duplex") != NULL,
            "trace does not name the duplex mode: %s", why);
     return a->name;
+}
+
+static const char *choose(xfer_shape_t s, int ppn)
+{
+    return choose_on(s, ppn, 0);
 }
 
 int main(void)
@@ -55,12 +62,19 @@ int main(void)
     UCHECK(!strcmp(choose(uniform(3, 1, 4 << 20, 0), 4), "fc_full"), "p>q half, shared node");
     UCHECK(!strcmp(choose(uniform(2, 2, 4 << 20, 0), 4), "fc_half"), "p=q half, shared node");
 
+    /* ring topology: only ring algorithms; ring_full where the return direction is light */
+    UCHECK(!strcmp(choose_on(uniform(8, 8, 1 << 20, 0), 1, 1), "ring_half"), "ring half");
+    UCHECK(!strcmp(choose_on(uniform(8, 8, 1 << 20, 1 << 20), 1, 1), "ring"), "ring equal");
+    UCHECK(!strcmp(choose_on(uniform(8, 8, 1 << 20, 1 << 14), 1, 1), "ring_full"),
+           "ring light return");
+
     /* registry */
     for (i = 0; i < xfer_algo_count(); i++) {
         const xfer_algo_t *a = xfer_algo_at(i);
         UCHECK(xfer_algo_find(a->name) == a && xfer_algo_index(a) == i, "lookup of %s", a->name);
         UCHECK(a->cost && a->volume && a->summary && a->restrictions, "%s incomplete", a->name);
         UCHECK((a->build != NULL) == !(a->flags & XFER_ALGO_NATIVE), "%s builder", a->name);
+        UCHECK(a->model != NULL, "%s has nothing for the simulator", a->name);
         checks++;
     }
     UCHECK(xfer_algo_find("nope") == NULL, "unknown name found");

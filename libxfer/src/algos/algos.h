@@ -13,6 +13,12 @@ xfer_status_t xfer_build_root_gather(const xfer_shape_t *shape, xfer_sched_t *s)
 xfer_status_t xfer_build_fc_half(const xfer_shape_t *shape, xfer_sched_t *s);
 xfer_status_t xfer_build_fc_full(const xfer_shape_t *shape, xfer_sched_t *s);
 xfer_status_t xfer_build_fc_full_v(const xfer_shape_t *shape, xfer_sched_t *s);
+xfer_status_t xfer_build_ring_half(const xfer_shape_t *shape, xfer_sched_t *s);
+xfer_status_t xfer_build_ring_full(const xfer_shape_t *shape, xfer_sched_t *s);
+xfer_status_t xfer_build_ring(const xfer_shape_t *shape, xfer_sched_t *s);
+/* A schedule modelling MPICH's own intercommunicator allgather (for the simulator's cost
+ * comparisons; `native` itself calls the MPI library). */
+xfer_status_t xfer_build_native_model(const xfer_shape_t *shape, xfer_sched_t *s);
 
 /* The segmentation exchange of Kang et al. 2019, Alg. 2, appended to @p s without touching
  * s->algo; shared by fc_full_v, fc_full (unequal counts) and fc_half (unequal counts). */

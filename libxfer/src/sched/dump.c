@@ -49,19 +49,27 @@ static void counts_desc(const xfer_counts_t *c, char *out, size_t len)
 
 xfer_status_t xfer_sched_dump(const xfer_sched_t *s, FILE *out)
 {
+    xfer_op_t *scratch = NULL;
+    xfer_status_t st = XFER_SUCCESS;
     int r, i;
 
     if (!s || !out)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "NULL schedule or stream");
+    if (s->gen && !(scratch = xfer_malloc((size_t) s->gen_max_ops * sizeof(xfer_op_t))))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "dump scratch");
     fprintf(out, "schedule %s%s%s for %c%d (p=%d q=%d): %d rounds, %d ops, %d split slots\n",
             s->algo, s->variant[0] ? "/" : "", s->variant, s->group ? 'B' : 'A', s->rank, s->n[0],
             s->n[1], s->nrounds, s->nops, s->nslots);
-    fprintf(out, "  buffers: SEND %zu, RECV %zu, TMP %zu bytes\n", s->send_bytes, s->recv_bytes,
-            s->tmp_bytes);
+    fprintf(out, "  buffers: SEND %zu, RECV %zu, TMP %zu bytes%s\n", s->send_bytes, s->recv_bytes,
+            s->tmp_bytes, s->gen ? "; rounds generated on demand" : "");
     for (r = 0; r < s->nrounds; r++) {
+        xfer_round_view_t v;
+        XFER_CHECK_GOTO(xfer_sched_round_view(s, r, scratch, &v), st, done);
+        if (v.n == 0)
+            continue; /* generated rounds in which this rank has nothing to do */
         fprintf(out, "  round %d\n", r);
-        for (i = s->round_start[r]; i < s->round_start[r + 1]; i++) {
-            const xfer_op_t *op = &s->ops[i];
+        for (i = 0; i < v.n; i++) {
+            const xfer_op_t *op = &v.ops[i];
             char a[64], b[160], c[64];
             fprintf(out, "    ");
             if (op->chain)
@@ -101,5 +109,9 @@ xfer_status_t xfer_sched_dump(const xfer_sched_t *s, FILE *out)
             }
         }
     }
-    return ferror(out) ? XFER_ERR(XFER_ERR_INTERNAL, "write error on dump stream") : XFER_SUCCESS;
+    if (ferror(out))
+        st = XFER_ERR(XFER_ERR_INTERNAL, "write error on dump stream");
+done:
+    xfer_free(scratch);
+    return st;
 }

@@ -10,21 +10,17 @@ static int is_coll(int kind)
     return kind == XFER_OP_ALLGATHERV || kind == XFER_OP_BCAST || kind == XFER_OP_GATHERV;
 }
 
-static int rbegin(const xfer_exec_t *e)
-{
-    return e->s->round_start[e->round];
-}
-
-static int rend(const xfer_exec_t *e)
-{
-    return e->s->round_start[e->round + 1];
-}
-
 /* A round made of one collective runs as the blocking MPI call (better tuned than the
  * nonblocking one in both MPICH and Open MPI) when nothing else has to progress. */
 static int single_coll_round(const xfer_exec_t *e)
 {
-    return rend(e) - rbegin(e) == 1 && is_coll(e->s->ops[rbegin(e)].kind);
+    return e->view.n == 1 && is_coll(e->view.ops[0].kind);
+}
+
+/* Index of the op at @p k of the current view in s->ops (collectives are always stored). */
+static int stored_index(const xfer_exec_t *e, int k)
+{
+    return e->view.first + k;
 }
 
 static xfer_status_t make_int_counts(xfer_exec_t *e, int i)
@@ -56,7 +52,8 @@ xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, MPI_Comm mer
                              MPI_Comm *gcomm, int tag)
 {
     xfer_status_t st = XFER_SUCCESS;
-    int i, widest = 1;
+    const int widest = xfer_sched_widest_round(s);
+    int i;
 
     memset(e, 0, sizeof(*e));
     e->s = s;
@@ -64,16 +61,15 @@ xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, MPI_Comm mer
     e->gcomm = gcomm;
     e->tag = tag;
     e->round = s->nrounds;
-    for (i = 0; i < s->nrounds; i++)
-        widest = XFER_MAX(widest, s->round_start[i + 1] - s->round_start[i]);
     e->req = xfer_malloc((size_t) widest * sizeof(MPI_Request));
+    e->scratch = s->gen ? xfer_malloc((size_t) widest * sizeof(xfer_op_t)) : NULL;
     e->icounts = xfer_calloc((size_t) XFER_MAX(s->nops, 1), sizeof(int *));
     e->idispls = xfer_calloc((size_t) XFER_MAX(s->nops, 1), sizeof(int *));
-    if (!e->req || !e->icounts || !e->idispls) {
+    if (!e->req || (s->gen && !e->scratch) || !e->icounts || !e->idispls) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "executor state for %d operations", s->nops);
         goto fail;
     }
-    for (i = 0; i < s->nops; i++) {
+    for (i = 0; i < s->nops; i++) { /* stored operations; generated ones are checked as made */
         const xfer_op_t *op = &s->ops[i];
         if (op->len > INT_MAX) {
             st = XFER_ERR(XFER_ERR_TOO_LARGE,
@@ -106,6 +102,7 @@ void xfer_exec_fini(xfer_exec_t *e)
     xfer_free(e->icounts);
     xfer_free(e->idispls);
     xfer_free(e->req);
+    xfer_free(e->scratch);
     memset(e, 0, sizeof(*e));
 }
 
@@ -117,9 +114,10 @@ void xfer_exec_bind(xfer_exec_t *e, const void *send, void *recv, void *tmp)
     e->buf[XFER_BUF_TMP] = tmp;
 }
 
-static xfer_status_t run_blocking_coll(xfer_exec_t *e, int i)
+static xfer_status_t run_blocking_coll(xfer_exec_t *e)
 {
-    const xfer_op_t *op = &e->s->ops[i];
+    const xfer_op_t *op = &e->view.ops[0];
+    const int i = stored_index(e, 0);
     MPI_Comm comm = e->gcomm[op->group];
     xfer_status_t st = XFER_SUCCESS;
 
@@ -146,18 +144,34 @@ out:
     return st;
 }
 
-/* Start op @p i; a COPY completes at once and hands over to the next op of its chain. */
-static xfer_status_t start_op(xfer_exec_t *e, int i)
+/* Next op of @p k's chain in the current round, or -1. */
+static int chain_next(const xfer_exec_t *e, int k)
 {
-    const xfer_op_t *op;
-    MPI_Request *r;
-    MPI_Comm comm;
+    const int chain = e->view.ops[k].chain;
+    int j;
+    if (chain == 0)
+        return -1;
+    for (j = k + 1; j < e->view.n; j++)
+        if (e->view.ops[j].chain == chain)
+            return j;
+    return -1;
+}
+
+/* Start op @p k of the current round; a COPY completes at once and hands over to the next op
+ * of its chain. */
+static xfer_status_t start_op(xfer_exec_t *e, int k)
+{
     xfer_status_t st = XFER_SUCCESS;
 
-    for (;;) {
-        op = &e->s->ops[i];
-        r = &e->req[i - rbegin(e)];
-        comm = op->group >= 0 ? e->gcomm[op->group] : e->merged;
+    while (k >= 0) {
+        const xfer_op_t *op = &e->view.ops[k];
+        MPI_Request *r = &e->req[k];
+        MPI_Comm comm = op->group >= 0 ? e->gcomm[op->group] : e->merged;
+        const int i = is_coll(op->kind) ? stored_index(e, k) : -1;
+
+        if (op->len > INT_MAX)
+            return XFER_ERR(XFER_ERR_TOO_LARGE, "%s: a %s of %zu bytes exceeds MPI's int counts",
+                            e->s->algo, xfer_op_name(op->kind), op->len);
         switch (op->kind) {
         case XFER_OP_SEND:
             XFER_MPI_GOTO(MPI_Isend(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer,
@@ -188,81 +202,61 @@ static xfer_status_t start_op(xfer_exec_t *e, int i)
         case XFER_OP_COPY:
             memmove(e->buf[op->buf2] + op->off2, e->buf[op->buf] + op->off, op->len);
             *r = MPI_REQUEST_NULL;
+            k = chain_next(e, k); /* done: continue its chain, if any */
             break;
         default:
             return XFER_ERR(XFER_ERR_INTERNAL, "unknown operation kind %d", op->kind);
         }
-        /* the copy is done: continue its chain, if any */
-        if (op->chain == 0)
-            return st;
-        {
-            int j, next = -1;
-            for (j = i + 1; j < rend(e); j++)
-                if (e->s->ops[j].chain == op->chain) {
-                    next = j;
-                    break;
-                }
-            if (next < 0)
-                return st;
-            i = next;
-        }
     }
 out:
     return st;
+}
+
+static xfer_status_t load_round(xfer_exec_t *e)
+{
+    return xfer_sched_round_view(e->s, e->round, e->scratch, &e->view);
 }
 
 static xfer_status_t post_round(xfer_exec_t *e)
 {
     xfer_status_t st = XFER_SUCCESS;
-    int b = rbegin(e), n = rend(e) - b, i, j;
+    int k, j;
 
-    for (i = 0; i < n; i++)
-        e->req[i] = MPI_REQUEST_NULL;
-    for (i = b; i < b + n; i++) {
+    for (k = 0; k < e->view.n; k++)
+        e->req[k] = MPI_REQUEST_NULL;
+    for (k = 0; k < e->view.n; k++) {
         int first = 1;
-        if (e->s->ops[i].chain != 0)
-            for (j = b; j < i && first; j++)
-                first = e->s->ops[j].chain != e->s->ops[i].chain;
+        if (e->view.ops[k].chain != 0)
+            for (j = 0; j < k && first; j++)
+                first = e->view.ops[j].chain != e->view.ops[k].chain;
         if (first)
-            XFER_CHECK_GOTO(start_op(e, i), st, out);
+            XFER_CHECK_GOTO(start_op(e, k), st, out);
     }
 out:
     return st;
 }
 
-static xfer_status_t on_complete(xfer_exec_t *e, int slot)
+static xfer_status_t timeout_error(xfer_exec_t *e)
 {
-    int i = rbegin(e) + slot, j;
-    int chain = e->s->ops[i].chain;
-    if (chain == 0)
-        return XFER_SUCCESS;
-    for (j = i + 1; j < rend(e); j++)
-        if (e->s->ops[j].chain == chain)
-            return start_op(e, j);
-    return XFER_SUCCESS;
-}
-
-static xfer_status_t timeout_error(xfer_exec_t *e, int timeout_ms)
-{
-    int i;
-    for (i = rbegin(e); i < rend(e); i++)
-        if (e->req[i - rbegin(e)] != MPI_REQUEST_NULL) {
-            const xfer_op_t *op = &e->s->ops[i];
+    int k;
+    for (k = 0; k < e->view.n; k++)
+        if (e->req[k] != MPI_REQUEST_NULL) {
+            const xfer_op_t *op = &e->view.ops[k];
             const int ng0 = e->s->n[0];
             if (op->kind == XFER_OP_SEND || op->kind == XFER_OP_RECV)
                 return XFER_ERR(XFER_ERR_TIMEOUT,
                                 "%s/%s: no progress within %d ms in round %d: %s of %zu bytes "
                                 "%s group %d rank %d still pending",
-                                e->s->algo, e->s->variant, timeout_ms, e->round,
+                                e->s->algo, e->s->variant, e->timeout_ms, e->round,
                                 xfer_op_name(op->kind), op->len,
                                 op->kind == XFER_OP_SEND ? "to" : "from", op->peer < ng0 ? 0 : 1,
                                 op->peer < ng0 ? op->peer : op->peer - ng0);
             return XFER_ERR(XFER_ERR_TIMEOUT,
                             "%s/%s: no progress within %d ms in round %d: local %s still pending",
-                            e->s->algo, e->s->variant, timeout_ms, e->round,
+                            e->s->algo, e->s->variant, e->timeout_ms, e->round,
                             xfer_op_name(op->kind));
         }
-    return XFER_ERR(XFER_ERR_TIMEOUT, "%s: timed out after %d ms", e->s->algo, timeout_ms);
+    return XFER_ERR(XFER_ERR_TIMEOUT, "%s: timed out after %d ms", e->s->algo, e->timeout_ms);
 }
 
 xfer_status_t xfer_exec_start(xfer_exec_t *e, int timeout_ms)
@@ -274,18 +268,22 @@ xfer_status_t xfer_exec_start(xfer_exec_t *e, int timeout_ms)
     e->active = 1;
     e->round = 0;
     e->posted = 0;
+    e->loaded = 0;
     e->timeout_ms = timeout_ms;
     e->deadline = timeout_ms > 0 ? MPI_Wtime() + 1e-3 * timeout_ms : 0.0;
+    if (e->s->nrounds == 0)
+        return XFER_SUCCESS;
+    XFER_CHECK_GOTO(load_round(e), st, fail);
+    e->loaded = 1;
     /* Post now unless the blocking path will run the first round when the caller waits. */
-    if (e->s->nrounds > 0 && (e->deadline > 0 || !single_coll_round(e))) {
-        st = post_round(e);
-        if (st != XFER_SUCCESS) {
-            e->active = 0;
-            return st;
-        }
+    if (e->deadline > 0 || !single_coll_round(e)) {
+        XFER_CHECK_GOTO(post_round(e), st, fail);
         e->posted = 1;
     }
     return XFER_SUCCESS;
+fail:
+    e->active = 0;
+    return st;
 }
 
 xfer_status_t xfer_exec_progress(xfer_exec_t *e, int blocking, int *done)
@@ -299,30 +297,41 @@ xfer_status_t xfer_exec_progress(xfer_exec_t *e, int blocking, int *done)
         return XFER_SUCCESS;
     }
     while (e->round < e->s->nrounds) {
-        int idx = MPI_UNDEFINED, flag = 0, n = rend(e) - rbegin(e);
+        int idx = MPI_UNDEFINED, flag = 0;
 
+        if (!e->loaded) {
+            XFER_CHECK_GOTO(load_round(e), st, fail);
+            e->loaded = 1;
+        }
         if (!e->posted) {
-            if (blocking && !bounded && single_coll_round(e)) {
-                XFER_CHECK_GOTO(run_blocking_coll(e, rbegin(e)), st, fail);
+            if (e->view.n == 0) { /* nothing for this rank in this round */
                 e->round++;
+                e->loaded = 0;
+                continue;
+            }
+            if (blocking && !bounded && single_coll_round(e)) {
+                XFER_CHECK_GOTO(run_blocking_coll(e), st, fail);
+                e->round++;
+                e->loaded = 0;
                 continue;
             }
             XFER_CHECK_GOTO(post_round(e), st, fail);
             e->posted = 1;
         }
         if (blocking && !bounded) {
-            XFER_MPI_GOTO(MPI_Waitany(n, e->req, &idx, MPI_STATUS_IGNORE), st, fail);
+            XFER_MPI_GOTO(MPI_Waitany(e->view.n, e->req, &idx, MPI_STATUS_IGNORE), st, fail);
             flag = 1;
         } else {
-            XFER_MPI_GOTO(MPI_Testany(n, e->req, &idx, &flag, MPI_STATUS_IGNORE), st, fail);
+            XFER_MPI_GOTO(MPI_Testany(e->view.n, e->req, &idx, &flag, MPI_STATUS_IGNORE), st, fail);
         }
         if (flag && idx == MPI_UNDEFINED) { /* every request of the round has completed */
             e->round++;
             e->posted = 0;
+            e->loaded = 0;
         } else if (flag) {
-            XFER_CHECK_GOTO(on_complete(e, idx), st, fail);
+            XFER_CHECK_GOTO(start_op(e, chain_next(e, idx)), st, fail);
         } else if (bounded && MPI_Wtime() > e->deadline) {
-            st = timeout_error(e, e->timeout_ms);
+            st = timeout_error(e);
             goto fail;
         } else if (!blocking) {
             return XFER_SUCCESS;

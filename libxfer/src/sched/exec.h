@@ -20,9 +20,12 @@ typedef struct xfer_exec {
     int **icounts;   /* per op: int counts for ALLGATHERV/GATHERV, else NULL */
     int **idispls;
     unsigned char *buf[XFER_NBUFS];
-    MPI_Request *req; /* one slot per op of the widest round */
-    int round;        /* current round; s->nrounds when idle or finished */
-    int posted;       /* the current round's operations have been started */
+    MPI_Request *req;       /* one slot per op of the widest round */
+    xfer_op_t *scratch;     /* holds a generated round */
+    xfer_round_view_t view; /* the current round's operations */
+    int round;              /* current round; s->nrounds when idle or finished */
+    int loaded;             /* view holds the current round */
+    int posted;             /* the current round's operations have been started */
     int active;
     int timeout_ms;
     int tag;

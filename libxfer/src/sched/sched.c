@@ -35,6 +35,8 @@ xfer_status_t xfer_sched_create(const xfer_shape_t *shape, int group, int rank, 
     s->n[1] = shape->n[1];
     s->send_bytes = xfer_shape_count(shape, group, rank);
     s->recv_bytes = shape->total[1 - group];
+    s->shape = shape;
+    s->max_ports = 1;
     *out = s;
     return XFER_SUCCESS;
 }
@@ -54,6 +56,10 @@ void xfer_sched_reset(xfer_sched_t *s)
     s->tmp_bytes = 0;
     s->nslots = 0;
     s->error = XFER_SUCCESS;
+    s->gen = NULL;
+    s->gen_max_ops = 0;
+    s->max_ports = 1;
+    s->ring_only = 0;
 }
 
 void xfer_sched_destroy(xfer_sched_t **ps)
@@ -347,6 +353,36 @@ static int in_bounds(const xfer_sched_t *s, int buf, size_t off, size_t len)
     return off <= size && len <= size - off;
 }
 
+int xfer_sched_op_in_bounds(const xfer_sched_t *s, const xfer_op_t *op)
+{
+    int ok = in_bounds(s, op->buf, op->off, op->len);
+    if (op->kind == XFER_OP_COPY)
+        ok = ok && in_bounds(s, op->buf2, op->off2, op->len);
+    if (op->kind == XFER_OP_GATHERV && s->groups[op->group].my_index == op->peer)
+        ok = ok && in_bounds(s, op->buf2, op->off2, xfer_counts_total(&s->counts[op->counts]));
+    return ok;
+}
+
+/* Explicit counts that turned out all equal become UNIFORM: no O(n) array per schedule, and a
+ * cheap comparison in the simulator (p = q = 65,536 would otherwise hold 2^17 such arrays). */
+static void compact_counts(xfer_sched_t *s)
+{
+    int i, m;
+    for (i = 0; i < s->ncounts; i++) {
+        xfer_counts_t *c = &s->counts[i];
+        if (c->kind != XFER_COUNTS_ARRAY)
+            continue;
+        for (m = 1; m < c->n && c->v[m] == c->v[0]; m++)
+            ;
+        if (m >= c->n) {
+            c->k = c->n > 0 ? c->v[0] : 0;
+            c->kind = XFER_COUNTS_UNIFORM;
+            xfer_free(c->v);
+            c->v = NULL;
+        }
+    }
+}
+
 xfer_status_t xfer_sched_finish(xfer_sched_t *s)
 {
     int i;
@@ -354,23 +390,50 @@ xfer_status_t xfer_sched_finish(xfer_sched_t *s)
     xfer_sched_round(s);
     if (s->error != XFER_SUCCESS)
         return s->error;
-    for (i = 0; i < s->nops; i++) {
-        const xfer_op_t *op = &s->ops[i];
-        int ok = in_bounds(s, op->buf, op->off, op->len);
-        if (op->kind == XFER_OP_COPY)
-            ok = ok && in_bounds(s, op->buf2, op->off2, op->len);
-        if (op->kind == XFER_OP_GATHERV) {
-            const xfer_group_t *g = &s->groups[op->group];
-            if (g->my_index == op->peer)
-                ok = ok &&
-                     in_bounds(s, op->buf2, op->off2, xfer_counts_total(&s->counts[op->counts]));
-        }
-        if (!ok)
+    compact_counts(s);
+    for (i = 0; i < s->nops; i++)
+        if (!xfer_sched_op_in_bounds(s, &s->ops[i]))
             return s->error = XFER_ERR(
                        XFER_ERR_INTERNAL, "%s/%s: op %d (%s) of rank (%d,%d) overruns its buffer",
-                       s->algo, s->variant, i, xfer_op_name(op->kind), s->group, s->rank);
-    }
+                       s->algo, s->variant, i, xfer_op_name(s->ops[i].kind), s->group, s->rank);
     return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_sched_round_view(const xfer_sched_t *s, int round, xfer_op_t *scratch,
+                                    xfer_round_view_t *v)
+{
+    if (round < 0 || round >= s->nrounds)
+        return XFER_ERR(XFER_ERR_INTERNAL, "round %d of %d", round, s->nrounds);
+    if (s->gen) {
+        xfer_status_t st;
+        int i;
+        v->first = -1;
+        v->ops = scratch;
+        v->n = 0;
+        st = s->gen(s, round, scratch, &v->n);
+        if (st != XFER_SUCCESS)
+            return st;
+        for (i = 0; i < v->n; i++)
+            if (scratch[i].kind > XFER_OP_COPY || !xfer_sched_op_in_bounds(s, &scratch[i]))
+                return XFER_ERR(XFER_ERR_INTERNAL,
+                                "%s/%s: generated op %d of round %d (rank %d,%d) is invalid",
+                                s->algo, s->variant, i, round, s->group, s->rank);
+        return XFER_SUCCESS;
+    }
+    v->first = s->round_start[round];
+    v->ops = s->ops + v->first;
+    v->n = s->round_start[round + 1] - v->first;
+    return XFER_SUCCESS;
+}
+
+int xfer_sched_widest_round(const xfer_sched_t *s)
+{
+    int i, w = 1;
+    if (s->gen)
+        return XFER_MAX(s->gen_max_ops, 1);
+    for (i = 0; i < s->nrounds; i++)
+        w = XFER_MAX(w, s->round_start[i + 1] - s->round_start[i]);
+    return w;
 }
 
 /* ---- groups and counts ----------------------------------------------------------------------- */

@@ -120,6 +120,12 @@ static inline int xfer_merged_rank(const xfer_shape_t *s, int g, int r)
 
 /* ---- schedule object ----------------------------------------------------------------------- */
 
+/* Generated rounds: a builder may, instead of storing operations, give a function that produces
+ * the operations of one round on demand (ring schedules: O(1) memory per rank however many
+ * rounds). Generated rounds hold point-to-point and copy operations only. */
+typedef xfer_status_t (*xfer_round_gen_fn)(const xfer_sched_t *s, int round, xfer_op_t *ops,
+                                           int *nops);
+
 struct xfer_sched {
     const char *algo;    /* registry name of the builder */
     const char *variant; /* which case of the algorithm (e.g. "p>q"), for dumps and cache keys */
@@ -138,7 +144,32 @@ struct xfer_sched {
     int ncounts, counts_cap;
 
     xfer_status_t error; /* sticky: first failure while building */
+
+    const xfer_shape_t *shape; /* the shape it was built for; must outlive the schedule */
+    xfer_round_gen_fn gen;     /* non-NULL: rounds are generated, ops[] is unused */
+    int gen_max_ops;           /* most operations one generated round can hold */
+    long gen_param[8];         /* the generator's parameters, set by the builder */
+    int max_ports; /* sends (and receives) one round may have in flight at once (single-port: 1) */
+    int ring_only; /* point-to-point peers must be neighbours on the merged-rank ring */
 };
+
+/* One round's operations, stored or generated. */
+typedef struct xfer_round_view {
+    const xfer_op_t *ops;
+    int n;
+    int first; /* index of ops[0] in s->ops, -1 for a generated round */
+} xfer_round_view_t;
+
+/* The operations of @p round. A generated round is written to @p scratch, which must hold
+ * s->gen_max_ops operations and stays in use until the next call with it. */
+xfer_status_t xfer_sched_round_view(const xfer_sched_t *s, int round, xfer_op_t *scratch,
+                                    xfer_round_view_t *view);
+
+/* Most operations any round of @p s holds (the size of a view scratch or request array). */
+int xfer_sched_widest_round(const xfer_sched_t *s);
+
+/* Check that @p op stays inside the buffers of @p s (used by builders and generators). */
+int xfer_sched_op_in_bounds(const xfer_sched_t *s, const xfer_op_t *op);
 
 /* A builder appends one rank's operations for @p shape (see algos/). */
 typedef xfer_status_t (*xfer_builder_fn)(const xfer_shape_t *shape, xfer_sched_t *s);

@@ -1,61 +1,256 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../core/core.h"
 #include "hmap.h"
 #include "sim.h"
 
+/* ---- label maps ------------------------------------------------------------------------------ */
+
+/* Bytes [off, off+len) of a buffer hold group grp's global bytes [goff, goff+len). For a
+ * piece taken out of a map, off is relative to the start of the range asked for. */
+typedef struct run {
+    size_t off, len, goff;
+    int grp;
+} run_t;
+
+typedef struct runvec {
+    run_t *r;
+    int n, cap;
+} runvec_t;
+
+static int rv_push(runvec_t *v, run_t x)
+{
+    if (v->n > 0) { /* coalesce with the previous run when it continues it */
+        run_t *l = &v->r[v->n - 1];
+        if (l->off + l->len == x.off && l->grp == x.grp && l->goff + l->len == x.goff) {
+            l->len += x.len;
+            return 1;
+        }
+    }
+    if (v->n == v->cap) {
+        int cap = v->cap ? v->cap * 2 : 4;
+        run_t *n = xfer_realloc_array(v->r, (size_t) cap, sizeof(run_t));
+        if (!n)
+            return 0;
+        v->r = n;
+        v->cap = cap;
+    }
+    v->r[v->n++] = x;
+    return 1;
+}
+
+static void rv_free(runvec_t *v)
+{
+    xfer_free(v->r);
+    memset(v, 0, sizeof(*v));
+}
+
+/* First run of @p m ending after @p off. */
+static int rv_find(const runvec_t *m, size_t off)
+{
+    int lo = 0, hi = m->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (m->r[mid].off + m->r[mid].len <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The labels of [off, off+len) appended to @p out (offsets relative to @p off + @p rel).
+ * Returns 0 when part of the range holds nothing; *@p gap is then its first byte. */
+static int rv_get(const runvec_t *m, size_t off, size_t len, size_t rel, runvec_t *out, size_t *gap)
+{
+    size_t pos = off, end = off + len;
+    int i = rv_find(m, off);
+    while (pos < end) {
+        run_t x;
+        if (i >= m->n || m->r[i].off > pos) {
+            *gap = pos;
+            return 0;
+        }
+        x.off = rel + (pos - off);
+        x.len = XFER_MIN(end, m->r[i].off + m->r[i].len) - pos;
+        x.goff = m->r[i].goff + (pos - m->r[i].off);
+        x.grp = m->r[i].grp;
+        if (!rv_push(out, x)) {
+            *gap = (size_t) -1;
+            return 0;
+        }
+        pos += x.len;
+        i++;
+    }
+    return 1;
+}
+
+/* Overwrite [off, off+len) of @p m with @p src (relative offsets, covering the range). */
+static int rv_put(runvec_t *m, size_t off, size_t len, const runvec_t *src)
+{
+    runvec_t mid = {0};
+    size_t end = off + len;
+    int i0 = rv_find(m, off), i1 = i0, k, keep, grow;
+    run_t left, right;
+    int has_left = 0, has_right = 0;
+
+    if (len == 0)
+        return 1;
+    while (i1 < m->n && m->r[i1].off < end)
+        i1++;
+    if (i0 < i1 && m->r[i0].off < off) {
+        left = m->r[i0];
+        left.len = off - left.off;
+        has_left = 1;
+    }
+    if (i0 < i1 && m->r[i1 - 1].off + m->r[i1 - 1].len > end) {
+        right = m->r[i1 - 1];
+        right.goff += end - right.off;
+        right.len = right.off + right.len - end;
+        right.off = end;
+        has_right = 1;
+    }
+    /* the previous and next untouched runs join in so the result stays coalesced */
+    if (i0 > 0 && !has_left) {
+        i0--;
+        left = m->r[i0];
+        has_left = 1;
+    }
+    if (i1 < m->n && !has_right) {
+        right = m->r[i1];
+        i1++;
+        has_right = 1;
+    }
+    if ((has_left && !rv_push(&mid, left)))
+        return 0;
+    for (k = 0; k < src->n; k++) {
+        run_t x = src->r[k];
+        x.off += off;
+        if (!rv_push(&mid, x)) {
+            rv_free(&mid);
+            return 0;
+        }
+    }
+    if (has_right && !rv_push(&mid, right)) {
+        rv_free(&mid);
+        return 0;
+    }
+    keep = i1 - i0;
+    grow = mid.n - keep;
+    if (grow > 0) {
+        if (m->n + grow > m->cap) {
+            int cap = XFER_MAX(m->cap * 2, m->n + grow);
+            run_t *n = xfer_realloc_array(m->r, (size_t) cap, sizeof(run_t));
+            if (!n) {
+                rv_free(&mid);
+                return 0;
+            }
+            m->r = n;
+            m->cap = cap;
+        }
+    }
+    if (grow != 0 && i1 < m->n)
+        memmove(&m->r[i1 + grow], &m->r[i1], (size_t) (m->n - i1) * sizeof(run_t));
+    if (mid.n)
+        memcpy(&m->r[i0], mid.r, (size_t) mid.n * sizeof(run_t));
+    m->n += grow;
+    rv_free(&mid);
+    return 1;
+}
+
+/* ---- simulator state --------------------------------------------------------------------------
+ */
+
 enum { ST_IDLE = 0, ST_POSTED, ST_DONE };
 
 typedef struct sim_rank {
     xfer_sched_t *s;
-    unsigned char *buf[XFER_NBUFS];
-    unsigned char *opst; /* per op state */
-    int round;           /* current round, nrounds when finished */
-    int pending;         /* ops of the current round not yet done */
+    runvec_t map[XFER_NBUFS];
+    xfer_op_t *scratch;
+    xfer_round_view_t view;
+    int round, pending, active_rounds;
+    unsigned char *st; /* per op of the view */
+    double *post;      /* when the op was posted */
+    double *end;       /* when it completed */
+    runvec_t *cap;     /* labels a posted send carries */
+    int *pend, npend;  /* posted point-to-point ops not yet matched, in posting order */
+    double clock, send_free, recv_free;
     size_t sent, recvd;
 } sim_rank_t;
 
 typedef struct coll_inst {
     int posted;
-    int *rank; /* merged rank of each member, by member index */
-    int *op;   /* op index in that rank's schedule */
+    int *rank, *op;
 } coll_inst_t;
 
 typedef struct sim {
     const xfer_shape_t *shape;
+    xfer_sim_opts_t o;
     int N;
     sim_rank_t *r;
     int *queue; /* pairs (rank, op) to post */
     size_t qhead, qtail, qcap;
-    xfer_hmap_t pair_seq; /* (src,dst,dir) -> next sequence number */
-    xfer_hmap_t posted;   /* (src,dst,seq,dir) -> rank/op of the posted side */
-    xfer_hmap_t coll_seq; /* (rank, slot, color) -> next call index */
-    xfer_hmap_t coll;     /* (slot, color, call) -> coll_inst_t index + 1 */
+    xfer_hmap_t coll_seq; /* (rank, slot, color) -> next call number */
+    xfer_hmap_t coll;     /* (slot, color, call) -> instance + 1 */
     coll_inst_t *insts;
     int ninsts, insts_cap;
+    runvec_t tmp; /* scratch labels */
     xfer_sim_stats_t st;
     xfer_status_t err;
 } sim_t;
 
-static xfer_status_t fail(sim_t *m, xfer_status_t st, const char *what)
+static void rank_name(const sim_t *m, int merged, char *out, size_t len)
 {
-    if (m->err == XFER_SUCCESS)
-        m->err = XFER_ERR(st, "%s", what);
+    if (merged < m->shape->n[0])
+        snprintf(out, len, "A%d", merged);
+    else
+        snprintf(out, len, "B%d", merged - m->shape->n[0]);
+}
+
+/* "block m_j of group X" for byte @p byte of group @p g's data. */
+static void block_name(const sim_t *m, int g, size_t byte, char *out, size_t len)
+{
+    const xfer_shape_t *sh = m->shape;
+    int lo = 0, hi = sh->n[g] - 1;
+    while (lo < hi) { /* last rank whose block starts at or before the byte */
+        int mid = lo + (hi - lo + 1) / 2;
+        if (xfer_shape_offset(sh, g, mid) <= byte)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    snprintf(out, len, "block %d of group %c (global byte %zu)", lo, g ? 'B' : 'A', byte);
+}
+
+static xfer_status_t fail(sim_t *m, xfer_status_t st, const char *fmt, ...) XFER_PRINTF(3, 4);
+
+static xfer_status_t fail(sim_t *m, xfer_status_t st, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    if (m->err != XFER_SUCCESS)
+        return m->err;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    m->err = XFER_ERR(st, "%s", msg);
     return m->err;
 }
 
-static void enqueue(sim_t *m, int rank, int op)
+static void enqueue(sim_t *m, int rank, int k)
 {
     if (m->qtail + 2 > m->qcap) {
-        size_t live = m->qtail - m->qhead, cap = m->qcap ? m->qcap * 2 : 1024;
-        int *q;
-        if (m->qhead > 0 && live + 2 <= m->qcap) { /* compact */
+        size_t live = m->qtail - m->qhead;
+        if (m->qhead > 0 && live + 2 <= m->qcap / 2) { /* compact */
             memmove(m->queue, m->queue + m->qhead, live * sizeof(int));
             m->qhead = 0;
             m->qtail = live;
         } else {
-            q = xfer_realloc_array(m->queue, cap, sizeof(int));
+            size_t cap = m->qcap ? m->qcap * 2 : 4096;
+            int *q = xfer_realloc_array(m->queue, cap, sizeof(int));
             if (!q) {
                 fail(m, XFER_ERR_NO_MEMORY, "simulator queue");
                 return;
@@ -65,130 +260,276 @@ static void enqueue(sim_t *m, int rank, int op)
         }
     }
     m->queue[m->qtail++] = rank;
-    m->queue[m->qtail++] = op;
+    m->queue[m->qtail++] = k;
 }
 
-static int round_begin(const xfer_sched_t *s, int round)
+static int is_coll(int kind)
 {
-    return s->round_start[round];
+    return kind == XFER_OP_ALLGATHERV || kind == XFER_OP_BCAST || kind == XFER_OP_GATHERV;
 }
 
-static int round_end(const xfer_sched_t *s, int round)
+/* ---- round-level checks ------------------------------------------------------------------------
+ */
+
+typedef struct {
+    int buf, write;
+    size_t off, len;
+} access_t;
+
+static int accesses(const sim_rank_t *R, const xfer_op_t *op, access_t a[2])
 {
-    return s->round_start[round + 1];
+    int n = 0;
+    const xfer_sched_t *s = R->s;
+    switch (op->kind) {
+    case XFER_OP_SEND:
+        a[n++] = (access_t){op->buf, 0, op->off, op->len};
+        break;
+    case XFER_OP_RECV:
+        a[n++] = (access_t){op->buf, 1, op->off, op->len};
+        break;
+    case XFER_OP_COPY:
+        a[n++] = (access_t){op->buf, 0, op->off, op->len};
+        a[n++] = (access_t){op->buf2, 1, op->off2, op->len};
+        break;
+    case XFER_OP_ALLGATHERV:
+        a[n++] = (access_t){op->buf, 1, op->off, op->len};
+        break;
+    case XFER_OP_BCAST:
+        a[n++] = (access_t){op->buf, s->groups[op->group].my_index != op->peer, op->off, op->len};
+        break;
+    case XFER_OP_GATHERV:
+        a[n++] = (access_t){op->buf, 0, op->off, op->len};
+        if (s->groups[op->group].my_index == op->peer)
+            a[n++] = (access_t){op->buf2, 1, op->off2, xfer_counts_total(&s->counts[op->counts])};
+        break;
+    }
+    return n;
 }
 
-/* Post the ops of rank @p rank's current round that may start now. */
+static void check_round(sim_t *m, int rank)
+{
+    const sim_rank_t *R = &m->r[rank];
+    const xfer_sched_t *s = R->s;
+    const xfer_round_view_t *v = &R->view;
+    int sends = 0, recvs = 0, i, j, c;
+    unsigned long chains_s = 0, chains_r = 0; /* chains seen (first 64) */
+    char me[16], peer[16];
+
+    rank_name(m, rank, me, sizeof(me));
+    for (i = 0; i < v->n; i++) {
+        const xfer_op_t *op = &v->ops[i];
+        if (op->kind != XFER_OP_SEND && op->kind != XFER_OP_RECV)
+            continue;
+        if (s->ring_only) {
+            int d = ((op->peer - rank) % m->N + m->N) % m->N;
+            if (d != 1 && d != m->N - 1) {
+                rank_name(m, op->peer, peer, sizeof(peer));
+                fail(m, XFER_ERR_VERIFY, "%s: round %d: %s %s %s, which is not its ring neighbour",
+                     s->algo, R->round, me, op->kind == XFER_OP_SEND ? "sends to" : "receives from",
+                     peer);
+                return;
+            }
+        }
+        if (op->chain == 0) {
+            sends += op->kind == XFER_OP_SEND;
+            recvs += op->kind == XFER_OP_RECV;
+        } else {
+            unsigned long bit = 1ul << (op->chain % 64);
+            if (op->kind == XFER_OP_SEND && !(chains_s & bit)) {
+                chains_s |= bit;
+                sends++;
+            }
+            if (op->kind == XFER_OP_RECV && !(chains_r & bit)) {
+                chains_r |= bit;
+                recvs++;
+            }
+        }
+    }
+    if (m->o.check_ports && (sends > s->max_ports || recvs > s->max_ports)) {
+        fail(m, XFER_ERR_VERIFY,
+             "%s: round %d: %s starts %d sends and %d receives at once (single-port allows %d)",
+             s->algo, R->round, me, sends, recvs, s->max_ports);
+        return;
+    }
+    if (v->n > 256)
+        return; /* pairwise race check bounded; such rounds are chains of disjoint pieces */
+    for (i = 0; i < v->n; i++)
+        for (j = i + 1; j < v->n; j++) {
+            access_t a[2], b[2];
+            int na = accesses(R, &v->ops[i], a), nb = accesses(R, &v->ops[j], b), x, y;
+            if (v->ops[i].chain && v->ops[i].chain == v->ops[j].chain)
+                continue; /* one after the other */
+            for (x = 0; x < na; x++)
+                for (y = 0; y < nb; y++)
+                    if (a[x].buf == b[y].buf && (a[x].write || b[y].write) && a[x].len &&
+                        b[y].len && a[x].off < b[y].off + b[y].len &&
+                        b[y].off < a[x].off + a[x].len) {
+                        c = a[x].buf;
+                        fail(m, XFER_ERR_VERIFY,
+                             "%s: round %d: %s: %s and %s touch %s[%zu..%zu) at the same time",
+                             s->algo, R->round, me, xfer_op_name(v->ops[i].kind),
+                             xfer_op_name(v->ops[j].kind), xfer_buf_name(c),
+                             XFER_MAX(a[x].off, b[y].off),
+                             XFER_MIN(a[x].off + a[x].len, b[y].off + b[y].len));
+                        return;
+                    }
+        }
+}
+
+/* ---- rounds, posting, completion ----------------------------------------------------------------
+ */
+
 static void start_round(sim_t *m, int rank)
 {
     sim_rank_t *R = &m->r[rank];
     const xfer_sched_t *s = R->s;
-    int i, j, b, e;
+    int k, j;
 
-    while (R->round < s->nrounds) {
-        b = round_begin(s, R->round);
-        e = round_end(s, R->round);
-        R->pending = e - b;
-        if (R->pending > 0)
+    while (R->round < s->nrounds && m->err == XFER_SUCCESS) {
+        xfer_status_t st = xfer_sched_round_view(s, R->round, R->scratch, &R->view);
+        if (st != XFER_SUCCESS) {
+            m->err = st;
+            return;
+        }
+        if (R->view.n > 0)
             break;
         R->round++;
     }
-    if (R->round >= s->nrounds)
+    if (R->round >= s->nrounds || m->err != XFER_SUCCESS)
         return;
-    for (i = b; i < e; i++) {
+    R->active_rounds++;
+    R->pending = R->view.n;
+    R->npend = 0;
+    for (k = 0; k < R->view.n; k++) {
+        R->st[k] = ST_IDLE;
+        R->post[k] = R->end[k] = R->clock;
+        R->cap[k].n = 0;
+    }
+    check_round(m, rank);
+    for (k = 0; k < R->view.n; k++) {
         int first = 1;
-        if (s->ops[i].chain != 0)
-            for (j = b; j < i; j++)
-                if (s->ops[j].chain == s->ops[i].chain)
-                    first = 0;
+        if (R->view.ops[k].chain != 0)
+            for (j = 0; j < k && first; j++)
+                first = R->view.ops[j].chain != R->view.ops[k].chain;
         if (first)
-            enqueue(m, rank, i);
+            enqueue(m, rank, k);
     }
 }
 
-static void complete(sim_t *m, int rank, int op)
+static void complete(sim_t *m, int rank, int k, double t)
 {
     sim_rank_t *R = &m->r[rank];
-    const xfer_sched_t *s = R->s;
-    int chain = s->ops[op].chain, e = round_end(s, R->round), i;
+    const int chain = R->view.ops[k].chain;
+    int j;
 
-    R->opst[op] = ST_DONE;
+    R->st[k] = ST_DONE;
+    R->end[k] = t;
     if (chain != 0)
-        for (i = op + 1; i < e; i++)
-            if (s->ops[i].chain == chain) {
-                enqueue(m, rank, i);
+        for (j = k + 1; j < R->view.n; j++)
+            if (R->view.ops[j].chain == chain) {
+                R->post[j] = t;
+                enqueue(m, rank, j);
                 break;
             }
     if (--R->pending == 0) {
+        for (j = 0; j < R->view.n; j++)
+            R->clock = XFER_MAX(R->clock, R->end[j]);
         R->round++;
         start_round(m, rank);
     }
 }
 
-#define KEY_RANK_BITS 21
-
-static uint64_t pair_key(int src, int dst, int dir)
+/* Labels of @p len bytes at (buf, off) of @p rank into m->tmp, or a violation. */
+static int take(sim_t *m, int rank, int buf, size_t off, size_t len, const char *what)
 {
-    return ((uint64_t) src << (KEY_RANK_BITS + 1)) | ((uint64_t) dst << 1) | (uint64_t) dir;
+    sim_rank_t *R = &m->r[rank];
+    size_t gap = 0;
+    char me[16], b[96];
+
+    m->tmp.n = 0;
+    if (rv_get(&R->map[buf], off, len, 0, &m->tmp, &gap))
+        return 1;
+    if (gap == (size_t) -1) {
+        fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+        return 0;
+    }
+    rank_name(m, rank, me, sizeof(me));
+    snprintf(b, sizeof(b), "byte %zu", gap);
+    if (buf == XFER_BUF_RECV)
+        block_name(m, R->s->group == 0 ? 1 : 0, gap, b, sizeof(b));
+    fail(m, XFER_ERR_VERIFY,
+         "%s: round %d: %s %s %s[%zu..%zu) but does not hold %s there (message availability)",
+         R->s->algo, R->round, me, what, xfer_buf_name(buf), off, off + len, b);
+    return 0;
 }
 
-static void post_p2p(sim_t *m, int rank, int op)
+static void deliver(sim_t *m, int srank, int ks, int rrank, int kr)
 {
-    const xfer_op_t *o = &m->r[rank].s->ops[op];
-    const int dir = o->kind == XFER_OP_SEND ? 0 : 1;
-    const int src = dir == 0 ? rank : o->peer, dst = dir == 0 ? o->peer : rank;
-    uint64_t *seq, *other, mine;
-    uint64_t base;
+    sim_rank_t *S = &m->r[srank], *R = &m->r[rrank];
+    const xfer_op_t *so = &S->view.ops[ks], *ro = &R->view.ops[kr];
+    double t0, t1;
 
-    if (o->peer < 0 || o->peer >= m->N || o->peer == rank) {
-        fail(m, XFER_ERR_VERIFY, "point-to-point operation with an invalid peer");
+    if (so->len != ro->len) {
+        char a[16], b[16];
+        rank_name(m, srank, a, sizeof(a));
+        rank_name(m, rrank, b, sizeof(b));
+        fail(m, XFER_ERR_VERIFY,
+             "%s: round %d/%d: %s sends %zu bytes to %s, which posted a receive of %zu", S->s->algo,
+             S->round, R->round, a, so->len, b, ro->len);
         return;
     }
-    seq = xfer_hmap_slot(&m->pair_seq, pair_key(src, dst, dir));
-    if (!seq) {
-        fail(m, XFER_ERR_NO_MEMORY, "simulator tables");
+    if (!rv_put(&R->map[ro->buf], ro->off, ro->len, &S->cap[ks])) {
+        fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         return;
     }
-    if (*seq >= ((uint64_t) 1 << KEY_RANK_BITS)) {
-        fail(m, XFER_ERR_NOT_SUPPORTED, "more than 2^21 messages between one pair of ranks");
+    t0 = XFER_MAX(XFER_MAX(S->post[ks], R->post[kr]), XFER_MAX(S->send_free, R->recv_free));
+    t1 = t0 + m->o.alpha + (double) so->len * m->o.beta;
+    S->send_free = R->recv_free = t1;
+    S->sent += so->len;
+    R->recvd += so->len;
+    m->st.messages++;
+    complete(m, srank, ks, t1);
+    complete(m, rrank, kr, t1);
+}
+
+static void post_p2p(sim_t *m, int rank, int k)
+{
+    sim_rank_t *R = &m->r[rank];
+    const xfer_op_t *op = &R->view.ops[k];
+    const int want = op->kind == XFER_OP_SEND ? XFER_OP_RECV : XFER_OP_SEND;
+    sim_rank_t *P;
+    int i;
+
+    if (op->peer < 0 || op->peer >= m->N || op->peer == rank) {
+        fail(m, XFER_ERR_VERIFY, "%s: round %d: point-to-point operation with peer %d", R->s->algo,
+             R->round, op->peer);
         return;
     }
-    /* exact key of message number seq from src to dst; the two sides differ in the low bit */
-    base = ((uint64_t) src << (2 * KEY_RANK_BITS + 1)) | ((uint64_t) dst << (KEY_RANK_BITS + 1)) |
-           (*seq << 1);
-    (*seq)++;
-    other = xfer_hmap_find(&m->posted, base ^ (uint64_t) (1 - dir));
-    mine = ((uint64_t) rank << 32) | (uint64_t) op;
-    if (!other) {
-        uint64_t *slot = xfer_hmap_slot(&m->posted, base ^ (uint64_t) dir);
-        if (!slot) {
-            fail(m, XFER_ERR_NO_MEMORY, "simulator tables");
+    if (op->kind == XFER_OP_SEND) { /* the data leaves as the sender holds it now */
+        if (!take(m, rank, op->buf, op->off, op->len, "sends"))
+            return;
+        R->cap[k].n = 0;
+        for (i = 0; i < m->tmp.n; i++)
+            if (!rv_push(&R->cap[k], m->tmp.r[i])) {
+                fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+                return;
+            }
+    }
+    P = &m->r[op->peer];
+    for (i = 0; i < P->npend; i++) { /* the peer's first matching operation, in post order */
+        const int kp = P->pend[i];
+        const xfer_op_t *po = &P->view.ops[kp];
+        if (po->kind == want && po->peer == rank) {
+            memmove(&P->pend[i], &P->pend[i + 1], (size_t) (P->npend - i - 1) * sizeof(int));
+            P->npend--;
+            if (op->kind == XFER_OP_SEND)
+                deliver(m, rank, k, op->peer, kp);
+            else
+                deliver(m, op->peer, kp, rank, k);
             return;
         }
-        *slot = mine;
-        return;
     }
-    {
-        int orank = (int) (*other >> 32), oop = (int) (*other & 0xffffffffu);
-        const xfer_op_t *so = dir == 0 ? o : &m->r[orank].s->ops[oop];
-        const xfer_op_t *ro = dir == 0 ? &m->r[orank].s->ops[oop] : o;
-        int srank = dir == 0 ? rank : orank, rrank = dir == 0 ? orank : rank;
-        xfer_hmap_erase(&m->posted, base ^ (uint64_t) (1 - dir));
-        if (so->len != ro->len) {
-            char msg[256];
-            snprintf(msg, sizeof(msg),
-                     "message %d -> %d: sender sends %zu bytes, receiver expects %zu", srank, rrank,
-                     so->len, ro->len);
-            fail(m, XFER_ERR_VERIFY, msg);
-            return;
-        }
-        memcpy(m->r[rrank].buf[ro->buf] + ro->off, m->r[srank].buf[so->buf] + so->off, so->len);
-        m->r[srank].sent += so->len;
-        m->r[rrank].recvd += so->len;
-        m->st.messages++;
-        complete(m, srank, dir == 0 ? op : oop);
-        complete(m, rrank, dir == 0 ? oop : op);
-    }
+    R->pend[R->npend++] = k;
 }
 
 static int same_counts(const xfer_counts_t *a, const xfer_counts_t *b)
@@ -196,79 +537,113 @@ static int same_counts(const xfer_counts_t *a, const xfer_counts_t *b)
     int i;
     if (a->n != b->n)
         return 0;
+    if (a->kind == b->kind && a->kind != XFER_COUNTS_ARRAY)
+        return a->k == b->k;
     for (i = 0; i < a->n; i++)
         if (xfer_counts_get(a, i) != xfer_counts_get(b, i))
             return 0;
     return 1;
 }
 
-static void run_coll(sim_t *m, coll_inst_t *ci, const xfer_group_t *g)
+static double log2c(int n)
 {
-    const xfer_sched_t *s0 = m->r[ci->rank[0]].s;
-    const xfer_op_t *o0 = &s0->ops[ci->op[0]];
-    const xfer_counts_t *c0 = o0->counts >= 0 ? &s0->counts[o0->counts] : NULL;
-    int i, j;
+    return (double) xfer_ceil_log2((uint64_t) (n > 0 ? n : 1));
+}
 
-    for (i = 1; i < g->size; i++) {
-        const xfer_sched_t *si = m->r[ci->rank[i]].s;
-        const xfer_op_t *oi = &si->ops[ci->op[i]];
-        if (oi->kind != o0->kind || (c0 && !same_counts(c0, &si->counts[oi->counts])) ||
+static void run_coll(sim_t *m, coll_inst_t *ci, int size)
+{
+    sim_rank_t *R0 = &m->r[ci->rank[0]];
+    const xfer_op_t *o0 = &R0->view.ops[ci->op[0]];
+    const xfer_counts_t *c0 = o0->counts >= 0 ? &R0->s->counts[o0->counts] : NULL;
+    runvec_t res = {0};
+    double t = 0.0, cost = 0.0;
+    size_t total = o0->len;
+    int i;
+
+    for (i = 0; i < size; i++) {
+        const sim_rank_t *Ri = &m->r[ci->rank[i]];
+        const xfer_op_t *oi = &Ri->view.ops[ci->op[i]];
+        t = XFER_MAX(t, Ri->post[ci->op[i]]);
+        if (oi->kind != o0->kind || (c0 && !same_counts(c0, &Ri->s->counts[oi->counts])) ||
             (o0->kind != XFER_OP_ALLGATHERV && oi->peer != o0->peer) ||
             (o0->kind == XFER_OP_BCAST && oi->len != o0->len)) {
-            fail(m, XFER_ERR_VERIFY, "members of a group disagree on a collective call");
+            char a[16];
+            rank_name(m, ci->rank[i], a, sizeof(a));
+            fail(m, XFER_ERR_VERIFY,
+                 "%s: round %d: %s disagrees with the other members of a %s on its arguments",
+                 Ri->s->algo, Ri->round, a, xfer_op_name(o0->kind));
             return;
         }
     }
     switch (o0->kind) {
-    case XFER_OP_ALLGATHERV:
-        for (i = 0; i < g->size; i++) { /* block i from member i to everybody */
-            const xfer_op_t *oi = &m->r[ci->rank[i]].s->ops[ci->op[i]];
-            size_t off = xfer_counts_offset(c0, i), len = xfer_counts_get(c0, i);
-            for (j = 0; j < g->size; j++) {
-                const xfer_op_t *oj = &m->r[ci->rank[j]].s->ops[ci->op[j]];
-                if (j != i)
-                    memcpy(m->r[ci->rank[j]].buf[oj->buf] + oj->off + off,
-                           m->r[ci->rank[i]].buf[oi->buf] + oi->off + off, len);
-            }
+    case XFER_OP_ALLGATHERV: /* every member's block, concatenated, to every member */
+        for (i = 0; i < size && m->err == XFER_SUCCESS; i++) {
+            const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
+            size_t off = xfer_counts_offset(c0, i), len = xfer_counts_get(c0, i), gap = 0;
+            if (!rv_get(&m->r[ci->rank[i]].map[oi->buf], oi->off + off, len, off, &res, &gap))
+                take(m, ci->rank[i], oi->buf, oi->off + off, len, "contributes");
         }
+        for (i = 0; i < size && m->err == XFER_SUCCESS; i++) {
+            const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
+            if (!rv_put(&m->r[ci->rank[i]].map[oi->buf], oi->off, total, &res))
+                fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+        }
+        cost = log2c(size) * m->o.alpha + (double) total * (size - 1) / size * m->o.beta;
         break;
     case XFER_OP_BCAST: {
-        int root = o0->peer;
-        const xfer_op_t *ro = &m->r[ci->rank[root]].s->ops[ci->op[root]];
-        for (j = 0; j < g->size; j++) {
-            const xfer_op_t *oj = &m->r[ci->rank[j]].s->ops[ci->op[j]];
-            if (j != root)
-                memcpy(m->r[ci->rank[j]].buf[oj->buf] + oj->off,
-                       m->r[ci->rank[root]].buf[ro->buf] + ro->off, ro->len);
+        const int root = o0->peer;
+        const xfer_op_t *ro = &m->r[ci->rank[root]].view.ops[ci->op[root]];
+        if (take(m, ci->rank[root], ro->buf, ro->off, ro->len, "broadcasts")) {
+            for (i = 0; i < m->tmp.n; i++)
+                rv_push(&res, m->tmp.r[i]);
+            for (i = 0; i < size; i++)
+                if (i != root) {
+                    const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
+                    if (!rv_put(&m->r[ci->rank[i]].map[oi->buf], oi->off, oi->len, &res))
+                        fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+                }
         }
+        cost = o0->len >= 8192 ? 2 * log2c(size) * m->o.alpha + 2.0 * (double) o0->len * m->o.beta
+                               : log2c(size) * (m->o.alpha + (double) o0->len * m->o.beta);
         break;
     }
     case XFER_OP_GATHERV: {
-        int root = o0->peer;
-        const xfer_op_t *ro = &m->r[ci->rank[root]].s->ops[ci->op[root]];
-        for (i = 0; i < g->size; i++) {
-            const xfer_op_t *oi = &m->r[ci->rank[i]].s->ops[ci->op[i]];
+        const int root = o0->peer;
+        const xfer_op_t *ro = &m->r[ci->rank[root]].view.ops[ci->op[root]];
+        total = xfer_counts_total(c0);
+        for (i = 0; i < size && m->err == XFER_SUCCESS; i++) {
+            const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
             if (oi->len != xfer_counts_get(c0, i)) {
-                fail(m, XFER_ERR_VERIFY, "gatherv: a member sends a different count");
-                return;
+                fail(m, XFER_ERR_VERIFY, "%s: gatherv member %d sends %zu bytes, root expects %zu",
+                     m->r[ci->rank[i]].s->algo, i, oi->len, xfer_counts_get(c0, i));
+                break;
             }
-            memcpy(m->r[ci->rank[root]].buf[ro->buf2] + ro->off2 + xfer_counts_offset(c0, i),
-                   m->r[ci->rank[i]].buf[oi->buf] + oi->off, oi->len);
+            if (take(m, ci->rank[i], oi->buf, oi->off, oi->len, "gathers") &&
+                !rv_put(&m->r[ci->rank[root]].map[ro->buf2], ro->off2 + xfer_counts_offset(c0, i),
+                        oi->len, &m->tmp))
+                fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         }
+        cost = log2c(size) * m->o.alpha + (double) total * (size - 1) / size * m->o.beta;
         break;
     }
     default:
         break;
     }
+    rv_free(&res);
+    if (m->err != XFER_SUCCESS)
+        return;
     m->st.collectives++;
-    for (i = 0; i < g->size; i++)
-        complete(m, ci->rank[i], ci->op[i]);
+    for (i = 0; i < size; i++) {
+        sim_rank_t *Ri = &m->r[ci->rank[i]];
+        Ri->send_free = Ri->recv_free = XFER_MAX(Ri->send_free, t + cost);
+        complete(m, ci->rank[i], ci->op[i], t + cost);
+    }
 }
 
-static void post_coll(sim_t *m, int rank, int op)
+static void post_coll(sim_t *m, int rank, int k)
 {
-    const xfer_sched_t *s = m->r[rank].s;
-    const xfer_group_t *g = &s->groups[s->ops[op].group];
+    const sim_rank_t *R = &m->r[rank];
+    const xfer_group_t *g = &R->s->groups[R->view.ops[k].group];
     const int color = xfer_group_member(g, 0), slot = g->slot + 1;
     uint64_t *seq, *inst, key;
     coll_inst_t *ci;
@@ -300,8 +675,8 @@ static void post_coll(sim_t *m, int rank, int op)
         }
         ci = &m->insts[m->ninsts];
         ci->posted = 0;
-        ci->rank = xfer_calloc((size_t) g->size, sizeof(int));
-        ci->op = xfer_calloc((size_t) g->size, sizeof(int));
+        ci->rank = xfer_malloc((size_t) g->size * sizeof(int));
+        ci->op = xfer_malloc((size_t) g->size * sizeof(int));
         if (!ci->rank || !ci->op) {
             xfer_free(ci->rank);
             xfer_free(ci->op);
@@ -315,100 +690,128 @@ static void post_coll(sim_t *m, int rank, int op)
     ci = &m->insts[*inst - 1];
     if (g->my_index < 0 || g->my_index >= g->size || ci->op[g->my_index] != -1 ||
         xfer_group_member(g, g->my_index) != rank) {
-        fail(m, XFER_ERR_VERIFY, "inconsistent group membership in a collective");
+        fail(m, XFER_ERR_VERIFY, "%s: round %d: inconsistent group membership in a %s", R->s->algo,
+             R->round, xfer_op_name(R->view.ops[k].kind));
         return;
     }
     ci->rank[g->my_index] = rank;
-    ci->op[g->my_index] = op;
-    ci->posted++;
-    if (ci->posted == g->size) {
-        run_coll(m, ci, g);
+    ci->op[g->my_index] = k;
+    if (++ci->posted == g->size) {
+        run_coll(m, ci, g->size);
+        xfer_free(ci->rank);
+        xfer_free(ci->op);
+        ci->rank = ci->op = NULL;
         xfer_hmap_erase(&m->coll, key);
     }
 }
 
-static void post(sim_t *m, int rank, int op)
+static void post(sim_t *m, int rank, int k)
 {
     sim_rank_t *R = &m->r[rank];
-    const xfer_op_t *o = &R->s->ops[op];
+    const xfer_op_t *op = &R->view.ops[k];
 
-    if (R->opst[op] != ST_IDLE) {
+    if (R->st[k] != ST_IDLE) {
         fail(m, XFER_ERR_INTERNAL, "simulator posted an operation twice");
         return;
     }
-    R->opst[op] = ST_POSTED;
-    switch (o->kind) {
+    R->st[k] = ST_POSTED;
+    switch (op->kind) {
     case XFER_OP_COPY:
-        memmove(R->buf[o->buf2] + o->off2, R->buf[o->buf] + o->off, o->len);
-        complete(m, rank, op);
+        if (take(m, rank, op->buf, op->off, op->len, "copies") &&
+            !rv_put(&R->map[op->buf2], op->off2, op->len, &m->tmp))
+            fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+        if (m->err == XFER_SUCCESS)
+            complete(m, rank, k, R->post[k]);
         break;
     case XFER_OP_SEND:
     case XFER_OP_RECV:
-        post_p2p(m, rank, op);
+        post_p2p(m, rank, k);
         break;
     default:
-        post_coll(m, rank, op);
+        post_coll(m, rank, k);
         break;
     }
 }
 
+/* ---- setup, final checks, driver ------------------------------------------------------------ */
+
 static void describe_stuck(sim_t *m)
 {
-    char msg[512];
-    int rank;
+    int rank, k;
     for (rank = 0; rank < m->N; rank++) {
-        sim_rank_t *R = &m->r[rank];
-        int i;
+        const sim_rank_t *R = &m->r[rank];
         if (R->round >= R->s->nrounds)
             continue;
-        for (i = round_begin(R->s, R->round); i < round_end(R->s, R->round); i++)
-            if (R->opst[i] == ST_POSTED) {
-                const xfer_op_t *o = &R->s->ops[i];
-                snprintf(msg, sizeof(msg),
-                         "%s/%s: merged rank %d stuck in round %d on %s (peer/root %d, %zu "
-                         "bytes)",
-                         R->s->algo, R->s->variant, rank, R->round, xfer_op_name(o->kind), o->peer,
-                         o->len);
-                fail(m, XFER_ERR_DEADLOCK, msg);
+        for (k = 0; k < R->view.n; k++)
+            if (R->st[k] == ST_POSTED) {
+                const xfer_op_t *o = &R->view.ops[k];
+                char me[16], peer[16] = "its group";
+                rank_name(m, rank, me, sizeof(me));
+                if (!is_coll(o->kind))
+                    rank_name(m, o->peer, peer, sizeof(peer));
+                fail(m, XFER_ERR_DEADLOCK,
+                     "%s/%s: deadlock: %s waits in round %d on a %s of %zu bytes with %s",
+                     R->s->algo, R->s->variant, me, R->round, xfer_op_name(o->kind), o->len, peer);
                 return;
             }
     }
     fail(m, XFER_ERR_DEADLOCK, "schedules stopped with ranks unfinished");
 }
 
+/* Every rank must hold the other group's data, each byte at its global offset in RECV. */
 static void verify(sim_t *m)
 {
-    const xfer_shape_t *sh = m->shape;
-    char msg[256];
     int rank;
-
     for (rank = 0; rank < m->N && m->err == XFER_SUCCESS; rank++) {
-        const int g = rank < sh->n[0] ? 0 : 1, o = 1 - g;
-        const unsigned char *rb = m->r[rank].buf[XFER_BUF_RECV];
-        int x;
-        for (x = 0; x < sh->n[o]; x++) {
-            size_t off = xfer_shape_offset(sh, o, x), len = xfer_shape_count(sh, o, x), i;
-            for (i = 0; i < len; i++)
-                if (rb[off + i] != xfer_sim_pattern(o, x, i)) {
-                    snprintf(msg, sizeof(msg),
-                             "rank %d of group %d: byte %zu of remote block %d is wrong",
-                             rank - (g ? sh->n[0] : 0), g, i, x);
-                    fail(m, XFER_ERR_VERIFY, msg);
-                    return;
-                }
+        const sim_rank_t *R = &m->r[rank];
+        const int o = R->s->group == 0 ? 1 : 0;
+        const size_t total = m->shape->total[o];
+        const runvec_t *map = &R->map[XFER_BUF_RECV];
+        size_t pos = 0;
+        int i;
+        char me[16], b[96];
+        for (i = 0; i < map->n && pos < total; i++) {
+            const run_t *x = &map->r[i];
+            if (x->off > pos)
+                break; /* a hole at pos */
+            if (x->grp != o || x->goff != x->off) {
+                rank_name(m, rank, me, sizeof(me));
+                block_name(m, o, x->off, b, sizeof(b));
+                fail(m, XFER_ERR_VERIFY,
+                     "%s: %s holds the wrong data at RECV[%zu..%zu): expected %s, found group "
+                     "%c's byte %zu (order)",
+                     R->s->algo, me, x->off, x->off + x->len, b, x->grp ? 'B' : 'A', x->goff);
+                return;
+            }
+            pos = x->off + x->len;
+        }
+        if (pos < total) {
+            rank_name(m, rank, me, sizeof(me));
+            block_name(m, o, pos, b, sizeof(b));
+            fail(m, XFER_ERR_VERIFY, "%s: %s never receives %s (completeness)", R->s->algo, me, b);
         }
     }
 }
 
 static void sim_free(sim_t *m)
 {
-    int i, b;
+    int i, b, k, w;
     if (m->r)
         for (i = 0; i < m->N; i++) {
-            xfer_sched_destroy(&m->r[i].s);
+            sim_rank_t *R = &m->r[i];
+            w = R->s ? xfer_sched_widest_round(R->s) : 0;
             for (b = 0; b < XFER_NBUFS; b++)
-                xfer_free(m->r[i].buf[b]);
-            xfer_free(m->r[i].opst);
+                rv_free(&R->map[b]);
+            if (R->cap)
+                for (k = 0; k < w; k++)
+                    rv_free(&R->cap[k]);
+            xfer_sched_destroy(&R->s);
+            xfer_free(R->scratch);
+            xfer_free(R->st);
+            xfer_free(R->post);
+            xfer_free(R->end);
+            xfer_free(R->cap);
+            xfer_free(R->pend);
         }
     for (i = 0; i < m->ninsts; i++) {
         xfer_free(m->insts[i].rank);
@@ -417,8 +820,7 @@ static void sim_free(sim_t *m)
     xfer_free(m->insts);
     xfer_free(m->r);
     xfer_free(m->queue);
-    xfer_hmap_fini(&m->pair_seq);
-    xfer_hmap_fini(&m->posted);
+    rv_free(&m->tmp);
     xfer_hmap_fini(&m->coll_seq);
     xfer_hmap_fini(&m->coll);
 }
@@ -429,29 +831,39 @@ static xfer_status_t setup_rank(sim_t *m, int rank, xfer_builder_fn build)
     const int g = rank < sh->n[0] ? 0 : 1, r = g ? rank - sh->n[0] : rank;
     sim_rank_t *R = &m->r[rank];
     xfer_status_t st;
-    size_t i;
+    int w;
 
-    st = xfer_sched_create(sh, g, r, &R->s);
-    if (st != XFER_SUCCESS)
-        return st;
-    st = build(sh, R->s);
-    if (st != XFER_SUCCESS)
-        return st;
-    R->buf[XFER_BUF_SEND] = xfer_malloc(R->s->send_bytes);
-    R->buf[XFER_BUF_RECV] = xfer_malloc(R->s->recv_bytes);
-    R->buf[XFER_BUF_TMP] = xfer_malloc(R->s->tmp_bytes);
-    R->opst = xfer_calloc((size_t) R->s->nops, 1);
-    if (!R->buf[0] || !R->buf[1] || !R->buf[2] || !R->opst)
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "simulator buffers of rank %d", rank);
-    for (i = 0; i < R->s->send_bytes; i++)
-        R->buf[XFER_BUF_SEND][i] = xfer_sim_pattern(g, r, i);
-    memset(R->buf[XFER_BUF_RECV], 0xEE, R->s->recv_bytes);
-    memset(R->buf[XFER_BUF_TMP], 0xDD, R->s->tmp_bytes);
-    return XFER_SUCCESS;
+    XFER_CHECK_GOTO(xfer_sched_create(sh, g, r, &R->s), st, out);
+    XFER_CHECK_GOTO(build(sh, R->s), st, out);
+    w = xfer_sched_widest_round(R->s);
+    R->scratch = R->s->gen ? xfer_malloc((size_t) w * sizeof(xfer_op_t)) : NULL;
+    R->st = xfer_malloc((size_t) w);
+    R->post = xfer_malloc((size_t) w * sizeof(double));
+    R->end = xfer_malloc((size_t) w * sizeof(double));
+    R->cap = xfer_calloc((size_t) w, sizeof(runvec_t));
+    R->pend = xfer_malloc((size_t) w * sizeof(int));
+    if ((R->s->gen && !R->scratch) || !R->st || !R->post || !R->end || !R->cap || !R->pend) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state of rank %d", rank);
+        goto out;
+    }
+    if (R->s->send_bytes) { /* the rank's own block, at its global offset */
+        run_t x = {0, R->s->send_bytes, xfer_shape_offset(sh, g, r), g};
+        if (!rv_push(&R->map[XFER_BUF_SEND], x))
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator labels");
+    }
+out:
+    return st;
+}
+
+void xfer_sim_opts_default(xfer_sim_opts_t *o)
+{
+    o->alpha = 2e-6;
+    o->beta = 1e-10;
+    o->check_ports = 1;
 }
 
 xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
-                           xfer_sim_stats_t *stats)
+                           const xfer_sim_opts_t *opts, xfer_sim_stats_t *stats)
 {
     sim_t m;
     xfer_status_t st = XFER_SUCCESS;
@@ -459,13 +871,16 @@ xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
 
     memset(&m, 0, sizeof(m));
     m.shape = shape;
+    if (opts)
+        m.o = *opts;
+    else
+        xfer_sim_opts_default(&m.o);
     m.N = shape->n[0] + shape->n[1];
-    if (shape->n[0] < 1 || shape->n[1] < 1 || m.N >= (1 << KEY_RANK_BITS))
+    if (shape->n[0] < 1 || shape->n[1] < 1 || m.N >= (1 << 22))
         return XFER_ERR(XFER_ERR_INVALID_ARG, "simulator shape %d x %d out of range", shape->n[0],
                         shape->n[1]);
     m.r = xfer_calloc((size_t) m.N, sizeof(sim_rank_t));
-    if (!m.r || !xfer_hmap_init(&m.pair_seq, 64) || !xfer_hmap_init(&m.posted, 64) ||
-        !xfer_hmap_init(&m.coll_seq, 64) || !xfer_hmap_init(&m.coll, 64)) {
+    if (!m.r || !xfer_hmap_init(&m.coll_seq, 64) || !xfer_hmap_init(&m.coll, 64)) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state for %d ranks", m.N);
         goto out;
     }
@@ -478,11 +893,11 @@ xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
         }
         nslots = m.r[rank].s->nslots;
     }
-    for (rank = 0; rank < m.N; rank++)
+    for (rank = 0; rank < m.N && m.err == XFER_SUCCESS; rank++)
         start_round(&m, rank);
     while (m.qhead < m.qtail && m.err == XFER_SUCCESS) {
-        int r = m.queue[m.qhead++], op = m.queue[m.qhead++];
-        post(&m, r, op);
+        int r = m.queue[m.qhead++], k = m.queue[m.qhead++];
+        post(&m, r, k);
     }
     if (m.err == XFER_SUCCESS)
         for (rank = 0; rank < m.N; rank++)
@@ -499,12 +914,17 @@ xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
         stats->collectives = m.st.collectives;
         for (rank = 0; rank < m.N; rank++) {
             const sim_rank_t *R = &m.r[rank];
-            stats->max_rounds = XFER_MAX(stats->max_rounds, R->s->nrounds);
+            stats->steps = XFER_MAX(stats->steps, R->s->nrounds);
+            stats->max_rounds = XFER_MAX(stats->max_rounds, R->active_rounds);
             stats->max_sent = XFER_MAX(stats->max_sent, R->sent);
             stats->max_recv = XFER_MAX(stats->max_recv, R->recvd);
             stats->max_tmp = XFER_MAX(stats->max_tmp, R->s->tmp_bytes);
             stats->total_sent += R->sent;
+            stats->predicted = XFER_MAX(stats->predicted, R->clock);
         }
+        /* each rank of B must receive p k_A = total[0] bytes, each rank of A total[1] */
+        stats->bound = (shape->total[0] || shape->total[1] ? m.o.alpha : 0.0) +
+                       m.o.beta * (double) XFER_MAX(shape->total[0], shape->total[1]);
     }
 out:
     sim_free(&m);

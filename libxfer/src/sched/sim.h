@@ -1,37 +1,51 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Symbolic execution of a whole algorithm: the schedules of every rank of a shape are built
- * and run together, moving real bytes between per-rank buffers. Point-to-point transfers use
- * rendezvous semantics (a send completes only when its receive is posted), the strictest
- * matching, so a schedule that completes here cannot deadlock under MPI whatever its eager
- * limit. Sends and receives between a pair match in posting order (MPI's non-overtaking
- * rule); collectives match per group in call order and must agree on counts and root.
- * Afterwards every rank's result must equal the other group's blocks in rank order.
+ * The schedule simulator: builds the schedule of every rank of a shape and executes them all
+ * symbolically. Every buffer is a map of labels ("bytes [a, b) here hold group g's global bytes
+ * [o, o + b - a)"), so it checks, without moving data:
+ *   - message availability: a rank only sends or copies bytes it holds;
+ *   - completeness and order: every rank ends holding the other group's bytes, each at its
+ *     global offset in RECV (i.e. in rank order);
+ *   - single port: a round starts at most max_ports sends and max_ports receives at once
+ *     (operations of one chain count once: they run one after the other);
+ *   - ring links: schedules marked ring_only talk to merged-rank neighbours only;
+ *   - races: no round writes a buffer range another of its operations reads or writes;
+ *   - deadlock: point-to-point operations match with rendezvous semantics (a send completes
+ *     only when its receive is posted, the strictest case), in posting order per pair (MPI's
+ *     non-overtaking rule); collectives match per group in call order and must agree on
+ *     counts and root.
+ * It also times the run under the alpha-beta model: a transfer of n bytes takes a + n b once
+ * both ends have posted it and both ports are free; local collectives are costed by formula.
+ * The first violation is reported (round, ranks, block) through xfer_last_error().
  */
 #ifndef XFER_SIM_H
 #define XFER_SIM_H
 
 #include "sched.h"
 
+typedef struct xfer_sim_opts {
+    double alpha, beta; /* s and s/B for the predicted time */
+    int check_ports;    /* enforce max_ports (default 1) */
+} xfer_sim_opts_t;
+
 typedef struct xfer_sim_stats {
-    int max_rounds;    /* most rounds any rank runs */
+    int steps;         /* most rounds of any rank, empty generated rounds included */
+    int max_rounds;    /* most rounds in which a rank has something to do */
     long messages;     /* point-to-point messages */
     size_t max_sent;   /* most point-to-point bytes one rank sends */
     size_t max_recv;   /* most point-to-point bytes one rank receives */
     size_t total_sent; /* point-to-point bytes over all ranks */
     size_t max_tmp;    /* largest scratch buffer */
     int collectives;   /* local collective calls (per group instance) */
+    double predicted;  /* alpha-beta time of the slowest rank */
+    double bound;      /* a + max(p k_A, q k_B) b: no algorithm can be faster */
 } xfer_sim_stats_t;
 
-/* Build and run @p build for every rank of @p shape. XFER_ERR_DEADLOCK or XFER_ERR_VERIFY
- * (message in xfer_last_error) when the schedules are wrong. @p stats may be NULL. */
-xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
-                           xfer_sim_stats_t *stats);
+void xfer_sim_opts_default(xfer_sim_opts_t *opts);
 
-/* The byte rank @p r of group @p g contributes at offset @p i (tests use it too). */
-static inline unsigned char xfer_sim_pattern(int g, int r, size_t i)
-{
-    return (unsigned char) (1 + g * 131 + r * 31 + i * 7 + (i >> 8) * 13);
-}
+/* Build and run @p build for every rank of @p shape. XFER_ERR_VERIFY or XFER_ERR_DEADLOCK
+ * (message in xfer_last_error) when a property fails. @p opts and @p stats may be NULL. */
+xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
+                           const xfer_sim_opts_t *opts, xfer_sim_stats_t *stats);
 
 #endif /* XFER_SIM_H */

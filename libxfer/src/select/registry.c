@@ -158,6 +158,52 @@ static double volume_fc_half(const xfer_shape_t *s)
            (double) r * (p - r) * k;
 }
 
+/* Ring algorithms: every step costs a latency and its largest block. */
+static double cost_ring_half(const xfer_shape_t *s, double a, double b)
+{
+    int sg, p, q;
+    if (s->total[0] == 0 && s->total[1] == 0)
+        return 0.0;
+    sg = s->total[0] > 0 ? 0 : 1;
+    p = s->n[sg] + s->n[sg] % 2;
+    q = s->n[1 - sg] + s->n[1 - sg] % 2;
+    return (p + q / 2) * (a + (double) max_count(s, sg) * b);
+}
+
+static double cost_ring_full(const xfer_shape_t *s, double a, double b)
+{
+    const int p = s->n[0] + s->n[0] % 2, q = s->n[1] + s->n[1] % 2;
+    double t = 0.0;
+    if (s->total[0])
+        t += (p + q / 2) * (a + (double) max_count(s, 0) * b);
+    if (s->total[1])
+        t += (q + p / 2) * (a + (double) max_count(s, 1) * b);
+    return t;
+}
+
+static double cost_ring(const xfer_shape_t *s, double a, double b)
+{
+    return (s->n[0] + s->n[1] - 1) * (a + (double) XFER_MAX(max_count(s, 0), max_count(s, 1)) * b);
+}
+
+/* Ring volume: every step moves about one block per rank. */
+static double volume_ring_half(const xfer_shape_t *s)
+{
+    const int sg = s->total[0] > 0 ? 0 : 1;
+    return (double) (s->n[0] + s->n[1]) * cost_ring_half(s, 0.0, 1.0) /
+           (double) XFER_MAX(1, s->n[sg]) * 0.5;
+}
+
+static double volume_ring_full(const xfer_shape_t *s)
+{
+    return (double) (s->n[0] + s->n[1]) * cost_ring_full(s, 0.0, 1.0) * 0.5;
+}
+
+static double volume_ring(const xfer_shape_t *s)
+{
+    return (double) (s->n[0] + s->n[1] - 1) * (double) (s->total[0] + s->total[1]);
+}
+
 static int supports_half_only(const xfer_shape_t *s, const char **why)
 {
     if (s->total[0] > 0 && s->total[1] > 0) {
@@ -171,23 +217,35 @@ static int supports_half_only(const xfer_shape_t *s, const char **why)
 
 static const xfer_algo_t registry[] = {
     {"native", "the MPI library's own intercommunicator MPI_Allgather(v)", "none", NULL,
-     XFER_ALGO_NATIVE, NULL, cost_native, volume_root_gather},
+     xfer_build_native_model, XFER_ALGO_NATIVE, NULL, cost_native, volume_root_gather},
     {"root_gather",
      "gather at each group's root, concurrent root exchange, broadcast (the MPI baseline)", "none",
-     xfer_build_root_gather, 0, NULL, cost_root_gather, volume_root_gather},
+     xfer_build_root_gather, xfer_build_root_gather, 0, NULL, cost_root_gather, volume_root_gather},
     {"fc_half",
      "half duplex, fully connected (Kang et al.): pairwise send + allgather, extra senders "
      "join, broadcast groups when p < q",
-     "one group must send 0 bytes", xfer_build_fc_half, XFER_ALGO_AUTO_HALF, supports_half_only,
-     cost_fc_half, volume_fc_half},
+     "one group must send 0 bytes", xfer_build_fc_half, xfer_build_fc_half, XFER_ALGO_AUTO_HALF,
+     supports_half_only, cost_fc_half, volume_fc_half},
     {"fc_full",
      "full duplex, fully connected, message segmentation (Kang, Traeff et al. 2019, Alg. 1; "
      "Alg. 2 when block sizes differ)",
-     "none", xfer_build_fc_full, XFER_ALGO_AUTO_HALF | XFER_ALGO_AUTO_FULL, NULL, cost_fc_full,
-     volume_optimal},
+     "none", xfer_build_fc_full, xfer_build_fc_full, XFER_ALGO_AUTO_HALF | XFER_ALGO_AUTO_FULL,
+     NULL, cost_fc_full, volume_optimal},
     {"fc_full_v",
      "full duplex, fully connected, global-byte-index segmentation (2019 Alg. 2) for any counts",
-     "none", xfer_build_fc_full_v, 0, NULL, cost_segmented, volume_optimal},
+     "none", xfer_build_fc_full_v, xfer_build_fc_full_v, 0, NULL, cost_segmented, volume_optimal},
+    {"ring_half",
+     "half duplex on a ring (Kang et al. Alg. 1/3, corrected; p > q derived): p + q/2 steps "
+     "between ring neighbours",
+     "one group must send 0 bytes", xfer_build_ring_half, xfer_build_ring_half,
+     XFER_ALGO_RING | XFER_ALGO_AUTO_HALF, supports_half_only, cost_ring_half, volume_ring_half},
+    {"ring_full",
+     "full duplex on a ring (ours): the two half-duplex ring passes, heavier direction first",
+     "none", xfer_build_ring_full, xfer_build_ring_full, XFER_ALGO_RING | XFER_ALGO_AUTO_FULL, NULL,
+     cost_ring_full, volume_ring_full},
+    {"ring", "ring allgather over all p + q ranks (the papers' ring baseline)", "none",
+     xfer_build_ring, xfer_build_ring, XFER_ALGO_RING | XFER_ALGO_AUTO_FULL, NULL, cost_ring,
+     volume_ring},
 };
 
 #define NALGOS ((int) (sizeof(registry) / sizeof(registry[0])))
@@ -224,11 +282,16 @@ int xfer_algo_supports(const xfer_algo_t *algo, const xfer_shape_t *shape, const
 
 void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn)
 {
+    const char *topo;
     m->alpha = xfer_env_double("XFER_ALPHA", 2e-6);
     m->beta = xfer_env_double("XFER_BETA", 1e-10);
     m->gamma = xfer_env_double("XFER_GAMMA", 2.5e-10);
     m->nnodes = nnodes > 0 ? nnodes : 1;
     m->max_ppn = max_ppn > 0 ? max_ppn : 1;
+    topo = xfer_env_str("XFER_TOPOLOGY");
+    m->ring = topo && strcmp(topo, "ring") == 0;
+    if (topo && !m->ring && strcmp(topo, "fully_connected") != 0)
+        xfer_log(XFER_LOG_WARN, "XFER_TOPOLOGY=\"%s\": expected fully_connected or ring", topo);
 }
 
 double xfer_algo_predict(const xfer_algo_t *al, const xfer_shape_t *s, const xfer_model_t *m)
@@ -251,8 +314,9 @@ const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_
     int i, w;
     const char *dummy;
 
-    w = snprintf(why, whylen, "auto: %s duplex, %d node(s), <= %d ranks/node, predicted",
-                 half ? "half" : "full", m->nnodes, m->max_ppn);
+    w = snprintf(why, whylen, "auto: %s duplex, %s, %d node(s), <= %d ranks/node, predicted",
+                 half ? "half" : "full", m->ring ? "ring" : "fully connected", m->nnodes,
+                 m->max_ppn);
     for (i = 0; i < NALGOS; i++) {
         const xfer_algo_t *al = &registry[i];
         const int ok = xfer_algo_supports(al, shape, &dummy);
@@ -260,7 +324,7 @@ const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_
         if (w > 0 && (size_t) w < whylen)
             w += ok ? snprintf(why + w, whylen - (size_t) w, " %s=%.3g", al->name, c)
                     : snprintf(why + w, whylen - (size_t) w, " %s=n/a", al->name);
-        if (!(al->flags & want) || !ok)
+        if (!(al->flags & want) || !ok || !(al->flags & XFER_ALGO_RING) != !m->ring)
             continue;
         if (!best || c < best_cost) {
             best = al;

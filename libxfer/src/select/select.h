@@ -12,7 +12,8 @@
 enum {
     XFER_ALGO_NATIVE = 1u << 0,    /* the MPI library's own collective; no schedule */
     XFER_ALGO_AUTO_HALF = 1u << 1, /* candidate for auto when one group sends nothing */
-    XFER_ALGO_AUTO_FULL = 1u << 2  /* candidate for auto when both groups send */
+    XFER_ALGO_AUTO_FULL = 1u << 2, /* candidate for auto when both groups send */
+    XFER_ALGO_RING = 1u << 3       /* talks to ring neighbours only: auto's choice on rings */
 };
 
 typedef struct xfer_algo {
@@ -20,6 +21,7 @@ typedef struct xfer_algo {
     const char *summary;
     const char *restrictions;
     xfer_builder_fn build; /* NULL for native */
+    xfer_builder_fn model; /* what the simulator runs: build, or a model of native */
     unsigned flags;
     /* NULL when any shape is fine; otherwise 0 (and *why) for a shape it refuses */
     int (*supports)(const xfer_shape_t *shape, const char **why);
@@ -34,6 +36,7 @@ typedef struct xfer_algo {
 typedef struct xfer_model {
     double alpha, beta, gamma;
     int nnodes, max_ppn;
+    int ring; /* the topology is a ring (XFER_TOPOLOGY=ring): only ring algorithms qualify */
 } xfer_model_t;
 
 int xfer_algo_count(void);
@@ -51,7 +54,8 @@ double xfer_algo_predict(const xfer_algo_t *algo, const xfer_shape_t *shape, con
 const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_t *m, char *why,
                                     size_t whylen);
 
-/* Model parameters from the environment (XFER_ALPHA, XFER_BETA, XFER_GAMMA) and topology. */
+/* Model parameters from the environment (XFER_ALPHA, XFER_BETA, XFER_GAMMA, XFER_TOPOLOGY)
+ * and the node count. */
 void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn);
 
 #endif /* XFER_SELECT_H */

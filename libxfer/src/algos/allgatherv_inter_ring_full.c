@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ring_full: full-duplex inter-group allgather on a ring (ours; not in the papers, see
+ * docs/ring_full.md for the derivation). Two half-duplex ring passes, the heavier direction
+ * first: every block of that group reaches every rank of the other in p' + q'/2 steps, then the
+ * other direction in q' + p'/2 steps. Each step each rank sends and receives at most one
+ * block, to ring neighbours only. The passes cannot overlap: each keeps every port busy in its
+ * first and last steps (checked exhaustively for even p, q <= 64), and filling the idle ports
+ * of the first pass with the second's transfers gains under 10% (docs/ring_full.md).
+ *
+ * Cost: (p' + q'/2)(a + k_A b) + (q' + p'/2)(a + k_B b). Lower bound max(p k_A, q k_B) b; on a
+ *       ring with single-port ranks, max(p + q/2, q + p/2) steps for equal blocks.
+ * Restrictions: none (a direction with nothing to send costs nothing).
+ * Preferred when: the topology is a ring and one direction is much lighter than the other
+ *       (k_B / k_A below about 1/3 for p = q), e.g. fields one way and steering data back;
+ *       with equal blocks the ring allgather over all ranks (`ring`) is faster.
+ * Source: ours, from seed-intergroup §1.6-1.9.
+ */
+#include "algos.h"
+#include "patterns/ring.h"
+
+static void passes(const xfer_sched_t *s, xfer_ring_pass_t r[2])
+{
+    const int first = (int) s->gen_param[0];
+    xfer_ring_pass_init(&r[0], s->shape, first);
+    xfer_ring_pass_init(&r[1], s->shape, 1 - first);
+}
+
+static xfer_status_t gen(const xfer_sched_t *s, int round, xfer_op_t *ops, int *n)
+{
+    xfer_ring_pass_t r[2];
+    const int steps0 = (int) s->gen_param[1];
+    passes(s, r);
+    *n = 0;
+    if (round < steps0)
+        return s->gen_param[2] ? xfer_ring_pass_ops(&r[0], s, round, ops, n) : XFER_SUCCESS;
+    return s->gen_param[3] ? xfer_ring_pass_ops(&r[1], s, round - steps0, ops, n) : XFER_SUCCESS;
+}
+
+xfer_status_t xfer_build_ring_full(const xfer_shape_t *shape, xfer_sched_t *s)
+{
+    xfer_ring_pass_t r[2];
+    /* heavier direction first: the bandwidth term of the whole is symmetric, but the lighter
+     * pass then ends the operation, shortening the tail */
+    const double w0 = (double) shape->total[0] * shape->n[1];
+    const double w1 = (double) shape->total[1] * shape->n[0];
+    const int first = w1 > w0 ? 1 : 0;
+
+    s->algo = "ring_full";
+    s->variant = first == 0 ? "A->B,B->A" : "B->A,A->B";
+    s->gen = gen;
+    s->gen_param[0] = first;
+    passes(s, r);
+    s->gen_param[2] = shape->total[first] > 0; /* a pass with nothing to move is skipped */
+    s->gen_param[3] = shape->total[1 - first] > 0;
+    s->gen_param[1] = s->gen_param[2] ? xfer_ring_pass_nsteps(&r[0]) : 0;
+    s->nrounds = (int) s->gen_param[1] + (s->gen_param[3] ? xfer_ring_pass_nsteps(&r[1]) : 0);
+    s->gen_max_ops = XFER_RING_PASS_MAX_OPS;
+    s->tmp_bytes = shape->total[s->group]; /* a sender keeps its group's other blocks */
+    s->ring_only = 1;
+    s->max_ports = xfer_ring_pass_hosts(&r[0], s) || xfer_ring_pass_hosts(&r[1], s) ? 2 : 1;
+    return XFER_SUCCESS;
+}
