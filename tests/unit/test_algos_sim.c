@@ -202,6 +202,84 @@ static xfer_status_t deadlock_builder(const xfer_shape_t *shape, xfer_sched_t *s
     return xfer_sched_finish(s);
 }
 
+/* Every rank sends its block to both neighbours at once: two sends in one round. */
+static xfer_status_t two_ports_builder(const xfer_shape_t *shape, xfer_sched_t *s)
+{
+    const int N = shape->n[0] + shape->n[1], me = xfer_merged_rank(shape, s->group, s->rank);
+    s->algo = "two_ports";
+    xfer_sched_send(s, (me + 1) % N, XFER_BUF_SEND, 0, s->send_bytes, 0);
+    xfer_sched_send(s, (me + N - 1) % N, XFER_BUF_SEND, 0, s->send_bytes, 0);
+    return xfer_sched_finish(s);
+}
+
+/* A ring schedule that skips a neighbour. */
+static xfer_status_t far_builder(const xfer_shape_t *shape, xfer_sched_t *s)
+{
+    const int N = shape->n[0] + shape->n[1], me = xfer_merged_rank(shape, s->group, s->rank);
+    s->algo = "far";
+    s->ring_only = 1;
+    xfer_sched_send(s, (me + 2) % N, XFER_BUF_SEND, 0, s->send_bytes, 0);
+    xfer_sched_recv(s, (me + N - 2) % N, XFER_BUF_RECV, 0, s->send_bytes, 0);
+    return xfer_sched_finish(s);
+}
+
+/* Forwards RECV[0..k) in the same round it receives into it. */
+static xfer_status_t race_builder(const xfer_shape_t *shape, xfer_sched_t *s)
+{
+    const int peer = xfer_merged_rank(shape, 1 - s->group, 0);
+    s->algo = "race";
+    if (s->rank == 0) {
+        xfer_sched_recv(s, peer, XFER_BUF_RECV, 0, 4, 0);
+        xfer_sched_send(s, peer, XFER_BUF_RECV, 0, 4, 0);
+    }
+    return xfer_sched_finish(s);
+}
+
+/* Sends a block it never received. */
+static xfer_status_t unheld_builder(const xfer_shape_t *shape, xfer_sched_t *s)
+{
+    const int peer = xfer_merged_rank(shape, 1 - s->group, 0);
+    s->algo = "unheld";
+    if (s->rank == 0 && s->group == 0)
+        xfer_sched_send(s, peer, XFER_BUF_RECV, 0, 4, 0);
+    if (s->rank == 0 && s->group == 1)
+        xfer_sched_recv(s, peer, XFER_BUF_TMP, 0, 4, 0);
+    s->tmp_bytes = 4;
+    return xfer_sched_finish(s);
+}
+
+/* p = 2, q = 1, half duplex: B0 gets both blocks, but in swapped places. */
+static xfer_status_t swap_builder(const xfer_shape_t *shape, xfer_sched_t *s)
+{
+    const size_t k = shape->ucnt[0];
+    s->algo = "swap";
+    if (s->group == 0)
+        xfer_sched_send(s, xfer_merged_rank(shape, 1, 0), XFER_BUF_SEND, 0, k, 0);
+    else { /* one receive per round, to respect the single port */
+        xfer_sched_recv(s, 0, XFER_BUF_RECV, k, k, 0);
+        xfer_sched_round(s);
+        xfer_sched_recv(s, 1, XFER_BUF_RECV, 0, k, 0);
+    }
+    return xfer_sched_finish(s);
+}
+
+/* Does nothing at all. */
+static xfer_status_t idle_builder(const xfer_shape_t *shape, xfer_sched_t *s)
+{
+    (void) shape;
+    s->algo = "idle";
+    return xfer_sched_finish(s);
+}
+
+static void expect_violation(xfer_builder_fn b, const xfer_shape_t *sh, xfer_status_t want,
+                             const char *needle)
+{
+    xfer_status_t rc = xfer_sim_run(sh, b, NULL, NULL);
+    UCHECK(rc == want && strstr(xfer_last_error(), needle), "expected %s mentioning \"%s\": %s",
+           xfer_status_name(want), needle, xfer_last_error());
+    checks++;
+}
+
 static void test_simulator_catches_errors(void)
 {
     shape_buf_t b;
@@ -214,6 +292,16 @@ static void test_simulator_catches_errors(void)
     rc = xfer_sim_run(&b.s, deadlock_builder, NULL, NULL);
     UCHECK(rc == XFER_ERR_DEADLOCK, "deadlock not detected (%s)", xfer_status_name(rc));
     checks += 2;
+    make_uniform(&b, 3, 3, 8, 8);
+    expect_violation(two_ports_builder, &b.s, XFER_ERR_VERIFY, "single-port");
+    expect_violation(far_builder, &b.s, XFER_ERR_VERIFY, "not its ring neighbour");
+    expect_violation(race_builder, &b.s, XFER_ERR_VERIFY, "at the same time");
+    expect_violation(unheld_builder, &b.s, XFER_ERR_VERIFY, "message availability");
+    expect_violation(idle_builder, &b.s, XFER_ERR_VERIFY, "never receives block 0 of group");
+    make_uniform(&b, 2, 1, 8, 0);
+    expect_violation(swap_builder, &b.s, XFER_ERR_VERIFY, "wrong data");
+    fill_pattern(&b, 3, 2, 1);
+    expect_violation(broken_builder, &b.s, XFER_ERR_VERIFY, "block 1 of group A");
 }
 
 int main(void)

@@ -9,5 +9,6 @@
 #include <xfer/version.h>
 #include <xfer/status.h>
 #include <xfer/coll.h>
+#include <xfer/sim.h>
 
 #endif /* XFER_XFER_H */

@@ -22,38 +22,13 @@
  */
 #include "algos.h"
 
-/* Subgroup arithmetic over L: Q subgroups, the first r = P mod Q of size ceil(P/Q). */
-typedef struct {
-    int P, Q, c, f, r;
-} subgroups_t;
-
-static int sub_size(const subgroups_t *g, int i)
-{
-    return i < g->r ? g->c : g->f;
-}
-
-static int sub_start(const subgroups_t *g, int i)
-{
-    return i < g->r ? i * g->c : g->r * g->c + (i - g->r) * g->f;
-}
-
-static int sub_owner(const subgroups_t *g, int x)
-{
-    return x < g->r * g->c ? x / g->c : g->r + (x - g->r * g->c) / g->f;
-}
-
 static xfer_status_t build_equal_blocks(const xfer_shape_t *shape, xfer_sched_t *s)
 {
     const int L = shape->n[0] >= shape->n[1] ? 0 : 1, S = 1 - L;
+    const int P = shape->n[L], Q = shape->n[S];
     const size_t kL = xfer_shape_count(shape, L, 0), kS = xfer_shape_count(shape, S, 0);
-    subgroups_t sg;
     int local = xfer_sched_group_local(s, shape);
 
-    sg.P = shape->n[L];
-    sg.Q = shape->n[S];
-    sg.c = (sg.P + sg.Q - 1) / sg.Q;
-    sg.f = sg.P / sg.Q;
-    sg.r = sg.P % sg.Q;
     /* With one block size 0 only one direction is scheduled at all: the half-duplex form
      * (the alternative Kang et al. 2018 weigh against H-FC-GT: ceil(P/Q) rounds instead of
      * 1 + log P, but no rank receives data it does not need). */
@@ -63,27 +38,19 @@ static xfer_status_t build_equal_blocks(const xfer_shape_t *shape, xfer_sched_t 
         s->variant = L == 0 ? "seg/L=A" : "seg/L=B";
 
     if (s->group == L) {
-        const int x = s->rank, i = sub_owner(&sg, x), t = x - sub_start(&sg, i);
-        const int n = sub_size(&sg, i), peer = xfer_merged_rank(shape, S, i);
-        size_t *cnt;
-        int counts, y;
+        const int x = s->rank, i = xfer_split_owner(P, Q, x);
+        const int t = x - xfer_split_start(P, Q, i), n = xfer_split_size(P, Q, i);
+        const int peer = xfer_merged_rank(shape, S, i);
 
         xfer_sched_send(s, peer, XFER_BUF_SEND, 0, kL, 0);
         xfer_sched_recv(s, peer, XFER_BUF_RECV, (size_t) i * kS + xfer_seg_start(kS, n, t),
                         xfer_seg_len(kS, n, t), 0);
         xfer_sched_round(s);
-        if (kS > 0) {
-            counts = xfer_sched_counts_array(s, sg.P, &cnt);
-            for (y = 0; cnt && y < sg.P; y++) {
-                int iy = sub_owner(&sg, y);
-                cnt[y] = xfer_seg_len(kS, sub_size(&sg, iy), y - sub_start(&sg, iy));
-            }
-            xfer_sched_allgatherv(s, local, counts, XFER_BUF_RECV, 0);
-        }
+        /* L reassembles S's blocks from the pieces, in order */
+        xfer_sched_allgatherv(s, local, xfer_sched_counts_pieces(s, P, Q, kS), XFER_BUF_RECV, 0);
     } else {
-        const int i = s->rank, n = sub_size(&sg, i), first = sub_start(&sg, i);
-        int t, counts;
-        size_t *cnt;
+        const int i = s->rank, n = xfer_split_size(P, Q, i), first = xfer_split_start(P, Q, i);
+        int t;
 
         for (t = 0; t < n; t++) { /* one partner per round: the single-port model */
             const int peer = xfer_merged_rank(shape, L, first + t);
@@ -92,13 +59,8 @@ static xfer_status_t build_equal_blocks(const xfer_shape_t *shape, xfer_sched_t 
             xfer_sched_recv(s, peer, XFER_BUF_RECV, (size_t) (first + t) * kL, kL, 0);
             xfer_sched_round(s);
         }
-        if (kL > 0) {
-            int j;
-            counts = xfer_sched_counts_array(s, sg.Q, &cnt);
-            for (j = 0; cnt && j < sg.Q; j++)
-                cnt[j] = (size_t) sub_size(&sg, j) * kL;
-            xfer_sched_allgatherv(s, local, counts, XFER_BUF_RECV, 0);
-        }
+        /* S gathers the subgroups' blocks, in order */
+        xfer_sched_allgatherv(s, local, xfer_sched_counts_blocks(s, P, Q, kL), XFER_BUF_RECV, 0);
     }
     return xfer_sched_finish(s);
 }

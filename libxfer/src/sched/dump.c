@@ -41,6 +41,12 @@ static void counts_desc(const xfer_counts_t *c, char *out, size_t len)
     case XFER_COUNTS_SEGMENTS:
         snprintf(out, len, "%zu in %d segments", c->k, c->n);
         break;
+    case XFER_COUNTS_PIECES:
+        snprintf(out, len, "pieces of %d blocks of %zu over %d members", c->m, c->k, c->n);
+        break;
+    case XFER_COUNTS_BLOCKS:
+        snprintf(out, len, "%d members' blocks of %zu in %d subgroups", c->m, c->k, c->n);
+        break;
     default:
         snprintf(out, len, "%d counts, %zu total", c->n, xfer_counts_total(c));
         break;

@@ -240,6 +240,7 @@ static int add_counts(xfer_sched_t *s, xfer_counts_kind_t kind, int n, size_t k)
     c->n = n;
     c->k = k;
     c->v = NULL;
+    c->m = 0;
     return s->ncounts++;
 }
 
@@ -251,6 +252,22 @@ int xfer_sched_counts_uniform(xfer_sched_t *s, int n, size_t k)
 int xfer_sched_counts_segments(xfer_sched_t *s, int n, size_t total)
 {
     return add_counts(s, XFER_COUNTS_SEGMENTS, n, total);
+}
+
+int xfer_sched_counts_pieces(xfer_sched_t *s, int P, int Q, size_t k)
+{
+    int idx = add_counts(s, XFER_COUNTS_PIECES, P, k);
+    if (idx >= 0)
+        s->counts[idx].m = Q;
+    return idx;
+}
+
+int xfer_sched_counts_blocks(xfer_sched_t *s, int P, int Q, size_t k)
+{
+    int idx = add_counts(s, XFER_COUNTS_BLOCKS, Q, k);
+    if (idx >= 0)
+        s->counts[idx].m = P;
+    return idx;
 }
 
 int xfer_sched_counts_array(xfer_sched_t *s, int n, size_t **v)
@@ -481,8 +498,26 @@ int xfer_seg_index(size_t K, int n, size_t byte)
     return f ? (int) (r + (byte - r * c) / f) : n - 1; /* f == 0 only for bytes >= K */
 }
 
+int xfer_split_size(int P, int Q, int i)
+{
+    return i < P % Q ? P / Q + 1 : P / Q;
+}
+
+int xfer_split_start(int P, int Q, int i)
+{
+    const int r = P % Q, c = P / Q + 1;
+    return i < r ? i * c : r * c + (i - r) * (P / Q);
+}
+
+int xfer_split_owner(int P, int Q, int x)
+{
+    const int r = P % Q, c = P / Q + 1;
+    return x < r * c ? x / c : r + (x - r * c) / (P / Q);
+}
+
 size_t xfer_counts_get(const xfer_counts_t *c, int i)
 {
+    int o;
     switch (c->kind) {
     case XFER_COUNTS_UNIFORM:
         return c->k;
@@ -490,6 +525,12 @@ size_t xfer_counts_get(const xfer_counts_t *c, int i)
         return xfer_seg_len(c->k, c->n, i);
     case XFER_COUNTS_ARRAY:
         return c->v[i];
+    case XFER_COUNTS_PIECES:
+        o = xfer_split_owner(c->n, c->m, i);
+        return xfer_seg_len(c->k, xfer_split_size(c->n, c->m, o),
+                            i - xfer_split_start(c->n, c->m, o));
+    case XFER_COUNTS_BLOCKS:
+        return (size_t) xfer_split_size(c->m, c->n, i) * c->k;
     }
     return 0;
 }
@@ -507,6 +548,14 @@ size_t xfer_counts_offset(const xfer_counts_t *c, int i)
         for (j = 0; j < i; j++)
             off += c->v[j];
         return off;
+    case XFER_COUNTS_PIECES:
+        if (i >= c->n)
+            return (size_t) c->m * c->k;
+        j = xfer_split_owner(c->n, c->m, i);
+        return (size_t) j * c->k + xfer_seg_start(c->k, xfer_split_size(c->n, c->m, j),
+                                                  i - xfer_split_start(c->n, c->m, j));
+    case XFER_COUNTS_BLOCKS:
+        return (size_t) xfer_split_start(c->m, c->n, i) * c->k;
     }
     return 0;
 }

@@ -77,15 +77,26 @@ typedef struct xfer_group {
 typedef enum xfer_counts_kind {
     XFER_COUNTS_UNIFORM = 0, /* every member contributes k bytes */
     XFER_COUNTS_SEGMENTS,    /* K bytes cut into n near-equal segments (first K mod n larger) */
-    XFER_COUNTS_ARRAY        /* explicit per-member byte counts (owned by the schedule) */
+    XFER_COUNTS_ARRAY,       /* explicit per-member byte counts (owned by the schedule) */
+    XFER_COUNTS_PIECES,      /* n members in m contiguous subgroups (xfer_split); member t of
+                                subgroup i holds piece t of that subgroup's k-byte block */
+    XFER_COUNTS_BLOCKS       /* n subgroups of a split of m members; subgroup i holds
+                                size(i) blocks of k bytes */
 } xfer_counts_kind_t;
 
 typedef struct xfer_counts {
     xfer_counts_kind_t kind;
     int n;
-    size_t k;  /* UNIFORM: per member; SEGMENTS: total */
+    size_t k;  /* UNIFORM: per member; SEGMENTS: total; PIECES/BLOCKS: block size */
     size_t *v; /* ARRAY */
+    int m;     /* PIECES: subgroups; BLOCKS: members split */
 } xfer_counts_t;
+
+/* P members split into Q contiguous subgroups, the first P mod Q of ceil(P/Q) members and the
+ * rest of floor(P/Q) (Kang et al. 2019, Alg. 1). */
+int xfer_split_size(int P, int Q, int i);
+int xfer_split_start(int P, int Q, int i);
+int xfer_split_owner(int P, int Q, int x);
 
 /*
  * The shape of one call as every rank sees it (identical on all ranks of both groups).
@@ -151,6 +162,7 @@ struct xfer_sched {
     long gen_param[8];         /* the generator's parameters, set by the builder */
     int max_ports; /* sends (and receives) one round may have in flight at once (single-port: 1) */
     int ring_only; /* point-to-point peers must be neighbours on the merged-rank ring */
+    void *owned;   /* freed by whoever set it (xfer_sched_free), not by destroy */
 };
 
 /* One round's operations, stored or generated. */
@@ -191,6 +203,8 @@ int xfer_sched_group_local(xfer_sched_t *s, const xfer_shape_t *shape);
 int xfer_sched_group(xfer_sched_t *s, int slot, int nranges, const xfer_range_t *ranges);
 int xfer_sched_counts_uniform(xfer_sched_t *s, int n, size_t k);
 int xfer_sched_counts_segments(xfer_sched_t *s, int n, size_t total);
+int xfer_sched_counts_pieces(xfer_sched_t *s, int P, int Q, size_t k);
+int xfer_sched_counts_blocks(xfer_sched_t *s, int P, int Q, size_t k);
 /* Explicit counts: returns the index and lets the builder fill *v (n entries). */
 int xfer_sched_counts_array(xfer_sched_t *s, int n, size_t **v);
 void xfer_sched_allgatherv(xfer_sched_t *s, int group, int counts, int buf, size_t base);

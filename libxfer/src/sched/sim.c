@@ -538,7 +538,7 @@ static int same_counts(const xfer_counts_t *a, const xfer_counts_t *b)
     if (a->n != b->n)
         return 0;
     if (a->kind == b->kind && a->kind != XFER_COUNTS_ARRAY)
-        return a->k == b->k;
+        return a->k == b->k && a->m == b->m;
     for (i = 0; i < a->n; i++)
         if (xfer_counts_get(a, i) != xfer_counts_get(b, i))
             return 0;
@@ -548,6 +548,11 @@ static int same_counts(const xfer_counts_t *a, const xfer_counts_t *b)
 static double log2c(int n)
 {
     return (double) xfer_ceil_log2((uint64_t) (n > 0 ? n : 1));
+}
+
+static size_t oi_len(const sim_t *m, const coll_inst_t *ci, int i)
+{
+    return m->r[ci->rank[i]].view.ops[ci->op[i]].len;
 }
 
 static void run_coll(sim_t *m, coll_inst_t *ci, int size)
@@ -576,12 +581,14 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
         }
     }
     switch (o0->kind) {
-    case XFER_OP_ALLGATHERV: /* every member's block, concatenated, to every member */
+    case XFER_OP_ALLGATHERV: { /* every member's block, concatenated, to every member */
+        size_t off = 0;        /* running offset: O(1) per member whatever the counts kind */
         for (i = 0; i < size && m->err == XFER_SUCCESS; i++) {
             const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
-            size_t off = xfer_counts_offset(c0, i), len = xfer_counts_get(c0, i), gap = 0;
+            size_t len = xfer_counts_get(c0, i), gap = 0;
             if (!rv_get(&m->r[ci->rank[i]].map[oi->buf], oi->off + off, len, off, &res, &gap))
                 take(m, ci->rank[i], oi->buf, oi->off + off, len, "contributes");
+            off += len;
         }
         for (i = 0; i < size && m->err == XFER_SUCCESS; i++) {
             const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
@@ -590,6 +597,7 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
         }
         cost = log2c(size) * m->o.alpha + (double) total * (size - 1) / size * m->o.beta;
         break;
+    }
     case XFER_OP_BCAST: {
         const int root = o0->peer;
         const xfer_op_t *ro = &m->r[ci->rank[root]].view.ops[ci->op[root]];
@@ -610,8 +618,9 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
     case XFER_OP_GATHERV: {
         const int root = o0->peer;
         const xfer_op_t *ro = &m->r[ci->rank[root]].view.ops[ci->op[root]];
+        size_t off = 0;
         total = xfer_counts_total(c0);
-        for (i = 0; i < size && m->err == XFER_SUCCESS; i++) {
+        for (i = 0; i < size && m->err == XFER_SUCCESS; off += oi_len(m, ci, i), i++) {
             const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
             if (oi->len != xfer_counts_get(c0, i)) {
                 fail(m, XFER_ERR_VERIFY, "%s: gatherv member %d sends %zu bytes, root expects %zu",
@@ -619,8 +628,7 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
                 break;
             }
             if (take(m, ci->rank[i], oi->buf, oi->off, oi->len, "gathers") &&
-                !rv_put(&m->r[ci->rank[root]].map[ro->buf2], ro->off2 + xfer_counts_offset(c0, i),
-                        oi->len, &m->tmp))
+                !rv_put(&m->r[ci->rank[root]].map[ro->buf2], ro->off2 + off, oi->len, &m->tmp))
                 fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         }
         cost = log2c(size) * m->o.alpha + (double) total * (size - 1) / size * m->o.beta;

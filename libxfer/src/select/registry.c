@@ -207,7 +207,8 @@ static double volume_ring(const xfer_shape_t *s)
 static int supports_half_only(const xfer_shape_t *s, const char **why)
 {
     if (s->total[0] > 0 && s->total[1] > 0) {
-        *why = "both groups contribute data (full duplex); fc_half needs one side to send 0 bytes";
+        *why = "both groups contribute data (full duplex); this algorithm needs one side to "
+               "send 0 bytes";
         return 0;
     }
     return 1;

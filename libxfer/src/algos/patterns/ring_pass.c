@@ -52,8 +52,7 @@ static int positions(const xfer_ring_pass_t *r, const xfer_sched_t *s, int pos[2
 }
 
 /* The transfers of @p step at the positions in @p pos, ordered by key, duplicates removed. */
-static int step_at(const xfer_ring_pass_t *r, int step, const int *pos, int np,
-                   xfer_ring_xfer_t *t)
+static int step_at(const xfer_ring_pass_t *r, int step, const int *pos, int np, xfer_ring_xfer_t *t)
 {
     int i, k, nt = 0, u = 0;
     for (i = 0; i < np; i++)
@@ -77,8 +76,8 @@ static int step_at(const xfer_ring_pass_t *r, int step, const int *pos, int np,
  * @p msg with key @p key only if it sends no copy of msg in this step and no receive of msg has
  * a smaller key. Both ends evaluate this rule, so sender and receiver agree.
  */
-static int host_keeps(const xfer_ring_pass_t *r, const xfer_shape_t *sh, int step, int g,
-                      int rank, long key, int msg)
+static int host_keeps(const xfer_ring_pass_t *r, const xfer_shape_t *sh, int step, int g, int rank,
+                      long key, int msg)
 {
     xfer_ring_xfer_t t[2 * XFER_RING_MAX_AT];
     int pos[2], np = positions_of(r, g, rank, pos), nt, i;
@@ -143,8 +142,8 @@ xfer_status_t xfer_ring_pass_ops(const xfer_ring_pass_t *r, const xfer_sched_t *
 
         if (src == dst || t[i].msg >= r->p)
             continue; /* inside a host, or the dummy sender's empty message */
-        if (!host_keeps(r, sh, step, dst == me ? s->group : pg, dst == me ? s->rank : pr,
-                        t[i].key, t[i].msg))
+        if (!host_keeps(r, sh, step, dst == me ? s->group : pg, dst == me ? s->rank : pr, t[i].key,
+                        t[i].msg))
             continue; /* a duplicate copy to a host */
         len = xfer_shape_count(sh, r->sg, t[i].msg);
         if (len == 0)

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xfer-sched: verify, cost and print libxfer schedules without running MPI.
+ *
+ *   xfer-sched verify --algo NAME|all --p P --q Q [--count K | --counts-file F]
+ *                     [--duplex half|full] [--reverse] [--alpha A] [--beta B]
+ *   xfer-sched cost   (same options)       figures: steps, traffic, predicted time vs bound
+ *   xfer-sched dump   (same options) --rank A3|B0      one rank's schedule
+ *   xfer-sched sweep  --max N [--algo NAME|all] [--count K]
+ *                     verify every p, q in 1..N, half (both directions) and full duplex
+ *   mpiexec -n 2 xfer-sched measure        ping-pong: alpha and beta of this MPI
+ *
+ * Shapes: group A has P ranks, group B has Q. --count K bytes per rank (default 1024);
+ * --duplex half (default for half-duplex algorithms): A sends, B sends nothing (--reverse: B
+ * sends); full: both send. --counts-file F: P + Q byte counts (A's, then B's), whitespace
+ * separated, '#' comments. Exit status: 0 every property holds, 1 a violation (named: round,
+ * ranks, block), 2 usage or input error.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xfer/xfer.h>
+
+typedef struct {
+    const char *cmd, *algo, *counts_file, *rank;
+    int p, q, max, duplex_set, full, reverse;
+    size_t count;
+    xfer_sim_params_t params;
+} opts_t;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: xfer-sched verify|cost|dump --algo NAME|all --p P --q Q\n"
+               "                  [--count K | --counts-file F] [--duplex half|full] [--reverse]\n"
+               "                  [--alpha SECONDS] [--beta SECONDS_PER_BYTE] [--rank A3|B0]\n"
+               "       xfer-sched sweep --max N [--algo NAME|all] [--count K]\n"
+               "       mpiexec -n 2 xfer-sched measure\n");
+}
+
+static int parse_long(const char *s, const char *what, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "xfer-sched: %s: \"%s\" is not an integer in [%ld, %ld]\n", what, s, lo,
+                hi);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static int parse_double(const char *s, const char *what, double *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtod(s, &end);
+    if (errno || end == s || *end || *out < 0) {
+        fprintf(stderr, "xfer-sched: %s: \"%s\" is not a non-negative number\n", what, s);
+        return 0;
+    }
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, opts_t *o)
+{
+    int i;
+    long v;
+    memset(o, 0, sizeof(*o));
+    o->count = 1024;
+    o->algo = "all";
+    xfer_sim_params_init(&o->params);
+    if (argc < 2)
+        return 0;
+    o->cmd = argv[1];
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--reverse")) {
+            o->reverse = 1;
+            continue;
+        }
+        if (!val) {
+            fprintf(stderr, "xfer-sched: %s needs a value\n", a);
+            return 0;
+        }
+        i++;
+        if (!strcmp(a, "--algo"))
+            o->algo = val;
+        else if (!strcmp(a, "--p") && parse_long(val, "--p", 1, 1 << 20, &v))
+            o->p = (int) v;
+        else if (!strcmp(a, "--q") && parse_long(val, "--q", 1, 1 << 20, &v))
+            o->q = (int) v;
+        else if (!strcmp(a, "--max") && parse_long(val, "--max", 1, 4096, &v))
+            o->max = (int) v;
+        else if (!strcmp(a, "--count") && parse_long(val, "--count", 0, 1L << 40, &v))
+            o->count = (size_t) v;
+        else if (!strcmp(a, "--counts-file"))
+            o->counts_file = val;
+        else if (!strcmp(a, "--rank"))
+            o->rank = val;
+        else if (!strcmp(a, "--alpha") && parse_double(val, "--alpha", &o->params.alpha))
+            ;
+        else if (!strcmp(a, "--beta") && parse_double(val, "--beta", &o->params.beta))
+            ;
+        else if (!strcmp(a, "--duplex") && (!strcmp(val, "half") || !strcmp(val, "full"))) {
+            o->duplex_set = 1;
+            o->full = !strcmp(val, "full");
+        } else {
+            fprintf(stderr, "xfer-sched: bad option or value: %s %s\n", a, val);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* P + Q integers from @p path; errors name file:line. */
+static int read_counts(const char *path, int p, int q, size_t **out)
+{
+    FILE *f = fopen(path, "r");
+    size_t *c, n = 0, want = (size_t) p + (size_t) q;
+    char line[4096];
+    int lineno = 0;
+
+    if (!f) {
+        fprintf(stderr, "xfer-sched: %s: %s\n", path, strerror(errno));
+        return 0;
+    }
+    c = calloc(want, sizeof(size_t));
+    while (c && fgets(line, sizeof(line), f)) {
+        char *s = line, *hash = strchr(line, '#'), *end;
+        lineno++;
+        if (hash)
+            *hash = '\0';
+        for (;;) {
+            unsigned long long v;
+            while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+                s++;
+            if (!*s)
+                break;
+            errno = 0;
+            v = strtoull(s, &end, 10);
+            if (errno || end == s || *s == '-') {
+                fprintf(stderr, "xfer-sched: %s:%d: \"%.*s\" is not a byte count\n", path, lineno,
+                        (int) strcspn(s, " \t\r\n"), s);
+                fclose(f);
+                free(c);
+                return 0;
+            }
+            if (n >= want) {
+                fprintf(stderr, "xfer-sched: %s:%d: more than P + Q = %zu counts\n", path, lineno,
+                        want);
+                fclose(f);
+                free(c);
+                return 0;
+            }
+            c[n++] = (size_t) v;
+            s = end;
+        }
+    }
+    fclose(f);
+    if (c && n != want) {
+        fprintf(stderr, "xfer-sched: %s: %zu counts, expected P + Q = %zu (A's, then B's)\n", path,
+                n, want);
+        free(c);
+        return 0;
+    }
+    *out = c;
+    return c != NULL;
+}
+
+static int half_only(const char *algo)
+{
+    return !strcmp(algo, "fc_half") || !strcmp(algo, "ring_half");
+}
+
+/* The shape for @p algo: counts file, or --count with the duplex mode. */
+static void make_sides(const opts_t *o, const char *algo, const size_t *file, xfer_side_t *a,
+                       xfer_side_t *b)
+{
+    const int full = o->duplex_set ? o->full : !half_only(algo);
+    a->n = o->p;
+    b->n = o->q;
+    a->counts = file ? file : NULL;
+    b->counts = file ? file + o->p : NULL;
+    a->k = full || !o->reverse ? o->count : 0;
+    b->k = full || o->reverse ? o->count : 0;
+}
+
+static int run_one(const opts_t *o, const char *algo, const size_t *file, int print_cost)
+{
+    xfer_side_t a, b;
+    xfer_sim_report_t r;
+    xfer_status_t st;
+    double t0 = now();
+
+    make_sides(o, algo, file, &a, &b);
+    st = xfer_simulate(algo, &a, &b, &o->params, &r);
+    if (st == XFER_ERR_NOT_SUPPORTED) {
+        printf("%-12s p=%d q=%d: not applicable (%s)\n", algo, o->p, o->q, xfer_last_error());
+        return 0;
+    }
+    if (st != XFER_SUCCESS) {
+        printf("%-12s p=%d q=%d: FAILED: %s\n", algo, o->p, o->q, xfer_last_error());
+        return st == XFER_ERR_VERIFY || st == XFER_ERR_DEADLOCK ? 1 : 2;
+    }
+    if (print_cost)
+        printf("%-12s %6d %6d %6d %6d %9ld %12zu %12zu %14zu %12.6g %12.6g %7.3f %7.2f\n", algo,
+               o->p, o->q, r.steps, r.rounds, r.messages, r.max_sent, r.max_recv, r.total_sent,
+               r.predicted, r.bound, r.bound > 0 ? r.predicted / r.bound : 0.0, now() - t0);
+    else
+        printf("%-12s p=%d q=%d: ok: %d steps, %ld messages, predicted %.6g s (bound %.6g s, "
+               "ratio %.3f), checked in %.2f s\n",
+               algo, o->p, o->q, r.steps, r.messages, r.predicted, r.bound,
+               r.bound > 0 ? r.predicted / r.bound : 0.0, now() - t0);
+    return 0;
+}
+
+static int for_each_algo(const opts_t *o, const size_t *file, int print_cost)
+{
+    int n = 0, i, worst = 0;
+    xfer_algo_info_t info;
+    if (strcmp(o->algo, "all") != 0)
+        return run_one(o, o->algo, file, print_cost);
+    xfer_algorithm_count(&n);
+    for (i = 0; i < n; i++) {
+        int rc;
+        xfer_algorithm_info(i, &info);
+        rc = run_one(o, info.name, file, print_cost);
+        worst = rc > worst ? rc : worst;
+    }
+    return worst;
+}
+
+static int cmd_dump(const opts_t *o, const size_t *file)
+{
+    xfer_side_t a, b;
+    xfer_sched_t *s = NULL;
+    int group, rank;
+    long v;
+
+    if (!o->rank || (o->rank[0] != 'A' && o->rank[0] != 'B') ||
+        !parse_long(o->rank + 1, "--rank", 0, 1 << 20, &v) || !strcmp(o->algo, "all")) {
+        fprintf(stderr, "xfer-sched: dump needs --algo NAME and --rank A<i> or B<j>\n");
+        return 2;
+    }
+    group = o->rank[0] == 'B';
+    rank = (int) v;
+    if (rank >= (group ? o->q : o->p)) {
+        fprintf(stderr, "xfer-sched: there is no rank %s\n", o->rank);
+        return 2;
+    }
+    make_sides(o, o->algo, file, &a, &b);
+    if (xfer_sched_build(o->algo, &a, &b, group, rank, &s) != XFER_SUCCESS) {
+        fprintf(stderr, "xfer-sched: %s\n", xfer_last_error());
+        return 2;
+    }
+    if (s)
+        xfer_sched_dump(s, stdout);
+    else
+        printf("%s has no schedule: the MPI library runs it\n", o->algo);
+    xfer_sched_free(&s);
+    return 0;
+}
+
+/* Every p, q in 1..max; half duplex both ways and full duplex; stops at the first failure. */
+static int cmd_sweep(opts_t *o)
+{
+    int n = 0, i, p, q, mode, shapes = 0;
+    double t0 = now();
+    xfer_algo_info_t info;
+
+    xfer_algorithm_count(&n);
+    for (i = 0; i < n; i++) {
+        double ta = now();
+        int runs = 0;
+        xfer_algorithm_info(i, &info);
+        if (strcmp(o->algo, "all") && strcmp(o->algo, info.name))
+            continue;
+        for (p = 1; p <= o->max; p++)
+            for (q = 1; q <= o->max; q++)
+                for (mode = 0; mode < 3; mode++) {
+                    xfer_side_t a, b;
+                    xfer_sim_report_t r;
+                    xfer_status_t st;
+                    if (mode == 2 && half_only(info.name))
+                        continue;
+                    a.n = p;
+                    b.n = q;
+                    a.counts = b.counts = NULL;
+                    a.k = mode != 1 ? o->count : 0;
+                    b.k = mode != 0 ? o->count : 0;
+                    st = xfer_simulate(info.name, &a, &b, &o->params, &r);
+                    runs++;
+                    if (st != XFER_SUCCESS) {
+                        printf("%s p=%d q=%d %s: FAILED: %s\n", info.name, p, q,
+                               mode == 2 ? "full"
+                               : mode    ? "half B->A"
+                                         : "half A->B",
+                               xfer_last_error());
+                        return 1;
+                    }
+                }
+        shapes += runs;
+        printf("%-12s %6d shapes verified (p, q <= %d; half both ways and full) in %.1f s\n",
+               info.name, runs, o->max, now() - ta);
+    }
+    printf("sweep: %d simulations, all properties hold, %.1f s\n", shapes, now() - t0);
+    return 0;
+}
+
+/* Ping-pong between two ranks: alpha from 8-byte messages, beta from the 4 MiB slope. */
+static int cmd_measure(int argc, char **argv)
+{
+    int rank, size, i, n;
+    const int reps = 50, big = 4 << 20;
+    char *buf;
+    double t, lat = 0.0, bw = 0.0;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "xfer-sched measure: run it with exactly 2 ranks\n");
+        MPI_Finalize();
+        return 2;
+    }
+    buf = calloc((size_t) big, 1);
+    for (n = 8, i = 0; i < 2; i++, n = big) {
+        int r;
+        MPI_Barrier(MPI_COMM_WORLD);
+        t = MPI_Wtime();
+        for (r = 0; r < reps; r++) {
+            if (rank == 0) {
+                MPI_Send(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+                MPI_Recv(buf, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+            }
+        }
+        t = (MPI_Wtime() - t) / (2.0 * reps);
+        if (i == 0)
+            lat = t;
+        else
+            bw = (t - lat) / (double) (big - 8);
+    }
+    if (rank == 0)
+        printf("--alpha %.3g --beta %.3g   (one-way latency %.2f us, bandwidth %.2f GB/s)\n", lat,
+               bw, lat * 1e6, 1e-9 / bw);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o;
+    size_t *file = NULL;
+    int rc;
+
+    if (argc >= 2 && !strcmp(argv[1], "measure"))
+        return cmd_measure(argc, argv);
+    if (!parse_args(argc, argv, &o)) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(o.cmd, "sweep")) {
+        if (o.max < 1) {
+            fprintf(stderr, "xfer-sched: sweep needs --max N\n");
+            return 2;
+        }
+        return cmd_sweep(&o);
+    }
+    if (strcmp(o.cmd, "verify") && strcmp(o.cmd, "cost") && strcmp(o.cmd, "dump")) {
+        usage(stderr);
+        return 2;
+    }
+    if (o.p < 1 || o.q < 1) {
+        fprintf(stderr, "xfer-sched: %s needs --p P and --q Q (>= 1)\n", o.cmd);
+        return 2;
+    }
+    if (o.counts_file && !read_counts(o.counts_file, o.p, o.q, &file))
+        return 2;
+    if (!strcmp(o.cmd, "dump"))
+        rc = cmd_dump(&o, file);
+    else {
+        if (!strcmp(o.cmd, "cost"))
+            printf("%-12s %6s %6s %6s %6s %9s %12s %12s %14s %12s %12s %7s %7s\n", "algorithm", "p",
+                   "q", "steps", "rounds", "messages", "max_sent_B", "max_recv_B", "total_sent_B",
+                   "predicted_s", "bound_s", "ratio", "sim_s");
+        rc = for_each_algo(&o, file, !strcmp(o.cmd, "cost"));
+    }
+    free(file);
+    return rc;
+}
