@@ -4,7 +4,8 @@
 # group with every algorithm, half and full duplex, next to the MPI library's own
 # intercommunicator MPI_Allgather; prints time, ratio and verification for each.
 #   scripts/demo.sh                          MPICH, shapes p=2,q=2 and p=3,q=1, 1 MiB per rank
-#   XFER_DEMO_FLAVOR=openmpi XFER_DEMO_SIZES=64K,1M,4M XFER_DEMO_SHAPES="2x2 3x1" scripts/demo.sh
+#   XFER_DEMO_FLAVOR=openmpi XFER_DEMO_SIZES=64K,1M,4M XFER_DEMO_SHAPES="2x2 3x1" \
+#   XFER_DEMO_ALGOS=native,ring_half,ring XFER_DEMO_ITERS=20 scripts/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,8 @@ flavour="${XFER_DEMO_FLAVOR:-mpich}"
 sizes="${XFER_DEMO_SIZES:-1M}"
 shapes="${XFER_DEMO_SHAPES:-2x2 3x1}"
 iters="${XFER_DEMO_ITERS:-10}"
+algos=()
+[[ -n "${XFER_DEMO_ALGOS:-}" ]] && algos=(--algos "$XFER_DEMO_ALGOS")
 
 bash scripts/deps.sh
 bash scripts/build.sh "$flavour" >/dev/null
@@ -35,6 +38,6 @@ for shape in $shapes; do
             launch+=(-genv LD_PRELOAD "$PWD/build/$flavour/tools/libxfer_ucx_yield.so")
         fi
     fi
-    "${launch[@]}" "$bin" --p "$p" --sizes "$sizes" --iters "$iters"
+    "${launch[@]}" "$bin" --p "$p" --sizes "$sizes" --iters "$iters" "${algos[@]}"
     echo
 done

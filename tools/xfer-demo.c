@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 {
     int p = -1, iters = 10, warmup = 2, nalg, nsizes, wrank, wsize, group, rank, nremote, i, a;
     int s, d, dmin = 0, dmax = 1, failures = 0;
-    char algos_default[] = "native,root_gather,fc_half,fc_full,fc_full_v,auto";
+    char algos_default[512] = "";
     char sizes_default[] = "1M";
     char *algos_arg = algos_default, *sizes_arg = sizes_default, *alg[MAXALG], *sz[MAXSIZES];
     long sizes[MAXSIZES], maxsize = 0;
@@ -205,6 +205,16 @@ int main(int argc, char **argv)
         }
         MPI_Finalize();
         return 2;
+    }
+    if (algos_arg == algos_default) { /* every registered algorithm, then auto */
+        xfer_algo_info_t info;
+        int n = 0;
+        xfer_algorithm_count(&n);
+        for (i = 0; i < n && xfer_algorithm_info(i, &info) == XFER_SUCCESS; i++) {
+            strncat(algos_default, info.name, sizeof(algos_default) - strlen(algos_default) - 2);
+            strcat(algos_default, ",");
+        }
+        strncat(algos_default, "auto", sizeof(algos_default) - strlen(algos_default) - 1);
     }
     nalg = split_list(algos_arg, alg, MAXALG);
     for (a = 1; a < nalg; a++) /* native first: the others are compared with it */
@@ -254,8 +264,8 @@ int main(int argc, char **argv)
             char *run[MAXALG];
             result_t res[MAXALG];
             int nrun = 0;
-            for (a = 0; a < nalg; a++) /* fc_half cannot run full duplex */
-                if (!(d == 1 && !strcmp(alg[a], "fc_half")))
+            for (a = 0; a < nalg; a++) /* half-duplex algorithms cannot run full duplex */
+                if (!(d == 1 && (!strcmp(alg[a], "fc_half") || !strcmp(alg[a], "ring_half"))))
                     run[nrun++] = alg[a];
             run_all(inter, group, nremote, run, nrun, sizes[s], d, iters, warmup, sbuf, rbuf, res);
             for (a = 0; a < nrun && wrank == 0; a++) {

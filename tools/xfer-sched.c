@@ -10,7 +10,8 @@
  *                     verify every p, q in 1..N, half (both directions) and full duplex
  *   mpiexec -n 2 xfer-sched measure        ping-pong: alpha and beta of this MPI
  *
- * Shapes: group A has P ranks, group B has Q. --count K bytes per rank (default 1024);
+ * Shapes: group A has P ranks, group B has Q. --count K bytes per rank (default 1024;
+ * --count-b K for group B's ranks when it differs);
  * --duplex half (default for half-duplex algorithms): A sends, B sends nothing (--reverse: B
  * sends); full: both send. --counts-file F: P + Q byte counts (A's, then B's), whitespace
  * separated, '#' comments. Exit status: 0 every property holds, 1 a violation (named: round,
@@ -29,7 +30,8 @@
 typedef struct {
     const char *cmd, *algo, *counts_file, *rank;
     int p, q, max, duplex_set, full, reverse;
-    size_t count;
+    size_t count, count_b;
+    int count_b_set;
     xfer_sim_params_t params;
 } opts_t;
 
@@ -43,8 +45,9 @@ static double now(void)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: xfer-sched verify|cost|dump --algo NAME|all --p P --q Q\n"
-               "                  [--count K | --counts-file F] [--duplex half|full] [--reverse]\n"
-               "                  [--alpha SECONDS] [--beta SECONDS_PER_BYTE] [--rank A3|B0]\n"
+               "                  [--count K [--count-b K] | --counts-file F]\n"
+               "                  [--duplex half|full] [--reverse] [--rank A3|B0]\n"
+               "                  [--alpha SECONDS] [--beta SECONDS_PER_BYTE]\n"
                "       xfer-sched sweep --max N [--algo NAME|all] [--count K]\n"
                "       mpiexec -n 2 xfer-sched measure\n");
 }
@@ -108,7 +111,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->max = (int) v;
         else if (!strcmp(a, "--count") && parse_long(val, "--count", 0, 1L << 40, &v))
             o->count = (size_t) v;
-        else if (!strcmp(a, "--counts-file"))
+        else if (!strcmp(a, "--count-b") && parse_long(val, "--count-b", 0, 1L << 40, &v)) {
+            o->count_b = (size_t) v;
+            o->count_b_set = 1;
+        } else if (!strcmp(a, "--counts-file"))
             o->counts_file = val;
         else if (!strcmp(a, "--rank"))
             o->rank = val;
@@ -197,7 +203,7 @@ static void make_sides(const opts_t *o, const char *algo, const size_t *file, xf
     a->counts = file ? file : NULL;
     b->counts = file ? file + o->p : NULL;
     a->k = full || !o->reverse ? o->count : 0;
-    b->k = full || o->reverse ? o->count : 0;
+    b->k = full || o->reverse ? (o->count_b_set ? o->count_b : o->count) : 0;
 }
 
 static int run_one(const opts_t *o, const char *algo, const size_t *file, int print_cost)

@@ -4,9 +4,11 @@
  * docs/ring_full.md for the derivation). Two half-duplex ring passes, the heavier direction
  * first: every block of that group reaches every rank of the other in p' + q'/2 steps, then the
  * other direction in q' + p'/2 steps. Each step each rank sends and receives at most one
- * block, to ring neighbours only. The passes cannot overlap: each keeps every port busy in its
- * first and last steps (checked exhaustively for even p, q <= 64), and filling the idle ports
- * of the first pass with the second's transfers gains under 10% (docs/ring_full.md).
+ * block, to ring neighbours only. The passes cannot overlap: they keep the ports busy in their
+ * last and first steps (checked for all even p, q <= 64: one step could be saved only when the
+ * first pass's receivers are 2 positions); filling the first pass's idle ports with the
+ * second's transfers gains at most 3% when the return direction is a tenth of the forward one
+ * (docs/ring_full.md).
  *
  * Cost: (p' + q'/2)(a + k_A b) + (q' + p'/2)(a + k_B b). Lower bound max(p k_A, q k_B) b; on a
  *       ring with single-port ranks, max(p + q/2, q + p/2) steps for equal blocks.
