@@ -14,8 +14,6 @@
  * Source: seed-intergroup §1.10 (the paper's ring baseline, real block sizes instead of its
  *       k-byte dummy messages).
  */
-#include <string.h>
-
 #include "algos.h"
 
 /* Where the block that originated at merged rank y is kept at rank (g, r). */
@@ -40,33 +38,16 @@ static xfer_status_t gen(const xfer_sched_t *s, int step, xfer_op_t *ops, int *n
     const int x = xfer_merged_rank(s->shape, s->group, s->rank);
     const int right = (x + 1) % N, left = (x + N - 1) % N;
     const int out = ((x - step) % N + N) % N, in = ((x - step - 1) % N + N) % N;
-    xfer_op_t *op;
     size_t off, len;
     int buf;
 
     *n = 0;
     place(s, out, &buf, &off, &len);
-    if (len > 0) {
-        op = &ops[(*n)++];
-        memset(op, 0, sizeof(*op));
-        op->kind = XFER_OP_SEND;
-        op->peer = right;
-        op->buf = (uint8_t) buf;
-        op->off = off;
-        op->len = len;
-        op->group = op->counts = -1;
-    }
+    if (len > 0)
+        xfer_op_p2p(&ops[(*n)++], XFER_OP_SEND, right, buf, off, len);
     place(s, in, &buf, &off, &len);
-    if (len > 0) {
-        op = &ops[(*n)++];
-        memset(op, 0, sizeof(*op));
-        op->kind = XFER_OP_RECV;
-        op->peer = left;
-        op->buf = (uint8_t) buf;
-        op->off = off;
-        op->len = len;
-        op->group = op->counts = -1;
-    }
+    if (len > 0)
+        xfer_op_p2p(&ops[(*n)++], XFER_OP_RECV, left, buf, off, len);
     return XFER_SUCCESS;
 }
 

@@ -177,6 +177,20 @@ typedef struct xfer_round_view {
 xfer_status_t xfer_sched_round_view(const xfer_sched_t *s, int round, xfer_op_t *scratch,
                                     xfer_round_view_t *view);
 
+/* Fill @p op as a point-to-point operation (for round generators). */
+static inline void xfer_op_p2p(xfer_op_t *op, int kind, int peer, int buf, size_t off, size_t len)
+{
+    op->kind = (uint8_t) kind;
+    op->buf = (uint8_t) buf;
+    op->buf2 = 0;
+    op->chain = 0;
+    op->peer = peer;
+    op->group = op->counts = -1;
+    op->off = off;
+    op->len = len;
+    op->off2 = 0;
+}
+
 /* Most operations any round of @p s holds (the size of a view scratch or request array). */
 int xfer_sched_widest_round(const xfer_sched_t *s);
 

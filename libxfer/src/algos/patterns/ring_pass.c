@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <string.h>
-
 #include "../algos.h"
 #include "ring.h"
 
@@ -138,7 +136,6 @@ xfer_status_t xfer_ring_pass_ops(const xfer_ring_pass_t *r, const xfer_sched_t *
         const int pg = peer < sh->n[0] ? 0 : 1, pr = pg ? peer - sh->n[0] : peer;
         size_t len, off;
         int buf;
-        xfer_op_t *op;
 
         if (src == dst || t[i].msg >= r->p)
             continue; /* inside a host, or the dummy sender's empty message */
@@ -151,15 +148,7 @@ xfer_status_t xfer_ring_pass_ops(const xfer_ring_pass_t *r, const xfer_sched_t *
         if (*n >= XFER_RING_PASS_MAX_OPS)
             return XFER_ERR(XFER_ERR_INTERNAL, "ring step %d: too many operations", step);
         place(r, s, t[i].msg, &buf, &off);
-        op = &ops[(*n)++];
-        memset(op, 0, sizeof(*op));
-        op->kind = src == me ? XFER_OP_SEND : XFER_OP_RECV;
-        op->peer = src == me ? dst : src;
-        op->buf = (uint8_t) buf;
-        op->off = off;
-        op->len = len;
-        op->group = -1;
-        op->counts = -1;
+        xfer_op_p2p(&ops[(*n)++], src == me ? XFER_OP_SEND : XFER_OP_RECV, peer, buf, off, len);
     }
     return XFER_SUCCESS;
 }
