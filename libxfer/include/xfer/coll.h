@@ -48,12 +48,27 @@ typedef enum xfer_fallback {
  * XFER_TIMEOUT_MS) < a field set here.
  */
 typedef struct xfer_coll_opts {
-    const char *algorithm;    /**< registry name or "auto"; NULL: XFER_ALGORITHM, else auto */
+    const char *algorithm;    /**< registry name, "hier", "hier:<name>" or "auto"; NULL:
+                                   XFER_ALGORITHM, else auto */
     xfer_duplex_t duplex;     /**< see xfer_duplex_t */
     xfer_fallback_t fallback; /**< see xfer_fallback_t */
     int check;                /**< -1: XFER_CHECK; 0: off; 1: cross-group argument check */
     int timeout_ms;           /**< -1: XFER_TIMEOUT_MS (default none); 0: none; >0: bound */
+    int hier_senders;         /**< hierarchy: ranks per node moving data across the groups;
+                                   0: XFER_HIER_SENDERS, default 1 */
+    int hier_sync;            /**< hierarchy: 0: XFER_HIER_SYNC (default flags); 1: flags
+                                   (no node barrier, early ranks leave); 2: node barriers */
 } xfer_coll_opts_t;
+
+/** Timing of the calling rank's last collective operation (all times MPI_Wtime seconds). */
+typedef struct xfer_op_stats {
+    double t_enter, t_exit; /**< entry and exit of the call (xfer_start/xfer_wait for plans) */
+    double intra_s;         /**< node staging: copies in and out of shared memory */
+    double inter_s;         /**< the transfer between the groups (leaders, or flat algorithms) */
+    double wait_s;          /**< waiting for the node's other ranks (deposits, results) */
+    int hier;               /**< the operation used node-hierarchical staging */
+    int leader;             /**< this rank moved data between the groups */
+} xfer_op_stats_t;
 
 /** Opaque persistent operation (see xfer_allgatherv_inter_init). */
 typedef struct xfer_plan xfer_plan_t;
@@ -115,7 +130,11 @@ XFER_PUBLIC xfer_status_t xfer_wait(xfer_plan_t *plan);
 /** Progress the active operation without blocking; *@p done is 1 once it completed. */
 XFER_PUBLIC xfer_status_t xfer_test(xfer_plan_t *plan, int *done);
 
-/** Release @p *plan (NULL accepted) and set it to NULL. Not collective. */
+/** Statistics of the calling thread's last completed operation. */
+XFER_PUBLIC xfer_status_t xfer_last_op_stats(xfer_op_stats_t *stats);
+
+/** Release @p *plan (NULL accepted) and set it to NULL. Collective over both groups (it frees
+ *  the plan's communicators and, for hierarchical plans, its shared windows). */
 XFER_PUBLIC xfer_status_t xfer_plan_free(xfer_plan_t **plan);
 
 /** Name of the algorithm the plan runs (after automatic selection and fallback). */

@@ -84,7 +84,12 @@ xfer_status_t xfer_check_args(xfer_topo_t *t, const xfer_call_t *call, xfer_stat
         snprintf(msg, sizeof(msg),
                  "this group selected algorithm %s but the other group selected %s (options or "
                  "XFER_ALGORITHM differ between the groups)",
-                 mine_a ? mine_a->name : "?", theirs ? theirs->name : "?");
+                 algo_index == XFER_CHECK_HIER ? "hier"
+                 : mine_a                      ? mine_a->name
+                                               : "?",
+                 (int) rhdr[H_ALGO] - 1 == XFER_CHECK_HIER ? "hier"
+                 : theirs                                  ? theirs->name
+                                                           : "?");
     } else {
         XFER_MPI_GOTO(MPI_Type_size(call->rtype, &rsize), st, out);
         for (i = 0; i < nr && !bad; i++) {

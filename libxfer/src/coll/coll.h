@@ -10,6 +10,7 @@
 #include <xfer/coll.h>
 
 #include "../sched/exec.h"
+#include "hier.h"
 #include "../sched/sched.h"
 #include "../select/select.h"
 #include "../topo/topo.h"
@@ -39,6 +40,10 @@ typedef struct xfer_resolved_opts {
     int fallback_from_env;
     int check;
     int timeout_ms;
+    int hier;               /* node-hierarchical staging asked for ("hier", "hier:<inner>") */
+    const char *hier_inner; /* NULL: auto at node level */
+    int hier_senders;
+    int hier_sync; /* XFER_HIER_FLAGS or XFER_HIER_BARRIER */
 } xfer_resolved_opts_t;
 
 typedef struct xfer_dtype_info {
@@ -79,6 +84,9 @@ struct xfer_plan {
     unsigned char *stage_send, *stage_recv, *tmp;
     MPI_Request native_req;
     int active;
+    xfer_hier_t *hier; /* node-hierarchical plan (then sched is NULL) */
+    char name[64];     /* algorithm name reported by xfer_plan_algorithm */
+    xfer_op_stats_t stats;
 };
 
 /* Resolve options (NULL allowed) against the environment. */
@@ -90,6 +98,9 @@ xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *
 
 /* Run one blocking operation on a freshly created (transient) plan. */
 xfer_status_t xfer_plan_run_blocking(xfer_plan_t *p);
+
+/* The "algorithm index" the check handshake reports for hierarchical calls. */
+#define XFER_CHECK_HIER 1000
 
 /* XFER_CHECK handshake: both groups compare what the other group actually sends (bytes and
  * type signature per rank) with what each rank expects, and the algorithm each chose.

@@ -19,6 +19,8 @@ xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts)
     opts->fallback = XFER_FALLBACK_DEFAULT;
     opts->check = -1;
     opts->timeout_ms = -1;
+    opts->hier_senders = 0;
+    opts->hier_sync = 0;
     return XFER_SUCCESS;
 }
 
@@ -44,6 +46,18 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t 
     }
     if (o->algorithm && strcmp(o->algorithm, "auto") == 0)
         o->algorithm = NULL;
+    if (o->algorithm && strncmp(o->algorithm, "hier", 4) == 0 &&
+        (o->algorithm[4] == '\0' || o->algorithm[4] == ':')) {
+        o->hier = 1;
+        o->hier_inner = o->algorithm[4] == ':' ? o->algorithm + 5 : NULL;
+        if (o->hier_inner && strcmp(o->hier_inner, "auto") == 0)
+            o->hier_inner = NULL;
+        if (o->hier_inner && !xfer_algo_find(o->hier_inner))
+            return XFER_ERR(XFER_ERR_UNKNOWN_ALGORITHM,
+                            "\"%s\": unknown inner algorithm \"%s\" for hier", o->algorithm,
+                            o->hier_inner);
+        o->algorithm = NULL;
+    }
     if (o->algorithm && !xfer_algo_find(o->algorithm)) {
         char names[256] = "";
         int i, w = 0;
@@ -73,6 +87,26 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t 
     default:
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->fallback has an invalid value %d",
                         (int) u->fallback);
+    }
+    o->hier_senders =
+        u->hier_senders > 0 ? u->hier_senders : (int) xfer_env_long("XFER_HIER_SENDERS", 1);
+    if (o->hier_senders < 1)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "hier senders per node must be >= 1, got %d",
+                        o->hier_senders);
+    if (u->hier_sync == 1 || u->hier_sync == 2) {
+        o->hier_sync = u->hier_sync == 1 ? XFER_HIER_FLAGS : XFER_HIER_BARRIER;
+    } else if (u->hier_sync == 0) {
+        env = xfer_env_str("XFER_HIER_SYNC");
+        if (!env || strcmp(env, "flags") == 0)
+            o->hier_sync = XFER_HIER_FLAGS;
+        else if (strcmp(env, "barrier") == 0)
+            o->hier_sync = XFER_HIER_BARRIER;
+        else
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "XFER_HIER_SYNC=\"%s\": expected flags or barrier", env);
+    } else {
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->hier_sync has an invalid value %d",
+                        u->hier_sync);
     }
     o->check = u->check >= 0 ? (u->check != 0) : (xfer_env_long("XFER_CHECK", 0) != 0);
     o->timeout_ms = u->timeout_ms >= 0 ? u->timeout_ms : (int) xfer_env_long("XFER_TIMEOUT_MS", 0);
@@ -201,7 +235,53 @@ static void trace_choice(const xfer_plan_t *p, const char *how)
     xfer_log(XFER_LOG_TRACE, "%s%s group %d rank %d: p=%d q=%d bytes %zu|%zu -> %s [%s]",
              p->call.kind == XFER_CALL_ALLGATHER ? "allgather" : "allgatherv",
              p->persistent ? "_init" : "", p->topo->group, p->topo->rank, p->shape.n[0],
-             p->shape.n[1], p->shape.total[0], p->shape.total[1], p->algo->name, how);
+             p->shape.n[1], p->shape.total[0], p->shape.total[1], p->name, how);
+}
+
+/* auto: would node staging beat the best flat algorithm? When ranks share nodes, the flat
+ * algorithms' messages between nodes share each node's link (their per-link time is multiplied
+ * by the ranks per node); a hierarchy crosses each link once per stripe and pays the shared
+ * memory copies instead. Virtual nodes are for testing and never chosen automatically. */
+static xfer_status_t consider_hier(xfer_plan_t *p, const xfer_model_t *m, char *how, size_t len)
+{
+    const xfer_nodes_t *L0, *L1;
+    xfer_model_t flat = *m, lead = *m;
+    double t_flat, t_hier;
+    size_t agg_max[2] = {0, 0};
+    int g, r, ppn;
+    xfer_status_t st;
+    char *end;
+
+    XFER_CHECK_GOTO(xfer_topo_nodes(p->topo), st, out);
+    L0 = &p->topo->nodes[0];
+    L1 = &p->topo->nodes[1];
+    ppn = XFER_MAX(L0->max_ppn, L1->max_ppn);
+    if (L0->is_virtual || L1->is_virtual || ppn < 2 || (L0->nnodes < 2 && L1->nnodes < 2))
+        return XFER_SUCCESS;
+    flat.beta *= ppn;
+    t_flat = xfer_algo_predict(p->algo, &p->shape, &flat);
+    for (g = 0; g < 2; g++) { /* copies: the largest node aggregate, in and out */
+        const xfer_nodes_t *L = g ? L1 : L0;
+        for (r = 0; r < L->n; r++)
+            agg_max[g] = XFER_MAX(agg_max[g], (size_t) L->node_size[L->node_of[r]] *
+                                                  xfer_shape_count(&p->shape, g, r));
+    }
+    lead.max_ppn = 1;
+    /* leaders' transfer: the flat choice's cost between nodes, with one link per node */
+    t_hier = xfer_algo_predict(p->algo, &p->shape, &lead) / ppn +
+             m->gamma * (double) (agg_max[0] + agg_max[1]) * (1 + ppn);
+    if (t_hier < t_flat) {
+        p->opts.hier = 1;
+        p->opts.hier_inner = NULL;
+    }
+    end = how + strlen(how);
+    snprintf(end, len - (size_t) (end - how),
+             "; nodes %d|%d, <= %d ranks/node: hier=%.3g vs "
+             "flat=%.3g (shared links)",
+             L0->nnodes, L1->nnodes, ppn, t_hier, t_flat);
+    st = XFER_SUCCESS;
+out:
+    return st;
 }
 
 static xfer_status_t select_algo(xfer_plan_t *p)
@@ -219,6 +299,31 @@ static xfer_status_t select_algo(xfer_plan_t *p)
         return XFER_ERR(XFER_ERR_INVALID_ARG,
                         "duplex = half, but both groups contribute data (%zu and %zu bytes)",
                         s->total[0], s->total[1]);
+    if (p->opts.hier) { /* forced hierarchy; the inner algorithm is settled in prepare */
+        if (large)
+            return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                            "hier: a group contributes more than INT_MAX bytes");
+        /* what an inner algorithm supports depends on the duplex mode only, which the node
+         * aggregates share with the call: decide now, with the fallback policy */
+        if (p->opts.hier_inner &&
+            !xfer_algo_supports(xfer_algo_find(p->opts.hier_inner), s, &why)) {
+            if (!p->opts.fallback_warn)
+                return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                                "hier:%s cannot run this call: %s (set XFER_FALLBACK=warn to "
+                                "fall back to the automatic inner choice)",
+                                p->opts.hier_inner, why);
+            if (p->topo->rank == 0)
+                xfer_log(XFER_LOG_WARN, "hier:%s cannot run this call (%s); using hier:auto",
+                         p->opts.hier_inner, why);
+            p->opts.hier_inner = NULL;
+        }
+        snprintf(p->name, sizeof(p->name), "hier:%s",
+                 p->opts.hier_inner ? p->opts.hier_inner : "auto");
+        snprintf(how, sizeof(how), "forced%s",
+                 p->opts.algorithm_from_env ? " by XFER_ALGORITHM" : "");
+        trace_choice(p, how);
+        return XFER_SUCCESS;
+    }
     if (p->opts.algorithm) {
         const xfer_algo_t *a = xfer_algo_find(p->opts.algorithm);
         int ok = xfer_algo_supports(a, s, &why);
@@ -228,6 +333,7 @@ static xfer_status_t select_algo(xfer_plan_t *p)
         }
         if (ok) {
             p->algo = a;
+            snprintf(p->name, sizeof(p->name), "%s", a->name);
             snprintf(how, sizeof(how), "forced%s",
                      p->opts.algorithm_from_env ? " by XFER_ALGORITHM" : "");
             trace_choice(p, how);
@@ -249,7 +355,13 @@ static xfer_status_t select_algo(xfer_plan_t *p)
         xfer_model_t m;
         xfer_model_init(&m, p->topo->nnodes, p->topo->max_ppn);
         p->algo = xfer_select_auto(s, &m, how, sizeof(how));
+        if (p->topo->hier_possible) { /* same decision on every rank: see topo.c */
+            xfer_status_t st = consider_hier(p, &m, how, sizeof(how));
+            if (st != XFER_SUCCESS)
+                return st;
+        }
     }
+    snprintf(p->name, sizeof(p->name), "%s", p->opts.hier ? "hier:auto" : p->algo->name);
     trace_choice(p, how);
     return XFER_SUCCESS;
 }
@@ -385,7 +497,7 @@ static xfer_status_t setup_buffers(xfer_plan_t *p)
             return XFER_ERR(XFER_ERR_NO_MEMORY, "receive staging of %zu bytes", rtotal);
         p->recv_ptr = p->stage_recv;
     }
-    if (p->sched->tmp_bytes > 0) {
+    if (p->sched && p->sched->tmp_bytes > 0) {
         p->tmp = xfer_malloc(p->sched->tmp_bytes);
         if (!p->tmp)
             return XFER_ERR(XFER_ERR_NO_MEMORY, "scratch of %zu bytes", p->sched->tmp_bytes);
@@ -398,6 +510,13 @@ static xfer_status_t prepare(xfer_plan_t *p)
 {
     xfer_status_t st;
 
+    if (p->opts.hier) {
+        p->merged = p->topo->merged; /* for MPI_Pack of non-contiguous types */
+        XFER_CHECK_GOTO(setup_buffers(p), st, out);
+        XFER_CHECK_GOTO(xfer_hier_prepare(p), st, out);
+        snprintf(p->name, sizeof(p->name), "hier:%s", p->hier->inner->name);
+        goto out;
+    }
     if (p->algo->flags & XFER_ALGO_NATIVE)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_sched_create(&p->shape, p->topo->group, p->topo->rank, &p->sched), st,
@@ -455,8 +574,9 @@ xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *
     if (local_err == XFER_SUCCESS)
         local_err = select_algo(p);
     if (p->opts.check)
-        XFER_CHECK_GOTO(xfer_check_args(p->topo, &p->call, local_err, xfer_algo_index(p->algo)), st,
-                        fail);
+        XFER_CHECK_GOTO(xfer_check_args(p->topo, &p->call, local_err,
+                                        p->opts.hier ? XFER_CHECK_HIER : xfer_algo_index(p->algo)),
+                        st, fail);
     else if (local_err != XFER_SUCCESS) {
         st = local_err;
         goto fail;
@@ -523,6 +643,14 @@ out:
     return st;
 }
 
+/* Flat operations: all of the call counts as the transfer between the groups. */
+static void record_flat_stats(xfer_plan_t *p)
+{
+    p->stats.t_exit = MPI_Wtime();
+    p->stats.inter_s = p->stats.t_exit - p->stats.t_enter;
+    xfer_stats_record(&p->stats);
+}
+
 static xfer_status_t plan_start(xfer_plan_t *p, int blocking)
 {
     xfer_status_t st = XFER_SUCCESS;
@@ -530,18 +658,27 @@ static xfer_status_t plan_start(xfer_plan_t *p, int blocking)
 
     if (p->active)
         return XFER_ERR(XFER_ERR_STATE, "the plan is already active: call xfer_wait first");
-    if (p->algo->flags & XFER_ALGO_NATIVE) {
+    memset(&p->stats, 0, sizeof(p->stats));
+    p->stats.t_enter = MPI_Wtime();
+    p->stats.leader = 1;
+    if (!p->hier && (p->algo->flags & XFER_ALGO_NATIVE)) {
         XFER_CHECK_GOTO(native_start(p, blocking), st, out);
         p->active = !blocking;
+        if (blocking)
+            record_flat_stats(p);
         return XFER_SUCCESS;
     }
     if (p->stage_send)
         XFER_MPI_GOTO(MPI_Pack(p->call.sbuf, p->call.scount, p->call.stype, p->stage_send,
                                (int) p->my_bytes, &pos, p->merged),
                       st, out);
-    xfer_exec_bind(&p->exec, p->send_ptr, p->recv_ptr, p->tmp);
-    XFER_CHECK_GOTO(xfer_exec_start(&p->exec, p->opts.timeout_ms), st, out);
     p->active = 1;
+    if (p->hier) /* the node protocol runs in wait/test: it is one piece of work */
+        goto out;
+    xfer_exec_bind(&p->exec, p->send_ptr, p->recv_ptr, p->tmp);
+    st = xfer_exec_start(&p->exec, p->opts.timeout_ms);
+    if (st != XFER_SUCCESS)
+        p->active = 0;
 out:
     return st;
 }
@@ -554,6 +691,14 @@ static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
     if (!p->active) {
         *done = 1;
         return XFER_SUCCESS;
+    }
+    if (p->hier) {
+        st = xfer_hier_run(p); /* records its own statistics */
+        p->active = 0;
+        *done = 1;
+        if (st == XFER_SUCCESS)
+            st = unpack_result(p);
+        return st;
     }
     if (p->algo->flags & XFER_ALGO_NATIVE) {
         double deadline = p->opts.timeout_ms > 0 ? MPI_Wtime() + 1e-3 * p->opts.timeout_ms : 0;
@@ -575,6 +720,7 @@ static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
         if (flag) {
             p->active = 0;
             *done = 1;
+            record_flat_stats(p);
         }
         return XFER_SUCCESS;
     }
@@ -585,6 +731,7 @@ static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
     }
     if (*done) {
         p->active = 0;
+        record_flat_stats(p);
         st = unpack_result(p);
     }
 out:
@@ -636,6 +783,7 @@ xfer_status_t xfer_plan_free(xfer_plan_t **pp)
         return XFER_SUCCESS;
     if (p->active)
         return XFER_ERR(XFER_ERR_STATE, "the plan is active: complete it with xfer_wait first");
+    xfer_hier_free(&p->hier);
     if (p->exec_ready)
         xfer_exec_fini(&p->exec);
     xfer_sched_destroy(&p->sched);
@@ -661,7 +809,7 @@ xfer_status_t xfer_plan_algorithm(const xfer_plan_t *p, const char **name)
 {
     if (!p || !name)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "plan or name is NULL");
-    *name = p->algo ? p->algo->name : "";
+    *name = p->name;
     return XFER_SUCCESS;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/core.h"
+#include "shwin.h"
 #include "topo.h"
 
 static pthread_mutex_t topo_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -40,8 +41,18 @@ void xfer_comm_release(MPI_Comm *comm)
 static void topo_free(xfer_topo_t *t)
 {
     xfer_subcomm_t *s, *n;
+    xfer_stripes_t *st, *sn;
     if (!t)
         return;
+    xfer_shwin_free(&t->win); /* collective over the node, as every path here is */
+    for (st = t->stripes; st; st = sn) {
+        sn = st->next;
+        xfer_comm_release(&st->comm);
+        xfer_free(st);
+    }
+    xfer_comm_release(&t->node_comm);
+    xfer_nodes_free(&t->nodes[0]);
+    xfer_nodes_free(&t->nodes[1]);
     for (s = t->subs; s; s = n) {
         n = s->next;
         xfer_comm_release(&s->comm);
@@ -124,7 +135,7 @@ static xfer_status_t count_nodes(xfer_topo_t *t)
 {
     xfer_status_t st = XFER_SUCCESS;
     MPI_Comm node = MPI_COMM_NULL;
-    int nrank = 0, nsize = 1, in[2], out[2];
+    int nrank = 0, nsize = 1, in[3], out[3];
 
     XFER_MPI_GOTO(MPI_Comm_split_type(t->merged, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), st,
                   out);
@@ -132,10 +143,14 @@ static xfer_status_t count_nodes(xfer_topo_t *t)
     XFER_MPI_GOTO(MPI_Comm_size(node, &nsize), st, out);
     in[0] = nrank == 0; /* one leader per node */
     in[1] = nsize;
+    in[2] = xfer_env_long("XFER_NODE_SIZE", 0) > 0; /* virtual nodes asked for anywhere */
     XFER_MPI_GOTO(MPI_Allreduce(&in[0], &out[0], 1, MPI_INT, MPI_SUM, t->merged), st, out);
-    XFER_MPI_GOTO(MPI_Allreduce(&in[1], &out[1], 1, MPI_INT, MPI_MAX, t->merged), st, out);
+    XFER_MPI_GOTO(MPI_Allreduce(&in[1], &out[1], 2, MPI_INT, MPI_MAX, t->merged), st, out);
     t->nnodes = out[0];
     t->max_ppn = out[1];
+    /* both groups agree whether a hierarchy is worth considering, so that they make the same
+     * collective calls */
+    t->hier_possible = out[2] || (t->nnodes > 1 && t->max_ppn > 1);
 out:
     xfer_comm_release(&node);
     return st;
@@ -153,7 +168,7 @@ static xfer_status_t topo_create(MPI_Comm inter, xfer_topo_t **out)
     if (!t)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "intercommunicator context");
     t->inter = inter;
-    t->merged = t->local = MPI_COMM_NULL;
+    t->merged = t->local = t->node_comm = MPI_COMM_NULL;
     XFER_MPI_GOTO(MPI_Comm_size(inter, &lsize), st, fail);
     XFER_MPI_GOTO(MPI_Comm_remote_size(inter, &rsize), st, fail);
     XFER_MPI_GOTO(MPI_Comm_rank(inter, &lrank), st, fail);

@@ -19,6 +19,30 @@ typedef struct xfer_subcomm {
     struct xfer_subcomm *next;
 } xfer_subcomm_t;
 
+/* One group's placement on (shared-memory) nodes. Nodes are numbered by their lowest rank;
+ * slots order a node's ranks by rank. "block" when every node holds consecutive ranks. */
+typedef struct xfer_nodes {
+    int n, nnodes;
+    int *node_of;    /* [n] */
+    int *slot_of;    /* [n] */
+    int *node_size;  /* [nnodes] */
+    int *node_first; /* [nnodes + 1]: node m's ranks are members[node_first[m] ..] */
+    int *members;    /* [n] ranks grouped by node, slot order */
+    int block, min_ppn, max_ppn;
+    int is_virtual; /* from XFER_NODE_SIZE rather than MPI_COMM_TYPE_SHARED */
+} xfer_nodes_t;
+
+/* Per-node shared-memory staging window (see shwin.c). */
+typedef struct xfer_shwin xfer_shwin_t;
+
+/* Leader-level intercommunicators for `senders` stripes: stripe l joins the slot-l ranks of
+ * every node of both groups, ordered by node. */
+typedef struct xfer_stripes {
+    int senders;
+    MPI_Comm comm; /* this rank's stripe (MPI_COMM_NULL if its slot >= senders) */
+    struct xfer_stripes *next;
+} xfer_stripes_t;
+
 typedef struct xfer_topo {
     MPI_Comm inter;  /* the user's intercommunicator (not owned) */
     MPI_Comm merged; /* owned */
@@ -27,11 +51,19 @@ typedef struct xfer_topo {
     int rank;        /* rank in the local group */
     int n[2];        /* group sizes */
     int merged_rank;
-    int nnodes;       /* shared-memory nodes spanned by both groups */
-    int max_ppn;      /* most ranks (of either group) on one node */
-    int env_mismatch; /* the groups were launched with different XFER_ALGORITHM/XFER_FALLBACK */
+    int nnodes;        /* shared-memory nodes spanned by both groups */
+    int max_ppn;       /* most ranks (of either group) on one node */
+    int hier_possible; /* several ranks share nodes on several nodes, or virtual nodes */
+    int env_mismatch;  /* the groups were launched with different XFER_ALGORITHM/XFER_FALLBACK */
     xfer_subcomm_t *subs;
     struct xfer_topo *next_live; /* registry of live contexts, for MPI_Finalize */
+
+    /* node layout, computed on first use by the hierarchical path */
+    int have_nodes;
+    xfer_nodes_t nodes[2];
+    MPI_Comm node_comm; /* this rank's node within its group (owned) */
+    xfer_stripes_t *stripes;
+    xfer_shwin_t *win; /* staging window cached for blocking calls */
 } xfer_topo_t;
 
 /* MPI_Comm_free for cleanup paths that cannot report an error: a failure is logged. */
@@ -44,5 +76,17 @@ xfer_status_t xfer_topo_get(MPI_Comm inter, xfer_topo_t **out);
 /* Split of t->merged for one slot of a schedule, cached under @p key. Collective over all
  * ranks of both groups; @p color is MPI_UNDEFINED for ranks outside every group. */
 xfer_status_t xfer_topo_split(xfer_topo_t *t, const char *key, int color, int order, MPI_Comm *out);
+
+/* Both groups' node layouts and this rank's node communicator. Collective over both groups on
+ * first use. Nodes come from MPI_COMM_TYPE_SHARED on each group's local communicator, or, with
+ * XFER_NODE_SIZE=k, from virtual nodes of k ranks (consecutive ranks, or every
+ * ceil(n/k)-th rank with XFER_NODE_MAP=roundrobin) for testing a hierarchy on one host. */
+xfer_status_t xfer_topo_nodes(xfer_topo_t *t);
+
+/* The stripe intercommunicator of this rank for @p senders stripes (collective over both
+ * groups on first use; senders must not exceed any node's size). */
+xfer_status_t xfer_topo_stripes(xfer_topo_t *t, int senders, MPI_Comm *out);
+
+void xfer_nodes_free(xfer_nodes_t *n);
 
 #endif /* XFER_TOPO_H */

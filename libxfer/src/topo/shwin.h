@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A node's shared staging window (MPI_Win_allocate_shared on the node communicator, mapped by
+ * every rank of the node). Two parities alternate call by call so that back-to-back calls never
+ * touch the buffers of the previous one while it may still be in use. Each parity has a data
+ * region -- S (the node's aggregate of the group's contributions) then R (the result received
+ * from the other group) -- and control flags written with release/acquire atomics:
+ *   ready[slot]   epoch whose block rank `slot` has deposited in S
+ *   copied[slot]  epoch whose result rank `slot` has copied out of R
+ *   sent[stripe]  epoch whose S segment stripe leader `stripe` has finished sending
+ *   valid[stripe] epoch whose R stripe area leader `stripe` has filled
+ * Epochs count the window's uses (the same on every rank of the node); flags only grow, so
+ * nothing is ever reset.
+ */
+#ifndef XFER_SHWIN_H
+#define XFER_SHWIN_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xfer/status.h>
+
+enum { XFER_FLAG_READY = 0, XFER_FLAG_COPIED, XFER_FLAG_SENT, XFER_FLAG_VALID, XFER_NFLAGS };
+
+struct xfer_shwin {
+    MPI_Win win;
+    unsigned char *base;
+    size_t ctrl;  /* bytes of control area (both parities) */
+    size_t s_cap; /* S bytes per parity */
+    size_t r_cap; /* R bytes per parity */
+    int nslots;   /* ranks of the node */
+    int nstripes; /* stripes the control area has room for */
+    long epoch;   /* uses so far */
+};
+
+typedef struct xfer_shwin xfer_shwin_t;
+
+/* Make *w (possibly NULL) a window with room for @p s_need + @p r_need bytes per parity,
+ * @p nslots ranks and @p nstripes stripes. Collective over @p node when it has to (re)allocate;
+ * every rank of the node decides alike, since the needs derive from the call's global shape. */
+xfer_status_t xfer_shwin_reserve(xfer_shwin_t **w, MPI_Comm node, int nslots, int nstripes,
+                                 size_t s_need, size_t r_need);
+/* Collective over the node. NULL accepted. */
+void xfer_shwin_free(xfer_shwin_t **w);
+
+unsigned char *xfer_shwin_S(const xfer_shwin_t *w, int parity);
+unsigned char *xfer_shwin_R(const xfer_shwin_t *w, int parity);
+
+void xfer_flag_store(xfer_shwin_t *w, int parity, int kind, int index, long epoch);
+long xfer_flag_load(xfer_shwin_t *w, int parity, int kind, int index);
+
+/* Wait until flags [0, count) of @p kind are all >= @p epoch. Polls with sched_yield;
+ * XFER_ERR_TIMEOUT after @p timeout_ms > 0 naming the first flag that lags. Returns the time spent
+ * waiting in *waited (s). */
+xfer_status_t xfer_flags_wait(xfer_shwin_t *w, int parity, int kind, int count, long epoch,
+                              int timeout_ms, double *waited);
+
+#endif /* XFER_SHWIN_H */
