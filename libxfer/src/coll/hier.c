@@ -316,37 +316,9 @@ xfer_status_t xfer_hier_run(xfer_plan_t *p)
     e = ++w->epoch;
     b = (int) (e & 1);
 
-    if (h->sync == XFER_HIER_BARRIER) {
-        t = MPI_Wtime();
-        if (uses_s && p->my_bytes)
-            memcpy(xfer_shwin_S(w, b) + h->agg_off[g][p->topo->rank], p->send_ptr, p->my_bytes);
-        MPI_Win_sync(w->win);
-        stats.intra_s += MPI_Wtime() - t;
-        t = MPI_Wtime();
-        XFER_MPI_GOTO(MPI_Barrier(p->topo->node_comm), st, out);
-        MPI_Win_sync(w->win);
-        stats.wait_s += MPI_Wtime() - t;
-        if (leader) {
-            t = MPI_Wtime();
-            XFER_CHECK_GOTO(run_inner(p, b), st, out);
-            stats.inter_s += MPI_Wtime() - t;
-        }
-        t = MPI_Wtime();
-        MPI_Win_sync(w->win);
-        XFER_MPI_GOTO(MPI_Barrier(p->topo->node_comm), st, out);
-        MPI_Win_sync(w->win);
-        stats.wait_s += MPI_Wtime() - t;
-        if (uses_r) {
-            t = MPI_Wtime();
-            copy_out(p, xfer_shwin_R(w, b), p->recv_ptr);
-            stats.intra_s += MPI_Wtime() - t;
-        }
-        goto out;
-    }
-
-    /* flags: no node barrier */
+    /* S of this parity is free once every stripe sent it two calls ago (both modes: the
+     * window's flags stay consistent whichever mode each call uses) */
     if (uses_s) {
-        /* S of this parity is free once every stripe sent it two calls ago */
         XFER_CHECK_GOTO(xfer_flags_wait(w, b, XFER_FLAG_SENT, h->senders, e - 2, tmo, &waited), st,
                         out);
         stats.wait_s += waited;
@@ -356,24 +328,44 @@ xfer_status_t xfer_hier_run(xfer_plan_t *p)
         xfer_flag_store(w, b, XFER_FLAG_READY, h->slot, e);
         stats.intra_s += MPI_Wtime() - t;
     }
-    if (leader) {
-        xfer_status_t ist;
-        if (uses_s) { /* the node's deposits */
-            XFER_CHECK_GOTO(xfer_flags_wait(w, b, XFER_FLAG_READY, h->node_size, e, tmo, &waited),
-                            st, out);
-            stats.wait_s += waited;
-        }
-        if (uses_r) { /* R of this parity: every rank copied out its use two calls ago */
-            XFER_CHECK_GOTO(
-                xfer_flags_wait(w, b, XFER_FLAG_COPIED, h->node_size, e - 2, tmo, &waited), st,
-                out);
-            stats.wait_s += waited;
+
+    if (h->sync == XFER_HIER_BARRIER) {
+        /* the classical scheme: node barriers separate copy-in, the leaders' transfer and
+         * copy-out. A leader that fails still joins the second barrier (no rank is left in it)
+         * and publishes the failure in its flags. */
+        xfer_status_t ist = XFER_SUCCESS;
+        t = MPI_Wtime();
+        XFER_MPI_GOTO(MPI_Barrier(p->topo->node_comm), st, out);
+        MPI_Win_sync(w->win);
+        stats.wait_s += MPI_Wtime() - t;
+        if (leader) {
+            t = MPI_Wtime();
+            ist = run_inner(p, b);
+            stats.inter_s += MPI_Wtime() - t;
+            xfer_flag_store(w, b, XFER_FLAG_SENT, h->slot, ist == XFER_SUCCESS ? e : -e);
+            xfer_flag_store(w, b, XFER_FLAG_VALID, h->slot, ist == XFER_SUCCESS ? e : -e);
         }
         t = MPI_Wtime();
-        ist = run_inner(p, b);
-        stats.inter_s += MPI_Wtime() - t;
+        XFER_MPI_GOTO(MPI_Barrier(p->topo->node_comm), st, out);
+        MPI_Win_sync(w->win);
+        stats.wait_s += MPI_Wtime() - t;
+        XFER_CHECK_GOTO(ist, st, out);
+    } else if (leader) { /* flags: no node barrier */
+        xfer_status_t ist = XFER_SUCCESS;
+        if (uses_s) /* the node's deposits */
+            ist = xfer_flags_wait(w, b, XFER_FLAG_READY, h->node_size, e, tmo, &waited);
+        stats.wait_s += ist == XFER_SUCCESS && uses_s ? waited : 0.0;
+        if (ist == XFER_SUCCESS && uses_r) { /* R of this parity: copied out two calls ago */
+            ist = xfer_flags_wait(w, b, XFER_FLAG_COPIED, h->node_size, e - 2, tmo, &waited);
+            stats.wait_s += waited;
+        }
+        if (ist == XFER_SUCCESS) {
+            t = MPI_Wtime();
+            ist = run_inner(p, b);
+            stats.inter_s += MPI_Wtime() - t;
+        }
         /* a failure is published too (negative epoch): the node's waiters return with an error
-         * instead of hanging */
+         * instead of waiting for their timeout */
         xfer_flag_store(w, b, XFER_FLAG_SENT, h->slot, ist == XFER_SUCCESS ? e : -e);
         xfer_flag_store(w, b, XFER_FLAG_VALID, h->slot, ist == XFER_SUCCESS ? e : -e);
         XFER_CHECK_GOTO(ist, st, out);

@@ -155,7 +155,9 @@ xfer_status_t xfer_flags_wait(xfer_shwin_t *w, int parity, int kind, int count, 
         if (v < 0 && -v >= epoch) { /* published by a leader whose transfer failed */
             *waited = xfer_now() - t0;
             return XFER_ERR(XFER_ERR_PEER_FAILED,
-                            "node staging: stripe leader %d of this node failed in this call", i);
+                            "node staging: stripe leader %d of this node failed in call %ld of its "
+                            "staging window (waiting for call %ld)",
+                            i, -v, epoch);
         }
         if (timeout_ms > 0 && xfer_now() - t0 > 1e-3 * timeout_ms) {
             *waited = xfer_now() - t0;
