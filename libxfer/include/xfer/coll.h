@@ -68,6 +68,7 @@ typedef struct xfer_op_stats {
     double wait_s;          /**< waiting for the node's other ranks (deposits, results) */
     int hier;               /**< the operation used node-hierarchical staging */
     int leader;             /**< this rank moved data between the groups */
+    int roles;              /**< bit 1: it sent between the groups; bit 2: it received */
 } xfer_op_stats_t;
 
 /** Opaque persistent operation (see xfer_allgatherv_inter_init). */

@@ -56,6 +56,7 @@ void xfer_hier_free(xfer_hier_t **ph)
         return;
     for (b = 0; b < 2; b++)
         xfer_plan_free(&h->inner_plan[b]);
+    xfer_hier_direct_free(h);
     if (h->own_win)
         xfer_shwin_free(&h->win);
     for (g = 0; g < 2; g++) {
@@ -158,6 +159,20 @@ static xfer_status_t node_shape(const xfer_hier_t *h, const xfer_topo_t *t, size
     return XFER_SUCCESS;
 }
 
+/* Alpha-beta time of the direct node-to-node exchange on the node-level shape: every node link
+ * carries its aggregate to each remote node out and every remote aggregate in. */
+static double direct_cost(const xfer_shape_t *ns, const xfer_model_t *m)
+{
+    double worst = 0.0;
+    int g, i;
+    for (g = 0; g < 2; g++)
+        for (i = 0; i < ns->n[g]; i++) {
+            const double out = (double) ns->cnt[g][i] * (double) ns->n[1 - g];
+            worst = XFER_MAX(worst, XFER_MAX(out, (double) ns->total[1 - g]));
+        }
+    return m->alpha * (double) XFER_MAX(ns->n[0], ns->n[1]) + m->beta * worst;
+}
+
 xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
 {
     xfer_topo_t *t = p->topo;
@@ -188,7 +203,9 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
 
     /* the inner algorithm, chosen on the node-level shape (the same on every rank) */
     XFER_CHECK_GOTO(node_shape(h, t, cnt, pre, &ns), st, out);
-    if (p->opts.hier_inner) {
+    if (p->opts.hier_inner && strcmp(p->opts.hier_inner, "direct") == 0) {
+        h->direct = 1;
+    } else if (p->opts.hier_inner) {
         h->inner = xfer_algo_find(p->opts.hier_inner);
         if (!xfer_algo_supports(h->inner, &ns, &why)) {
             st = XFER_ERR(XFER_ERR_NOT_SUPPORTED, "hier:%s cannot run this call: %s",
@@ -200,12 +217,21 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
         char how[512];
         xfer_model_init(&m, 2, 1); /* leaders: one per node and stripe */
         h->inner = xfer_select_auto(&ns, &m, how, sizeof(how));
+        /* the imbalance-aware direct exchange when it moves no more than the chosen algorithm
+         * over the busiest node link (it has no node barrier to lose under imbalance) */
+        h->direct = h->sync == XFER_HIER_FLAGS &&
+                    direct_cost(&ns, &m) <= 1.25 * xfer_algo_predict(h->inner, &ns, &m);
+    }
+    if (h->direct) {
+        XFER_CHECK_GOTO(xfer_hier_direct_prepare(p), st, out);
+        goto staging;
     }
     if (h->slot < h->senders)
         XFER_CHECK_GOTO(inner_counts(h, &t->nodes[o], o, h->slot), st, out);
 
     /* staging: blocking calls share the window cached on the intercommunicator; a persistent
      * plan has its own (another plan may be active at the same time) */
+staging:
     if (p->persistent) {
         h->own_win = 1;
         XFER_CHECK_GOTO(xfer_shwin_reserve(&h->win, t->node_comm, h->node_size, h->senders,
@@ -217,7 +243,8 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
                         st, out);
         h->win = t->win;
     }
-    if (p->persistent && h->slot < h->senders) { /* one inner plan per parity of the window */
+    if (p->persistent && !h->direct &&
+        h->slot < h->senders) { /* one inner plan per parity of the window */
         int b;
         for (b = 0; b < 2; b++) {
             xfer_coll_opts_t io;
@@ -313,6 +340,7 @@ xfer_status_t xfer_hier_run(xfer_plan_t *p)
     stats.t_enter = MPI_Wtime();
     stats.hier = 1;
     stats.leader = leader;
+    stats.roles = leader && !h->direct ? (uses_s ? 1 : 0) | (uses_r ? 2 : 0) : 0;
     e = ++w->epoch;
     b = (int) (e & 1);
 
@@ -338,7 +366,9 @@ xfer_status_t xfer_hier_run(xfer_plan_t *p)
         XFER_MPI_GOTO(MPI_Barrier(p->topo->node_comm), st, out);
         MPI_Win_sync(w->win);
         stats.wait_s += MPI_Wtime() - t;
-        if (leader) {
+        if (h->direct && (leader || uses_r)) {
+            ist = xfer_hier_direct_exchange(p, e, b, &stats);
+        } else if (leader) {
             t = MPI_Wtime();
             ist = run_inner(p, b);
             stats.inter_s += MPI_Wtime() - t;
@@ -350,6 +380,11 @@ xfer_status_t xfer_hier_run(xfer_plan_t *p)
         MPI_Win_sync(w->win);
         stats.wait_s += MPI_Wtime() - t;
         XFER_CHECK_GOTO(ist, st, out);
+    } else if (h->direct) { /* flags, direct: roles by arrival (hier_direct.c) */
+        if ((leader && uses_s) || uses_r)
+            XFER_CHECK_GOTO(xfer_hier_direct_exchange(p, e, b, &stats), st, out);
+        if (leader && !uses_s) /* nothing to send: S of this parity stays free */
+            xfer_flag_store(w, b, XFER_FLAG_SENT, h->slot, e);
     } else if (leader) { /* flags: no node barrier */
         xfer_status_t ist = XFER_SUCCESS;
         if (uses_s) /* the node's deposits */

@@ -24,6 +24,16 @@ typedef struct xfer_hier {
     int *rcounts, *rdispls; /* this rank's stripe, for the inner allgatherv */
     size_t s_bytes, r_bytes;
     xfer_plan_t *inner_plan[2]; /* persistent plans: one per window parity */
+    /* hier:direct (hier_direct.c) */
+    int direct;
+    MPI_Comm dcomm[2];    /* control and data duplicates of the intercommunicator (borrowed) */
+    int *d_recv;          /* [remote nodes] receiver announced by each consumer node, or -1 */
+    MPI_Request *d_idreq; /* [remote nodes] announcements awaited */
+    int *d_idbuf, *d_idout;
+    unsigned char *d_sent;  /* [remote nodes * node size] block shipped to that node */
+    unsigned char *d_ready; /* [node size] 0 not deposited, 1 deposited, 2 not in this stripe */
+    MPI_Request *d_sreq;    /* sends: blocks and announcements */
+    size_t *d_got;          /* [remote nodes] bytes received from each */
 } xfer_hier_t;
 
 struct xfer_plan;
@@ -31,5 +41,12 @@ xfer_status_t xfer_hier_prepare(struct xfer_plan *p);
 xfer_status_t xfer_hier_run(struct xfer_plan *p);
 void xfer_hier_free(xfer_hier_t **h);
 void xfer_stats_record(const xfer_op_stats_t *s);
+
+xfer_status_t xfer_hier_direct_prepare(struct xfer_plan *p);
+/* The transfer between the groups for call @p epoch on window parity @p parity: ships and
+ * receives, and publishes the sent / valid flags of the stripes this rank served. */
+xfer_status_t xfer_hier_direct_exchange(struct xfer_plan *p, long epoch, int parity,
+                                        xfer_op_stats_t *stats);
+void xfer_hier_direct_free(xfer_hier_t *h);
 
 #endif /* XFER_HIER_H */

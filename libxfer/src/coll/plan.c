@@ -52,7 +52,7 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t 
         o->hier_inner = o->algorithm[4] == ':' ? o->algorithm + 5 : NULL;
         if (o->hier_inner && strcmp(o->hier_inner, "auto") == 0)
             o->hier_inner = NULL;
-        if (o->hier_inner && !xfer_algo_find(o->hier_inner))
+        if (o->hier_inner && strcmp(o->hier_inner, "direct") != 0 && !xfer_algo_find(o->hier_inner))
             return XFER_ERR(XFER_ERR_UNKNOWN_ALGORITHM,
                             "\"%s\": unknown inner algorithm \"%s\" for hier", o->algorithm,
                             o->hier_inner);
@@ -305,7 +305,7 @@ static xfer_status_t select_algo(xfer_plan_t *p)
                             "hier: a group contributes more than INT_MAX bytes");
         /* what an inner algorithm supports depends on the duplex mode only, which the node
          * aggregates share with the call: decide now, with the fallback policy */
-        if (p->opts.hier_inner &&
+        if (p->opts.hier_inner && strcmp(p->opts.hier_inner, "direct") != 0 &&
             !xfer_algo_supports(xfer_algo_find(p->opts.hier_inner), s, &why)) {
             if (!p->opts.fallback_warn)
                 return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
@@ -514,7 +514,8 @@ static xfer_status_t prepare(xfer_plan_t *p)
         p->merged = p->topo->merged; /* for MPI_Pack of non-contiguous types */
         XFER_CHECK_GOTO(setup_buffers(p), st, out);
         XFER_CHECK_GOTO(xfer_hier_prepare(p), st, out);
-        snprintf(p->name, sizeof(p->name), "hier:%s", p->hier->inner->name);
+        snprintf(p->name, sizeof(p->name), "hier:%s",
+                 p->hier->direct ? "direct" : p->hier->inner->name);
         goto out;
     }
     if (p->algo->flags & XFER_ALGO_NATIVE)
@@ -648,6 +649,8 @@ static void record_flat_stats(xfer_plan_t *p)
 {
     p->stats.t_exit = MPI_Wtime();
     p->stats.inter_s = p->stats.t_exit - p->stats.t_enter;
+    p->stats.roles = (p->shape.total[p->topo->group] > 0 ? 1 : 0) |
+                     (p->shape.total[1 - p->topo->group] > 0 ? 2 : 0);
     xfer_stats_record(&p->stats);
 }
 

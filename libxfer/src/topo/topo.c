@@ -50,6 +50,8 @@ static void topo_free(xfer_topo_t *t)
         xfer_comm_release(&st->comm);
         xfer_free(st);
     }
+    xfer_comm_release(&t->direct[0]);
+    xfer_comm_release(&t->direct[1]);
     xfer_comm_release(&t->node_comm);
     xfer_nodes_free(&t->nodes[0]);
     xfer_nodes_free(&t->nodes[1]);
@@ -169,6 +171,7 @@ static xfer_status_t topo_create(MPI_Comm inter, xfer_topo_t **out)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "intercommunicator context");
     t->inter = inter;
     t->merged = t->local = t->node_comm = MPI_COMM_NULL;
+    t->direct[0] = t->direct[1] = MPI_COMM_NULL;
     XFER_MPI_GOTO(MPI_Comm_size(inter, &lsize), st, fail);
     XFER_MPI_GOTO(MPI_Comm_remote_size(inter, &rsize), st, fail);
     XFER_MPI_GOTO(MPI_Comm_rank(inter, &lrank), st, fail);
@@ -229,6 +232,21 @@ xfer_status_t xfer_topo_get(MPI_Comm inter, xfer_topo_t **out)
     return XFER_SUCCESS;
 out_free:
     topo_free(t);
+out:
+    return st;
+}
+
+xfer_status_t xfer_topo_direct_comms(xfer_topo_t *t, MPI_Comm out[2])
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int i;
+    for (i = 0; i < 2; i++)
+        if (t->direct[i] == MPI_COMM_NULL) {
+            XFER_MPI_GOTO(MPI_Comm_dup(t->inter, &t->direct[i]), st, out);
+            XFER_MPI_GOTO(MPI_Comm_set_errhandler(t->direct[i], MPI_ERRORS_RETURN), st, out);
+        }
+    out[0] = t->direct[0];
+    out[1] = t->direct[1];
 out:
     return st;
 }

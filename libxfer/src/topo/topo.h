@@ -63,7 +63,8 @@ typedef struct xfer_topo {
     xfer_nodes_t nodes[2];
     MPI_Comm node_comm; /* this rank's node within its group (owned) */
     xfer_stripes_t *stripes;
-    xfer_shwin_t *win; /* staging window cached for blocking calls */
+    xfer_shwin_t *win;  /* staging window cached for blocking calls */
+    MPI_Comm direct[2]; /* hier:direct: control and data duplicates of `inter` (owned) */
 } xfer_topo_t;
 
 /* MPI_Comm_free for cleanup paths that cannot report an error: a failure is logged. */
@@ -86,6 +87,10 @@ xfer_status_t xfer_topo_nodes(xfer_topo_t *t);
 /* The stripe intercommunicator of this rank for @p senders stripes (collective over both
  * groups on first use; senders must not exceed any node's size). */
 xfer_status_t xfer_topo_stripes(xfer_topo_t *t, int senders, MPI_Comm *out);
+
+/* Two duplicates of the intercommunicator for hier:direct (identities of receivers, data), so
+ * that its wildcard receives match nothing else. Collective over both groups on first use. */
+xfer_status_t xfer_topo_direct_comms(xfer_topo_t *t, MPI_Comm out[2]);
 
 void xfer_nodes_free(xfer_nodes_t *n);
 
