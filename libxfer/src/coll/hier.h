@@ -34,6 +34,8 @@ typedef struct xfer_hier {
     unsigned char *d_ready; /* [node size] 0 not deposited, 1 deposited, 2 not in this stripe */
     MPI_Request *d_sreq;    /* sends: blocks and announcements */
     size_t *d_got;          /* [remote nodes] bytes received from each */
+    MPI_Request *d_rreq;    /* receives of the runs matched so far */
+    int d_maxrreq;
 } xfer_hier_t;
 
 struct xfer_plan;

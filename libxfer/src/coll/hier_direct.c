@@ -83,8 +83,10 @@ xfer_status_t xfer_hier_direct_prepare(xfer_plan_t *p)
     h->d_ready = xfer_malloc((size_t) ns);
     h->d_sreq = xfer_malloc(((size_t) nr * (size_t) ns + (size_t) nr) * sizeof(MPI_Request));
     h->d_got = xfer_malloc((size_t) nr * sizeof(size_t));
+    h->d_maxrreq = nr * t->nodes[o].max_ppn; /* runs: at most one per block */
+    h->d_rreq = xfer_malloc((size_t) h->d_maxrreq * sizeof(MPI_Request));
     if (!h->d_recv || !h->d_idreq || !h->d_idbuf || !h->d_idout || !h->d_sent || !h->d_ready ||
-        !h->d_sreq || !h->d_got)
+        !h->d_sreq || !h->d_got || !h->d_rreq)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "hier:direct state for %d remote nodes", nr);
 out:
     return st;
@@ -100,6 +102,7 @@ void xfer_hier_direct_free(xfer_hier_t *h)
     xfer_free(h->d_ready);
     xfer_free(h->d_sreq);
     xfer_free(h->d_got);
+    xfer_free(h->d_rreq);
 }
 
 /* ---- one exchange ------------------------------------------------------------------------- */
@@ -117,7 +120,8 @@ typedef struct dx {
     /* consumer role */
     int cons_l, cons_phase; /* stripe being received (-1: none), 0: R not free yet, 1: receiving */
     int served_static, claims_over;
-    size_t cons_left;
+    size_t cons_left; /* bytes not matched yet */
+    int nrreq, maxrreq;
     int roles;
 } dx_t;
 
@@ -254,6 +258,8 @@ static xfer_status_t consumer_progress(dx_t *x, int *progressed)
         x->roles |= 2;
         *progressed = 1;
     }
+    /* match every run as it comes and receive them all at once (a blocking receive would
+     * serialise the producers behind one another) */
     while (x->cons_left > 0) {
         MPI_Message msg;
         MPI_Status s;
@@ -262,35 +268,45 @@ static xfer_status_t consumer_progress(dx_t *x, int *progressed)
         XFER_MPI_GOTO(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, h->dcomm[1], &flag, &msg, &s), st,
                       out);
         if (!flag)
-            return XFER_SUCCESS;
+            break;
         src = s.MPI_SOURCE;
         j = s.MPI_TAG;
         a = R->node_of[src];
-        if (R->slot_of[src] != l || j >= R->node_size[a]) {
+        XFER_MPI_GOTO(MPI_Get_count(&s, MPI_BYTE, &n), st, out);
+        len = a >= 0 && j >= 0 && j < R->node_size[a] ? xfer_seg_len(h->agg[x->o][a], h->senders, l)
+                                                      : 0;
+        if (len) {
+            piece(x->p, x->o, a, l, j, &lo, &hi);
+            off = lo - xfer_seg_start(h->agg[x->o][a], h->senders, l);
+        }
+        if (R->slot_of[src] != l || len == 0 || n <= 0 || off + (size_t) n > len ||
+            h->d_got[a] + (size_t) n > len || x->nrreq == x->maxrreq) {
             MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
             return XFER_ERR(XFER_ERR_INTERNAL,
-                            "hier:direct: unexpected message from remote rank %d (tag %d) while "
-                            "receiving stripe %d",
-                            src, j, l);
+                            "hier:direct: unexpected message of %d bytes from remote rank %d (tag "
+                            "%d) while receiving stripe %d",
+                            n, src, j, l);
         }
-        len = xfer_seg_len(h->agg[x->o][a], h->senders, l);
-        piece(x->p, x->o, a, l, j, &lo, &hi);
-        off = lo - xfer_seg_start(h->agg[x->o][a], h->senders, l);
-        XFER_MPI_GOTO(MPI_Mrecv(xfer_shwin_R(x->w, x->b) + h->stripe_base[l] +
-                                    h->node_off[(size_t) l * nn + a] + off,
-                                (int) (len - off), MPI_BYTE, &msg, &s),
+        XFER_MPI_GOTO(MPI_Imrecv(xfer_shwin_R(x->w, x->b) + h->stripe_base[l] +
+                                     h->node_off[(size_t) l * nn + a] + off,
+                                 n, MPI_BYTE, &msg, &h->d_rreq[x->nrreq]),
                       st, out);
-        XFER_MPI_GOTO(MPI_Get_count(&s, MPI_BYTE, &n), st, out);
-        if (n <= 0 || h->d_got[a] + (size_t) n > len)
-            return XFER_ERR(XFER_ERR_INTERNAL,
-                            "hier:direct: %d bytes from node %d overrun stripe %d (%zu of %zu)", n,
-                            a, l, h->d_got[a], len);
+        x->nrreq++;
         h->d_got[a] += (size_t) n;
         x->cons_left -= (size_t) n;
         *progressed = 1;
     }
-    xfer_flag_store(x->w, x->b, XFER_FLAG_VALID, l, x->e);
-    x->cons_l = -1;
+    if (x->cons_left == 0) {
+        int done;
+        for (done = 1, i = 0; i < x->nrreq && done; i++)
+            XFER_MPI_GOTO(MPI_Test(&h->d_rreq[i], &done, MPI_STATUS_IGNORE), st, out);
+        if (done) {
+            x->nrreq = 0;
+            xfer_flag_store(x->w, x->b, XFER_FLAG_VALID, l, x->e);
+            x->cons_l = -1;
+            *progressed = 1;
+        }
+    }
 out:
     return st;
 }
@@ -308,6 +324,9 @@ static void abandon(dx_t *x)
     for (i = 0; i < x->nsreq; i++)
         if (h->d_sreq[i] != MPI_REQUEST_NULL)
             MPI_Request_free(&h->d_sreq[i]);
+    for (i = 0; i < x->nrreq; i++) /* matched already: they complete on their own */
+        if (h->d_rreq[i] != MPI_REQUEST_NULL)
+            MPI_Request_free(&h->d_rreq[i]);
 }
 
 xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_stats_t *stats)
@@ -333,6 +352,7 @@ xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_s
     x.nr = p->topo->nodes[x.o].nnodes;
     x.barrier = h->sync == XFER_HIER_BARRIER;
     x.cons_l = -1;
+    x.maxrreq = h->d_maxrreq;
     if (prod_leader) {
         XFER_CHECK_GOTO(producer_start(&x), st, fail);
         x.roles |= 1;

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Emulated cluster on one machine (DESIGN.md section 7): N network namespaces ("hosts") on a
+# bridge, each with its own link rate-limited in both directions (tbf on both ends of its veth),
+# its own hostname (UTS namespace, so MPI sees distinct nodes) and a head namespace from which
+# Open MPI launches the ranks through an rsh agent. Ranks on one host talk through shared
+# memory; ranks on different hosts share their host's link, like a node's NIC.
+#
+#   emucluster.sh up [--hosts N] [--rate 200mbit]   create (root; idempotent: recreates)
+#   emucluster.sh run [--ppn K] [--] CMD ARGS...     mpirun CMD with N*K ranks, K per host, in
+#                                                    host order (ranks 0..K-1 on host 1, ...)
+#   emucluster.sh link                               measure one link, one way and both ways
+#   emucluster.sh down                               remove everything it created
+#
+# Only 10.77.0.0/24 addresses on the namespaces it creates are used; nothing leaves the machine.
+set -euo pipefail
+
+STATE=/tmp/xfer-emucluster
+BR=xfbr0
+PREFIX=xfh
+QLAT=${XFER_EMU_QUEUE:-50ms} # tbf queue bound: packets beyond it are dropped
+
+die() { echo "emucluster: $*" >&2; exit 1; }
+nhosts() { cat "$STATE/hosts" 2>/dev/null || echo 0; }
+
+down() {
+    local ns
+    for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${PREFIX}[0-9]*$" || true); do
+        ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+        ip netns del "$ns"
+    done
+    ip link del "$BR" 2>/dev/null || true
+    for v in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' |
+               grep "^xfv[0-9]*$" || true); do
+        ip link del "$v" 2>/dev/null || true
+    done
+    rm -rf "$STATE"
+}
+
+add_host() { # index, address, rate ("" = unlimited)
+    local k=$1 addr=$2 rate=$3 ns=${PREFIX}$1
+    ip netns add "$ns"
+    ip link add "xfv$k" type veth peer name eth0 netns "$ns"
+    ip link set "xfv$k" master "$BR"
+    ip link set "xfv$k" up
+    ip netns exec "$ns" ip addr add "$addr/24" dev eth0
+    ip netns exec "$ns" ip link set eth0 up
+    ip netns exec "$ns" ip link set lo up
+    if [ -n "$rate" ]; then # the host's link: out (host side) and in (bridge side)
+        ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 32kbit latency "$QLAT"
+        tc qdisc add dev "xfv$k" root tbf rate "$rate" burst 32kbit latency "$QLAT"
+    fi
+}
+
+up() {
+    local n=4 rate=200mbit k
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --hosts) n=$2; shift 2 ;;
+        --rate) rate=$2; shift 2 ;;
+        *) die "up: unknown option $1" ;;
+        esac
+    done
+    [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
+    [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 16 ] || die "--hosts must be 1..16"
+    down
+    mkdir -p "$STATE"
+    ip link add "$BR" type bridge
+    ip link set "$BR" up
+    add_host 0 10.77.0.254 "" # head: runs mpirun, hosts no ranks
+    for ((k = 1; k <= n; k++)); do
+        add_host "$k" "10.77.0.$k" "$rate"
+    done
+    echo "$n" >"$STATE/hosts"
+    echo "$rate" >"$STATE/rate"
+    cat >"$STATE/agent" <<'AGENT'
+#!/bin/sh
+# rsh agent: "agent HOST COMMAND..." runs COMMAND in the namespace of HOST under its hostname
+host=$1
+shift
+k=${host##*.}
+ns=xfh$k
+exec ip netns exec "$ns" unshare --uts sh -c "hostname $ns && $*"
+AGENT
+    chmod +x "$STATE/agent"
+    echo "emucluster: $n hosts (10.77.0.1-$n), links $rate each way; head 10.77.0.254"
+}
+
+run() {
+    local ppn=2 n
+    n=$(nhosts)
+    [ "$n" -ge 1 ] || die "no cluster: run 'emucluster.sh up' first"
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --ppn) ppn=$2; shift 2 ;;
+        --) shift; break ;;
+        *) break ;;
+        esac
+    done
+    [ $# -ge 1 ] || die "run: no command"
+    : >"$STATE/hostfile"
+    for ((k = 1; k <= n; k++)); do
+        echo "10.77.0.$k slots=$ppn" >>"$STATE/hostfile"
+    done
+    local pass=() v
+    for v in LD_LIBRARY_PATH XFER_TRACE XFER_ALGORITHM XFER_HIER_SENDERS XFER_HIER_SYNC \
+        XFER_TIMEOUT_MS XFER_NODE_SIZE XFER_NODE_MAP; do
+        if [ -n "${!v:-}" ]; then pass+=(-x "$v"); fi
+    done
+    # Open MPI: TCP between hosts (their eth0), shared memory within one; yield when idle (the
+    # ranks outnumber the cores).
+    ip netns exec ${PREFIX}0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        mpirun.openmpi --hostfile "$STATE/hostfile" --map-by slot --oversubscribe \
+        -np $((n * ppn)) --mca plm_rsh_agent "$STATE/agent" \
+        --mca btl tcp,vader,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+        --mca mpi_yield_when_idle 1 --mca btl_vader_single_copy_mechanism none \
+        "${pass[@]}" "$@"
+}
+
+case ${1:-} in
+up) shift; up "$@" ;;
+down) down ;;
+run) shift; run "$@" ;;
+*) die "usage: emucluster.sh up [--hosts N] [--rate R] | run [--ppn K] [--] CMD... | down" ;;
+esac
