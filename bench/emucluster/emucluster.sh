@@ -8,9 +8,8 @@
 # memory; ranks on different hosts share their host's link, like a node's NIC.
 #
 #   emucluster.sh up [--hosts N] [--rate 200mbit]   create (root; idempotent: recreates)
-#   emucluster.sh run [--ppn K] [--] CMD ARGS...     mpirun CMD with N*K ranks, K per host, in
-#                                                    host order (ranks 0..K-1 on host 1, ...)
-#   emucluster.sh link                               measure one link, one way and both ways
+#   emucluster.sh run [--ppn K] [--np M] [--] CMD... mpirun CMD with N*K (or M) ranks, K per
+#                                                    host, in host order (0..K-1 on host 1, ...)
 #   emucluster.sh down                               remove everything it created
 #
 # Only 10.77.0.0/24 addresses on the namespaces it creates are used; nothing leaves the machine.
@@ -88,12 +87,13 @@ AGENT
 }
 
 run() {
-    local ppn=2 n
+    local ppn=2 n np=""
     n=$(nhosts)
     [ "$n" -ge 1 ] || die "no cluster: run 'emucluster.sh up' first"
     while [ $# -gt 0 ]; do
         case $1 in
         --ppn) ppn=$2; shift 2 ;;
+        --np) np=$2; shift 2 ;;
         --) shift; break ;;
         *) break ;;
         esac
@@ -105,14 +105,14 @@ run() {
     done
     local pass=() v
     for v in LD_LIBRARY_PATH XFER_TRACE XFER_ALGORITHM XFER_HIER_SENDERS XFER_HIER_SYNC \
-        XFER_TIMEOUT_MS XFER_NODE_SIZE XFER_NODE_MAP; do
+        XFER_TIMEOUT_MS XFER_NODE_SIZE XFER_NODE_MAP XFER_ALPHA XFER_BETA XFER_GAMMA XFER_TOPOLOGY; do
         if [ -n "${!v:-}" ]; then pass+=(-x "$v"); fi
     done
     # Open MPI: TCP between hosts (their eth0), shared memory within one; yield when idle (the
     # ranks outnumber the cores).
     ip netns exec ${PREFIX}0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
         mpirun.openmpi --hostfile "$STATE/hostfile" --map-by slot --oversubscribe \
-        -np $((n * ppn)) --mca plm_rsh_agent "$STATE/agent" \
+        -np "${np:-$((n * ppn))}" --mca plm_rsh_agent "$STATE/agent" \
         --mca btl tcp,vader,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
         --mca mpi_yield_when_idle 1 --mca btl_vader_single_copy_mechanism none \
         "${pass[@]}" "$@"

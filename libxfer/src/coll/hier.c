@@ -160,7 +160,9 @@ static xfer_status_t node_shape(const xfer_hier_t *h, const xfer_topo_t *t, size
 }
 
 /* Alpha-beta time of the direct node-to-node exchange on the node-level shape: every node link
- * carries its aggregate to each remote node out and every remote aggregate in. */
+ * carries its aggregate to each remote node out and every remote aggregate in. In flags mode it
+ * is preferred while within 25% of the best inner algorithm: it has no phase that waits for a
+ * whole node, which is what pays under arrival imbalance. */
 static double direct_cost(const xfer_shape_t *ns, const xfer_model_t *m)
 {
     double worst = 0.0;
@@ -171,6 +173,59 @@ static double direct_cost(const xfer_shape_t *ns, const xfer_model_t *m)
             worst = XFER_MAX(worst, XFER_MAX(out, (double) ns->total[1 - g]));
         }
     return m->alpha * (double) XFER_MAX(ns->n[0], ns->n[1]) + m->beta * worst;
+}
+
+xfer_status_t xfer_hier_predict(const xfer_topo_t *t, const xfer_shape_t *s, const xfer_model_t *m,
+                                int sync, double *predicted, const char **inner)
+{
+    size_t *cnt[2] = {NULL, NULL}, *pre[2] = {NULL, NULL}, agg_max = 0;
+    xfer_model_t lead = *m;
+    xfer_shape_t ns;
+    xfer_status_t st = XFER_SUCCESS;
+    const xfer_algo_t *a;
+    char how[512];
+    double tt, td;
+    int g, r, m_, ppn = XFER_MAX(t->nodes[0].max_ppn, t->nodes[1].max_ppn);
+
+    memset(&ns, 0, sizeof(ns));
+    for (g = 0; g < 2; g++) { /* node aggregates: one "rank" per node */
+        const xfer_nodes_t *L = &t->nodes[g];
+        cnt[g] = xfer_calloc((size_t) L->nnodes, sizeof(size_t));
+        pre[g] = xfer_calloc((size_t) L->nnodes + 1, sizeof(size_t));
+        if (!cnt[g] || !pre[g]) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "node-level shape");
+            goto out;
+        }
+        for (r = 0; r < L->n; r++)
+            cnt[g][L->node_of[r]] += xfer_shape_count(s, g, r);
+        for (m_ = 0; m_ < L->nnodes; m_++) {
+            pre[g][m_ + 1] = pre[g][m_] + cnt[g][m_];
+            agg_max = XFER_MAX(agg_max, cnt[g][m_]);
+        }
+        ns.n[g] = L->nnodes;
+        ns.cnt[g] = cnt[g];
+        ns.pre[g] = pre[g];
+        ns.total[g] = pre[g][L->nnodes];
+    }
+    lead.nnodes = ns.n[0] + ns.n[1];
+    lead.max_ppn = 1; /* one leader per node */
+    a = xfer_select_auto(&ns, &lead, how, sizeof(how));
+    tt = xfer_algo_predict(a, &ns, &lead);
+    *inner = a->name;
+    td = direct_cost(&ns, &lead);
+    if (sync == XFER_HIER_FLAGS && td <= 1.25 * tt) {
+        tt = td;
+        *inner = "direct";
+    }
+    /* copies through shared memory: a node's aggregate in, every rank's whole result out */
+    *predicted = tt + m->gamma * ((double) agg_max +
+                                  (double) ppn * (double) XFER_MAX(ns.total[0], ns.total[1]));
+out:
+    for (g = 0; g < 2; g++) {
+        xfer_free(cnt[g]);
+        xfer_free(pre[g]);
+    }
+    return st;
 }
 
 xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
@@ -212,15 +267,14 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
                           h->inner->name, why);
             goto out;
         }
-    } else {
+    } else { /* the model's choice on node aggregates (the same on every rank) */
         xfer_model_t m;
-        char how[512];
-        xfer_model_init(&m, 2, 1); /* leaders: one per node and stripe */
-        h->inner = xfer_select_auto(&ns, &m, how, sizeof(how));
-        /* the imbalance-aware direct exchange when it moves no more than the chosen algorithm
-         * over the busiest node link (it has no node barrier to lose under imbalance) */
-        h->direct = h->sync == XFER_HIER_FLAGS &&
-                    direct_cost(&ns, &m) <= 1.25 * xfer_algo_predict(h->inner, &ns, &m);
+        const char *name;
+        double predicted;
+        xfer_model_init(&m, t->nnodes, t->max_ppn);
+        XFER_CHECK_GOTO(xfer_hier_predict(t, &p->shape, &m, h->sync, &predicted, &name), st, out);
+        h->direct = strcmp(name, "direct") == 0;
+        h->inner = h->direct ? NULL : xfer_algo_find(name);
     }
     if (h->direct) {
         XFER_CHECK_GOTO(xfer_hier_direct_prepare(p), st, out);

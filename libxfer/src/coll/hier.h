@@ -44,6 +44,14 @@ xfer_status_t xfer_hier_run(struct xfer_plan *p);
 void xfer_hier_free(xfer_hier_t **h);
 void xfer_stats_record(const xfer_op_stats_t *s);
 
+/* Predicted time of node staging for a call of shape @p s on @p t's nodes (layouts computed):
+ * the best node-level transfer (an inner algorithm, or direct in flags mode) with one link per
+ * node, plus the copies through shared memory at m->gamma. */
+struct xfer_topo;
+xfer_status_t xfer_hier_predict(const struct xfer_topo *t, const xfer_shape_t *s,
+                                const xfer_model_t *m, int sync, double *predicted,
+                                const char **inner);
+
 xfer_status_t xfer_hier_direct_prepare(struct xfer_plan *p);
 /* The transfer between the groups for call @p epoch on window parity @p parity: ships and
  * receives, and publishes the sent / valid flags of the stripes this rank served. */

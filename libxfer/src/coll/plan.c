@@ -239,16 +239,18 @@ static void trace_choice(const xfer_plan_t *p, const char *how)
 }
 
 /* auto: would node staging beat the best flat algorithm? When ranks share nodes, the flat
- * algorithms' messages between nodes share each node's link (their per-link time is multiplied
- * by the ranks per node); a hierarchy crosses each link once per stripe and pays the shared
- * memory copies instead. Virtual nodes are for testing and never chosen automatically. */
+ * algorithms' messages between nodes share each node's link (modelled as a link per rank that is
+ * max-ranks-per-node times slower); a hierarchy crosses each link once per stripe with node
+ * aggregates and pays the shared-memory copies instead (xfer_hier_predict). Whether it wins
+ * depends on beta against gamma: set XFER_BETA to the network's time per byte. Virtual nodes are
+ * for testing and never chosen automatically. */
 static xfer_status_t consider_hier(xfer_plan_t *p, const xfer_model_t *m, char *how, size_t len)
 {
     const xfer_nodes_t *L0, *L1;
-    xfer_model_t flat = *m, lead = *m;
+    xfer_model_t flat = *m;
     double t_flat, t_hier;
-    size_t agg_max[2] = {0, 0};
-    int g, r, ppn;
+    const char *inner = "";
+    int ppn;
     xfer_status_t st;
     char *end;
 
@@ -260,25 +262,16 @@ static xfer_status_t consider_hier(xfer_plan_t *p, const xfer_model_t *m, char *
         return XFER_SUCCESS;
     flat.beta *= ppn;
     t_flat = xfer_algo_predict(p->algo, &p->shape, &flat);
-    for (g = 0; g < 2; g++) { /* copies: the largest node aggregate, in and out */
-        const xfer_nodes_t *L = g ? L1 : L0;
-        for (r = 0; r < L->n; r++)
-            agg_max[g] = XFER_MAX(agg_max[g], (size_t) L->node_size[L->node_of[r]] *
-                                                  xfer_shape_count(&p->shape, g, r));
-    }
-    lead.max_ppn = 1;
-    /* leaders' transfer: the flat choice's cost between nodes, with one link per node */
-    t_hier = xfer_algo_predict(p->algo, &p->shape, &lead) / ppn +
-             m->gamma * (double) (agg_max[0] + agg_max[1]) * (1 + ppn);
+    XFER_CHECK_GOTO(xfer_hier_predict(p->topo, &p->shape, m, p->opts.hier_sync, &t_hier, &inner),
+                    st, out);
     if (t_hier < t_flat) {
         p->opts.hier = 1;
         p->opts.hier_inner = NULL;
     }
     end = how + strlen(how);
     snprintf(end, len - (size_t) (end - how),
-             "; nodes %d|%d, <= %d ranks/node: hier=%.3g vs "
-             "flat=%.3g (shared links)",
-             L0->nnodes, L1->nnodes, ppn, t_hier, t_flat);
+             "; nodes %d|%d, <= %d ranks/node: hier:%s=%.3g vs %s=%.3g (links shared)", L0->nnodes,
+             L1->nnodes, ppn, inner, t_hier, p->algo->name, t_flat);
     st = XFER_SUCCESS;
 out:
     return st;
