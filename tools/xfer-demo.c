@@ -18,6 +18,10 @@
  * and the mean time a rank spends in the call. Entries and exits of different ranks are compared
  * with MPI_Wtime, so this needs one clock: true on one machine (the emulated cluster included).
  *
+ * "copies" is the mean time a rank spends copying through node shared memory (node staging),
+ * "between" the longest time a rank spends moving data between the groups (for a flat algorithm
+ * the whole call), both from xfer_last_op_stats.
+ *
  * --link-mbit R prints the lower bound of a node-link limited network (every node of the
  * receiving group must take in all the remote data through its link at R Mbit/s) and each
  * algorithm's share of it.
@@ -88,6 +92,7 @@ static void usage(void)
 typedef struct {
     double median, min;    /* time: max over ranks from the barrier, or after last arrival */
     double mean_in, after; /* medians, with delays: mean time in call, after last arrival */
+    double intra, inter;   /* medians: mean copy time, longest time between the groups */
     int ok;
     xfer_status_t st;
 } result_t;
@@ -96,6 +101,8 @@ typedef struct {
     double t;       /* max over ranks of the call's time after the barrier (+ delay) */
     double after;   /* latest exit - latest entry */
     double mean_in; /* mean over ranks of exit - entry */
+    double intra;   /* mean over ranks of the time in node copies (xfer_last_op_stats) */
+    double inter;   /* max over ranks of the time moving data between the groups */
 } timing_t;
 
 static long delay_us = 0;
@@ -139,6 +146,7 @@ static xfer_status_t timed_call(MPI_Comm inter, const char *algo, int scount, in
     xfer_coll_opts_t opts;
     char name[64];
     double t0, t_in, t_out, v[2], mx[2], sum_in, in;
+    xfer_op_stats_t stats;
     xfer_status_t st, worst;
     int wrank, wsize;
 
@@ -158,8 +166,12 @@ static xfer_status_t timed_call(MPI_Comm inter, const char *algo, int scount, in
     v[0] = t_out - t0;
     v[1] = t_in;
     MPI_Allreduce(v, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    xfer_last_op_stats(&stats);
     in = t_out - t_in;
     MPI_Allreduce(&in, &sum_in, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&stats.intra_s, &tm->intra, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&stats.inter_s, &tm->inter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    tm->intra /= wsize;
     v[0] = t_out;
     MPI_Allreduce(v, &tm->after, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     tm->after -= mx[1];
@@ -200,8 +212,9 @@ static void run_all(MPI_Comm inter, int group, int nremote, char **alg, int nalg
     const int sends = full || group == 0, recvs = full || group == 1;
     const int scount = sends ? (int) bytes : 0, rcount = recvs ? (int) bytes : 0;
     const size_t rbytes = (size_t) bytes * (size_t) nremote;
-    double *t = calloc(3 * (size_t) nalg * (size_t) iters, sizeof(double));
-    double *ta = t + (size_t) nalg * (size_t) iters, *tm_in = ta + (size_t) nalg * (size_t) iters;
+    const size_t n = (size_t) nalg * (size_t) iters;
+    double *t = calloc(5 * n, sizeof(double));
+    double *ta = t + n, *tm_in = t + 2 * n, *tintra = t + 3 * n, *tinter = t + 4 * n;
     int it, a;
 
     memset(res, 0, (size_t) nalg * sizeof(*res));
@@ -218,6 +231,8 @@ static void run_all(MPI_Comm inter, int group, int nremote, char **alg, int nalg
                 t[k] = tm.t;
                 ta[k] = tm.after;
                 tm_in[k] = tm.mean_in;
+                tintra[k] = tm.intra;
+                tinter[k] = tm.inter;
             }
             if (it == iters - 1 && res[a].st == XFER_SUCCESS)
                 res[a].ok = verified(group, nremote, bytes, rbuf, recvs);
@@ -228,6 +243,8 @@ static void run_all(MPI_Comm inter, int group, int nremote, char **alg, int nalg
         res[a].min = t[k];
         res[a].after = median(ta + k, iters);
         res[a].mean_in = median(tm_in + k, iters);
+        res[a].intra = median(tintra + k, iters);
+        res[a].inter = median(tinter + k, iters);
     }
     free(t);
 }
@@ -378,15 +395,15 @@ int main(int argc, char **argv)
             printf("time = max over ranks per call (median and minimum over iterations)\n\n");
         if (delay_us)
             printf("| bytes/rank | duplex | algorithm            | after last ms | in call ms | "
-                   "vs native | verified |\n"
+                   "vs native | copies ms | between ms | verified |\n"
                    "|-----------:|--------|----------------------|--------------:|-----------:|"
-                   "----------:|----------|\n");
+                   "----------:|----------:|-----------:|----------|\n");
         else
             printf(
                 "| bytes/rank | duplex | algorithm            | median ms | min ms  | vs native | "
-                "%s | verified |\n"
+                "%s | copies ms | between ms | verified |\n"
                 "|-----------:|--------|----------------------|----------:|--------:|----------:|"
-                "%s|----------|\n",
+                "%s----------:|-----------:|----------|\n",
                 link_mbit > 0 ? "of link bound" : "GB/s busiest rcvr",
                 link_mbit > 0 ? "--------------:" : "------------------:");
     }
@@ -405,9 +422,10 @@ int main(int argc, char **argv)
                     run[nrun++] = alg[a];
             run_all(inter, group, nremote, run, nrun, sizes[s], d, iters, warmup, sbuf, rbuf, res);
             if (wrank == 0 && bound > 0 && !delay_us)
-                printf("| %10s | %-6s | %-20s | %9.3f |         |           | %13s | %-8s |\n",
+                printf("| %10s | %-6s | %-20s | %9.3f |         |           | %13s |           |"
+                       "            | -        |\n",
                        human(sizes[s], hb, 32), d ? "full" : "half", "(link lower bound)",
-                       1e3 * bound, "1.00", "-");
+                       1e3 * bound, "1.00");
             for (a = 0; a < nrun && wrank == 0; a++) {
                 const int nat_ok = !strcmp(run[0], "native") && res[0].st == XFER_SUCCESS;
                 char ratio[16] = "-";
@@ -421,25 +439,31 @@ int main(int argc, char **argv)
                 if (delay_us) {
                     if (nat_ok)
                         snprintf(ratio, sizeof(ratio), "%.2fx", res[0].after / res[a].after);
-                    printf("| %10s | %-6s | %-20s | %13.3f | %10.3f | %9s | %-8s |\n",
-                           human(sizes[s], hb, 32), d ? "full" : "half", run[a], 1e3 * res[a].after,
-                           1e3 * res[a].mean_in, ratio, res[a].ok ? "yes" : "NO");
+                    printf(
+                        "| %10s | %-6s | %-20s | %13.3f | %10.3f | %9s | %9.3f | %10.3f | %-8s |\n",
+                        human(sizes[s], hb, 32), d ? "full" : "half", run[a], 1e3 * res[a].after,
+                        1e3 * res[a].mean_in, ratio, 1e3 * res[a].intra, 1e3 * res[a].inter,
+                        res[a].ok ? "yes" : "NO");
                     continue;
                 }
                 if (nat_ok)
                     snprintf(ratio, sizeof(ratio), "%.2fx", res[0].median / res[a].median);
                 if (bound > 0)
-                    printf("| %10s | %-6s | %-20s | %9.3f | %7.3f | %9s | %13.2f | %-8s |\n",
-                           human(sizes[s], hb, 32), d ? "full" : "half", run[a],
-                           1e3 * res[a].median, 1e3 * res[a].min, ratio, bound / res[a].median,
-                           res[a].ok ? "yes" : "NO");
+                    printf(
+                        "| %10s | %-6s | %-20s | %9.3f | %7.3f | %9s | %13.2f | %9.3f | %10.3f | "
+                        "%-8s |\n",
+                        human(sizes[s], hb, 32), d ? "full" : "half", run[a], 1e3 * res[a].median,
+                        1e3 * res[a].min, ratio, bound / res[a].median, 1e3 * res[a].intra,
+                        1e3 * res[a].inter, res[a].ok ? "yes" : "NO");
                 else
-                    printf("| %10s | %-6s | %-20s | %9.3f | %7.3f | %9s | %17.2f | %-8s |\n",
-                           human(sizes[s], hb, 32), d ? "full" : "half", run[a],
-                           1e3 * res[a].median, 1e3 * res[a].min, ratio,
-                           (double) sizes[s] * (d ? XFER_DEMO_MAX(p, wsize - p) : p) /
-                               res[a].median / 1e9,
-                           res[a].ok ? "yes" : "NO");
+                    printf(
+                        "| %10s | %-6s | %-20s | %9.3f | %7.3f | %9s | %17.2f | %9.3f | %10.3f | "
+                        "%-8s |\n",
+                        human(sizes[s], hb, 32), d ? "full" : "half", run[a], 1e3 * res[a].median,
+                        1e3 * res[a].min, ratio,
+                        (double) sizes[s] * (d ? XFER_DEMO_MAX(p, wsize - p) : p) / res[a].median /
+                            1e9,
+                        1e3 * res[a].intra, 1e3 * res[a].inter, res[a].ok ? "yes" : "NO");
             }
         }
     getrusage(RUSAGE_SELF, &ru);

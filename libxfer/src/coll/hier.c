@@ -420,8 +420,10 @@ xfer_status_t xfer_hier_run(xfer_plan_t *p)
         XFER_MPI_GOTO(MPI_Barrier(p->topo->node_comm), st, out);
         MPI_Win_sync(w->win);
         stats.wait_s += MPI_Wtime() - t;
-        if (h->direct && (leader || uses_r)) {
+        if (h->direct) {
             ist = xfer_hier_direct_exchange(p, e, b, &stats);
+            if (leader && !uses_s) /* nothing to send: S of this parity stays free */
+                xfer_flag_store(w, b, XFER_FLAG_SENT, h->slot, e);
         } else if (leader) {
             t = MPI_Wtime();
             ist = run_inner(p, b);
@@ -435,8 +437,7 @@ xfer_status_t xfer_hier_run(xfer_plan_t *p)
         stats.wait_s += MPI_Wtime() - t;
         XFER_CHECK_GOTO(ist, st, out);
     } else if (h->direct) { /* flags, direct: roles by arrival (hier_direct.c) */
-        if ((leader && uses_s) || uses_r)
-            XFER_CHECK_GOTO(xfer_hier_direct_exchange(p, e, b, &stats), st, out);
+        XFER_CHECK_GOTO(xfer_hier_direct_exchange(p, e, b, &stats), st, out);
         if (leader && !uses_s) /* nothing to send: S of this parity stays free */
             xfer_flag_store(w, b, XFER_FLAG_SENT, h->slot, e);
     } else if (leader) { /* flags: no node barrier */

@@ -7,6 +7,7 @@
 
 #include "../select/select.h"
 #include "../topo/shwin.h"
+#include "../topo/topo.h"
 
 enum { XFER_HIER_FLAGS = 1, XFER_HIER_BARRIER = 2 };
 
@@ -26,15 +27,19 @@ typedef struct xfer_hier {
     xfer_plan_t *inner_plan[2]; /* persistent plans: one per window parity */
     /* hier:direct (hier_direct.c) */
     int direct;
-    MPI_Comm dcomm[2];    /* control and data duplicates of the intercommunicator (borrowed) */
-    int *d_recv;          /* [remote nodes] receiver announced by each consumer node, or -1 */
-    MPI_Request *d_idreq; /* [remote nodes] announcements awaited */
-    int *d_idbuf, *d_idout;
-    unsigned char *d_sent;  /* [remote nodes * node size] block shipped to that node */
-    unsigned char *d_ready; /* [node size] 0 not deposited, 1 deposited, 2 not in this stripe */
-    MPI_Request *d_sreq;    /* sends: blocks and announcements */
-    size_t *d_got;          /* [remote nodes] bytes received from each */
-    MPI_Request *d_rreq;    /* receives of the runs matched so far */
+    MPI_Comm dcomm[2];  /* control and data duplicates of the intercommunicator (borrowed) */
+    xfer_dstream_t *ds; /* announcements: the topology's, or own_ds for a persistent plan */
+    xfer_dstream_t own_ds;
+    xfer_topo_t *dtopo;        /* where own_ds leaves the announcements still due when freed */
+    int *d_recv;               /* [remote nodes] receiver announced by each consumer node, or -1 */
+    long *d_idout;             /* [2 * senders] our announcements (call, stripe) */
+    unsigned char *d_sent;     /* [remote nodes * node size] block shipped to that node */
+    unsigned char *d_ready;    /* [node size] 0 not deposited, 1 deposited, 2 not in this stripe */
+    unsigned char *d_pclaimed; /* [senders] S stripes this rank shipped in this call */
+    MPI_Request *d_sreq;       /* sends: blocks and announcements */
+    int d_maxsreq;
+    size_t *d_got;       /* [remote nodes] bytes received from each */
+    MPI_Request *d_rreq; /* receives of the runs matched so far */
     int d_maxrreq;
 } xfer_hier_t;
 

@@ -2,20 +2,29 @@
 /*
  * hier:direct: the arrival-imbalance aware transfer between node staging windows
  * (seed-hierarchical §10-11, §14). It replaces the inner algorithm of `hier` by a direct
- * node-to-node exchange whose roles follow the arrival order:
+ * node-to-node exchange whose roles follow the arrival order, on both sides:
  *
- *   producer side (fan-in)   each rank deposits its block and, unless its group also receives,
- *                            leaves. Stripe leader l (slot l) ships the blocks of its stripe
- *                            segment as soon as they are deposited -- maximal runs of ready
- *                            blocks, one message each, tagged with the run's first slot -- so a
- *                            late producer only delays its own block;
- *   consumer side (fan-out)  the first ranks of a node to arrive claim the stripes (an atomic
- *                            compare-and-swap per stripe and call), tell every producer leader of
- *                            that stripe who they are (a small message on a control duplicate of
- *                            the intercommunicator, received with MPI_ANY_SOURCE and a tag naming
- *                            the consumer node) and receive into the shared result R with matched
- *                            probes; the others wait on the stripes' validity flags, copy out
- *                            and leave.
+ *   producer side (fan-in)   each rank deposits its block; the first ranks of a node to arrive
+ *                            claim the stripes of the node's aggregate (an atomic compare-and-swap
+ *                            per stripe and call) and ship every block of their stripe as soon as
+ *                            it is deposited -- maximal runs of ready blocks, one message each,
+ *                            tagged with the run's first slot. Everybody else deposits and leaves:
+ *                            a late producer delays only its own block, whatever its slot;
+ *   consumer side (fan-out)  the first ranks of a node to arrive claim the stripes of the result,
+ *                            announce themselves to every rank of every producer node that has
+ *                            data in that stripe (whichever of them ships it), and receive into
+ *                            the shared result R with matched probes; the others wait on the
+ *                            stripes' validity flags, copy out and leave.
+ *
+ * Announcements are small messages (call number, stripe) on a control duplicate of the
+ * intercommunicator. Every producer rank takes in whatever has arrived for it whenever it is in a
+ * call and keeps, per remote node, stripe and parity of the call number, the latest one (an
+ * xfer_dstream_t: blocking calls share the topology's, persistent plans have their own, told
+ * apart by tag). A shipper for call s waits for the entry of call s; an entry can not be
+ * overwritten by call s+2 before it is used, because the remote node cannot reach call s+2 before
+ * it has received this stripe of call s. Copies that reach ranks which do not ship are absorbed
+ * in their next call. Message count per call: every consumer claimant sends one announcement to
+ * each rank of the producer nodes, as many as the data messages in the worst case.
  *
  * A rank may hold both roles (full duplex): one loop progresses both, so two nodes that wait for
  * each other cannot deadlock. With node barriers (XFER_HIER_SYNC=barrier) the roles are static
@@ -23,14 +32,14 @@
  * classical scheme, for comparison.
  *
  * Message matching stays unambiguous although sources are wildcards: a consumer node's claimant
- * for call e+1 can only exist once every rank of the node has left call e, which needed all of
+ * for call s+1 can only exist once every rank of the node has left call s, which needed all of
  * that call's messages matched; data messages reach only a claimant that announced itself for
  * the current call.
  *
- * Cost: producer leader: q_n messages of its stripe segment (q_n consumer nodes); consumer
+ * Cost: producer claimant: q_n messages of its stripe segment (q_n consumer nodes); consumer
  *       claimant: p_n segments. Per node link: max(q_n * m_a, p_n * m_b) / L per stripe, which is
  *       the lower bound when p_n = q_n or in half duplex when q_n <= p_n.
- * Restrictions: node and slot indices must be valid tags (< MPI_TAG_UB).
+ * Restrictions: slot indices must be valid tags (< MPI_TAG_UB).
  * Preferred when: arrivals are imbalanced and node counts are alike on both sides.
  */
 #include <limits.h>
@@ -56,37 +65,66 @@ static void piece(const xfer_plan_t *p, int gg, int a, int l, int j, size_t *lo,
     *hi = XFER_MAX(*lo, XFER_MIN(b1, s1));
 }
 
+static xfer_status_t dstream_init(xfer_dstream_t *s, int tag, int nr, int nl)
+{
+    const size_t n = 2 * (size_t) nr * (size_t) nl;
+    if (s->seen)
+        return XFER_SUCCESS;
+    s->tag = tag;
+    s->seq = 0;
+    s->nr = nr;
+    s->nl = nl;
+    s->seen = xfer_calloc(n, sizeof(long));
+    s->src = xfer_calloc(n, sizeof(int));
+    if (!s->seen || !s->src) {
+        xfer_dstream_free(s);
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "hier:direct announcements for %d remote nodes", nr);
+    }
+    return XFER_SUCCESS;
+}
+
 xfer_status_t xfer_hier_direct_prepare(xfer_plan_t *p)
 {
     xfer_hier_t *h = p->hier;
     xfer_topo_t *t = p->topo;
-    const int o = 1 - t->group, nr = t->nodes[o].nnodes, ns = h->node_size;
+    const int g = t->group, o = 1 - g, nr = t->nodes[o].nnodes, ns = h->node_size;
     xfer_status_t st = XFER_SUCCESS;
-    int flag, *ub = NULL, m;
+    int flag, *ub = NULL, m, tag;
 
     XFER_CHECK_GOTO(xfer_topo_direct_comms(t, h->dcomm), st, out);
+    h->dtopo = t;
+    if (p->persistent) { /* its own stream: its calls interleave freely with others' */
+        h->ds = &h->own_ds;
+        tag = ++t->dstream_tags;
+    } else {
+        h->ds = &t->dstream;
+        tag = 0;
+    }
     XFER_MPI_GOTO(MPI_Comm_get_attr(h->dcomm[0], MPI_TAG_UB, &ub, &flag), st, out);
-    if (flag && (*ub < t->nodes[0].nnodes || *ub < t->nodes[1].nnodes || *ub < t->max_ppn))
+    if (flag && (*ub < t->max_ppn || *ub < tag))
         return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                        "hier:direct tags nodes and slots, but MPI_TAG_UB is %d", *ub);
+                        "hier:direct tags slots and plans, but MPI_TAG_UB is %d", *ub);
     for (m = 0; m < t->nodes[0].nnodes; m++)
         if (h->agg[0][m] > INT_MAX)
             return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate exceeds INT_MAX bytes");
     for (m = 0; m < t->nodes[1].nnodes; m++)
         if (h->agg[1][m] > INT_MAX)
             return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate exceeds INT_MAX bytes");
+    XFER_CHECK_GOTO(dstream_init(h->ds, tag, nr, t->nodes[g].max_ppn), st, out);
     h->d_recv = xfer_malloc((size_t) nr * sizeof(int));
-    h->d_idreq = xfer_malloc((size_t) nr * sizeof(MPI_Request));
-    h->d_idbuf = xfer_malloc((size_t) nr * sizeof(int));
-    h->d_idout = xfer_malloc((size_t) nr * sizeof(int));
+    h->d_idout = xfer_malloc(2 * (size_t) h->senders * sizeof(long));
     h->d_sent = xfer_malloc((size_t) nr * (size_t) ns);
     h->d_ready = xfer_malloc((size_t) ns);
-    h->d_sreq = xfer_malloc(((size_t) nr * (size_t) ns + (size_t) nr) * sizeof(MPI_Request));
+    h->d_pclaimed = xfer_malloc((size_t) h->senders);
+    /* per stripe claimed (at most all of them, on each side): a run per block and remote node,
+     * an announcement per remote rank */
+    h->d_maxsreq = h->senders * (nr * ns + t->n[o]);
+    h->d_sreq = xfer_malloc((size_t) h->d_maxsreq * sizeof(MPI_Request));
     h->d_got = xfer_malloc((size_t) nr * sizeof(size_t));
     h->d_maxrreq = nr * t->nodes[o].max_ppn; /* runs: at most one per block */
     h->d_rreq = xfer_malloc((size_t) h->d_maxrreq * sizeof(MPI_Request));
-    if (!h->d_recv || !h->d_idreq || !h->d_idbuf || !h->d_idout || !h->d_sent || !h->d_ready ||
-        !h->d_sreq || !h->d_got || !h->d_rreq)
+    if (!h->d_recv || !h->d_idout || !h->d_sent || !h->d_ready || !h->d_pclaimed || !h->d_sreq ||
+        !h->d_got || !h->d_rreq)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "hier:direct state for %d remote nodes", nr);
 out:
     return st;
@@ -94,12 +132,28 @@ out:
 
 void xfer_hier_direct_free(xfer_hier_t *h)
 {
+    if (h->ds == &h->own_ds && h->own_ds.seen && h->dcomm[0] != MPI_COMM_NULL) {
+        /* absorb what has arrived of this plan's announcements (more may follow: they stay
+         * unmatched on the control duplicate, which no other stream reads with this tag) */
+        for (;;) {
+            MPI_Message msg;
+            int flag = 0;
+            long id[2];
+            if (MPI_Improbe(MPI_ANY_SOURCE, h->own_ds.tag, h->dcomm[0], &flag, &msg,
+                            MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+                !flag || MPI_Mrecv(id, 2, MPI_LONG, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                break;
+            h->own_ds.received++;
+        }
+        if (h->dtopo) /* the rest is taken in when the topology goes */
+            h->dtopo->dstream_orphans += h->own_ds.expected - h->own_ds.received;
+    }
+    xfer_dstream_free(&h->own_ds);
     xfer_free(h->d_recv);
-    xfer_free(h->d_idreq);
-    xfer_free(h->d_idbuf);
     xfer_free(h->d_idout);
     xfer_free(h->d_sent);
     xfer_free(h->d_ready);
+    xfer_free(h->d_pclaimed);
     xfer_free(h->d_sreq);
     xfer_free(h->d_got);
     xfer_free(h->d_rreq);
@@ -111,12 +165,13 @@ typedef struct dx {
     xfer_plan_t *p;
     xfer_hier_t *h;
     xfer_shwin_t *w;
-    long e;
+    long e;   /* window epoch (this node's count) */
+    long seq; /* exchange number (the same on every rank of both groups) */
     int b, g, o, nr, barrier;
     int nsreq;
     /* producer role */
-    int producing, prod_left; /* pieces still to send, over all consumer nodes */
-    size_t s0;                /* this stripe's segment in the node aggregate */
+    int pl, pserved_static, pclaims_over; /* stripe being shipped (-1: none) */
+    int prod_left;                        /* pieces still to send, over all consumer nodes */
     /* consumer role */
     int cons_l, cons_phase; /* stripe being received (-1: none), 0: R not free yet, 1: receiving */
     int served_static, claims_over;
@@ -125,16 +180,75 @@ typedef struct dx {
     int roles;
 } dx_t;
 
-static xfer_status_t producer_start(dx_t *x)
+/* Take in every announcement that has arrived for this rank. */
+static xfer_status_t take_announcements(dx_t *x)
 {
     xfer_hier_t *h = x->h;
-    const int l = h->slot, a = h->node, ns = h->node_size;
+    xfer_dstream_t *s = h->ds;
+    const xfer_nodes_t *R = &x->p->topo->nodes[x->o];
     xfer_status_t st = XFER_SUCCESS;
+
+    for (;;) {
+        MPI_Message msg;
+        MPI_Status sts;
+        int flag, n, c, l;
+        long id[2] = {0, -1};
+        size_t k;
+        XFER_MPI_GOTO(MPI_Improbe(MPI_ANY_SOURCE, s->tag, h->dcomm[0], &flag, &msg, &sts), st, out);
+        if (!flag)
+            break;
+        XFER_MPI_GOTO(MPI_Mrecv(id, 2, MPI_LONG, &msg, &sts), st, out);
+        XFER_MPI_GOTO(MPI_Get_count(&sts, MPI_LONG, &n), st, out);
+        c = sts.MPI_SOURCE >= 0 && sts.MPI_SOURCE < x->p->topo->n[x->o] ? R->node_of[sts.MPI_SOURCE]
+                                                                        : -1;
+        l = (int) id[1];
+        if (n != 2 || c < 0 || c >= s->nr || l < 0 || l >= s->nl || id[0] < 1)
+            return XFER_ERR(XFER_ERR_INTERNAL,
+                            "hier:direct: malformed announcement (%d values, call %ld, stripe %ld) "
+                            "from remote rank %d",
+                            n, id[0], id[1], sts.MPI_SOURCE);
+        s->received++;
+        k = ((size_t) (id[0] & 1) * (size_t) s->nr + (size_t) c) * (size_t) s->nl + (size_t) l;
+        if (id[0] > s->seen[k]) {
+            s->seen[k] = id[0];
+            s->src[k] = sts.MPI_SOURCE;
+        }
+    }
+out:
+    return st;
+}
+
+/* Claim an S stripe to ship: the first arrivers in flags mode, slot l with barriers. A rank
+ * tries the stripe holding its own block first (ready, since it deposited it), so that the
+ * stripe of a late rank is left to it only when nobody else is there. */
+static int producer_claim(dx_t *x)
+{
+    xfer_hier_t *h = x->h;
+    const int first = (int) ((long) h->slot * h->senders / h->node_size);
+    int i;
+    if (x->barrier) {
+        if (x->pserved_static || h->slot >= h->senders)
+            return -1;
+        x->pserved_static = 1;
+        return h->slot;
+    }
+    for (i = 0; i < h->senders; i++) {
+        const int l = (first + i) % h->senders;
+        if (xfer_flag_claim(x->w, x->b, XFER_FLAG_PCLAIM, l, x->e))
+            return l;
+    }
+    return -1;
+}
+
+static void producer_start(dx_t *x, int l)
+{
+    xfer_hier_t *h = x->h;
+    const int a = h->node, ns = h->node_size;
     int c, j;
 
-    x->s0 = xfer_seg_start(h->agg[x->g][a], h->senders, l);
+    x->pl = l;
+    h->d_pclaimed[l] = 1;
     x->prod_left = 0;
-    memset(h->d_ready, 0, (size_t) ns);
     for (j = 0; j < ns; j++) {
         size_t lo, hi;
         piece(x->p, x->g, a, l, j, &lo, &hi);
@@ -142,36 +256,35 @@ static xfer_status_t producer_start(dx_t *x)
         x->prod_left += hi > lo;
     }
     x->prod_left *= x->nr;
-    for (c = 0; c < x->nr; c++) {
+    for (c = 0; c < x->nr; c++)
         h->d_recv[c] = -1;
-        h->d_idreq[c] = MPI_REQUEST_NULL;
-        memset(h->d_sent + (size_t) c * ns, 0, (size_t) ns);
-        if (x->prod_left)
-            XFER_MPI_GOTO(MPI_Irecv(&h->d_idbuf[c], 1, MPI_INT, MPI_ANY_SOURCE, c, h->dcomm[0],
-                                    &h->d_idreq[c]),
-                          st, out);
-    }
-    x->producing = x->prod_left > 0;
-out:
-    return st;
+    memset(h->d_sent, 0, (size_t) x->nr * (size_t) ns);
+    if (x->prod_left == 0)
+        x->pl = -1; /* nothing of this node in the stripe */
 }
 
 /* Post every run of deposited, unsent blocks to every consumer node whose receiver is known. */
 static xfer_status_t producer_progress(dx_t *x, int *progressed)
 {
     xfer_hier_t *h = x->h;
-    const int ns = h->node_size, l = h->slot, a = h->node;
+    xfer_dstream_t *ds = h->ds;
+    const int ns = h->node_size, l = x->pl, a = h->node;
     const unsigned char *S = xfer_shwin_S(x->w, x->b);
     xfer_status_t st = XFER_SUCCESS;
-    int c, j, k, idx;
+    int c, j, k;
 
-    for (;;) { /* receivers that announced themselves */
-        int flag;
-        MPI_Status sts;
-        XFER_MPI_GOTO(MPI_Testany(x->nr, h->d_idreq, &idx, &flag, &sts), st, out);
-        if (!flag || idx == MPI_UNDEFINED)
-            break;
-        h->d_recv[idx] = sts.MPI_SOURCE;
+    XFER_CHECK_GOTO(take_announcements(x), st, out);
+    for (c = 0; c < x->nr; c++) { /* receivers that announced themselves for this call */
+        const size_t i =
+            ((size_t) (x->seq & 1) * (size_t) ds->nr + (size_t) c) * (size_t) ds->nl + (size_t) l;
+        if (h->d_recv[c] >= 0 || ds->seen[i] < x->seq)
+            continue;
+        if (ds->seen[i] > x->seq)
+            return XFER_ERR(XFER_ERR_INTERNAL,
+                            "hier:direct: remote node %d announced call %ld while this one ships "
+                            "call %ld",
+                            c, ds->seen[i], x->seq);
+        h->d_recv[c] = ds->src[i];
         *progressed = 1;
     }
     for (j = 0; j < ns; j++) /* deposits (the barrier mode has them all) */
@@ -198,6 +311,8 @@ static xfer_status_t producer_progress(dx_t *x, int *progressed)
                     piece(x->p, x->g, a, l, k, &lo2, &hi2);
                     hi = hi2;
                 }
+            if (x->nsreq == h->d_maxsreq)
+                return XFER_ERR(XFER_ERR_INTERNAL, "hier:direct: more sends than planned");
             XFER_MPI_GOTO(MPI_Isend(S + lo, (int) (hi - lo), MPI_BYTE, h->d_recv[c], j, h->dcomm[1],
                                     &h->d_sreq[x->nsreq]),
                           st, out);
@@ -207,7 +322,7 @@ static xfer_status_t producer_progress(dx_t *x, int *progressed)
         }
     }
     if (x->prod_left == 0)
-        x->producing = 0;
+        x->pl = -1;
 out:
     return st;
 }
@@ -224,7 +339,7 @@ static int consumer_claim(dx_t *x)
         return h->slot;
     }
     for (l = 0; l < h->senders; l++)
-        if (xfer_flag_claim(x->w, x->b, l, x->e))
+        if (xfer_flag_claim(x->w, x->b, XFER_FLAG_CLAIM, l, x->e))
             return l;
     return -1;
 }
@@ -238,21 +353,27 @@ static xfer_status_t consumer_progress(dx_t *x, int *progressed)
     int a, i;
 
     if (x->cons_phase == 0) { /* R of this parity is free once its use two calls ago is over */
+        long *id = h->d_idout + 2 * (size_t) l;
         for (i = 0; i < h->node_size; i++)
             if (xfer_flag_load(x->w, x->b, XFER_FLAG_COPIED, i) < x->e - 2)
                 return XFER_SUCCESS;
         x->cons_left = 0;
+        id[0] = x->seq;
+        id[1] = l;
         for (a = 0; a < nn; a++) {
             const size_t len = xfer_seg_len(h->agg[x->o][a], h->senders, l);
             h->d_got[a] = 0;
             if (len == 0)
                 continue;
             x->cons_left += len;
-            h->d_idout[a] = (int) (x->e & INT_MAX);
-            XFER_MPI_GOTO(MPI_Isend(&h->d_idout[a], 1, MPI_INT, R->members[R->node_first[a] + l],
-                                    h->node, h->dcomm[0], &h->d_sreq[x->nsreq]),
-                          st, out);
-            x->nsreq++;
+            for (i = 0; i < R->node_size[a]; i++) { /* whoever of them ships it */
+                if (x->nsreq == h->d_maxsreq)
+                    return XFER_ERR(XFER_ERR_INTERNAL, "hier:direct: more sends than planned");
+                XFER_MPI_GOTO(MPI_Isend(id, 2, MPI_LONG, R->members[R->node_first[a] + i],
+                                        h->ds->tag, h->dcomm[0], &h->d_sreq[x->nsreq]),
+                              st, out);
+                x->nsreq++;
+            }
         }
         x->cons_phase = 1;
         x->roles |= 2;
@@ -279,8 +400,8 @@ static xfer_status_t consumer_progress(dx_t *x, int *progressed)
             piece(x->p, x->o, a, l, j, &lo, &hi);
             off = lo - xfer_seg_start(h->agg[x->o][a], h->senders, l);
         }
-        if (R->slot_of[src] != l || len == 0 || n <= 0 || off + (size_t) n > len ||
-            h->d_got[a] + (size_t) n > len || x->nrreq == x->maxrreq) {
+        if (len == 0 || n <= 0 || off + (size_t) n > len || h->d_got[a] + (size_t) n > len ||
+            x->nrreq == x->maxrreq) {
             MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
             return XFER_ERR(XFER_ERR_INTERNAL,
                             "hier:direct: unexpected message of %d bytes from remote rank %d (tag "
@@ -311,16 +432,11 @@ out:
     return st;
 }
 
-/* Drop what an aborted exchange left: announcements nobody will send, our own sends. */
+/* Drop what an aborted exchange left: our own sends, receives already matched. */
 static void abandon(dx_t *x)
 {
     xfer_hier_t *h = x->h;
-    int c, i;
-    for (c = 0; c < x->nr && x->producing; c++)
-        if (h->d_idreq[c] != MPI_REQUEST_NULL) {
-            MPI_Cancel(&h->d_idreq[c]);
-            MPI_Request_free(&h->d_idreq[c]);
-        }
+    int i;
     for (i = 0; i < x->nsreq; i++)
         if (h->d_sreq[i] != MPI_REQUEST_NULL)
             MPI_Request_free(&h->d_sreq[i]);
@@ -334,31 +450,45 @@ xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_s
     xfer_hier_t *h = p->hier;
     const int g = p->topo->group, tmo = p->opts.timeout_ms;
     const int uses_s = p->shape.total[g] > 0, uses_r = p->shape.total[1 - g] > 0;
-    const int prod_leader = uses_s && h->slot < h->senders;
     const double t0 = xfer_now();
     xfer_status_t st = XFER_SUCCESS;
     double t_active = 0.0;
     dx_t x;
-    int i;
+    int i, l;
 
     memset(&x, 0, sizeof(x));
     x.p = p;
     x.h = h;
     x.w = h->win;
     x.e = e;
+    x.seq = ++h->ds->seq; /* every rank of both groups comes here once per call */
     x.b = b;
     x.g = g;
     x.o = 1 - g;
     x.nr = p->topo->nodes[x.o].nnodes;
     x.barrier = h->sync == XFER_HIER_BARRIER;
     x.cons_l = -1;
+    x.pl = -1;
     x.maxrreq = h->d_maxrreq;
-    if (prod_leader) {
-        XFER_CHECK_GOTO(producer_start(&x), st, fail);
-        x.roles |= 1;
+    memset(h->d_pclaimed, 0, (size_t) h->senders);
+    if (uses_s) { /* one announcement per remote node and stripe with data of this node */
+        const size_t A = h->agg[g][h->node];
+        for (l = 0; l < h->senders; l++)
+            h->ds->expected += xfer_seg_len(A, h->senders, l) > 0 ? x.nr : 0;
+        /* those that reached us after our last call */
+        XFER_CHECK_GOTO(take_announcements(&x), st, fail);
     }
     for (;;) {
         int progressed = 0;
+        if (uses_s && x.pl < 0 && !x.pclaims_over) {
+            l = producer_claim(&x); /* -1: every stripe has its shipper */
+            x.pclaims_over = l < 0;
+            if (l >= 0) {
+                producer_start(&x, l);
+                x.roles |= 1;
+                progressed = 1;
+            }
+        }
         if (uses_r && x.cons_l < 0 && !x.claims_over) {
             x.cons_l = consumer_claim(&x); /* -1: every stripe has its receiver */
             x.claims_over = x.cons_l < 0;
@@ -366,16 +496,16 @@ xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_s
         }
         if (x.cons_l >= 0)
             XFER_CHECK_GOTO(consumer_progress(&x, &progressed), st, fail);
-        if (x.producing)
+        if (x.pl >= 0)
             XFER_CHECK_GOTO(producer_progress(&x, &progressed), st, fail);
-        if (!x.producing && x.cons_l < 0 && (!uses_r || x.claims_over))
+        if (x.pl < 0 && (!uses_s || x.pclaims_over) && x.cons_l < 0 && (!uses_r || x.claims_over))
             break;
         if (!progressed) {
             if (tmo > 0 && xfer_now() - t0 > 1e-3 * tmo) {
                 st = XFER_ERR(XFER_ERR_TIMEOUT,
                               "hier:direct: no progress for %d ms (%s%s); a rank of the other "
                               "group did not arrive",
-                              tmo, x.producing ? "blocks still to ship" : "",
+                              tmo, x.pl >= 0 ? "blocks still to ship" : "",
                               x.cons_l >= 0 ? (x.cons_phase ? " data still to receive"
                                                             : " the result area still in use")
                                             : "");
@@ -387,8 +517,9 @@ xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_s
     for (i = 0; i < x.nsreq; i++) /* our sends, matched by now; local completion */
         XFER_MPI_GOTO(MPI_Wait(&h->d_sreq[i], MPI_STATUS_IGNORE), st, fail);
     t_active = xfer_now() - t0;
-    if (h->slot < h->senders) /* whether or not this group sent anything */
-        xfer_flag_store(x.w, b, XFER_FLAG_SENT, h->slot, e);
+    for (l = 0; l < h->senders; l++) /* S of the stripes we shipped may be reused */
+        if (h->d_pclaimed[l])
+            xfer_flag_store(x.w, b, XFER_FLAG_SENT, l, e);
     stats->inter_s += x.roles ? t_active : 0.0;
     stats->wait_s += x.roles ? 0.0 : t_active;
     stats->leader = x.roles != 0;
@@ -396,8 +527,9 @@ xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_s
     return XFER_SUCCESS;
 fail:
     abandon(&x);
-    if (prod_leader)
-        xfer_flag_store(x.w, b, XFER_FLAG_SENT, h->slot, -e);
+    for (l = 0; l < h->senders; l++) /* the node's waiters fail instead of timing out */
+        if (h->d_pclaimed[l])
+            xfer_flag_store(x.w, b, XFER_FLAG_SENT, l, -e);
     if (x.cons_l >= 0)
         xfer_flag_store(x.w, b, XFER_FLAG_VALID, x.cons_l, -e);
     stats->roles = x.roles;

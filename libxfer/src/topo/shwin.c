@@ -15,7 +15,7 @@ static size_t align_up(size_t x)
 
 static size_t ctrl_bytes(int nslots, int nstripes)
 {
-    return align_up(2 * (2 * (size_t) nslots + 3 * (size_t) nstripes) * sizeof(int64_t));
+    return align_up(2 * (2 * (size_t) nslots + 4 * (size_t) nstripes) * sizeof(int64_t));
 }
 
 void xfer_shwin_free(xfer_shwin_t **pw)
@@ -108,7 +108,7 @@ unsigned char *xfer_shwin_R(const xfer_shwin_t *w, int parity)
 static int64_t *flag(const xfer_shwin_t *w, int parity, int kind, int index)
 {
     int64_t *f = (int64_t *) (void *) w->base;
-    const size_t per_parity = 2 * (size_t) w->nslots + 3 * (size_t) w->nstripes;
+    const size_t per_parity = 2 * (size_t) w->nslots + 4 * (size_t) w->nstripes;
     size_t at = (size_t) parity * per_parity;
     switch (kind) {
     case XFER_FLAG_READY:
@@ -123,8 +123,11 @@ static int64_t *flag(const xfer_shwin_t *w, int parity, int kind, int index)
     case XFER_FLAG_VALID:
         at += 2 * (size_t) w->nslots + (size_t) w->nstripes + (size_t) index;
         break;
-    default:
+    case XFER_FLAG_CLAIM:
         at += 2 * (size_t) w->nslots + 2 * (size_t) w->nstripes + (size_t) index;
+        break;
+    default:
+        at += 2 * (size_t) w->nslots + 3 * (size_t) w->nstripes + (size_t) index;
     }
     return f + at;
 }
@@ -142,9 +145,9 @@ long xfer_flag_load(xfer_shwin_t *w, int parity, int kind, int index)
     return v;
 }
 
-int xfer_flag_claim(xfer_shwin_t *w, int parity, int index, long epoch)
+int xfer_flag_claim(xfer_shwin_t *w, int parity, int kind, int index, long epoch)
 {
-    int64_t *f = flag(w, parity, XFER_FLAG_CLAIM, index);
+    int64_t *f = flag(w, parity, kind, index);
     int64_t v = __atomic_load_n(f, __ATOMIC_ACQUIRE);
     while (v < (int64_t) epoch)
         if (__atomic_compare_exchange_n(f, &v, (int64_t) epoch, 0, __ATOMIC_ACQ_REL,
@@ -156,7 +159,7 @@ int xfer_flag_claim(xfer_shwin_t *w, int parity, int index, long epoch)
 xfer_status_t xfer_flags_wait(xfer_shwin_t *w, int parity, int kind, int count, long epoch,
                               int timeout_ms, double *waited)
 {
-    static const char *names[] = {"ready", "copied", "sent", "valid", "claim"};
+    static const char *names[] = {"ready", "copied", "sent", "valid", "claim", "pclaim"};
     const double t0 = xfer_now();
     int i = 0;
 

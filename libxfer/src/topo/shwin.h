@@ -11,6 +11,8 @@
  *   valid[stripe] epoch whose R stripe area leader `stripe` has filled
  *   claim[stripe] epoch for which a rank has claimed receiving stripe `stripe` (hier:direct:
  *                 the first ranks to arrive receive)
+ *   pclaim[stripe] epoch for which a rank has claimed shipping S stripe `stripe` (hier:direct:
+ *                 the first ranks to arrive send)
  * Epochs count the window's uses (the same on every rank of the node); flags only grow, so
  * nothing is ever reset.
  */
@@ -29,6 +31,7 @@ enum {
     XFER_FLAG_SENT,
     XFER_FLAG_VALID,
     XFER_FLAG_CLAIM,
+    XFER_FLAG_PCLAIM,
     XFER_NFLAGS
 };
 
@@ -58,9 +61,9 @@ unsigned char *xfer_shwin_R(const xfer_shwin_t *w, int parity);
 
 void xfer_flag_store(xfer_shwin_t *w, int parity, int kind, int index, long epoch);
 long xfer_flag_load(xfer_shwin_t *w, int parity, int kind, int index);
-/* Claim stripe @p index for @p epoch: 1 for the one rank whose compare-and-swap raised the claim
- * flag to @p epoch, 0 for everyone else. */
-int xfer_flag_claim(xfer_shwin_t *w, int parity, int index, long epoch);
+/* Claim stripe @p index for @p epoch (@p kind XFER_FLAG_CLAIM or XFER_FLAG_PCLAIM): 1 for the one
+ * rank whose compare-and-swap raised the flag to @p epoch, 0 for everyone else. */
+int xfer_flag_claim(xfer_shwin_t *w, int parity, int kind, int index, long epoch);
 
 /* Wait until flags [0, count) of @p kind are all >= @p epoch. Polls with sched_yield;
  * XFER_ERR_TIMEOUT after @p timeout_ms > 0 naming the first flag that lags. Returns the time spent

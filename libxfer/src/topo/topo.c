@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <sched.h>
 #include <string.h>
 
 #include "../core/core.h"
@@ -38,6 +39,39 @@ void xfer_comm_release(MPI_Comm *comm)
     }
 }
 
+/* hier:direct announcements travel to every rank of a producer node, and those that do not
+ * ship take theirs in at their next call: take in the ones still due so that no message is left
+ * unmatched at MPI_Finalize (MPI implementations warn about those). They are all on their way
+ * once the remote group's calls are; XFER_TIMEOUT_MS (default 10 s) bounds the wait. */
+static void drain_announcements(xfer_topo_t *t)
+{
+    long left = t->dstream.expected - t->dstream.received + t->dstream_orphans;
+    const long tmo = xfer_env_long("XFER_TIMEOUT_MS", 0);
+    const double t0 = xfer_now(), limit = tmo > 0 ? 1e-3 * (double) tmo : 10.0;
+
+    while (left > 0 && t->direct[0] != MPI_COMM_NULL) {
+        MPI_Message msg;
+        int flag = 0;
+        long id[2];
+        if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->direct[0], &flag, &msg,
+                        MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            break;
+        if (flag) {
+            if (MPI_Mrecv(id, 2, MPI_LONG, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                break;
+            left--;
+        } else if (xfer_now() - t0 > limit) {
+            xfer_log(XFER_LOG_WARN,
+                     "hier:direct: %ld receiver announcements never arrived (did a rank of the "
+                     "other group fail?)",
+                     left);
+            break;
+        } else {
+            sched_yield();
+        }
+    }
+}
+
 static void topo_free(xfer_topo_t *t)
 {
     xfer_subcomm_t *s, *n;
@@ -50,8 +84,10 @@ static void topo_free(xfer_topo_t *t)
         xfer_comm_release(&st->comm);
         xfer_free(st);
     }
+    drain_announcements(t);
     xfer_comm_release(&t->direct[0]);
     xfer_comm_release(&t->direct[1]);
+    xfer_dstream_free(&t->dstream);
     xfer_comm_release(&t->node_comm);
     xfer_nodes_free(&t->nodes[0]);
     xfer_nodes_free(&t->nodes[1]);
@@ -234,6 +270,14 @@ out_free:
     topo_free(t);
 out:
     return st;
+}
+
+void xfer_dstream_free(xfer_dstream_t *s)
+{
+    xfer_free(s->seen);
+    xfer_free(s->src);
+    s->seen = NULL;
+    s->src = NULL;
 }
 
 xfer_status_t xfer_topo_direct_comms(xfer_topo_t *t, MPI_Comm out[2])

@@ -43,6 +43,19 @@ typedef struct xfer_stripes {
     struct xfer_stripes *next;
 } xfer_stripes_t;
 
+/* hier:direct announcements (hier_direct.c): the receiver each remote node named for each of
+ * our stripes, by call. One stream per user of a staging window -- blocking calls share the
+ * topology's, a persistent plan has its own -- told apart by the message tag on direct[0]. */
+typedef struct xfer_dstream {
+    int tag;    /* tag of this stream's announcements */
+    long seq;   /* exchanges started so far (the same count on every rank of both groups) */
+    int nr;     /* remote nodes */
+    int nl;     /* room for stripes */
+    long *seen; /* [2][nr][nl] latest call announced, by parity of the call */
+    int *src;   /* [2][nr][nl] the remote rank that announced it */
+    long expected, received; /* announcements addressed to this rank so far, taken in so far */
+} xfer_dstream_t;
+
 typedef struct xfer_topo {
     MPI_Comm inter;  /* the user's intercommunicator (not owned) */
     MPI_Comm merged; /* owned */
@@ -63,8 +76,11 @@ typedef struct xfer_topo {
     xfer_nodes_t nodes[2];
     MPI_Comm node_comm; /* this rank's node within its group (owned) */
     xfer_stripes_t *stripes;
-    xfer_shwin_t *win;  /* staging window cached for blocking calls */
-    MPI_Comm direct[2]; /* hier:direct: control and data duplicates of `inter` (owned) */
+    xfer_shwin_t *win;      /* staging window cached for blocking calls */
+    MPI_Comm direct[2];     /* hier:direct: control and data duplicates of `inter` (owned) */
+    xfer_dstream_t dstream; /* hier:direct announcements of blocking calls (tag 0) */
+    int dstream_tags;       /* tags given to persistent plans' streams so far */
+    long dstream_orphans;   /* announcements still due to freed persistent plans */
 } xfer_topo_t;
 
 /* MPI_Comm_free for cleanup paths that cannot report an error: a failure is logged. */
@@ -93,5 +109,6 @@ xfer_status_t xfer_topo_stripes(xfer_topo_t *t, int senders, MPI_Comm *out);
 xfer_status_t xfer_topo_direct_comms(xfer_topo_t *t, MPI_Comm out[2]);
 
 void xfer_nodes_free(xfer_nodes_t *n);
+void xfer_dstream_free(xfer_dstream_t *s);
 
 #endif /* XFER_TOPO_H */
