@@ -5,8 +5,8 @@
 # producer group on hosts 1-2 and the consumer group on hosts 3-4, 2 or 4 ranks per host.
 #   1. the link itself (one rank per host, one way and both ways);
 #   2. hier against the flat algorithms and native, 1, 4 and 8 MiB per node, half and full duplex;
-#   3. arrival imbalance: random delays, latency after the last arrival with the imbalance-aware
-#      protocol (flags) and with node barriers.
+#   3. arrival imbalance: random delays of the producers, of the consumers, of everybody; latency
+#      after the last arrival with the imbalance-aware protocol (flags) and with node barriers.
 # auto runs with XFER_ALPHA / XFER_BETA measured on the link (xfer-sched measure).
 # Needs root and a build of the Open MPI flavour (scripts/build.sh openmpi). Output: stdout, and
 # the tables in bench/results/hier-emu-<date>.md.
@@ -63,11 +63,17 @@ XFER_EMU_QUEUE=500ms "$emu" up --hosts 4 --rate 200mbit
         "$emu" run --ppn "$ppn" "$demo" --p $((2 * ppn)) --sizes "$sizes" --iters "$iters" \
             --warmup 2 --duplex full --algos "$full" --link-mbit 200
     done
-    echo
-    echo "## Arrival imbalance: 4 ranks per host, 1 MiB per node, delays 0..400 ms"
-    echo
-    "$emu" run --ppn 4 "$demo" --p 8 --sizes 256K --iters "$iters" --warmup 2 --duplex both \
-        --delay-us 400000 --seed 7 \
-        --algos native,hier:direct,hier:direct+barrier,hier:fc_half,hier:fc_half+barrier,hier:fc_full,hier:fc_full+barrier
+    # arrival imbalance: the same pseudo-random delays (seed 7) for every algorithm; late
+    # producers, late consumers, then everybody late in both directions
+    imb_half=native,hier:direct,hier:direct+barrier,hier:fc_half,hier:fc_half+barrier
+    imb_full=native,hier:direct,hier:direct+barrier,hier:fc_full,hier:fc_full+barrier
+    for case in "A half $imb_half" "B half $imb_half" "both full $imb_full"; do
+        set -- $case
+        echo
+        echo "## Arrival imbalance: 4 ranks per host, 1 MiB per node, delays 0..400 ms ($1 late, $2 duplex)"
+        echo
+        "$emu" run --ppn 4 "$demo" --p 8 --sizes 256K --iters "$iters" --warmup 2 --duplex "$2" \
+            --delay-us 400000 --delay-group "$1" --seed 7 --algos "$3"
+    done
 } 2>&1 | tee "$out"
 echo "hier-emu: tables in $out"

@@ -7,13 +7,15 @@
  *
  *   mpiexec -n P+Q xfer-demo --p P [--sizes 64K,1M,4M] [--iters 10] [--warmup 2]
  *                            [--algos native,root_gather,...] [--duplex half|full|both]
- *                            [--delay-us D] [--seed S] [--link-mbit R]
+ *                            [--delay-us D] [--delay-group A|B|both] [--seed S]
+ *                            [--link-mbit R]
  *
  * An algorithm may carry options for node staging: "hier:direct+barrier" (node barriers instead
  * of flags), "hier:fc_half+s2" (two senders per node).
  *
  * Arrival imbalance: with --delay-us D every rank sleeps a pseudo-random 0..D us (seeded by S,
- * the rank and the iteration) after the barrier before it calls, and the table reports, as the
+ * the rank and the iteration) after the barrier before it calls -- only the ranks of group A
+ * (producers) or B (consumers) with --delay-group -- and the table reports, as the
  * imbalance literature does, the latency after the last arrival (latest exit - latest entry)
  * and the mean time a rank spends in the call. Entries and exits of different ranks are compared
  * with MPI_Wtime, so this needs one clock: true on one machine (the emulated cluster included).
@@ -86,7 +88,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: mpiexec -n P+Q xfer-demo --p P [--sizes 64K,1M] [--iters N] [--warmup W]\n"
             "                                [--algos a,b,...] [--duplex half|full|both]\n"
-            "                                [--delay-us D] [--seed S] [--link-mbit R]\n");
+            "                                [--delay-us D] [--delay-group A|B|both] [--seed S]\n"
+            "                                [--link-mbit R]\n");
 }
 
 typedef struct {
@@ -106,6 +109,8 @@ typedef struct {
 } timing_t;
 
 static long delay_us = 0;
+static int delay_group = -1; /* 0: A, 1: B, -1: both */
+static int p_ranks = 0;      /* world ranks [0, p) form group A */
 static unsigned seed = 1;
 
 /* Deterministic delay of this rank in iteration @p it (microseconds). */
@@ -116,7 +121,9 @@ static long delay_for(int wrank, int it)
     x ^= x >> 13;
     x *= 0x5bd1e995u;
     x ^= x >> 15;
-    return delay_us ? (long) (x % (unsigned) (delay_us + 1)) : 0;
+    if (!delay_us || (delay_group >= 0 && (wrank >= p_ranks) != delay_group))
+        return 0;
+    return (long) (x % (unsigned) (delay_us + 1));
 }
 
 /* "name[+barrier|+flags][+sN]" -> options */
@@ -311,7 +318,12 @@ int main(int argc, char **argv)
             sizes_arg = argv[++i];
         else if (!strcmp(argv[i], "--delay-us") && i + 1 < argc)
             delay_us = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--delay-group") && i + 1 < argc) {
+            i++;
+            delay_group = !strcmp(argv[i], "A") ? 0 : !strcmp(argv[i], "B") ? 1 : -1;
+            if (delay_group < 0 && strcmp(argv[i], "both"))
+                delay_us = -1; /* reported as bad input below */
+        } else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = (unsigned) atol(argv[++i]);
         else if (!strcmp(argv[i], "--link-mbit") && i + 1 < argc)
             link_mbit = atof(argv[++i]);
@@ -328,6 +340,7 @@ int main(int argc, char **argv)
     }
     if (p < 0)
         p = wsize / 2;
+    p_ranks = p;
     if (p < 1 || p >= wsize || iters < 1 || warmup < 0 || delay_us < 0 || link_mbit < 0) {
         if (wrank == 0) {
             fprintf(stderr, "xfer-demo: need 1 <= p < %d ranks and iters >= 1\n", wsize);
@@ -388,9 +401,14 @@ int main(int argc, char **argv)
                XFER_VERSION_STRING, XFER_MPI_FLAVOR, p, nodes[0], ppn[0], wsize - p, nodes[1],
                ppn[1], iters, warmup);
         if (delay_us)
-            printf("arrival delays: 0..%ld us per rank and call (seed %u); after last = latest "
-                   "exit - latest entry, in call = mean over ranks; medians over iterations\n\n",
-                   delay_us, seed);
+            printf("arrival delays: 0..%ld us per rank of %s and call (seed %u); after last = "
+                   "latest exit - latest entry, in call = mean over ranks; medians over "
+                   "iterations\n\n",
+                   delay_us,
+                   delay_group < 0 ? "both groups"
+                   : delay_group   ? "group B"
+                                   : "group A",
+                   seed);
         else
             printf("time = max over ranks per call (median and minimum over iterations)\n\n");
         if (delay_us)
@@ -403,7 +421,7 @@ int main(int argc, char **argv)
                 "| bytes/rank | duplex | algorithm            | median ms | min ms  | vs native | "
                 "%s | copies ms | between ms | verified |\n"
                 "|-----------:|--------|----------------------|----------:|--------:|----------:|"
-                "%s----------:|-----------:|----------|\n",
+                "%s|----------:|-----------:|----------|\n",
                 link_mbit > 0 ? "of link bound" : "GB/s busiest rcvr",
                 link_mbit > 0 ? "--------------:" : "------------------:");
     }
