@@ -75,5 +75,5 @@ XFER_EMU_QUEUE=500ms "$emu" up --hosts 4 --rate 200mbit
         "$emu" run --ppn 4 "$demo" --p 8 --sizes 256K --iters "$iters" --warmup 2 --duplex "$2" \
             --delay-us 400000 --delay-group "$1" --seed 7 --algos "$3"
     done
-} 2>&1 | tee "$out"
+} 2>&1 | grep --line-buffered -v "plm:rsh: Warning: setpgid" | tee "$out"
 echo "hier-emu: tables in $out"
