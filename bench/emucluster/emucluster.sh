@@ -7,10 +7,13 @@
 # Open MPI launches the ranks through an rsh agent. Ranks on one host talk through shared
 # memory; ranks on different hosts share their host's link, like a node's NIC.
 #
-#   emucluster.sh up [--hosts N] [--rate 200mbit]   create (root; idempotent: recreates)
+#   emucluster.sh up [--hosts N] [--rate 200mbit] [--delay D] [--ranks-per-host K]
+#                                    create (root; idempotent: recreates). --delay adds D of
+#                                    one-way latency between any two hosts (netem, e.g. 100us);
+#                                    K is run's default --ppn (2)
 #   emucluster.sh run [--ppn K] [--np M] [--] CMD... mpirun CMD with N*K (or M) ranks, K per
 #                                                    host, in host order (0..K-1 on host 1, ...)
-#   emucluster.sh down                               remove everything it created
+#   emucluster.sh down                               remove everything it created (idempotent)
 #
 # Only 10.77.0.0/24 addresses on the namespaces it creates are used; nothing leaves the machine.
 set -euo pipefail
@@ -37,8 +40,8 @@ down() {
     rm -rf "$STATE"
 }
 
-add_host() { # index, address, rate ("" = unlimited)
-    local k=$1 addr=$2 rate=$3 ns=${PREFIX}$1
+add_host() { # index, address, rate ("" = unlimited), one-way delay ("" = none)
+    local k=$1 addr=$2 rate=$3 delay=${4:-} ns=${PREFIX}$1
     ip netns add "$ns"
     ip link add "xfv$k" type veth peer name eth0 netns "$ns"
     ip link set "xfv$k" master "$BR"
@@ -47,20 +50,32 @@ add_host() { # index, address, rate ("" = unlimited)
     ip netns exec "$ns" ip link set eth0 up
     ip netns exec "$ns" ip link set lo up
     if [ -n "$rate" ]; then # the host's link: out (host side) and in (bridge side)
-        ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 32kbit latency "$QLAT"
+        if [ -n "$delay" ]; then # latency on the way out, then the rate limit
+            ip netns exec "$ns" tc qdisc add dev eth0 root handle 1: netem delay "$delay" \
+                limit 100000
+            ip netns exec "$ns" tc qdisc add dev eth0 parent 1:1 handle 10: tbf rate "$rate" \
+                burst 32kbit latency "$QLAT"
+        else
+            ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 32kbit \
+                latency "$QLAT"
+        fi
         tc qdisc add dev "xfv$k" root tbf rate "$rate" burst 32kbit latency "$QLAT"
     fi
 }
 
 up() {
-    local n=4 rate=200mbit k
+    local n=4 rate=200mbit delay="" rph=2 k
     while [ $# -gt 0 ]; do
         case $1 in
         --hosts) n=$2; shift 2 ;;
         --rate) rate=$2; shift 2 ;;
+        --delay) delay=$2; shift 2 ;;
+        --ranks-per-host) rph=$2; shift 2 ;;
         *) die "up: unknown option $1" ;;
         esac
     done
+    [[ $rph =~ ^[0-9]+$ ]] && [ "$rph" -ge 1 ] || die "--ranks-per-host must be >= 1"
+    [ -z "$delay" ] || [[ $delay =~ ^[0-9.]+(us|ms|s)$ ]] || die "--delay: e.g. 100us or 2ms"
     [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
     [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 16 ] || die "--hosts must be 1..16"
     down
@@ -68,11 +83,17 @@ up() {
     ip link add "$BR" type bridge
     ip link set "$BR" up
     add_host 0 10.77.0.254 "" # head: runs mpirun, hosts no ranks
+    if [ -n "$delay" ] &&
+        ! ip netns exec ${PREFIX}0 tc qdisc add dev lo root netem delay "$delay" 2>/dev/null; then
+        down
+        die "--delay needs the kernel's netem queueing discipline (sch_netem), which this kernel lacks"
+    fi
     for ((k = 1; k <= n; k++)); do
-        add_host "$k" "10.77.0.$k" "$rate"
+        add_host "$k" "10.77.0.$k" "$rate" "$delay"
     done
     echo "$n" >"$STATE/hosts"
     echo "$rate" >"$STATE/rate"
+    echo "$rph" >"$STATE/ppn"
     cat >"$STATE/agent" <<'AGENT'
 #!/bin/sh
 # rsh agent: "agent HOST COMMAND..." runs COMMAND in the namespace of HOST under its hostname
@@ -83,12 +104,13 @@ ns=xfh$k
 exec ip netns exec "$ns" unshare --uts sh -c "hostname $ns && $*"
 AGENT
     chmod +x "$STATE/agent"
-    echo "emucluster: $n hosts (10.77.0.1-$n), links $rate each way; head 10.77.0.254"
+    echo "emucluster: $n hosts (10.77.0.1-$n), links $rate each way${delay:+, $delay one way}; head 10.77.0.254"
 }
 
 run() {
-    local ppn=2 n np=""
+    local ppn n np=""
     n=$(nhosts)
+    ppn=$(cat "$STATE/ppn" 2>/dev/null || echo 2)
     [ "$n" -ge 1 ] || die "no cluster: run 'emucluster.sh up' first"
     while [ $# -gt 0 ]; do
         case $1 in
@@ -122,5 +144,5 @@ case ${1:-} in
 up) shift; up "$@" ;;
 down) down ;;
 run) shift; run "$@" ;;
-*) die "usage: emucluster.sh up [--hosts N] [--rate R] | run [--ppn K] [--] CMD... | down" ;;
+*) die "usage: emucluster.sh up [--hosts N] [--rate R] [--delay D] [--ranks-per-host K] | run [--ppn K] [--np M] [--] CMD... | down" ;;
 esac
