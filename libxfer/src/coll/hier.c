@@ -228,6 +228,17 @@ out:
     return st;
 }
 
+/* Options of the inner transfer over this rank's stripe: the resolved inner algorithm, no
+ * fallback or cross-group check (the outer call did those), the caller's timeout. */
+static void inner_opts(const xfer_plan_t *p, xfer_coll_opts_t *io)
+{
+    xfer_coll_opts_init(io);
+    io->algorithm = p->hier->inner->name;
+    io->fallback = XFER_FALLBACK_ERROR;
+    io->check = 0;
+    io->timeout_ms = p->opts.timeout_ms;
+}
+
 xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
 {
     xfer_topo_t *t = p->topo;
@@ -303,11 +314,7 @@ staging:
         for (b = 0; b < 2; b++) {
             xfer_coll_opts_t io;
             const size_t seg0 = xfer_seg_start(h->s_bytes, h->senders, h->slot);
-            xfer_coll_opts_init(&io);
-            io.algorithm = h->inner->name;
-            io.fallback = XFER_FALLBACK_ERROR;
-            io.check = 0;
-            io.timeout_ms = p->opts.timeout_ms;
+            inner_opts(p, &io);
             XFER_CHECK_GOTO(xfer_allgatherv_inter_init(
                                 xfer_shwin_S(h->win, b) + seg0,
                                 (int) xfer_seg_len(h->s_bytes, h->senders, h->slot), MPI_BYTE,
@@ -363,11 +370,7 @@ static xfer_status_t run_inner(xfer_plan_t *p, int parity)
     } else {
         xfer_coll_opts_t io;
         const size_t seg0 = xfer_seg_start(h->s_bytes, h->senders, h->slot);
-        xfer_coll_opts_init(&io);
-        io.algorithm = h->inner->name;
-        io.fallback = XFER_FALLBACK_ERROR;
-        io.check = 0;
-        io.timeout_ms = p->opts.timeout_ms;
+        inner_opts(p, &io);
         st = xfer_allgatherv_inter(xfer_shwin_S(h->win, parity) + seg0,
                                    (int) xfer_seg_len(h->s_bytes, h->senders, h->slot), MPI_BYTE,
                                    xfer_shwin_R(h->win, parity) + h->stripe_base[h->slot],

@@ -132,22 +132,10 @@ out:
 
 void xfer_hier_direct_free(xfer_hier_t *h)
 {
-    if (h->ds == &h->own_ds && h->own_ds.seen && h->dcomm[0] != MPI_COMM_NULL) {
-        /* absorb what has arrived of this plan's announcements (more may follow: they stay
-         * unmatched on the control duplicate, which no other stream reads with this tag) */
-        for (;;) {
-            MPI_Message msg;
-            int flag = 0;
-            long id[2];
-            if (MPI_Improbe(MPI_ANY_SOURCE, h->own_ds.tag, h->dcomm[0], &flag, &msg,
-                            MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-                !flag || MPI_Mrecv(id, 2, MPI_LONG, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                break;
-            h->own_ds.received++;
-        }
-        if (h->dtopo) /* the rest is taken in when the topology goes */
-            h->dtopo->dstream_orphans += h->own_ds.expected - h->own_ds.received;
-    }
+    /* this plan's announcements still due are taken in when the topology goes (they stay
+     * unmatched on the control duplicate until then; no other stream reads their tag) */
+    if (h->ds == &h->own_ds && h->own_ds.seen && h->dtopo)
+        h->dtopo->dstream_orphans += h->own_ds.expected - h->own_ds.received;
     xfer_dstream_free(&h->own_ds);
     xfer_free(h->d_recv);
     xfer_free(h->d_idout);
@@ -180,6 +168,12 @@ typedef struct dx {
     int roles;
 } dx_t;
 
+/* Entry of the announcement table for call @p seq, remote node @p c, stripe @p l. */
+static size_t ds_entry(const xfer_dstream_t *s, long seq, int c, int l)
+{
+    return ((size_t) (seq & 1) * (size_t) s->nr + (size_t) c) * (size_t) s->nl + (size_t) l;
+}
+
 /* Take in every announcement that has arrived for this rank. */
 static xfer_status_t take_announcements(dx_t *x)
 {
@@ -208,7 +202,7 @@ static xfer_status_t take_announcements(dx_t *x)
                             "from remote rank %d",
                             n, id[0], id[1], sts.MPI_SOURCE);
         s->received++;
-        k = ((size_t) (id[0] & 1) * (size_t) s->nr + (size_t) c) * (size_t) s->nl + (size_t) l;
+        k = ds_entry(s, id[0], c, l);
         if (id[0] > s->seen[k]) {
             s->seen[k] = id[0];
             s->src[k] = sts.MPI_SOURCE;
@@ -218,23 +212,23 @@ out:
     return st;
 }
 
-/* Claim an S stripe to ship: the first arrivers in flags mode, slot l with barriers. A rank
- * tries the stripe holding its own block first (ready, since it deposited it), so that the
- * stripe of a late rank is left to it only when nobody else is there. */
-static int producer_claim(dx_t *x)
+/* Claim a stripe (@p kind: XFER_FLAG_PCLAIM to ship S, XFER_FLAG_CLAIM to receive R): the first
+ * arrivers in flags mode, trying from stripe @p first on; slot l once with barriers. A producer
+ * starts at the stripe holding its own block (ready, since it deposited it), so that the stripe
+ * of a late rank is left to it only when nobody else is there. */
+static int claim(dx_t *x, int kind, int first, int *served_static)
 {
     xfer_hier_t *h = x->h;
-    const int first = (int) ((long) h->slot * h->senders / h->node_size);
     int i;
     if (x->barrier) {
-        if (x->pserved_static || h->slot >= h->senders)
+        if (*served_static || h->slot >= h->senders)
             return -1;
-        x->pserved_static = 1;
+        *served_static = 1;
         return h->slot;
     }
     for (i = 0; i < h->senders; i++) {
         const int l = (first + i) % h->senders;
-        if (xfer_flag_claim(x->w, x->b, XFER_FLAG_PCLAIM, l, x->e))
+        if (xfer_flag_claim(x->w, x->b, kind, l, x->e))
             return l;
     }
     return -1;
@@ -275,8 +269,7 @@ static xfer_status_t producer_progress(dx_t *x, int *progressed)
 
     XFER_CHECK_GOTO(take_announcements(x), st, out);
     for (c = 0; c < x->nr; c++) { /* receivers that announced themselves for this call */
-        const size_t i =
-            ((size_t) (x->seq & 1) * (size_t) ds->nr + (size_t) c) * (size_t) ds->nl + (size_t) l;
+        const size_t i = ds_entry(ds, x->seq, c, l);
         if (h->d_recv[c] >= 0 || ds->seen[i] < x->seq)
             continue;
         if (ds->seen[i] > x->seq)
@@ -325,23 +318,6 @@ static xfer_status_t producer_progress(dx_t *x, int *progressed)
         x->pl = -1;
 out:
     return st;
-}
-
-/* Claim a stripe to receive: the first arrivers in flags mode, slot l with barriers. */
-static int consumer_claim(dx_t *x)
-{
-    xfer_hier_t *h = x->h;
-    int l;
-    if (x->barrier) {
-        if (x->served_static || h->slot >= h->senders)
-            return -1;
-        x->served_static = 1;
-        return h->slot;
-    }
-    for (l = 0; l < h->senders; l++)
-        if (xfer_flag_claim(x->w, x->b, XFER_FLAG_CLAIM, l, x->e))
-            return l;
-    return -1;
 }
 
 static xfer_status_t consumer_progress(dx_t *x, int *progressed)
@@ -481,7 +457,8 @@ xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_s
     for (;;) {
         int progressed = 0;
         if (uses_s && x.pl < 0 && !x.pclaims_over) {
-            l = producer_claim(&x); /* -1: every stripe has its shipper */
+            l = claim(&x, XFER_FLAG_PCLAIM, (int) ((long) h->slot * h->senders / h->node_size),
+                      &x.pserved_static); /* -1: every stripe has its shipper */
             x.pclaims_over = l < 0;
             if (l >= 0) {
                 producer_start(&x, l);
@@ -490,7 +467,7 @@ xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_s
             }
         }
         if (uses_r && x.cons_l < 0 && !x.claims_over) {
-            x.cons_l = consumer_claim(&x); /* -1: every stripe has its receiver */
+            x.cons_l = claim(&x, XFER_FLAG_CLAIM, 0, &x.served_static); /* -1: all have receivers */
             x.claims_over = x.cons_l < 0;
             x.cons_phase = 0;
         }
