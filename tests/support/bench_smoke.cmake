@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Smoke run of xfer-bench: runs it (fresh CSV; "@CSV@" in LAUNCH names the file), requires exit code 0, the Markdown table on
+# stdout, and a CSV with the documented columns and exactly ROWS data rows, each verified, each
+# with a positive median and the ratio columns filled where native / root_gather ran.
+#   -DLAUNCH=<launcher;args;xfer-bench;args>  -DCSV=<file>  -DROWS=<n>
+cmake_minimum_required(VERSION 3.20)
+file(REMOVE "${CSV}")
+string(REPLACE "@CSV@" "${CSV}" LAUNCH "${LAUNCH}")
+execute_process(COMMAND ${LAUNCH} OUTPUT_VARIABLE out ERROR_VARIABLE err
+                RESULT_VARIABLE rc TIMEOUT 240)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "xfer-bench failed (${rc}):\n${out}\n${err}")
+endif()
+if(NOT out MATCHES "\\| bytes/rank \\| duplex \\| algorithm" OR NOT out MATCHES "all results verified")
+  message(FATAL_ERROR "no table or no verification line:\n${out}")
+endif()
+file(STRINGS "${CSV}" lines)
+list(POP_FRONT lines header)
+foreach(col algo duplex v p q bytes_per_rank median_s min_s ratio_native bound_s frac_of_bound
+            peak_rss_kb)
+  string(REPLACE "," ";" cols "${header}")
+  if(NOT col IN_LIST cols)
+    message(FATAL_ERROR "CSV header lacks ${col}: ${header}")
+  endif()
+endforeach()
+list(LENGTH lines n)
+if(NOT n EQUAL ROWS)
+  message(FATAL_ERROR "expected ${ROWS} CSV rows, got ${n}:\n${lines}")
+endif()
+foreach(l IN LISTS lines)
+  string(REPLACE "," ";" f "${l}")
+  list(GET f 6 median)
+  list(GET f 8 rn)
+  list(GET f 12 rss)
+  list(GET f 13 verified)
+  if(NOT verified EQUAL 1 OR NOT median GREATER 0 OR NOT rn GREATER 0 OR NOT rss GREATER 0)
+    message(FATAL_ERROR "bad row (unverified, no time, no ratio or no RSS): ${l}")
+  endif()
+endforeach()
+message(STATUS "xfer-bench: ${n} verified rows")

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xfer-bench: the benchmark of the papers' comparisons. Times each algorithm against the MPI
+ * library's own intercommunicator MPI_Allgather(v) ("native") and the root-gathering scheme
+ * ("root_gather") in the same run, per message size and duplex mode, and prints a Markdown
+ * table (and, with --csv, appends CSV rows for bench/plot).
+ *
+ *   mpiexec -n P+Q xfer-bench --p P [--q Q] [--algos native,root_gather,fc_half,...]
+ *                 [--sizes 32K,256K,1M,4M,8M] [--duplex half|full|both] [--v SKEW]
+ *                 [--iters 10] [--warmup 2] [--link-mbit R] [--csv FILE] [--label L]
+ *   mpiexec -n P xfer-bench [options] : -n Q xfer-bench [options]      (MPMD: app 0 is A)
+ *
+ * Group A (the producer) is the first P ranks of MPI_COMM_WORLD, or the first application of
+ * an MPMD launch. Half duplex moves A's blocks to every rank of B; full duplex moves both
+ * ways. --v SKEW calls allgatherv with per-rank sizes around the mean: rank i of a group of n
+ * sends size * (1 + SKEW * (2i/(n-1) - 1)) bytes (SKEW 1: an arithmetic sequence 0 .. 2*size).
+ *
+ * Per case and algorithm: the median and minimum over --iters calls (after --warmup untimed
+ * ones) of the per-call maximum over ranks, each call after a barrier, the algorithms' calls
+ * interleaved; the ratio of native's and root_gather's medians to the algorithm's (> 1:
+ * faster); a lower bound and the fraction of it achieved (bound / median); the peak RSS of one
+ * call (max over ranks, from the kernel's high-water mark reset before the call); and whether
+ * the result was verified byte for byte on every rank.
+ *
+ * The lower bound: with --link-mbit R (a network of R Mbit/s node links, such as the emulated
+ * cluster, groups on different nodes), every receiving node must take in all remote data
+ * through its link: max(bytes A sends, bytes B sends) * 8 / R. Without it (shared memory),
+ * every received byte is written at least once: max(bytes the busiest rank receives, all
+ * received bytes / online cores) / the single-core memcpy bandwidth measured at start.
+ *
+ * Exit status: 0 when every result verified, 1 when any failed, 2 on bad usage.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xfer/xfer.h>
+
+#include "xbench.h"
+
+#define CSV_HEADER                                                                                 \
+    "algo,duplex,v,p,q,bytes_per_rank,median_s,min_s,ratio_native,ratio_root_gather,bound_s,"      \
+    "frac_of_bound,peak_rss_kb,verified,status,mpi,label,nodes_a,nodes_b,ppn_a,ppn_b,iters,"       \
+    "bound_kind\n"
+
+typedef struct {
+    char *algos, *sizes, *csv, *label;
+    int p, q, iters, warmup, dmin, dmax, v;
+    double skew, link_mbit;
+} args_t;
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: mpiexec -n P+Q xfer-bench --p P [--q Q] [--algos a,b,...] [--sizes 32K,1M]\n"
+            "                 [--duplex half|full|both] [--v SKEW] [--iters N] [--warmup W]\n"
+            "                 [--link-mbit R] [--csv FILE] [--label L]\n"
+            "       or an MPMD launch of two applications (the first is group A)\n");
+}
+
+/* 0, or 2 with a message (rank 0) on bad usage. */
+static int parse_args(int argc, char **argv, args_t *a, int wrank)
+{
+    int i;
+    const char *bad = NULL;
+    for (i = 1; i < argc && !bad; i++) {
+        const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (!val) {
+            bad = o;
+            break;
+        }
+        errno = 0;
+        if (!strcmp(o, "--p"))
+            a->p = (int) strtol(val, &end, 10);
+        else if (!strcmp(o, "--q"))
+            a->q = (int) strtol(val, &end, 10);
+        else if (!strcmp(o, "--iters"))
+            a->iters = (int) strtol(val, &end, 10);
+        else if (!strcmp(o, "--warmup"))
+            a->warmup = (int) strtol(val, &end, 10);
+        else if (!strcmp(o, "--v")) {
+            a->skew = strtod(val, &end);
+            a->v = 1;
+            if (a->skew < 0 || a->skew > 1)
+                bad = "--v (the skew must be in [0, 1])";
+        } else if (!strcmp(o, "--link-mbit"))
+            a->link_mbit = strtod(val, &end);
+        else if (!strcmp(o, "--algos"))
+            a->algos = argv[i + 1];
+        else if (!strcmp(o, "--sizes"))
+            a->sizes = argv[i + 1];
+        else if (!strcmp(o, "--csv"))
+            a->csv = argv[i + 1];
+        else if (!strcmp(o, "--label"))
+            a->label = argv[i + 1];
+        else if (!strcmp(o, "--duplex")) {
+            a->dmin = !strcmp(val, "full");
+            a->dmax = strcmp(val, "half") != 0;
+            if (strcmp(val, "half") && strcmp(val, "full") && strcmp(val, "both"))
+                bad = "--duplex (half, full or both)";
+        } else
+            bad = o;
+        if (!bad && end && (*end || errno))
+            bad = o;
+        i++;
+    }
+    if (!bad && (a->iters < 1 || a->warmup < 0 || a->link_mbit < 0))
+        bad = "--iters >= 1, --warmup >= 0, --link-mbit >= 0";
+    if (!bad && a->label && strpbrk(a->label, ",\"\n"))
+        bad = "--label (no commas, quotes or newlines)";
+    if (bad) {
+        if (wrank == 0) {
+            fprintf(stderr, "xfer-bench: bad option or value: %s\n", bad);
+            usage();
+        }
+        return 2;
+    }
+    return 0;
+}
+
+static int fmt_ratio(char *buf, size_t len, const xb_result_t *ref, const xb_result_t *r)
+{
+    if (!ref || ref->st != XFER_SUCCESS || r->st != XFER_SUCCESS)
+        return snprintf(buf, len, "-");
+    return snprintf(buf, len, "%.2fx", ref->median / r->median);
+}
+
+/* The lower bound of case @p c in seconds (see the header comment). */
+static double lower_bound(const args_t *a, const xb_setup_t *s, const xb_case_t *c, double bw,
+                          long cores)
+{
+    const double sa = xb_sent_by(c, s, 0), sb = xb_sent_by(c, s, 1);
+    const double busiest = sa > sb ? sa : sb, all = sa * s->n[1] + sb * s->n[0];
+    if (a->link_mbit > 0)
+        return busiest * 8.0 / (a->link_mbit * 1e6);
+    return (busiest > all / (double) cores ? busiest : all / (double) cores) / bw;
+}
+
+static void csv_row(FILE *f, const args_t *a, const xb_setup_t *s, const char *algo, int full,
+                    long bytes, const xb_result_t *r, const xb_result_t *nat, const xb_result_t *rg,
+                    double bound)
+{
+    const int ok = r->st == XFER_SUCCESS;
+    fprintf(f, "%s,%s,%g,%d,%d,%ld,", algo, full ? "full" : "half", a->v ? a->skew : -1.0, s->n[0],
+            s->n[1], bytes);
+    if (ok)
+        fprintf(f, "%.9g,%.9g,", r->median, r->min);
+    else
+        fprintf(f, ",,");
+    if (ok && nat && nat->st == XFER_SUCCESS)
+        fprintf(f, "%.6g", nat->median / r->median);
+    fprintf(f, ",");
+    if (ok && rg && rg->st == XFER_SUCCESS)
+        fprintf(f, "%.6g", rg->median / r->median);
+    fprintf(f, ",%.9g,", bound);
+    if (ok)
+        fprintf(f, "%.6g", bound / r->median);
+    fprintf(f, ",%ld,%d,%s,%s,%s,%d,%d,%d,%d,%d,%s\n", r->rss_kb, ok && r->ok,
+            xfer_status_name(r->st), XFER_MPI_FLAVOR, a->label ? a->label : "", s->nodes[0],
+            s->nodes[1], s->ppn[0], s->ppn[1], a->iters, a->link_mbit > 0 ? "link" : "copy");
+}
+
+int main(int argc, char **argv)
+{
+    char algos_default[] = "native,root_gather,fc_half,fc_full,ring_half,ring";
+    char sizes_default[] = "32K,256K,1M,4M";
+    args_t a = {algos_default, sizes_default, NULL, NULL, -1, -1, 10, 2, 0, 0, 0, 0.0, 0.0};
+    char *alg[XB_MAXALG], *sz[XB_MAXSIZES], hb[32], libv[MPI_MAX_LIBRARY_VERSION_STRING];
+    long sizes[XB_MAXSIZES], maxsize = 0, cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nalg, nsizes, i, s, d, wrank, wsize, failures = 0, len;
+    unsigned char *sbuf, *rbuf;
+    double bw = 0;
+    FILE *csv = NULL;
+    xb_setup_t su;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    if (parse_args(argc, argv, &a, wrank)) {
+        MPI_Finalize();
+        return 2;
+    }
+    nalg = xb_split_list(a.algos, alg, XB_MAXALG);
+    nsizes = xb_split_list(a.sizes, sz, XB_MAXSIZES);
+    for (s = 0; s < nsizes; s++) {
+        sizes[s] = xb_parse_size(sz[s]);
+        if (sizes[s] <= 0 || sizes[s] > (1L << 30))
+            nsizes = -1;
+        else if (sizes[s] > maxsize)
+            maxsize = sizes[s];
+    }
+    if (nalg < 1 || nsizes < 1 || (a.p >= 0 && (a.p < 1 || a.p >= wsize)) ||
+        (a.q >= 0 && a.q != wsize - (a.p >= 0 ? a.p : wsize / 2))) {
+        if (wrank == 0) {
+            fprintf(stderr,
+                    "xfer-bench: need --algos and --sizes lists (at most %d entries each, sizes "
+                    "1 B .. 1 GiB), 1 <= p < %d and p + q = %d (the ranks launched)\n",
+                    XB_MAXALG, wsize, wsize);
+            usage();
+        }
+        MPI_Finalize();
+        return 2;
+    }
+    if (xb_setup(&su, a.p) != 0) {
+        MPI_Finalize();
+        return 2;
+    }
+    { /* native, then root_gather first: the references; the rest in the order given */
+        char *ordered[XB_MAXALG];
+        int n = 0, pass;
+        for (pass = 0; pass < 3; pass++)
+            for (i = 0; i < nalg; i++) {
+                const int rank = !strcmp(alg[i], "native")        ? 0
+                                 : !strcmp(alg[i], "root_gather") ? 1
+                                                                  : 2;
+                if (rank == pass)
+                    ordered[n++] = alg[i];
+            }
+        memcpy(alg, ordered, sizeof(ordered[0]) * (size_t) nalg);
+    }
+
+    /* the largest block any rank sends: mean * (1 + skew), rounded */
+    maxsize = (long) ((double) maxsize * (1.0 + (a.v ? a.skew : 0.0))) + 1;
+    sbuf = malloc((size_t) maxsize);
+    rbuf = malloc((size_t) maxsize * (size_t) su.n[1 - su.group]);
+    if (!sbuf || !rbuf) {
+        fprintf(stderr, "xfer-bench: out of memory (%ld bytes per block)\n", maxsize);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (i = 0; i < maxsize; i++)
+        sbuf[i] = xb_pattern(su.group, su.rank, i);
+    if (a.link_mbit <= 0) {
+        const double most = (double) maxsize * (su.n[0] > su.n[1] ? su.n[0] : su.n[1]);
+        bw = xb_copy_bandwidth((size_t) (most < 256e6 ? most : 256e6));
+    }
+    if (wrank == 0 && a.csv) {
+        csv = fopen(a.csv, "a");
+        if (!csv || (ftell(csv) == 0 && fputs(CSV_HEADER, csv) < 0)) {
+            fprintf(stderr, "xfer-bench: cannot write %s: %s\n", a.csv, strerror(errno));
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    MPI_Get_library_version(libv, &len);
+    libv[strcspn(libv, "\n")] = '\0';
+    if (wrank == 0) {
+        printf("xfer-bench: libxfer %s, %s (%.60s)\n", XFER_VERSION_STRING, XFER_MPI_FLAVOR, libv);
+        printf("group A p=%d on %d node(s) (<= %d per node), group B q=%d on %d node(s) (<= %d "
+               "per node); %s; %d iterations after %d warm-up, median and min of the per-call "
+               "max over ranks\n",
+               su.n[0], su.nodes[0], su.ppn[0], su.n[1], su.nodes[1], su.ppn[1],
+               a.v ? "allgatherv" : "allgather", a.iters, a.warmup);
+        if (a.v)
+            printf("allgatherv skew %.2f: block of rank i of n = size * (1 + %.2f * (2i/(n-1) - "
+                   "1))\n",
+                   a.skew, a.skew);
+        if (a.link_mbit > 0)
+            printf("lower bound: node links of %.0f Mbit/s (busiest node's traffic / rate)\n",
+                   a.link_mbit);
+        else
+            printf("lower bound: shared memory, single-core memcpy %.2f GB/s, %ld cores\n",
+                   bw / 1e9, cores);
+        printf("\n| bytes/rank | duplex | algorithm            | median ms | min ms    | vs "
+               "native | vs root_gather | bound ms  | of bound | peak RSS KiB | verified |\n"
+               "|-----------:|--------|----------------------|----------:|----------:|---------"
+               ":|---------------:|----------:|---------:|-------------:|----------|\n");
+    }
+    for (s = 0; s < nsizes; s++)
+        for (d = a.dmin; d <= a.dmax; d++) {
+            char *run[XB_MAXALG];
+            xb_result_t res[XB_MAXALG];
+            const xb_result_t *nat = NULL, *rg = NULL;
+            xb_case_t c;
+            double bound;
+            int nrun = 0, k;
+            for (k = 0; k < nalg; k++) /* half-duplex algorithms cannot run full duplex */
+                if (!(d == 1 && (strstr(alg[k], "fc_half") || strstr(alg[k], "ring_half"))))
+                    run[nrun++] = alg[k];
+            if (xb_case_init(&c, &su, sizes[s], a.v ? a.skew : 0.0, d, a.v) != 0) {
+                fprintf(stderr, "xfer-bench: size %ld too large for int counts\n", sizes[s]);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            xb_run(&su, &c, run, nrun, a.iters, a.warmup, 1, sbuf, rbuf, res);
+            bound = lower_bound(&a, &su, &c, bw, cores);
+            xb_case_free(&c);
+            for (k = 0; k < nrun; k++) {
+                if (!strcmp(run[k], "native"))
+                    nat = &res[k];
+                else if (!strcmp(run[k], "root_gather"))
+                    rg = &res[k];
+            }
+            for (k = 0; k < nrun && wrank == 0; k++) {
+                char r1[16], r2[16];
+                const xb_result_t *r = &res[k];
+                if (csv)
+                    csv_row(csv, &a, &su, run[k], d, sizes[s], r, nat, rg, bound);
+                if (r->st == XFER_ERR_NOT_SUPPORTED) {
+                    printf("| %10s | %-6s | %-20s | n/a: %s |\n", xb_human(sizes[s], hb, 32),
+                           d ? "full" : "half", run[k], xfer_status_string(r->st));
+                    continue;
+                }
+                if (r->st != XFER_SUCCESS || !r->ok) {
+                    failures++;
+                    if (r->st != XFER_SUCCESS) {
+                        printf("| %10s | %-6s | %-20s | failed: %s |\n", xb_human(sizes[s], hb, 32),
+                               d ? "full" : "half", run[k], xfer_status_string(r->st));
+                        continue;
+                    }
+                }
+                fmt_ratio(r1, sizeof(r1), nat, r);
+                fmt_ratio(r2, sizeof(r2), rg, r);
+                printf("| %10s | %-6s | %-20s | %9.3f | %9.3f | %9s | %14s | %9.3f | %8.2f | "
+                       "%12ld | %-8s |\n",
+                       xb_human(sizes[s], hb, 32), d ? "full" : "half", run[k], 1e3 * r->median,
+                       1e3 * r->min, r1, r2, 1e3 * bound, bound / r->median, r->rss_kb,
+                       r->ok ? "yes" : "NO");
+            }
+            if (wrank == 0)
+                fflush(stdout);
+        }
+    MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (wrank == 0) {
+        printf("\n%s\n", failures ? "SOME RESULTS FAILED" : "all results verified");
+        if (csv && fclose(csv) != 0) {
+            fprintf(stderr, "xfer-bench: writing %s failed\n", a.csv);
+            failures++;
+        }
+    }
+    free(sbuf);
+    free(rbuf);
+    xb_teardown(&su);
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}
