@@ -49,6 +49,7 @@
 
 typedef struct {
     char *algos, *sizes, *csv, *label;
+    char mpi[64]; /* flavour and, for MPICH, its device */
     int p, q, iters, warmup, dmin, dmax, v;
     double skew, link_mbit;
 } args_t;
@@ -141,6 +142,21 @@ static double lower_bound(const args_t *a, const xb_setup_t *s, const xb_case_t 
     return (busiest > all / (double) cores ? busiest : all / (double) cores) / bw;
 }
 
+/* "openmpi", or "mpich/<device>" (ch4:ucx, ch3:nemesis ...) from the library's version text */
+static void mpi_name(const char *libv, char *out, size_t len)
+{
+    const char *dev = strstr(libv, "MPICH Device:");
+    int n = 0;
+    if (!dev || strcmp(XFER_MPI_FLAVOR, "mpich")) {
+        snprintf(out, len, "%s", XFER_MPI_FLAVOR);
+        return;
+    }
+    dev += strlen("MPICH Device:");
+    dev += strspn(dev, " \t");
+    n = (int) strcspn(dev, " \t\r\n");
+    snprintf(out, len, "mpich/%.*s", n, dev);
+}
+
 static void csv_row(FILE *f, const args_t *a, const xb_setup_t *s, const char *algo, int full,
                     long bytes, const xb_result_t *r, const xb_result_t *nat, const xb_result_t *rg,
                     double bound)
@@ -161,15 +177,15 @@ static void csv_row(FILE *f, const args_t *a, const xb_setup_t *s, const char *a
     if (ok)
         fprintf(f, "%.6g", bound / r->median);
     fprintf(f, ",%ld,%d,%s,%s,%s,%d,%d,%d,%d,%d,%s\n", r->rss_kb, ok && r->ok,
-            xfer_status_name(r->st), XFER_MPI_FLAVOR, a->label ? a->label : "", s->nodes[0],
-            s->nodes[1], s->ppn[0], s->ppn[1], a->iters, a->link_mbit > 0 ? "link" : "copy");
+            xfer_status_name(r->st), a->mpi, a->label ? a->label : "", s->nodes[0], s->nodes[1],
+            s->ppn[0], s->ppn[1], a->iters, a->link_mbit > 0 ? "link" : "copy");
 }
 
 int main(int argc, char **argv)
 {
     char algos_default[] = "native,root_gather,fc_half,fc_full,ring_half,ring";
     char sizes_default[] = "32K,256K,1M,4M";
-    args_t a = {algos_default, sizes_default, NULL, NULL, -1, -1, 10, 2, 0, 0, 0, 0.0, 0.0};
+    args_t a = {algos_default, sizes_default, NULL, NULL, "", -1, -1, 10, 2, 0, 0, 0, 0.0, 0.0};
     char *alg[XB_MAXALG], *sz[XB_MAXSIZES], hb[32], libv[MPI_MAX_LIBRARY_VERSION_STRING];
     long sizes[XB_MAXSIZES], maxsize = 0, cores = sysconf(_SC_NPROCESSORS_ONLN);
     int nalg, nsizes, i, s, d, wrank, wsize, failures = 0, len;
@@ -246,9 +262,12 @@ int main(int argc, char **argv)
         }
     }
     MPI_Get_library_version(libv, &len);
+    mpi_name(libv, a.mpi, sizeof(a.mpi));
     libv[strcspn(libv, "\n")] = '\0';
+    for (i = 0; libv[i]; i++)
+        libv[i] = libv[i] == '\t' ? ' ' : libv[i];
     if (wrank == 0) {
-        printf("xfer-bench: libxfer %s, %s (%.60s)\n", XFER_VERSION_STRING, XFER_MPI_FLAVOR, libv);
+        printf("xfer-bench: libxfer %s, %s (%.60s)\n", XFER_VERSION_STRING, a.mpi, libv);
         printf("group A p=%d on %d node(s) (<= %d per node), group B q=%d on %d node(s) (<= %d "
                "per node); %s; %d iterations after %d warm-up, median and min of the per-call "
                "max over ranks\n",
@@ -267,7 +286,7 @@ int main(int argc, char **argv)
         printf("\n| bytes/rank | duplex | algorithm            | median ms | min ms    | vs "
                "native | vs root_gather | bound ms  | of bound | peak RSS KiB | verified |\n"
                "|-----------:|--------|----------------------|----------:|----------:|---------"
-               ":|---------------:|----------:|---------:|-------------:|----------|\n");
+               "-:|---------------:|----------:|---------:|-------------:|----------|\n");
     }
     for (s = 0; s < nsizes; s++)
         for (d = a.dmin; d <= a.dmax; d++) {

@@ -11,8 +11,12 @@
 #                                    create (root; idempotent: recreates). --delay adds D of
 #                                    one-way latency between any two hosts (netem, e.g. 100us);
 #                                    K is run's default --ppn (2)
-#   emucluster.sh run [--ppn K] [--np M] [--] CMD... mpirun CMD with N*K (or M) ranks, K per
-#                                                    host, in host order (0..K-1 on host 1, ...)
+#   emucluster.sh run [--mpi openmpi|mpich] [--ppn K] [--np M] [--] CMD...
+#                                    launch CMD with N*K (or M) ranks, K per host, in host
+#                                    order (0..K-1 on host 1, ...): Open MPI's mpirun (the
+#                                    default), or the hydra mpiexec of an MPICH ch3:nemesis
+#                                    build (bench/mpich-ch3.sh; prefix $XFER_MPICH_CH3) --
+#                                    Debian's MPICH (ch4:ucx) does not run across namespaces
 #   emucluster.sh down                               remove everything it created (idempotent)
 #
 # Only 10.77.0.0/24 addresses on the namespaces it creates are used; nothing leaves the machine.
@@ -108,7 +112,7 @@ AGENT
 }
 
 run() {
-    local ppn n np=""
+    local ppn n np="" mpi=openmpi
     n=$(nhosts)
     ppn=$(cat "$STATE/ppn" 2>/dev/null || echo 2)
     [ "$n" -ge 1 ] || die "no cluster: run 'emucluster.sh up' first"
@@ -116,6 +120,7 @@ run() {
         case $1 in
         --ppn) ppn=$2; shift 2 ;;
         --np) np=$2; shift 2 ;;
+        --mpi) mpi=$2; shift 2 ;;
         --) shift; break ;;
         *) break ;;
         esac
@@ -125,6 +130,11 @@ run() {
     for ((k = 1; k <= n; k++)); do
         echo "10.77.0.$k slots=$ppn" >>"$STATE/hostfile"
     done
+    if [ "$mpi" = mpich ]; then
+        run_mpich "$n" "$ppn" "${np:-$((n * ppn))}" "$@"
+        return
+    fi
+    [ "$mpi" = openmpi ] || die "run: --mpi must be openmpi or mpich"
     local pass=() v
     for v in LD_LIBRARY_PATH XFER_TRACE XFER_ALGORITHM XFER_HIER_SENDERS XFER_HIER_SYNC \
         XFER_TIMEOUT_MS XFER_NODE_SIZE XFER_NODE_MAP XFER_ALPHA XFER_BETA XFER_GAMMA XFER_TOPOLOGY; do
@@ -140,9 +150,24 @@ run() {
         "${pass[@]}" "$@"
 }
 
+# MPICH ch3:nemesis: hydra starts one proxy per host through the same agent; TCP on eth0
+# between hosts, shared memory within one. The environment is passed on (hydra's default).
+run_mpich() {
+    local n=$1 ppn=$2 np=$3 prefix=${XFER_MPICH_CH3:-$HOME/.cache/libxfer/mpich-ch3} k
+    shift 3
+    [ -x "$prefix/bin/mpiexec.hydra" ] ||
+        die "run --mpi mpich: no MPICH ch3 build in $prefix (bash bench/mpich-ch3.sh builds one)"
+    : >"$STATE/hostfile.hydra"
+    for ((k = 1; k <= n; k++)); do
+        echo "10.77.0.$k:$ppn" >>"$STATE/hostfile.hydra"
+    done
+    ip netns exec ${PREFIX}0 "$prefix/bin/mpiexec.hydra" -f "$STATE/hostfile.hydra" \
+        -launcher rsh -launcher-exec "$STATE/agent" -iface eth0 -n "$np" "$@"
+}
+
 case ${1:-} in
 up) shift; up "$@" ;;
 down) down ;;
 run) shift; run "$@" ;;
-*) die "usage: emucluster.sh up [--hosts N] [--rate R] [--delay D] [--ranks-per-host K] | run [--ppn K] [--np M] [--] CMD... | down" ;;
+*) die "usage: emucluster.sh up [--hosts N] [--rate R] [--delay D] [--ranks-per-host K] | run [--mpi openmpi|mpich] [--ppn K] [--np M] [--] CMD... | down" ;;
 esac
