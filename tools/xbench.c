@@ -79,6 +79,10 @@ void xb_algo_opts(const char *spec, xfer_coll_opts_t *o, char *name, size_t len)
             o->hier_sync = 2;
         else if (!strcmp(plus, "+flags"))
             o->hier_sync = 1;
+        else if (!strcmp(plus, "+impi"))
+            o->intra_allgather = 1;
+        else if (!strcmp(plus, "+iring"))
+            o->intra_allgather = 2;
         else if (plus[1] == 's')
             o->hier_senders = atoi(plus + 2);
         *plus = '\0';

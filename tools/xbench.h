@@ -55,7 +55,8 @@ double xb_median(double *x, int n);
 const char *xb_human(long bytes, char *buf, size_t len);
 /** Byte i of the block of rank @p rank of group @p group. */
 unsigned char xb_pattern(int group, int rank, long i);
-/** "name[+barrier|+flags][+sN]" -> options (fallback: error). @p name receives the base name. */
+/** "name[+barrier|+flags][+sN][+impi|+iring]" -> options (fallback: error): node sync, senders
+ *  per node, the group-internal allgather. @p name receives the base name. */
 void xb_algo_opts(const char *spec, xfer_coll_opts_t *o, char *name, size_t len);
 
 /**

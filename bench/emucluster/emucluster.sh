@@ -25,7 +25,8 @@ set -euo pipefail
 STATE=/tmp/xfer-emucluster
 BR=xfbr0
 PREFIX=xfh
-QLAT=${XFER_EMU_QUEUE:-50ms} # tbf queue bound: packets beyond it are dropped
+QLAT=${XFER_EMU_QUEUE:-50ms} # queue bound: packets beyond it are dropped
+SHAPER=${XFER_EMU_SHAPER:-htb} # htb (ACKs first) or tbf (one FIFO per direction)
 
 die() { echo "emucluster: $*" >&2; exit 1; }
 nhosts() { cat "$STATE/hosts" 2>/dev/null || echo 0; }
@@ -44,6 +45,34 @@ down() {
     rm -rf "$STATE"
 }
 
+# One direction of a host's link limited to RATE by HTB, with two classes: pure TCP ACKs
+# (IP packets under 64 bytes) first, then everything else. A single FIFO would queue the ACKs of
+# one flow behind the data of the opposite flow on the same link, which halves a two-way
+# exchange (the problem noted in DESIGN.md section 7); a NIC's full-duplex link has no such
+# coupling. Both classes queue up to QLAT's worth of full-size packets, and drop nothing
+# before that.
+#   shape_htb RATE DEV [NAMESPACE]
+shape_htb() {
+    local rate=$1 dev=$2 num unit pkts tc=(tc)
+    [ -z "${3:-}" ] || tc=(ip netns exec "$3" tc)
+    num=${rate%%[a-z]*}
+    unit=${rate#"$num"}
+    pkts=$(awk -v r="$num" -v u="$unit" -v q="${QLAT%ms}" 'BEGIN {
+        m = u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : u == "kbit" ? 1e3 : 1
+        n = int(r * m / 8 * q / 1000 / 1514) + 1; print (n < 100 ? 100 : n) }')
+    "${tc[@]}" qdisc add dev "$dev" root handle 1: htb default 20 r2q 1000
+    "${tc[@]}" class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" \
+        burst 32kbit cburst 32kbit
+    "${tc[@]}" class add dev "$dev" parent 1:1 classid 1:10 htb rate "$(awk -v r="$num" \
+        'BEGIN { print r / 10 }')$unit" ceil "$rate" prio 0 burst 32kbit cburst 32kbit
+    "${tc[@]}" class add dev "$dev" parent 1:1 classid 1:20 htb rate "$(awk -v r="$num" \
+        'BEGIN { print r * 9 / 10 }')$unit" ceil "$rate" prio 1 burst 32kbit cburst 32kbit
+    "${tc[@]}" qdisc add dev "$dev" parent 1:10 handle 10: pfifo limit "$pkts"
+    "${tc[@]}" qdisc add dev "$dev" parent 1:20 handle 20: pfifo limit "$pkts"
+    "${tc[@]}" filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
+        match ip protocol 6 0xff match u16 0x0000 0xffc0 at 2 flowid 1:10
+}
+
 add_host() { # index, address, rate ("" = unlimited), one-way delay ("" = none)
     local k=$1 addr=$2 rate=$3 delay=${4:-} ns=${PREFIX}$1
     ip netns add "$ns"
@@ -53,7 +82,10 @@ add_host() { # index, address, rate ("" = unlimited), one-way delay ("" = none)
     ip netns exec "$ns" ip addr add "$addr/24" dev eth0
     ip netns exec "$ns" ip link set eth0 up
     ip netns exec "$ns" ip link set lo up
-    if [ -n "$rate" ]; then # the host's link: out (host side) and in (bridge side)
+    if [ -n "$rate" ] && [ -z "$delay" ] && [ "$SHAPER" = htb ]; then
+        shape_htb "$rate" eth0 "$ns" # out: the host side
+        shape_htb "$rate" "xfv$k"       # in: the bridge side
+    elif [ -n "$rate" ]; then # the host's link: out (host side) and in (bridge side)
         if [ -n "$delay" ]; then # latency on the way out, then the rate limit
             ip netns exec "$ns" tc qdisc add dev eth0 root handle 1: netem delay "$delay" \
                 limit 100000

@@ -58,6 +58,10 @@ typedef struct xfer_coll_opts {
                                    0: XFER_HIER_SENDERS, default 1 */
     int hier_sync;            /**< hierarchy: 0: XFER_HIER_SYNC (default flags); 1: flags
                                    (no node barrier, early ranks leave); 2: node barriers */
+    int intra_allgather;      /**< allgathers inside one group (fc_half, fc_full ...): 0:
+                                   XFER_INTRA_ALLGATHER (default auto); 1: the MPI library's
+                                   MPI_Allgatherv; 2: libxfer's ring; 3: auto (ring for blocks
+                                   of 64 KiB and more in groups of 3 or more ranks) */
 } xfer_coll_opts_t;
 
 /** Timing of the calling rank's last collective operation (all times MPI_Wtime seconds). */

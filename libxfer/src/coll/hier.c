@@ -237,6 +237,9 @@ static void inner_opts(const xfer_plan_t *p, xfer_coll_opts_t *io)
     io->fallback = XFER_FALLBACK_ERROR;
     io->check = 0;
     io->timeout_ms = p->opts.timeout_ms;
+    io->intra_allgather = p->opts.intra_allgather == XFER_INTRA_MPI    ? 1
+                          : p->opts.intra_allgather == XFER_INTRA_RING ? 2
+                                                                       : 3;
 }
 
 xfer_status_t xfer_hier_prepare(xfer_plan_t *p)

@@ -21,6 +21,7 @@ xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts)
     opts->timeout_ms = -1;
     opts->hier_senders = 0;
     opts->hier_sync = 0;
+    opts->intra_allgather = 0;
     return XFER_SUCCESS;
 }
 
@@ -107,6 +108,25 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t 
     } else {
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->hier_sync has an invalid value %d",
                         u->hier_sync);
+    }
+    if (u->intra_allgather >= 1 && u->intra_allgather <= 3) {
+        o->intra_allgather = u->intra_allgather == 1   ? XFER_INTRA_MPI
+                             : u->intra_allgather == 2 ? XFER_INTRA_RING
+                                                       : XFER_INTRA_AUTO;
+    } else if (u->intra_allgather == 0) {
+        env = xfer_env_str("XFER_INTRA_ALLGATHER");
+        if (!env || strcmp(env, "auto") == 0)
+            o->intra_allgather = XFER_INTRA_AUTO;
+        else if (strcmp(env, "mpi") == 0)
+            o->intra_allgather = XFER_INTRA_MPI;
+        else if (strcmp(env, "ring") == 0)
+            o->intra_allgather = XFER_INTRA_RING;
+        else
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "XFER_INTRA_ALLGATHER=\"%s\": expected auto, mpi or ring", env);
+    } else {
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->intra_allgather has an invalid value %d",
+                        u->intra_allgather);
     }
     o->check = u->check >= 0 ? (u->check != 0) : (xfer_env_long("XFER_CHECK", 0) != 0);
     o->timeout_ms = u->timeout_ms >= 0 ? u->timeout_ms : (int) xfer_env_long("XFER_TIMEOUT_MS", 0);
@@ -519,6 +539,7 @@ static xfer_status_t prepare(xfer_plan_t *p)
     XFER_CHECK_GOTO(setup_comms(p), st, out);
     XFER_CHECK_GOTO(setup_buffers(p), st, out);
     XFER_CHECK_GOTO(xfer_exec_init(&p->exec, p->sched, p->merged, p->gcomm, XFER_P2P_TAG), st, out);
+    p->exec.intra = p->opts.intra_allgather;
     p->exec_ready = 1;
 out:
     return st;

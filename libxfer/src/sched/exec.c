@@ -114,6 +114,39 @@ void xfer_exec_bind(xfer_exec_t *e, const void *send, void *recv, void *tmp)
     e->buf[XFER_BUF_TMP] = tmp;
 }
 
+/* In-place ring allgatherv of the packed blocks at @p base over @p comm: in step s every rank
+ * passes on the block it received in step s - 1 (its own first) to its successor. */
+static xfer_status_t ring_allgatherv(xfer_exec_t *e, unsigned char *base, const int *counts,
+                                     const int *displs, MPI_Comm comm)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int n, r, s;
+    XFER_MPI_GOTO(MPI_Comm_size(comm, &n), st, out);
+    XFER_MPI_GOTO(MPI_Comm_rank(comm, &r), st, out);
+    for (s = 0; s < n - 1; s++) {
+        const int sb = (r - s + n) % n, rb = (r - s - 1 + n) % n;
+        XFER_MPI_GOTO(MPI_Sendrecv(base + displs[sb], counts[sb], MPI_BYTE, (r + 1) % n, e->tag,
+                                   base + displs[rb], counts[rb], MPI_BYTE, (r - 1 + n) % n, e->tag,
+                                   comm, MPI_STATUS_IGNORE),
+                      st, out);
+    }
+out:
+    return st;
+}
+
+static int use_ring(const xfer_exec_t *e, const int *counts, MPI_Comm comm)
+{
+    double total = 0;
+    int n = 0, j;
+    if (e->intra == XFER_INTRA_MPI || MPI_Comm_size(comm, &n) != MPI_SUCCESS || n < 2)
+        return 0;
+    if (e->intra == XFER_INTRA_RING)
+        return 1;
+    for (j = 0; j < n; j++)
+        total += counts[j];
+    return n >= 3 && total / n >= XFER_INTRA_RING_MIN;
+}
+
 static xfer_status_t run_blocking_coll(xfer_exec_t *e)
 {
     const xfer_op_t *op = &e->view.ops[0];
@@ -123,6 +156,10 @@ static xfer_status_t run_blocking_coll(xfer_exec_t *e)
 
     switch (op->kind) {
     case XFER_OP_ALLGATHERV:
+        if (use_ring(e, e->icounts[i], comm)) {
+            st = ring_allgatherv(e, e->buf[op->buf] + op->off, e->icounts[i], e->idispls[i], comm);
+            break;
+        }
         XFER_MPI_GOTO(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, e->buf[op->buf] + op->off,
                                      e->icounts[i], e->idispls[i], MPI_BYTE, comm),
                       st, out);

@@ -13,6 +13,13 @@
 
 #include "sched.h"
 
+/* How a group-internal ALLGATHERV runs when it is alone in its round: the MPI library's
+ * MPI_Allgatherv, libxfer's ring of MPI_Sendrecv (bandwidth-optimal whatever the library
+ * picks; n - 1 steps), or the ring for blocks of XFER_INTRA_RING_MIN bytes and more (mean) in
+ * groups of 3 or more. */
+enum { XFER_INTRA_AUTO = 0, XFER_INTRA_MPI = 1, XFER_INTRA_RING = 2 };
+#define XFER_INTRA_RING_MIN 65536
+
 typedef struct xfer_exec {
     const xfer_sched_t *s;
     MPI_Comm merged;
@@ -29,6 +36,7 @@ typedef struct xfer_exec {
     int active;
     int timeout_ms;
     int tag;
+    int intra;       /* XFER_INTRA_* */
     double deadline; /* MPI_Wtime() bound, 0 for none */
 } xfer_exec_t;
 
