@@ -53,6 +53,22 @@ int xb_split_list(char *s, char **out, int max)
     return n;
 }
 
+int xb_parse_sizes(char *list, long *sizes, long *maxsize)
+{
+    char *sz[XB_MAXSIZES];
+    const int n = xb_split_list(list, sz, XB_MAXSIZES);
+    int s;
+    *maxsize = 0;
+    for (s = 0; s < n; s++) {
+        sizes[s] = xb_parse_size(sz[s]);
+        if (sizes[s] <= 0 || sizes[s] > (1L << 30))
+            return -1;
+        if (sizes[s] > *maxsize)
+            *maxsize = sizes[s];
+    }
+    return n;
+}
+
 const char *xb_human(long b, char *buf, size_t len)
 {
     if (b >= 1024 * 1024 && b % (1024 * 1024) == 0)

@@ -47,6 +47,9 @@ typedef struct xb_result {
 
 /** "64K", "4M", "1G" -> bytes; -1 when malformed. */
 long xb_parse_size(const char *s);
+/** Parse a comma-separated list of sizes (in place) into @p sizes (at most XB_MAXSIZES, each
+ *  1 B .. 1 GiB); returns their number, or -1; *@p maxsize receives the largest. */
+int xb_parse_sizes(char *list, long *sizes, long *maxsize);
 /** Split a comma-separated list in place; -1 when it has more than @p max entries. */
 int xb_split_list(char *s, char **out, int max);
 /** Median of @p x (sorted in place). */

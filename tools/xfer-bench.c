@@ -186,7 +186,7 @@ int main(int argc, char **argv)
     char algos_default[] = "native,root_gather,fc_half,fc_full,ring_half,ring";
     char sizes_default[] = "32K,256K,1M,4M";
     args_t a = {algos_default, sizes_default, NULL, NULL, "", -1, -1, 10, 2, 0, 0, 0, 0.0, 0.0};
-    char *alg[XB_MAXALG], *sz[XB_MAXSIZES], hb[32], libv[MPI_MAX_LIBRARY_VERSION_STRING];
+    char *alg[XB_MAXALG], hb[32], libv[MPI_MAX_LIBRARY_VERSION_STRING];
     long sizes[XB_MAXSIZES], maxsize = 0, cores = sysconf(_SC_NPROCESSORS_ONLN);
     int nalg, nsizes, i, s, d, wrank, wsize, failures = 0, len;
     unsigned char *sbuf, *rbuf;
@@ -202,14 +202,7 @@ int main(int argc, char **argv)
         return 2;
     }
     nalg = xb_split_list(a.algos, alg, XB_MAXALG);
-    nsizes = xb_split_list(a.sizes, sz, XB_MAXSIZES);
-    for (s = 0; s < nsizes; s++) {
-        sizes[s] = xb_parse_size(sz[s]);
-        if (sizes[s] <= 0 || sizes[s] > (1L << 30))
-            nsizes = -1;
-        else if (sizes[s] > maxsize)
-            maxsize = sizes[s];
-    }
+    nsizes = xb_parse_sizes(a.sizes, sizes, &maxsize);
     if (nalg < 1 || nsizes < 1 || (a.p >= 0 && (a.p < 1 || a.p >= wsize)) ||
         (a.q >= 0 && a.q != wsize - (a.p >= 0 ? a.p : wsize / 2))) {
         if (wrank == 0) {

@@ -62,7 +62,6 @@ int main(int argc, char **argv)
     char algos_default[512] = "";
     char sizes_default[] = "1M";
     char *algos_arg = algos_default, *sizes_arg = sizes_default, *alg[XB_MAXALG];
-    char *sz[XB_MAXSIZES];
     long sizes[XB_MAXSIZES], maxsize = 0, delay_us = 0;
     unsigned seed = 1;
     char hb[32];
@@ -130,14 +129,7 @@ int main(int argc, char **argv)
         strncat(algos_default, "auto", sizeof(algos_default) - strlen(algos_default) - 1);
     }
     nalg = xb_split_list(algos_arg, alg, XB_MAXALG);
-    nsizes = xb_split_list(sizes_arg, sz, XB_MAXSIZES);
-    for (s = 0; s < nsizes; s++) {
-        sizes[s] = xb_parse_size(sz[s]);
-        if (sizes[s] <= 0 || sizes[s] > (1L << 30))
-            nsizes = -1;
-        else if (sizes[s] > maxsize)
-            maxsize = sizes[s];
-    }
+    nsizes = xb_parse_sizes(sizes_arg, sizes, &maxsize);
     if (nalg < 1 || nsizes < 1) {
         if (su.wrank == 0)
             fprintf(stderr,

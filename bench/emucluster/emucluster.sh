@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Emulated cluster on one machine (DESIGN.md section 7): N network namespaces ("hosts") on a
-# bridge, each with its own link rate-limited in both directions (tbf on both ends of its veth),
-# its own hostname (UTS namespace, so MPI sees distinct nodes) and a head namespace from which
-# Open MPI launches the ranks through an rsh agent. Ranks on one host talk through shared
-# memory; ranks on different hosts share their host's link, like a node's NIC.
+# bridge, each with its own link rate-limited in both directions (HTB on both ends of its veth,
+# pure TCP ACKs ahead of data; XFER_EMU_SHAPER=tbf for one FIFO per direction), its own
+# hostname (UTS namespace, so MPI sees distinct nodes) and a head namespace from which the MPI
+# launcher starts the ranks through an rsh agent. Ranks on one host talk through shared
+# memory; ranks on different hosts share their host's link, like a node's NIC. Queues hold
+# XFER_EMU_QUEUE (default 50ms) of traffic before they drop.
 #
 #   emucluster.sh up [--hosts N] [--rate 200mbit] [--delay D] [--ranks-per-host K]
 #                                    create (root; idempotent: recreates). --delay adds D of
@@ -20,7 +22,7 @@
 #   emucluster.sh down                               remove everything it created (idempotent)
 #
 # Only 10.77.0.0/24 addresses on the namespaces it creates are used; nothing leaves the machine.
-set -euo pipefail
+set -Eeuo pipefail
 
 STATE=/tmp/xfer-emucluster
 BR=xfbr0
@@ -115,6 +117,10 @@ up() {
     [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
     [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 16 ] || die "--hosts must be 1..16"
     down
+    # a step that fails (no bridge or veth support, a qdisc this kernel lacks ...) leaves
+    # nothing behind
+    trap 'rc=$?; trap - ERR; echo "emucluster: up failed (exit $rc); removing what it made" >&2
+          down; exit $rc' ERR
     mkdir -p "$STATE"
     ip link add "$BR" type bridge
     ip link set "$BR" up

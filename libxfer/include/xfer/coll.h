@@ -61,7 +61,7 @@ typedef struct xfer_coll_opts {
     int intra_allgather;      /**< allgathers inside one group (fc_half, fc_full ...): 0:
                                    XFER_INTRA_ALLGATHER (default auto); 1: the MPI library's
                                    MPI_Allgatherv; 2: libxfer's ring; 3: auto (ring for blocks
-                                   of 64 KiB and more in groups of 3 or more ranks) */
+                                   of 64 KiB and more) */
 } xfer_coll_opts_t;
 
 /** Timing of the calling rank's last collective operation (all times MPI_Wtime seconds). */

@@ -25,8 +25,36 @@ xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts)
     return XFER_SUCCESS;
 }
 
+/* An option with named values: field value v in 1..n means names[v - 1]; 0 means the
+ * environment variable @p env, names[dflt] when it is unset. *out receives vals[...]. */
+static xfer_status_t choice(int v, const char *field, const char *env, const char *const *names,
+                            const int *vals, int n, int dflt, const char *expect, int *out)
+{
+    const char *s;
+    int i;
+    if (v >= 1 && v <= n) {
+        *out = vals[v - 1];
+        return XFER_SUCCESS;
+    }
+    if (v != 0)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->%s has an invalid value %d", field, v);
+    s = xfer_env_str(env);
+    for (i = 0; i < n; i++)
+        if (s ? strcmp(s, names[i]) == 0 : i == dflt) {
+            *out = vals[i];
+            return XFER_SUCCESS;
+        }
+    return XFER_ERR(XFER_ERR_INVALID_ARG, "%s=\"%s\": expected %s", env, s, expect);
+}
+
+static const char *const hier_sync_names[] = {"flags", "barrier"};
+static const int hier_sync_vals[] = {XFER_HIER_FLAGS, XFER_HIER_BARRIER};
+static const char *const intra_names[] = {"mpi", "ring", "auto"};
+static const int intra_vals[] = {XFER_INTRA_MPI, XFER_INTRA_RING, XFER_INTRA_AUTO};
+
 xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t *o)
 {
+    xfer_status_t st;
     xfer_coll_opts_t dflt;
     const char *env;
 
@@ -94,40 +122,13 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t 
     if (o->hier_senders < 1)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "hier senders per node must be >= 1, got %d",
                         o->hier_senders);
-    if (u->hier_sync == 1 || u->hier_sync == 2) {
-        o->hier_sync = u->hier_sync == 1 ? XFER_HIER_FLAGS : XFER_HIER_BARRIER;
-    } else if (u->hier_sync == 0) {
-        env = xfer_env_str("XFER_HIER_SYNC");
-        if (!env || strcmp(env, "flags") == 0)
-            o->hier_sync = XFER_HIER_FLAGS;
-        else if (strcmp(env, "barrier") == 0)
-            o->hier_sync = XFER_HIER_BARRIER;
-        else
-            return XFER_ERR(XFER_ERR_INVALID_ARG,
-                            "XFER_HIER_SYNC=\"%s\": expected flags or barrier", env);
-    } else {
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->hier_sync has an invalid value %d",
-                        u->hier_sync);
-    }
-    if (u->intra_allgather >= 1 && u->intra_allgather <= 3) {
-        o->intra_allgather = u->intra_allgather == 1   ? XFER_INTRA_MPI
-                             : u->intra_allgather == 2 ? XFER_INTRA_RING
-                                                       : XFER_INTRA_AUTO;
-    } else if (u->intra_allgather == 0) {
-        env = xfer_env_str("XFER_INTRA_ALLGATHER");
-        if (!env || strcmp(env, "auto") == 0)
-            o->intra_allgather = XFER_INTRA_AUTO;
-        else if (strcmp(env, "mpi") == 0)
-            o->intra_allgather = XFER_INTRA_MPI;
-        else if (strcmp(env, "ring") == 0)
-            o->intra_allgather = XFER_INTRA_RING;
-        else
-            return XFER_ERR(XFER_ERR_INVALID_ARG,
-                            "XFER_INTRA_ALLGATHER=\"%s\": expected auto, mpi or ring", env);
-    } else {
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->intra_allgather has an invalid value %d",
-                        u->intra_allgather);
-    }
+    st = choice(u->hier_sync, "hier_sync", "XFER_HIER_SYNC", hier_sync_names, hier_sync_vals, 2, 0,
+                "flags or barrier", &o->hier_sync);
+    if (st == XFER_SUCCESS)
+        st = choice(u->intra_allgather, "intra_allgather", "XFER_INTRA_ALLGATHER", intra_names,
+                    intra_vals, 3, 2, "auto, mpi or ring", &o->intra_allgather);
+    if (st != XFER_SUCCESS)
+        return st;
     o->check = u->check >= 0 ? (u->check != 0) : (xfer_env_long("XFER_CHECK", 0) != 0);
     o->timeout_ms = u->timeout_ms >= 0 ? u->timeout_ms : (int) xfer_env_long("XFER_TIMEOUT_MS", 0);
     if (o->timeout_ms < 0)

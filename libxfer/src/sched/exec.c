@@ -144,7 +144,7 @@ static int use_ring(const xfer_exec_t *e, const int *counts, MPI_Comm comm)
         return 1;
     for (j = 0; j < n; j++)
         total += counts[j];
-    return n >= 3 && total / n >= XFER_INTRA_RING_MIN;
+    return total / n >= XFER_INTRA_RING_MIN;
 }
 
 static xfer_status_t run_blocking_coll(xfer_exec_t *e)

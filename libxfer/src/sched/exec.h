@@ -15,8 +15,8 @@
 
 /* How a group-internal ALLGATHERV runs when it is alone in its round: the MPI library's
  * MPI_Allgatherv, libxfer's ring of MPI_Sendrecv (bandwidth-optimal whatever the library
- * picks; n - 1 steps), or the ring for blocks of XFER_INTRA_RING_MIN bytes and more (mean) in
- * groups of 3 or more. */
+ * picks; n - 1 steps; one exchange for two ranks), or the ring for blocks of
+ * XFER_INTRA_RING_MIN bytes and more (mean). */
 enum { XFER_INTRA_AUTO = 0, XFER_INTRA_MPI = 1, XFER_INTRA_RING = 2 };
 #define XFER_INTRA_RING_MIN 65536
 
