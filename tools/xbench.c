@@ -343,36 +343,42 @@ static int reset_peak_rss(void)
     return fclose(f) == 0 && ok ? 0 : -1;
 }
 
-/* VmHWM of this process in KiB, or -1. */
-static long peak_rss_kb(void)
+/* Field @p key ("VmHWM:", "VmRSS:") of /proc/self/status in KiB, or -1. */
+static long status_kb(const char *key)
 {
     char line[256];
     long kb = -1;
+    const size_t n = strlen(key);
     FILE *f = fopen("/proc/self/status", "r");
     if (!f)
         return -1;
     while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, "VmHWM:", 6)) {
-            kb = strtol(line + 6, NULL, 10);
+        if (!strncmp(line, key, n)) {
+            kb = strtol(line + n, NULL, 10);
             break;
         }
     fclose(f);
     return kb;
 }
 
-/* Max over ranks of the peak RSS during one more call of @p algo; -1 where the kernel cannot
+/* Max over ranks of the peak RSS during one more call of @p algo, and of its growth over the
+ * RSS at the call's start (what the call itself made resident); -1 where the kernel cannot
  * reset the high-water mark (the result would be the process's lifetime peak). */
-static long call_rss(const xb_setup_t *s, const xb_case_t *c, const char *algo,
-                     const unsigned char *sbuf, unsigned char *rbuf, const int *zeros)
+static void call_rss(const xb_setup_t *s, const xb_case_t *c, const char *algo,
+                     const unsigned char *sbuf, unsigned char *rbuf, const int *zeros,
+                     xb_result_t *r)
 {
-    long kb, mx;
+    long kb[2], mx[2], before;
     int can = reset_peak_rss() == 0, all;
     MPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    before = status_kb("VmRSS:");
     MPI_Barrier(MPI_COMM_WORLD);
     (void) one_call(s, c, algo, sbuf, rbuf, zeros);
-    kb = all ? peak_rss_kb() : -1;
-    MPI_Allreduce(&kb, &mx, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
-    return all ? mx : -1;
+    kb[0] = all ? status_kb("VmHWM:") : -1;
+    kb[1] = all && kb[0] >= 0 && before >= 0 ? kb[0] - before : -1;
+    MPI_Allreduce(kb, mx, 2, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    r->rss_kb = all ? mx[0] : -1;
+    r->rss_growth_kb = all ? mx[1] : -1;
 }
 
 void xb_run(const xb_setup_t *s, const xb_case_t *c, char **alg, int nalg, int iters, int warmup,
@@ -418,8 +424,9 @@ void xb_run(const xb_setup_t *s, const xb_case_t *c, char **alg, int nalg, int i
         res[a].mean_in = xb_median(tm_in + k, iters);
         res[a].intra = xb_median(tintra + k, iters);
         res[a].inter = xb_median(tinter + k, iters);
-        res[a].rss_kb =
-            rss && res[a].st == XFER_SUCCESS ? call_rss(s, c, alg[a], sbuf, rbuf, zeros) : -1;
+        res[a].rss_kb = res[a].rss_growth_kb = -1;
+        if (rss && res[a].st == XFER_SUCCESS)
+            call_rss(s, c, alg[a], sbuf, rbuf, zeros, &res[a]);
     }
     free(zeros);
     free(t);

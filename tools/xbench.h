@@ -41,6 +41,7 @@ typedef struct xb_result {
     double after, mean_in; /**< medians, with delays: after last arrival, mean time in call */
     double intra, inter;   /**< medians: mean node-copy time, longest time between the groups */
     long rss_kb;           /**< max over ranks of the peak RSS during one call (-1: unknown) */
+    long rss_growth_kb;    /**< max over ranks of that peak less the RSS at the call's start */
     int ok;                /**< last call's result verified on every rank */
     xfer_status_t st;      /**< worst status over ranks */
 } xb_result_t;

@@ -45,7 +45,7 @@
 #define CSV_HEADER                                                                                 \
     "algo,duplex,v,p,q,bytes_per_rank,median_s,min_s,ratio_native,ratio_root_gather,bound_s,"      \
     "frac_of_bound,peak_rss_kb,verified,status,mpi,label,nodes_a,nodes_b,ppn_a,ppn_b,iters,"       \
-    "bound_kind\n"
+    "bound_kind,rss_growth_kb\n"
 
 typedef struct {
     char *algos, *sizes, *csv, *label;
@@ -176,9 +176,9 @@ static void csv_row(FILE *f, const args_t *a, const xb_setup_t *s, const char *a
     fprintf(f, ",%.9g,", bound);
     if (ok)
         fprintf(f, "%.6g", bound / r->median);
-    fprintf(f, ",%ld,%d,%s,%s,%s,%d,%d,%d,%d,%d,%s\n", r->rss_kb, ok && r->ok,
+    fprintf(f, ",%ld,%d,%s,%s,%s,%d,%d,%d,%d,%d,%s,%ld\n", r->rss_kb, ok && r->ok,
             xfer_status_name(r->st), a->mpi, a->label ? a->label : "", s->nodes[0], s->nodes[1],
-            s->ppn[0], s->ppn[1], a->iters, a->link_mbit > 0 ? "link" : "copy");
+            s->ppn[0], s->ppn[1], a->iters, a->link_mbit > 0 ? "link" : "copy", r->rss_growth_kb);
 }
 
 int main(int argc, char **argv)
@@ -277,9 +277,11 @@ int main(int argc, char **argv)
             printf("lower bound: shared memory, single-core memcpy %.2f GB/s, %ld cores\n",
                    bw / 1e9, cores);
         printf("\n| bytes/rank | duplex | algorithm            | median ms | min ms    | vs "
-               "native | vs root_gather | bound ms  | of bound | peak RSS KiB | verified |\n"
+               "native | vs root_gather | bound ms  | of bound | peak RSS KiB | call's own KiB | "
+               "verified |\n"
                "|-----------:|--------|----------------------|----------:|----------:|---------"
-               "-:|---------------:|----------:|---------:|-------------:|----------|\n");
+               "-:|---------------:|----------:|---------:|-------------:|---------------:|"
+               "----------|\n");
     }
     for (s = 0; s < nsizes; s++)
         for (d = a.dmin; d <= a.dmax; d++) {
@@ -326,10 +328,10 @@ int main(int argc, char **argv)
                 fmt_ratio(r1, sizeof(r1), nat, r);
                 fmt_ratio(r2, sizeof(r2), rg, r);
                 printf("| %10s | %-6s | %-20s | %9.3f | %9.3f | %9s | %14s | %9.3f | %8.2f | "
-                       "%12ld | %-8s |\n",
+                       "%12ld | %14ld | %-8s |\n",
                        xb_human(sizes[s], hb, 32), d ? "full" : "half", run[k], 1e3 * r->median,
                        1e3 * r->min, r1, r2, 1e3 * bound, bound / r->median, r->rss_kb,
-                       r->ok ? "yes" : "NO");
+                       r->rss_growth_kb, r->ok ? "yes" : "NO");
             }
             if (wrank == 0)
                 fflush(stdout);
