@@ -13,7 +13,8 @@
 
 #include "sched.h"
 
-/* How a group-internal ALLGATHERV runs when it is alone in its round: the MPI library's
+/* How a group-internal ALLGATHERV runs when it is alone in its round and the call waits
+ * without a timeout (with one, MPI_Iallgatherv runs so that the bound holds): the MPI library's
  * MPI_Allgatherv, libxfer's ring of MPI_Sendrecv (bandwidth-optimal whatever the library
  * picks; n - 1 steps; one exchange for two ranks), or the ring for blocks of
  * XFER_INTRA_RING_MIN bytes and more (mean). */
