@@ -44,7 +44,8 @@ typedef struct xfer_resolved_opts {
     const char *hier_inner; /* NULL: auto at node level */
     int hier_senders;
     int hier_sync;       /* XFER_HIER_FLAGS or XFER_HIER_BARRIER */
-    int intra_allgather; /* XFER_INTRA_MPI, XFER_INTRA_RING or XFER_INTRA_AUTO (exec.h) */
+    int intra_allgather; /* XFER_INTRA_MPI, _RING or _AUTO (exec.h): opts.intra_allgather's values
+                          */
 } xfer_resolved_opts_t;
 
 typedef struct xfer_dtype_info {

@@ -237,9 +237,7 @@ static void inner_opts(const xfer_plan_t *p, xfer_coll_opts_t *io)
     io->fallback = XFER_FALLBACK_ERROR;
     io->check = 0;
     io->timeout_ms = p->opts.timeout_ms;
-    io->intra_allgather = p->opts.intra_allgather == XFER_INTRA_MPI    ? 1
-                          : p->opts.intra_allgather == XFER_INTRA_RING ? 2
-                                                                       : 3;
+    io->intra_allgather = p->opts.intra_allgather;
 }
 
 xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
@@ -428,8 +426,6 @@ xfer_status_t xfer_hier_run(xfer_plan_t *p)
         stats.wait_s += MPI_Wtime() - t;
         if (h->direct) {
             ist = xfer_hier_direct_exchange(p, e, b, &stats);
-            if (leader && !uses_s) /* nothing to send: S of this parity stays free */
-                xfer_flag_store(w, b, XFER_FLAG_SENT, h->slot, e);
         } else if (leader) {
             t = MPI_Wtime();
             ist = run_inner(p, b);
@@ -444,8 +440,6 @@ xfer_status_t xfer_hier_run(xfer_plan_t *p)
         XFER_CHECK_GOTO(ist, st, out);
     } else if (h->direct) { /* flags, direct: roles by arrival (hier_direct.c) */
         XFER_CHECK_GOTO(xfer_hier_direct_exchange(p, e, b, &stats), st, out);
-        if (leader && !uses_s) /* nothing to send: S of this parity stays free */
-            xfer_flag_store(w, b, XFER_FLAG_SENT, h->slot, e);
     } else if (leader) { /* flags: no node barrier */
         xfer_status_t ist = XFER_SUCCESS;
         if (uses_s) /* the node's deposits */

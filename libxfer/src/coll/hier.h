@@ -9,7 +9,7 @@
 #include "../topo/shwin.h"
 #include "../topo/topo.h"
 
-enum { XFER_HIER_FLAGS = 1, XFER_HIER_BARRIER = 2 };
+enum { XFER_HIER_FLAGS = 1, XFER_HIER_BARRIER = 2 }; /* opts.hier_sync's values */
 
 typedef struct xfer_hier {
     const xfer_algo_t *inner; /* resolved (never auto) */

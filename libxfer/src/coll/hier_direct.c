@@ -408,6 +408,19 @@ out:
     return st;
 }
 
+/* Publish the S stripes this rank shipped as reusable (@p epoch e), or as failed (-e); when the
+ * group sends nothing, slot l's stripe l was never used and is free. */
+static void release_s(dx_t *x, int uses_s, long epoch)
+{
+    xfer_hier_t *h = x->h;
+    int l;
+    for (l = 0; l < h->senders; l++)
+        if (h->d_pclaimed[l])
+            xfer_flag_store(x->w, x->b, XFER_FLAG_SENT, l, epoch);
+    if (!uses_s && h->slot < h->senders)
+        xfer_flag_store(x->w, x->b, XFER_FLAG_SENT, h->slot, x->e);
+}
+
 /* Drop what an aborted exchange left: our own sends, receives already matched. */
 static void abandon(dx_t *x)
 {
@@ -494,9 +507,7 @@ xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_s
     for (i = 0; i < x.nsreq; i++) /* our sends, matched by now; local completion */
         XFER_MPI_GOTO(MPI_Wait(&h->d_sreq[i], MPI_STATUS_IGNORE), st, fail);
     t_active = xfer_now() - t0;
-    for (l = 0; l < h->senders; l++) /* S of the stripes we shipped may be reused */
-        if (h->d_pclaimed[l])
-            xfer_flag_store(x.w, b, XFER_FLAG_SENT, l, e);
+    release_s(&x, uses_s, e);
     stats->inter_s += x.roles ? t_active : 0.0;
     stats->wait_s += x.roles ? 0.0 : t_active;
     stats->leader = x.roles != 0;
@@ -504,9 +515,7 @@ xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_s
     return XFER_SUCCESS;
 fail:
     abandon(&x);
-    for (l = 0; l < h->senders; l++) /* the node's waiters fail instead of timing out */
-        if (h->d_pclaimed[l])
-            xfer_flag_store(x.w, b, XFER_FLAG_SENT, l, -e);
+    release_s(&x, uses_s, -e); /* the node's waiters fail instead of timing out */
     if (x.cons_l >= 0)
         xfer_flag_store(x.w, b, XFER_FLAG_VALID, x.cons_l, -e);
     stats->roles = x.roles;

@@ -25,32 +25,31 @@ xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts)
     return XFER_SUCCESS;
 }
 
-/* An option with named values: field value v in 1..n means names[v - 1]; 0 means the
- * environment variable @p env, names[dflt] when it is unset. *out receives vals[...]. */
+/* An option with named values 1..n (names[v - 1]): the field's value @p v, or with 0 the
+ * environment variable @p env, value dflt when it is unset. */
 static xfer_status_t choice(int v, const char *field, const char *env, const char *const *names,
-                            const int *vals, int n, int dflt, const char *expect, int *out)
+                            int n, int dflt, const char *expect, int *out)
 {
     const char *s;
     int i;
     if (v >= 1 && v <= n) {
-        *out = vals[v - 1];
+        *out = v;
         return XFER_SUCCESS;
     }
     if (v != 0)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->%s has an invalid value %d", field, v);
     s = xfer_env_str(env);
     for (i = 0; i < n; i++)
-        if (s ? strcmp(s, names[i]) == 0 : i == dflt) {
-            *out = vals[i];
+        if (s ? strcmp(s, names[i]) == 0 : i + 1 == dflt) {
+            *out = i + 1;
             return XFER_SUCCESS;
         }
     return XFER_ERR(XFER_ERR_INVALID_ARG, "%s=\"%s\": expected %s", env, s, expect);
 }
 
+/* indexed by value - 1: XFER_HIER_FLAGS, XFER_HIER_BARRIER; XFER_INTRA_MPI, _RING, _AUTO */
 static const char *const hier_sync_names[] = {"flags", "barrier"};
-static const int hier_sync_vals[] = {XFER_HIER_FLAGS, XFER_HIER_BARRIER};
 static const char *const intra_names[] = {"mpi", "ring", "auto"};
-static const int intra_vals[] = {XFER_INTRA_MPI, XFER_INTRA_RING, XFER_INTRA_AUTO};
 
 xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t *o)
 {
@@ -122,11 +121,11 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t 
     if (o->hier_senders < 1)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "hier senders per node must be >= 1, got %d",
                         o->hier_senders);
-    st = choice(u->hier_sync, "hier_sync", "XFER_HIER_SYNC", hier_sync_names, hier_sync_vals, 2, 0,
+    st = choice(u->hier_sync, "hier_sync", "XFER_HIER_SYNC", hier_sync_names, 2, XFER_HIER_FLAGS,
                 "flags or barrier", &o->hier_sync);
     if (st == XFER_SUCCESS)
-        st = choice(u->intra_allgather, "intra_allgather", "XFER_INTRA_ALLGATHER", intra_names,
-                    intra_vals, 3, 2, "auto, mpi or ring", &o->intra_allgather);
+        st = choice(u->intra_allgather, "intra_allgather", "XFER_INTRA_ALLGATHER", intra_names, 3,
+                    XFER_INTRA_AUTO, "auto, mpi or ring", &o->intra_allgather);
     if (st != XFER_SUCCESS)
         return st;
     o->check = u->check >= 0 ? (u->check != 0) : (xfer_env_long("XFER_CHECK", 0) != 0);
@@ -539,8 +538,9 @@ static xfer_status_t prepare(xfer_plan_t *p)
     XFER_CHECK_GOTO(p->algo->build(&p->shape, p->sched), st, out);
     XFER_CHECK_GOTO(setup_comms(p), st, out);
     XFER_CHECK_GOTO(setup_buffers(p), st, out);
-    XFER_CHECK_GOTO(xfer_exec_init(&p->exec, p->sched, p->merged, p->gcomm, XFER_P2P_TAG), st, out);
-    p->exec.intra = p->opts.intra_allgather;
+    XFER_CHECK_GOTO(xfer_exec_init(&p->exec, p->sched, p->merged, p->gcomm, XFER_P2P_TAG,
+                                   p->opts.intra_allgather),
+                    st, out);
     p->exec_ready = 1;
 out:
     return st;

@@ -49,7 +49,7 @@ static xfer_status_t make_int_counts(xfer_exec_t *e, int i)
 }
 
 xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, MPI_Comm merged,
-                             MPI_Comm *gcomm, int tag)
+                             MPI_Comm *gcomm, int tag, int intra)
 {
     xfer_status_t st = XFER_SUCCESS;
     const int widest = xfer_sched_widest_round(s);
@@ -60,6 +60,7 @@ xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, MPI_Comm mer
     e->merged = merged;
     e->gcomm = gcomm;
     e->tag = tag;
+    e->intra = intra;
     e->round = s->nrounds;
     e->req = xfer_malloc((size_t) widest * sizeof(MPI_Request));
     e->scratch = s->gen ? xfer_malloc((size_t) widest * sizeof(xfer_op_t)) : NULL;

@@ -18,7 +18,7 @@
  * MPI_Allgatherv, libxfer's ring of MPI_Sendrecv (bandwidth-optimal whatever the library
  * picks; n - 1 steps; one exchange for two ranks), or the ring for blocks of
  * XFER_INTRA_RING_MIN bytes and more (mean). */
-enum { XFER_INTRA_AUTO = 0, XFER_INTRA_MPI = 1, XFER_INTRA_RING = 2 };
+enum { XFER_INTRA_MPI = 1, XFER_INTRA_RING = 2, XFER_INTRA_AUTO = 3 }; /* opts.intra_allgather */
 #define XFER_INTRA_RING_MIN 65536
 
 typedef struct xfer_exec {
@@ -42,7 +42,7 @@ typedef struct xfer_exec {
 } xfer_exec_t;
 
 xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, MPI_Comm merged,
-                             MPI_Comm *gcomm, int tag);
+                             MPI_Comm *gcomm, int tag, int intra);
 void xfer_exec_fini(xfer_exec_t *e);
 
 /* Bind the buffers for the next operation (SEND may be read-only user memory). */
