@@ -16,13 +16,15 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-double xb_median(double *x, int n)
+/* Median of @p x (sorted in place). */
+static double median(double *x, int n)
 {
     qsort(x, (size_t) n, sizeof(double), cmp_double);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-long xb_parse_size(const char *s)
+/* "64K", "4M", "1G" -> bytes; -1 when malformed. */
+static long parse_size(const char *s)
 {
     char *end;
     double v = strtod(s, &end);
@@ -60,7 +62,7 @@ int xb_parse_sizes(char *list, long *sizes, long *maxsize)
     int s;
     *maxsize = 0;
     for (s = 0; s < n; s++) {
-        sizes[s] = xb_parse_size(sz[s]);
+        sizes[s] = parse_size(sz[s]);
         if (sizes[s] <= 0 || sizes[s] > (1L << 30))
             return -1;
         if (sizes[s] > *maxsize)
@@ -85,7 +87,9 @@ unsigned char xb_pattern(int group, int rank, long i)
     return (unsigned char) (group * 97 + rank * 31 + i * 7 + (i >> 10));
 }
 
-void xb_algo_opts(const char *spec, xfer_coll_opts_t *o, char *name, size_t len)
+/* "name[+barrier|+flags][+sN][+impi|+iring]" -> options (fallback: error): node sync, senders
+ * per node, the group-internal allgather. @p name receives the base name. */
+static void algo_opts(const char *spec, xfer_coll_opts_t *o, char *name, size_t len)
 {
     char *plus;
     xfer_coll_opts_init(o);
@@ -223,14 +227,19 @@ double xb_sent_by(const xb_case_t *c, const xb_setup_t *s, int g)
     return t;
 }
 
-long xb_max_count(const xb_case_t *c, const xb_setup_t *s, int g)
+double xb_busiest(const xb_case_t *c, const xb_setup_t *s)
 {
-    long m = 0;
-    int i;
-    for (i = 0; i < s->n[g]; i++)
-        if (c->counts[g][i] > m)
-            m = c->counts[g][i];
-    return m;
+    const double a = xb_sent_by(c, s, 0), b = xb_sent_by(c, s, 1);
+    return a > b ? a : b;
+}
+
+int xb_for_duplex(char **alg, int nalg, int full, char **run)
+{
+    int a, n = 0;
+    for (a = 0; a < nalg; a++)
+        if (!(full && (strstr(alg[a], "fc_half") || strstr(alg[a], "ring_half"))))
+            run[n++] = alg[a];
+    return n;
 }
 
 typedef struct {
@@ -268,7 +277,7 @@ static xfer_status_t one_call(const xb_setup_t *s, const xb_case_t *c, const cha
     char name[64];
     const int sends = c->full || s->group == 0, recvs = c->full || s->group == 1;
     const int scount = sends ? c->counts[s->group][s->rank] : 0;
-    xb_algo_opts(algo, &opts, name, sizeof(name));
+    algo_opts(algo, &opts, name, sizeof(name));
     if (c->v)
         return xfer_allgatherv_inter(sbuf, scount, MPI_BYTE, rbuf, recv_counts(c, s, zeros),
                                      c->displs[1 - s->group], MPI_BYTE, s->inter, &opts);
@@ -418,12 +427,12 @@ void xb_run(const xb_setup_t *s, const xb_case_t *c, char **alg, int nalg, int i
         }
     for (a = 0; a < nalg; a++) {
         const size_t k = (size_t) a * (size_t) iters;
-        res[a].median = xb_median(t + k, iters);
+        res[a].median = median(t + k, iters);
         res[a].min = t[k];
-        res[a].after = xb_median(ta + k, iters);
-        res[a].mean_in = xb_median(tm_in + k, iters);
-        res[a].intra = xb_median(tintra + k, iters);
-        res[a].inter = xb_median(tinter + k, iters);
+        res[a].after = median(ta + k, iters);
+        res[a].mean_in = median(tm_in + k, iters);
+        res[a].intra = median(tintra + k, iters);
+        res[a].inter = median(tinter + k, iters);
         res[a].rss_kb = res[a].rss_growth_kb = -1;
         if (rss && res[a].st == XFER_SUCCESS)
             call_rss(s, c, alg[a], sbuf, rbuf, zeros, &res[a]);
@@ -454,7 +463,7 @@ double xb_copy_bandwidth(size_t bytes)
             memcpy(i % 2 ? a : b, i % 2 ? b : a, bytes);
             t[i] = MPI_Wtime() - t0;
         }
-        bw = (double) bytes / xb_median(t, 9);
+        bw = (double) bytes / median(t, 9);
         if (a[bytes / 2] == 3) /* keep the copies observable */
             bw = 0;
         free(a);

@@ -46,22 +46,15 @@ typedef struct xb_result {
     xfer_status_t st;      /**< worst status over ranks */
 } xb_result_t;
 
-/** "64K", "4M", "1G" -> bytes; -1 when malformed. */
-long xb_parse_size(const char *s);
 /** Parse a comma-separated list of sizes (in place) into @p sizes (at most XB_MAXSIZES, each
  *  1 B .. 1 GiB); returns their number, or -1; *@p maxsize receives the largest. */
 int xb_parse_sizes(char *list, long *sizes, long *maxsize);
 /** Split a comma-separated list in place; -1 when it has more than @p max entries. */
 int xb_split_list(char *s, char **out, int max);
-/** Median of @p x (sorted in place). */
-double xb_median(double *x, int n);
 /** "4 MiB", "32 KiB", "100 B" */
 const char *xb_human(long bytes, char *buf, size_t len);
 /** Byte i of the block of rank @p rank of group @p group. */
 unsigned char xb_pattern(int group, int rank, long i);
-/** "name[+barrier|+flags][+sN][+impi|+iring]" -> options (fallback: error): node sync, senders
- *  per node, the group-internal allgather. @p name receives the base name. */
-void xb_algo_opts(const char *spec, xfer_coll_opts_t *o, char *name, size_t len);
 
 /**
  * Form the groups (collective over MPI_COMM_WORLD): rank r is in A when @p p > 0 and r < p;
@@ -79,8 +72,12 @@ int xb_case_init(xb_case_t *c, const xb_setup_t *s, long bytes, double skew, int
 void xb_case_free(xb_case_t *c);
 /** Total bytes group @p g sends in case @p c (0 when it does not send). */
 double xb_sent_by(const xb_case_t *c, const xb_setup_t *s, int g);
-/** Largest block of group @p g. */
-long xb_max_count(const xb_case_t *c, const xb_setup_t *s, int g);
+/** Bytes the busiest receiving node takes in when the groups are on different nodes: all
+ *  that the other group sends, max(A's total, B's total). */
+double xb_busiest(const xb_case_t *c, const xb_setup_t *s);
+/** The algorithms of @p alg that can run in this duplex mode (half-duplex ones cannot run full
+ *  duplex) into @p run; returns their number. */
+int xb_for_duplex(char **alg, int nalg, int full, char **run);
 
 /**
  * Time every algorithm of @p alg on case @p c: @p warmup untimed then @p iters timed calls

@@ -135,8 +135,8 @@ static int fmt_ratio(char *buf, size_t len, const xb_result_t *ref, const xb_res
 static double lower_bound(const args_t *a, const xb_setup_t *s, const xb_case_t *c, double bw,
                           long cores)
 {
-    const double sa = xb_sent_by(c, s, 0), sb = xb_sent_by(c, s, 1);
-    const double busiest = sa > sb ? sa : sb, all = sa * s->n[1] + sb * s->n[0];
+    const double busiest = xb_busiest(c, s);
+    const double all = xb_sent_by(c, s, 0) * s->n[1] + xb_sent_by(c, s, 1) * s->n[0];
     if (a->link_mbit > 0)
         return busiest * 8.0 / (a->link_mbit * 1e6);
     return (busiest > all / (double) cores ? busiest : all / (double) cores) / bw;
@@ -203,8 +203,7 @@ int main(int argc, char **argv)
     }
     nalg = xb_split_list(a.algos, alg, XB_MAXALG);
     nsizes = xb_parse_sizes(a.sizes, sizes, &maxsize);
-    if (nalg < 1 || nsizes < 1 || (a.p >= 0 && (a.p < 1 || a.p >= wsize)) ||
-        (a.q >= 0 && a.q != wsize - (a.p >= 0 ? a.p : wsize / 2))) {
+    if (nalg < 1 || nsizes < 1 || (a.p >= 0 && (a.p < 1 || a.p >= wsize))) {
         if (wrank == 0) {
             fprintf(stderr,
                     "xfer-bench: need --algos and --sizes lists (at most %d entries each, sizes "
@@ -216,6 +215,13 @@ int main(int argc, char **argv)
         return 2;
     }
     if (xb_setup(&su, a.p) != 0) {
+        MPI_Finalize();
+        return 2;
+    }
+    if (a.q >= 0 && a.q != su.n[1]) {
+        if (wrank == 0)
+            fprintf(stderr, "xfer-bench: --q %d, but group B has %d ranks\n", a.q, su.n[1]);
+        xb_teardown(&su);
         MPI_Finalize();
         return 2;
     }
@@ -290,10 +296,8 @@ int main(int argc, char **argv)
             const xb_result_t *nat = NULL, *rg = NULL;
             xb_case_t c;
             double bound;
-            int nrun = 0, k;
-            for (k = 0; k < nalg; k++) /* half-duplex algorithms cannot run full duplex */
-                if (!(d == 1 && (strstr(alg[k], "fc_half") || strstr(alg[k], "ring_half"))))
-                    run[nrun++] = alg[k];
+            const int nrun = xb_for_duplex(alg, nalg, d, run);
+            int k;
             if (xb_case_init(&c, &su, sizes[s], a.v ? a.skew : 0.0, d, a.v) != 0) {
                 fprintf(stderr, "xfer-bench: size %ld too large for int counts\n", sizes[s]);
                 MPI_Abort(MPI_COMM_WORLD, 2);

@@ -44,8 +44,6 @@
 
 #include "xbench.h"
 
-#define XFER_DEMO_MAX(a, b) ((a) > (b) ? (a) : (b))
-
 static void usage(void)
 {
     fprintf(stderr,
@@ -192,19 +190,15 @@ int main(int argc, char **argv)
             char *run[XB_MAXALG];
             xb_result_t res[XB_MAXALG];
             xb_case_t c;
-            int nrun = 0;
-            /* every receiving node takes in all the remote data through its link */
-            const double bound = link_mbit > 0
-                                     ? (double) sizes[s] * (d ? XFER_DEMO_MAX(p, wsize - p) : p) *
-                                           8.0 / (link_mbit * 1e6)
-                                     : 0.0;
-            for (a = 0; a < nalg; a++) /* half-duplex algorithms cannot run full duplex */
-                if (!(d == 1 && (strstr(alg[a], "fc_half") || strstr(alg[a], "ring_half"))))
-                    run[nrun++] = alg[a];
+            const int nrun = xb_for_duplex(alg, nalg, d, run);
+            double busiest, bound;
             if (xb_case_init(&c, &su, sizes[s], 0.0, d, 0) != 0) {
                 fprintf(stderr, "xfer-demo: out of memory\n");
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
+            /* every receiving node takes in all the remote data through its link */
+            busiest = xb_busiest(&c, &su);
+            bound = link_mbit > 0 ? busiest * 8.0 / (link_mbit * 1e6) : 0.0;
             xb_run(&su, &c, run, nrun, iters, warmup, 0, sbuf, rbuf, res);
             xb_case_free(&c);
             if (su.wrank == 0 && bound > 0 && !delay_us)
@@ -246,9 +240,7 @@ int main(int argc, char **argv)
                         "| %10s | %-6s | %-20s | %9.3f | %7.3f | %9s | %17.2f | %9.3f | %10.3f | "
                         "%-8s |\n",
                         xb_human(sizes[s], hb, 32), d ? "full" : "half", run[a],
-                        1e3 * res[a].median, 1e3 * res[a].min, ratio,
-                        (double) sizes[s] * (d ? XFER_DEMO_MAX(p, wsize - p) : p) / res[a].median /
-                            1e9,
+                        1e3 * res[a].median, 1e3 * res[a].min, ratio, busiest / res[a].median / 1e9,
                         1e3 * res[a].intra, 1e3 * res[a].inter, res[a].ok ? "yes" : "NO");
             }
         }
