@@ -55,20 +55,21 @@ down() {
 # before that.
 #   shape_htb RATE DEV [NAMESPACE]
 shape_htb() {
-    local rate=$1 dev=$2 num unit pkts tc=(tc)
+    local rate=$1 dev=$2 num unit pkts ack bulk tc=(tc)
     [ -z "${3:-}" ] || tc=(ip netns exec "$3" tc)
     num=${rate%%[a-z]*}
     unit=${rate#"$num"}
-    pkts=$(awk -v r="$num" -v u="$unit" -v q="${QLAT%ms}" 'BEGIN {
+    # queue length in full-size packets; the ACK class's guaranteed tenth, the rest for data
+    read -r pkts ack bulk < <(awk -v r="$num" -v u="$unit" -v q="${QLAT%ms}" 'BEGIN {
         m = u == "gbit" ? 1e9 : u == "mbit" ? 1e6 : u == "kbit" ? 1e3 : 1
-        n = int(r * m / 8 * q / 1000 / 1514) + 1; print (n < 100 ? 100 : n) }')
+        n = int(r * m / 8 * q / 1000 / 1514) + 1; print (n < 100 ? 100 : n), r / 10, r * 9 / 10 }')
     "${tc[@]}" qdisc add dev "$dev" root handle 1: htb default 20 r2q 1000
     "${tc[@]}" class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" \
         burst 32kbit cburst 32kbit
-    "${tc[@]}" class add dev "$dev" parent 1:1 classid 1:10 htb rate "$(awk -v r="$num" \
-        'BEGIN { print r / 10 }')$unit" ceil "$rate" prio 0 burst 32kbit cburst 32kbit
-    "${tc[@]}" class add dev "$dev" parent 1:1 classid 1:20 htb rate "$(awk -v r="$num" \
-        'BEGIN { print r * 9 / 10 }')$unit" ceil "$rate" prio 1 burst 32kbit cburst 32kbit
+    "${tc[@]}" class add dev "$dev" parent 1:1 classid 1:10 htb rate "$ack$unit" ceil "$rate" \
+        prio 0 burst 32kbit cburst 32kbit
+    "${tc[@]}" class add dev "$dev" parent 1:1 classid 1:20 htb rate "$bulk$unit" ceil "$rate" \
+        prio 1 burst 32kbit cburst 32kbit
     "${tc[@]}" qdisc add dev "$dev" parent 1:10 handle 10: pfifo limit "$pkts"
     "${tc[@]}" qdisc add dev "$dev" parent 1:20 handle 20: pfifo limit "$pkts"
     "${tc[@]}" filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
@@ -164,15 +165,15 @@ run() {
         esac
     done
     [ $# -ge 1 ] || die "run: no command"
-    : >"$STATE/hostfile"
-    for ((k = 1; k <= n; k++)); do
-        echo "10.77.0.$k slots=$ppn" >>"$STATE/hostfile"
-    done
     if [ "$mpi" = mpich ]; then
         run_mpich "$n" "$ppn" "${np:-$((n * ppn))}" "$@"
         return
     fi
     [ "$mpi" = openmpi ] || die "run: --mpi must be openmpi or mpich"
+    : >"$STATE/hostfile"
+    for ((k = 1; k <= n; k++)); do
+        echo "10.77.0.$k slots=$ppn" >>"$STATE/hostfile"
+    done
     local pass=() v
     for v in LD_LIBRARY_PATH XFER_TRACE XFER_ALGORITHM XFER_HIER_SENDERS XFER_HIER_SYNC \
         XFER_TIMEOUT_MS XFER_NODE_SIZE XFER_NODE_MAP XFER_ALPHA XFER_BETA XFER_GAMMA XFER_TOPOLOGY; do
