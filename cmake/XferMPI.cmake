@@ -18,7 +18,15 @@ endif()
 set(MPI_C_COMPILER "${XFER_MPICC}" CACHE FILEPATH "MPI C wrapper of the chosen flavour" FORCE)
 set(MPIEXEC_EXECUTABLE "${XFER_MPIEXEC}" CACHE FILEPATH "launcher of the chosen flavour" FORCE)
 find_package(MPI 3.1 REQUIRED COMPONENTS C)
-message(STATUS "libxfer: MPI flavour ${XFER_MPI_FLAVOR} (${MPI_C_LIBRARY_VERSION_STRING})")
+# The MPICH device decides whether separately launched jobs can connect (ch4:ucx cannot).
+set(XFER_MPICH_DEVICE "")
+if(XFER_MPI_FLAVOR STREQUAL "mpich")
+  execute_process(COMMAND ${XFER_MPIEXEC} -info OUTPUT_VARIABLE _info ERROR_QUIET)
+  if(_info MATCHES "--with-device=([a-z0-9:]+)")
+    set(XFER_MPICH_DEVICE "${CMAKE_MATCH_1}")
+  endif()
+endif()
+message(STATUS "libxfer: MPI flavour ${XFER_MPI_FLAVOR} ${XFER_MPICH_DEVICE}")
 
 # Launcher flags our tests and scripts need for this flavour on a small oversubscribed box.
 if(XFER_MPI_FLAVOR STREQUAL "openmpi")

@@ -4,7 +4,7 @@
 #   scripts/deps.sh [--ci]     (--ci adds the tools CI uses: clang-format)
 set -euo pipefail
 
-pkgs=(build-essential cmake pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev valgrind)
+pkgs=(build-essential cmake pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev valgrind libyaml-dev)
 if [[ "${1:-}" == "--ci" ]]; then
     pkgs+=(clang-format)
 fi

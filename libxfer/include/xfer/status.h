@@ -36,7 +36,9 @@ extern "C" {
     X(XFER_ERR_CONFIG, -12, "invalid configuration")                                               \
     X(XFER_ERR_DEADLOCK, -13, "schedule cannot complete (deadlock)")                               \
     X(XFER_ERR_VERIFY, -14, "schedule verification failed")                                        \
-    X(XFER_ERR_INTERNAL, -15, "internal error")
+    X(XFER_ERR_INTERNAL, -15, "internal error")                                                    \
+    X(XFER_ERR_NOT_FOUND, -16, "no such component, channel, dataset or step")                      \
+    X(XFER_ERR_END_OF_STREAM, -17, "the peer ended the channel: no more steps")
 
 typedef enum xfer_status {
 #define XFER_STATUS_ENUM_(name, value, desc) name = value,

@@ -10,5 +10,6 @@
 #include <xfer/status.h>
 #include <xfer/coll.h>
 #include <xfer/sim.h>
+#include <xfer/config.h>
 
 #endif /* XFER_XFER_H */

@@ -22,6 +22,10 @@
 xfer_status_t xfer_err_set(xfer_status_t status, const char *func, const char *fmt, ...)
     XFER_PRINTF(3, 4);
 
+/* Record a message meant for users as it is (no function or status prefix), e.g. a
+ * configuration error "wf.yaml:3:5: key: problem", and return @p status. */
+xfer_status_t xfer_err_raw(xfer_status_t status, const char *fmt, ...) XFER_PRINTF(2, 3);
+
 /* Record an MPI failure: the MPI error class and MPI_Error_string text are kept. */
 xfer_status_t xfer_err_mpi(int mpi_rc, const char *func, const char *call);
 

@@ -69,6 +69,19 @@ xfer_status_t xfer_err_set(xfer_status_t status, const char *func, const char *f
     return status;
 }
 
+xfer_status_t xfer_err_raw(xfer_status_t status, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
+    va_end(ap);
+    if (status != XFER_ERR_MPI)
+        err_mpi_class = MPI_SUCCESS;
+    xfer_log(XFER_LOG_DEBUG, "%s", err_msg);
+    return status;
+}
+
 xfer_status_t xfer_err_mpi(int mpi_rc, const char *func, const char *call)
 {
     char text[MPI_MAX_ERROR_STRING] = "";

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file config.h
+ * @brief The workflow file: components, channels and datasets of a coupled workflow.
+ *
+ * A workflow is described by one YAML file (docs/workflow.md). xfer_config_load() parses and
+ * validates it; the structures below are the validated result, with every default filled in.
+ * They are read-only for callers: the library owns them and releases them with
+ * xfer_config_free(). The same description drives the runtime (xfer_init) and the launcher
+ * (xfer-run).
+ */
+#ifndef XFER_CONFIG_H
+#define XFER_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <xfer/coll.h>
+#include <xfer/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Largest number of dimensions of a dataset. */
+#define XFER_MAX_DIMS 8
+
+/** Largest number of datasets one direction of a channel carries. */
+#define XFER_MAX_DATASETS 64
+
+/** Element type of a dataset (YAML names in parentheses). */
+typedef enum xfer_type {
+    XFER_TYPE_INT8 = 1, /**< int8 */
+    XFER_TYPE_UINT8,    /**< uint8 */
+    XFER_TYPE_INT16,    /**< int16 */
+    XFER_TYPE_UINT16,   /**< uint16 */
+    XFER_TYPE_INT32,    /**< int32 */
+    XFER_TYPE_UINT32,   /**< uint32 */
+    XFER_TYPE_INT64,    /**< int64 */
+    XFER_TYPE_UINT64,   /**< uint64 */
+    XFER_TYPE_FLOAT32,  /**< float32 */
+    XFER_TYPE_FLOAT64   /**< float64 */
+} xfer_type_t;
+
+/** Size in bytes of one element of @p type (0 for an invalid type). */
+XFER_PUBLIC size_t xfer_type_size(xfer_type_t type);
+
+/** YAML name of @p type ("?" for an invalid type). */
+XFER_PUBLIC const char *xfer_type_name(xfer_type_t type);
+
+/** How the components' processes are started and joined. */
+typedef enum xfer_launch {
+    XFER_LAUNCH_AUTO = 0,     /**< separate when the MPI can open ports, else mpmd */
+    XFER_LAUNCH_MPMD = 1,     /**< one mpiexec, groups split by MPI_APPNUM */
+    XFER_LAUNCH_SEPARATE = 2, /**< one mpiexec per component, MPI_Comm_connect/accept */
+    XFER_LAUNCH_USER = 3      /**< the application supplies the intercommunicators */
+} xfer_launch_t;
+
+/** Network the channels run over (selects among the algorithms when algorithm is auto). */
+typedef enum xfer_topology {
+    XFER_TOPOLOGY_FULLY_CONNECTED = 0, /**< any rank reaches any rank */
+    XFER_TOPOLOGY_RING = 1             /**< ranks reach ring neighbours only */
+} xfer_topology_t;
+
+/** One dataset of a channel. */
+typedef struct xfer_cfg_dataset {
+    char *name;                   /**< unique within its channel */
+    xfer_type_t type;             /**< element type */
+    int ndims;                    /**< 1 .. XFER_MAX_DIMS */
+    uint64_t dims[XFER_MAX_DIMS]; /**< global shape, slowest dimension first */
+    int from;                     /**< index of the component that sends it */
+    int line, col;                /**< position in the file (1-based) */
+} xfer_cfg_dataset_t;
+
+/** Node-hierarchical staging of a channel. */
+typedef struct xfer_cfg_hier {
+    int enabled;          /**< -1 auto (the cost model decides), 0 off, 1 on */
+    int leaders_per_node; /**< ranks per node that move data between the groups (>= 1) */
+    int multi_sender;     /**< 1 when leaders_per_node > 1 is meant (required for it) */
+    int sync;             /**< 1 flags, 2 node barriers (xfer_coll_opts_t.hier_sync) */
+} xfer_cfg_hier_t;
+
+/** One channel: an intercommunicator between two components and the datasets it moves. */
+typedef struct xfer_cfg_channel {
+    char *name;                   /**< unique in the workflow */
+    int from, to;                 /**< component indices (different) */
+    xfer_duplex_t duplex;         /**< XFER_DUPLEX_HALF (from -> to) or XFER_DUPLEX_FULL */
+    char *algorithm;              /**< "auto" or a registered algorithm name */
+    xfer_cfg_hier_t hier;         /**< node-hierarchical staging */
+    int max_in_flight_steps;      /**< steps a sender may run ahead (1 .. 64) */
+    int ndatasets;                /**< >= 1 */
+    xfer_cfg_dataset_t *datasets; /**< in file order */
+    int line, col;                /**< position in the file (1-based) */
+} xfer_cfg_channel_t;
+
+/** One component: an MPI application of the workflow. */
+typedef struct xfer_cfg_component {
+    char *name;  /**< unique in the workflow */
+    int nprocs;  /**< >= 1 */
+    int argc;    /**< >= 1 */
+    char **argv; /**< the command, argv[argc] == NULL */
+    int nenv;    /**< entries of env */
+    char **env;  /**< "NAME=value" strings */
+    int line, col;
+} xfer_cfg_component_t;
+
+/** A validated workflow file. */
+typedef struct xfer_config {
+    char *path;             /**< the file as given to xfer_config_load */
+    char *workflow;         /**< workflow name */
+    char *control_endpoint; /**< control plane (xferd) endpoint */
+    int heartbeat_ms;       /**< > 0 */
+    int timeout_ms;         /**< bound on every wait for a peer, > 0 */
+    xfer_topology_t topology;
+    int ranks_per_node; /**< 0: auto (shared-memory nodes), else virtual nodes of this size */
+    xfer_launch_t launch;
+    char *run_dir; /**< rendezvous directory ("" when not set: the runtime picks) */
+    int ncomponents;
+    xfer_cfg_component_t *components;
+    int nchannels;
+    xfer_cfg_channel_t *channels;
+} xfer_config_t;
+
+/**
+ * Parse and validate the workflow file @p path. On failure returns XFER_ERR_CONFIG (or
+ * XFER_ERR_NO_MEMORY) and xfer_last_error() holds one line naming the file, line, column and
+ * key at fault, e.g. `wf.yaml:12:7: channels[0].duplex: expected half|full, got "both"`.
+ * Caller owns *@p cfg and releases it with xfer_config_free(). Not collective; no MPI needed.
+ */
+XFER_PUBLIC xfer_status_t xfer_config_load(const char *path, xfer_config_t **cfg);
+
+/** Write the effective configuration (every default filled in) as YAML to @p out. */
+XFER_PUBLIC xfer_status_t xfer_config_print(const xfer_config_t *cfg, FILE *out);
+
+/** Release @p *cfg (NULL accepted) and set it to NULL. */
+XFER_PUBLIC xfer_status_t xfer_config_free(xfer_config_t **cfg);
+
+/** Index of the component called @p name; XFER_ERR_NOT_FOUND when there is none. */
+XFER_PUBLIC xfer_status_t xfer_config_component(const xfer_config_t *cfg, const char *name,
+                                                int *index);
+
+/** Index of the channel called @p name; XFER_ERR_NOT_FOUND when there is none. */
+XFER_PUBLIC xfer_status_t xfer_config_channel(const xfer_config_t *cfg, const char *name,
+                                              int *index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XFER_CONFIG_H */

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Config layer internals: the descriptor tables that describe the workflow file, and the
+ * generic engine that reads (cfg_parse.c), checks, prints and documents (cfg_print.c) any
+ * structure described by them. config.c holds the tables themselves and the few handlers and
+ * checks that a table entry cannot express. */
+#ifndef XFER_CFG_H
+#define XFER_CFG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <yaml.h>
+
+#include <xfer/config.h>
+
+#include "../core/core.h"
+
+typedef enum cfg_kind {
+    CFG_STR,     /* char *: any scalar */
+    CFG_NAME,    /* char *: [A-Za-z0-9_.-]+ */
+    CFG_INT,     /* int in min..max, or the word `word` stored as 0 */
+    CFG_ENUM,    /* int: the value of one of `names` */
+    CFG_COMPREF, /* int: a component's index, resolved by the table's check (-1 until then) */
+    CFG_MAP,     /* nested mapping: `sub`, its offsets relative to base + off */
+    CFG_LIST,    /* sequence of mappings `sub`: array pointer at off, int count at count_off */
+    CFG_CUSTOM   /* `handler` reads, prints and releases the value */
+} cfg_kind_t;
+
+typedef struct cfg_enum {
+    const char *name;
+    int value;
+} cfg_enum_t;
+
+struct cfg_parser;
+struct cfg_key;
+struct cfg_table;
+
+typedef struct cfg_handler {
+    const char *expected; /* what the value is, for messages and the reference */
+    /* Read the value that begins with @p ev (the caller deletes @p ev) into @p base. */
+    xfer_status_t (*parse)(struct cfg_parser *p, const struct cfg_key *k, const yaml_event_t *ev,
+                           void *base);
+    /* Write the value (one line, after "key:") */
+    void (*print)(FILE *out, const struct cfg_key *k, const void *base);
+    void (*release)(const struct cfg_key *k, void *base);
+} cfg_handler_t;
+
+/* One key of a mapping. The same entry drives reading, defaults, checks, the effective
+ * configuration dump and the reference in docs/workflow.md. */
+typedef struct cfg_key {
+    const char *key;
+    cfg_kind_t kind;
+    const char *dflt;     /* default as YAML text; scalar kinds are filled by parsing it */
+    const char *dflt_doc; /* default for the reference when it is not a constant */
+    int required;
+    int unique;              /* CFG_NAME of a list element: unique among the list's elements */
+    size_t off;              /* field in the table's struct */
+    size_t count_off;        /* CFG_LIST, sequence handlers: the int holding the length */
+    int64_t min, max;        /* CFG_INT, handler elements: value range */
+    int nmin, nmax;          /* CFG_LIST, sequence handlers: length range */
+    const char *word;        /* CFG_INT: accepted instead of a number, stored as 0 */
+    const cfg_enum_t *names; /* CFG_ENUM: ends with {NULL, 0} */
+    const struct cfg_table *sub;
+    const cfg_handler_t *handler;
+    const char *doc; /* one line for the reference */
+} cfg_key_t;
+
+/* The keys of one kind of mapping and the struct they fill. */
+typedef struct cfg_table {
+    const char *path; /* in the reference: "channels[].datasets[]" ("" for the top level) */
+    const char *noun; /* list elements: "dataset" for "duplicate dataset name" */
+    const cfg_key_t *keys;
+    int nkeys;
+    size_t size; /* list elements: size of one element */
+    int has_pos; /* the struct has int line, col at line_off, col_off */
+    size_t line_off, col_off;
+    /* Cross-field and cross-reference rules, run once the whole file is read and every
+     * default is filled. @p parent is the struct holding this mapping or list. */
+    xfer_status_t (*check)(struct cfg_parser *p, void *base, const void *parent);
+    const char *doc; /* a sentence for the reference */
+} cfg_table_t;
+
+/* Where each value of the file was read, by key path ("channels[0].to"). */
+typedef struct cfg_rec {
+    char *path;
+    char *text; /* scalars; NULL for mappings and sequences */
+    int line, col;
+    struct cfg_rec *next;
+} cfg_rec_t;
+
+#define CFG_NBUCKETS 256
+
+typedef struct cfg_parser {
+    yaml_parser_t yaml;
+    const char *file;
+    xfer_config_t *cfg;
+    char *kp; /* key path of the value being read or checked */
+    size_t kp_len, kp_cap;
+    cfg_rec_t *recs[CFG_NBUCKETS];
+} cfg_parser_t;
+
+#define CFG_FIELD(base, off, type)  ((type *) (void *) ((char *) (base) + (off)))
+#define CFG_CFIELD(base, off, type) ((type const *) (const void *) ((const char *) (base) + (off)))
+
+/* ---- engine: reading (cfg_parse.c) ----------------------------------------------------- */
+
+/* Read, fill defaults and check @p file into @p cfg (zeroed by the caller) as described by
+ * @p top. On failure xfer_last_error() holds "file:line:col: keypath: problem". */
+xfer_status_t xfer_cfg_parse(const char *file, const cfg_table_t *top, xfer_config_t *cfg);
+
+/* Release everything @p t describes in @p base (not @p base itself). */
+void xfer_cfg_release(const cfg_table_t *t, void *base);
+
+/* The next event; syntax errors, aliases, anchors and tags are reported here. On failure
+ * @p ev is left empty (deleting it again is harmless). */
+xfer_status_t xfer_cfg_next(cfg_parser_t *p, yaml_event_t *ev);
+
+/* A configuration error at @p mark for the current key path. */
+xfer_status_t xfer_cfg_fail(cfg_parser_t *p, yaml_mark_t mark, const char *fmt, ...)
+    XFER_PRINTF(3, 4);
+
+/* A configuration error at the value of @p key under the current key path (NULL: the current
+ * value itself), positioned where that value was read. */
+xfer_status_t xfer_cfg_fail_key(cfg_parser_t *p, const char *key, const char *fmt, ...)
+    XFER_PRINTF(3, 4);
+
+/* Extend the key path by ".key" or "[index]"; returns the length to restore with
+ * xfer_cfg_pop(), or (size_t) -1 when out of memory (an error is recorded). */
+size_t xfer_cfg_push_key(cfg_parser_t *p, const char *key);
+size_t xfer_cfg_push_index(cfg_parser_t *p, int index);
+void xfer_cfg_pop(cfg_parser_t *p, size_t len);
+
+/* The record of @p key under the current key path (NULL: the current path); NULL if the file
+ * did not set it. */
+const cfg_rec_t *xfer_cfg_find(const cfg_parser_t *p, const char *key);
+
+/* Check that @p ev is a scalar without NUL characters; else report "expected <what>". */
+xfer_status_t xfer_cfg_scalar(cfg_parser_t *p, const yaml_event_t *ev, const char *what);
+
+/* Describe a value for "got ...": "a mapping", "an empty value", "\"text\"" (escaped,
+ * shortened). */
+const char *xfer_cfg_got(const yaml_event_t *ev, char *buf, size_t size);
+const char *xfer_cfg_quote(const char *s, char *buf, size_t size);
+
+/* Decimal digits only, no sign: 0 on success, -1 if not a number, 1 on overflow. */
+int xfer_cfg_u64(const char *s, uint64_t *out);
+
+char *xfer_cfg_strdup(const char *s);
+
+/* ---- engine: writing (cfg_print.c) ----------------------------------------------------- */
+
+/* The value of @p base as YAML, block style, keys in table order. */
+void xfer_cfg_print_map(FILE *out, const xfer_config_t *cfg, const cfg_table_t *t, const void *base,
+                        int indent, int dash);
+
+/* A double-quoted YAML string. */
+void xfer_cfg_print_str(FILE *out, const char *s);
+
+/* What a value of @p k must be ("an integer in 1..64", "half|full", ...). */
+const char *xfer_cfg_expected(const cfg_key_t *k, char *buf, size_t size);
+
+/* Markdown reference of @p t and every table below it. */
+void xfer_cfg_doc(FILE *out, const cfg_table_t *t);
+
+/* ---- config.c ---------------------------------------------------------------------------- */
+
+/* Write the reference of the workflow file format (the key tables of docs/workflow.md). */
+xfer_status_t xfer_config_doc(FILE *out);
+
+#endif /* XFER_CFG_H */

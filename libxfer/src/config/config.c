@@ -1,0 +1,893 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The workflow file: one descriptor table per kind of mapping (top level, control, topology,
+ * component, channel, hierarchical, dataset). The tables drive reading, defaults, checks,
+ * xfer_config_print() and the reference in docs/workflow.md (xfer_config_doc()); what a
+ * table entry cannot say lives in the three value handlers (cmd, env, dims) and the three
+ * table checks (channel, hierarchical, dataset) below. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <xfer/coll.h>
+#include <xfer/config.h>
+
+#include "cfg.h"
+
+#define NKEYS(a) ((int) (sizeof(a) / sizeof((a)[0])))
+#define STR_(x)  #x
+#define STR(x)   STR_(x)
+
+#define MAX_SIZE_LOG2     62 /* largest dataset: 2^62 bytes */
+#define MAX_DATASETS_TEXT STR(XFER_MAX_DATASETS)
+
+/* ---- enumerations ------------------------------------------------------------------------- */
+
+static const cfg_enum_t type_names[] = {{"int8", XFER_TYPE_INT8},
+                                        {"uint8", XFER_TYPE_UINT8},
+                                        {"int16", XFER_TYPE_INT16},
+                                        {"uint16", XFER_TYPE_UINT16},
+                                        {"int32", XFER_TYPE_INT32},
+                                        {"uint32", XFER_TYPE_UINT32},
+                                        {"int64", XFER_TYPE_INT64},
+                                        {"uint64", XFER_TYPE_UINT64},
+                                        {"float32", XFER_TYPE_FLOAT32},
+                                        {"float64", XFER_TYPE_FLOAT64},
+                                        {NULL, 0}};
+
+static const cfg_enum_t launch_names[] = {{"auto", XFER_LAUNCH_AUTO},
+                                          {"mpmd", XFER_LAUNCH_MPMD},
+                                          {"separate", XFER_LAUNCH_SEPARATE},
+                                          {"user", XFER_LAUNCH_USER},
+                                          {NULL, 0}};
+
+static const cfg_enum_t topology_names[] = {
+    {"fully_connected", XFER_TOPOLOGY_FULLY_CONNECTED}, {"ring", XFER_TOPOLOGY_RING}, {NULL, 0}};
+
+static const cfg_enum_t duplex_names[] = {
+    {"half", XFER_DUPLEX_HALF}, {"full", XFER_DUPLEX_FULL}, {NULL, 0}};
+
+static const cfg_enum_t bool_names[] = {{"true", 1}, {"false", 0}, {NULL, 0}};
+
+static const cfg_enum_t enabled_names[] = {{"auto", -1}, {"true", 1}, {"false", 0}, {NULL, 0}};
+
+static const cfg_enum_t sync_names[] = {{"flags", 1}, {"barrier", 2}, {NULL, 0}};
+
+/* CFG_ENUM stores through int *: the enums of config.h must be ints. */
+_Static_assert(sizeof(xfer_type_t) == sizeof(int) && sizeof(xfer_launch_t) == sizeof(int) &&
+                   sizeof(xfer_topology_t) == sizeof(int) && sizeof(xfer_duplex_t) == sizeof(int),
+               "enum fields are stored as int");
+
+/* Algorithms that move data one way only, and those that run on a ring. */
+static const char *const half_only_algos[] = {"fc_half", "ring_half", NULL};
+static const char *const ring_algos[] = {"ring_half", "ring_full", "ring", "native", NULL};
+
+size_t xfer_type_size(xfer_type_t type)
+{
+    static const size_t size[] = {0, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
+    return type >= XFER_TYPE_INT8 && type <= XFER_TYPE_FLOAT64 ? size[type] : 0;
+}
+
+const char *xfer_type_name(xfer_type_t type)
+{
+    const cfg_enum_t *e;
+    for (e = type_names; e->name; e++)
+        if (e->value == (int) type)
+            return e->name;
+    return "?";
+}
+
+/* ---- value handlers --------------------------------------------------------------------- */
+
+static xfer_status_t not_a(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *ev)
+{
+    char got[96];
+    return xfer_cfg_fail(p, ev->start_mark, "expected %s, got %s", k->handler->expected,
+                         xfer_cfg_got(ev, got, sizeof(got)));
+}
+
+/* cmd: a sequence of strings into char **argv (NULL-terminated) and int argc. */
+static xfer_status_t parse_strings(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *start,
+                                   void *base)
+{
+    char ***argv = CFG_FIELD(base, k->off, char **);
+    int *argc = CFG_FIELD(base, k->count_off, int);
+    xfer_status_t st = XFER_SUCCESS;
+    yaml_event_t ev;
+    size_t len;
+
+    if (start->type != YAML_SEQUENCE_START_EVENT)
+        return not_a(p, k, start);
+    memset(&ev, 0, sizeof(ev));
+    for (;;) {
+        char **a, *s;
+        XFER_CHECK_GOTO(xfer_cfg_next(p, &ev), st, out);
+        if (ev.type == YAML_SEQUENCE_END_EVENT)
+            break;
+        if ((len = xfer_cfg_push_index(p, *argc)) == (size_t) -1) {
+            st = XFER_ERR_NO_MEMORY;
+            goto out;
+        }
+        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &ev, "a string"), st, out);
+        a = xfer_realloc_array(*argv, (size_t) *argc + 2, sizeof(*a));
+        if (!a) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "%d arguments", *argc + 1);
+            goto out;
+        }
+        *argv = a;
+        a[*argc] = NULL;
+        if (!(s = xfer_cfg_strdup((const char *) ev.data.scalar.value))) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "argument");
+            goto out;
+        }
+        a[(*argc)++] = s;
+        a[*argc] = NULL;
+        yaml_event_delete(&ev);
+        xfer_cfg_pop(p, len);
+    }
+    if (*argc < k->nmin)
+        st = xfer_cfg_fail(p, start->start_mark,
+                           "expected at least %d string%s (the program to run), got %d", k->nmin,
+                           k->nmin == 1 ? "" : "s", *argc);
+out:
+    yaml_event_delete(&ev);
+    return st;
+}
+
+static void print_strings(FILE *out, const cfg_key_t *k, const void *base)
+{
+    char *const *argv = *CFG_CFIELD(base, k->off, char **);
+    const int argc = *CFG_CFIELD(base, k->count_off, int);
+    int i;
+
+    putc('[', out);
+    for (i = 0; i < argc; i++) {
+        if (i)
+            fputs(", ", out);
+        xfer_cfg_print_str(out, argv[i]);
+    }
+    putc(']', out);
+}
+
+static void release_strings(const cfg_key_t *k, void *base)
+{
+    char ***list = CFG_FIELD(base, k->off, char **);
+    int *n = CFG_FIELD(base, k->count_off, int);
+    int i;
+
+    for (i = 0; i < *n; i++)
+        xfer_free((*list)[i]);
+    xfer_free(*list);
+    *list = NULL;
+    *n = 0;
+}
+
+static int is_env_name(const char *s)
+{
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+        return 0;
+    for (s++; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* env: a mapping NAME: value into "NAME=value" strings. */
+static xfer_status_t parse_env(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *start,
+                               void *base)
+{
+    char ***env = CFG_FIELD(base, k->off, char **);
+    int *n = CFG_FIELD(base, k->count_off, int);
+    int *lines = NULL; /* where each name was set, for duplicates */
+    xfer_status_t st = XFER_SUCCESS;
+    char shown[96];
+    yaml_event_t key, val;
+    size_t len;
+    int i;
+
+    if (start->type != YAML_MAPPING_START_EVENT)
+        return not_a(p, k, start);
+    memset(&key, 0, sizeof(key));
+    memset(&val, 0, sizeof(val));
+    for (;;) {
+        const char *name, *value;
+        size_t nlen;
+        char **e, *s;
+        int *l;
+        XFER_CHECK_GOTO(xfer_cfg_next(p, &key), st, out);
+        if (key.type == YAML_MAPPING_END_EVENT)
+            break;
+        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &key, "a variable name"), st, out);
+        name = (const char *) key.data.scalar.value;
+        nlen = strlen(name);
+        if ((len = xfer_cfg_push_key(p, name)) == (size_t) -1) {
+            st = XFER_ERR_NO_MEMORY;
+            goto out;
+        }
+        if (!is_env_name(name)) {
+            st =
+                xfer_cfg_fail(p, key.start_mark,
+                              "not an environment variable name (expected [A-Za-z_][A-Za-z0-9_]*)");
+            goto out;
+        }
+        for (i = 0; i < *n; i++) {
+            if (strncmp((*env)[i], name, nlen) == 0 && (*env)[i][nlen] == '=') {
+                st = xfer_cfg_fail(p, key.start_mark, "duplicate key %s (first at line %d)",
+                                   xfer_cfg_quote(name, shown, sizeof(shown)), lines[i]);
+                goto out;
+            }
+        }
+        XFER_CHECK_GOTO(xfer_cfg_next(p, &val), st, out);
+        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &val, "a string"), st, out);
+        value = (const char *) val.data.scalar.value;
+        if (!(l = xfer_realloc_array(lines, (size_t) *n + 1, sizeof(*l)))) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "environment");
+            goto out;
+        }
+        lines = l;
+        if (!(e = xfer_realloc_array(*env, (size_t) *n + 1, sizeof(*e)))) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "environment");
+            goto out;
+        }
+        *env = e;
+        if (!(s = xfer_malloc(nlen + strlen(value) + 2))) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "environment");
+            goto out;
+        }
+        sprintf(s, "%s=%s", name, value);
+        lines[*n] = (int) key.start_mark.line + 1;
+        e[(*n)++] = s;
+        yaml_event_delete(&key);
+        yaml_event_delete(&val);
+        xfer_cfg_pop(p, len);
+    }
+out:
+    yaml_event_delete(&key);
+    yaml_event_delete(&val);
+    xfer_free(lines);
+    return st;
+}
+
+static void print_env(FILE *out, const cfg_key_t *k, const void *base)
+{
+    char *const *env = *CFG_CFIELD(base, k->off, char **);
+    const int n = *CFG_CFIELD(base, k->count_off, int);
+    char name[256];
+    int i;
+
+    putc('{', out);
+    for (i = 0; i < n; i++) {
+        const char *eq = strchr(env[i], '=');
+        const size_t nlen = (size_t) (eq - env[i]);
+        /* names are [A-Za-z_][A-Za-z0-9_]*: no escaping, only a bound */
+        snprintf(name, sizeof(name), "%.*s", (int) nlen, env[i]);
+        fprintf(out, "%s\"%s\": ", i ? ", " : "", name);
+        xfer_cfg_print_str(out, eq + 1);
+    }
+    putc('}', out);
+}
+
+/* dims: a sequence of positive integers into uint64_t dims[] and int ndims. */
+static xfer_status_t parse_dims(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *start,
+                                void *base)
+{
+    uint64_t *dims = CFG_FIELD(base, k->off, uint64_t);
+    int *ndims = CFG_FIELD(base, k->count_off, int);
+    xfer_status_t st = XFER_SUCCESS;
+    char got[96];
+    yaml_event_t ev;
+    size_t len;
+    int n = 0, rc;
+
+    if (start->type != YAML_SEQUENCE_START_EVENT)
+        return not_a(p, k, start);
+    memset(&ev, 0, sizeof(ev));
+    for (;;) {
+        uint64_t v = 0;
+        XFER_CHECK_GOTO(xfer_cfg_next(p, &ev), st, out);
+        if (ev.type == YAML_SEQUENCE_END_EVENT)
+            break;
+        if ((len = xfer_cfg_push_index(p, n)) == (size_t) -1) {
+            st = XFER_ERR_NO_MEMORY;
+            goto out;
+        }
+        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &ev, "a positive integer"), st, out);
+        rc = xfer_cfg_u64((const char *) ev.data.scalar.value, &v);
+        if (rc < 0 || v < (uint64_t) k->min) {
+            st = xfer_cfg_fail(p, ev.start_mark, "expected a positive integer, got %s",
+                               xfer_cfg_got(&ev, got, sizeof(got)));
+            goto out;
+        }
+        if (rc > 0 || v > (uint64_t) k->max) {
+            st = xfer_cfg_fail(p, ev.start_mark, "impossible extent %s (more than 2^%d)",
+                               xfer_cfg_got(&ev, got, sizeof(got)), MAX_SIZE_LOG2);
+            goto out;
+        }
+        if (n < k->nmax)
+            dims[n] = v;
+        n++;
+        yaml_event_delete(&ev);
+        xfer_cfg_pop(p, len);
+    }
+    if (n < k->nmin || n > k->nmax)
+        st = xfer_cfg_fail(p, start->start_mark, "expected %d..%d dimensions, got %d", k->nmin,
+                           k->nmax, n);
+    else
+        *ndims = n;
+out:
+    yaml_event_delete(&ev);
+    return st;
+}
+
+static void print_dims(FILE *out, const cfg_key_t *k, const void *base)
+{
+    const uint64_t *dims = CFG_CFIELD(base, k->off, uint64_t);
+    const int n = *CFG_CFIELD(base, k->count_off, int);
+    int i;
+
+    putc('[', out);
+    for (i = 0; i < n; i++)
+        fprintf(out, "%s%" PRIu64, i ? ", " : "", dims[i]);
+    putc(']', out);
+}
+
+static void release_nothing(const cfg_key_t *k, void *base)
+{
+    (void) k;
+    (void) base;
+}
+
+static const cfg_handler_t strings_handler = {"a sequence of strings", parse_strings, print_strings,
+                                              release_strings};
+static const cfg_handler_t env_handler = {"a mapping of NAME: value", parse_env, print_env,
+                                          release_strings};
+static const cfg_handler_t dims_handler = {
+    "a sequence of 1.." STR(XFER_MAX_DIMS) " positive integers", parse_dims, print_dims,
+    release_nothing};
+
+/* ---- checks (run once the whole file is read) ----------------------------------------------- */
+
+static int in_list(const char *const *list, const char *s)
+{
+    for (; *list; list++)
+        if (strcmp(*list, s) == 0)
+            return 1;
+    return 0;
+}
+
+/* Append @p s to the @p sep-separated list in @p buf (cut with "..." when full). */
+static void append(char *buf, size_t size, const char *sep, const char *s)
+{
+    const size_t o = strlen(buf);
+    if (o + strlen(sep) + strlen(s) + 4 >= size) {
+        if (o + 4 < size && !strstr(buf, "..."))
+            strcat(buf, "...");
+        return;
+    }
+    snprintf(buf + o, size - o, "%s%s", o ? sep : "", s);
+}
+
+/* The component that @p key (under the current key path) names, if the file set it. */
+static xfer_status_t resolve(cfg_parser_t *p, const char *key, int *index)
+{
+    const xfer_config_t *c = p->cfg;
+    const cfg_rec_t *r = xfer_cfg_find(p, key);
+    char names[512] = "", shown[96];
+    int i;
+
+    if (!r || !r->text)
+        return XFER_SUCCESS;
+    for (i = 0; i < c->ncomponents; i++) {
+        if (strcmp(c->components[i].name, r->text) == 0) {
+            *index = i;
+            return XFER_SUCCESS;
+        }
+        append(names, sizeof(names), ", ", c->components[i].name);
+    }
+    return xfer_cfg_fail_key(p, key, "unknown component %s (components: %s)",
+                             xfer_cfg_quote(r->text, shown, sizeof(shown)), names);
+}
+
+static xfer_status_t check_algorithm(cfg_parser_t *p, const xfer_cfg_channel_t *ch)
+{
+    char valid[512] = "auto", ring[128] = "", shown[96];
+    const char *const *a;
+    xfer_algo_info_t info;
+    xfer_status_t st;
+    int n, i, found = 0;
+
+    if (strcmp(ch->algorithm, "auto") == 0)
+        return XFER_SUCCESS;
+    if ((st = xfer_algorithm_count(&n)) != XFER_SUCCESS)
+        return st;
+    for (i = 0; i < n; i++) {
+        if ((st = xfer_algorithm_info(i, &info)) != XFER_SUCCESS)
+            return st;
+        found |= strcmp(info.name, ch->algorithm) == 0;
+        append(valid, sizeof(valid), "|", info.name);
+    }
+    if (!found)
+        return xfer_cfg_fail_key(p, "algorithm", "expected %s, got %s", valid,
+                                 xfer_cfg_quote(ch->algorithm, shown, sizeof(shown)));
+    if (ch->duplex == XFER_DUPLEX_FULL && in_list(half_only_algos, ch->algorithm))
+        return xfer_cfg_fail_key(p, "algorithm",
+                                 "%s moves data one way only: not for a duplex: full channel",
+                                 ch->algorithm);
+    if (p->cfg->topology == XFER_TOPOLOGY_RING && !in_list(ring_algos, ch->algorithm)) {
+        append(ring, sizeof(ring), ", ", "auto");
+        for (a = ring_algos; *a; a++)
+            append(ring, sizeof(ring), ", ", *a);
+        return xfer_cfg_fail_key(p, "algorithm",
+                                 "%s needs a fully connected topology (topology.kind is ring: "
+                                 "use one of %s)",
+                                 ch->algorithm, ring);
+    }
+    return XFER_SUCCESS;
+}
+
+static xfer_status_t check_channel(cfg_parser_t *p, void *base, const void *parent)
+{
+    xfer_cfg_channel_t *ch = base;
+    xfer_status_t st;
+    char shown[96];
+
+    (void) parent;
+    if ((st = resolve(p, "from", &ch->from)) != XFER_SUCCESS ||
+        (st = resolve(p, "to", &ch->to)) != XFER_SUCCESS)
+        return st;
+    if (ch->from == ch->to) {
+        const char *name = xfer_cfg_quote(p->cfg->components[ch->to].name, shown, sizeof(shown));
+        return xfer_cfg_fail_key(
+            p, "to", "from and to are both %s: a channel joins two different components", name);
+    }
+    return check_algorithm(p, ch);
+}
+
+static xfer_status_t check_hier(cfg_parser_t *p, void *base, const void *parent)
+{
+    const xfer_cfg_hier_t *h = base;
+
+    (void) parent;
+    if (h->leaders_per_node > 1 && !h->multi_sender)
+        return xfer_cfg_fail_key(p, "leaders_per_node",
+                                 "%d leaders per node need multi_sender: true",
+                                 h->leaders_per_node);
+    return XFER_SUCCESS;
+}
+
+static xfer_status_t check_dataset(cfg_parser_t *p, void *base, const void *parent)
+{
+    xfer_cfg_dataset_t *d = base;
+    const xfer_cfg_channel_t *ch = parent;
+    const xfer_cfg_component_t *comp = p->cfg->components;
+    const uint64_t limit = (uint64_t) 1 << MAX_SIZE_LOG2;
+    uint64_t bytes = xfer_type_size(d->type);
+    const int j = (int) (d - ch->datasets);
+    char shape[256] = "", num[24];
+    xfer_status_t st;
+    int i, same = 0;
+
+    d->from = ch->from;
+    if ((st = resolve(p, "from", &d->from)) != XFER_SUCCESS)
+        return st;
+    if (d->from != ch->from && d->from != ch->to)
+        return xfer_cfg_fail_key(p, "from",
+                                 "\"%s\" is not an end of this channel (from: %s, to: %s)",
+                                 comp[d->from].name, comp[ch->from].name, comp[ch->to].name);
+    if (ch->duplex == XFER_DUPLEX_HALF && d->from != ch->from)
+        return xfer_cfg_fail_key(p, "from",
+                                 "\"%s\" only receives in this half-duplex channel (from: %s; "
+                                 "set duplex: full to send both ways)",
+                                 comp[d->from].name, comp[ch->from].name);
+    for (i = 0; i <= j; i++)
+        same += ch->datasets[i].from == d->from;
+    if (same > XFER_MAX_DATASETS)
+        return xfer_cfg_fail_key(p, NULL, "more than %d datasets from \"%s\" in one channel",
+                                 XFER_MAX_DATASETS, comp[d->from].name);
+    for (i = 0; i < d->ndims; i++) {
+        if (bytes > limit / d->dims[i])
+            break;
+        bytes *= d->dims[i];
+    }
+    if (i == d->ndims)
+        return XFER_SUCCESS;
+    for (i = 0; i < d->ndims; i++) {
+        snprintf(num, sizeof(num), "%" PRIu64, d->dims[i]);
+        append(shape, sizeof(shape), ", ", num);
+    }
+    return xfer_cfg_fail_key(p, "dims", "impossible size: [%s] %s is more than 2^%d bytes", shape,
+                             xfer_type_name(d->type), MAX_SIZE_LOG2);
+}
+
+/* ---- the tables ------------------------------------------------------------------------- */
+
+#define DS_(f) offsetof(xfer_cfg_dataset_t, f)
+static const cfg_key_t dataset_keys[] = {
+    {.key = "name",
+     .kind = CFG_NAME,
+     .required = 1,
+     .unique = 1,
+     .off = DS_(name),
+     .doc = "the dataset's name, unique within the channel (xfer_put/xfer_get use it)"},
+    {.key = "type",
+     .kind = CFG_ENUM,
+     .required = 1,
+     .off = DS_(type),
+     .names = type_names,
+     .doc = "element type"},
+    {.key = "dims",
+     .kind = CFG_CUSTOM,
+     .required = 1,
+     .off = DS_(dims),
+     .count_off = DS_(ndims),
+     .min = 1,
+     .max = (int64_t) 1 << MAX_SIZE_LOG2,
+     .nmin = 1,
+     .nmax = XFER_MAX_DIMS,
+     .handler = &dims_handler,
+     .doc = "global shape, slowest dimension first; at most 2^62 bytes in all"},
+    {.key = "from",
+     .kind = CFG_COMPREF,
+     .off = DS_(from),
+     .dflt_doc = "the channel's `from`",
+     .doc = "the component that sends it: the channel's `from`, or its `to` when the channel "
+            "is full duplex"},
+};
+
+static const cfg_table_t dataset_table = {
+    .path = "channels[].datasets[]",
+    .noun = "dataset",
+    .keys = dataset_keys,
+    .nkeys = NKEYS(dataset_keys),
+    .size = sizeof(xfer_cfg_dataset_t),
+    .has_pos = 1,
+    .line_off = DS_(line),
+    .col_off = DS_(col),
+    .check = check_dataset,
+    .doc = "One array a channel moves each step. At most " MAX_DATASETS_TEXT
+           " datasets per direction of a channel."};
+
+#define HI_(f) offsetof(xfer_cfg_hier_t, f)
+static const cfg_key_t hier_keys[] = {
+    {.key = "enabled",
+     .kind = CFG_ENUM,
+     .dflt = "auto",
+     .off = HI_(enabled),
+     .names = enabled_names,
+     .doc = "node staging on (true), off (false), or as the cost model decides (auto)"},
+    {.key = "leaders_per_node",
+     .kind = CFG_INT,
+     .dflt = "1",
+     .off = HI_(leaders_per_node),
+     .min = 1,
+     .max = 1024,
+     .doc = "ranks per node that move data between the groups"},
+    {.key = "multi_sender",
+     .kind = CFG_ENUM,
+     .dflt = "false",
+     .off = HI_(multi_sender),
+     .names = bool_names,
+     .doc = "must be true for leaders_per_node > 1"},
+    {.key = "sync",
+     .kind = CFG_ENUM,
+     .dflt = "flags",
+     .off = HI_(sync),
+     .names = sync_names,
+     .doc = "how a node's ranks wait for each other: flags (early ranks leave) or node barriers"},
+};
+
+static const cfg_table_t hier_table = {
+    .path = "channels[].hierarchical",
+    .keys = hier_keys,
+    .nkeys = NKEYS(hier_keys),
+    .check = check_hier,
+    .doc = "Node-hierarchical staging: data crosses between the groups once per node."};
+
+#define CH_(f) offsetof(xfer_cfg_channel_t, f)
+static const cfg_key_t channel_keys[] = {
+    {.key = "name",
+     .kind = CFG_NAME,
+     .required = 1,
+     .unique = 1,
+     .off = CH_(name),
+     .doc = "the channel's name, unique in the workflow (xfer_channel_open uses it)"},
+    {.key = "from",
+     .kind = CFG_COMPREF,
+     .required = 1,
+     .off = CH_(from),
+     .doc = "the component that sends (in a full-duplex channel: one of the two ends)"},
+    {.key = "to",
+     .kind = CFG_COMPREF,
+     .required = 1,
+     .off = CH_(to),
+     .doc = "the other component; not the same as `from`"},
+    {.key = "duplex",
+     .kind = CFG_ENUM,
+     .dflt = "half",
+     .off = CH_(duplex),
+     .names = duplex_names,
+     .doc = "half: data goes from `from` to `to`; full: both ways"},
+    {.key = "algorithm",
+     .kind = CFG_STR,
+     .dflt = "auto",
+     .off = CH_(algorithm),
+     .doc = "auto or a registered algorithm (xfer-info lists them); fc_half and ring_half only "
+            "in half duplex; on a ring topology only ring_half, ring_full, ring or native"},
+    {.key = "hierarchical",
+     .kind = CFG_MAP,
+     .off = CH_(hier),
+     .sub = &hier_table,
+     .doc = "node-hierarchical staging"},
+    {.key = "max_in_flight_steps",
+     .kind = CFG_INT,
+     .dflt = "2",
+     .off = CH_(max_in_flight_steps),
+     .min = 1,
+     .max = 64,
+     .doc = "steps a sender may run ahead of its receivers"},
+    {.key = "datasets",
+     .kind = CFG_LIST,
+     .required = 1,
+     .off = CH_(datasets),
+     .count_off = CH_(ndatasets),
+     .sub = &dataset_table,
+     .nmin = 1,
+     .nmax = 2 * XFER_MAX_DATASETS,
+     .doc = "what the channel moves each step"},
+};
+
+static const cfg_table_t channel_table = {
+    .path = "channels[]",
+    .noun = "channel",
+    .keys = channel_keys,
+    .nkeys = NKEYS(channel_keys),
+    .size = sizeof(xfer_cfg_channel_t),
+    .has_pos = 1,
+    .line_off = CH_(line),
+    .col_off = CH_(col),
+    .check = check_channel,
+    .doc = "A channel joins two components by an intercommunicator and moves datasets between "
+           "them, one step at a time."};
+
+#define CO_(f) offsetof(xfer_cfg_component_t, f)
+static const cfg_key_t component_keys[] = {
+    {.key = "name",
+     .kind = CFG_NAME,
+     .required = 1,
+     .unique = 1,
+     .off = CO_(name),
+     .doc = "the component's name, unique in the workflow (xfer_init takes it)"},
+    {.key = "nprocs",
+     .kind = CFG_INT,
+     .required = 1,
+     .off = CO_(nprocs),
+     .min = 1,
+     .max = 1048576,
+     .doc = "number of MPI processes"},
+    {.key = "cmd",
+     .kind = CFG_CUSTOM,
+     .required = 1,
+     .off = CO_(argv),
+     .count_off = CO_(argc),
+     .nmin = 1,
+     .handler = &strings_handler,
+     .doc = "the program and its arguments, as xfer-run starts it"},
+    {.key = "env",
+     .kind = CFG_CUSTOM,
+     .dflt = "{}",
+     .off = CO_(env),
+     .count_off = CO_(nenv),
+     .handler = &env_handler,
+     .doc = "environment variables set for the component's processes"},
+};
+
+static const cfg_table_t component_table = {
+    .path = "components[]",
+    .noun = "component",
+    .keys = component_keys,
+    .nkeys = NKEYS(component_keys),
+    .size = sizeof(xfer_cfg_component_t),
+    .has_pos = 1,
+    .line_off = CO_(line),
+    .col_off = CO_(col),
+    .doc = "A component is one MPI application of the workflow."};
+
+#define WF_(f) offsetof(xfer_config_t, f)
+/* control and topology are flat in xfer_config_t: their tables use its offsets */
+static const cfg_key_t control_keys[] = {
+    {.key = "endpoint",
+     .kind = CFG_STR,
+     .dflt = "tcp://127.0.0.1:5757",
+     .off = WF_(control_endpoint),
+     .doc = "ZeroMQ endpoint of the control plane (xferd)"},
+    {.key = "heartbeat_ms",
+     .kind = CFG_INT,
+     .dflt = "500",
+     .off = WF_(heartbeat_ms),
+     .min = 1,
+     .max = 3600000,
+     .doc = "interval of the components' heartbeats"},
+    {.key = "timeout_ms",
+     .kind = CFG_INT,
+     .dflt = "30000",
+     .off = WF_(timeout_ms),
+     .min = 1,
+     .max = 86400000,
+     .doc = "bound on every wait for a peer; on expiry the call fails"},
+};
+
+static const cfg_table_t control_table = {.path = "control",
+                                          .keys = control_keys,
+                                          .nkeys = NKEYS(control_keys),
+                                          .doc = "The control plane: liveness and timeouts."};
+
+static const cfg_key_t topology_keys[] = {
+    {.key = "kind",
+     .kind = CFG_ENUM,
+     .dflt = "fully_connected",
+     .off = WF_(topology),
+     .names = topology_names,
+     .doc = "the network the channels run over; ring admits only ring algorithms"},
+    {.key = "ranks_per_node",
+     .kind = CFG_INT,
+     .dflt = "auto",
+     .off = WF_(ranks_per_node),
+     .min = 1,
+     .max = 65536,
+     .word = "auto",
+     .doc = "auto: nodes are the shared-memory nodes; a number: virtual nodes of that size"},
+};
+
+static const cfg_table_t topology_table = {.path = "topology",
+                                           .keys = topology_keys,
+                                           .nkeys = NKEYS(topology_keys),
+                                           .doc =
+                                               "What the algorithms may assume about the network."};
+
+static const cfg_key_t top_keys[] = {
+    {.key = "workflow",
+     .kind = CFG_NAME,
+     .required = 1,
+     .off = WF_(workflow),
+     .doc = "the workflow's name (logs, rendezvous files)"},
+    {.key = "control", .kind = CFG_MAP, .sub = &control_table, .doc = "control plane"},
+    {.key = "topology", .kind = CFG_MAP, .sub = &topology_table, .doc = "network topology"},
+    {.key = "components",
+     .kind = CFG_LIST,
+     .required = 1,
+     .off = WF_(components),
+     .count_off = WF_(ncomponents),
+     .sub = &component_table,
+     .nmin = 1,
+     .nmax = 4096,
+     .doc = "the MPI applications"},
+    {.key = "channels",
+     .kind = CFG_LIST,
+     .dflt = "[]",
+     .off = WF_(channels),
+     .count_off = WF_(nchannels),
+     .sub = &channel_table,
+     .nmin = 0,
+     .nmax = 4096,
+     .doc = "the data flows between them"},
+    {.key = "launch",
+     .kind = CFG_ENUM,
+     .dflt = "auto",
+     .off = WF_(launch),
+     .names = launch_names,
+     .doc = "how xfer-run starts the components: auto (separate when the MPI library can open "
+            "ports, else mpmd), mpmd (one mpiexec), separate (one mpiexec per component), user "
+            "(the application supplies the intercommunicators)"},
+    {.key = "run_dir",
+     .kind = CFG_STR,
+     .dflt = "",
+     .off = WF_(run_dir),
+     .doc = "rendezvous directory; empty: the runtime picks one"},
+};
+
+static const cfg_table_t top_table = {.path = "",
+                                      .keys = top_keys,
+                                      .nkeys = NKEYS(top_keys),
+                                      .doc = "A workflow file is one YAML mapping."};
+
+/* ---- public API --------------------------------------------------------------------------- */
+
+xfer_status_t xfer_config_load(const char *path, xfer_config_t **cfg)
+{
+    xfer_config_t *c;
+    xfer_status_t st;
+
+    if (!cfg)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "cfg is NULL");
+    *cfg = NULL;
+    if (!path)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "path is NULL");
+    if (!(c = xfer_calloc(1, sizeof(*c))))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "configuration");
+    if (!(c->path = xfer_cfg_strdup(path))) {
+        xfer_free(c);
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "configuration");
+    }
+    st = xfer_cfg_parse(path, &top_table, c);
+    if (st != XFER_SUCCESS) {
+        xfer_config_free(&c);
+        return st;
+    }
+    *cfg = c;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_config_print(const xfer_config_t *cfg, FILE *out)
+{
+    const char *s;
+
+    if (!cfg || !out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "%s is NULL", cfg ? "out" : "cfg");
+    fputs("# effective configuration of ", out);
+    for (s = cfg->path; s && *s; s++) /* a comment ends at a line break */
+        putc((unsigned char) *s < 0x20 ? '?' : *s, out);
+    putc('\n', out);
+    xfer_cfg_print_map(out, cfg, &top_table, cfg, 0, 0);
+    if (ferror(out))
+        return XFER_ERR(XFER_ERR_INTERNAL, "writing the configuration failed");
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_config_free(xfer_config_t **cfg)
+{
+    if (!cfg)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "cfg is NULL");
+    if (*cfg) {
+        xfer_cfg_release(&top_table, *cfg);
+        xfer_free((*cfg)->path);
+        xfer_free(*cfg);
+        *cfg = NULL;
+    }
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_config_component(const xfer_config_t *cfg, const char *name, int *index)
+{
+    int i;
+
+    if (!cfg || !name || !index)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "%s is NULL",
+                        !cfg    ? "cfg"
+                        : !name ? "name"
+                                : "index");
+    for (i = 0; i < cfg->ncomponents; i++) {
+        if (strcmp(cfg->components[i].name, name) == 0) {
+            *index = i;
+            return XFER_SUCCESS;
+        }
+    }
+    return XFER_ERR(XFER_ERR_NOT_FOUND, "no component \"%.64s\" in %s", name, cfg->path);
+}
+
+xfer_status_t xfer_config_channel(const xfer_config_t *cfg, const char *name, int *index)
+{
+    int i;
+
+    if (!cfg || !name || !index)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "%s is NULL",
+                        !cfg    ? "cfg"
+                        : !name ? "name"
+                                : "index");
+    for (i = 0; i < cfg->nchannels; i++) {
+        if (strcmp(cfg->channels[i].name, name) == 0) {
+            *index = i;
+            return XFER_SUCCESS;
+        }
+    }
+    return XFER_ERR(XFER_ERR_NOT_FOUND, "no channel \"%.64s\" in %s", name, cfg->path);
+}
+
+xfer_status_t xfer_config_doc(FILE *out)
+{
+    if (!out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "out is NULL");
+    xfer_cfg_doc(out, &top_table);
+    if (ferror(out))
+        return XFER_ERR(XFER_ERR_INTERNAL, "writing the reference failed");
+    return XFER_SUCCESS;
+}
