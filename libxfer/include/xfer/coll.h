@@ -62,6 +62,8 @@ typedef struct xfer_coll_opts {
                                    XFER_INTRA_ALLGATHER (default auto); 1: the MPI library's
                                    MPI_Allgatherv; 2: libxfer's ring; 3: auto (ring for blocks
                                    of 64 KiB and more) */
+    int hier_auto;            /**< with algorithm auto: 0 or 1: the cost model may choose
+                                   node-hierarchical staging (default); -1: never */
 } xfer_coll_opts_t;
 
 /** Timing of the calling rank's last collective operation (all times MPI_Wtime seconds). */

@@ -11,5 +11,6 @@
 #include <xfer/coll.h>
 #include <xfer/sim.h>
 #include <xfer/config.h>
+#include <xfer/workflow.h>
 
 #endif /* XFER_XFER_H */

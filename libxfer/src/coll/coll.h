@@ -46,6 +46,7 @@ typedef struct xfer_resolved_opts {
     int hier_sync;       /* XFER_HIER_FLAGS or XFER_HIER_BARRIER */
     int intra_allgather; /* XFER_INTRA_MPI, _RING or _AUTO (exec.h): opts.intra_allgather's values
                           */
+    int no_auto_hier;    /* opts.hier_auto < 0: the automatic choice stays flat */
 } xfer_resolved_opts_t;
 
 typedef struct xfer_dtype_info {

@@ -128,6 +128,7 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t 
                     XFER_INTRA_AUTO, "auto, mpi or ring", &o->intra_allgather);
     if (st != XFER_SUCCESS)
         return st;
+    o->no_auto_hier = u->hier_auto < 0;
     o->check = u->check >= 0 ? (u->check != 0) : (xfer_env_long("XFER_CHECK", 0) != 0);
     o->timeout_ms = u->timeout_ms >= 0 ? u->timeout_ms : (int) xfer_env_long("XFER_TIMEOUT_MS", 0);
     if (o->timeout_ms < 0)
@@ -368,7 +369,7 @@ static xfer_status_t select_algo(xfer_plan_t *p)
         xfer_model_t m;
         xfer_model_init(&m, p->topo->nnodes, p->topo->max_ppn);
         p->algo = xfer_select_auto(s, &m, how, sizeof(how));
-        if (p->topo->hier_possible) { /* same decision on every rank: see topo.c */
+        if (p->topo->hier_possible && !p->opts.no_auto_hier) { /* same on every rank: topo.c */
             xfer_status_t st = consider_hier(p, &m, how, sizeof(how));
             if (st != XFER_SUCCESS)
                 return st;

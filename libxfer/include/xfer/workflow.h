@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file workflow.h
+ * @brief Workflow layer: components joined by channels that move datasets step by step.
+ *
+ * A component is one MPI application of a workflow file (see config.h). xfer_init() joins it
+ * to the components it shares channels with: one intercommunicator per channel, formed by
+ * MPI_Comm_connect/accept between separately launched jobs, by MPI_Intercomm_create inside
+ * one MPMD launch, or supplied by the application. A channel moves its datasets in numbered
+ * steps (0, 1, ...): the sending side puts its block of each dataset and commits the step
+ * with xfer_step_end(); the receiving side gets the whole array (or a selection of it) in
+ * global layout, then releases the step with xfer_step_end(). Full-duplex channels do both
+ * on both sides, in the same step. See docs/workflow.md.
+ */
+#ifndef XFER_WORKFLOW_H
+#define XFER_WORKFLOW_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xfer/config.h>
+#include <xfer/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque workflow context of one component. */
+typedef struct xfer xfer_t;
+
+/** Opaque channel handle (owned by its xfer_t). */
+typedef struct xfer_channel xfer_channel_t;
+
+/**
+ * A dataset as one call sees it. For xfer_put: the dataset's name, type and global shape
+ * (checked against the workflow file) and the calling rank's block, start[d] .. start[d] +
+ * count[d] - 1 in each dimension (an empty block has some count[d] == 0). For xfer_get:
+ * filled in with the global shape, the selection returned and the step.
+ */
+typedef struct xfer_dataset_desc {
+    const char *name;
+    xfer_type_t type;
+    int ndims;
+    uint64_t dims[XFER_MAX_DIMS];
+    uint64_t start[XFER_MAX_DIMS];
+    uint64_t count[XFER_MAX_DIMS];
+    uint64_t step; /**< xfer_get: the step the data belongs to */
+} xfer_dataset_desc_t;
+
+/** Role of a component in a channel. */
+typedef enum xfer_role {
+    XFER_ROLE_SEND = 1, /**< half-duplex sender */
+    XFER_ROLE_RECV = 2, /**< half-duplex receiver */
+    XFER_ROLE_BOTH = 3  /**< full duplex: sends and receives */
+} xfer_role_t;
+
+/**
+ * Join the workflow as component @p component (NULL: the XFER_COMPONENT environment variable,
+ * else, in an MPMD launch, the component whose index in the file is MPI_APPNUM). @p yaml_path
+ * NULL means the XFER_CONFIG environment variable. @p comm holds every process of this launch
+ * (MPI_COMM_WORLD): the component itself for a separate launch, all components for an MPMD one.
+ *
+ * Collective over @p comm. Forms the intercommunicator of every channel of this component, in
+ * file order, and checks the channel's datasets, duplex and algorithm against the peer's: a
+ * mismatch fails on both sides with XFER_ERR_MISMATCH naming the dataset and both shapes.
+ * Every wait for a peer is bounded by control.timeout_ms (XFER_TIMEOUT_MS overrides).
+ * Caller owns *@p x and releases it with xfer_finalize().
+ */
+XFER_PUBLIC xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm comm,
+                                    xfer_t **x);
+
+/** The component's own communicator (its ranks only). Owned by @p x: do not free it. */
+XFER_PUBLIC xfer_status_t xfer_comm(const xfer_t *x, MPI_Comm *comm);
+
+/** The workflow configuration in use and this component's index in it. */
+XFER_PUBLIC xfer_status_t xfer_config_of(const xfer_t *x, const xfer_config_t **cfg,
+                                         int *component);
+
+/**
+ * launch: user only: use @p inter (this component's side) as channel @p channel's
+ * intercommunicator. Collective over @p inter; the peer attaches the same channel. libxfer
+ * duplicates @p inter; the caller keeps ownership of it.
+ */
+XFER_PUBLIC xfer_status_t xfer_channel_attach(xfer_t *x, const char *channel, MPI_Comm inter);
+
+/** Handle of channel @p channel (local; the channel was formed by xfer_init or attach). */
+XFER_PUBLIC xfer_status_t xfer_channel_open(xfer_t *x, const char *channel, xfer_channel_t **ch);
+
+/** This component's role in @p ch. */
+XFER_PUBLIC xfer_status_t xfer_channel_role(const xfer_channel_t *ch, xfer_role_t *role);
+
+/** The step the next put or get of @p ch belongs to. */
+XFER_PUBLIC xfer_status_t xfer_channel_step(const xfer_channel_t *ch, uint64_t *step);
+
+/** The channel's intercommunicator (owned by libxfer: do not free it). */
+XFER_PUBLIC xfer_status_t xfer_channel_intercomm(const xfer_channel_t *ch, MPI_Comm *inter);
+
+/**
+ * Stage the calling rank's block of dataset @p d->name for the current step. @p block holds
+ * prod(count) elements, contiguous, slowest dimension first (NULL allowed for an empty block).
+ * The block is copied: the caller may reuse it on return. The decomposition is fixed by the
+ * first step: a later step must put the same block. Local; never waits for the peer.
+ */
+XFER_PUBLIC xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
+                                   const void *block);
+
+/**
+ * Commit (sending side) and release (receiving side) the current step, then move on to the
+ * next. A sender waits only when max_in_flight_steps committed steps are still in flight;
+ * the wait is bounded by the timeout. Collective over the component's ranks (each calls it
+ * once per step).
+ */
+XFER_PUBLIC xfer_status_t xfer_step_end(xfer_channel_t *ch);
+
+/**
+ * Receive the whole dataset @p dataset of the current step into @p buf (global layout,
+ * slowest dimension first), waiting for it (bounded by the timeout). @p bufsize is checked:
+ * a buffer too small fails with XFER_ERR_INVALID_ARG and writes nothing. @p out (may be NULL)
+ * receives the shape and step. Returns XFER_ERR_END_OF_STREAM once the sender has ended the
+ * channel and every step it committed was received, XFER_ERR_NOT_FOUND when the channel has
+ * no such dataset or the sender did not put it in this step.
+ */
+XFER_PUBLIC xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf,
+                                   size_t bufsize, xfer_dataset_desc_t *out);
+
+/** As xfer_get, for the hyperslab start[d] .. start[d] + count[d] - 1 only (packed in @p buf). */
+XFER_PUBLIC xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset,
+                                             const uint64_t start[], const uint64_t count[],
+                                             void *buf, size_t bufsize, xfer_dataset_desc_t *out);
+
+/**
+ * Leave the workflow: every committed step is delivered (bounded by the timeout), the peers
+ * are told that no more steps come, and the intercommunicators are freed. Collective over
+ * the component's ranks. Accepts NULL and sets *@p x to NULL.
+ */
+XFER_PUBLIC xfer_status_t xfer_finalize(xfer_t **x);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XFER_WORKFLOW_H */

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Joining components: which component this process is, the launch mode, and the
+ * intercommunicator of each channel (MPMD split, or connect/accept through a port file). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#define XFER_FORM_TAG 0x5800
+
+static const char *const launch_names[] = {"auto", "mpmd", "separate", "user"};
+
+static xfer_status_t components_list(const xfer_config_t *c, char *buf, size_t len)
+{
+    size_t o = 0;
+    int i;
+    buf[0] = '\0';
+    for (i = 0; i < c->ncomponents && o < len; i++)
+        o += (size_t) snprintf(buf + o, len - o, "%s%s", i ? ", " : "", c->components[i].name);
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_rt_launch_mode(struct xfer *x, const char *component)
+{
+    const xfer_config_t *c = x->cfg;
+    xfer_status_t st = XFER_SUCCESS;
+    const char *env = xfer_env_str("XFER_LAUNCH");
+    int *appnum_p = NULL, flag = 0, appnum = -1, maxapp = -1, size, i;
+    int *comp_of = NULL;
+
+    x->launch = c->launch;
+    if (env) {
+        for (i = 0; i < 4; i++)
+            if (strcmp(env, launch_names[i]) == 0)
+                x->launch = (xfer_launch_t) i;
+        if (strcmp(env, launch_names[x->launch]) != 0)
+            return XFER_ERR(XFER_ERR_CONFIG,
+                            "XFER_LAUNCH=\"%s\": expected auto, mpmd, separate "
+                            "or user",
+                            env);
+    }
+    XFER_MPI_GOTO(MPI_Comm_get_attr(x->world, MPI_APPNUM, &appnum_p, &flag), st, out);
+    if (flag && appnum_p)
+        appnum = *appnum_p;
+    XFER_MPI_GOTO(MPI_Allreduce(&appnum, &maxapp, 1, MPI_INT, MPI_MAX, x->world), st, out);
+    if (x->launch == XFER_LAUNCH_AUTO)
+        x->launch = maxapp >= 1 ? XFER_LAUNCH_MPMD : XFER_LAUNCH_SEPARATE;
+
+    if (!component)
+        component = xfer_env_str("XFER_COMPONENT");
+    if (component) {
+        st = xfer_config_component(c, component, &x->comp);
+        if (st != XFER_SUCCESS) {
+            char list[512];
+            components_list(c, list, sizeof(list));
+            return XFER_ERR(XFER_ERR_NOT_FOUND,
+                            "component \"%s\" is not in workflow %s (components: %s)", component,
+                            c->workflow, list);
+        }
+    } else if (x->launch == XFER_LAUNCH_MPMD && appnum >= 0 && appnum < c->ncomponents) {
+        x->comp = appnum; /* application context k of the launch is component k of the file */
+    } else {
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "which component is this? pass its name to xfer_init or set "
+                        "XFER_COMPONENT (launch: %s)",
+                        launch_names[x->launch]);
+    }
+    XFER_MPI_GOTO(MPI_Comm_rank(x->world, &x->rank), st, out);
+    XFER_MPI_GOTO(MPI_Comm_size(x->world, &size), st, out);
+
+    if (x->launch != XFER_LAUNCH_MPMD) {
+        XFER_MPI_GOTO(MPI_Comm_dup(x->world, &x->comm), st, out);
+        x->size = size;
+        if (size != c->components[x->comp].nprocs)
+            return XFER_ERR(XFER_ERR_CONFIG,
+                            "component %s runs on %d ranks; the workflow file says nprocs: %d",
+                            c->components[x->comp].name, size, c->components[x->comp].nprocs);
+        return XFER_SUCCESS;
+    }
+
+    /* MPMD: every rank says which component it is; the component's ranks split off. */
+    comp_of = xfer_calloc((size_t) size, sizeof(int));
+    x->leader = xfer_calloc((size_t) c->ncomponents, sizeof(int));
+    x->nranks = xfer_calloc((size_t) c->ncomponents, sizeof(int));
+    if (!comp_of || !x->leader || !x->nranks) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "component table");
+        goto out;
+    }
+    XFER_MPI_GOTO(MPI_Allgather(&x->comp, 1, MPI_INT, comp_of, 1, MPI_INT, x->world), st, out);
+    for (i = 0; i < c->ncomponents; i++)
+        x->leader[i] = -1;
+    for (i = size - 1; i >= 0; i--) {
+        x->leader[comp_of[i]] = i;
+        x->nranks[comp_of[i]]++;
+    }
+    XFER_MPI_GOTO(MPI_Comm_split(x->world, x->comp, x->rank, &x->comm), st, out);
+    XFER_MPI_GOTO(MPI_Comm_size(x->comm, &x->size), st, out);
+    for (i = 0; i < c->ncomponents; i++)
+        if (x->nranks[i] != c->components[i].nprocs) {
+            st = x->nranks[i] == 0
+                     ? XFER_ERR(XFER_ERR_CONFIG,
+                                "component %s is not part of this MPMD launch (it needs %d "
+                                "ranks; start every component in one mpiexec, in file order, or "
+                                "use xfer-run)",
+                                c->components[i].name, c->components[i].nprocs)
+                     : XFER_ERR(XFER_ERR_CONFIG,
+                                "component %s runs on %d ranks; the workflow file says nprocs: %d",
+                                c->components[i].name, x->nranks[i], c->components[i].nprocs);
+            goto out;
+        }
+out:
+    xfer_free(comp_of);
+    return st;
+}
+
+/* ---- watchdog: MPI_Comm_accept/connect cannot time out by themselves ----------------------- */
+
+typedef struct watch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    int timeout_ms;
+    char what[512];
+    pthread_t th;
+} watch_t;
+
+static void *watch_main(void *arg)
+{
+    watch_t *w = arg;
+    struct timespec ts;
+    int rc = 0;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += w->timeout_ms / 1000;
+    ts.tv_nsec += (long) (w->timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&w->mu);
+    while (!w->done && rc == 0)
+        rc = pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    if (!w->done) {
+        /* The MPI call is stuck inside the library and nothing else can bound it: say why and
+         * end the process (the launcher then stops the workflow). */
+        fprintf(stderr, "xfer: %s: no peer within %d ms; exiting (XFER_ERR_TIMEOUT)\n", w->what,
+                w->timeout_ms);
+        fflush(stderr);
+        _exit(124);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static int watch_begin(watch_t *w, int timeout_ms, const char *what)
+{
+    memset(w, 0, sizeof(*w));
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->timeout_ms = timeout_ms;
+    snprintf(w->what, sizeof(w->what), "%s", what);
+    return pthread_create(&w->th, NULL, watch_main, w);
+}
+
+static void watch_end(watch_t *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->done = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->th, NULL);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+}
+
+/* ---- port files --------------------------------------------------------------------------- */
+
+static void run_dir(const struct xfer *x, char *buf, size_t len)
+{
+    const char *env = xfer_env_str("XFER_RUN_DIR");
+    if (env)
+        snprintf(buf, len, "%s", env);
+    else if (x->cfg->run_dir && x->cfg->run_dir[0])
+        snprintf(buf, len, "%s", x->cfg->run_dir);
+    else
+        snprintf(buf, len, "xfer-run.%s", x->cfg->workflow);
+}
+
+static xfer_status_t write_port(const char *path, const char *port)
+{
+    char tmp[1100];
+    FILE *f;
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long) getpid());
+    f = fopen(tmp, "w");
+    if (!f)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "cannot write port file %s: %s", tmp,
+                        strerror(errno));
+    if (fprintf(f, "%s\n", port) < 0 || fclose(f) != 0) {
+        unlink(tmp);
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "cannot write port file %s", tmp);
+    }
+    if (rename(tmp, path) != 0) { /* readers see the whole name or nothing */
+        unlink(tmp);
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "cannot rename %s to %s: %s", tmp, path,
+                        strerror(errno));
+    }
+    return XFER_SUCCESS;
+}
+
+static int read_port(const char *path, char *port, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    size_t n;
+    if (!f)
+        return 0;
+    n = fread(port, 1, len - 1, f);
+    fclose(f);
+    port[n] = '\0';
+    while (n > 0 && (port[n - 1] == '\n' || port[n - 1] == '\r'))
+        port[--n] = '\0';
+    return n > 0;
+}
+
+static xfer_status_t open_port_error(int rc, const char *channel)
+{
+    char text[MPI_MAX_ERROR_STRING] = "", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    char *nl;
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    MPI_Get_library_version(lib, &len);
+    if ((nl = strchr(lib, '\n')) != NULL)
+        *nl = '\0';
+    return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                    "channel %s: MPI_Open_port failed: %s. This MPI library (%s) cannot connect "
+                    "separately launched jobs (Debian's MPICH is built with ch4:ucx, which has no "
+                    "ports). Launch the workflow as one MPMD job instead (launch: mpmd, or "
+                    "xfer-run --launch mpmd), or use an MPI with dynamic processes (Open MPI with "
+                    "ompi-server, MPICH ch3)",
+                    channel, text, lib);
+}
+
+/* The `from` component accepts, the `to` component connects; the port name travels through
+ * <run dir>/<channel>.port. */
+static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, int *disconnect)
+{
+    const xfer_cfg_channel_t *c = &x->cfg->channels[index];
+    const int accepting = c->from == x->comp;
+    const char *peer = x->cfg->components[accepting ? c->to : c->from].name;
+    char dir[512], path[1024], what[1200];
+    char port[MPI_MAX_PORT_NAME + 1];
+    int status[2] = {XFER_SUCCESS, 0}, rank = 0, rc;
+    char msg[1024] = "";
+    xfer_status_t st = XFER_SUCCESS;
+    watch_t w;
+
+    memset(port, 0, sizeof(port));
+    XFER_MPI_GOTO(MPI_Comm_rank(x->comm, &rank), st, out);
+    run_dir(x, dir, sizeof(dir));
+    snprintf(path, sizeof(path), "%s/%s.port", dir, c->name);
+    if (rank == 0) {
+        if (accepting) {
+            MPI_Errhandler old_world, old_self;
+            if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+                st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                              "channel %s: cannot create run directory "
+                              "%s: %s",
+                              c->name, dir, strerror(errno));
+            unlink(path); /* a stale name from an earlier run */
+            /* MPI_Open_port reports on no communicator: make its failure a return code. */
+            MPI_Comm_get_errhandler(MPI_COMM_WORLD, &old_world);
+            MPI_Comm_get_errhandler(MPI_COMM_SELF, &old_self);
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+            MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+            if (st == XFER_SUCCESS && (rc = MPI_Open_port(MPI_INFO_NULL, port)) != MPI_SUCCESS)
+                st = open_port_error(rc, c->name);
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, old_world);
+            MPI_Comm_set_errhandler(MPI_COMM_SELF, old_self);
+            MPI_Errhandler_free(&old_world);
+            MPI_Errhandler_free(&old_self);
+            if (st == XFER_SUCCESS)
+                st = write_port(path, port);
+        } else {
+            const double deadline = MPI_Wtime() + 1e-3 * x->timeout_ms;
+            const struct timespec nap = {0, 20 * 1000 * 1000};
+            while (!read_port(path, port, sizeof(port))) {
+                if (MPI_Wtime() > deadline) {
+                    st = XFER_ERR(XFER_ERR_TIMEOUT,
+                                  "channel %s: no port file %s from component %s within %d ms "
+                                  "(is %s running, with the same run directory?)",
+                                  c->name, path, peer, x->timeout_ms, peer);
+                    break;
+                }
+                nanosleep(&nap, NULL); /* waiting for another job to write a file */
+            }
+        }
+        status[0] = (int) st;
+        if (st != XFER_SUCCESS)
+            snprintf(msg, sizeof(msg), "%s", xfer_last_error());
+    }
+    XFER_MPI_GOTO(MPI_Bcast(status, 2, MPI_INT, 0, x->comm), st, out);
+    if (status[0] != XFER_SUCCESS) {
+        XFER_MPI_GOTO(MPI_Bcast(msg, (int) sizeof(msg), MPI_CHAR, 0, x->comm), st, out);
+        return rank == 0 ? (xfer_status_t) status[0]
+                         : xfer_err_raw((xfer_status_t) status[0], "%s", msg);
+    }
+    snprintf(what, sizeof(what), "channel %s: %s component %s (port file %s)", c->name,
+             accepting ? "waiting for" : "connecting to", peer, path);
+    if (watch_begin(&w, x->timeout_ms, what) != 0)
+        return XFER_ERR(XFER_ERR_INTERNAL, "cannot start the connection watchdog");
+    if (accepting)
+        rc = MPI_Comm_accept(port, MPI_INFO_NULL, 0, x->comm, inter);
+    else
+        rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, x->comm, inter);
+    watch_end(&w);
+    if (rc != MPI_SUCCESS) {
+        st = xfer_err_mpi(rc, __func__, accepting ? "MPI_Comm_accept" : "MPI_Comm_connect");
+        goto out;
+    }
+    *disconnect = 1;
+    if (accepting && rank == 0) {
+        unlink(path);
+        MPI_Close_port(port);
+    }
+out:
+    return st;
+}
+
+xfer_status_t xfer_rt_form(struct xfer *x, int index, MPI_Comm *inter, int *disconnect)
+{
+    const xfer_cfg_channel_t *c = &x->cfg->channels[index];
+    const int peer = c->from == x->comp ? c->to : c->from;
+    xfer_status_t st = XFER_SUCCESS;
+    char what[256];
+    watch_t w;
+    int rc;
+
+    *disconnect = 0;
+    if (x->launch == XFER_LAUNCH_SEPARATE)
+        return form_separate(x, index, inter, disconnect);
+    snprintf(what, sizeof(what), "channel %s: forming the intercommunicator with component %s",
+             c->name, x->cfg->components[peer].name);
+    if (watch_begin(&w, x->timeout_ms, what) != 0)
+        return XFER_ERR(XFER_ERR_INTERNAL, "cannot start the connection watchdog");
+    rc = MPI_Intercomm_create(x->comm, 0, x->world, x->leader[peer], XFER_FORM_TAG + index, inter);
+    watch_end(&w);
+    if (rc != MPI_SUCCESS)
+        st = xfer_err_mpi(rc, __func__, "MPI_Intercomm_create");
+    return st;
+}

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The workflow context: configuration, component, channels (formation in intercomm.c, steps in
+ * dataset.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+double xfer_rt_deadline(const struct xfer *x)
+{
+    return MPI_Wtime() + 1e-3 * x->timeout_ms;
+}
+
+/* Every rank of @p comm learns the worst status; ranks that succeeded get a message saying
+ * which rank failed and why (its message is broadcast). */
+static xfer_status_t agree_local(MPI_Comm comm, xfer_status_t st)
+{
+    struct {
+        int st, rank;
+    } in, res;
+    char msg[1024];
+    int rank;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return st != XFER_SUCCESS ? st : XFER_ERR(XFER_ERR_MPI, "MPI_Comm_rank failed");
+    in.st = (int) st;
+    in.rank = rank;
+    if (MPI_Allreduce(&in, &res, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS)
+        return st != XFER_SUCCESS ? st : XFER_ERR(XFER_ERR_MPI, "MPI_Allreduce failed");
+    if (res.st == XFER_SUCCESS)
+        return XFER_SUCCESS;
+    snprintf(msg, sizeof(msg), "%s", xfer_last_error());
+    if (MPI_Bcast(msg, (int) sizeof(msg), MPI_CHAR, res.rank, comm) != MPI_SUCCESS)
+        return st != XFER_SUCCESS ? st : XFER_ERR(XFER_ERR_MPI, "MPI_Bcast failed");
+    if (st != XFER_SUCCESS)
+        return st;
+    return xfer_err_raw((xfer_status_t) res.st, "rank %d: %s", res.rank, msg);
+}
+
+static void free_ctx(struct xfer *x, int collective)
+{
+    int i;
+    if (!x)
+        return;
+    for (i = 0; x->ch && i < x->nch; i++)
+        xfer_rt_channel_free(&x->ch[i], collective);
+    xfer_free(x->ch);
+    xfer_free(x->leader);
+    xfer_free(x->nranks);
+    if (collective && x->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&x->comm);
+    if (collective && x->world != MPI_COMM_NULL)
+        MPI_Comm_free(&x->world);
+    xfer_config_free(&x->cfg);
+    xfer_free(x);
+}
+
+static xfer_status_t setup_channel(struct xfer *x, int i, MPI_Comm inter, int disconnect)
+{
+    xfer_status_t st;
+    XFER_CHECK_GOTO(xfer_rt_channel_new(x, i, inter, disconnect, &x->ch[i]), st, out);
+    st = xfer_rt_channel_handshake(x->ch[i]);
+out:
+    return st;
+}
+
+xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm comm, xfer_t **out)
+{
+    struct xfer *x = NULL;
+    xfer_status_t st = XFER_SUCCESS;
+    int i, inited = 0, rank = 0;
+    long env_tmo;
+
+    if (!out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "output pointer is NULL");
+    *out = NULL;
+    XFER_MPI_GOTO(MPI_Initialized(&inited), st, early);
+    if (!inited)
+        return XFER_ERR(XFER_ERR_STATE, "MPI is not initialised: call MPI_Init first");
+    if (comm == MPI_COMM_NULL)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "comm is MPI_COMM_NULL");
+    if (!yaml_path)
+        yaml_path = xfer_env_str("XFER_CONFIG");
+    XFER_MPI_GOTO(MPI_Comm_rank(comm, &rank), st, early);
+    x = xfer_calloc(1, sizeof(*x));
+    if (!x) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "context");
+        goto early;
+    }
+    x->world = x->comm = MPI_COMM_NULL;
+    if (!yaml_path)
+        st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                      "no workflow file: pass its path to xfer_init or set XFER_CONFIG");
+    else
+        st = xfer_config_load(yaml_path, &x->cfg);
+    /* Every rank reads the file: the same verdict everywhere (no collective needed yet). */
+    if (st != XFER_SUCCESS)
+        goto early;
+    XFER_MPI_GOTO(MPI_Comm_dup(comm, &x->world), st, early);
+    XFER_MPI_GOTO(MPI_Comm_set_errhandler(x->world, MPI_ERRORS_RETURN), st, fail);
+    x->timeout_ms = x->cfg->timeout_ms;
+    env_tmo = xfer_env_long("XFER_TIMEOUT_MS", 0);
+    if (env_tmo > 0)
+        x->timeout_ms = (int) env_tmo;
+    /* Virtual nodes from the file, unless the environment says otherwise. */
+    if (x->cfg->ranks_per_node > 0 && !xfer_env_str("XFER_NODE_SIZE")) {
+        char v[32];
+        snprintf(v, sizeof(v), "%d", x->cfg->ranks_per_node);
+        setenv("XFER_NODE_SIZE", v, 0);
+    }
+    st = xfer_rt_launch_mode(x, component);
+    st = agree_local(x->world, st);
+    if (st != XFER_SUCCESS)
+        goto fail;
+    XFER_MPI_GOTO(MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN), st, fail);
+    x->nch = x->cfg->nchannels;
+    x->ch = xfer_calloc((size_t) (x->nch ? x->nch : 1), sizeof(*x->ch));
+    if (!x->ch) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channels");
+        goto fail;
+    }
+    if (x->launch == XFER_LAUNCH_USER)
+        goto done;
+    /* File order on every component: a pair of components forms its channels in the same
+     * order, so no two components ever wait on each other crosswise. */
+    for (i = 0; i < x->nch; i++) {
+        const xfer_cfg_channel_t *c = &x->cfg->channels[i];
+        MPI_Comm inter = MPI_COMM_NULL;
+        int disconnect = 0;
+        if (c->from != x->comp && c->to != x->comp)
+            continue;
+        st = xfer_rt_form(x, i, &inter, &disconnect);
+        st = agree_local(x->comm, st);
+        if (st != XFER_SUCCESS)
+            goto fail;
+        st = setup_channel(x, i, inter, disconnect);
+        st = agree_local(x->comm, st);
+        if (st != XFER_SUCCESS)
+            goto fail;
+    }
+done:
+    *out = x;
+    return XFER_SUCCESS;
+fail:
+    free_ctx(x, 0);
+    return st;
+early:
+    if (x)
+        free_ctx(x, 1);
+    return st;
+}
+
+xfer_status_t xfer_channel_attach(xfer_t *x, const char *channel, MPI_Comm inter)
+{
+    xfer_status_t st;
+    MPI_Comm dup = MPI_COMM_NULL;
+    int i, is_inter = 0;
+
+    if (!x || !channel)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "context or channel name is NULL");
+    if (x->launch != XFER_LAUNCH_USER)
+        return XFER_ERR(XFER_ERR_STATE,
+                        "channel %s: xfer_channel_attach needs launch: user (this workflow's "
+                        "channels were formed by xfer_init)",
+                        channel);
+    XFER_CHECK_GOTO(xfer_config_channel(x->cfg, channel, &i), st, out);
+    if (x->cfg->channels[i].from != x->comp && x->cfg->channels[i].to != x->comp)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s does not involve component %s", channel,
+                        x->cfg->components[x->comp].name);
+    if (x->ch[i])
+        return XFER_ERR(XFER_ERR_STATE, "channel %s is already attached", channel);
+    XFER_MPI_GOTO(MPI_Comm_test_inter(inter, &is_inter), st, out);
+    if (!is_inter)
+        return XFER_ERR(XFER_ERR_NOT_INTERCOMM,
+                        "channel %s: the communicator is not an "
+                        "intercommunicator",
+                        channel);
+    XFER_MPI_GOTO(MPI_Comm_dup(inter, &dup), st, out);
+    st = setup_channel(x, i, dup, 0);
+    if (st != XFER_SUCCESS && !x->ch[i] && dup != MPI_COMM_NULL)
+        MPI_Comm_free(&dup);
+out:
+    return st;
+}
+
+xfer_status_t xfer_channel_open(xfer_t *x, const char *channel, xfer_channel_t **ch)
+{
+    xfer_status_t st;
+    int i;
+    if (!x || !channel || !ch)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "context, channel name or output is NULL");
+    XFER_CHECK_GOTO(xfer_config_channel(x->cfg, channel, &i), st, out);
+    if (x->cfg->channels[i].from != x->comp && x->cfg->channels[i].to != x->comp)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s joins %s and %s, not component %s",
+                        channel, x->cfg->components[x->cfg->channels[i].from].name,
+                        x->cfg->components[x->cfg->channels[i].to].name,
+                        x->cfg->components[x->comp].name);
+    if (!x->ch[i])
+        return XFER_ERR(XFER_ERR_STATE,
+                        "channel %s has no intercommunicator yet (launch: user: "
+                        "call xfer_channel_attach first)",
+                        channel);
+    *ch = x->ch[i];
+    return XFER_SUCCESS;
+out:
+    return st;
+}
+
+xfer_status_t xfer_comm(const xfer_t *x, MPI_Comm *comm)
+{
+    if (!x || !comm)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "context or output is NULL");
+    *comm = x->comm;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_config_of(const xfer_t *x, const xfer_config_t **cfg, int *component)
+{
+    if (!x)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "context is NULL");
+    if (cfg)
+        *cfg = x->cfg;
+    if (component)
+        *component = x->comp;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_finalize(xfer_t **px)
+{
+    struct xfer *x = px ? *px : NULL;
+    xfer_status_t st = XFER_SUCCESS, first = XFER_SUCCESS;
+    char first_msg[1024] = "";
+    int i, failed = 0;
+
+    if (!x)
+        return XFER_SUCCESS;
+    /* Channels finish in file order; each finish keeps the others progressing. */
+    for (i = 0; i < x->nch; i++) {
+        if (!x->ch[i])
+            continue;
+        st = xfer_rt_channel_finish(x->ch[i]);
+        if (st != XFER_SUCCESS && first == XFER_SUCCESS) {
+            first = st;
+            snprintf(first_msg, sizeof(first_msg), "%s", xfer_last_error());
+        }
+        if (x->ch[i]->failed)
+            failed = 1;
+    }
+    /* After a failure the peer may be gone: collective frees could wait for ever. */
+    for (i = 0; i < x->nch; i++)
+        xfer_rt_channel_free(&x->ch[i], !failed);
+    free_ctx(x, !failed);
+    *px = NULL;
+    if (first != XFER_SUCCESS)
+        return xfer_err_raw(first, "%s", first_msg);
+    return XFER_SUCCESS;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Runtime layer: the workflow context, channel formation and the step protocol.
+ *
+ * Step protocol (per channel). A side that sends data is a *sending side*; its group rank 0
+ * is the side's announcer. Control notes travel on communicators of their own (duplicates of
+ * the channel's intercommunicator and of the component's communicator), never mixed with data:
+ *   ANN(s)  announcer -> every other rank of both sides: step s is committed and will run;
+ *   EOS(n)  announcer -> every other rank: the side sends no step after n - 1;
+ *   CLOSE   a receive-only side's rank 0 -> the sending side's announcer: stop announcing;
+ *   ACK(n)  a receiving rank -> the other side's announcer: I released n steps;
+ *   CREDIT(n) announcer -> its own side: every remote rank released n steps (flow control);
+ *   FIN(a)  rank 0 <-> rank 0 at the end: nothing more comes; a ACKs were sent to you;
+ *   END     announcer -> its own side, last of all: no more notes on the local communicator.
+ * A rank starts the collective of step s only when every sending side announced s (and, on a
+ * sending side, when it committed s itself). Every started collective therefore has all its
+ * participants; nothing is ever abandoned half-posted, which lets both sides finish cleanly
+ * whichever ends first. Each step moves one inter-group allgatherv: a sending rank contributes
+ * a 32-byte header (step, datasets put) followed by its block of each dataset it sends. */
+#ifndef XFER_RUNTIME_H
+#define XFER_RUNTIME_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include <xfer/xfer.h>
+
+#include "../core/core.h"
+
+#define XFER_RT_MAGIC 0x58465331u /* "XFS1" */
+
+/* Header at the start of every sending rank's contribution. */
+typedef struct xfer_rt_hdr {
+    uint32_t magic;
+    uint32_t flags;
+    uint64_t step;
+    uint64_t mask; /* bit i: dataset i of this direction was put in this step */
+    uint64_t rank;
+} xfer_rt_hdr_t;
+
+/* One dataset of a channel. Geometry of the sending side's ranks is known after setup. */
+typedef struct xfer_rt_dset {
+    const xfer_cfg_dataset_t *cfg;
+    int out;      /* this component sends it */
+    int bit;      /* index within its direction (header mask bit) */
+    size_t esize; /* bytes per element */
+    /* this rank's block (sending side) */
+    int declared;
+    uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
+    size_t my_off, my_bytes; /* place in this rank's contribution */
+    /* every sending rank's block (after setup): [rank * ndims + d] */
+    uint64_t *g_start, *g_count;
+    size_t *g_off; /* byte offset of the block within that rank's contribution */
+    int never;     /* no sending rank put it in step 0: never sent */
+    void *pending; /* step 0's block, put before the contribution sizes are known */
+} xfer_rt_dset_t;
+
+enum {
+    XFER_SLOT_FREE = 0,
+    XFER_SLOT_FILLING,
+    XFER_SLOT_COMMITTED,
+    XFER_SLOT_ACTIVE,
+    XFER_SLOT_DONE
+};
+
+typedef struct xfer_rt_slot {
+    int state;
+    uint64_t step;
+    int released;      /* the application finished with the step */
+    uint64_t mask;     /* datasets put (sending side) */
+    char *sbuf, *rbuf; /* this rank's contribution; every remote contribution */
+    MPI_Comm comm;     /* duplicate of the channel's intercommunicator */
+    xfer_plan_t *plan;
+} xfer_rt_slot_t;
+
+struct xfer_channel {
+    struct xfer *x;
+    int index;
+    const xfer_cfg_channel_t *cfg;
+    xfer_role_t role;
+    int side;           /* 0: the channel's `from` component, 1: its `to` */
+    int peer;           /* component index of the other side */
+    int sends[2];       /* side k sends data */
+    MPI_Comm inter;     /* the channel's intercommunicator (owned) */
+    int disconnect;     /* formed by connect/accept: MPI_Comm_disconnect it */
+    MPI_Comm ctl_inter; /* control notes to the other side */
+    MPI_Comm ctl_local; /* control notes inside this side */
+    int me, nlocal, nremote;
+    char algorithm[64]; /* effective algorithm name (after env and topology) */
+    int nds;
+    xfer_rt_dset_t *ds;
+    size_t my_bytes; /* this rank's contribution (header included), 0 if it sends nothing */
+    size_t *r_bytes; /* every remote rank's contribution */
+    size_t r_total;
+    int nslots;
+    xfer_rt_slot_t *slots;
+    int setup;          /* geometry exchanged and plans built */
+    uint64_t cur;       /* step of the application's next put/get */
+    int cur_committed;  /* full duplex: the first get of the step committed it */
+    uint64_t committed; /* steps this rank committed (sending side) */
+    uint64_t started;   /* steps whose collective this rank started */
+    uint64_t ann[2];    /* steps announced by side k's announcer */
+    int64_t eos[2];     /* side k ended after this many steps (-1: not ended) */
+    int close_seen;     /* announcer: the receive-only side asked to stop */
+    int close_sent;
+    int failed; /* a collective failed: the channel is unusable */
+    int ended;  /* the application was told the channel ended */
+    void **out; /* control notes in flight */
+    int nout, cap_out;
+    int end_seen;       /* the own announcer's last note arrived */
+    int fin_seen;       /* the other side's rank 0 said it finished (rank 0 only) */
+    int finished;       /* xfer_finalize completed this channel */
+    uint64_t released;  /* steps the application released (receiving side) */
+    uint64_t credit;    /* steps the other side released (what a sender may run ahead of) */
+    uint64_t *rel_of;   /* announcer: steps released by each remote rank */
+    uint64_t acks_sent; /* ACK notes this rank sent; rank 0 learns its side's total */
+    uint64_t acks_recv; /* announcer: ACK notes received */
+    int64_t fin_acks;   /* rank 0: the ACK total the other side's FIN announced */
+};
+
+struct xfer {
+    xfer_config_t *cfg;
+    int comp;       /* this component's index */
+    MPI_Comm world; /* duplicate of the communicator given to xfer_init */
+    MPI_Comm comm;  /* the component's ranks */
+    int rank, size;
+    xfer_launch_t launch;
+    int timeout_ms;
+    char run_dir[512];
+    int *leader; /* MPMD: world rank of each component's rank 0 (-1: absent) */
+    int *nranks; /* MPMD: ranks of each component */
+    int nch;
+    xfer_channel_t **ch; /* by channel index; NULL for channels of other components */
+};
+
+/* intercomm.c */
+xfer_status_t xfer_rt_launch_mode(struct xfer *x, const char *component);
+xfer_status_t xfer_rt_form(struct xfer *x, int index, MPI_Comm *inter, int *disconnect);
+
+/* dataset.c */
+xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int disconnect,
+                                  xfer_channel_t **out);
+xfer_status_t xfer_rt_channel_handshake(xfer_channel_t *ch);
+xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch);
+void xfer_rt_channel_free(xfer_channel_t **ch, int collective);
+
+/* Deadline helpers (MPI_Wtime based). */
+double xfer_rt_deadline(const struct xfer *x);
+
+#endif /* XFER_RUNTIME_H */

@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Coupled runs of the workflow layer with xfer-synth (tools/xfer-synth.c): every receiving rank
+# compares each dataset, whole and as a hyperslab, byte for byte with the pattern the senders
+# put. Workflow files are written here, per shape, into the build tree.
+if(NOT TARGET xfer-synth)
+  return()
+endif()
+set(SYNTH $<TARGET_FILE:xfer-synth>)
+set(RT_DIR ${CMAKE_CURRENT_BINARY_DIR}/runtime)
+file(MAKE_DIRECTORY ${RT_DIR})
+
+# Datasets: 1-D, 2-D and 3-D of several types, sizes that divide by nothing in particular.
+set(RT_FWD "    datasets:
+      - {name: line, type: float64, dims: [37]}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: cube, type: uint8, dims: [5, 4, 3]}")
+set(RT_BWD "
+      - {name: back2, type: float32, dims: [11, 7], from: b}
+      - {name: back3, type: int64, dims: [3, 5, 2], from: b}")
+
+# rt_workflow(<file> <p> <q> <half|full> [TIMEOUT ms] [DIMS_U text])
+function(rt_workflow file p q duplex)
+  cmake_parse_arguments(W "" "TIMEOUT;PLANE" "" ${ARGN})
+  if(NOT W_TIMEOUT)
+    set(W_TIMEOUT 60000)
+  endif()
+  set(fwd "${RT_FWD}")
+  if(W_PLANE)
+    string(REPLACE "dims: [13, 9]" "dims: [${W_PLANE}]" fwd "${fwd}")
+  endif()
+  set(bwd "")
+  if(duplex STREQUAL "full")
+    set(bwd "${RT_BWD}")
+  endif()
+  file(WRITE ${file} "workflow: rt_${p}x${q}_${duplex}
+control: {timeout_ms: ${W_TIMEOUT}}
+components:
+  - {name: a, nprocs: ${p}, cmd: [xfer-synth]}
+  - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
+channels:
+  - name: c
+    from: a
+    to: b
+    duplex: ${duplex}
+    max_in_flight_steps: 2
+${fwd}${bwd}
+")
+endfunction()
+
+# An MPMD launch of two or three xfer-synth contexts, in file order (component k = MPI_APPNUM k).
+function(rt_mpmd out cfg)
+  cmake_parse_arguments(M "" "" "NP;ARGS;ARGS1" ${ARGN})
+  xfer_mpi_envflags(genv ENV XFER_CONFIG=${cfg})
+  list(GET M_NP 0 n0)
+  set(cmd ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} ${n0}
+          ${SYNTH} ${M_ARGS})
+  list(LENGTH M_NP nctx)
+  math(EXPR last "${nctx} - 1")
+  foreach(k RANGE 1 ${last})
+    list(GET M_NP ${k} nk)
+    xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${cfg})
+    set(args ${M_ARGS})
+    if(k EQUAL 1 AND M_ARGS1)
+      set(args ${M_ARGS1})
+    endif()
+    list(APPEND cmd : ${MPIEXEC_NUMPROC_FLAG} ${nk} ${lenv} ${SYNTH} ${args})
+  endforeach()
+  set(${out} ${cmd} PARENT_SCOPE)
+endfunction()
+
+function(rt_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "COMMAND" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_test(NAME ${P}.workflow.${name} COMMAND ${T_COMMAND})
+  set_tests_properties(${P}.workflow.${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
+                       LABELS "mpi;workflow" ENVIRONMENT "${XFER_MPIEXEC_ENV}")
+endfunction()
+
+# A run that must fail: non-zero exit, within MAXTIME seconds, with output matching EXPECT.
+function(rt_fail_test name)
+  cmake_parse_arguments(T "" "EXPECT;MAXTIME" "COMMAND" ${ARGN})
+  add_test(NAME ${P}.workflow.${name}
+           COMMAND ${CMAKE_COMMAND} "-DCMD=${T_COMMAND}" "-DEXPECT=${T_EXPECT}"
+                   -DMAXTIME=${T_MAXTIME}
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_fail.cmake)
+  set_tests_properties(${P}.workflow.${name} PROPERTIES TIMEOUT 300
+                       LABELS "mpi;workflow" ENVIRONMENT "${XFER_MPIEXEC_ENV}")
+endfunction()
+
+# ---- coupled P x C runs, MPMD, half and full duplex, three decompositions -------------------
+set(decomp_1x1 even)
+set(decomp_2x1 uneven)
+set(decomp_1x2 even)
+set(decomp_3x5 uneven)
+set(decomp_5x3 empty)
+foreach(shape 1x1 2x1 1x2 3x5 5x3)
+  string(REPLACE "x" ";" pq ${shape})
+  list(GET pq 0 p)
+  list(GET pq 1 q)
+  foreach(duplex half full)
+    set(cfg ${RT_DIR}/pair-${shape}-${duplex}.yaml)
+    rt_workflow(${cfg} ${p} ${q} ${duplex})
+    rt_mpmd(cmd ${cfg} NP ${p} ${q} ARGS --steps 5 --decomp ${decomp_${shape}})
+    rt_test(mpmd.${duplex}.p${p}q${q} COMMAND ${cmd})
+  endforeach()
+endforeach()
+
+# ---- pipelines: a three-stage chain (the middle one receives and sends, its second channel
+# full duplex), a fan-out (one producer, two consumers of the same datasets), a fan-in ----------
+file(WRITE ${RT_DIR}/chain.yaml "workflow: rt_chain
+components:
+  - {name: a, nprocs: 3, cmd: [xfer-synth]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth]}
+  - {name: v, nprocs: 1, cmd: [xfer-synth]}
+channels:
+  - name: c1
+    from: a
+    to: b
+${RT_FWD}
+  - name: c2
+    from: b
+    to: v
+    duplex: full
+    datasets:
+      - {name: summary, type: float64, dims: [6, 5]}
+      - {name: steer, type: int16, dims: [4], from: v}
+")
+file(WRITE ${RT_DIR}/fanout.yaml "workflow: rt_fanout
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth]}
+  - {name: b, nprocs: 3, cmd: [xfer-synth]}
+  - {name: c, nprocs: 1, cmd: [xfer-synth]}
+channels:
+  - name: to_b
+    from: a
+    to: b
+${RT_FWD}
+  - name: to_c
+    from: a
+    to: c
+${RT_FWD}
+")
+file(WRITE ${RT_DIR}/fanin.yaml "workflow: rt_fanin
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth]}
+  - {name: b, nprocs: 1, cmd: [xfer-synth]}
+  - {name: c, nprocs: 2, cmd: [xfer-synth]}
+channels:
+  - name: from_a
+    from: a
+    to: c
+${RT_FWD}
+  - name: from_b
+    from: b
+    to: c
+    datasets:
+      - {name: other, type: uint16, dims: [7, 3, 2]}
+")
+rt_mpmd(cmd ${RT_DIR}/chain.yaml NP 3 2 1 ARGS --steps 6 --decomp uneven)
+rt_test(mpmd.chain COMMAND ${cmd})
+rt_mpmd(cmd ${RT_DIR}/fanout.yaml NP 2 3 1 ARGS --steps 6 --decomp empty)
+rt_test(mpmd.fanout COMMAND ${cmd})
+rt_mpmd(cmd ${RT_DIR}/fanin.yaml NP 2 1 2 ARGS --steps 6 --decomp even)
+rt_test(mpmd.fanin COMMAND ${cmd})
+
+# ---- failures: each ends with a clear error and a non-zero exit, never a hang ---------------
+rt_workflow(${RT_DIR}/fail.yaml 2 3 half TIMEOUT 5000)
+rt_workflow(${RT_DIR}/fail-other-shape.yaml 2 3 half TIMEOUT 5000 PLANE "13, 10")
+# the consumer asks for a dataset the channel does not have
+rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 3 ARGS1 --steps 3 --get nosuch)
+rt_fail_test(mpmd.fail.unknown_dataset COMMAND ${cmd} MAXTIME 60
+             EXPECT "channel c has no dataset \"nosuch\" \\(datasets: line, plane, cube\\)")
+# the producer never puts a dataset the consumer gets
+rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 3 --skip plane ARGS1 --steps 3)
+rt_fail_test(mpmd.fail.never_sent COMMAND ${cmd} MAXTIME 60
+             EXPECT "a did not put dataset plane in step 0")
+# the two sides disagree on a shape: both report it (whichever prints first ends the run)
+rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 3
+        ARGS1 --steps 3 --config ${RT_DIR}/fail-other-shape.yaml)
+rt_fail_test(mpmd.fail.shape_mismatch COMMAND ${cmd} MAXTIME 60
+             EXPECT "dataset plane: (int32\\[13,9\\] from a at a, int32\\[13,10\\] from a at b|int32\\[13,10\\] from a at b, int32\\[13,9\\] from a at a)")
+# the producer exits without finalizing after two steps
+rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 5 --exit-after 2 ARGS1 --steps 5)
+rt_fail_test(mpmd.fail.producer_exits COMMAND ${cmd} MAXTIME 60 EXPECT "exiting early after 2 steps")
+
+# ---- separate launches ------------------------------------------------------------------------
+# Debian's MPICH (ch4:ucx) cannot open ports: the error says so and names the MPMD launch.
+if(XFER_MPICH_DEVICE STREQUAL "ch4:ucx")
+  xfer_mpi_launcher(launch2 NP 2 ENV XFER_CONFIG=${RT_DIR}/fail.yaml XFER_COMPONENT=a
+                    XFER_LAUNCH=separate XFER_RUN_DIR=${RT_DIR}/noports)
+  rt_fail_test(separate.no_ports COMMAND ${launch2} ${SYNTH} --steps 1 MAXTIME 60
+               EXPECT "cannot connect separately launched jobs.*Launch the workflow as one MPMD job")
+endif()
+
+# ---- launch: user (the application's own intercommunicator) and flow control ----------------
+add_executable(test_workflow_user ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_workflow_user.c)
+target_link_libraries(test_workflow_user PRIVATE libxfer::xfer xfer_warnings)
+foreach(pq "2;3" "3;1")
+  list(GET pq 0 p)
+  list(GET pq 1 q)
+  math(EXPR np "${p} + ${q}")
+  set(cfg ${RT_DIR}/user-p${p}q${q}.yaml)
+  file(WRITE ${cfg} "workflow: rt_user
+launch: user
+control: {timeout_ms: 20000}
+components:
+  - {name: prod, nprocs: ${p}, cmd: [none]}
+  - {name: cons, nprocs: ${q}, cmd: [none]}
+channels:
+  - {name: c, from: prod, to: cons, max_in_flight_steps: 2,
+     datasets: [{name: x, type: float64, dims: [1001]}]}
+")
+  xfer_mpi_launcher(launch NP ${np})
+  rt_test(user.flow.p${p}q${q} COMMAND ${launch} $<TARGET_FILE:test_workflow_user> ${cfg} ${p})
+endforeach()

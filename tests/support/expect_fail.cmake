@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# A run that must fail cleanly: non-zero exit status, output (stdout + stderr) matching EXPECT
+# (a regular expression), and done within MAXTIME seconds (never a hang).
+#   -DCMD=<command;args>  -DEXPECT=<regex>  -DMAXTIME=<s>
+cmake_minimum_required(VERSION 3.20)
+string(TIMESTAMP t0 "%s")
+execute_process(COMMAND ${CMD} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc
+                TIMEOUT ${MAXTIME})
+string(TIMESTAMP t1 "%s")
+math(EXPR dt "${t1} - ${t0}")
+set(all "${out}${err}")
+if(rc EQUAL 0)
+  message(FATAL_ERROR "expected a failure, the run succeeded:\n${all}")
+endif()
+if(rc MATCHES "timeout" OR dt GREATER MAXTIME)
+  message(FATAL_ERROR "the run did not end within ${MAXTIME} s (${rc}):\n${all}")
+endif()
+if(NOT all MATCHES "${EXPECT}")
+  message(FATAL_ERROR "exit ${rc} but the output lacks \"${EXPECT}\":\n${all}")
+endif()
+message(STATUS "failed as expected (exit ${rc}, ${dt} s)")

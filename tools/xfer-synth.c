@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* xfer-synth: a synthetic workflow component. It plays its part of every channel of the workflow
+ * file with a checkable pattern: on the sending side it puts its block of each dataset (a
+ * decomposition chosen by --decomp), on the receiving side it gets each dataset whole and one
+ * hyperslab and compares them, element by element, with the pattern. Use it to try a workflow
+ * file before the real applications exist; the tests use it for coupled runs of every shape.
+ *
+ *   xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE] [--component NAME]
+ *              [--skip DATASET] [--get DATASET] [--exit-after K] [--quiet]
+ */
+#include <inttypes.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfer/xfer.h>
+
+typedef struct opts {
+    int steps;
+    const char *decomp;
+    const char *config;
+    const char *component;
+    const char *skip; /* never put this dataset */
+    const char *get;  /* also get this (perhaps unknown) dataset every step */
+    int exit_after;   /* exit(3) without finalizing after this many steps (-1: never) */
+    int quiet;
+} opts_t;
+
+static int wrank;
+static char me[64] = "?";
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        fprintf(stderr, "xfer-synth: %s rank %d: ", me, wrank);                                    \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "\n");                                                                     \
+        fflush(stderr);                                                                            \
+        exit(1); /* the launcher stops the other ranks; MPI_Abort can lose this output */          \
+    } while (0)
+
+#define XCHECK(call)                                                                               \
+    do {                                                                                           \
+        xfer_status_t st_ = (call);                                                                \
+        if (st_ != XFER_SUCCESS)                                                                   \
+            FAIL("%s: %s: %s", #call, xfer_status_name(st_), xfer_last_error());                   \
+    } while (0)
+
+/* The pattern: a hash of where an element is, written in the dataset's type. Both sides compute
+ * it the same way, so a byte comparison is exact for floating-point types too. */
+static void element(xfer_type_t t, uint64_t ch, uint64_t ds, uint64_t step, uint64_t g, void *out)
+{
+    uint64_t h = (ch + 1) * 0x9E3779B97F4A7C15ull ^ (ds + 1) * 0xC2B2AE3D27D4EB4Full ^
+                 (step + 1) * 0x165667B19E3779F9ull ^ (g + 1) * 0x27D4EB2F165667C5ull;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    switch (t) {
+    case XFER_TYPE_INT8:
+    case XFER_TYPE_UINT8:
+        *(uint8_t *) out = (uint8_t) h;
+        break;
+    case XFER_TYPE_INT16:
+    case XFER_TYPE_UINT16:
+        *(uint16_t *) out = (uint16_t) h;
+        break;
+    case XFER_TYPE_INT32:
+    case XFER_TYPE_UINT32:
+        *(uint32_t *) out = (uint32_t) h;
+        break;
+    case XFER_TYPE_INT64:
+    case XFER_TYPE_UINT64:
+        *(uint64_t *) out = h;
+        break;
+    case XFER_TYPE_FLOAT32:
+        *(float *) out = (float) (h % 1000003) / 7.0f;
+        break;
+    case XFER_TYPE_FLOAT64:
+        *(double *) out = (double) (h % 1000003) / 7.0;
+        break;
+    }
+}
+
+/* Part i of n of a length: even, uneven (weights 1, 2, 3 ...) or with part 0 empty. */
+static void split(uint64_t len, int n, int i, const char *mode, uint64_t *start, uint64_t *count)
+{
+    uint64_t wsum = 0, wpre = 0;
+    int k;
+    if (strcmp(mode, "empty") == 0 && n > 1) {
+        if (i == 0) {
+            *start = *count = 0;
+            return;
+        }
+        split(len, n - 1, i - 1, "even", start, count);
+        return;
+    }
+    for (k = 0; k < n; k++) {
+        uint64_t w = strcmp(mode, "uneven") == 0 ? (uint64_t) k + 1 : 1;
+        wsum += w;
+        if (k < i)
+            wpre += w;
+    }
+    *start = len * wpre / wsum;
+    *count = len * (wpre + (strcmp(mode, "uneven") == 0 ? (uint64_t) i + 1 : 1)) / wsum - *start;
+}
+
+/* This rank's block: a px x py grid over the first two dimensions when the dataset has two or
+ * more and the rank count factors, else slabs of the first dimension. */
+static void block_of(const xfer_cfg_dataset_t *d, int rank, int nranks, const char *mode,
+                     uint64_t *start, uint64_t *count)
+{
+    int px = 1, k;
+    for (k = 0; k < d->ndims; k++) {
+        start[k] = 0;
+        count[k] = d->dims[k];
+    }
+    if (d->ndims >= 2)
+        for (k = 1; k * k <= nranks; k++)
+            if (nranks % k == 0)
+                px = k;
+    if (px > 1) {
+        split(d->dims[0], px, rank % px, mode, &start[0], &count[0]);
+        split(d->dims[1], nranks / px, rank / px, mode, &start[1], &count[1]);
+    } else {
+        split(d->dims[0], nranks, rank, mode, &start[0], &count[0]);
+    }
+}
+
+static uint64_t vol(int nd, const uint64_t *c)
+{
+    uint64_t v = 1;
+    int k;
+    for (k = 0; k < nd; k++)
+        v *= c[k];
+    return v;
+}
+
+/* Fill a box (start, count) of dataset d, step s, with the pattern, packed. */
+static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const uint64_t *start,
+                 const uint64_t *count, char *buf)
+{
+    const size_t es = xfer_type_size(d->type);
+    uint64_t idx[XFER_MAX_DIMS] = {0}, n = vol(d->ndims, count), e;
+    int k;
+    for (e = 0; e < n; e++) {
+        uint64_t g = 0;
+        for (k = 0; k < d->ndims; k++)
+            g = g * d->dims[k] + start[k] + idx[k];
+        element(d->type, (uint64_t) ch, (uint64_t) di, s, g, buf + e * es);
+        for (k = d->ndims - 1; k >= 0; k--) {
+            if (++idx[k] < count[k])
+                break;
+            idx[k] = 0;
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, 0};
+    const xfer_config_t *cfg;
+    xfer_channel_t **chs;
+    xfer_t *x = NULL;
+    MPI_Comm comm;
+    int comp, crank, csize, i, j, a;
+    uint64_t s, checked = 0;
+
+    for (a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc)
+            o.steps = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--decomp") == 0 && a + 1 < argc)
+            o.decomp = argv[++a];
+        else if (strcmp(argv[a], "--config") == 0 && a + 1 < argc)
+            o.config = argv[++a];
+        else if (strcmp(argv[a], "--component") == 0 && a + 1 < argc)
+            o.component = argv[++a];
+        else if (strcmp(argv[a], "--skip") == 0 && a + 1 < argc)
+            o.skip = argv[++a];
+        else if (strcmp(argv[a], "--get") == 0 && a + 1 < argc)
+            o.get = argv[++a];
+        else if (strcmp(argv[a], "--exit-after") == 0 && a + 1 < argc)
+            o.exit_after = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--quiet") == 0)
+            o.quiet = 1;
+        else {
+            fprintf(stderr,
+                    "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
+                    "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
+                    "                  [--exit-after K] [--quiet]\n");
+            return 2;
+        }
+    }
+    if (strcmp(o.decomp, "even") && strcmp(o.decomp, "uneven") && strcmp(o.decomp, "empty")) {
+        fprintf(stderr, "xfer-synth: --decomp: expected even, uneven or empty\n");
+        return 2;
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
+    XCHECK(xfer_config_of(x, &cfg, &comp));
+    XCHECK(xfer_comm(x, &comm));
+    snprintf(me, sizeof(me), "%s", cfg->components[comp].name);
+    MPI_Comm_rank(comm, &crank);
+    MPI_Comm_size(comm, &csize);
+    chs = calloc((size_t) cfg->nchannels + 1, sizeof(*chs));
+    for (i = 0; i < cfg->nchannels; i++)
+        if (cfg->channels[i].from == comp || cfg->channels[i].to == comp)
+            XCHECK(xfer_channel_open(x, cfg->channels[i].name, &chs[i]));
+
+    for (s = 0; s < (uint64_t) o.steps; s++) {
+        if (o.exit_after >= 0 && s == (uint64_t) o.exit_after) {
+            fprintf(stderr, "xfer-synth: %s rank %d: exiting early after %d steps (--exit-after)\n",
+                    me, crank, o.exit_after);
+            fflush(stderr);
+            exit(3);
+        }
+        /* sends first: puts never wait */
+        for (i = 0; i < cfg->nchannels; i++)
+            for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
+                const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+                xfer_dataset_desc_t desc;
+                char *blk;
+                if (d->from != comp || (o.skip && strcmp(o.skip, d->name) == 0))
+                    continue;
+                memset(&desc, 0, sizeof(desc));
+                desc.name = d->name;
+                desc.type = d->type;
+                desc.ndims = d->ndims;
+                memcpy(desc.dims, d->dims, sizeof(desc.dims));
+                block_of(d, crank, csize, o.decomp, desc.start, desc.count);
+                blk = malloc(vol(d->ndims, desc.count) * xfer_type_size(d->type) + 1);
+                fill(d, i, j, s, desc.start, desc.count, blk);
+                XCHECK(xfer_put(chs[i], &desc, blk));
+                free(blk);
+            }
+        for (i = 0; i < cfg->nchannels; i++) {
+            for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
+                const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+                const size_t es = xfer_type_size(d->type);
+                const uint64_t n = vol(d->ndims, d->dims);
+                uint64_t st0[XFER_MAX_DIMS] = {0}, c0[XFER_MAX_DIMS];
+                char *got, *want;
+                xfer_dataset_desc_t out;
+                int k;
+                if (d->from == comp)
+                    continue;
+                got = malloc(n * es + 1);
+                want = malloc(n * es + 1);
+                XCHECK(xfer_get(chs[i], d->name, got, n * es, &out));
+                fill(d, i, j, s, st0, d->dims, want);
+                if (out.step != s || memcmp(got, want, n * es) != 0)
+                    FAIL("channel %s dataset %s step %" PRIu64 ": data differs from the pattern",
+                         cfg->channels[i].name, d->name, s);
+                /* a hyperslab: the middle third of every dimension (at least one element) */
+                for (k = 0; k < d->ndims; k++) {
+                    st0[k] = d->dims[k] / 3;
+                    c0[k] = d->dims[k] - 2 * (d->dims[k] / 3);
+                }
+                XCHECK(xfer_get_selection(chs[i], d->name, st0, c0, got, n * es, &out));
+                fill(d, i, j, s, st0, c0, want);
+                if (memcmp(got, want, vol(d->ndims, c0) * es) != 0)
+                    FAIL("channel %s dataset %s step %" PRIu64 ": hyperslab differs",
+                         cfg->channels[i].name, d->name, s);
+                checked += n + vol(d->ndims, c0);
+                free(got);
+                free(want);
+            }
+            if (chs[i] && o.get) {
+                char tiny[8];
+                XCHECK(xfer_get(chs[i], o.get, tiny, sizeof(tiny), NULL));
+            }
+        }
+        for (i = 0; i < cfg->nchannels; i++)
+            if (chs[i])
+                XCHECK(xfer_step_end(chs[i]));
+    }
+    /* A receive-only channel ends with the sender's end of stream. */
+    for (i = 0; i < cfg->nchannels; i++) {
+        const xfer_cfg_dataset_t *d;
+        xfer_role_t role;
+        xfer_status_t st;
+        size_t n;
+        char *buf;
+        if (!chs[i])
+            continue;
+        XCHECK(xfer_channel_role(chs[i], &role));
+        if (role != XFER_ROLE_RECV)
+            continue;
+        d = &cfg->channels[i].datasets[0];
+        n = vol(d->ndims, d->dims) * xfer_type_size(d->type);
+        buf = malloc(n + 1);
+        st = xfer_get(chs[i], d->name, buf, n, NULL);
+        free(buf);
+        if (st != XFER_ERR_END_OF_STREAM)
+            FAIL("channel %s: expected the end of the stream after %d steps, got %s: %s",
+                 cfg->channels[i].name, o.steps, xfer_status_name(st), xfer_last_error());
+    }
+    XCHECK(xfer_finalize(&x));
+    if (!o.quiet && crank == 0)
+        printf("xfer-synth: %s: %d steps, %" PRIu64 " elements checked on rank 0: ok\n", me,
+               o.steps, checked);
+    free(chs);
+    MPI_Finalize();
+    return 0;
+}
