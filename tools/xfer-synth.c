@@ -6,7 +6,8 @@
  * file before the real applications exist; the tests use it for coupled runs of every shape.
  *
  *   xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE] [--component NAME]
- *              [--skip DATASET] [--get DATASET] [--exit-after K] [--quiet]
+ *              [--skip DATASET] [--get DATASET] [--exit-after K] [--stall-after K]
+ *              [--quiet]
  */
 #include <inttypes.h>
 #include <mpi.h>
@@ -24,6 +25,7 @@ typedef struct opts {
     const char *skip; /* never put this dataset */
     const char *get;  /* also get this (perhaps unknown) dataset every step */
     int exit_after;   /* exit(3) without finalizing after this many steps (-1: never) */
+    int stall_after;  /* stop calling libxfer after this many steps, for ever (-1: never) */
     int quiet;
 } opts_t;
 
@@ -157,7 +159,7 @@ static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const 
 
 int main(int argc, char **argv)
 {
-    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, 0};
+    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, -1, 0};
     const xfer_config_t *cfg;
     xfer_channel_t **chs;
     xfer_t *x = NULL;
@@ -180,13 +182,15 @@ int main(int argc, char **argv)
             o.get = argv[++a];
         else if (strcmp(argv[a], "--exit-after") == 0 && a + 1 < argc)
             o.exit_after = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--stall-after") == 0 && a + 1 < argc)
+            o.stall_after = atoi(argv[++a]);
         else if (strcmp(argv[a], "--quiet") == 0)
             o.quiet = 1;
         else {
             fprintf(stderr,
                     "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
                     "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
-                    "                  [--exit-after K] [--quiet]\n");
+                    "                  [--exit-after K] [--stall-after K] [--quiet]\n");
             return 2;
         }
     }
@@ -213,6 +217,14 @@ int main(int argc, char **argv)
                     me, crank, o.exit_after);
             fflush(stderr);
             exit(3);
+        }
+        if (o.stall_after >= 0 && s == (uint64_t) o.stall_after) {
+            /* a peer that stops answering: wait for a message nobody sends */
+            int never;
+            fprintf(stderr, "xfer-synth: %s rank %d: stalling after %d steps (--stall-after)\n", me,
+                    crank, o.stall_after);
+            fflush(stderr);
+            MPI_Recv(&never, 1, MPI_INT, MPI_ANY_SOURCE, 999, comm, MPI_STATUS_IGNORE);
         }
         /* sends first: puts never wait */
         for (i = 0; i < cfg->nchannels; i++)

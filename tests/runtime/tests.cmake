@@ -20,7 +20,7 @@ set(RT_BWD "
 
 # rt_workflow(<file> <p> <q> <half|full> [TIMEOUT ms] [DIMS_U text])
 function(rt_workflow file p q duplex)
-  cmake_parse_arguments(W "" "TIMEOUT;PLANE" "" ${ARGN})
+  cmake_parse_arguments(W "" "TIMEOUT;PLANE;ARGS" "" ${ARGN})
   if(NOT W_TIMEOUT)
     set(W_TIMEOUT 60000)
   endif()
@@ -35,8 +35,8 @@ function(rt_workflow file p q duplex)
   file(WRITE ${file} "workflow: rt_${p}x${q}_${duplex}
 control: {timeout_ms: ${W_TIMEOUT}}
 components:
-  - {name: a, nprocs: ${p}, cmd: [xfer-synth]}
-  - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
+  - {name: a, nprocs: ${p}, cmd: [xfer-synth${W_ARGS}]}
+  - {name: b, nprocs: ${q}, cmd: [xfer-synth${W_ARGS}]}
 channels:
   - name: c
     from: a
@@ -185,7 +185,17 @@ rt_fail_test(mpmd.fail.shape_mismatch COMMAND ${cmd} MAXTIME 60
 rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 5 --exit-after 2 ARGS1 --steps 5)
 rt_fail_test(mpmd.fail.producer_exits COMMAND ${cmd} MAXTIME 60 EXPECT "exiting early after 2 steps")
 
+# the producer stops answering: the consumer's wait ends with a timeout naming channel and peer
+rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 5 --stall-after 2 ARGS1 --steps 5)
+rt_fail_test(mpmd.fail.producer_stalls COMMAND ${cmd} MAXTIME 90
+             EXPECT "channel c: waiting for a step: nothing from a within 5000 ms")
+
 # ---- separate launches ------------------------------------------------------------------------
+# a consumer started alone: no port file from its producer within the timeout
+xfer_mpi_launcher(launch3 NP 3 ENV XFER_CONFIG=${RT_DIR}/fail.yaml XFER_COMPONENT=b
+                  XFER_LAUNCH=separate XFER_RUN_DIR=${RT_DIR}/alone)
+rt_fail_test(separate.fail.no_producer COMMAND ${launch3} ${SYNTH} --steps 1 MAXTIME 60
+             EXPECT "channel c: no port file .*/c.port from component a within 5000 ms")
 # Debian's MPICH (ch4:ucx) cannot open ports: the error says so and names the MPMD launch.
 if(XFER_MPICH_DEVICE STREQUAL "ch4:ucx")
   xfer_mpi_launcher(launch2 NP 2 ENV XFER_CONFIG=${RT_DIR}/fail.yaml XFER_COMPONENT=a
@@ -215,3 +225,36 @@ channels:
   xfer_mpi_launcher(launch NP ${np})
   rt_test(user.flow.p${p}q${q} COMMAND ${launch} $<TARGET_FILE:test_workflow_user> ${cfg} ${p})
 endforeach()
+
+# Separate launches through xfer-run: Open MPI connects them through ompi-server (Debian's MPICH
+# cannot; a ch3 build of MPICH can, see docs/runtime.md). Same shapes, pipelines, and a producer
+# that exits early: the consumer's wait ends with a timeout error, xfer-run stops everything.
+if(TARGET xfer-run AND XFER_MPI_FLAVOR STREQUAL "openmpi")
+  set(RUN $<TARGET_FILE:xfer-run> --launch separate)
+  foreach(shape 1x1 2x1 1x2 3x5 5x3)
+    string(REPLACE "x" ";" pq ${shape})
+    list(GET pq 0 p)
+    list(GET pq 1 q)
+    foreach(duplex half full)
+      set(cfg ${RT_DIR}/sep-${shape}-${duplex}.yaml)
+      rt_workflow(${cfg} ${p} ${q} ${duplex}
+                  ARGS ", --steps, \"4\", --decomp, ${decomp_${shape}}")
+      rt_test(separate.${duplex}.p${p}q${q} COMMAND ${RUN} ${cfg})
+    endforeach()
+  endforeach()
+  foreach(pipe chain fanout fanin)
+    file(READ ${RT_DIR}/${pipe}.yaml text)
+    string(REPLACE "cmd: [xfer-synth]" "cmd: [xfer-synth, --steps, \"4\"]" text "${text}")
+    file(WRITE ${RT_DIR}/sep-${pipe}.yaml "${text}")
+    rt_test(separate.${pipe} COMMAND ${RUN} ${RT_DIR}/sep-${pipe}.yaml)
+  endforeach()
+  file(READ ${RT_DIR}/fail.yaml text)
+  string(REPLACE "name: a, nprocs: 2, cmd: [xfer-synth]"
+                 "name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"5\", --exit-after, \"2\"]"
+                 text "${text}")
+  string(REPLACE "name: b, nprocs: 3, cmd: [xfer-synth]"
+                 "name: b, nprocs: 3, cmd: [xfer-synth, --steps, \"5\"]" text "${text}")
+  file(WRITE ${RT_DIR}/sep-exits.yaml "${text}")
+  rt_fail_test(separate.fail.producer_exits COMMAND ${RUN} ${RT_DIR}/sep-exits.yaml MAXTIME 90
+               EXPECT "exiting early after 2 steps")
+endif()
