@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Launcher tests (tests/launcher/tests.cmake registers them):
+#   run_test.sh CASE XFER_RUN FLAVOUR MPIEXEC WORKDIR [MODE] [PATH_DIR]
+# CASE: dryrun | errors | check | prefix | fail | walltime | signal | leftover | mpi
+# MODE: mpmd | separate. PATH_DIR (mpi): where launcher_mpi_hello is.
+# Every check that fails prints FAIL and the test exits 1; the output of each xfer-run call is
+# shown so that a failure can be read from ctest --output-on-failure.
+set -u
+kase=$1 xr=$2 flavour=$3 mpiexec=$4 work=$5 mode=${6:-} path_dir=${7:-}
+here=$(cd "$(dirname "$0")" && pwd)
+
+# xfer-run sets these itself when it runs as root; prove it
+unset OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+rm -rf "$work"
+mkdir -p "$work"
+rd=$work/rd
+fails=0
+
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+now_ms() {
+    local t=${EPOCHREALTIME/./}
+    echo $((t / 1000))
+}
+
+# run ARGS...: xfer-run (bounded by a safety timeout) -> rc, elapsed (ms), $work/out, $work/err
+run() {
+    local t0
+    t0=$(now_ms)
+    timeout -s KILL 120 "$xr" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+    elapsed=$(($(now_ms) - t0))
+    echo "--- xfer-run $* -> exit $rc after $elapsed ms"
+    sed 's/^/  out| /' "$work/out"
+    sed 's/^/  err| /' "$work/err"
+}
+
+# regex-quote a literal
+q() {
+    printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'
+}
+
+expect_rc() {
+    [ "$rc" = "$1" ] || fail "exit code $rc, expected $1"
+}
+
+# expect FILE REGEX [COUNT]: REGEX (extended) matches COUNT lines of FILE (default: at least one)
+expect() {
+    local n
+    n=$(grep -cE -- "$2" "$work/$1")
+    if [ -n "${3:-}" ]; then
+        [ "$n" = "$3" ] || fail "$1: $n lines match /$2/, expected $3"
+    else
+        [ "$n" -gt 0 ] || fail "$1: no line matches /$2/"
+    fi
+}
+
+expect_none() {
+    ! grep -qE -- "$2" "$work/$1" || fail "$1: a line matches /$2/"
+}
+
+# expect_gone NFILES PIDFILE...: NFILES pid files exist and none of their processes is alive
+expect_gone() {
+    local want=$1 n=0 f p
+    shift
+    for f in "$@"; do
+        [ -s "$f" ] || continue
+        n=$((n + 1))
+        p=$(cat "$f")
+        if kill -0 "$p" 2>/dev/null; then
+            fail "process $p ($(basename "$f")) outlived xfer-run"
+            kill -KILL "$p" 2>/dev/null
+        fi
+    done
+    [ "$n" = "$want" ] || fail "$n pid files, expected $want"
+}
+
+# the per-context environment flag of the flavour, as a regex
+envre() {
+    if [ "$flavour" = openmpi ]; then
+        printf -- '-x %s' "$(q "$1=$2")"
+    else
+        printf -- '-env %s %s' "$(q "$1")" "$(q "$2")"
+    fi
+}
+
+cd "$here" || exit 1
+case "$kase" in
+dryrun)
+    sh_a="/[^ ]*sh -c $(q "'echo hello-from-\$XFER_COMPONENT; echo \"env: \$XFER_LAUNCH \$GREETING \$XFER_RUN_DIR\"; echo err-from-a >&2'")"
+    sh_b="/[^ ]*sh -c $(q "'echo hello-from-\$XFER_COMPONENT'")"
+    if [ "$flavour" = openmpi ]; then
+        greeting="-x 'GREETING=hi there'"
+        over=" --oversubscribe"
+    else
+        greeting="-env GREETING 'hi there'"
+        over=""
+    fi
+    root=""
+    if [ "$(id -u)" = 0 ] && [ "$flavour" = openmpi ]; then
+        root="OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+    fi
+    ctx() { # ctx COMPONENT NPROCS LAUNCH
+        printf -- '-n %s %s %s %s %s' "$2" "$(envre XFER_CONFIG "$here/hello.yaml")" \
+            "$(envre XFER_COMPONENT "$1")" "$(envre XFER_RUN_DIR "$rd")" "$(envre XFER_LAUNCH "$3")"
+    }
+    if [ "$mode" = mpmd ]; then
+        run --dry-run --launch mpmd --mpiexec-flags " -foo  -bar " --run-dir "$rd" hello.yaml
+        expect_rc 0
+        expect out . 1
+        # file order, one context per component, each wrapped by the prefixer
+        expect out "^$(q "$root$mpiexec") -foo -bar$over $(ctx a 1 mpmd) $(q "$greeting") $(q "$xr") --exec-prefixed a -- $sh_a : $(ctx b 2 mpmd) $(q "$xr") --exec-prefixed b -- $sh_b\$"
+        expect_none out "ompi-server"
+        [ ! -e "$rd" ] || fail "--dry-run created the run directory"
+        # --quiet: no wrapper; the flags come from XFER_RUN_MPIEXEC_FLAGS
+        XFER_RUN_MPIEXEC_FLAGS="-zzz" run -q --dry-run --launch mpmd --run-dir "$rd" hello.yaml
+        expect_rc 0
+        expect out "^$(q "$root$mpiexec") -zzz$over $(ctx a 1 mpmd) $(q "$greeting") $sh_a : $(ctx b 2 mpmd) $sh_b\$"
+        expect_none out "exec-prefixed"
+    else
+        run --dry-run --launch separate --mpiexec-flags "-foo" hello.yaml
+        expect_rc 0
+        tmp=$(q "${TMPDIR:-/tmp}/xfer-run.XXXXXX")
+        if [ "$flavour" = openmpi ]; then
+            expect out . 3
+            uri="$(q "${TMPDIR:-/tmp}/xfer-run.XXXXXX/ompi-server.uri")"
+            expect out "^$(q "$root")/[^ ]*ompi-server --no-daemonize -r $uri\$" 1
+            server="--ompi-server file:$uri "
+        else
+            expect out . 2
+            server=""
+        fi
+        rd=${TMPDIR:-/tmp}/xfer-run.XXXXXX
+        expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx a 1 separate) $(q "$greeting") $sh_a\$" 1
+        expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx b 2 separate) $sh_b\$" 1
+        expect_none out "exec-prefixed"
+        expect out "XFER_RUN_DIR.$tmp"
+        # launch: auto -> separate where the library can open ports: Open MPI (ompi-server is
+        # installed with it); Debian's MPICH is ch4:ucx, which cannot -> mpmd
+        run --dry-run hello.yaml
+        expect_rc 0
+        if [ "$flavour" = openmpi ]; then
+            expect out "XFER_LAUNCH.separate" 2
+        else
+            expect out "XFER_LAUNCH.mpmd" 1
+        fi
+    fi
+    ;;
+errors)
+    run user.yaml
+    expect_rc 2
+    expect err "^xfer-run: launch: user: the application forms its intercommunicators itself; start it with mpiexec\$"
+    # a missing command is found before anything starts
+    run --launch separate --run-dir "$rd" missing.yaml
+    expect_rc 2
+    expect err "^xfer-run: component b: command \"no-such-command-xfer-test\" not found"
+    expect_gone 0 "$rd"/*.pid
+    run --dry-run --launch "both" hello.yaml
+    expect_rc 2
+    expect err "--launch: expected auto\|mpmd\|separate"
+    run --walltime -1 hello.yaml
+    expect_rc 2
+    run --mpiexec /nonexistent/mpiexec --launch mpmd hello.yaml
+    expect_rc 2
+    expect err "launcher /nonexistent/mpiexec: No such file or directory"
+    run
+    expect_rc 2
+    run --version
+    expect_rc 0
+    expect out "^xfer-run \(libxfer .*, MPI flavour $flavour\)\$"
+    run --help
+    expect_rc 0
+    expect out "--walltime SEC"
+    ;;
+check)
+    run --check hello.yaml
+    expect_rc 0
+    expect out "^hello\.yaml: ok \(workflow launcher-hello: 2 components, 0 channels\)\$" 1
+    run --check bad.yaml
+    expect_rc 2
+    expect err "^bad\.yaml:5:23: components\[0\]\.nprocs: expected an integer in 1\.\.[0-9]+, got \"0\"\$" 1
+    run --check nonexistent.yaml
+    expect_rc 2
+    expect err "^nonexistent\.yaml: cannot open"
+    run --print-config hello.yaml
+    expect_rc 0
+    expect out '^workflow: "launcher-hello"$' 1
+    expect out '^  - name: "b"$' 1
+    run --print-config bad.yaml
+    expect_rc 2
+    ;;
+prefix)
+    run --launch "$mode" hello.yaml
+    expect_rc 0
+    expect out '^\[a\] hello-from-a$' 1
+    expect out '^\[b\] hello-from-b$' 2
+    expect out "^\[a\] env: $mode hi there $(q "${TMPDIR:-/tmp}")/xfer-run\.[A-Za-z0-9]{6}\$" 1
+    expect err '^\[a\] err-from-a$' 1
+    tmpdir=$(sed -n 's/^\[a\] env: [a-z]* hi there //p' "$work/out")
+    if [ -z "$tmpdir" ] || [ -e "$tmpdir" ]; then fail "run directory '$tmpdir' not removed"; fi
+    run -q --launch "$mode" --run-dir "$rd" hello.yaml
+    expect_rc 0
+    expect out '^hello-from-a$' 1
+    expect out '^hello-from-b$' 2
+    expect out "^env: $mode hi there $(q "$rd")\$" 1
+    expect err '^err-from-a$' 1
+    [ -d "$rd" ] || fail "--run-dir $rd not created or removed"
+    # stdout is a terminal under xfer-run exactly when it is under a plain mpiexec
+    # shellcheck disable=SC2086 # the flags are split on spaces, as xfer-run splits them
+    plain=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 "$mpiexec" \
+        ${XFER_RUN_MPIEXEC_FLAGS:-} -n 1 sh -c 'if [ -t 1 ]; then echo tty; else echo pipe; fi')
+    run --launch "$mode" tty.yaml
+    expect_rc 0
+    expect out "^\[a\] stdout=$plain\$" 1
+    expect out '^\[a\] partial$' 1
+    expect_none out $'\r'
+    # --keep-run-dir keeps the fresh directory and says where it is
+    run --launch "$mode" --keep-run-dir hello.yaml
+    expect_rc 0
+    kept=$(sed -n 's/^xfer-run: run directory kept: //p' "$work/err")
+    if [ -z "$kept" ] || [ ! -d "$kept" ]; then fail "run directory not kept"; fi
+    [ -n "$kept" ] && rm -rf "$kept"
+    ;;
+fail)
+    if [ "$mode" = separate ]; then
+        run --launch separate --run-dir "$rd" fail.yaml
+        expect_rc 3
+        [ "$elapsed" -lt 10000 ] || fail "took $elapsed ms"
+        [ -e "$rd/a.marker" ] || fail "component a did not run"
+        expect err '^xfer-run: component a failed \(exit code 3\); stopping the others$' 1
+        expect_gone 1 "$rd"/b.*.pid
+    else
+        run --launch mpmd fail_mpmd.yaml
+        [ "$rc" != 0 ] || fail "exit code 0 although component a failed"
+    fi
+    ;;
+walltime)
+    run --launch "$mode" --walltime 2 --run-dir "$rd" sleepers.yaml
+    expect_rc 124
+    # the launchers stop their ranks on SIGTERM: well before the SIGKILL that follows at 5 s
+    if [ "$elapsed" -lt 2000 ] || [ "$elapsed" -ge 6500 ]; then fail "took $elapsed ms"; fi
+    expect err '^xfer-run: walltime of 2 s exceeded; stopped all components$' 1
+    expect_gone 3 "$rd"/*.pid
+    ;;
+signal)
+    # separate: SIGINT; mpmd: SIGTERM. Either is forwarded, then the usual stop.
+    sig=INT code=130
+    [ "$mode" = mpmd ] && sig=TERM code=143
+    # no timeout(1) around it: timeout signals its whole process group as well, and a second
+    # signal makes xfer-run kill at once (ctest's TIMEOUT bounds this test)
+    "$xr" --launch "$mode" --run-dir "$rd" sleepers.yaml >"$work/out" 2>"$work/err" &
+    xp=$!
+    for _ in $(seq 200); do
+        pids=("$rd"/*.pid)
+        [ -e "${pids[0]}" ] && [ ${#pids[@]} = 3 ] && break
+        sleep 0.05
+    done
+    t0=$(now_ms)
+    kill -s "$sig" "$xp"
+    wait "$xp"
+    rc=$?
+    elapsed=$(($(now_ms) - t0))
+    echo "--- SIG$sig -> exit $rc after $elapsed ms"
+    sed 's/^/  err| /' "$work/err"
+    expect_rc "$code"
+    [ "$elapsed" -lt 10000 ] || fail "took $elapsed ms"
+    expect err "^xfer-run: SIG$sig received; stopping all components\$" 1
+    expect_gone 3 "$rd"/*.pid
+    ;;
+leftover)
+    # the launcher exits 0 but leaves a detached process: xfer-run stops it before exiting
+    run --mpiexec "$here/fake_mpiexec.sh" --launch mpmd --run-dir "$rd" hello.yaml
+    expect_rc 0
+    [ "$elapsed" -lt 10000 ] || fail "took $elapsed ms"
+    expect_gone 1 "$rd/leftover.pid"
+    ;;
+mpi)
+    export PATH="$path_dir:$PATH"
+    run --launch "$mode" mpi.yaml
+    expect_rc 0
+    if [ "$mode" = mpmd ]; then
+        # one MPI_COMM_WORLD; component k is application context k
+        expect out '^\[a\] mpi_hello component=a appnum=0 rank=[01] world=3$' 2
+        expect out '^\[b\] mpi_hello component=b appnum=1 rank=2 world=3$' 1
+    else
+        # one MPI_COMM_WORLD per component
+        expect out '^\[a\] mpi_hello component=a appnum=[-0-9]+ rank=[01] world=2$' 2
+        expect out '^\[b\] mpi_hello component=b appnum=[-0-9]+ rank=0 world=1$' 1
+    fi
+    ;;
+*)
+    fail "unknown case $kase"
+    ;;
+esac
+
+if [ "$fails" -gt 0 ]; then
+    echo "$kase${mode:+ ($mode)}: $fails check(s) failed"
+    exit 1
+fi
+echo "$kase${mode:+ ($mode)}: ok"

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# xfer-run, the workflow launcher (docs/launcher.md): command construction (--dry-run), option
+# and file errors, --check, output prefixes, failure propagation, --walltime, forwarded signals,
+# processes a launcher leaves behind, and a real MPI program in both launch modes. The driver
+# (launcher/run_test.sh) checks exit codes, messages, timing and that no process outlives
+# xfer-run. Components are shell commands unless MPI is the point.
+if(TARGET xfer-run)
+  # An ordinary MPI program (MPI only, no libxfer); the tests find it through PATH.
+  add_executable(launcher_mpi_hello launcher/mpi_hello.c)
+  target_link_libraries(launcher_mpi_hello PRIVATE MPI::MPI_C xfer_warnings)
+
+  # The flavour's test flags reach xfer-run the way users pass theirs. OMPI_ALLOW_RUN_AS_ROOT*
+  # are deliberately not set: xfer-run must set them itself.
+  list(JOIN XFER_MPIEXEC_PREFLAGS " " xfer_launcher_flags)
+
+  # xfer_launcher_test(<name> <case> [<mode>] [ENV VAR=value ...])
+  function(xfer_launcher_test name kase)
+    cmake_parse_arguments(L "" "" "ENV" ${ARGN})
+    set(test ${P}.launcher.${name})
+    add_test(NAME ${test}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launcher/run_test.sh ${kase}
+                     $<TARGET_FILE:xfer-run> ${XFER_MPI_FLAVOR} ${XFER_MPIEXEC}
+                     ${CMAKE_CURRENT_BINARY_DIR}/launcher/${name} ${L_UNPARSED_ARGUMENTS})
+    set_tests_properties(${test} PROPERTIES LABELS "launcher" TIMEOUT 120
+                         ENVIRONMENT "XFER_RUN_MPIEXEC_FLAGS=${xfer_launcher_flags};${L_ENV}")
+  endfunction()
+
+  xfer_launcher_test(errors errors)
+  xfer_launcher_test(check check)
+  xfer_launcher_test(leftover leftover)
+  foreach(mode mpmd separate)
+    xfer_launcher_test(dryrun.${mode} dryrun ${mode})
+    xfer_launcher_test(prefix.${mode} prefix ${mode})
+    xfer_launcher_test(fail.${mode} fail ${mode})
+    xfer_launcher_test(walltime.${mode} walltime ${mode})
+    xfer_launcher_test(signal.${mode} signal ${mode})
+  endforeach()
+
+  # Real MPI ranks: the oversubscription helper (MPICH) and the sanitizer settings pass
+  # through xfer-run's environment to mpiexec and on to the ranks.
+  set(rank_env ${XFER_TEST_RANK_ENV})
+  if(XFER_TEST_PRELOAD)
+    list(JOIN XFER_TEST_PRELOAD ":" preload)
+    list(APPEND rank_env "LD_PRELOAD=${preload}")
+  endif()
+  foreach(mode mpmd separate)
+    xfer_launcher_test(mpi.${mode} mpi ${mode} $<TARGET_FILE_DIR:launcher_mpi_hello>
+                       ENV ${rank_env})
+  endforeach()
+endif()
