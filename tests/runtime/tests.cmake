@@ -95,6 +95,12 @@ set(decomp_2x1 uneven)
 set(decomp_1x2 even)
 set(decomp_3x5 uneven)
 set(decomp_5x3 empty)
+# Separate launches through xfer-run: Open MPI connects them through ompi-server (Debian's MPICH
+# cannot; a ch3 build of MPICH can, see docs/runtime.md).
+set(RT_SEPARATE "")
+if(TARGET xfer-run AND XFER_MPI_FLAVOR STREQUAL "openmpi")
+  set(RT_SEPARATE $<TARGET_FILE:xfer-run> --launch separate)
+endif()
 foreach(shape 1x1 2x1 1x2 3x5 5x3)
   string(REPLACE "x" ";" pq ${shape})
   list(GET pq 0 p)
@@ -104,6 +110,12 @@ foreach(shape 1x1 2x1 1x2 3x5 5x3)
     rt_workflow(${cfg} ${p} ${q} ${duplex})
     rt_mpmd(cmd ${cfg} NP ${p} ${q} ARGS --steps 5 --decomp ${decomp_${shape}})
     rt_test(mpmd.${duplex}.p${p}q${q} COMMAND ${cmd})
+    if(RT_SEPARATE) # the same through xfer-run, one mpiexec per component (below)
+      set(cfg ${RT_DIR}/sep-${shape}-${duplex}.yaml)
+      rt_workflow(${cfg} ${p} ${q} ${duplex}
+                  ARGS ", --steps, \"4\", --decomp, ${decomp_${shape}}")
+      rt_test(separate.${duplex}.p${p}q${q} COMMAND ${RT_SEPARATE} ${cfg})
+    endif()
   endforeach()
 endforeach()
 
@@ -226,27 +238,14 @@ channels:
   rt_test(user.flow.p${p}q${q} COMMAND ${launch} $<TARGET_FILE:test_workflow_user> ${cfg} ${p})
 endforeach()
 
-# Separate launches through xfer-run: Open MPI connects them through ompi-server (Debian's MPICH
-# cannot; a ch3 build of MPICH can, see docs/runtime.md). Same shapes, pipelines, and a producer
-# that exits early: the consumer's wait ends with a timeout error, xfer-run stops everything.
-if(TARGET xfer-run AND XFER_MPI_FLAVOR STREQUAL "openmpi")
-  set(RUN $<TARGET_FILE:xfer-run> --launch separate)
-  foreach(shape 1x1 2x1 1x2 3x5 5x3)
-    string(REPLACE "x" ";" pq ${shape})
-    list(GET pq 0 p)
-    list(GET pq 1 q)
-    foreach(duplex half full)
-      set(cfg ${RT_DIR}/sep-${shape}-${duplex}.yaml)
-      rt_workflow(${cfg} ${p} ${q} ${duplex}
-                  ARGS ", --steps, \"4\", --decomp, ${decomp_${shape}}")
-      rt_test(separate.${duplex}.p${p}q${q} COMMAND ${RUN} ${cfg})
-    endforeach()
-  endforeach()
+# Pipelines and an early exit through xfer-run (the pair shapes are registered above): the
+# producer's failure ends the run with its exit code, xfer-run stops everything else.
+if(RT_SEPARATE)
   foreach(pipe chain fanout fanin)
     file(READ ${RT_DIR}/${pipe}.yaml text)
     string(REPLACE "cmd: [xfer-synth]" "cmd: [xfer-synth, --steps, \"4\"]" text "${text}")
     file(WRITE ${RT_DIR}/sep-${pipe}.yaml "${text}")
-    rt_test(separate.${pipe} COMMAND ${RUN} ${RT_DIR}/sep-${pipe}.yaml)
+    rt_test(separate.${pipe} COMMAND ${RT_SEPARATE} ${RT_DIR}/sep-${pipe}.yaml)
   endforeach()
   file(READ ${RT_DIR}/fail.yaml text)
   string(REPLACE "name: a, nprocs: 2, cmd: [xfer-synth]"
@@ -255,6 +254,6 @@ if(TARGET xfer-run AND XFER_MPI_FLAVOR STREQUAL "openmpi")
   string(REPLACE "name: b, nprocs: 3, cmd: [xfer-synth]"
                  "name: b, nprocs: 3, cmd: [xfer-synth, --steps, \"5\"]" text "${text}")
   file(WRITE ${RT_DIR}/sep-exits.yaml "${text}")
-  rt_fail_test(separate.fail.producer_exits COMMAND ${RUN} ${RT_DIR}/sep-exits.yaml MAXTIME 90
+  rt_fail_test(separate.fail.producer_exits COMMAND ${RT_SEPARATE} ${RT_DIR}/sep-exits.yaml MAXTIME 90
                EXPECT "exiting early after 2 steps")
 endif()

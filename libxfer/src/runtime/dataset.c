@@ -374,17 +374,11 @@ out:
 static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
 {
     const xfer_cfg_hier_t *h = &ch->cfg->hier;
-    static _Thread_local char alg[80];
     xfer_coll_opts_init(o);
     o->duplex = ch->cfg->duplex;
     o->check = 0; /* the handshake and the setup checked both sides */
     o->fallback = XFER_FALLBACK_WARN;
-    if (h->enabled == 1)
-        snprintf(alg, sizeof(alg), "hier%s%s", strcmp(ch->algorithm, "auto") ? ":" : "",
-                 strcmp(ch->algorithm, "auto") ? ch->algorithm : "");
-    else
-        snprintf(alg, sizeof(alg), "%s", ch->algorithm);
-    o->algorithm = alg;
+    o->algorithm = ch->plan_algorithm;
     o->hier_auto = h->enabled == 0 ? -1 : 0;
     o->hier_senders = h->leaders_per_node;
     o->hier_sync = h->sync;
@@ -393,13 +387,6 @@ static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
      * runs inside xfer_wait and gets the bound there (setup). */
     o->timeout_ms = 0;
     return XFER_SUCCESS;
-}
-
-static int slot_is_hier(xfer_rt_slot_t *sl)
-{
-    const char *alg = NULL;
-    return sl->plan && xfer_plan_algorithm(sl->plan, &alg) == XFER_SUCCESS && alg &&
-           strncmp(alg, "hier", 4) == 0;
 }
 
 static xfer_status_t setup(xfer_channel_t *ch)
@@ -494,7 +481,8 @@ static xfer_status_t setup(xfer_channel_t *ch)
                                                    rcounts, rdispls, MPI_BYTE, s->comm, &o,
                                                    &s->plan),
                         st, out);
-        if (slot_is_hier(s))
+        s->hier = s->plan->hier != NULL; /* node-staged: progresses only inside xfer_wait */
+        if (s->hier)
             s->plan->opts.timeout_ms = ch->x->timeout_ms;
     }
     if (ch->me == 0 && xfer_trace_level() > 0) {
@@ -581,6 +569,7 @@ static xfer_status_t progress(xfer_channel_t *ch, int force, uint64_t force_step
     /* Only a wait on this very channel may build its plans (a collective with the peer). */
     const int allow_setup = force;
     xfer_status_t st;
+    uint64_t lim;
     int i;
 
     if (ch->failed)
@@ -588,9 +577,10 @@ static xfer_status_t progress(xfer_channel_t *ch, int force, uint64_t force_step
                         ch->cfg->name);
     XFER_CHECK_GOTO(poll_notes(ch), st, out);
     /* Committed steps past the end of the channel will never run. */
+    lim = run_limit(ch);
     for (i = 0; i < ch->nslots; i++) {
         xfer_rt_slot_t *sl = &ch->slots[i];
-        if (sl->state == XFER_SLOT_COMMITTED && sl->step >= run_limit(ch))
+        if (sl->state == XFER_SLOT_COMMITTED && sl->step >= lim)
             sl->state = XFER_SLOT_FREE;
     }
     while ((ch->setup || allow_setup) && can_start(ch)) {
@@ -602,7 +592,7 @@ static xfer_status_t progress(xfer_channel_t *ch, int force, uint64_t force_step
         int done = 0;
         if (sl->state != XFER_SLOT_ACTIVE)
             continue;
-        if (slot_is_hier(sl)) {
+        if (sl->hier) {
             if (!force || sl->step > force_step)
                 continue;
             st = xfer_wait(sl->plan);
@@ -668,8 +658,6 @@ static xfer_status_t check_usable(xfer_channel_t *ch)
                         ch->cfg->name);
     if (ch->finished)
         return XFER_ERR(XFER_ERR_STATE, "channel %s was finalized", ch->cfg->name);
-    if (!ch->sends[0] && !ch->sends[1])
-        return XFER_ERR(XFER_ERR_INTERNAL, "channel %s moves nothing", ch->cfg->name);
     return XFER_SUCCESS;
 }
 
@@ -792,25 +780,22 @@ xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const v
                         ch->cfg->name, (unsigned long long) ch->cur);
     if (run_limit(ch) <= ch->cur)
         return ended(ch, ch->cur);
-    if ((ch->setup || ds->declared) && (ds->declared || v > 0)) { /* fixed by step 0 */
-        if (!ds->declared ||
-            memcmp(ds->start, d->start, (size_t) d->ndims * sizeof(uint64_t)) != 0 ||
-            memcmp(ds->count, d->count, (size_t) d->ndims * sizeof(uint64_t)) != 0) {
+    if (ch->setup || ch->cur > 0) { /* the decomposition is fixed by step 0 */
+        const size_t len = (size_t) d->ndims * sizeof(uint64_t);
+        if (ds->declared
+                ? memcmp(ds->start, d->start, len) != 0 || memcmp(ds->count, d->count, len) != 0
+                : v > 0) { /* undeclared in step 0: an empty block */
             char was[200], now[200];
             uint64_t z[XFER_MAX_DIMS] = {0};
-            if (ds->declared)
-                fmt_box(was, sizeof(was), d->ndims, ds->start, ds->count);
-            else
-                fmt_box(was, sizeof(was), d->ndims, z, z);
+            fmt_box(was, sizeof(was), d->ndims, ds->declared ? ds->start : z,
+                    ds->declared ? ds->count : z);
             fmt_box(now, sizeof(now), d->ndims, d->start, d->count);
-            if (ch->setup || ch->cur > 0)
-                return XFER_ERR(XFER_ERR_INVALID_ARG,
-                                "channel %s: dataset %s: this rank's block changed from %s to %s "
-                                "in step %llu; the decomposition is fixed by the first step",
-                                ch->cfg->name, d->name, was, now, (unsigned long long) ch->cur);
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "channel %s: dataset %s: this rank's block changed from %s to %s "
+                            "in step %llu; the decomposition is fixed by the first step",
+                            ch->cfg->name, d->name, was, now, (unsigned long long) ch->cur);
         }
-    }
-    if (!ch->setup && ch->cur == 0) {
+    } else {
         memcpy(ds->start, d->start, (size_t) d->ndims * sizeof(uint64_t));
         memcpy(ds->count, d->count, (size_t) d->ndims * sizeof(uint64_t));
         ds->declared = 1;
@@ -1142,6 +1127,12 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
     if (!env_alg && strcmp(c->algorithm, "auto") == 0 && x->cfg->topology == XFER_TOPOLOGY_RING)
         snprintf(ch->algorithm, sizeof(ch->algorithm), "%s",
                  c->duplex == XFER_DUPLEX_FULL ? "ring_full" : "ring_half");
+    if (c->hier.enabled == 1) /* forced node staging around the chosen (or automatic) one */
+        snprintf(ch->plan_algorithm, sizeof(ch->plan_algorithm), "hier%s%s",
+                 strcmp(ch->algorithm, "auto") ? ":" : "",
+                 strcmp(ch->algorithm, "auto") ? ch->algorithm : "");
+    else
+        snprintf(ch->plan_algorithm, sizeof(ch->plan_algorithm), "%s", ch->algorithm);
     ch->nds = c->ndatasets;
     ch->ds = xfer_calloc((size_t) ch->nds, sizeof(*ch->ds));
     ch->nslots = c->max_in_flight_steps + 1;
@@ -1215,7 +1206,7 @@ static int compare_tables(const xfer_channel_t *ch, const char *mine, const char
                           size_t len)
 {
     const char *me = ch->x->cfg->components[ch->x->comp].name, *peer = peer_name(ch);
-    const char *p = mine;
+    const char *p;
     char line[400], key[128];
     /* every line of mine must be in theirs; then the reverse */
     int pass;
@@ -1366,9 +1357,6 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
     for (i = 0; i < ch->nslots; i++)
         if (ch->slots[i].state == XFER_SLOT_DONE)
             ch->slots[i].state = XFER_SLOT_FREE;
-    if (!ch->setup && this_sends(ch) == 0) {
-        /* a receiver that never got step 0 builds the plans if step 0 was announced */
-    }
     XFER_CHECK_GOTO(wait_until(ch, drained, NULL, UINT64_MAX, "finishing the steps in flight"), st,
                     out);
     {

@@ -70,6 +70,7 @@ typedef struct xfer_rt_slot {
     char *sbuf, *rbuf; /* this rank's contribution; every remote contribution */
     MPI_Comm comm;     /* duplicate of the channel's intercommunicator */
     xfer_plan_t *plan;
+    int hier; /* the plan stages through nodes: it progresses only inside xfer_wait */
 } xfer_rt_slot_t;
 
 struct xfer_channel {
@@ -85,7 +86,8 @@ struct xfer_channel {
     MPI_Comm ctl_inter; /* control notes to the other side */
     MPI_Comm ctl_local; /* control notes inside this side */
     int me, nlocal, nremote;
-    char algorithm[64]; /* effective algorithm name (after env and topology) */
+    char algorithm[64];      /* effective algorithm name (after env and topology) */
+    char plan_algorithm[80]; /* what the plans are built with ("hier:..." when forced) */
     int nds;
     xfer_rt_dset_t *ds;
     size_t my_bytes; /* this rank's contribution (header included), 0 if it sends nothing */
