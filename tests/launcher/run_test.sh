@@ -140,10 +140,13 @@ dryrun)
         expect_none out "exec-prefixed"
         expect out "XFER_RUN_DIR.$tmp"
         # launch: auto -> separate where the library can open ports: Open MPI (ompi-server is
-        # installed with it); Debian's MPICH is ch4:ucx, which cannot -> mpmd
+        # installed with it) and MPICH with the ch3 device; Debian's MPICH is ch4:ucx, which
+        # cannot -> mpmd. (XFER_TEST_MPICH_DEVICE: the device cmake found.)
         run --dry-run hello.yaml
         expect_rc 0
         if [ "$flavour" = openmpi ]; then
+            expect out "XFER_LAUNCH.separate" 2
+        elif [[ "${XFER_TEST_MPICH_DEVICE:-}" == ch3* ]]; then
             expect out "XFER_LAUNCH.separate" 2
         else
             expect out "XFER_LAUNCH.mpmd" 1

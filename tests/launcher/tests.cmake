@@ -22,7 +22,7 @@ if(TARGET xfer-run)
                      $<TARGET_FILE:xfer-run> ${XFER_MPI_FLAVOR} ${XFER_MPIEXEC}
                      ${CMAKE_CURRENT_BINARY_DIR}/launcher/${name} ${L_UNPARSED_ARGUMENTS})
     set_tests_properties(${test} PROPERTIES LABELS "launcher" TIMEOUT 120
-                         ENVIRONMENT "XFER_RUN_MPIEXEC_FLAGS=${xfer_launcher_flags};${L_ENV}")
+                         ENVIRONMENT "XFER_RUN_MPIEXEC_FLAGS=${xfer_launcher_flags};XFER_TEST_MPICH_DEVICE=${XFER_MPICH_DEVICE};${L_ENV}")
   endfunction()
 
   xfer_launcher_test(errors errors)

@@ -95,10 +95,11 @@ set(decomp_2x1 uneven)
 set(decomp_1x2 even)
 set(decomp_3x5 uneven)
 set(decomp_5x3 empty)
-# Separate launches through xfer-run: Open MPI connects them through ompi-server (Debian's MPICH
-# cannot; a ch3 build of MPICH can, see docs/runtime.md).
+# Separate launches through xfer-run: Open MPI connects them through ompi-server, an MPICH built
+# with the ch3 device (scripts/build.sh mpich-ch3) by the port files alone; Debian's MPICH
+# (ch4:ucx) cannot open ports, see docs/runtime.md.
 set(RT_SEPARATE "")
-if(TARGET xfer-run AND XFER_MPI_FLAVOR STREQUAL "openmpi")
+if(TARGET xfer-run AND (XFER_MPI_FLAVOR STREQUAL "openmpi" OR XFER_MPICH_DEVICE MATCHES "^ch3"))
   set(RT_SEPARATE $<TARGET_FILE:xfer-run> --launch separate)
 endif()
 foreach(shape 1x1 2x1 1x2 3x5 5x3)
