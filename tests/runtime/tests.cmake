@@ -68,25 +68,33 @@ function(rt_mpmd out cfg)
   set(${out} ${cmd} PARENT_SCOPE)
 endfunction()
 
+# Runs through xfer-run: the ranks get the test environment (sanitizer options, preloads) the
+# way users pass theirs, through xfer-run's own environment.
+set(RT_SEP_ENV ${XFER_TEST_RANK_ENV})
+if(XFER_TEST_PRELOAD)
+  list(JOIN XFER_TEST_PRELOAD ":" rt_preload)
+  list(APPEND RT_SEP_ENV "LD_PRELOAD=${rt_preload}")
+endif()
+
 function(rt_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "COMMAND" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT" "COMMAND;ENV" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
   add_test(NAME ${P}.workflow.${name} COMMAND ${T_COMMAND})
   set_tests_properties(${P}.workflow.${name} PROPERTIES TIMEOUT ${T_TIMEOUT}
-                       LABELS "mpi;workflow" ENVIRONMENT "${XFER_MPIEXEC_ENV}")
+                       LABELS "mpi;workflow" ENVIRONMENT "${XFER_MPIEXEC_ENV};${T_ENV}")
 endfunction()
 
 # A run that must fail: non-zero exit, within MAXTIME seconds, with output matching EXPECT.
 function(rt_fail_test name)
-  cmake_parse_arguments(T "" "EXPECT;MAXTIME" "COMMAND" ${ARGN})
+  cmake_parse_arguments(T "" "EXPECT;MAXTIME" "COMMAND;ENV" ${ARGN})
   add_test(NAME ${P}.workflow.${name}
            COMMAND ${CMAKE_COMMAND} "-DCMD=${T_COMMAND}" "-DEXPECT=${T_EXPECT}"
                    -DMAXTIME=${T_MAXTIME}
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_fail.cmake)
   set_tests_properties(${P}.workflow.${name} PROPERTIES TIMEOUT 300
-                       LABELS "mpi;workflow" ENVIRONMENT "${XFER_MPIEXEC_ENV}")
+                       LABELS "mpi;workflow" ENVIRONMENT "${XFER_MPIEXEC_ENV};${T_ENV}")
 endfunction()
 
 # ---- coupled P x C runs, MPMD, half and full duplex, three decompositions -------------------
@@ -115,7 +123,7 @@ foreach(shape 1x1 2x1 1x2 3x5 5x3)
       set(cfg ${RT_DIR}/sep-${shape}-${duplex}.yaml)
       rt_workflow(${cfg} ${p} ${q} ${duplex}
                   ARGS ", --steps, \"4\", --decomp, ${decomp_${shape}}")
-      rt_test(separate.${duplex}.p${p}q${q} COMMAND ${RT_SEPARATE} ${cfg})
+      rt_test(separate.${duplex}.p${p}q${q} COMMAND ${RT_SEPARATE} ${cfg} ENV ${RT_SEP_ENV})
     endif()
   endforeach()
 endforeach()
@@ -246,7 +254,7 @@ if(RT_SEPARATE)
     file(READ ${RT_DIR}/${pipe}.yaml text)
     string(REPLACE "cmd: [xfer-synth]" "cmd: [xfer-synth, --steps, \"4\"]" text "${text}")
     file(WRITE ${RT_DIR}/sep-${pipe}.yaml "${text}")
-    rt_test(separate.${pipe} COMMAND ${RT_SEPARATE} ${RT_DIR}/sep-${pipe}.yaml)
+    rt_test(separate.${pipe} COMMAND ${RT_SEPARATE} ${RT_DIR}/sep-${pipe}.yaml ENV ${RT_SEP_ENV})
   endforeach()
   file(READ ${RT_DIR}/fail.yaml text)
   string(REPLACE "name: a, nprocs: 2, cmd: [xfer-synth]"
@@ -256,5 +264,5 @@ if(RT_SEPARATE)
                  "name: b, nprocs: 3, cmd: [xfer-synth, --steps, \"5\"]" text "${text}")
   file(WRITE ${RT_DIR}/sep-exits.yaml "${text}")
   rt_fail_test(separate.fail.producer_exits COMMAND ${RT_SEPARATE} ${RT_DIR}/sep-exits.yaml MAXTIME 90
-               EXPECT "exiting early after 2 steps")
+               EXPECT "exiting early after 2 steps" ENV ${RT_SEP_ENV})
 endif()
