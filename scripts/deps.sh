@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Install the Debian 12 packages libxfer needs, only those that are missing.
-#   scripts/deps.sh [--ci]     (--ci adds the tools CI uses: clang-format)
+#   scripts/deps.sh [--ci]     (--ci adds the tools CI uses: clang-format, clang for the fuzz target)
 set -euo pipefail
 
-pkgs=(build-essential cmake pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev valgrind libyaml-dev)
+pkgs=(build-essential cmake pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev valgrind libyaml-dev
+    libzmq3-dev libmsgpack-dev)
 if [[ "${1:-}" == "--ci" ]]; then
-    pkgs+=(clang-format)
+    pkgs+=(clang-format clang)
 fi
 
 missing=()

@@ -300,9 +300,12 @@ static void check_channel_defaults(const xfer_cfg_channel_t *ch)
 static void check_top_defaults(const xfer_config_t *c)
 {
     checks++;
-    UCHECK(strcmp(c->control_endpoint, "tcp://127.0.0.1:5757") == 0, "endpoint %s",
-           c->control_endpoint);
-    UCHECK(c->heartbeat_ms == 500 && c->timeout_ms == 30000, "control defaults");
+    UCHECK(strcmp(c->control_endpoint, "") == 0, "endpoint %s", c->control_endpoint);
+    UCHECK(c->heartbeat_ms == 500 && c->timeout_ms == 30000 && c->heartbeat_timeout_ms == 0,
+           "control defaults");
+    UCHECK(strcmp(c->token_file, "") == 0 && strcmp(c->curve_public_key, "") == 0 &&
+               strcmp(c->curve_secret_key_file, "") == 0,
+           "control security defaults");
     UCHECK(c->launch == XFER_LAUNCH_AUTO, "launch %d", c->launch);
     UCHECK(c->run_dir && c->run_dir[0] == '\0', "run_dir");
 }

@@ -106,11 +106,15 @@ typedef struct xfer_cfg_component {
 
 /** A validated workflow file. */
 typedef struct xfer_config {
-    char *path;             /**< the file as given to xfer_config_load */
-    char *workflow;         /**< workflow name */
-    char *control_endpoint; /**< control plane (xferd) endpoint */
-    int heartbeat_ms;       /**< > 0 */
-    int timeout_ms;         /**< bound on every wait for a peer, > 0 */
+    char *path;                  /**< the file as given to xfer_config_load */
+    char *workflow;              /**< workflow name */
+    char *control_endpoint;      /**< control plane (xferd) endpoint; "" none given */
+    int heartbeat_ms;            /**< > 0 */
+    int heartbeat_timeout_ms;    /**< 0: auto (4 x heartbeat_ms) */
+    char *token_file;            /**< "" none given */
+    char *curve_public_key;      /**< "" no CURVE */
+    char *curve_secret_key_file; /**< "" no CURVE (xferd only) */
+    int timeout_ms;              /**< bound on every wait for a peer, > 0 */
     xfer_topology_t topology;
     int ranks_per_node; /**< 0: auto (shared-memory nodes), else virtual nodes of this size */
     xfer_launch_t launch;

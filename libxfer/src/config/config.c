@@ -697,9 +697,11 @@ static const cfg_table_t component_table = {
 static const cfg_key_t control_keys[] = {
     {.key = "endpoint",
      .kind = CFG_STR,
-     .dflt = "tcp://127.0.0.1:5757",
+     .dflt = "",
      .off = WF_(control_endpoint),
-     .doc = "ZeroMQ endpoint of the control plane (xferd)"},
+     .doc = "ZeroMQ endpoint of a running xferd (tcp://127.0.0.1:PORT or ipc://PATH); empty: "
+            "xfer-run starts one at ipc://<run_dir>/xferd.sock, and a component started "
+            "without xfer-run uses none"},
     {.key = "heartbeat_ms",
      .kind = CFG_INT,
      .dflt = "500",
@@ -714,12 +716,39 @@ static const cfg_key_t control_keys[] = {
      .min = 1,
      .max = 86400000,
      .doc = "bound on every wait for a peer; on expiry the call fails"},
+    {.key = "heartbeat_timeout_ms",
+     .kind = CFG_INT,
+     .dflt = "auto",
+     .off = WF_(heartbeat_timeout_ms),
+     .min = 1,
+     .max = 86400000,
+     .word = "auto",
+     .doc = "xferd declares a component failed after this long without a heartbeat; auto: 4 x "
+            "heartbeat_ms"},
+    {.key = "token_file",
+     .kind = CFG_STR,
+     .dflt = "",
+     .off = WF_(token_file),
+     .doc = "file holding the workflow token (mode 0600); empty: xfer-run makes one in the run "
+            "directory"},
+    {.key = "curve_public_key",
+     .kind = CFG_STR,
+     .dflt = "",
+     .off = WF_(curve_public_key),
+     .doc = "CURVE: xferd's public key (Z85, 40 characters); empty: no encryption"},
+    {.key = "curve_secret_key_file",
+     .kind = CFG_STR,
+     .dflt = "",
+     .off = WF_(curve_secret_key_file),
+     .doc = "CURVE: file (mode 0600) holding xferd's secret key (Z85); read by xferd only"},
 };
 
-static const cfg_table_t control_table = {.path = "control",
-                                          .keys = control_keys,
-                                          .nkeys = NKEYS(control_keys),
-                                          .doc = "The control plane: liveness and timeouts."};
+static const cfg_table_t control_table = {
+    .path = "control",
+    .keys = control_keys,
+    .nkeys = NKEYS(control_keys),
+    .doc = "The control plane (xferd, docs/control-protocol.md): rendezvous, liveness, "
+           "timeouts, security."};
 
 static const cfg_key_t topology_keys[] = {
     {.key = "kind",
