@@ -39,6 +39,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include <xfer/control.h>
 #include <xfer/xfer.h>
 
 #ifndef XFER_RUN_MPIEXEC
@@ -52,7 +53,9 @@ enum {
 
 #define KILL_AFTER_MS     5000  /* SIGTERM (or the forwarded signal), then SIGKILL after this */
 #define LEFTOVER_GRACE_MS 2000  /* leftovers of a finished launch may exit on their own first */
-#define SERVER_WAIT_MS    10000 /* bound on ompi-server writing its URI */
+#define SERVER_WAIT_MS    10000 /* bound on ompi-server writing its URI, xferd its ready file */
+#define XFERD_STOP_MS     3000  /* bound on xferd answering "stop" */
+#define XFERD_RESTARTS    3     /* a crashed xferd is restarted (from its journal) this often */
 #define LINE_MAX_BYTES    65536 /* longer output lines are split */
 
 static int quiet;
@@ -691,8 +694,9 @@ typedef struct opts {
     const char *run_dir;
     const char *launch;
     const char *walltime_text;
+    const char *xferd;
     double walltime;
-    int check, print_config, dry_run, keep_run_dir;
+    int check, print_config, dry_run, keep_run_dir, no_daemon;
 } opts_t;
 
 typedef struct plan {
@@ -708,6 +712,14 @@ typedef struct plan {
     strv_t *lines;     /* the mpiexec commands: one (mpmd) or one per component (separate) */
     int nlines;
     strv_t rootenv; /* NAME=value xfer-run adds to its own environment */
+    /* the control plane: xferd, started here unless the file names a running one */
+    char *endpoint;    /* NULL: no control plane */
+    char *token_file;  /* the workflow token */
+    int make_token;    /* xfer-run writes a fresh token there */
+    char *ready;       /* xferd writes its endpoint here once it serves */
+    char *journal;     /* xferd's journal */
+    strv_t xferd;      /* the xferd command (empty: none to start) */
+    int hb_timeout_ms; /* xferd's failure detection bound */
 } plan_t;
 
 static void usage(FILE *f)
@@ -726,6 +738,10 @@ static void usage(FILE *f)
             "                          a fresh $TMPDIR/xfer-run.XXXXXX removed at the end)\n"
             "  --keep-run-dir          do not remove the fresh run directory\n"
             "  --walltime SEC          stop everything after SEC seconds (exit 124)\n"
+            "  --xferd PATH            the control daemon (default: next to xfer-run, then\n"
+            "                          the build tree, then PATH)\n"
+            "  --no-daemon             run without the control plane (port files, no\n"
+            "                          heartbeats or failure notices)\n"
             "  -q, --quiet             no output prefixes, no launcher notes\n"
             "  -h, --help              this text\n"
             "  --version               version and MPI flavour\n\n"
@@ -774,7 +790,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
         }
         takes_value = !strcmp(key, "--launch") || !strcmp(key, "--mpiexec") ||
                       !strcmp(key, "--mpiexec-flags") || !strcmp(key, "--run-dir") ||
-                      !strcmp(key, "--walltime");
+                      !strcmp(key, "--walltime") || !strcmp(key, "--xferd");
         if (takes_value && !val) {
             if (i + 1 >= argc) {
                 run_error("%s needs a value", key);
@@ -799,6 +815,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->dry_run = 1;
         } else if (!strcmp(key, "--keep-run-dir")) {
             o->keep_run_dir = 1;
+        } else if (!strcmp(key, "--no-daemon")) {
+            o->no_daemon = 1;
+        } else if (!strcmp(key, "--xferd")) {
+            o->xferd = val;
         } else if (!strcmp(key, "-q") || !strcmp(key, "--quiet")) {
             quiet = 1;
         } else if (!strcmp(key, "--launch")) {
@@ -950,6 +970,11 @@ static void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
     add_env(s, pl->openmpi, "XFER_COMPONENT", k->name);
     add_env(s, pl->openmpi, "XFER_RUN_DIR", pl->run_dir);
     add_env(s, pl->openmpi, "XFER_LAUNCH", pl->mode == XFER_LAUNCH_MPMD ? "mpmd" : "separate");
+    if (pl->endpoint) {
+        add_env(s, pl->openmpi, "XFER_CONTROL_ENDPOINT", pl->endpoint);
+        if (pl->token_file)
+            add_env(s, pl->openmpi, "XFER_CONTROL_TOKEN_FILE", pl->token_file);
+    }
     for (i = 0; i < k->nenv; i++) {
         const char *eq = strchr(k->env[i], '=');
         char *name;
@@ -1038,6 +1063,92 @@ static int setup_run_dir(plan_t *pl, const opts_t *o)
     return 0;
 }
 
+/* xferd: --xferd, $XFER_XFERD, next to this executable, the build tree, PATH. */
+static char *find_xferd(const opts_t *o, const char *self_dir)
+{
+    const char *env = getenv("XFER_XFERD");
+    char *p;
+
+    if (o->xferd)
+        return is_exec_file(o->xferd) ? abs_path(o->xferd) : NULL;
+    if (env && *env)
+        return is_exec_file(env) ? abs_path(env) : NULL;
+    p = xprintf("%s/xferd", self_dir);
+    if (is_exec_file(p))
+        return p;
+    free(p);
+#ifdef XFER_RUN_XFERD_BUILD
+    if (is_exec_file(XFER_RUN_XFERD_BUILD))
+        return xstrdup(XFER_RUN_XFERD_BUILD);
+#endif
+    return find_in_path("xferd");
+}
+
+/* The control plane: a running xferd the file names, or one started here in the run
+ * directory (ipc socket, a fresh token), or none with --no-daemon. */
+static int plan_daemon(plan_t *pl, const opts_t *o, const char *self_dir)
+{
+    const xfer_config_t *cfg = pl->cfg;
+    const char *env_tf = getenv("XFER_CONTROL_TOKEN_FILE");
+    char *path;
+
+    pl->hb_timeout_ms =
+        cfg->heartbeat_timeout_ms > 0 ? cfg->heartbeat_timeout_ms : 4 * cfg->heartbeat_ms;
+    if (o->no_daemon)
+        return 0;
+    if (cfg->token_file[0])
+        pl->token_file = abs_path(cfg->token_file);
+    else if (env_tf && *env_tf)
+        pl->token_file = abs_path(env_tf);
+    if (cfg->control_endpoint[0]) { /* somebody runs it: components and xfer-run connect */
+        pl->endpoint = xstrdup(cfg->control_endpoint);
+        if (!pl->token_file) {
+            run_error("control.endpoint %s is given, but no token: set control.token_file or "
+                      "XFER_CONTROL_TOKEN_FILE",
+                      cfg->control_endpoint);
+            return -1;
+        }
+        return 0;
+    }
+    path = find_xferd(o, self_dir);
+    if (!path) {
+        run_error("xferd not found (%s): pass --xferd PATH, or --no-daemon to run without the "
+                  "control plane",
+                  o->xferd ? o->xferd : "looked next to xfer-run, in the build tree and in PATH");
+        return -1;
+    }
+    pl->endpoint = xprintf("ipc://%s/xferd.sock", pl->run_dir);
+    if (strlen(pl->endpoint) > 100) { /* sockaddr_un.sun_path holds 108 bytes */
+        run_error("run directory %s is too long for xferd's ipc socket (at most 86 characters): "
+                  "choose a shorter --run-dir, or run xferd yourself and set control.endpoint",
+                  pl->run_dir);
+        free(path);
+        return -1;
+    }
+    if (!pl->token_file) {
+        pl->token_file = xprintf("%s/token", pl->run_dir);
+        pl->make_token = 1;
+    }
+    pl->ready = xprintf("%s/xferd.ready", pl->run_dir);
+    pl->journal = xprintf("%s/xferd.journal", pl->run_dir);
+    sv_take(&pl->xferd, path);
+    sv_push(&pl->xferd, "--config");
+    sv_push(&pl->xferd, pl->config_path);
+    sv_push(&pl->xferd, "--run-dir");
+    sv_push(&pl->xferd, pl->run_dir);
+    sv_push(&pl->xferd, "--endpoint");
+    sv_push(&pl->xferd, pl->endpoint);
+    sv_push(&pl->xferd, "--token-file");
+    sv_push(&pl->xferd, pl->token_file);
+    sv_push(&pl->xferd, "--ready-file");
+    sv_push(&pl->xferd, pl->ready);
+    sv_push(&pl->xferd, "--journal");
+    sv_push(&pl->xferd, pl->journal);
+    if (quiet)
+        sv_push(&pl->xferd, "--quiet");
+    return 0;
+}
+
 static int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
 {
     char self[PATH_MAX], *self_dir = NULL, *yaml_dir = NULL, **cmds = NULL;
@@ -1089,6 +1200,8 @@ static int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
         pl->uri = xprintf("%s/ompi-server.uri", pl->run_dir);
         sv_push(&pl->server, pl->uri);
     }
+    if (plan_daemon(pl, o, self_dir) != 0)
+        goto out;
     if (pl->openmpi && geteuid() == 0) {
         /* Open MPI refuses to run as root without these; set for xfer-run's children */
         static const char *const names[] = {"OMPI_ALLOW_RUN_AS_ROOT",
@@ -1160,6 +1273,11 @@ static void free_plan(plan_t *pl, int keep_run_dir)
     free(pl->lines);
     sv_free(&pl->server);
     sv_free(&pl->rootenv);
+    sv_free(&pl->xferd);
+    free(pl->endpoint);
+    free(pl->token_file);
+    free(pl->ready);
+    free(pl->journal);
     free(pl->uri);
     free(pl->run_dir);
     free(pl->config_path);
@@ -1213,6 +1331,7 @@ typedef struct job {
     char *prefix;
     pid_t pid; /* > 0 while running */
     stream_t out, err;
+    int stdin_w; /* Hydra, separate: the write end of its stdin, held open while it runs */
 } job_t;
 
 typedef struct runner {
@@ -1221,6 +1340,14 @@ typedef struct runner {
     int report_components; /* separate: name the failing component */
     pid_t server;
     int server_stopped;
+    pid_t xferd;
+    int xferd_stopped;
+    int xferd_restarts;
+    xfer_ctl_t *ctl;  /* xfer-run's connection to xferd: it reports exits */
+    int grace_ms;     /* with xferd: a failure's peers get this long to fail on their own */
+    int64_t stop_due; /* when the others are stopped after a failure (0: not pending) */
+    const plan_t *pl;
+    int devnull;
     int result;        /* exit code, fixed by the first cause; -1 while none */
     int64_t stop_at;   /* when the stop signal went out (0: not stopping) */
     int64_t walltime;  /* deadline (0: none) */
@@ -1238,6 +1365,63 @@ static void stop_jobs(runner_t *r, int sig)
     r->stop_at = now_ms();
 }
 
+/* Tell xferd that a job's components ended: it declares those that did not say goodbye failed
+ * and notifies their peers. */
+static void report_exit(runner_t *r, int j, int code)
+{
+    int c, c0 = j, c1 = j + 1;
+
+    if (!r->ctl)
+        return;
+    if (!r->report_components) { /* mpmd: the one job held every component */
+        c0 = 0;
+        c1 = r->pl->cfg->ncomponents;
+    }
+    for (c = c0; c < c1; c++) {
+        xfer_ctl_msg_t *m = NULL;
+        if (xfer_ctl_msg_new("exited", &m) != XFER_SUCCESS ||
+            xfer_ctl_set_str(m, "component", r->pl->cfg->components[c].name) != XFER_SUCCESS ||
+            xfer_ctl_set_int(m, "code", code) != XFER_SUCCESS ||
+            xfer_ctl_send(r->ctl, m) != XFER_SUCCESS)
+            run_note("cannot report the exit of %s to xferd: %s", r->pl->cfg->components[c].name,
+                     xfer_last_error());
+        xfer_ctl_msg_free(&m);
+    }
+}
+
+/* After component @p failed failed: do running peers of it hold a session with xferd? They
+ * then learn of the failure from xferd and end with an error naming it; give them that
+ * chance before stopping them. */
+static int peers_registered(runner_t *r, int failed)
+{
+    const xfer_config_t *cfg = r->pl->cfg;
+    xfer_ctl_msg_t *req = NULL, *rep = NULL;
+    int i, k, n = 0;
+
+    if (!r->ctl || !r->report_components || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
+        return 0;
+    if (xfer_ctl_request(r->ctl, req, 1000, &rep) == XFER_SUCCESS) {
+        for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
+            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
+            const char *name = xfer_ctl_str(it, "name", "");
+            if (strcmp(xfer_ctl_str(it, "state", ""), "running") != 0)
+                continue;
+            for (k = 0; k < cfg->nchannels; k++) {
+                const xfer_cfg_channel_t *ch = &cfg->channels[k];
+                int other = ch->from == failed ? ch->to : ch->to == failed ? ch->from : -1;
+                if (other >= 0 && strcmp(cfg->components[other].name, name) == 0 &&
+                    r->jobs[other].pid > 0) {
+                    n++;
+                    break;
+                }
+            }
+        }
+    }
+    xfer_ctl_msg_free(&req);
+    xfer_ctl_msg_free(&rep);
+    return n;
+}
+
 static void reap(runner_t *r)
 {
     int st, j;
@@ -1251,12 +1435,32 @@ static void reap(runner_t *r)
                 run_note("ompi-server exited early (exit code %d)", code);
             continue;
         }
+        if (pid == r->xferd) {
+            r->xferd = 0;
+            if (r->xferd_stopped)
+                continue;
+            /* The components keep their sessions: the new daemon reads the journal and ZeroMQ
+             * reconnects them. Its ready file is not awaited: nobody needs it now. */
+            if (r->running > 0 && r->xferd_restarts < XFERD_RESTARTS) {
+                r->xferd_restarts++;
+                run_note("xferd exited early (exit code %d); restarting it from its journal "
+                         "(%d of %d)",
+                         code, r->xferd_restarts, XFERD_RESTARTS);
+                if (spawn(r->pl->xferd.v, r->devnull, r->devnull, -1, &r->xferd) != 0)
+                    r->xferd = 0;
+            } else {
+                run_note("xferd exited early (exit code %d)", code);
+            }
+            continue;
+        }
         for (j = 0; j < r->njobs && r->jobs[j].pid != pid; j++)
             ;
         if (j == r->njobs)
             continue; /* a leftover re-parented to us */
         r->jobs[j].pid = 0;
         r->running--;
+        close_fd(&r->jobs[j].stdin_w);
+        report_exit(r, j, code);
         if (code == 0 || r->result >= 0)
             continue; /* later exits of a stopping run are consequences, not causes */
         r->result = code;
@@ -1269,7 +1473,10 @@ static void reap(runner_t *r)
             run_error("component %s failed (exit code %d); stopping the others", r->jobs[j].name,
                       code);
         }
-        stop_jobs(r, SIGTERM);
+        if (r->running > 0 && r->grace_ms > 0 && peers_registered(r, j) > 0)
+            r->stop_due = now_ms() + r->grace_ms; /* the peers fail on their own first */
+        else
+            stop_jobs(r, SIGTERM);
     }
 }
 
@@ -1315,6 +1522,20 @@ static int64_t earlier(int64_t a, int64_t b)
     return a == 0 ? b : (b == 0 || b > a) ? a : b;
 }
 
+/* Every component ended: xferd may go ("stop", then SIGTERM if it does not answer). */
+static void stop_xferd(runner_t *r)
+{
+    xfer_ctl_msg_t *req = NULL;
+    r->xferd_stopped = 1;
+    if (!r->ctl || xfer_ctl_msg_new("stop", &req) != XFER_SUCCESS ||
+        xfer_ctl_request(r->ctl, req, XFERD_STOP_MS, NULL) != XFER_SUCCESS) {
+        run_note("xferd did not answer \"stop\" (%s); terminating it",
+                 r->ctl ? xfer_last_error() : "no connection");
+        kill(-r->xferd, SIGTERM);
+    }
+    xfer_ctl_msg_free(&req);
+}
+
 /* Supervise until every launcher has exited, the output is drained and no descendant is left. */
 static void supervise(runner_t *r, struct pollfd *pfd)
 {
@@ -1330,11 +1551,17 @@ static void supervise(runner_t *r, struct pollfd *pfd)
                 r->result = EXIT_WALLTIME;
             stop_jobs(r, SIGTERM);
         }
+        if (r->stop_due && !r->stop_at && r->running > 0 && now >= r->stop_due)
+            stop_jobs(r, SIGTERM);
+        if (r->stop_due && !r->stop_at && r->running > 0)
+            deadline = earlier(deadline, r->stop_due);
         if (r->running == 0) {
             if (r->server > 0 && !r->server_stopped) {
                 r->server_stopped = 1;
                 kill(-r->server, SIGTERM);
             }
+            if (r->xferd > 0 && !r->xferd_stopped)
+                stop_xferd(r);
             alive = signal_descendants(0);
             if (!alive && !streams_open(r))
                 return;
@@ -1430,6 +1657,84 @@ static int start_server(runner_t *r, const plan_t *pl, int devnull)
     }
 }
 
+/* A fresh workflow token, readable by the owner only. */
+static int write_token(const char *path)
+{
+    char tok[65];
+    int fd;
+
+    if (xfer_ctl_make_token(tok, 32) != XFER_SUCCESS) {
+        run_error("cannot make a workflow token: %s", xfer_last_error());
+        return -1;
+    }
+    unlink(path);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || write(fd, tok, 64) != 64 || write(fd, "\n", 1) != 1) {
+        run_error("cannot write the workflow token %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return close(fd) == 0 ? 0 : -1;
+}
+
+/* Start xferd when the plan has one and wait (bounded) for its ready file; then connect. */
+static int start_xferd(runner_t *r, const plan_t *pl, int devnull)
+{
+    xfer_ctl_opts_t co;
+    char *token = NULL;
+    int64_t deadline;
+    int rc;
+
+    if (!pl->endpoint)
+        return 0;
+    if (pl->xferd.n) {
+        if (pl->make_token && write_token(pl->token_file) != 0)
+            return -1;
+        unlink(pl->ready);
+        /* a journal of an earlier run in a reused run directory is not this run's state */
+        if (pl->journal && unlink(pl->journal) != 0 && errno != ENOENT) {
+            run_error("cannot remove the old journal %s: %s", pl->journal, strerror(errno));
+            return -1;
+        }
+        if (spawn(pl->xferd.v, devnull, devnull, -1, &r->xferd) != 0)
+            return -1;
+        deadline = now_ms() + SERVER_WAIT_MS;
+        for (;;) {
+            struct pollfd pfd = {sig_pipe[0], POLLIN, 0};
+            if (access(pl->ready, F_OK) == 0) /* written whole, then renamed */
+                break;
+            reap(r);
+            if (r->xferd == 0) {
+                run_error("xferd exited before it was ready (see its messages above)");
+                return -1;
+            }
+            if (now_ms() >= deadline) {
+                run_error("xferd did not write %s within %d s", pl->ready, SERVER_WAIT_MS / 1000);
+                return -1;
+            }
+            if (poll(&pfd, 1, 20) > 0) {
+                handle_signals(r);
+                if (r->stop_at)
+                    return -1;
+            }
+        }
+    }
+    if (xfer_ctl_read_token(pl->token_file, &token) != XFER_SUCCESS) {
+        run_error("%s", xfer_last_error());
+        return -1;
+    }
+    co.endpoint = pl->endpoint;
+    co.workflow = pl->cfg->workflow;
+    co.token = token;
+    co.server_key = pl->cfg->curve_public_key;
+    rc = xfer_ctl_connect(&co, &r->ctl) == XFER_SUCCESS ? 0 : -1;
+    if (rc != 0)
+        run_error("cannot reach xferd at %s: %s", pl->endpoint, xfer_last_error());
+    free(token);
+    return rc;
+}
+
 static int run(const plan_t *pl, const opts_t *o)
 {
     runner_t r;
@@ -1439,6 +1744,10 @@ static int run(const plan_t *pl, const opts_t *o)
     memset(&r, 0, sizeof r);
     r.result = -1;
     r.report_components = pl->mode == XFER_LAUNCH_SEPARATE;
+    r.pl = pl;
+    r.devnull = -1;
+    /* a failure's peers: xferd's detection bound twice over, plus their exit */
+    r.grace_ms = pl->endpoint ? 2 * pl->hb_timeout_ms + 2000 : 0;
     r.njobs = pl->nlines;
     r.walltime_text = o->walltime_text;
     if (o->walltime > 0)
@@ -1453,6 +1762,7 @@ static int run(const plan_t *pl, const opts_t *o)
         return EXIT_USAGE;
     }
     devnull = open("/dev/null", O_RDWR);
+    r.devnull = devnull;
     if (devnull < 0 || set_cloexec(devnull) != 0) {
         run_error("/dev/null: %s", strerror(errno));
         return EXIT_USAGE;
@@ -1470,10 +1780,16 @@ static int run(const plan_t *pl, const opts_t *o)
     for (j = 0; j < r.njobs; j++) {
         job_t *jb = &r.jobs[j];
         jb->name = pl->mode == XFER_LAUNCH_SEPARATE ? pl->cfg->components[j].name : "mpiexec";
-        jb->out.fd = jb->err.fd = -1;
+        jb->out.fd = jb->err.fd = jb->stdin_w = -1;
     }
 
     if (pl->server.n && start_server(&r, pl, devnull) != 0) {
+        if (r.result < 0)
+            r.result = EXIT_USAGE;
+        if (!r.stop_at)
+            r.stop_at = now_ms();
+    }
+    if (!r.stop_at && start_xferd(&r, pl, devnull) != 0) {
         if (r.result < 0)
             r.result = EXIT_USAGE;
         if (!r.stop_at)
@@ -1509,7 +1825,26 @@ static int run(const plan_t *pl, const opts_t *o)
                 break;
             }
         }
-        rc = spawn(pl->lines[j].v, stdin_fd, po[1], pe[1], &jb->pid);
+        /* Hydra (MPICH) forwards the end of its stdin to the proxy of the job; when the proxy
+         * has already gone, which concurrent launches make likely, mpiexec dies of SIGPIPE
+         * (measured: 6 of 40 pairs of concurrent mpiexec.mpich < /dev/null). So each separate
+         * MPICH launch gets an empty stdin that ends only when it has exited. */
+        if (pl->mode == XFER_LAUNCH_SEPARATE && !pl->openmpi) {
+            int pi[2];
+            if (cloexec_pipe(pi) != 0) {
+                run_error("pipe: %s", strerror(errno));
+                close_fd(&po[1]);
+                close_fd(&pe[1]);
+                r.result = EXIT_USAGE;
+                stop_jobs(&r, SIGTERM);
+                break;
+            }
+            jb->stdin_w = pi[1];
+            rc = spawn(pl->lines[j].v, pi[0], po[1], pe[1], &jb->pid);
+            close_fd(&pi[0]);
+        } else {
+            rc = spawn(pl->lines[j].v, stdin_fd, po[1], pe[1], &jb->pid);
+        }
         close_fd(&po[1]);
         close_fd(&pe[1]);
         if (rc != 0) {
@@ -1527,12 +1862,14 @@ out:
     for (j = 0; r.jobs && j < r.njobs; j++) {
         close_fd(&r.jobs[j].out.fd);
         close_fd(&r.jobs[j].err.fd);
+        close_fd(&r.jobs[j].stdin_w);
         free(r.jobs[j].out.buf);
         free(r.jobs[j].err.buf);
         free(r.jobs[j].prefix);
     }
     free(r.jobs);
     free(pfd);
+    xfer_ctl_close(&r.ctl);
     close_fd(&devnull);
     return r.result < 0 ? 0 : r.result;
 }
@@ -1582,6 +1919,8 @@ int main(int argc, char **argv)
     if (o.dry_run) {
         if (pl.server.n)
             print_command(&pl.rootenv, &pl.server);
+        if (pl.xferd.n)
+            print_command(&pl.rootenv, &pl.xferd);
         for (i = 0; i < pl.nlines; i++)
             print_command(&pl.rootenv, &pl.lines[i]);
         goto plan_out;

@@ -7,13 +7,17 @@
  *
  *   xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE] [--component NAME]
  *              [--skip DATASET] [--get DATASET] [--exit-after K] [--stall-after K]
- *              [--quiet]
+ *              [--kill-after K] [--compute-ms MS] [--quiet]
+ * A failing call is reported with its status, message and how long it ran.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <xfer/xfer.h>
 
@@ -26,6 +30,8 @@ typedef struct opts {
     const char *get;  /* also get this (perhaps unknown) dataset every step */
     int exit_after;   /* exit(3) without finalizing after this many steps (-1: never) */
     int stall_after;  /* stop calling libxfer after this many steps, for ever (-1: never) */
+    int kill_after;   /* rank 0 sends itself SIGKILL after this many steps (-1: never) */
+    int compute_ms;   /* each step "computes" this long (a sleep) before its puts */
     int quiet;
 } opts_t;
 
@@ -43,9 +49,11 @@ static char me[64] = "?";
 
 #define XCHECK(call)                                                                               \
     do {                                                                                           \
+        const double t0_ = MPI_Wtime();                                                            \
         xfer_status_t st_ = (call);                                                                \
         if (st_ != XFER_SUCCESS)                                                                   \
-            FAIL("%s: %s: %s", #call, xfer_status_name(st_), xfer_last_error());                   \
+            FAIL("%s: %s: %s (after %.0f ms)", #call, xfer_status_name(st_), xfer_last_error(),    \
+                 1e3 * (MPI_Wtime() - t0_));                                                       \
     } while (0)
 
 /* The pattern: a hash of where an element is, written in the dataset's type. Both sides compute
@@ -159,7 +167,7 @@ static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const 
 
 int main(int argc, char **argv)
 {
-    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, -1, 0};
+    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, -1, -1, 0, 0};
     const xfer_config_t *cfg;
     xfer_channel_t **chs;
     xfer_t *x = NULL;
@@ -184,13 +192,18 @@ int main(int argc, char **argv)
             o.exit_after = atoi(argv[++a]);
         else if (strcmp(argv[a], "--stall-after") == 0 && a + 1 < argc)
             o.stall_after = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--kill-after") == 0 && a + 1 < argc)
+            o.kill_after = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--compute-ms") == 0 && a + 1 < argc)
+            o.compute_ms = atoi(argv[++a]);
         else if (strcmp(argv[a], "--quiet") == 0)
             o.quiet = 1;
         else {
             fprintf(stderr,
                     "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
                     "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
-                    "                  [--exit-after K] [--stall-after K] [--quiet]\n");
+                    "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
+                    "                  [--compute-ms MS] [--quiet]\n");
             return 2;
         }
     }
@@ -218,6 +231,13 @@ int main(int argc, char **argv)
             fflush(stderr);
             exit(3);
         }
+        if (o.kill_after >= 0 && s == (uint64_t) o.kill_after && crank == 0) {
+            /* kill -9 of the component: its launcher takes the other ranks down */
+            fprintf(stderr, "xfer-synth: %s rank %d: SIGKILL to myself after %d steps\n", me, crank,
+                    o.kill_after);
+            fflush(stderr);
+            raise(SIGKILL);
+        }
         if (o.stall_after >= 0 && s == (uint64_t) o.stall_after) {
             /* a peer that stops answering: wait for a message nobody sends */
             int never;
@@ -225,6 +245,10 @@ int main(int argc, char **argv)
                     crank, o.stall_after);
             fflush(stderr);
             MPI_Recv(&never, 1, MPI_INT, MPI_ANY_SOURCE, 999, comm, MPI_STATUS_IGNORE);
+        }
+        if (o.compute_ms > 0) { /* a simulation's time step */
+            struct timespec ts = {o.compute_ms / 1000, (long) (o.compute_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
         }
         /* sends first: puts never wait */
         for (i = 0; i < cfg->nchannels; i++)

@@ -626,6 +626,10 @@ static void op_exited(xferd_t *d, const xfer_ctl_msg_t *req, xferd_res_t *res)
               state_names[c->state]);
     if (c->state == XFERD_FAILED || (code == 0 && c->state == XFERD_DONE))
         return;
+    if (code == 0 && c->state == XFERD_WAITING) { /* never used the control plane: done */
+        c->state = XFERD_DONE;
+        return;
+    }
     if (code != 0)
         snprintf(reason, sizeof(reason), "exited with code %" PRId64, code);
     else

@@ -104,14 +104,26 @@ dryrun)
     if [ "$(id -u)" = 0 ] && [ "$flavour" = openmpi ]; then
         root="OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
     fi
+    ctl=1 # the control daemon's environment is expected (not with --no-daemon)
     ctx() { # ctx COMPONENT NPROCS LAUNCH
         printf -- '-n %s %s %s %s %s' "$2" "$(envre XFER_CONFIG "$here/hello.yaml")" \
             "$(envre XFER_COMPONENT "$1")" "$(envre XFER_RUN_DIR "$rd")" "$(envre XFER_LAUNCH "$3")"
+        if [ "$ctl" = 1 ]; then
+            printf -- ' %s %s' "$(envre XFER_CONTROL_ENDPOINT "ipc://$rd/xferd.sock")" \
+                "$(envre XFER_CONTROL_TOKEN_FILE "$rd/token")"
+        fi
+    }
+    # xferd, started first: the workflow file, the run directory, its ipc socket and token there
+    xferd_re() { # xferd_re [--quiet]
+        printf -- '^%s/[^ ]*xferd --config %s --run-dir %s --endpoint %s --token-file %s --ready-file %s --journal %s%s$' \
+            "$(q "$root")" "$(q "$here/hello.yaml")" "$(q "$rd")" "$(q "ipc://$rd/xferd.sock")" \
+            "$(q "$rd/token")" "$(q "$rd/xferd.ready")" "$(q "$rd/xferd.journal")" "${1:+ $1}"
     }
     if [ "$mode" = mpmd ]; then
         run --dry-run --launch mpmd --mpiexec-flags " -foo  -bar " --run-dir "$rd" hello.yaml
         expect_rc 0
-        expect out . 1
+        expect out . 2
+        expect out "$(xferd_re)" 1
         # file order, one context per component, each wrapped by the prefixer
         expect out "^$(q "$root$mpiexec") -foo -bar$over $(ctx a 1 mpmd) $(q "$greeting") $(q "$xr") --exec-prefixed a -- $sh_a : $(ctx b 2 mpmd) $(q "$xr") --exec-prefixed b -- $sh_b\$"
         expect_none out "ompi-server"
@@ -121,20 +133,30 @@ dryrun)
         expect_rc 0
         expect out "^$(q "$root$mpiexec") -zzz$over $(ctx a 1 mpmd) $(q "$greeting") $sh_a : $(ctx b 2 mpmd) $sh_b\$"
         expect_none out "exec-prefixed"
+        expect out "$(xferd_re --quiet)" 1
+        # --no-daemon: no xferd, no control plane in the components' environment
+        ctl=0
+        run --no-daemon --dry-run --launch mpmd --mpiexec-flags= --run-dir "$rd" hello.yaml
+        expect_rc 0
+        expect out . 1
+        expect_none out "xferd"
+        expect out "^$(q "$root$mpiexec")$over $(ctx a 1 mpmd) $(q "$greeting") $(q "$xr") --exec-prefixed a -- $sh_a : $(ctx b 2 mpmd) $(q "$xr") --exec-prefixed b -- $sh_b\$"
+        ctl=1
     else
         run --dry-run --launch separate --mpiexec-flags "-foo" hello.yaml
         expect_rc 0
         tmp=$(q "${TMPDIR:-/tmp}/xfer-run.XXXXXX")
         if [ "$flavour" = openmpi ]; then
-            expect out . 3
+            expect out . 4
             uri="$(q "${TMPDIR:-/tmp}/xfer-run.XXXXXX/ompi-server.uri")"
             expect out "^$(q "$root")/[^ ]*ompi-server --no-daemonize -r $uri\$" 1
             server="--ompi-server file:$uri "
         else
-            expect out . 2
+            expect out . 3
             server=""
         fi
         rd=${TMPDIR:-/tmp}/xfer-run.XXXXXX
+        expect out "$(xferd_re)" 1
         expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx a 1 separate) $(q "$greeting") $sh_a\$" 1
         expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx b 2 separate) $sh_b\$" 1
         expect_none out "exec-prefixed"

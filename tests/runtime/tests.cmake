@@ -266,3 +266,58 @@ if(RT_SEPARATE)
   rt_fail_test(separate.fail.producer_exits COMMAND ${RT_SEPARATE} ${RT_DIR}/sep-exits.yaml MAXTIME 90
                EXPECT "exiting early after 2 steps" ENV ${RT_SEP_ENV})
 endif()
+
+# ---- the control plane (xferd, started by xfer-run): kill -9 of one component ----------------
+# Its peers learn it from xferd (the launcher's exit report, or missed heartbeats) and fail with
+# XFER_ERR_PEER_FAILED naming it within 2 x the heartbeat timeout (250 ms beats, 1000 ms
+# timeout), long before the 60 s wait timeout; xfer-run exits non-zero and leaves nothing.
+if(RT_SEPARATE AND TARGET xferd)
+  foreach(victim a b)
+    set(kill_a "")
+    set(kill_b "")
+    set(kill_${victim} ", --kill-after, \"3\"")
+    if(victim STREQUAL "a")
+      set(peer b)
+    else()
+      set(peer a)
+    endif()
+    file(WRITE ${RT_DIR}/kill-${victim}.yaml "workflow: rt_kill_${victim}
+control: {heartbeat_ms: 250, timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"50\"${kill_a}]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth, --steps, \"50\"${kill_b}]}
+channels:
+  - name: c
+    from: a
+    to: b
+    max_in_flight_steps: 1
+    datasets: [{name: x, type: float64, dims: [1000]}]
+")
+    add_test(NAME ${P}.workflow.control.kill9.${victim}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/kill_test.sh $<TARGET_FILE:xfer-run>
+                     ${RT_DIR}/kill-${victim}.yaml ${victim} ${peer} 2000)
+    set_tests_properties(${P}.workflow.control.kill9.${victim} PROPERTIES TIMEOUT 180
+                         LABELS "mpi;workflow;control"
+                         ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+  endforeach()
+endif()
+
+# ---- xferd killed mid-run: xfer-run restarts it, the journal restores the workflow's state ----
+if(TARGET xfer-run AND TARGET xferd AND TARGET xferctl)
+  file(WRITE ${RT_DIR}/restart.yaml "workflow: rt_restart
+control: {heartbeat_ms: 200, timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"60\", --compute-ms, \"100\"]}
+  - {name: b, nprocs: 1, cmd: [xfer-synth, --steps, \"60\"]}
+channels:
+  - {name: c, from: a, to: b, max_in_flight_steps: 2,
+     datasets: [{name: x, type: float64, dims: [1000]}]}
+")
+  add_test(NAME ${P}.workflow.control.xferd_restart
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/xferd_restart_test.sh
+                   $<TARGET_FILE:xfer-run> $<TARGET_FILE:xferctl> ${RT_DIR}/restart.yaml
+                   ${CMAKE_CURRENT_BINARY_DIR}/runtime/xferd_restart)
+  set_tests_properties(${P}.workflow.control.xferd_restart PROPERTIES TIMEOUT 180
+                       LABELS "mpi;workflow;control"
+                       ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+endif()

@@ -18,7 +18,8 @@ enum {
     NOTE_FIN = 4,
     NOTE_ACK = 5,
     NOTE_CREDIT = 6,
-    NOTE_END = 7
+    NOTE_END = 7,
+    NOTE_FAIL = 8 /* rank 0 -> its own side: xferd declared the peer component failed */
 };
 
 typedef struct note {
@@ -151,10 +152,33 @@ static xfer_status_t end_own_side(xfer_channel_t *ch)
     return announce(ch, NOTE_EOS, ch->eos[ch->side]);
 }
 
+/* The leader (rank 0, which holds the connection to xferd) learns that the peer failed and
+ * tells the other ranks of its side; their pending and later calls fail with PEER_FAILED. */
+static xfer_status_t check_peer(xfer_channel_t *ch)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int r;
+    if (ch->peer_failed || !ch->x->ctl || ch->me != 0 ||
+        !xfer_rt_ctl_failed(ch->x, ch->peer, ch->peer_why, sizeof(ch->peer_why)))
+        return XFER_SUCCESS;
+    ch->peer_failed = 1;
+    for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++)
+        st = note_send(ch, ch->ctl_local, r, NOTE_FAIL, ch->peer);
+    return st;
+}
+
+static xfer_status_t peer_failed_error(const xfer_channel_t *ch)
+{
+    return xfer_err_raw(XFER_ERR_PEER_FAILED, "channel %s: component %s failed (xferd: %s)",
+                        ch->cfg->name, peer_name(ch),
+                        ch->peer_why[0] ? ch->peer_why : "declared by the control plane");
+}
+
 static xfer_status_t poll_notes(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
     int pass;
+    XFER_CHECK_GOTO(check_peer(ch), st, out);
     for (pass = 0; pass < 2; pass++) {
         MPI_Comm c = pass == 0 ? ch->ctl_inter : ch->ctl_local;
         const int side = pass == 0 ? 1 - ch->side : ch->side;
@@ -207,6 +231,9 @@ static xfer_status_t poll_notes(xfer_channel_t *ch)
             case NOTE_CREDIT:
                 if ((uint64_t) n.value > ch->credit)
                     ch->credit = (uint64_t) n.value;
+                break;
+            case NOTE_FAIL:
+                ch->peer_failed = 1;
                 break;
             default:
                 return XFER_ERR(XFER_ERR_INTERNAL, "channel %s: unknown control note %lld",
@@ -576,6 +603,8 @@ static xfer_status_t progress(xfer_channel_t *ch, int force, uint64_t force_step
         return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used",
                         ch->cfg->name);
     XFER_CHECK_GOTO(poll_notes(ch), st, out);
+    if (ch->peer_failed)
+        return peer_failed_error(ch);
     /* Committed steps past the end of the channel will never run. */
     lim = run_limit(ch);
     for (i = 0; i < ch->nslots; i++) {
@@ -653,6 +682,8 @@ out:
 
 static xfer_status_t check_usable(xfer_channel_t *ch)
 {
+    if (ch->peer_failed)
+        return peer_failed_error(ch);
     if (ch->failed)
         return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used",
                         ch->cfg->name);
@@ -831,6 +862,20 @@ static int step0_go(xfer_channel_t *ch, void *arg)
 }
 
 /* Commit the current step of a sending rank: header, announcement, start when possible. */
+/* What a step of this side moves, for xferd's throughput figures: the datasets put in it,
+ * whole (the sending ranks' blocks tile them). */
+static uint64_t step_bytes(const xfer_channel_t *ch, uint64_t mask)
+{
+    uint64_t b = 0;
+    int i;
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        if (d->out && (mask >> d->bit & 1u))
+            b += volume(d->cfg->ndims, d->cfg->dims) * d->esize;
+    }
+    return b;
+}
+
 static xfer_status_t commit(xfer_channel_t *ch)
 {
     xfer_rt_slot_t *sl;
@@ -847,6 +892,7 @@ static xfer_status_t commit(xfer_channel_t *ch)
     if (is_announcer(ch)) {
         ch->ann[ch->side] = ch->cur + 1;
         XFER_CHECK_GOTO(announce(ch, NOTE_ANN, (int64_t) ch->cur), st, out);
+        xfer_rt_ctl_step(ch->x, ch->index, ch->side, ch->cur, step_bytes(ch, sl->mask));
     }
     if (!ch->setup) {
         /* Step 0 sizes the contributions: once every sending side said go, all ranks of both
@@ -915,6 +961,8 @@ xfer_status_t xfer_step_end(xfer_channel_t *ch)
         /* credit for the sender: it may run max_in_flight_steps ahead of this */
         XFER_CHECK_GOTO(note_send(ch, ch->ctl_inter, 0, NOTE_ACK, (int64_t) ch->released), st, out);
         ch->acks_sent++;
+        if (ch->me == 0)
+            xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->released);
     }
     ch->cur++;
     ch->cur_committed = 0;
@@ -1345,6 +1393,10 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
     if (ch->failed || ch->finished)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(poll_notes(ch), st, out);
+    if (ch->peer_failed) { /* nobody to finish with */
+        st = peer_failed_error(ch);
+        goto out;
+    }
     /* An uncommitted step's puts are dropped. */
     for (i = 0; i < ch->nslots; i++)
         if (ch->slots[i].state == XFER_SLOT_FILLING)

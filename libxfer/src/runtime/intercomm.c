@@ -283,7 +283,9 @@ static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, i
             MPI_Errhandler_free(&old_world);
             MPI_Errhandler_free(&old_self);
             if (st == XFER_SUCCESS)
-                st = write_port(path, port);
+                st = x->ctl ? xfer_rt_ctl_publish(x, index, port) : write_port(path, port);
+        } else if (x->ctl) {
+            st = xfer_rt_ctl_lookup(x, index, port, sizeof(port));
         } else {
             const double deadline = MPI_Wtime() + 1e-3 * x->timeout_ms;
             const struct timespec nap = {0, 20 * 1000 * 1000};
@@ -308,8 +310,9 @@ static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, i
         return rank == 0 ? (xfer_status_t) status[0]
                          : xfer_err_raw((xfer_status_t) status[0], "%s", msg);
     }
-    snprintf(what, sizeof(what), "channel %s: %s component %s (port file %s)", c->name,
-             accepting ? "waiting for" : "connecting to", peer, path);
+    snprintf(what, sizeof(what), "channel %s: %s component %s (port %s %s)", c->name,
+             accepting ? "waiting for" : "connecting to", peer, x->use_ctl ? "from xferd" : "file",
+             x->use_ctl ? "" : path);
     if (watch_begin(&w, x->timeout_ms, what) != 0)
         return XFER_ERR(XFER_ERR_INTERNAL, "cannot start the connection watchdog");
     if (accepting)
@@ -323,7 +326,8 @@ static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, i
     }
     *disconnect = 1;
     if (accepting && rank == 0) {
-        unlink(path);
+        if (!x->use_ctl)
+            unlink(path);
         MPI_Close_port(port);
     }
 out:

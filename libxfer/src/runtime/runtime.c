@@ -44,6 +44,7 @@ static void free_ctx(struct xfer *x, int collective)
         return;
     for (i = 0; x->ch && i < x->nch; i++)
         xfer_rt_channel_free(&x->ch[i], collective);
+    xfer_rt_ctl_stop(x, 0);
     xfer_free(x->ch);
     xfer_free(x->leader);
     xfer_free(x->nranks);
@@ -113,6 +114,11 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
     if (st != XFER_SUCCESS)
         goto fail;
     XFER_MPI_GOTO(MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN), st, fail);
+    /* The control plane, when there is one: the leader registers before any channel forms. */
+    st = xfer_rt_ctl_start(x);
+    st = agree_local(x->comm, st);
+    if (st != XFER_SUCCESS)
+        goto fail;
     x->nch = x->cfg->nchannels;
     x->ch = xfer_calloc((size_t) (x->nch ? x->nch : 1), sizeof(*x->ch));
     if (!x->ch) {
@@ -243,9 +249,11 @@ xfer_status_t xfer_finalize(xfer_t **px)
             first = st;
             snprintf(first_msg, sizeof(first_msg), "%s", xfer_last_error());
         }
-        if (x->ch[i]->failed)
+        if (x->ch[i]->failed || x->ch[i]->peer_failed)
             failed = 1;
     }
+    /* the leader says goodbye to xferd (a failed component says nothing: xfer-run reports) */
+    xfer_rt_ctl_stop(x, !failed);
     /* After a failure the peer may be gone: collective frees could wait for ever. */
     for (i = 0; i < x->nch; i++)
         xfer_rt_channel_free(&x->ch[i], !failed);

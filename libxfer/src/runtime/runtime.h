@@ -117,6 +117,8 @@ struct xfer_channel {
     uint64_t acks_sent; /* ACK notes this rank sent; rank 0 learns its side's total */
     uint64_t acks_recv; /* announcer: ACK notes received */
     int64_t fin_acks;   /* rank 0: the ACK total the other side's FIN announced */
+    int peer_failed;    /* xferd declared the peer component failed */
+    char peer_why[256]; /* why (the leader knows; other ranks learn it by NOTE_FAIL) */
 };
 
 struct xfer {
@@ -131,7 +133,9 @@ struct xfer {
     int *leader; /* MPMD: world rank of each component's rank 0 (-1: absent) */
     int *nranks; /* MPMD: ranks of each component */
     int nch;
-    xfer_channel_t **ch; /* by channel index; NULL for channels of other components */
+    xfer_channel_t **ch;     /* by channel index; NULL for channels of other components */
+    int use_ctl;             /* the workflow has a control plane (every rank knows) */
+    struct xfer_rt_ctl *ctl; /* rank 0's connection to it (NULL elsewhere) */
 };
 
 /* intercomm.c */
@@ -144,6 +148,17 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
 xfer_status_t xfer_rt_channel_handshake(xfer_channel_t *ch);
 xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch);
 void xfer_rt_channel_free(xfer_channel_t **ch, int collective);
+
+/* control.c: the control plane (xferd); every function is a no-op without one */
+typedef struct xfer_rt_ctl xfer_rt_ctl_t;
+xfer_status_t xfer_rt_ctl_start(struct xfer *x);  /* rank 0 registers; sets x->use_ctl */
+void xfer_rt_ctl_stop(struct xfer *x, int clean); /* clean: say bye */
+xfer_status_t xfer_rt_ctl_publish(struct xfer *x, int index, const char *port);
+xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, char *port, size_t len);
+void xfer_rt_ctl_step(struct xfer *x, int index, int side, uint64_t step, uint64_t bytes);
+void xfer_rt_ctl_ack(struct xfer *x, int index, int side, uint64_t released);
+/* rank 0: xferd declared component @p comp failed (its reason in @p why) */
+int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len);
 
 /* Deadline helpers (MPI_Wtime based). */
 double xfer_rt_deadline(const struct xfer *x);

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The control plane (xferd) as a component sees it (docs/control-protocol.md, docs/runtime.md).
+ *
+ * Only the component's rank 0, its leader, talks to xferd, with two connections: the heartbeat
+ * thread's (it registers, so failure notices come to it; it sends heartbeats and receives
+ * notices) and the main thread's (publish, lookup, step and ack reports, bye). The thread
+ * never calls MPI. A failure notice sets a flag the main thread reads in its wait loops; the
+ * leader then tells its component's other ranks over MPI (dataset.c, NOTE_FAIL). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xfer/control.h>
+
+#include "runtime.h"
+
+#define CTL_SLICE_MS 50 /* the thread checks for stop at least this often */
+
+struct xfer_rt_ctl {
+    xfer_ctl_t *main; /* the main thread's connection */
+    xfer_ctl_t *hb;   /* the heartbeat thread's */
+    int64_t session;
+    int heartbeat_ms;
+    int ncomp;
+    pthread_t thread;
+    int started;
+    atomic_int stop;
+    atomic_int nfailed;   /* failure notices received (a cheap check for the main thread) */
+    atomic_int shutdown;  /* the daemon said it stops */
+    pthread_mutex_t lock; /* guards reason[] */
+    char **reason;        /* per component: why xferd declared it failed (NULL: alive) */
+    const xfer_config_t *cfg;
+    double main_polled; /* when the main thread last read its own connection */
+};
+
+static double mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
+static void note_failure(xfer_rt_ctl_t *c, const xfer_config_t *cfg, const xfer_ctl_msg_t *m)
+{
+    const char *comp = xfer_ctl_str(m, "component", "");
+    const char *why = xfer_ctl_str(m, "reason", "no reason given");
+    int i;
+    for (i = 0; i < cfg->ncomponents; i++) {
+        if (strcmp(cfg->components[i].name, comp) != 0)
+            continue;
+        pthread_mutex_lock(&c->lock);
+        if (!c->reason[i]) {
+            size_t n = strlen(why) + 1;
+            c->reason[i] = malloc(n);
+            if (c->reason[i])
+                memcpy(c->reason[i], why, n);
+        }
+        pthread_mutex_unlock(&c->lock);
+        atomic_fetch_add(&c->nfailed, 1);
+        return;
+    }
+}
+
+/* A message xferd sent unasked, on either connection (the daemon sends notices to the
+ * connection that last spoke for the session). */
+static void on_notice(xfer_rt_ctl_t *c, const xfer_ctl_msg_t *m)
+{
+    if (strcmp(xfer_ctl_op(m), "failure") == 0)
+        note_failure(c, c->cfg, m);
+    else if (strcmp(xfer_ctl_op(m), "shutdown") == 0)
+        atomic_store(&c->shutdown, 1);
+}
+
+/* The main thread reads its connection: notices, and replies to reports nobody waits for. */
+static void drain_main(xfer_rt_ctl_t *c)
+{
+    xfer_ctl_msg_t *m = NULL;
+    c->main_polled = mono_ms();
+    while (xfer_ctl_recv(c->main, 0, &m) == XFER_SUCCESS && m) {
+        on_notice(c, m);
+        xfer_ctl_msg_free(&m);
+    }
+}
+
+static void *heartbeat_main(void *arg)
+{
+    xfer_rt_ctl_t *c = arg;
+    double next = mono_ms() + c->heartbeat_ms;
+
+    while (!atomic_load(&c->stop)) {
+        xfer_ctl_msg_t *m = NULL;
+        double left = next - mono_ms();
+        if (left <= 0) {
+            xfer_ctl_msg_t *hb = NULL;
+            if (xfer_ctl_msg_new("heartbeat", &hb) == XFER_SUCCESS &&
+                xfer_ctl_set_int(hb, "session", c->session) == XFER_SUCCESS)
+                (void) xfer_ctl_send(c->hb, hb); /* a lost beat is what liveness is about */
+            xfer_ctl_msg_free(&hb);
+            next = mono_ms() + c->heartbeat_ms;
+            continue;
+        }
+        if (xfer_ctl_recv(c->hb, left < CTL_SLICE_MS ? (int) left + 1 : CTL_SLICE_MS, &m) !=
+                XFER_SUCCESS ||
+            !m)
+            continue;
+        on_notice(c, m);
+        xfer_ctl_msg_free(&m);
+    }
+    return NULL;
+}
+
+/* Endpoint and token: the environment (xfer-run) first, then the file. */
+static const char *ctl_endpoint(const xfer_config_t *cfg)
+{
+    const char *e = xfer_env_str("XFER_CONTROL_ENDPOINT");
+    if (e && e[0])
+        return e;
+    return cfg->control_endpoint && cfg->control_endpoint[0] ? cfg->control_endpoint : NULL;
+}
+
+static xfer_status_t leader_start(struct xfer *x, const char *endpoint)
+{
+    const xfer_config_t *cfg = x->cfg;
+    const char *tf = xfer_env_str("XFER_CONTROL_TOKEN_FILE");
+    xfer_ctl_opts_t o = {endpoint, cfg->workflow, NULL, cfg->curve_public_key};
+    xfer_ctl_msg_t *req = NULL, *rep = NULL;
+    xfer_rt_ctl_t *c;
+    char host[256] = "";
+    char *token = NULL;
+    xfer_status_t st;
+
+    if (!tf || !tf[0])
+        tf = cfg->token_file;
+    if (!tf || !tf[0])
+        return XFER_ERR(XFER_ERR_CONFIG,
+                        "control plane at %s: no workflow token (set control.token_file or "
+                        "XFER_CONTROL_TOKEN_FILE; xfer-run makes one)",
+                        endpoint);
+    XFER_CHECK_GOTO(xfer_ctl_read_token(tf, &token), st, out);
+    o.token = token;
+    c = xfer_calloc(1, sizeof(*c));
+    if (!c) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "control plane");
+        goto out;
+    }
+    x->ctl = c;
+    pthread_mutex_init(&c->lock, NULL);
+    c->ncomp = cfg->ncomponents;
+    c->cfg = cfg;
+    c->reason = xfer_calloc((size_t) c->ncomp, sizeof(*c->reason));
+    if (!c->reason) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "control plane");
+        goto out;
+    }
+    c->heartbeat_ms = cfg->heartbeat_ms;
+    XFER_CHECK_GOTO(xfer_ctl_connect(&o, &c->main), st, out);
+    XFER_CHECK_GOTO(xfer_ctl_connect(&o, &c->hb), st, out);
+    gethostname(host, sizeof(host) - 1);
+    XFER_CHECK_GOTO(xfer_ctl_msg_new("register", &req), st, out);
+    XFER_CHECK_GOTO(xfer_ctl_set_str(req, "component", cfg->components[x->comp].name), st, out);
+    XFER_CHECK_GOTO(xfer_ctl_set_int(req, "nprocs", x->size), st, out);
+    XFER_CHECK_GOTO(xfer_ctl_set_int(req, "pid", (int64_t) getpid()), st, out);
+    XFER_CHECK_GOTO(xfer_ctl_set_str(req, "host", host), st, out);
+    /* registered through the heartbeat connection: notices come to the thread */
+    st = xfer_ctl_request(c->hb, req, x->timeout_ms, &rep);
+    if (st != XFER_SUCCESS) {
+        st = xfer_err_raw(st, "component %s: registering with xferd at %s: %s",
+                          cfg->components[x->comp].name, endpoint, xfer_last_error());
+        goto out;
+    }
+    c->session = xfer_ctl_int(rep, "session", 0);
+    c->heartbeat_ms = (int) xfer_ctl_int(rep, "heartbeat_ms", cfg->heartbeat_ms);
+    if (c->session < 1 || c->heartbeat_ms < 1) {
+        st = XFER_ERR(XFER_ERR_PROTOCOL, "xferd at %s: register reply without a session", endpoint);
+        goto out;
+    }
+    if (pthread_create(&c->thread, NULL, heartbeat_main, c) != 0) {
+        st = XFER_ERR(XFER_ERR_INTERNAL, "cannot start the heartbeat thread");
+        goto out;
+    }
+    c->started = 1;
+out:
+    xfer_ctl_msg_free(&req);
+    xfer_ctl_msg_free(&rep);
+    free(token);
+    return st;
+}
+
+xfer_status_t xfer_rt_ctl_start(struct xfer *x)
+{
+    const char *endpoint = ctl_endpoint(x->cfg);
+    xfer_status_t st = XFER_SUCCESS;
+    int rank = 0;
+
+    x->use_ctl = endpoint != NULL;
+    if (!x->use_ctl)
+        return XFER_SUCCESS;
+    if (MPI_Comm_rank(x->comm, &rank) != MPI_SUCCESS)
+        return XFER_ERR(XFER_ERR_MPI, "MPI_Comm_rank failed");
+    if (rank != 0)
+        return XFER_SUCCESS;
+    st = leader_start(x, endpoint);
+    if (st != XFER_SUCCESS)
+        xfer_rt_ctl_stop(x, 0);
+    return st;
+}
+
+void xfer_rt_ctl_stop(struct xfer *x, int clean)
+{
+    xfer_rt_ctl_t *c = x ? x->ctl : NULL;
+    int i;
+    if (!c)
+        return;
+    if (c->started) {
+        atomic_store(&c->stop, 1);
+        pthread_join(c->thread, NULL);
+    }
+    if (clean && c->main && c->session > 0 && !atomic_load(&c->shutdown)) {
+        xfer_ctl_msg_t *req = NULL;
+        if (xfer_ctl_msg_new("bye", &req) == XFER_SUCCESS &&
+            xfer_ctl_set_int(req, "session", c->session) == XFER_SUCCESS &&
+            xfer_ctl_request(c->main, req, XFER_MIN(x->timeout_ms, 5000), NULL) != XFER_SUCCESS)
+            xfer_log(XFER_LOG_WARN, "xferd did not confirm the goodbye: %s", xfer_last_error());
+        xfer_ctl_msg_free(&req);
+    }
+    xfer_ctl_close(&c->main);
+    xfer_ctl_close(&c->hb);
+    for (i = 0; c->reason && i < c->ncomp; i++)
+        free(c->reason[i]);
+    xfer_free(c->reason);
+    pthread_mutex_destroy(&c->lock);
+    xfer_free(c);
+    x->ctl = NULL;
+}
+
+/* A request of the main thread that carries the session and a channel name. */
+static xfer_status_t channel_req(struct xfer *x, const char *op, int index, xfer_ctl_msg_t **req)
+{
+    xfer_status_t st;
+    XFER_CHECK_GOTO(xfer_ctl_msg_new(op, req), st, out);
+    XFER_CHECK_GOTO(xfer_ctl_set_int(*req, "session", x->ctl->session), st, out);
+    st = xfer_ctl_set_str(*req, "channel", x->cfg->channels[index].name);
+out:
+    return st;
+}
+
+xfer_status_t xfer_rt_ctl_publish(struct xfer *x, int index, const char *port)
+{
+    xfer_ctl_msg_t *req = NULL;
+    xfer_status_t st;
+    XFER_CHECK_GOTO(channel_req(x, "publish", index, &req), st, out);
+    XFER_CHECK_GOTO(xfer_ctl_set_str(req, "port", port), st, out);
+    st = xfer_ctl_request(x->ctl->main, req, x->timeout_ms, NULL);
+    if (st != XFER_SUCCESS)
+        st = xfer_err_raw(st, "channel %s: publishing the port with xferd: %s",
+                          x->cfg->channels[index].name, xfer_last_error());
+out:
+    xfer_ctl_msg_free(&req);
+    return st;
+}
+
+xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, char *port, size_t len)
+{
+    const xfer_cfg_channel_t *ch = &x->cfg->channels[index];
+    xfer_ctl_msg_t *req = NULL, *rep = NULL;
+    xfer_status_t st;
+    const char *p;
+
+    XFER_CHECK_GOTO(channel_req(x, "lookup", index, &req), st, out);
+    XFER_CHECK_GOTO(xfer_ctl_set_int(req, "wait_ms", x->timeout_ms), st, out);
+    /* the daemon answers within wait_ms; a little more for the trip */
+    st = xfer_ctl_request(x->ctl->main, req, x->timeout_ms + 2000, &rep);
+    if (st == XFER_ERR_TIMEOUT)
+        st = xfer_err_raw(st,
+                          "channel %s: no port published by component %s within %d ms (is it "
+                          "running, with the same control endpoint?): %s",
+                          ch->name, x->cfg->components[ch->from].name, x->timeout_ms,
+                          xfer_last_error());
+    else if (st != XFER_SUCCESS)
+        st = xfer_err_raw(st, "channel %s: looking up the port of component %s: %s", ch->name,
+                          x->cfg->components[ch->from].name, xfer_last_error());
+    if (st != XFER_SUCCESS)
+        goto out;
+    p = xfer_ctl_str(rep, "port", NULL);
+    if (!p || strlen(p) >= len) {
+        st = XFER_ERR(XFER_ERR_PROTOCOL, "channel %s: xferd's lookup reply has no usable port",
+                      ch->name);
+        goto out;
+    }
+    memcpy(port, p, strlen(p) + 1);
+out:
+    xfer_ctl_msg_free(&req);
+    xfer_ctl_msg_free(&rep);
+    return st;
+}
+
+/* Reports for status and throughput: sent without waiting; replies are drained here. */
+static void report(struct xfer *x, const char *op, int index, int side, const char *key,
+                   uint64_t value, uint64_t bytes)
+{
+    xfer_ctl_msg_t *req = NULL;
+    if (channel_req(x, op, index, &req) == XFER_SUCCESS &&
+        xfer_ctl_set_int(req, "side", side) == XFER_SUCCESS &&
+        xfer_ctl_set_int(req, key, (int64_t) value) == XFER_SUCCESS &&
+        (strcmp(op, "step") != 0 ||
+         xfer_ctl_set_int(req, "bytes", (int64_t) bytes) == XFER_SUCCESS))
+        (void) xfer_ctl_send(x->ctl->main, req);
+    xfer_ctl_msg_free(&req);
+    drain_main(x->ctl);
+}
+
+void xfer_rt_ctl_step(struct xfer *x, int index, int side, uint64_t step, uint64_t bytes)
+{
+    if (x->ctl)
+        report(x, "step", index, side, "step", step, bytes);
+}
+
+void xfer_rt_ctl_ack(struct xfer *x, int index, int side, uint64_t released)
+{
+    if (x->ctl)
+        report(x, "ack", index, side, "released", released, 0);
+}
+
+int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len)
+{
+    xfer_rt_ctl_t *c = x->ctl;
+    int failed = 0;
+    if (!c)
+        return 0;
+    if (mono_ms() - c->main_polled > CTL_SLICE_MS)
+        drain_main(c);
+    if (atomic_load(&c->nfailed) == 0 || comp < 0 || comp >= c->ncomp)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    if (c->reason[comp]) {
+        failed = 1;
+        if (why && len)
+            snprintf(why, len, "%s", c->reason[comp]);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return failed;
+}
