@@ -23,10 +23,12 @@ done
 
 bash scripts/deps.sh
 subdirs=""
+free=ON # tests that do not depend on the MPI flavour: in the first tree only
 for f in $flavours; do
     echo "== building for $f${sanitize:+ (sanitizers)}"
-    bash scripts/build.sh "$f" "${sanitize[@]}"
+    bash scripts/build.sh "$f" "${sanitize[@]}" -DXFER_FLAVOUR_FREE_TESTS=$free
     subdirs="$subdirs \"$f\""
+    free=OFF
 done
 # One umbrella test file over the flavour trees: one ctest run, one summary.
 mkdir -p "$root"

@@ -281,7 +281,9 @@ static void dynamic_roles(const mt_inter_t *ic)
         MT_MPI(MPI_Barrier(ic->inter));
         if (first && (it & 1) == g) { /* the static leader of every node comes late: the
                                        * producers' in even calls, the consumers' in odd ones */
-            struct timespec ts = {0, 5000000L};
+            /* 30 ms: several scheduler time slices, so that on an oversubscribed, loaded
+             * machine (8 ranks on 2 cores under ASan) the others have really arrived */
+            struct timespec ts = {0, 30000000L};
             nanosleep(&ts, NULL);
         }
         MT_CHECK(xfer_allgather_inter(sbuf, g == 0 ? k : 0, MPI_INT, rbuf, g == 1 ? k : 0, MPI_INT,
