@@ -9,7 +9,7 @@ add_test(NAME ${P}.control.proto COMMAND test_ctl_proto)
 set_tests_properties(${P}.control.proto PROPERTIES LABELS "control;unit" TIMEOUT 60
                      ENVIRONMENT "${XFER_TEST_RANK_ENV}")
 
-if(XFER_MPI_FLAVOR STREQUAL "mpich" AND TARGET xferd)
+if(P STREQUAL "mpich" AND TARGET xferd) # not again in the mpich-ch3 tree
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(XFER_TEST_ZMQ REQUIRED IMPORTED_TARGET libzmq)
   # the fixture: an xferd of the test's own (fork/exec, ready file) and a raw DEALER socket

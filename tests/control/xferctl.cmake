@@ -2,7 +2,7 @@
 # xferctl and the daemon's load test against a real xferd (tests/control/xferctl_test.sh starts
 # one per test in a fresh run directory). Nothing here uses MPI: registered once, in the MPICH
 # tree. (The daemons are built with the tools: XFER_ENABLE_TOOLS.)
-if(XFER_MPI_FLAVOR STREQUAL "mpich" AND TARGET xferd AND TARGET xferctl)
+if(P STREQUAL "mpich" AND TARGET xferd AND TARGET xferctl) # not in mpich-ch3
   set(XC_DRIVER ${CMAKE_CURRENT_SOURCE_DIR}/control/xferctl_test.sh)
   set(XC_BINS $<TARGET_FILE:xferd> $<TARGET_FILE:xferctl> $<TARGET_FILE:xferd-load>)
   foreach(c status json denied unreachable watch watch_end stop)

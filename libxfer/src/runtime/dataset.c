@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../coll/coll.h"
 #include "runtime.h"
@@ -762,7 +763,7 @@ out_err:
     return st;
 }
 
-xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
+static xfer_status_t put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
 {
     xfer_status_t st;
     xfer_rt_dset_t *ds;
@@ -938,7 +939,7 @@ static int ahead_ok(xfer_channel_t *ch, void *arg)
     return slot_of(ch, next)->state == XFER_SLOT_FREE && ch->credit + w >= next;
 }
 
-xfer_status_t xfer_step_end(xfer_channel_t *ch)
+static xfer_status_t step_end_impl(xfer_channel_t *ch)
 {
     xfer_status_t st;
     xfer_rt_slot_t *sl;
@@ -1031,9 +1032,9 @@ static void copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const ch
     }
 }
 
-xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
-                                 const uint64_t count[], void *buf, size_t bufsize,
-                                 xfer_dataset_desc_t *out)
+static xfer_status_t get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                              const uint64_t count[], void *buf, size_t bufsize,
+                              xfer_dataset_desc_t *out)
 {
     xfer_status_t st;
     xfer_rt_dset_t *ds;
@@ -1136,6 +1137,76 @@ xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const 
     return XFER_SUCCESS;
 out_err:
     return st;
+}
+
+/* An MPI failure on a channel is most often the peer going away: the MPI library may see it
+ * (ch3 does, at once) before xferd does. With a control plane, wait (bounded by twice xferd's
+ * detection time) for the verdict: the leader asks its connection, the other ranks wait for
+ * the leader's NOTE_FAIL. Either way the error names the channel and the peer. */
+static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
+{
+    const xfer_config_t *cfg;
+    char mpi_msg[700];
+    double deadline;
+    int wait_ms, r;
+
+    if (st != XFER_ERR_MPI || !ch)
+        return st;
+    cfg = ch->x->cfg;
+    snprintf(mpi_msg, sizeof(mpi_msg), "%s", xfer_last_error());
+    ch->failed = 1;
+    if (!ch->x->use_ctl)
+        return xfer_err_raw(st, "channel %s: communication with component %s failed: %s",
+                            ch->cfg->name, peer_name(ch), mpi_msg);
+    wait_ms =
+        2 * (cfg->heartbeat_timeout_ms > 0 ? cfg->heartbeat_timeout_ms : 4 * cfg->heartbeat_ms) +
+        cfg->heartbeat_ms;
+    deadline = MPI_Wtime() + 1e-3 * wait_ms;
+    while (!ch->peer_failed && MPI_Wtime() < deadline) {
+        const struct timespec nap = {0, 2 * 1000 * 1000};
+        if (ch->me == 0) {
+            if (xfer_rt_ctl_failed(ch->x, ch->peer, ch->peer_why, sizeof(ch->peer_why))) {
+                ch->peer_failed = 1;
+                for (r = 1; r < ch->nlocal; r++) /* best effort: the side's other ranks */
+                    note_send(ch, ch->ctl_local, r, NOTE_FAIL, ch->peer);
+            }
+        } else {
+            int flag = 0;
+            MPI_Status ms;
+            note_t n;
+            while (!ch->peer_failed &&
+                   MPI_Iprobe(0, XFER_NOTE_TAG, ch->ctl_local, &flag, &ms) == MPI_SUCCESS && flag &&
+                   MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local,
+                            MPI_STATUS_IGNORE) == MPI_SUCCESS)
+                if (n.type == NOTE_FAIL)
+                    ch->peer_failed = 1;
+        }
+        if (!ch->peer_failed)
+            nanosleep(&nap, NULL); /* polling interval of a bounded wait */
+    }
+    if (ch->peer_failed)
+        return peer_failed_error(ch);
+    return xfer_err_raw(st,
+                        "channel %s: communication with component %s failed, and xferd "
+                        "declared no failure within %d ms: %s",
+                        ch->cfg->name, peer_name(ch), wait_ms, mpi_msg);
+}
+
+xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
+{
+    return explain(ch, put_impl(ch, d, block));
+}
+
+xfer_status_t xfer_step_end(xfer_channel_t *ch)
+{
+    return explain(ch, step_end_impl(ch));
+}
+
+xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                                 const uint64_t count[], void *buf, size_t bufsize,
+                                 xfer_dataset_desc_t *out)
+{
+    return explain(ch, get_impl(ch, dataset, start, count, buf, bufsize, out));
 }
 
 xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize,
