@@ -494,27 +494,37 @@ static void op_lookup(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t
     }
 }
 
+/* A progress report (step, ack): the session's component, the channel it names and the side
+ * it claims, which must be its own. NULL (with @p res set) when any of them is wrong. */
+static xferd_chan_t *side_request(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req,
+                                  xferd_res_t *res, int *who, int64_t side)
+{
+    int k = session_comp(d, peer, req, res), myside = 0, i;
+
+    if (k < 0)
+        return NULL;
+    *who = k;
+    if ((i = request_chan(d, req, k, &myside, res)) < 0)
+        return NULL;
+    if (side != myside) {
+        xferd_res_err(res, "order", "component %s is side %d of channel %s, not side %" PRId64,
+                      d->comp[k].name, myside, d->chan[i].name, side);
+        return NULL;
+    }
+    return &d->chan[i];
+}
+
 static void op_step(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req,
                     xferd_res_t *res, int *who)
 {
     int64_t side = xfer_ctl_int(req, "side", 0), step = xfer_ctl_int(req, "step", 0);
     int64_t bytes = xfer_ctl_int(req, "bytes", 0), total;
-    int k = session_comp(d, peer, req, res), myside = 0, i;
-    xferd_chan_t *ch;
+    xferd_chan_t *ch = side_request(d, peer, req, res, who, side);
     xfer_ctl_msg_t *r;
     xfer_status_t st = XFER_ERR_NO_MEMORY;
 
-    if (k < 0)
+    if (!ch)
         return;
-    *who = k;
-    if ((i = request_chan(d, req, k, &myside, res)) < 0)
-        return;
-    ch = &d->chan[i];
-    if (side != myside) {
-        xferd_res_err(res, "order", "component %s is side %d of channel %s, not side %" PRId64,
-                      d->comp[k].name, myside, ch->name, side);
-        return;
-    }
     if (step < ch->step[side]) {
         xferd_res_err(res, "order",
                       "step %" PRId64 " of side %" PRId64
@@ -544,22 +554,12 @@ static void op_ack(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *r
                    xferd_res_t *res, int *who)
 {
     int64_t side = xfer_ctl_int(req, "side", 0), rel = xfer_ctl_int(req, "released", 0);
-    int k = session_comp(d, peer, req, res), myside = 0, i;
-    xferd_chan_t *ch;
+    xferd_chan_t *ch = side_request(d, peer, req, res, who, side);
     xfer_ctl_msg_t *r;
     xfer_status_t st = XFER_ERR_NO_MEMORY;
 
-    if (k < 0)
+    if (!ch)
         return;
-    *who = k;
-    if ((i = request_chan(d, req, k, &myside, res)) < 0)
-        return;
-    ch = &d->chan[i];
-    if (side != myside) {
-        xferd_res_err(res, "order", "component %s is side %d of channel %s, not side %" PRId64,
-                      d->comp[k].name, myside, ch->name, side);
-        return;
-    }
     if (rel > ch->step[1 - side] + 1) {
         xferd_res_err(res, "order",
                       "side %" PRId64 " of channel %s releases %" PRId64 " steps: side %" PRId64
