@@ -39,10 +39,12 @@ if(P STREQUAL "mpich" AND TARGET xferd) # not again in the mpich-ch3 tree
   endforeach()
 
   # libFuzzer: the decoder built from its sources with clang, seeded with the corpus, run for a
-  # bounded time; a crash, a sanitizer report or a round-trip difference fails the test
+  # bounded time; a crash, a sanitizer report or a round-trip difference fails the test. The
+  # fuzzer carries its own ASan+UBSan: registered in the normal tree only, not again in the
+  # sanitizer tree.
   find_program(XFER_CLANG NAMES clang clang-16 clang-15 clang-14)
   set(XFER_FUZZ_SECONDS 60 CACHE STRING "seconds the control.fuzz test runs the fuzzer")
-  if(XFER_CLANG)
+  if(XFER_CLANG AND NOT XFER_ENABLE_SANITIZERS)
     pkg_check_modules(XFER_FUZZ_MSGPACK REQUIRED msgpack)
     set(fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz_decode)
     set(fuzz_src ${CMAKE_CURRENT_SOURCE_DIR}/control/fuzz_decode.c
