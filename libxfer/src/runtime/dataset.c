@@ -1192,21 +1192,59 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
                         ch->cfg->name, peer_name(ch), wait_ms, mpi_msg);
 }
 
+/* MPICH reports a failed request of MPI_Testany/Waitall through MPI_COMM_WORLD's error
+ * handler, not the request's communicator: while a call of ours runs, failures must come back
+ * as codes (the application's handlers are restored on return). */
+typedef struct errh_guard {
+    MPI_Errhandler world, self;
+    int set;
+} errh_guard_t;
+
+static void guard_begin(errh_guard_t *g)
+{
+    g->set = MPI_Comm_get_errhandler(MPI_COMM_WORLD, &g->world) == MPI_SUCCESS;
+    if (g->set && MPI_Comm_get_errhandler(MPI_COMM_SELF, &g->self) != MPI_SUCCESS) {
+        MPI_Errhandler_free(&g->world);
+        g->set = 0;
+    }
+    if (g->set) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    }
+}
+
+static xfer_status_t guard_end(errh_guard_t *g, xfer_status_t st)
+{
+    if (g->set) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, g->world);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, g->self);
+        MPI_Errhandler_free(&g->world);
+        MPI_Errhandler_free(&g->self);
+    }
+    return st;
+}
+
 xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
 {
-    return explain(ch, put_impl(ch, d, block));
+    errh_guard_t g;
+    guard_begin(&g);
+    return guard_end(&g, explain(ch, put_impl(ch, d, block)));
 }
 
 xfer_status_t xfer_step_end(xfer_channel_t *ch)
 {
-    return explain(ch, step_end_impl(ch));
+    errh_guard_t g;
+    guard_begin(&g);
+    return guard_end(&g, explain(ch, step_end_impl(ch)));
 }
 
 xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
                                  const uint64_t count[], void *buf, size_t bufsize,
                                  xfer_dataset_desc_t *out)
 {
-    return explain(ch, get_impl(ch, dataset, start, count, buf, bufsize, out));
+    errh_guard_t g;
+    guard_begin(&g);
+    return guard_end(&g, explain(ch, get_impl(ch, dataset, start, count, buf, bufsize, out)));
 }
 
 xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize,
