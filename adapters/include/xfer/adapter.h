@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * File adapters: one small operations table shared by the HDF5 adapter (adapters/hdf5) and the
+ * netCDF-4 adapter (adapters/netcdf_stub). A producer reads the variables of a file, each rank
+ * its hyperslab, and puts them into a channel; a consumer writes what it receives into a file.
+ * Each adapter is its own library (libxfer_hdf5, libxfer_netcdf): Debian's netCDF is built on
+ * serial HDF5, which cannot share a process with parallel HDF5, so no program links both.
+ *
+ * Every call that takes a communicator is collective over it. Errors return a status and leave
+ * a message in xfer_last_error()-style text (xfer_adapter_error()) naming the file, the variable
+ * and the library call.
+ */
+#ifndef XFER_ADAPTER_H
+#define XFER_ADAPTER_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xfer/config.h>
+#include <xfer/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XFER_ADAPTER_MAX_NAME 256 /* bytes of a variable's full name, NUL included */
+
+/** An attribute: numeric (a small array of @c type) or text. */
+typedef struct xfer_adapter_attr {
+    char name[XFER_ADAPTER_MAX_NAME];
+    int is_text;      /**< 1: @c data holds @c count bytes of text (no NUL); 2: the same, stored
+                           as a variable-length string (HDF5); 0: numeric */
+    xfer_type_t type; /**< numeric attributes */
+    size_t count;     /**< elements (text: bytes) */
+    void *data;
+    /* Added for HDF5 (zero-filled by older code: a one-dimensional array of count elements). */
+    int shape_set;                /**< 1: ndims/dims give the shape (ndims 0: a scalar) */
+    int ndims;                    /**< numeric attributes with shape_set */
+    uint64_t dims[XFER_MAX_DIMS]; /**< product = count */
+} xfer_adapter_attr_t;
+
+/** A variable of a file: what travels through a channel as one dataset. */
+typedef struct xfer_adapter_var {
+    char name[XFER_ADAPTER_MAX_NAME]; /**< HDF5: path ("/fields/U"); netCDF: variable name */
+    xfer_type_t type;
+    int ndims;
+    uint64_t dims[XFER_MAX_DIMS];
+    int nattrs;
+    xfer_adapter_attr_t *attrs;
+} xfer_adapter_var_t;
+
+/** How received steps are laid out in the output file. */
+typedef enum xfer_adapter_layout {
+    XFER_ADAPTER_GROUP_PER_STEP = 0, /**< /step_000000/<name>, /step_000001/<name>, ... */
+    XFER_ADAPTER_STEP_DIM = 1,       /**< one variable per name with a leading step dimension */
+    XFER_ADAPTER_SAME_PATHS = 2      /**< one step only, variables under their own names (a copy
+                                          that h5diff/ncdump compare directly with the input) */
+} xfer_adapter_layout_t;
+
+typedef struct xfer_adapter_wopts {
+    xfer_adapter_layout_t layout;
+    int chunked;                   /**< 0: contiguous (GROUP_PER_STEP only), 1: chunked */
+    uint64_t chunk[XFER_MAX_DIMS]; /**< chunk shape (0: the adapter picks) */
+} xfer_adapter_wopts_t;
+
+/** The operations of one file format. Handles are opaque. */
+typedef struct xfer_adapter_ops {
+    const char *name; /**< "hdf5", "netcdf" */
+    /* producer side */
+    xfer_status_t (*open_read)(const char *path, MPI_Comm comm, void **h);
+    /** The file's variables of supported types (others are reported by name, not listed). */
+    xfer_status_t (*vars)(void *h, int *n, const xfer_adapter_var_t **vars);
+    /** Read a hyperslab of variable @p var collectively (a rank may read nothing: count 0). */
+    xfer_status_t (*read)(void *h, int var, const uint64_t start[], const uint64_t count[],
+                          void *buf);
+    xfer_status_t (*close_read)(void **h);
+    /* consumer side: written under a temporary name; completed steps survive a failure */
+    xfer_status_t (*create)(const char *path, MPI_Comm comm, const xfer_adapter_wopts_t *o,
+                            void **h);
+    /** Write this rank's hyperslab of one variable of step @p step (collective). */
+    xfer_status_t (*write)(void *h, uint64_t step, const xfer_adapter_var_t *v,
+                           const uint64_t start[], const uint64_t count[], const void *buf);
+    /** The step is complete: make it durable and readable. */
+    xfer_status_t (*end_step)(void *h, uint64_t step);
+    /** Close and give the file its final name. */
+    xfer_status_t (*commit)(void **h);
+    /** Close after a failure, keeping what completed steps made durable. */
+    void (*abort)(void **h);
+    /* Optional operations (NULL when a format has no use for them); added after the first
+     * version, so tables with designated initializers that omit them stay valid. */
+    /** Producer: the groups of the file with their attributes, "/" first (ndims 0, type 0). */
+    xfer_status_t (*groups)(void *h, int *n, const xfer_adapter_var_t **groups);
+    /** Producer: why @p name is not among vars(): XFER_ERR_NOT_FOUND (no such variable) or
+     * XFER_ERR_NOT_SUPPORTED (its type or shape is not supported; the error text says which). */
+    xfer_status_t (*lookup)(void *h, const char *name);
+    /** Consumer: create group @p g (its name relative to the step's root) with its attributes
+     * in step @p step, before the step's writes (collective). */
+    xfer_status_t (*write_group)(void *h, uint64_t step, const xfer_adapter_var_t *g);
+    /** Producer: what open_read left out, one "NAME: reason" line each (attributes too). */
+    xfer_status_t (*skipped)(void *h, int *n, const char *const **lines);
+} xfer_adapter_ops_t;
+
+/** The adapters (each defined by its own library). */
+const xfer_adapter_ops_t *xfer_adapter_hdf5(void);
+const xfer_adapter_ops_t *xfer_adapter_netcdf(void);
+
+/** The last adapter error of the calling thread ("" if none). */
+const char *xfer_adapter_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XFER_ADAPTER_H */

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# One xfer-ncstream run: config, a coupled launch, then a check of the output.
+#   -DTOOL=xfer-ncstream -DIN=in.nc -DWORK=dir -DP=n -DQ=n -DLAYOUT=same|stepdim|group
+#   -DSTEPS=n -DRUN=<launch command, arguments separated by |; @WF@: the workflow file,
+#   @OUT@: the output>
+#   [-DOUT=path (default WORK/out.nc)] [-DVARIABLES=a,b]
+#   check, one of:
+#   -DNCDUMP=ncdump            the output's ncdump text equals the input's (header name line
+#                              normalised); with -DNEGATIVE=other.nc it must differ from that one's
+#   -DCHECK=<reader command>   run with IN OUT STEPS LAYOUT appended (multi-step outputs)
+#   -DEXPECT=regex             the launch must fail with this message within 60 s, leaving no
+#                              file under the final name; -DPARTIAL=1: OUT.partial must hold
+#                              the completed steps
+cmake_minimum_required(VERSION 3.20)
+if(NOT OUT)
+  set(OUT ${WORK}/out.nc)
+endif()
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(WF ${WORK}/wf.yaml)
+set(sel "")
+if(VARIABLES)
+  set(sel --variables ${VARIABLES})
+endif()
+execute_process(COMMAND ${TOOL} config ${IN} -o ${WF} --producers ${P} --consumers ${Q}
+                        --out ${OUT} --layout ${LAYOUT} --steps ${STEPS} ${sel}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "xfer-ncstream config failed (${rc}):\n${out}${err}")
+endif()
+string(REPLACE "|" ";" run "${RUN}")
+string(REPLACE "@WF@" "${WF}" run "${run}")
+string(REPLACE "@OUT@" "${OUT}" run "${run}")
+string(TIMESTAMP t0 "%s")
+execute_process(COMMAND ${run} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                TIMEOUT 60)
+string(TIMESTAMP t1 "%s")
+math(EXPR dt "${t1} - ${t0}")
+if(EXPECT)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "expected a failure, the run succeeded:\n${out}${err}")
+  endif()
+  if(rc MATCHES "timeout" OR dt GREATER 60)
+    message(FATAL_ERROR "the run did not end within 60 s (${rc}):\n${out}${err}")
+  endif()
+  if(NOT "${out}${err}" MATCHES "${EXPECT}")
+    message(FATAL_ERROR "exit ${rc} but the output lacks \"${EXPECT}\":\n${out}${err}")
+  endif()
+  if(EXISTS ${OUT} OR EXISTS ${OUT}.tmp)
+    message(FATAL_ERROR "a failed run left ${OUT} or ${OUT}.tmp behind")
+  endif()
+  if(PARTIAL AND NOT EXISTS ${OUT}.partial)
+    message(FATAL_ERROR "the completed steps were not kept in ${OUT}.partial")
+  endif()
+  if(PARTIAL AND NCDUMP)
+    execute_process(COMMAND ${NCDUMP} ${OUT}.partial RESULT_VARIABLE prc OUTPUT_VARIABLE out
+                    ERROR_VARIABLE err)
+    if(NOT prc EQUAL 0)
+      message(FATAL_ERROR "${OUT}.partial is not readable:\n${err}")
+    endif()
+  endif()
+  message(STATUS "failed as expected (exit ${rc}, ${dt} s)")
+  return()
+endif()
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the coupled run failed (${rc}):\n${out}${err}")
+endif()
+if(NOT EXISTS ${OUT} OR EXISTS ${OUT}.tmp)
+  message(FATAL_ERROR "no ${OUT}, or the temporary ${OUT}.tmp is left:\n${out}${err}")
+endif()
+
+function(dump file var)
+  execute_process(COMMAND ${NCDUMP} ${file} RESULT_VARIABLE rc OUTPUT_VARIABLE txt
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "ncdump ${file} failed:\n${err}")
+  endif()
+  string(REGEX REPLACE "^netcdf [^\n]* {" "netcdf X {" txt "${txt}")
+  set(${var} "${txt}" PARENT_SCOPE)
+endfunction()
+
+if(CHECK)
+  execute_process(COMMAND ${CHECK} ${IN} ${OUT} ${STEPS} ${LAYOUT} RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE cout ERROR_VARIABLE cerr)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "read-back check failed:\n${cout}${cerr}")
+  endif()
+  message(STATUS "${cout}")
+elseif(NCDUMP)
+  dump(${IN} a)
+  dump(${OUT} b)
+  if(NOT a STREQUAL b)
+    file(WRITE ${WORK}/in.cdl "${a}")
+    file(WRITE ${WORK}/out.cdl "${b}")
+    message(FATAL_ERROR "round trip differs: diff ${WORK}/in.cdl ${WORK}/out.cdl")
+  endif()
+  if(NEGATIVE)
+    dump(${NEGATIVE} c)
+    if(c STREQUAL b)
+      message(FATAL_ERROR "negative control: the comparison did not catch ${NEGATIVE}")
+    endif()
+    message(STATUS "negative control: ${NEGATIVE} differs, as it must")
+  endif()
+  message(STATUS "round trip equal under ncdump")
+endif()
+message(STATUS "run: ${dt} s")

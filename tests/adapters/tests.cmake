@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# The HDF5 adapter and xfer-h5stream (adapters/hdf5, docs/adapters.md): round trips P x Q
+# compared with h5diff (MPMD launches and xfer-run), several steps in both layouts read back,
+# clear failures (missing file or dataset, unsupported type, unwritable output) and a disk
+# that fills up mid-run (completed steps kept). Scenarios: h5stream_test.sh.
+if(NOT TARGET xfer_hdf5 OR NOT TARGET xfer-h5stream)
+  return()
+endif()
+find_program(XFER_H5DIFF h5diff)
+find_program(XFER_H5DUMP h5dump)
+if(NOT XFER_H5DIFF OR NOT XFER_H5DUMP)
+  message(STATUS "libxfer: h5diff/h5dump not found (hdf5-tools): HDF5 adapter tests skipped")
+  return()
+endif()
+
+# Input files and the read-back checker: serial HDF5 calls of the flavour's parallel library.
+add_executable(h5gen ${CMAKE_CURRENT_SOURCE_DIR}/adapters/h5gen.c)
+target_link_libraries(h5gen PRIVATE xfer_hdf5_parallel MPI::MPI_C xfer_warnings)
+
+xfer_mpi_envflags(h5_genv)
+xfer_mpi_envflags(h5_lenv LOCAL)
+list(JOIN h5_genv " " h5_genv)
+list(JOIN h5_lenv " " h5_lenv)
+set(h5_pre "${XFER_MPIEXEC_PREFLAGS}")
+list(JOIN h5_pre " " h5_pre)
+set(h5_sep ${XFER_TEST_RANK_ENV})
+if(XFER_TEST_PRELOAD)
+  list(JOIN XFER_TEST_PRELOAD ":" h5_preload)
+  list(APPEND h5_sep "LD_PRELOAD=${h5_preload}")
+endif()
+list(JOIN h5_sep " " h5_sep)
+
+function(h5_test scenario p q)
+  set(name ${P}.adapters.hdf5.${scenario}.p${p}q${q})
+  add_test(NAME ${name}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/adapters/h5stream_test.sh ${scenario} ${p} ${q})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 LABELS "adapters;hdf5"
+    ENVIRONMENT
+    "${XFER_MPIEXEC_ENV};H5S=$<TARGET_FILE:xfer-h5stream>;GEN=$<TARGET_FILE:h5gen>;XFER_RUN=$<TARGET_FILE:xfer-run>;H5DIFF=${XFER_H5DIFF};WORK=${CMAKE_CURRENT_BINARY_DIR}/h5stream/${scenario}-p${p}q${q};MPIEXEC=${MPIEXEC_EXECUTABLE};MPI_PRE=${h5_pre} ${h5_genv};MPI_LENV=${h5_lenv};SEP_ENV=${h5_sep}")
+endfunction()
+
+h5_test(mpmd-same 3 2)
+h5_test(mpmd-same 1 3)
+h5_test(xfer-run-same 2 2)
+h5_test(group-steps 3 2)
+h5_test(stepdim 2 3)
+h5_test(errors 2 2)
+h5_test(diskfull-group 2 1)
+h5_test(diskfull-stepdim 2 1)
+h5_test(tmpfs-group 2 1) # skipped (77) where a tmpfs cannot be mounted
+h5_test(tmpfs-stepdim 3 1)
