@@ -341,8 +341,15 @@ static void test_examples(const char *src)
         UCHECK(c->ncomponents == 2 && c->nchannels == 1, "counts");
         if (c->ncomponents == 2 && c->nchannels == 1) {
             const xfer_cfg_channel_t *ch = &c->channels[0];
-            check_component(&c->components[0], "simulation", 4, "10");
-            check_component(&c->components[1], "analysis", 2, "10");
+            const xfer_cfg_component_t *sim = &c->components[0], *ana = &c->components[1];
+            UCHECK(strcmp(sim->name, "simulation") == 0 && sim->nprocs == 4 && sim->argc == 7 &&
+                       strcmp(sim->argv[0], "gray-scott-sim") == 0 &&
+                       strcmp(sim->argv[2], "2000") == 0 && strcmp(sim->argv[4], "200") == 0 &&
+                       sim->argv[7] == NULL,
+                   "simulation component");
+            UCHECK(strcmp(ana->name, "analysis") == 0 && ana->nprocs == 2 && ana->argc == 5 &&
+                       strcmp(ana->argv[0], "gray-scott-analysis") == 0 && ana->argv[5] == NULL,
+                   "analysis component");
             UCHECK(c->components[0].nenv == 0 && c->components[0].env == NULL, "env");
             UCHECK(c->components[0].line == 20 && c->components[0].col == 5, "position %d:%d",
                    c->components[0].line, c->components[0].col);
@@ -351,10 +358,11 @@ static void test_examples(const char *src)
                    "channel");
             UCHECK(ch->line == 28 && ch->col == 5, "channel position %d:%d", ch->line, ch->col);
             check_channel_defaults(ch);
-            UCHECK(ch->ndatasets == 2, "ndatasets %d", ch->ndatasets);
-            if (ch->ndatasets == 2) {
+            UCHECK(ch->ndatasets == 3, "ndatasets %d", ch->ndatasets);
+            if (ch->ndatasets == 3) {
                 check_dataset(&ch->datasets[0], "U", XFER_TYPE_FLOAT64, 0, 2, 256, 256, 0);
                 check_dataset(&ch->datasets[1], "V", XFER_TYPE_FLOAT64, 0, 2, 256, 256, 0);
+                check_dataset(&ch->datasets[2], "time", XFER_TYPE_FLOAT64, 0, 1, 1, 0, 0);
                 UCHECK(ch->datasets[1].line == 38 && ch->datasets[1].col == 9,
                        "dataset position %d:%d", ch->datasets[1].line, ch->datasets[1].col);
             }

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* gray-scott-analysis: the consumer of the coupled example (docs/example.md). Each of its q
+ * ranks gets its share of rows of U and V every coupled step (xfer_get_selection) and the
+ * simulated time; together they compute the statistics the simulation computes on its own
+ * data (min, max, mean of U and V, a histogram of V over [0, 1]) and write them to stats.csv.
+ * With the HDF5 adapter, the fields and statistics also go to fields.h5 (collective parallel
+ * writes, one dataset per variable with a leading step dimension, or one group per step).
+ * At the end rank 0 renders V of the last step and the statistics over time with gnuplot
+ * (V_last.png, stats.png) and reports the bytes moved per step and the effective throughput.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <mpi.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <xfer/xfer.h>
+#ifdef GS_WITH_HDF5
+#include <xfer/adapter.h>
+#endif
+
+#include "gs_common.h"
+
+extern char **environ;
+
+typedef struct opts {
+    int bins;
+    int hdf5;   /* write fields.h5 (when built with the HDF5 adapter) */
+    int plots;  /* render the PNGs */
+    int layout; /* XFER_ADAPTER_STEP_DIM or XFER_ADAPTER_GROUP_PER_STEP */
+    const char *output, *channel, *config, *component;
+} opts_t;
+
+static int crank = -1;
+#ifdef GS_WITH_HDF5
+static void *h5; /* the output file while it is open: abort() keeps its completed steps */
+#endif
+
+static void cleanup_on_failure(void)
+{
+#ifdef GS_WITH_HDF5
+    if (h5)
+        xfer_adapter_hdf5()->abort(&h5);
+#endif
+}
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        fprintf(stderr, "gray-scott-analysis: rank %d: ", crank);                                  \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "\n");                                                                     \
+        fflush(stderr);                                                                            \
+        cleanup_on_failure();                                                                      \
+        exit(1); /* the launcher stops the other ranks; MPI_Abort can lose this output */          \
+    } while (0)
+
+#define XCHECK(call)                                                                               \
+    do {                                                                                           \
+        xfer_status_t st_ = (call);                                                                \
+        if (st_ != XFER_SUCCESS)                                                                   \
+            FAIL("%s: %s: %s", #call, xfer_status_name(st_), xfer_last_error());                   \
+    } while (0)
+
+#define MCHECK(call)                                                                               \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != MPI_SUCCESS) {                                                                  \
+            char msg_[MPI_MAX_ERROR_STRING];                                                       \
+            int len_ = 0;                                                                          \
+            MPI_Error_string(rc_, msg_, &len_);                                                    \
+            FAIL("%s: %s", #call, msg_);                                                           \
+        }                                                                                          \
+    } while (0)
+
+#ifdef GS_WITH_HDF5
+#define HCHECK(call)                                                                               \
+    do {                                                                                           \
+        xfer_status_t st_ = (call);                                                                \
+        if (st_ != XFER_SUCCESS)                                                                   \
+            FAIL("%s: %s: %s", #call, xfer_status_name(st_), xfer_adapter_error());                \
+    } while (0)
+#endif
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gray-scott-analysis [--bins B] [--output DIR] [--layout step|group]\n"
+            "                           [--no-hdf5] [--no-plots] [--channel NAME]\n"
+            "                           [--config FILE] [--component NAME]\n"
+            "  B histogram bins of V over [0, 1] (32, as the simulation's); DIR (" GS_DEFAULT_OUTPUT
+            ")\n"
+            "  receives stats.csv, fields.h5, V_last.png and stats.png. fields.h5 layout:\n"
+            "  one dataset per variable with a step dimension (step, default) or a group\n"
+            "  per step (group).\n");
+}
+
+static int parse_args(int argc, char **argv, opts_t *o)
+{
+    int a;
+    for (a = 1; a < argc; a++) {
+        const char *k = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(k, "-h") == 0 || strcmp(k, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(k, "--no-hdf5") == 0) {
+            o->hdf5 = 0;
+            continue;
+        } else if (strcmp(k, "--no-plots") == 0) {
+            o->plots = 0;
+            continue;
+        }
+        if (!val) {
+            fprintf(stderr, "gray-scott-analysis: %s: unknown option or missing value\n", k);
+            return -1;
+        }
+        if (strcmp(k, "--bins") == 0) {
+            char *end;
+            long v;
+            errno = 0;
+            v = strtol(val, &end, 10);
+            if (errno || end == val || *end || v < 1 || v > 1000000) {
+                fprintf(stderr, "gray-scott-analysis: --bins: bad value \"%s\"\n", val);
+                return -1;
+            }
+            o->bins = (int) v;
+        } else if (strcmp(k, "--layout") == 0) {
+            if (strcmp(val, "step") == 0)
+                o->layout = 1;
+            else if (strcmp(val, "group") == 0)
+                o->layout = 0;
+            else {
+                fprintf(stderr, "gray-scott-analysis: --layout: expected step or group\n");
+                return -1;
+            }
+        } else if (strcmp(k, "--output") == 0) {
+            o->output = val;
+        } else if (strcmp(k, "--channel") == 0) {
+            o->channel = val;
+        } else if (strcmp(k, "--config") == 0) {
+            o->config = val;
+        } else if (strcmp(k, "--component") == 0) {
+            o->component = val;
+        } else {
+            fprintf(stderr, "gray-scott-analysis: unknown option %s\n", k);
+            return -1;
+        }
+        a++;
+    }
+    return 0;
+}
+
+/* Run gnuplot on a script; 0 when it exited with 0, else a message in err. */
+static int run_gnuplot(const char *script, char *err, size_t errlen)
+{
+    char *argv[] = {"gnuplot", (char *) script, NULL};
+    pid_t pid;
+    int rc, status;
+
+    rc = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot run gnuplot: %s (Debian: apt-get install gnuplot-nox)",
+                 strerror(rc));
+        return -1;
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            snprintf(err, errlen, "waiting for gnuplot: %s", strerror(errno));
+            return -1;
+        }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(err, errlen, "gnuplot %s failed (%s %d)", script,
+                 WIFEXITED(status) ? "exit status" : "signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        return -1;
+    }
+    return 0;
+}
+
+/* V_last.png from the whole V of the last step, stats.png from stats.csv. */
+static int render(const char *dir, const double *v, uint64_t ny, uint64_t nx, double time,
+                  char *err, size_t errlen)
+{
+    char path[4096];
+    FILE *f;
+    size_t n = (size_t) (ny * nx);
+
+    snprintf(path, sizeof(path), "%s/V_last.bin", dir);
+    if (!(f = fopen(path, "wb")) || fwrite(v, sizeof(double), n, f) != n || fclose(f) != 0) {
+        snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/plot.gp", dir);
+    if (!(f = fopen(path, "w"))) {
+        snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* paths relative to the output directory: gnuplot changes into it */
+    fprintf(f,
+            "# written by gray-scott-analysis: gnuplot %s renders V_last.png and stats.png\n"
+            "cd '%s'\n"
+            "set terminal pngcairo size 560,520 font ',10'\n"
+            "set output 'V_last.png'\n"
+            "set title 'Gray-Scott V at t = %g (%" PRIu64 " x %" PRIu64 ")'\n"
+            "set size ratio -1\n"
+            "set xrange [-0.5:%" PRIu64 ".5]\n"
+            "set yrange [%" PRIu64 ".5:-0.5]\n"
+            "set palette defined (0 '#0d0887', 0.25 '#7e03a8', 0.5 '#cc4778', 0.75 '#f89540', "
+            "1 '#f0f921')\n"
+            "set cbrange [0:*]\n"
+            "unset key\n"
+            "plot 'V_last.bin' binary array=(%" PRIu64 ",%" PRIu64 ") format='%%float64' "
+            "with image\n"
+            "set terminal pngcairo size 720,640 font ',10'\n"
+            "set output 'stats.png'\n"
+            "set datafile separator ','\n"
+            "set key autotitle columnhead outside right\n"
+            "set size noratio\n"
+            "unset title\n"
+            "set autoscale\n"
+            "set grid\n"
+            "set multiplot layout 2,1 title 'Gray-Scott statistics over time'\n"
+            "set ylabel 'U'\n"
+            "plot 'stats.csv' using 2:3 with linespoints title 'min', "
+            "'' using 2:5 with linespoints title 'mean', '' using 2:4 with linespoints "
+            "title 'max'\n"
+            "set xlabel 'simulated time'\n"
+            "set ylabel 'V'\n"
+            "plot 'stats.csv' using 2:6 with linespoints title 'min', "
+            "'' using 2:8 with linespoints title 'mean', '' using 2:7 with linespoints "
+            "title 'max'\n"
+            "unset multiplot\n",
+            path, dir, time, ny, nx, nx - 1, ny - 1, nx, ny);
+    if (fclose(f) != 0) {
+        snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return run_gnuplot(path, err, errlen);
+}
+
+#ifdef GS_WITH_HDF5
+/* The variables of fields.h5. */
+typedef struct h5vars {
+    xfer_adapter_var_t u, v, summary, hist, time;
+    xfer_adapter_attr_t cols, range;
+    double range_v[2];
+} h5vars_t;
+
+static void h5vars_init(h5vars_t *w, uint64_t ny, uint64_t nx, int bins)
+{
+    static const char columns[] = "u_min,u_max,u_mean,v_min,v_max,v_mean";
+    memset(w, 0, sizeof(*w));
+    snprintf(w->u.name, sizeof(w->u.name), "/fields/U");
+    snprintf(w->v.name, sizeof(w->v.name), "/fields/V");
+    w->u.type = w->v.type = XFER_TYPE_FLOAT64;
+    w->u.ndims = w->v.ndims = 2;
+    w->u.dims[0] = w->v.dims[0] = ny;
+    w->u.dims[1] = w->v.dims[1] = nx;
+
+    snprintf(w->cols.name, sizeof(w->cols.name), "columns");
+    w->cols.is_text = 1;
+    w->cols.count = sizeof(columns) - 1;
+    w->cols.data = (void *) columns;
+    snprintf(w->summary.name, sizeof(w->summary.name), "/stats/summary");
+    w->summary.type = XFER_TYPE_FLOAT64;
+    w->summary.ndims = 1;
+    w->summary.dims[0] = 6;
+    w->summary.nattrs = 1;
+    w->summary.attrs = &w->cols;
+
+    w->range_v[0] = GS_HIST_LO;
+    w->range_v[1] = GS_HIST_HI;
+    snprintf(w->range.name, sizeof(w->range.name), "range");
+    w->range.type = XFER_TYPE_FLOAT64;
+    w->range.count = 2;
+    w->range.data = w->range_v;
+    snprintf(w->hist.name, sizeof(w->hist.name), "/stats/v_hist");
+    w->hist.type = XFER_TYPE_UINT64;
+    w->hist.ndims = 1;
+    w->hist.dims[0] = (uint64_t) bins;
+    w->hist.nattrs = 1;
+    w->hist.attrs = &w->range;
+
+    snprintf(w->time.name, sizeof(w->time.name), "/stats/time");
+    w->time.type = XFER_TYPE_FLOAT64;
+    w->time.ndims = 1;
+    w->time.dims[0] = 1;
+}
+
+/* One step: every rank its rows of U and V, rank 0 the statistics (collective). */
+static void h5_write_step(const h5vars_t *w, uint64_t step, uint64_t r0, uint64_t nr,
+                          const double *u, const double *v, const gs_stats_t *s, double time)
+{
+    const xfer_adapter_ops_t *ops = xfer_adapter_hdf5();
+    const int root = crank == 0;
+    const double n = s->cells ? (double) s->cells : 1.0;
+    double summary[6] = {s->umin, s->umax, s->usum / n, s->vmin, s->vmax, s->vsum / n};
+    uint64_t start[2] = {r0, 0}, count[2] = {nr, w->u.dims[1]}, z = 0, c6 = 6, cb = w->hist.dims[0],
+             c1 = 1;
+
+    HCHECK(ops->write(h5, step, &w->u, start, count, u));
+    HCHECK(ops->write(h5, step, &w->v, start, count, v));
+    HCHECK(ops->write(h5, step, &w->summary, &z, root ? &c6 : &z, summary));
+    HCHECK(ops->write(h5, step, &w->hist, &z, root ? &cb : &z, s->hist));
+    HCHECK(ops->write(h5, step, &w->time, &z, root ? &c1 : &z, &time));
+    HCHECK(ops->end_step(h5, step));
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    opts_t o = {.bins = GS_DEFAULT_BINS,
+                .hdf5 = 1,
+                .plots = 1,
+                .layout = 1,
+                .output = GS_DEFAULT_OUTPUT,
+                .channel = GS_DEFAULT_CHANNEL};
+    const xfer_config_t *cfg;
+    xfer_channel_t *ch;
+    xfer_t *x = NULL;
+    MPI_Comm comm;
+    gs_stats_t stats;
+    uint64_t ny, nx, r0, nr, step = 0, start[2], count[2];
+    size_t bytes;
+    double *u, *v, *vall = NULL, time = 0, t_prev = 0, t_wait = 0, t0, t_now;
+    double gap_sum = 0, gap_min = 0, gap_max = 0;
+    char err[4608], path[4096], h5path[4096] = "";
+    FILE *csv = NULL;
+    int comp, csize, wrank, k = 0;
+    int *counts = NULL, *displs = NULL;
+#ifdef GS_WITH_HDF5
+    h5vars_t hv;
+#endif
+
+    if (parse_args(argc, argv, &o) != 0) {
+        usage(stderr);
+        return 2;
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    crank = wrank;
+    XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
+    XCHECK(xfer_comm(x, &comm));
+    XCHECK(xfer_config_of(x, &cfg, &comp));
+    MPI_Comm_rank(comm, &crank);
+    MPI_Comm_size(comm, &csize);
+    if (gs_fields_shape(cfg, o.channel, &ny, &nx, err, sizeof(err)) != 0)
+        FAIL("%s", err);
+    XCHECK(xfer_channel_open(x, o.channel, &ch));
+
+    /* this rank's rows: near-equal slabs of the slowest dimension */
+    r0 = ny * (uint64_t) crank / (uint64_t) csize;
+    nr = ny * (uint64_t) (crank + 1) / (uint64_t) csize - r0;
+    bytes = (size_t) (nr * nx) * sizeof(double);
+    u = malloc(bytes + 1);
+    v = malloc(bytes + 1);
+    if (!u || !v || gs_stats_init(&stats, o.bins) != 0)
+        FAIL("out of memory for %" PRIu64 " rows", nr);
+
+    /* rank 0 creates the directory and the CSV; everyone stops if it cannot */
+    snprintf(path, sizeof(path), "%s/stats.csv", o.output);
+    if (crank == 0)
+        k = gs_mkdir_p(o.output) != 0 || !(csv = fopen(path, "w")) ? errno : 0;
+    MCHECK(MPI_Bcast(&k, 1, MPI_INT, 0, comm));
+    if (k)
+        FAIL("cannot write %s: %s", path, strerror(k));
+    if (crank == 0)
+        gs_stats_csv_header(csv, o.bins);
+#ifdef GS_WITH_HDF5
+    if (o.hdf5) {
+        xfer_adapter_wopts_t wo;
+        memset(&wo, 0, sizeof(wo));
+        wo.layout = o.layout ? XFER_ADAPTER_STEP_DIM : XFER_ADAPTER_GROUP_PER_STEP;
+        wo.chunked = 1;
+        snprintf(h5path, sizeof(h5path), "%s/fields.h5", o.output);
+        h5vars_init(&hv, ny, nx, o.bins);
+        HCHECK(xfer_adapter_hdf5()->create(h5path, comm, &wo, &h5));
+    }
+#endif
+
+    start[0] = r0;
+    start[1] = 0;
+    count[0] = nr;
+    count[1] = nx;
+    for (;;) {
+        xfer_dataset_desc_t d;
+        xfer_status_t st;
+        t0 = MPI_Wtime();
+        st = xfer_get_selection(ch, "U", start, count, u, bytes, &d);
+        if (st == XFER_ERR_END_OF_STREAM)
+            break;
+        XCHECK(st);
+        XCHECK(xfer_get_selection(ch, "V", start, count, v, bytes, &d));
+        XCHECK(xfer_get(ch, "time", &time, sizeof(time), NULL));
+        t_now = MPI_Wtime();
+        t_wait += t_now - t0;
+        if (step > 0) {
+            const double gap = t_now - t_prev;
+            gap_sum += gap;
+            gap_min = step == 1 || gap < gap_min ? gap : gap_min;
+            gap_max = step == 1 || gap > gap_max ? gap : gap_max;
+        }
+        t_prev = t_now;
+
+        gs_stats_reset(&stats);
+        gs_stats_add(&stats, u, v, (size_t) nr, (size_t) nx, (size_t) nx);
+        MCHECK(gs_stats_reduce(&stats, comm));
+        if (crank == 0) {
+            gs_stats_csv_row(csv, d.step, time, &stats);
+            if (fflush(csv) != 0)
+                FAIL("writing %s: %s", path, strerror(errno));
+            printf("gray-scott-analysis: step %" PRIu64 " (t = %g): U in [%.4f, %.4f] mean "
+                   "%.4f, V in [%.4f, %.4f] mean %.4f\n",
+                   d.step, time, stats.umin, stats.umax, stats.usum / (double) stats.cells,
+                   stats.vmin, stats.vmax, stats.vsum / (double) stats.cells);
+            fflush(stdout);
+        }
+#ifdef GS_WITH_HDF5
+        if (h5)
+            h5_write_step(&hv, d.step, r0, nr, u, v, &stats, time);
+#endif
+        XCHECK(xfer_step_end(ch));
+        step++;
+    }
+    if (step == 0)
+        FAIL("the simulation ended the channel without sending a step");
+#ifdef GS_WITH_HDF5
+    if (h5)
+        HCHECK(xfer_adapter_hdf5()->commit(&h5));
+#endif
+
+    /* V of the last step, whole, on rank 0 for the image */
+    if (crank == 0) {
+        counts = malloc((size_t) csize * sizeof(int));
+        displs = malloc((size_t) csize * sizeof(int));
+        vall = malloc((size_t) (ny * nx) * sizeof(double));
+        if (!counts || !displs || !vall)
+            FAIL("out of memory for the image");
+        if (ny * nx > (uint64_t) INT32_MAX)
+            FAIL("%" PRIu64 " x %" PRIu64 " is too large to gather for the image", ny, nx);
+        for (k = 0; k < csize; k++) {
+            uint64_t a = ny * (uint64_t) k / (uint64_t) csize;
+            uint64_t b = ny * (uint64_t) (k + 1) / (uint64_t) csize;
+            displs[k] = (int) (a * nx);
+            counts[k] = (int) ((b - a) * nx);
+        }
+    }
+    MCHECK(MPI_Gatherv(v, (int) (nr * nx), MPI_DOUBLE, vall, counts, displs, MPI_DOUBLE, 0, comm));
+    XCHECK(xfer_finalize(&x));
+
+    if (crank == 0) {
+        /* each rank receives the whole arrays (allgatherv semantics) and keeps its rows */
+        const double per_step = (double) (2 * ny * nx + 1) * sizeof(double);
+        const double mib = 1024.0 * 1024.0;
+        if (fclose(csv) != 0)
+            FAIL("writing %s: %s", path, strerror(errno));
+        if (o.plots && render(o.output, vall, ny, nx, time, err, sizeof(err)) != 0)
+            FAIL("%s", err);
+        printf("gray-scott-analysis: %" PRIu64 " steps received on %d ranks; per step %.3f MiB "
+               "(U, V, time), %.3f MiB delivered (every rank receives the whole arrays)\n",
+               step, csize, per_step / mib, per_step * csize / mib);
+        if (step > 1 && gap_sum > 0)
+            printf("gray-scott-analysis: steps arrived every %.3f s on average (min %.3f, max "
+                   "%.3f): effective throughput %.2f MiB/s (%.2f MiB/s delivered); rank 0 "
+                   "spent %.3f s waiting in xfer_get, the first step included\n",
+                   gap_sum / (double) (step - 1), gap_min, gap_max,
+                   per_step * (double) (step - 1) / gap_sum / mib,
+                   per_step * csize * (double) (step - 1) / gap_sum / mib, t_wait);
+        printf("gray-scott-analysis: outputs in %s: stats.csv%s%s\n", o.output,
+               h5path[0] ? ", fields.h5" : "", o.plots ? ", V_last.png, stats.png" : "");
+        fflush(stdout);
+    }
+    gs_stats_free(&stats);
+    free(u);
+    free(v);
+    free(vall);
+    free(counts);
+    free(displs);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Checks of the coupled Gray-Scott example (tests/example/tests.cmake, docs/example.md).
+
+  check_example.py run --out DIR --rows N [--hdf5] -- COMMAND...
+      run the example (COMMAND writes into DIR), then check its outputs: the analysis'
+      statistics equal the simulation's reference, the PNGs are PNGs, fields.h5 is HDF5
+  check_example.py compare REFERENCE.csv STATS.csv
+      the comparison alone: step, time, min, max and histogram exactly, means within 1e-12
+      relative (the two sides sum in different orders)
+  check_example.py negative --out DIR
+      the comparison must fail on perturbed copies of DIR/stats.csv (a negative control)
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+MEAN_RTOL = 1e-12
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+
+
+def read_csv(path):
+    with open(path) as f:
+        lines = [line.rstrip("\n") for line in f if line.strip()]
+    if not lines:
+        raise ValueError(f"{path}: empty")
+    header = lines[0].split(",")
+    rows = []
+    for n, line in enumerate(lines[1:], start=2):
+        cells = line.split(",")
+        if len(cells) != len(header):
+            raise ValueError(f"{path}:{n}: {len(cells)} columns, header has {len(header)}")
+        rows.append(dict(zip(header, cells)))
+    return header, rows
+
+
+def compare(ref_path, got_path):
+    """The list of differences (empty: equal)."""
+    diffs = []
+    ref_h, ref = read_csv(ref_path)
+    got_h, got = read_csv(got_path)
+    if ref_h != got_h:
+        return [f"headers differ: {ref_h} vs {got_h}"]
+    if len(ref) != len(got):
+        diffs.append(f"{len(ref)} steps in {ref_path}, {len(got)} in {got_path}")
+    for r, g in zip(ref, got):
+        step = r["step"]
+        for col in ref_h:
+            a, b = r[col], g[col]
+            if col in ("step",) or col.startswith("v_hist_"):
+                ok = int(a) == int(b)
+            elif col.endswith("_mean"):
+                fa, fb = float(a), float(b)
+                ok = abs(fa - fb) <= MEAN_RTOL * max(abs(fa), abs(fb))
+            else:  # time, min, max: the same doubles on both sides
+                ok = float(a) == float(b)
+            if not ok:
+                diffs.append(f"step {step}: {col}: reference {a}, analysis {b}")
+    return diffs
+
+
+def check_png(path):
+    if not os.path.isfile(path):
+        return f"{path}: missing"
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        magic = f.read(8)
+    if magic != PNG_MAGIC:
+        return f"{path}: not a PNG (starts with {magic!r})"
+    if size <= 1024:
+        return f"{path}: only {size} bytes"
+    return None
+
+
+def check_hdf5(path, rows):
+    if not os.path.isfile(path):
+        return [f"{path}: missing"]
+    with open(path, "rb") as f:
+        if f.read(8) != HDF5_MAGIC:
+            return [f"{path}: not an HDF5 file"]
+    h5ls = shutil.which("h5ls")
+    if not h5ls:
+        return []
+    out = subprocess.run([h5ls, "-r", path], capture_output=True, text=True)
+    if out.returncode != 0:
+        return [f"h5ls -r {path} failed: {out.stderr.strip()}"]
+    errs = []
+    for name in ("fields/U", "fields/V", "stats/summary", "stats/v_hist", "stats/time"):
+        if name not in out.stdout:
+            errs.append(f"{path}: no {name} in h5ls -r:\n{out.stdout}")
+    return errs
+
+
+def check_outputs(out, rows, hdf5):
+    errs = []
+    ref, got = os.path.join(out, "reference_stats.csv"), os.path.join(out, "stats.csv")
+    for p in (ref, got):
+        if not os.path.isfile(p):
+            errs.append(f"{p}: missing")
+    if not errs:
+        _, r = read_csv(ref)
+        if len(r) != rows:
+            errs.append(f"{ref}: {len(r)} steps, expected {rows}")
+        errs += compare(ref, got)
+    for png in ("V_last.png", "stats.png"):
+        e = check_png(os.path.join(out, png))
+        if e:
+            errs.append(e)
+    if hdf5:
+        errs += check_hdf5(os.path.join(out, "fields.h5"), rows)
+    return errs
+
+
+def cmd_run(a):
+    if not a.command:
+        sys.exit("check_example.py run: no command")
+    shutil.rmtree(a.out, ignore_errors=True)
+    print("running:", " ".join(a.command), flush=True)
+    rc = subprocess.call(a.command)
+    if rc != 0:
+        print(f"FAIL: the example exited with {rc}")
+        return 1
+    errs = check_outputs(a.out, a.rows, a.hdf5)
+    for e in errs:
+        print("FAIL:", e)
+    if errs:
+        return 1
+    print(f"ok: {a.rows} steps, statistics equal to the simulation's, PNGs"
+          + (" and fields.h5" if a.hdf5 else "") + f" in {a.out}")
+    return 0
+
+
+def cmd_compare(a):
+    diffs = compare(a.reference, a.stats)
+    for d in diffs:
+        print(d)
+    if diffs:
+        print(f"FAIL: {len(diffs)} differences")
+        return 1
+    print("ok: equal")
+    return 0
+
+
+def perturb(rows, header, what):
+    """A copy of rows with one change (the kinds of error the comparison must catch)."""
+    rows = [dict(r) for r in rows]
+    last = rows[-1]
+    if what == "hist":  # one cell moved to the next bin
+        hs = [c for c in header if c.startswith("v_hist_")]
+        i = next(k for k, c in enumerate(hs) if int(last[c]) > 0)
+        j = i + 1 if i + 1 < len(hs) else i - 1
+        last[hs[i]] = str(int(last[hs[i]]) - 1)
+        last[hs[j]] = str(int(last[hs[j]]) + 1)
+    elif what == "max":  # one unit in the last place
+        x = float(last["v_max"])
+        last["v_max"] = repr(x + abs(x) * 2.0**-52 if x else 5e-324)
+    elif what == "mean":  # 1e-9 relative: beyond summation order
+        last["u_mean"] = repr(float(last["u_mean"]) * (1 + 1e-9))
+    elif what == "step":
+        rows = rows[:-1]
+    return rows
+
+
+def cmd_negative(a):
+    ref, got = os.path.join(a.out, "reference_stats.csv"), os.path.join(a.out, "stats.csv")
+    if compare(ref, got):
+        print("FAIL: the unperturbed statistics already differ")
+        return 1
+    header, rows = read_csv(got)
+    fails = 0
+    for what in ("hist", "max", "mean", "step"):
+        path = os.path.join(a.out, f"negative-{what}.csv")
+        with open(path, "w") as f:
+            f.write(",".join(header) + "\n")
+            for r in perturb(rows, header, what):
+                f.write(",".join(r[c] for c in header) + "\n")
+        diffs = compare(ref, path)
+        if diffs:
+            print(f"ok: perturbed {what}: caught ({diffs[0]})")
+        else:
+            print(f"FAIL: perturbed {what}: the comparison did not notice")
+            fails += 1
+    return 1 if fails else 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--out", required=True)
+    r.add_argument("--rows", type=int, required=True)
+    r.add_argument("--hdf5", action="store_true")
+    r.add_argument("command", nargs=argparse.REMAINDER)
+    c = sub.add_parser("compare")
+    c.add_argument("reference")
+    c.add_argument("stats")
+    n = sub.add_parser("negative")
+    n.add_argument("--out", required=True)
+    a = p.parse_args()
+    if a.cmd == "run":
+        if a.command and a.command[0] == "--":
+            a.command = a.command[1:]
+        return cmd_run(a)
+    if a.cmd == "compare":
+        return cmd_compare(a)
+    return cmd_negative(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

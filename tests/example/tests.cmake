@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# The coupled Gray-Scott example (examples/coupled_sim_analysis, docs/example.md), small: a
+# 64 x 64 grid, 6 coupled steps. Each run must exit 0 with the analysis' statistics equal to
+# those the simulation computed on its own data (check_example.py), valid PNGs and, with the
+# HDF5 adapter, fields.h5. Launches: one MPMD mpiexec (4 + 3 ranks: 2 x 2 blocks to 3 row
+# slabs) and xfer-run with the flavour's automatic launch (MPICH: MPMD; Open MPI: separate jobs
+# through ompi-server), 3 + 2 ranks. The two simulations' statistics must agree too (2 x 2 and
+# 3 x 1 blocks). A negative control shows the comparison catches a wrong histogram count, a max
+# one ulp off, a mean off by 1e-9 and a missing step.
+if(NOT TARGET gray-scott-sim OR NOT TARGET gray-scott-analysis OR NOT TARGET xfer-run)
+  return()
+endif()
+find_program(XFER_PYTHON3 python3)
+if(NOT XFER_PYTHON3)
+  message(STATUS "libxfer: no python3: the example's tests are skipped")
+  return()
+endif()
+set(EX_DIR ${CMAKE_CURRENT_BINARY_DIR}/example)
+file(MAKE_DIRECTORY ${EX_DIR})
+set(EX_CHECK ${XFER_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/example/check_example.py)
+set(EX_HDF5 "")
+if(TARGET xfer_hdf5)
+  set(EX_HDF5 --hdf5)
+endif()
+set(EX_STEPS 60)
+set(EX_EVERY 10)
+math(EXPR EX_ROWS "${EX_STEPS} / ${EX_EVERY}")
+
+# ex_workflow(<file> <p> <q> <output dir>)
+function(ex_workflow file p q out)
+  file(WRITE ${file} "workflow: example_${p}x${q}
+control: {timeout_ms: 60000}
+components:
+  - {name: simulation, nprocs: ${p},
+     cmd: [gray-scott-sim, --steps, \"${EX_STEPS}\", --every, \"${EX_EVERY}\", --output, ${out}]}
+  - {name: analysis, nprocs: ${q}, cmd: [gray-scott-analysis, --output, ${out}]}
+channels:
+  - name: fields
+    from: simulation
+    to: analysis
+    max_in_flight_steps: 2
+    datasets:
+      - {name: U, type: float64, dims: [64, 64]}
+      - {name: V, type: float64, dims: [64, 64]}
+      - {name: time, type: float64, dims: [1]}
+")
+endfunction()
+
+function(ex_test name)
+  cmake_parse_arguments(T "" "OUT" "COMMAND;ENV" ${ARGN})
+  add_test(NAME ${P}.example.${name}
+           COMMAND ${EX_CHECK} run --out ${T_OUT} --rows ${EX_ROWS} ${EX_HDF5} -- ${T_COMMAND})
+  set_tests_properties(${P}.example.${name} PROPERTIES TIMEOUT 300 LABELS "example;mpi"
+                       ENVIRONMENT "${XFER_MPIEXEC_ENV};${T_ENV}")
+endfunction()
+
+# ---- one MPMD mpiexec: context 0 the simulation, context 1 the analysis ---------------------
+set(out ${EX_DIR}/mpmd-p4q3)
+ex_workflow(${EX_DIR}/mpmd-p4q3.yaml 4 3 ${out})
+xfer_mpi_envflags(genv ENV XFER_CONFIG=${EX_DIR}/mpmd-p4q3.yaml)
+xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${EX_DIR}/mpmd-p4q3.yaml)
+ex_test(mpmd.p4q3 OUT ${out}
+        COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} 4
+                $<TARGET_FILE:gray-scott-sim> --steps ${EX_STEPS} --every ${EX_EVERY}
+                --output ${out} : ${MPIEXEC_NUMPROC_FLAG} 3 ${lenv}
+                $<TARGET_FILE:gray-scott-analysis> --output ${out})
+set_tests_properties(${P}.example.mpmd.p4q3 PROPERTIES FIXTURES_SETUP ${P}.example.outputs)
+
+# ---- xfer-run, the way the README runs the example --------------------------------------------
+# The ranks get the test environment (sanitizer options, preloads) through xfer-run's own.
+set(ex_env ${XFER_TEST_RANK_ENV})
+if(XFER_TEST_PRELOAD)
+  list(JOIN XFER_TEST_PRELOAD ":" ex_preload)
+  list(APPEND ex_env "LD_PRELOAD=${ex_preload}")
+endif()
+set(out ${EX_DIR}/xfer-run-p3q2)
+ex_workflow(${EX_DIR}/xfer-run-p3q2.yaml 3 2 ${out})
+ex_test(xfer_run.p3q2 OUT ${out} COMMAND $<TARGET_FILE:xfer-run> ${EX_DIR}/xfer-run-p3q2.yaml
+        ENV ${ex_env})
+set_tests_properties(${P}.example.xfer_run.p3q2 PROPERTIES FIXTURES_SETUP ${P}.example.outputs)
+
+# ---- the simulation does not depend on its decomposition: 2 x 2 blocks and 3 x 1 blocks give
+# the same statistics (the halo exchange is right) ------------------------------------------
+add_test(NAME ${P}.example.decomposition
+         COMMAND ${EX_CHECK} compare ${EX_DIR}/mpmd-p4q3/reference_stats.csv
+                 ${EX_DIR}/xfer-run-p3q2/reference_stats.csv)
+set_tests_properties(${P}.example.decomposition PROPERTIES TIMEOUT 60 LABELS "example"
+                     FIXTURES_REQUIRED ${P}.example.outputs)
+
+# ---- negative control: the comparison must fail on perturbed statistics ----------------------
+add_test(NAME ${P}.example.compare_negative COMMAND ${EX_CHECK} negative --out ${EX_DIR}/mpmd-p4q3)
+set_tests_properties(${P}.example.compare_negative PROPERTIES TIMEOUT 60 LABELS "example"
+                     FIXTURES_REQUIRED ${P}.example.outputs)
