@@ -43,7 +43,7 @@ if(P STREQUAL "mpich" AND TARGET xferd) # not again in the mpich-ch3 tree
   # fuzzer carries its own ASan+UBSan: registered in the normal tree only, not again in the
   # sanitizer tree.
   find_program(XFER_CLANG NAMES clang clang-16 clang-15 clang-14)
-  set(XFER_FUZZ_SECONDS 60 CACHE STRING "seconds the control.fuzz test runs the fuzzer")
+  set(XFER_FUZZ_SECONDS 30 CACHE STRING "seconds the control.fuzz test runs the fuzzer")
   if(XFER_CLANG AND NOT XFER_ENABLE_SANITIZERS)
     pkg_check_modules(XFER_FUZZ_MSGPACK REQUIRED msgpack)
     set(fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz_decode)
