@@ -35,7 +35,7 @@ typedef struct opts {
     const char *output, *channel, *config, *component;
 } opts_t;
 
-static int crank = -1;
+static int crank = -1; /* also gs_rank, for failure reports */
 #ifdef GS_WITH_HDF5
 static void *h5; /* the output file while it is open: abort() keeps its completed steps */
 #endif
@@ -47,34 +47,6 @@ static void cleanup_on_failure(void)
         xfer_adapter_hdf5()->abort(&h5);
 #endif
 }
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        fprintf(stderr, "gray-scott-analysis: rank %d: ", crank);                                  \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fprintf(stderr, "\n");                                                                     \
-        fflush(stderr);                                                                            \
-        cleanup_on_failure();                                                                      \
-        exit(1); /* the launcher stops the other ranks; MPI_Abort can lose this output */          \
-    } while (0)
-
-#define XCHECK(call)                                                                               \
-    do {                                                                                           \
-        xfer_status_t st_ = (call);                                                                \
-        if (st_ != XFER_SUCCESS)                                                                   \
-            FAIL("%s: %s: %s", #call, xfer_status_name(st_), xfer_last_error());                   \
-    } while (0)
-
-#define MCHECK(call)                                                                               \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        if (rc_ != MPI_SUCCESS) {                                                                  \
-            char msg_[MPI_MAX_ERROR_STRING];                                                       \
-            int len_ = 0;                                                                          \
-            MPI_Error_string(rc_, msg_, &len_);                                                    \
-            FAIL("%s: %s", #call, msg_);                                                           \
-        }                                                                                          \
-    } while (0)
 
 #ifdef GS_WITH_HDF5
 #define HCHECK(call)                                                                               \
@@ -312,6 +284,8 @@ static void h5_write_step(const h5vars_t *w, uint64_t step, uint64_t r0, uint64_
 
 int main(int argc, char **argv)
 {
+    gs_program = "gray-scott-analysis";
+    gs_on_failure = cleanup_on_failure;
     opts_t o = {.bins = GS_DEFAULT_BINS,
                 .hdf5 = 1,
                 .plots = 1,
@@ -341,11 +315,12 @@ int main(int argc, char **argv)
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    crank = wrank;
+    crank = gs_rank = wrank;
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
     XCHECK(xfer_comm(x, &comm));
     XCHECK(xfer_config_of(x, &cfg, &comp));
     MPI_Comm_rank(comm, &crank);
+    gs_rank = crank;
     MPI_Comm_size(comm, &csize);
     if (gs_fields_shape(cfg, o.channel, &ny, &nx, err, sizeof(err)) != 0)
         FAIL("%s", err);

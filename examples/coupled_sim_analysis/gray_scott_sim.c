@@ -43,34 +43,7 @@ typedef struct grid {
     int up, down, left, right; /* neighbours in the periodic process grid */
 } grid_t;
 
-static int crank = -1;
-
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        fprintf(stderr, "gray-scott-sim: rank %d: ", crank);                                       \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fprintf(stderr, "\n");                                                                     \
-        fflush(stderr);                                                                            \
-        exit(1); /* the launcher stops the other ranks; MPI_Abort can lose this output */          \
-    } while (0)
-
-#define XCHECK(call)                                                                               \
-    do {                                                                                           \
-        xfer_status_t st_ = (call);                                                                \
-        if (st_ != XFER_SUCCESS)                                                                   \
-            FAIL("%s: %s: %s", #call, xfer_status_name(st_), xfer_last_error());                   \
-    } while (0)
-
-#define MCHECK(call)                                                                               \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        if (rc_ != MPI_SUCCESS) {                                                                  \
-            char msg_[MPI_MAX_ERROR_STRING];                                                       \
-            int len_ = 0;                                                                          \
-            MPI_Error_string(rc_, msg_, &len_);                                                    \
-            FAIL("%s: %s", #call, msg_);                                                           \
-        }                                                                                          \
-    } while (0)
+static int crank = -1; /* also gs_rank, for failure reports */
 
 static void usage(FILE *f)
 {
@@ -264,6 +237,7 @@ static void pack(const grid_t *g, int f, double *out)
 
 int main(int argc, char **argv)
 {
+    gs_program = "gray-scott-sim";
     opts_t o = {.steps = 2000,
                 .every = 200,
                 .bins = GS_DEFAULT_BINS,
@@ -297,11 +271,12 @@ int main(int argc, char **argv)
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    crank = wrank;
+    crank = gs_rank = wrank;
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
     XCHECK(xfer_comm(x, &comm));
     XCHECK(xfer_config_of(x, &cfg, &comp));
     MPI_Comm_rank(comm, &crank);
+    gs_rank = crank;
     MPI_Comm_size(comm, &csize);
     if (gs_fields_shape(cfg, o.channel, &ny, &nx, err, sizeof(err)) != 0)
         FAIL("%s", err);

@@ -2,6 +2,27 @@
 #define _POSIX_C_SOURCE 200809L
 #include "gs_common.h"
 
+#include <stdarg.h>
+#include <stdlib.h>
+
+const char *gs_program = "gray-scott";
+int gs_rank = -1;
+void (*gs_on_failure)(void);
+
+void gs_fail(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: rank %d: ", gs_program, gs_rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    if (gs_on_failure)
+        gs_on_failure();
+    exit(1);
+}
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

@@ -47,6 +47,34 @@ void gs_stats_csv_row(FILE *f, uint64_t step, double time, const gs_stats_t *s);
 int gs_fields_shape(const xfer_config_t *cfg, const char *channel, uint64_t *ny, uint64_t *nx,
                     char *err, size_t errlen);
 
+/* Failure reports of both programs: "<gs_program>: rank <gs_rank>: message", then
+ * gs_on_failure (when set) and exit(1): the launcher stops the other ranks; MPI_Abort can lose
+ * this output. Each program sets gs_program at start and gs_rank once it knows its rank. */
+extern const char *gs_program;
+extern int gs_rank;
+extern void (*gs_on_failure)(void);
+void gs_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#define FAIL(...) gs_fail(__VA_ARGS__)
+
+#define XCHECK(call)                                                                               \
+    do {                                                                                           \
+        xfer_status_t st_ = (call);                                                                \
+        if (st_ != XFER_SUCCESS)                                                                   \
+            FAIL("%s: %s: %s", #call, xfer_status_name(st_), xfer_last_error());                   \
+    } while (0)
+
+#define MCHECK(call)                                                                               \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != MPI_SUCCESS) {                                                                  \
+            char msg_[MPI_MAX_ERROR_STRING];                                                       \
+            int len_ = 0;                                                                          \
+            MPI_Error_string(rc_, msg_, &len_);                                                    \
+            FAIL("%s: %s", #call, msg_);                                                           \
+        }                                                                                          \
+    } while (0)
+
 /** mkdir -p. Returns 0 or -1 with errno set. */
 int gs_mkdir_p(const char *path);
 
