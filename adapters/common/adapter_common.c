@@ -43,6 +43,19 @@ size_t xfer_adapter_volume(int ndims, const uint64_t count[])
     return v;
 }
 
+int xfer_adapter_layout_parse(const char *name, xfer_adapter_layout_t *layout)
+{
+    if (strcmp(name, "group") == 0)
+        *layout = XFER_ADAPTER_GROUP_PER_STEP;
+    else if (strcmp(name, "stepdim") == 0)
+        *layout = XFER_ADAPTER_STEP_DIM;
+    else if (strcmp(name, "same") == 0)
+        *layout = XFER_ADAPTER_SAME_PATHS;
+    else
+        return -1;
+    return 0;
+}
+
 xfer_type_t xfer_adapter_type_from_name(const char *name)
 {
     int t;

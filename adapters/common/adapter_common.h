@@ -27,6 +27,9 @@ void xfer_adapter_clear_error(void);
 /** Elements of a box of @p ndims extents @p count (1 for ndims == 0); 0 on overflow of size_t. */
 size_t xfer_adapter_volume(int ndims, const uint64_t count[]);
 
+/** The layout called @p name: group, stepdim or same. 0, or -1 for another name. */
+int xfer_adapter_layout_parse(const char *name, xfer_adapter_layout_t *layout);
+
 /** The type called @p name ("float64" ...); 0 when there is none. */
 xfer_type_t xfer_adapter_type_from_name(const char *name);
 

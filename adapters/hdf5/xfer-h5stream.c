@@ -91,19 +91,6 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
-static int parse_layout(const char *s, xfer_adapter_layout_t *l)
-{
-    if (strcmp(s, "group") == 0)
-        *l = XFER_ADAPTER_GROUP_PER_STEP;
-    else if (strcmp(s, "stepdim") == 0)
-        *l = XFER_ADAPTER_STEP_DIM;
-    else if (strcmp(s, "same") == 0)
-        *l = XFER_ADAPTER_SAME_PATHS;
-    else
-        return -1;
-    return 0;
-}
-
 /* ---- names --------------------------------------------------------------------------------- */
 
 static void base_name(const char *path, char *out, size_t cap)
@@ -308,7 +295,7 @@ static int do_config(const opts_t *o)
         SAY("config: -o WF.yaml is required");
         return 2;
     }
-    if (parse_layout(o->layout, &layout) != 0) {
+    if (xfer_adapter_layout_parse(o->layout, &layout) != 0) {
         SAY("--layout: expected group, stepdim or same, got \"%s\"", o->layout);
         return 2;
     }
@@ -597,7 +584,7 @@ static int do_recv(const opts_t *o)
     int comp, rank, size, nobj = 0, ngroups = 0, i, d, rc = 1, failed = 0;
     xfer_status_t st;
     memset(&wo, 0, sizeof(wo));
-    if (parse_layout(o->layout, &wo.layout) != 0) {
+    if (xfer_adapter_layout_parse(o->layout, &wo.layout) != 0) {
         SAY("--layout: expected group, stepdim or same, got \"%s\"", o->layout);
         return 2;
     }

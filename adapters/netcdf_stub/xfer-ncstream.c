@@ -140,19 +140,6 @@ static void yq(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static int layout_of(const char *name, xfer_adapter_layout_t *layout)
-{
-    if (strcmp(name, "stepdim") == 0)
-        *layout = XFER_ADAPTER_STEP_DIM;
-    else if (strcmp(name, "group") == 0)
-        *layout = XFER_ADAPTER_GROUP_PER_STEP;
-    else if (strcmp(name, "same") == 0)
-        *layout = XFER_ADAPTER_SAME_PATHS;
-    else
-        return -1;
-    return 0;
-}
-
 /* ---- config -------------------------------------------------------------------------------- */
 
 static int do_config(const opts_t *o)
@@ -450,7 +437,7 @@ static int do_recv(const opts_t *o)
     xfer_status_t st;
 
     memset(&wo, 0, sizeof(wo));
-    if (layout_of(o->layout, &wo.layout) != 0)
+    if (xfer_adapter_layout_parse(o->layout, &wo.layout) != 0)
         usage();
     XCHECK(xfer_init(o->config, o->component, MPI_COMM_WORLD, &x));
     XCHECK(xfer_comm(x, &comm));
@@ -570,8 +557,8 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (layout_of(o.layout, &lay) != 0 || o.producers < 1 || o.consumers < 1 || o.steps < 1 ||
-        o.timeout_ms < 0)
+    if (xfer_adapter_layout_parse(o.layout, &lay) != 0 || o.producers < 1 || o.consumers < 1 ||
+        o.steps < 1 || o.timeout_ms < 0)
         usage();
     if (strcmp(o.mode, "config") && strcmp(o.mode, "send") && strcmp(o.mode, "recv"))
         usage();
