@@ -1148,7 +1148,7 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
     const xfer_config_t *cfg;
     char mpi_msg[700];
     double deadline;
-    int wait_ms, r;
+    int wait_ms;
 
     if (st != XFER_ERR_MPI || !ch)
         return st;
@@ -1165,11 +1165,7 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
     while (!ch->peer_failed && MPI_Wtime() < deadline) {
         const struct timespec nap = {0, 2 * 1000 * 1000};
         if (ch->me == 0) {
-            if (xfer_rt_ctl_failed(ch->x, ch->peer, ch->peer_why, sizeof(ch->peer_why))) {
-                ch->peer_failed = 1;
-                for (r = 1; r < ch->nlocal; r++) /* best effort: the side's other ranks */
-                    note_send(ch, ch->ctl_local, r, NOTE_FAIL, ch->peer);
-            }
+            (void) check_peer(ch); /* telling the side's other ranks is best effort here */
         } else {
             int flag = 0;
             MPI_Status ms;
