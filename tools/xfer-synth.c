@@ -33,6 +33,8 @@ typedef struct opts {
     int kill_after;   /* rank 0 sends itself SIGKILL after this many steps (-1: never) */
     int compute_ms;   /* each step "computes" this long (a sleep) before its puts */
     int quiet;
+    const char *put_order; /* forward, reverse (datasets against the channel's order), twice
+                            * (each block first with wrong data, then again with the right) */
 } opts_t;
 
 static int wrank;
@@ -167,12 +169,12 @@ static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const 
 
 int main(int argc, char **argv)
 {
-    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, -1, -1, 0, 0};
+    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, -1, -1, 0, 0, "forward"};
     const xfer_config_t *cfg;
     xfer_channel_t **chs;
     xfer_t *x = NULL;
     MPI_Comm comm;
-    int comp, crank, csize, i, j, a;
+    int comp, crank, csize, i, j, jj, a;
     uint64_t s, checked = 0;
 
     for (a = 1; a < argc; a++) {
@@ -196,6 +198,8 @@ int main(int argc, char **argv)
             o.kill_after = atoi(argv[++a]);
         else if (strcmp(argv[a], "--compute-ms") == 0 && a + 1 < argc)
             o.compute_ms = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--put-order") == 0 && a + 1 < argc)
+            o.put_order = argv[++a];
         else if (strcmp(argv[a], "--quiet") == 0)
             o.quiet = 1;
         else {
@@ -203,12 +207,18 @@ int main(int argc, char **argv)
                     "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
                     "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
                     "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
-                    "                  [--compute-ms MS] [--quiet]\n");
+                    "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
+                    "                  [--quiet]\n");
             return 2;
         }
     }
     if (strcmp(o.decomp, "even") && strcmp(o.decomp, "uneven") && strcmp(o.decomp, "empty")) {
         fprintf(stderr, "xfer-synth: --decomp: expected even, uneven or empty\n");
+        return 2;
+    }
+    if (strcmp(o.put_order, "forward") && strcmp(o.put_order, "reverse") &&
+        strcmp(o.put_order, "twice")) {
+        fprintf(stderr, "xfer-synth: --put-order: expected forward, reverse or twice\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -252,10 +262,14 @@ int main(int argc, char **argv)
         }
         /* sends first: puts never wait */
         for (i = 0; i < cfg->nchannels; i++)
-            for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
-                const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+            for (jj = 0; chs[i] && jj < cfg->channels[i].ndatasets; jj++) {
+                const int n = cfg->channels[i].ndatasets;
+                const xfer_cfg_dataset_t *d;
                 xfer_dataset_desc_t desc;
+                size_t bytes;
                 char *blk;
+                j = strcmp(o.put_order, "reverse") == 0 ? n - 1 - jj : jj;
+                d = &cfg->channels[i].datasets[j];
                 if (d->from != comp || (o.skip && strcmp(o.skip, d->name) == 0))
                     continue;
                 memset(&desc, 0, sizeof(desc));
@@ -264,7 +278,12 @@ int main(int argc, char **argv)
                 desc.ndims = d->ndims;
                 memcpy(desc.dims, d->dims, sizeof(desc.dims));
                 block_of(d, crank, csize, o.decomp, desc.start, desc.count);
-                blk = malloc(vol(d->ndims, desc.count) * xfer_type_size(d->type) + 1);
+                bytes = vol(d->ndims, desc.count) * xfer_type_size(d->type);
+                blk = malloc(bytes + 1);
+                if (strcmp(o.put_order, "twice") == 0) { /* the second put must replace it */
+                    memset(blk, 0xa5, bytes);
+                    XCHECK(xfer_put(chs[i], &desc, blk));
+                }
                 fill(d, i, j, s, desc.start, desc.count, blk);
                 XCHECK(xfer_put(chs[i], &desc, blk));
                 free(blk);

@@ -186,6 +186,14 @@ rt_test(mpmd.fanout COMMAND ${cmd})
 rt_mpmd(cmd ${RT_DIR}/fanin.yaml NP 2 1 2 ARGS --steps 6 --decomp even)
 rt_test(mpmd.fanin COMMAND ${cmd})
 
+# ---- the order of puts: step 0's blocks are staged until the contribution is laid out, and
+# adopted as the send stage when put in the channel's order. Against that order (copied into
+# place), and each block put twice, the first time with wrong data (the second replaces it).
+rt_mpmd(cmd ${RT_DIR}/pair-2x1-full.yaml NP 2 1 ARGS --steps 3 --decomp uneven --put-order reverse)
+rt_test(mpmd.put_order.reverse.p2q1 COMMAND ${cmd})
+rt_mpmd(cmd ${RT_DIR}/pair-3x5-half.yaml NP 3 5 ARGS --steps 3 --decomp uneven --put-order twice)
+rt_test(mpmd.put_order.twice.p3q5 COMMAND ${cmd})
+
 # ---- failures: each ends with a clear error and a non-zero exit, never a hang ---------------
 rt_workflow(${RT_DIR}/fail.yaml 2 3 half TIMEOUT 5000)
 rt_workflow(${RT_DIR}/fail-other-shape.yaml 2 3 half TIMEOUT 5000 PLANE "13, 10")

@@ -417,6 +417,20 @@ static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
     return XFER_SUCCESS;
 }
 
+/* After lay_out: may stage0 serve as this rank's contribution as it is? */
+static int stage0_fits(const xfer_channel_t *ch)
+{
+    int i;
+    if (!ch->stage0 || ch->stage0_disorder || ch->stage0_len != ch->my_bytes)
+        return 0;
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        if (d->staged && (d->st_off != d->my_off || d->st_len != d->my_bytes))
+            return 0;
+    }
+    return 1;
+}
+
 static xfer_status_t setup(xfer_channel_t *ch)
 {
     const int k = ch->side, ko = 1 - k;
@@ -478,7 +492,10 @@ static xfer_status_t setup(xfer_channel_t *ch)
     }
     for (i = 0; st == XFER_SUCCESS && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
-        if (ch->my_bytes && !(s->sbuf = xfer_calloc(1, ch->my_bytes)))
+        if (i == 0 && stage0_fits(ch)) { /* slot 0 holds step 0, its blocks in place already */
+            s->sbuf = ch->stage0;
+            ch->stage0 = NULL;
+        } else if (ch->my_bytes && !(s->sbuf = xfer_calloc(1, ch->my_bytes)))
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: send stage", ch->cfg->name);
         if (ch->r_total && !(s->rbuf = xfer_malloc(ch->r_total)))
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: receive stage", ch->cfg->name);
@@ -763,6 +780,40 @@ out_err:
     return st;
 }
 
+/* Step 0: keep a block in stage0 (see runtime.h) until the contribution is laid out. */
+static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
+                                 size_t bytes)
+{
+    const size_t padded = (bytes + 7) & ~(size_t) 7;
+    const int index = (int) (ds - ch->ds);
+    size_t base = ch->stage0_len ? ch->stage0_len : sizeof(xfer_rt_hdr_t);
+    char *grown;
+    if (ds->staged && ds->st_len == bytes) { /* put again, same block: in place */
+        memcpy(ch->stage0 + ds->st_off, block, bytes);
+        return XFER_SUCCESS;
+    }
+    if (padded > SIZE_MAX - base)
+        return XFER_ERR(XFER_ERR_TOO_LARGE, "staging dataset %s", ds->cfg->name);
+    /* exactly the size needed: glibc grows large blocks with mremap, without copying */
+    grown = xfer_realloc_array(ch->stage0, base + padded, 1);
+    if (!grown)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "staging dataset %s (%zu bytes)", ds->cfg->name, bytes);
+    if (!ch->stage0)
+        memset(grown, 0, base); /* the header's room */
+    ch->stage0 = grown;
+    if (ds->staged || index < ch->stage0_next)
+        ch->stage0_disorder = 1;
+    else
+        ch->stage0_next = index + 1;
+    memcpy(grown + base, block, bytes);
+    memset(grown + base + bytes, 0, padded - bytes);
+    ds->staged = 1;
+    ds->st_off = base;
+    ds->st_len = bytes;
+    ch->stage0_len = base + padded;
+    return XFER_SUCCESS;
+}
+
 static xfer_status_t put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
 {
     xfer_status_t st;
@@ -835,15 +886,9 @@ static xfer_status_t put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, 
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
     sl->mask |= (uint64_t) 1 << ds->bit;
     if (v > 0) {
-        if (!sl->sbuf) { /* before the first step is set up: keep the block until then */
-            void *copy = xfer_realloc_array(ds->pending, (size_t) v, ds->esize);
-            if (!copy)
-                return XFER_ERR(XFER_ERR_NO_MEMORY, "staging dataset %s", d->name);
-            ds->pending = copy;
-            memcpy(ds->pending, block, (size_t) v * ds->esize);
-        } else {
-            memcpy(sl->sbuf + ds->my_off, block, (size_t) v * ds->esize);
-        }
+        if (!sl->sbuf) /* before the first step is set up: keep the block until then */
+            return stage_block(ch, ds, block, (size_t) v * ds->esize);
+        memcpy(sl->sbuf + ds->my_off, block, (size_t) v * ds->esize);
     }
     return XFER_SUCCESS;
 out:
@@ -902,12 +947,14 @@ static xfer_status_t commit(xfer_channel_t *ch)
         if (run_limit(ch) == 0)
             return ended(ch, ch->cur);
         XFER_CHECK_GOTO(setup(ch), st, out);
-        for (i = 0; i < ch->nds; i++) {
-            xfer_rt_dset_t *d = &ch->ds[i];
-            if (d->pending && d->my_bytes)
-                memcpy(sl->sbuf + d->my_off, d->pending, d->my_bytes);
-            xfer_free(d->pending);
-            d->pending = NULL;
+        if (ch->stage0) { /* not adopted by setup: copy the blocks into place */
+            for (i = 0; i < ch->nds; i++) {
+                const xfer_rt_dset_t *d = &ch->ds[i];
+                if (d->staged && d->my_bytes)
+                    memcpy(sl->sbuf + d->my_off, ch->stage0 + d->st_off, d->my_bytes);
+            }
+            xfer_free(ch->stage0);
+            ch->stage0 = NULL;
         }
     }
     memset(&h, 0, sizeof(h));
@@ -1566,8 +1613,8 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
         xfer_free(ch->ds[i].g_start);
         xfer_free(ch->ds[i].g_count);
         xfer_free(ch->ds[i].g_off);
-        xfer_free(ch->ds[i].pending);
     }
+    xfer_free(ch->stage0);
     notes_reap(ch, collective);
     for (i = 0; i < ch->nout; i++)
         xfer_free(ch->out[i]); /* abandoned after a failure */

@@ -51,7 +51,9 @@ typedef struct xfer_rt_dset {
     uint64_t *g_start, *g_count;
     size_t *g_off; /* byte offset of the block within that rank's contribution */
     int never;     /* no sending rank put it in step 0: never sent */
-    void *pending; /* step 0's block, put before the contribution sizes are known */
+    int staged;    /* step 0's block is in the channel's stage0 ... */
+    size_t st_off; /* ... at this offset (padded to 8 bytes, as in a contribution) */
+    size_t st_len;
 } xfer_rt_dset_t;
 
 enum {
@@ -91,7 +93,14 @@ struct xfer_channel {
     int nds;
     xfer_rt_dset_t *ds;
     size_t my_bytes; /* this rank's contribution (header included), 0 if it sends nothing */
-    size_t *r_bytes; /* every remote rank's contribution */
+    /* Step 0's blocks, put before the contribution sizes are known, appended in put order after
+     * room for the header. Put in the channel's order (the usual case) they are laid out as the
+     * contribution itself, and setup adopts stage0 as the first slot's send stage: no copy. */
+    char *stage0;
+    size_t stage0_len;
+    int stage0_next;     /* index of the dataset after the last one appended */
+    int stage0_disorder; /* a block came out of the channel's order or was resized */
+    size_t *r_bytes;     /* every remote rank's contribution */
     size_t r_total;
     int nslots;
     xfer_rt_slot_t *slots;
