@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "adapter_common.h"
@@ -652,6 +654,9 @@ typedef struct h5write {
     xfer_adapter_wopts_t o;
     uint64_t completed; /* steps ended */
     int in_step;        /* something of step `completed` was written */
+    /* rank 0: the file's allocated bytes after the last completed step, and the most a step
+     * has added to them (the free-space check before each step) */
+    uint64_t alloc_last, growth_max;
     int nnames, capnames;
     char **names; /* STEP_DIM: the datasets, created in step 0 */
 } h5write_t;
@@ -675,6 +680,45 @@ static xfer_status_t check_step(h5write_t *w, uint64_t step, const char *what)
         return XFER_ERR_INVALID_ARG;
     }
     return XFER_SUCCESS;
+}
+
+/* Bytes allocated to @p path on its file system (0 if it cannot be told). */
+static uint64_t allocated(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (uint64_t) sb.st_blocks * 512u : 0;
+}
+
+/* Before the first write of a step after step 0: does the file system hold another step as
+ * large as the largest so far, with a quarter and 16 KiB to spare? A step refused here leaves
+ * the file as the last step end flushed it. Why: a full disk met inside HDF5 1.10 with several
+ * writer ranks can leave the ranks in different collective calls (an error path that skips one)
+ * and hang them; met here, the failure is agreed before any HDF5 call (docs/adapters.md). */
+static xfer_status_t space_check(h5write_t *w, uint64_t step)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    if (w->in_step || step == 0 || w->o.no_space_check)
+        return XFER_SUCCESS;
+    if (w->rank == 0) {
+        const uint64_t need = w->growth_max + w->growth_max / 4 + (16u << 10);
+        char dir[4096], *slash;
+        struct statvfs fs;
+        snprintf(dir, sizeof(dir), "%s", w->tmp);
+        slash = strrchr(dir, '/');
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        else
+            snprintf(dir, sizeof(dir), ".");
+        if (statvfs(dir, &fs) == 0 && (uint64_t) fs.f_bavail * fs.f_frsize < need) {
+            xfer_adapter_set_error("%s: step %llu not started: %llu bytes free on its file system, "
+                                   "the largest step so far took %llu (No space left on device)",
+                                   w->tmp, (unsigned long long) step,
+                                   (unsigned long long) fs.f_bavail * fs.f_frsize,
+                                   (unsigned long long) w->growth_max);
+            st = XFER_ERR_INTERNAL;
+        }
+    }
+    return agree(w->comm, st);
 }
 
 /* Where object @p name of step @p step lives in the output file. */
@@ -767,6 +811,8 @@ static xfer_status_t h5_write_group(void *h, uint64_t step, const xfer_adapter_v
     xfer_status_t st = check_step(w, step, g->name);
     if (st != XFER_SUCCESS)
         return agree(w->comm, st);
+    if ((st = space_check(w, step)) != XFER_SUCCESS)
+        return st;
     w->in_step = 1;
     if (w->o.layout == XFER_ADAPTER_STEP_DIM && step > 0)
         return agree(w->comm, XFER_SUCCESS); /* groups and their attributes exist since step 0 */
@@ -834,6 +880,8 @@ static xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *
         xfer_adapter_set_error("%s: %s: invalid type or shape", w->tmp, v->name);
         return agree(w->comm, XFER_ERR_INVALID_ARG);
     }
+    if ((st = space_check(w, step)) != XFER_SUCCESS)
+        return st;
     w->in_step = 1;
     out_name(w, step, v->name, name, sizeof(name));
     dims[0] = maxd[0] = chunk[0] = step + 1;
@@ -949,6 +997,12 @@ static xfer_status_t h5_end_step(void *h, uint64_t step)
     if (st == XFER_SUCCESS) {
         w->completed++;
         w->in_step = 0;
+        if (w->rank == 0) {
+            const uint64_t a = allocated(w->tmp);
+            if (a > w->alloc_last && a - w->alloc_last > w->growth_max)
+                w->growth_max = a - w->alloc_last;
+            w->alloc_last = a;
+        }
     }
     return st;
 }
@@ -1139,6 +1193,7 @@ static xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapt
 {
     h5write_t *w = calloc(1, sizeof(*w));
     hid_t fapl = H5I_INVALID_HID;
+    MPI_Info info = MPI_INFO_NULL;
     xfer_status_t st = XFER_SUCCESS;
     *hp = NULL;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -1160,9 +1215,16 @@ static xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapt
         st = XFER_ERR_INVALID_ARG;
         goto out;
     }
-    /* collective metadata writes: a failing write (a full disk) fails on every rank alike */
-    if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
-        H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0 ||
+    /* Collective metadata writes: a failing write (a full disk) fails on every rank alike.
+     * ROMIO: no data sieving for writes, whose fcntl lock a failed write leaves held (another
+     * rank then waits on it for ever); HDF5 writes few strided pieces, and OMPIO ignores it. */
+    if (MPI_Info_create(&info) != MPI_SUCCESS ||
+        MPI_Info_set(info, "romio_ds_write", "disable") != MPI_SUCCESS) {
+        xfer_adapter_set_error("%s: MPI_Info_create/MPI_Info_set failed", w->tmp);
+        st = XFER_ERR_MPI;
+        goto out;
+    }
+    if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 || H5Pset_fapl_mpio(fapl, comm, info) < 0 ||
         H5Pset_coll_metadata_write(fapl, 1) < 0 || H5Pset_all_coll_metadata_ops(fapl, 1) < 0) {
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Pset_fapl_mpio");
         goto out;
@@ -1171,9 +1233,13 @@ static xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapt
         st = h5_fail(XFER_ERR_INVALID_ARG, w->tmp, "", "H5Fcreate (MPI-IO)");
         goto out;
     }
+    if (w->rank == 0)
+        w->alloc_last = allocated(w->tmp);
 out:
     if (fapl >= 0)
         H5Pclose(fapl);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
     st = agree(comm, st);
     if (st != XFER_SUCCESS) {
         if (w->file >= 0)

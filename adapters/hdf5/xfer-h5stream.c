@@ -46,6 +46,7 @@ typedef struct opts {
     int producers, consumers, steps, chunked, timeout_ms;
     uint64_t chunk[XFER_MAX_DIMS];
     long long max_file_size; /* recv, tests: RLIMIT_FSIZE, a full disk */
+    int no_space_check;      /* recv, tests: no free-space check before each step */
 } opts_t;
 
 static int wrank;            /* the rank that speaks for its component: 0 */
@@ -413,6 +414,8 @@ static int do_send(const opts_t *o)
     void **blocks = NULL;
     uint64_t(*starts)[XFER_MAX_DIMS] = NULL, (*counts)[XFER_MAX_DIMS] = NULL;
     int comp, rank, size, i, j, d, step, bad = 0, rc = 1, opened = 0;
+    double t_read = 0, t_stream; /* seconds: reading the slabs, then the steps (max over ranks) */
+    uint64_t bytes = 0;
     finalized_ok = 0;
     XTRY(xfer_init(o->config, o->component, MPI_COMM_WORLD, &x), fail);
     XTRY(xfer_config_of(x, &cfg, &comp), fail);
@@ -472,16 +475,18 @@ static int do_send(const opts_t *o)
         counts = calloc((size_t) s.nsel + 1, sizeof(*counts));
         bad = !blocks || !starts || !counts;
     }
+    t_read = MPI_Wtime();
     for (i = 0; !bad && i < s.nsel; i++) { /* each rank its slab, read once */
         const xfer_adapter_var_t *v = &s.vars[s.sel[i]];
-        size_t bytes;
+        size_t nb;
         for (d = 0; d < v->ndims; d++) {
             starts[i][d] = 0;
             counts[i][d] = v->dims[d];
         }
         xfer_adapter_split(v->dims[0], size, rank, &starts[i][0], &counts[i][0]);
-        bytes = xfer_adapter_volume(v->ndims, counts[i]) * xfer_type_size(v->type);
-        blocks[i] = malloc(bytes ? bytes : 1);
+        nb = xfer_adapter_volume(v->ndims, counts[i]) * xfer_type_size(v->type);
+        blocks[i] = malloc(nb ? nb : 1);
+        bytes += nb;
         if (!blocks[i] || s.ops->read(s.h, s.sel[i], starts[i], counts[i], blocks[i]) != 0) {
             SAY("send: %s", blocks[i] ? xfer_adapter_error() : "out of memory");
             bad = 1;
@@ -490,6 +495,8 @@ static int do_send(const opts_t *o)
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm);
     if (bad)
         goto done; /* the receiver sees the end of the stream without a step */
+    t_stream = MPI_Wtime();
+    t_read = t_stream - t_read;
     for (step = 0; step < o->steps; step++) {
         xfer_dataset_desc_t dd;
         memset(&dd, 0, sizeof(dd));
@@ -512,7 +519,15 @@ static int do_send(const opts_t *o)
         }
         XTRY(xfer_step_end(ch), fail);
     }
-    SAY("send: %d step(s) of %d dataset(s) from %s", o->steps, s.nsel, o->file);
+    t_stream = MPI_Wtime() - t_stream;
+    {
+        double t[2] = {t_read, t_stream};
+        MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, comm);
+        MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UINT64_T, MPI_SUM, comm);
+        SAY("send: %d step(s) of %d dataset(s) from %s: read %.1f MiB in %.3f s, put %d step(s) "
+            "in %.3f s",
+            o->steps, s.nsel, o->file, (double) bytes / 1048576.0, t[0], o->steps, t[1]);
+    }
     rc = 0;
 done:
     XTRY(xfer_finalize(&x), fail);
@@ -582,6 +597,8 @@ static int do_recv(const opts_t *o)
     size_t bufcap = 0;
     uint64_t step = 0, bytes = 0;
     int comp, rank, size, nobj = 0, ngroups = 0, i, d, rc = 1, failed = 0;
+    /* seconds: waiting for the first step, getting the datasets, writing them */
+    double t_first = 0, t_get = 0, t_write = 0, t0;
     xfer_status_t st;
     memset(&wo, 0, sizeof(wo));
     if (xfer_adapter_layout_parse(o->layout, &wo.layout) != 0) {
@@ -589,6 +606,7 @@ static int do_recv(const opts_t *o)
         return 2;
     }
     wo.chunked = o->chunked;
+    wo.no_space_check = o->no_space_check;
     memcpy(wo.chunk, o->chunk, sizeof(wo.chunk));
     finalized_ok = 0;
     XTRY(xfer_init(o->config, o->component, MPI_COMM_WORLD, &x), fail);
@@ -621,7 +639,12 @@ static int do_recv(const opts_t *o)
         goto done;
     }
     for (;; step++) {
+        t0 = MPI_Wtime();
         st = xfer_get(ch, META_NAME, table, meta->dims[0], NULL);
+        if (step == 0)
+            t_first = MPI_Wtime() - t0;
+        else
+            t_get += MPI_Wtime() - t0;
         if (st == XFER_ERR_END_OF_STREAM)
             break;
         XTRY(st, fail_abort);
@@ -658,13 +681,19 @@ static int do_recv(const opts_t *o)
                 buf = nb;
                 bufcap = need;
             }
+            t0 = MPI_Wtime();
             XTRY(xfer_get_selection(ch, names[i - ngroups], start, count, buf, bufcap, NULL),
                  fail_abort);
+            t_get += MPI_Wtime() - t0;
+            t0 = MPI_Wtime();
             failed = ops->write(h, step, v, start, count, buf) != XFER_SUCCESS;
+            t_write += MPI_Wtime() - t0;
             bytes += need;
         }
+        t0 = MPI_Wtime();
         if (!failed)
             failed = ops->end_step(h, step) != XFER_SUCCESS;
+        t_write += MPI_Wtime() - t0;
         if (failed) {
             abort_output(ops, &h);
             SAY("recv: step %llu: %s", (unsigned long long) step, xfer_adapter_error());
@@ -680,15 +709,24 @@ static int do_recv(const opts_t *o)
         failed = 1;
         goto done;
     }
+    t0 = MPI_Wtime();
     if (ops->commit(&h) != XFER_SUCCESS) {
         abort_output(ops, &h);
         SAY("recv: %s", xfer_adapter_error());
         failed = 1;
         goto done;
     }
+    t_write += MPI_Wtime() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UINT64_T, MPI_SUM, comm);
-    SAY("recv: wrote %llu step(s) of %d dataset(s), %llu bytes, to %s (layout %s)",
-        (unsigned long long) step, nobj - ngroups, (unsigned long long) bytes, o->file, o->layout);
+    {
+        double t[3] = {t_first, t_get, t_write};
+        MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, comm);
+        SAY("recv: wrote %llu step(s) of %d dataset(s), %llu bytes, to %s (layout %s): first "
+            "step after %.3f s, then getting %.3f s, writing %.3f s (%.1f MiB/s)",
+            (unsigned long long) step, nobj - ngroups, (unsigned long long) bytes, o->file,
+            o->layout, t[0], t[1], t[2],
+            t[1] + t[2] > 0 ? (double) bytes / 1048576.0 / (t[1] + t[2]) : 0.0);
+    }
 done:
     XTRY(xfer_finalize(&x), fail);
     finalized_ok = 1;
@@ -725,6 +763,10 @@ int main(int argc, char **argv)
         int bad = 0;
         if (strcmp(arg, "--chunked") == 0) {
             o.chunked = 1;
+            continue;
+        }
+        if (strcmp(arg, "--no-space-check") == 0) { /* recv, tests: let a full disk hit HDF5 */
+            o.no_space_check = 1;
             continue;
         }
         if (!val) {

@@ -12,6 +12,9 @@
  *   h5gen check OUT IN --layout group|stepdim --steps N
  *                                   every dataset of IN is in OUT in each of N steps, equal;
  *                                   the step counter says N; no step N
+ *   h5gen big FILE MIB              MIB MiB of contiguous data for the xfer-h5stream benchmark
+ *                                   (bench/h5stream-bench.sh): /data/{T f64 2-D: 1/2, U f32
+ *                                   3-D: 1/4, N i32 2-D: 1/8, B u8 1-D: 1/8}, with attributes
  */
 #define _POSIX_C_SOURCE 200809L
 #include <hdf5.h>
@@ -338,6 +341,78 @@ static int keep_only(const char *path, const char *sel)
     return 0;
 }
 
+/* One dataset of the big file, written 8 MiB at a time along its first dimension. */
+static void big_dataset(hid_t g, const char *name, hid_t type, int nd, const hsize_t *dims,
+                        int seed)
+{
+    const size_t es = H5Tget_size(type);
+    const int fl = H5Tget_class(type) == H5T_FLOAT;
+    hsize_t row = 1, rows, r0, i, start[3] = {0, 0, 0}, count[3];
+    hid_t s = H5Screate_simple(nd, dims, NULL), d, ms, fs;
+    unsigned char *buf;
+    int k;
+    for (k = 1; k < nd; k++)
+        row *= dims[k];
+    rows = (8u << 20) / (row * es);
+    if (rows == 0)
+        rows = 1;
+    buf = malloc(rows * row * es);
+    CHECK(buf ? 0 : -1);
+    CHECK(d = H5Dcreate2(g, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    for (r0 = 0; r0 < dims[0]; r0 += rows) {
+        const hsize_t nr = dims[0] - r0 < rows ? dims[0] - r0 : rows;
+        for (i = 0; i < nr * row; i++) {
+            const long long v = (long long) ((r0 * row + i) * 7) + seed;
+            if (fl && es == 4)
+                ((float *) buf)[i] = (float) v / 3.0f;
+            else if (fl)
+                ((double *) buf)[i] = (double) v / 3.0;
+            else if (es == 1)
+                buf[i] = (unsigned char) v;
+            else
+                ((int *) buf)[i] = (int) v;
+        }
+        for (k = 0; k < nd; k++)
+            count[k] = dims[k];
+        start[0] = r0;
+        count[0] = nr;
+        CHECK(fs = H5Dget_space(d));
+        CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
+        CHECK(ms = H5Screate_simple(nd, count, NULL));
+        CHECK(H5Dwrite(d, type, ms, fs, H5P_DEFAULT, buf));
+        H5Sclose(ms);
+        H5Sclose(fs);
+    }
+    attr_str(d, "units", "arbitrary", 0);
+    attr_num(d, "seed", H5T_NATIVE_INT, 0, NULL, &seed);
+    H5Dclose(d);
+    H5Sclose(s);
+    free(buf);
+}
+
+/* The benchmark's input: @p mib MiB in four datasets of four types (see the usage above). */
+static int make_big(const char *path, long long mib)
+{
+    const hsize_t m = (hsize_t) mib;
+    const hsize_t t[2] = {m * 64, 1024}, u[3] = {m, 256, 256}, n[2] = {m * 32, 1024},
+                  b[1] = {m * 131072};
+    hid_t f, g;
+    if (mib < 1) {
+        fprintf(stderr, "h5gen: big: MIB must be at least 1\n");
+        return 2;
+    }
+    CHECK(f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    attr_str(f, "title", "xfer-h5stream benchmark input", 0);
+    CHECK(g = H5Gcreate2(f, "data", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    big_dataset(g, "T", H5T_NATIVE_DOUBLE, 2, t, 1);
+    big_dataset(g, "U", H5T_NATIVE_FLOAT, 3, u, 2);
+    big_dataset(g, "N", H5T_NATIVE_INT, 2, n, 3);
+    big_dataset(g, "B", H5T_NATIVE_UCHAR, 1, b, 4);
+    H5Gclose(g);
+    CHECK(H5Fclose(f));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -346,12 +421,15 @@ int main(int argc, char **argv)
     if (argc >= 3 && strcmp(argv[1], "input") == 0)
         return make_input(argv[2], argc > 3 && strcmp(argv[3], "--perturb") == 0, 0,
                           argc > 3 && strcmp(argv[3], "--perturb-attr") == 0);
+    if (argc == 4 && strcmp(argv[1], "big") == 0)
+        return make_big(argv[2], atoll(argv[3]));
     if (argc == 3 && strcmp(argv[1], "bad") == 0)
         return make_input(argv[2], 0, 1, 0);
     if (argc == 8 && strcmp(argv[1], "check") == 0 && strcmp(argv[4], "--layout") == 0 &&
         strcmp(argv[6], "--steps") == 0)
         return check(argv[2], argv[3], strcmp(argv[5], "stepdim") == 0, atoll(argv[7]));
     fprintf(stderr, "usage: h5gen input FILE [--perturb] | bad FILE |\n"
-                    "       h5gen check OUT IN --layout group|stepdim --steps N\n");
+                    "       h5gen check OUT IN --layout group|stepdim --steps N |\n"
+                    "       h5gen big FILE MIB\n");
     return 2;
 }

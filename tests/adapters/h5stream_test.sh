@@ -151,7 +151,12 @@ diskfull-group | diskfull-stepdim) # the disk fills up during step K: steps 0..K
     run h5dump -H full.h5 >/dev/null || fail "h5dump cannot read the kept file"
     ;;
 tmpfs-group | tmpfs-stepdim) # a real full disk (ENOSPC): a small tmpfs
+    # One writer: the free-space check is off, so that the disk fills inside HDF5's writes.
+    # Several: the check refuses the step that would not fit, before any HDF5 call (a full disk
+    # met inside HDF5 1.10's collective calls can hang several writers, docs/adapters.md).
     layout="${scenario#tmpfs-}"
+    nocheck=()
+    ((Q == 1)) && nocheck=(--no-space-check)
     config in.h5 -o wf.yaml --producers "$P" --consumers "$Q" --steps 8 --output fs/out.h5 \
         --timeout-ms 20000 || fail "config"
     mpmd wf.yaml in.h5 --steps 1 -- one.h5 --layout "$layout" || fail "unlimited run, 1 step"
@@ -166,13 +171,18 @@ tmpfs-group | tmpfs-stepdim) # a real full disk (ENOSPC): a small tmpfs
     fi
     trap 'umount "$WORK/fs"' EXIT
     echo "output: $s1 bytes for 1 step, $s8 for 8; a tmpfs of $kib KiB" >&2
-    out=$(mpmd wf.yaml in.h5 --steps 8 -- fs/out.h5 --layout "$layout" 2>&1)
+    out=$(mpmd wf.yaml in.h5 --steps 8 -- fs/out.h5 --layout "$layout" "${nocheck[@]}" 2>&1)
     rc=$?
     echo "$out" >&2
     ((rc != 0)) || fail "the run with a full disk exited 0"
-    # MPICH's ROMIO passes the errno text on, Open MPI's OMPIO only "file write failed"
-    grep -Eq "(H5Dwrite|H5Fflush|H5Dcreate2|H5Gcreate2|H5Acreate2|H5Dset_extent|H5Awrite).*(No space left on device|write failed)" <<<"$out" ||
-        fail "no HDF5 call and write failure in the error"
+    if ((Q == 1)); then
+        # MPICH's ROMIO passes the errno text on, Open MPI's OMPIO only "file write failed"
+        grep -Eq "(H5Dwrite|H5Fflush|H5Dcreate2|H5Gcreate2|H5Acreate2|H5Dset_extent|H5Awrite).*(No space left on device|write failed)" <<<"$out" ||
+            fail "no HDF5 call and write failure in the error"
+    else
+        grep -Eq "fs/out.h5.tmp: step [1-9][0-9]* not started: [0-9]* bytes free on its file system, the largest step so far took [0-9]* \(No space left on device\)" <<<"$out" ||
+            fail "the free-space check did not refuse a step"
+    fi
     k=$(sed -n 's/.*kept the \([0-9]*\) completed step(s) in .*/\1/p' <<<"$out" | head -1)
     [[ -n "$k" && "$k" -ge 1 ]] || fail "no completed step kept"
     [[ -e fs/out.h5 && ! -e fs/out.h5.tmp ]] || fail "fs/out.h5 missing or fs/out.h5.tmp left"

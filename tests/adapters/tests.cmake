@@ -49,3 +49,5 @@ h5_test(diskfull-group 2 1)
 h5_test(diskfull-stepdim 2 1)
 h5_test(tmpfs-group 2 1) # skipped (77) where a tmpfs cannot be mounted
 h5_test(tmpfs-stepdim 3 1)
+h5_test(tmpfs-group 2 2) # several writers: the free-space check refuses the step
+h5_test(tmpfs-stepdim 2 3)

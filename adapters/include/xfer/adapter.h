@@ -63,6 +63,8 @@ typedef struct xfer_adapter_wopts {
     xfer_adapter_layout_t layout;
     int chunked;                   /**< 0: contiguous (GROUP_PER_STEP only), 1: chunked */
     uint64_t chunk[XFER_MAX_DIMS]; /**< chunk shape (0: the adapter picks) */
+    /** 1: no free-space check before each step (HDF5; tests of a disk that fills mid-step) */
+    int no_space_check;
 } xfer_adapter_wopts_t;
 
 /** The operations of one file format. Handles are opaque. */
