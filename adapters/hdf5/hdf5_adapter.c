@@ -682,6 +682,18 @@ static xfer_status_t check_step(h5write_t *w, uint64_t step, const char *what)
     return XFER_SUCCESS;
 }
 
+/* The directory of @p path ("." for a bare name, "/" for a file in the root). */
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+    char *slash;
+    snprintf(dir, cap, "%s", path);
+    slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    else
+        snprintf(dir, cap, ".");
+}
+
 /* Bytes allocated to @p path on its file system (0 if it cannot be told). */
 static uint64_t allocated(const char *path)
 {
@@ -701,14 +713,9 @@ static xfer_status_t space_check(h5write_t *w, uint64_t step)
         return XFER_SUCCESS;
     if (w->rank == 0) {
         const uint64_t need = w->growth_max + w->growth_max / 4 + (16u << 10);
-        char dir[4096], *slash;
+        char dir[4096];
         struct statvfs fs;
-        snprintf(dir, sizeof(dir), "%s", w->tmp);
-        slash = strrchr(dir, '/');
-        if (slash)
-            *(slash == dir ? slash + 1 : slash) = '\0';
-        else
-            snprintf(dir, sizeof(dir), ".");
+        dir_of(w->tmp, dir, sizeof(dir));
         if (statvfs(dir, &fs) == 0 && (uint64_t) fs.f_bavail * fs.f_frsize < need) {
             xfer_adapter_set_error("%s: step %llu not started: %llu bytes free on its file system, "
                                    "the largest step so far took %llu (No space left on device)",
@@ -1098,18 +1105,13 @@ static void free_write(h5write_t *w)
 /* Rank 0 gives the closed temporary file its final name (and syncs the directory). */
 static int rename_final(const h5write_t *w, char *why, size_t cap)
 {
-    char dir[4096], *slash;
+    char dir[4096];
     int fd;
     if (rename(w->tmp, w->path) != 0) {
         snprintf(why, cap, "rename(%s, %s): %s", w->tmp, w->path, strerror(errno));
         return 0;
     }
-    snprintf(dir, sizeof(dir), "%s", w->path);
-    slash = strrchr(dir, '/');
-    if (slash)
-        *(slash == dir ? slash + 1 : slash) = '\0';
-    else
-        snprintf(dir, sizeof(dir), ".");
+    dir_of(w->path, dir, sizeof(dir));
     if ((fd = open(dir, O_RDONLY)) >= 0) {
         fsync(fd);
         close(fd);
