@@ -10,6 +10,7 @@
 #include <xfer/status.h>
 #include <xfer/coll.h>
 #include <xfer/sim.h>
+#include <xfer/iso.h>
 #include <xfer/config.h>
 #include <xfer/workflow.h>
 

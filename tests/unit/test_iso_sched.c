@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Isomorphic schedules (seed-isomorphic §6-9, §12-13): the figures of the digest's table, and a
+ * symbolic run of every algorithm on small tori (Moore, von Neumann, asymmetric, long offsets,
+ * duplicates, self offsets, s > p, extents 1 and 2, random neighbourhoods). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../support/unit.h"
+#include "iso/iso_sched.h"
+
+static long checks;
+
+/* A small deterministic generator (rand_r is not C11). */
+static unsigned next_rand(unsigned *state)
+{
+    *state = *state * 1103515245u + 12345u;
+    return (*state >> 16) & 0x7fff;
+}
+
+/* Moore neighbourhood of radius r in d dimensions (all nonzero vectors with |c_j| <= r);
+ * positive: coordinates in 0..r only. Returns s. */
+static int moore(int d, int r, int positive, int *off)
+{
+    int s = 0, lo = positive ? 0 : -r, w = r - lo + 1, total = 1;
+    for (int j = 0; j < d; j++)
+        total *= w;
+    for (int k = 0; k < total; k++) {
+        int x = k, zero = 1;
+        for (int j = 0; j < d; j++) {
+            off[s * d + j] = lo + x % w;
+            zero &= off[s * d + j] == 0;
+            x /= w;
+        }
+        if (!zero)
+            s++;
+    }
+    return s;
+}
+
+static int von_neumann(int d, int *off)
+{
+    int s = 0;
+    for (int j = 0; j < d; j++)
+        for (int sign = 1; sign >= -1; sign -= 2) {
+            for (int k = 0; k < d; k++)
+                off[s * d + k] = k == j ? sign : 0;
+            s++;
+        }
+    return s;
+}
+
+static xfer_iso_nbh_t nbh(int d, const int *dims, int s, const int *off)
+{
+    xfer_iso_nbh_t n;
+    memset(&n, 0, sizeof(n));
+    n.d = d;
+    n.s = s;
+    n.off = off;
+    for (int j = 0; j < d; j++) {
+        n.dims[j] = dims[j];
+        n.periods[j] = 1;
+    }
+    return n;
+}
+
+/* The table of seed-isomorphic §12 (W is the drop-off volume of the torus allgather). */
+static void test_table(void)
+{
+    static const struct {
+        int d, r, positive, s, D;
+        long V, W;
+        int dr;
+        long dv;
+    } row[] = {
+        {2, 1, 0, 8, 4, 12, 8, 4, 12},          {3, 1, 0, 26, 6, 54, 26, 6, 54},
+        {4, 1, 0, 80, 8, 216, 80, 8, 216},      {5, 1, 0, 242, 10, 810, 242, 10, 810},
+        {3, 3, 0, 342, 18, 1764, 342, 18, 882}, {3, 3, 1, 63, 9, 288, 63, 9, 144},
+        {3, 1, 1, 7, 3, 12, 7, 3, 12},
+    };
+    static int off[400 * 5];
+    int dims[5] = {4, 4, 4, 4, 4};
+    for (size_t k = 0; k < sizeof(row) / sizeof(row[0]); k++) {
+        int s = moore(row[k].d, row[k].r, row[k].positive, off);
+        xfer_iso_nbh_t n = nbh(row[k].d, dims, s, off);
+        xfer_iso_counts_t c;
+        UCHECK(s == row[k].s, "d=%d r=%d: s %d", row[k].d, row[k].r, s);
+        UCHECK(xfer_iso_counts(&n, &c) == XFER_SUCCESS, "counts");
+        UCHECK(c.D == row[k].D, "d=%d r=%d%s: D %d, expected %d", row[k].d, row[k].r,
+               row[k].positive ? "+" : "", c.D, row[k].D);
+        UCHECK(c.V == row[k].V, "d=%d r=%d: V %ld, expected %ld", row[k].d, row[k].r, c.V,
+               row[k].V);
+        UCHECK(c.W == row[k].W, "d=%d r=%d%s: W %ld, expected %ld", row[k].d, row[k].r,
+               row[k].positive ? "+" : "", c.W, row[k].W);
+        UCHECK(c.direct_rounds == row[k].dr && c.direct_V == row[k].dv,
+               "d=%d r=%d: direct %d rounds %ld blocks", row[k].d, row[k].r, c.direct_rounds,
+               c.direct_V);
+        UCHECK(c.direct_W == s, "d=%d r=%d: direct allgather volume %ld, s %d", row[k].d, row[k].r,
+               c.direct_W, s);
+        checks++;
+    }
+    /* The 27-point stencil: 26 messages become 6 rounds, not the 3 of the printed formula. */
+    {
+        int s = moore(3, 1, 0, off);
+        xfer_iso_nbh_t n = nbh(3, dims, s, off);
+        xfer_iso_counts_t c;
+        xfer_iso_counts(&n, &c);
+        UCHECK(c.D == 6, "27-point stencil: D %d", c.D);
+        checks++;
+    }
+}
+
+/* Build, verify and compare rounds and volume with the figures, for every algorithm and op. */
+static void run_all(const char *what, const xfer_iso_nbh_t *n)
+{
+    static const char *algos[] = {"straight", "torus", "direct"};
+    xfer_iso_counts_t c;
+    UCHECK(xfer_iso_counts(n, &c) == XFER_SUCCESS, "%s: counts", what);
+    for (int a = 0; a < 3; a++) {
+        for (int op = 0; op < 2; op++) {
+            xfer_iso_sched_t s;
+            xfer_status_t st = xfer_iso_sched_build(n, algos[a], op, &s);
+            int rounds;
+            long vol;
+            UCHECK(st == XFER_SUCCESS, "%s %s op %d: build %d: %s", what, algos[a], op, st,
+                   xfer_last_error());
+            if (st != XFER_SUCCESS)
+                continue;
+            st = xfer_iso_sched_verify(n, &s);
+            UCHECK(st == XFER_SUCCESS, "%s %s %s: %s", what, algos[a],
+                   op ? "allgather" : "alltoall", xfer_last_error());
+            rounds = xfer_iso_sched_rounds(&s);
+            vol = xfer_iso_sched_volume(&s);
+            if (a == 0) {
+                UCHECK(rounds == c.s - c.self && vol == c.s - c.self, "%s straight: %d rounds",
+                       what, rounds);
+            } else if (a == 1) {
+                UCHECK(rounds == c.D, "%s torus op %d: %d rounds, D = %d", what, op, rounds, c.D);
+                UCHECK(vol == (op ? c.W : c.V), "%s torus op %d: volume %ld", what, op, vol);
+                if (op == 1)
+                    UCHECK(c.W <= c.V, "%s: W %ld > V %ld", what, c.W, c.V);
+            } else {
+                UCHECK(rounds == c.direct_rounds, "%s direct op %d: %d rounds, expected %d", what,
+                       op, rounds, c.direct_rounds);
+                if (op == 0)
+                    UCHECK(vol == c.direct_V, "%s direct: volume %ld", what, vol);
+            }
+            xfer_iso_sched_fini(&s);
+            checks++;
+        }
+    }
+}
+
+static void test_shapes(void)
+{
+    static int off[400 * 3];
+    int s;
+    {
+        int dims[] = {5};
+        int o[] = {1, -1, 2, -3, 0, 1, 7};
+        xfer_iso_nbh_t n = nbh(1, dims, 7, o);
+        run_all("1-D mixed", &n);
+    }
+    for (int d = 1; d <= 3; d++) {
+        int dims3[3][3] = {{5, 1, 1}, {4, 3, 1}, {3, 2, 4}};
+        for (int r = 1; r <= 2; r++) {
+            s = moore(d, r, 0, off);
+            xfer_iso_nbh_t n = nbh(d, dims3[d - 1], s, off);
+            run_all("Moore", &n);
+            s = moore(d, r, 1, off);
+            n = nbh(d, dims3[d - 1], s, off);
+            run_all("positive Moore", &n);
+        }
+        s = von_neumann(d, off);
+        xfer_iso_nbh_t n = nbh(d, dims3[d - 1], s, off);
+        run_all("von Neumann", &n);
+    }
+    { /* Algorithm 1 regression: |first nonzero coordinate| >= 2 (erratum E2) */
+        int dims[] = {6, 5};
+        int o[] = {2, 0, -3, 1};
+        xfer_iso_nbh_t n = nbh(2, dims, 2, o);
+        run_all("{(2,0),(-3,1)}", &n);
+    }
+    { /* duplicates, self offsets, s > p, extents 1 and 2 */
+        int dims[] = {2, 1, 2};
+        int o[] = {1, 0, 0, 1, 0, 0, 0, 0, 0, -1, 3, 1, 0, 0, 0, 2, 0, -2, 1, 1, 1, -1, -1, -1};
+        xfer_iso_nbh_t n = nbh(3, dims, 8, o);
+        run_all("duplicates and self, s > p", &n);
+    }
+    { /* s = 1 */
+        int dims[] = {3, 3};
+        int o[] = {1, -1};
+        xfer_iso_nbh_t n = nbh(2, dims, 1, o);
+        run_all("s = 1", &n);
+    }
+}
+
+static void test_random(void)
+{
+    static int off[30 * 4];
+    unsigned seed = 12345;
+    for (int k = 0; k < 300; k++) {
+        int d = 1 + (int) (next_rand(&seed) % 4), s = 1 + (int) (next_rand(&seed) % 30), dims[4];
+        char what[64];
+        for (int j = 0; j < d; j++)
+            dims[j] = 1 + (int) (next_rand(&seed) % 4);
+        for (int i = 0; i < s * d; i++)
+            off[i] = (int) (next_rand(&seed) % 7) - 3;
+        xfer_iso_nbh_t n = nbh(d, dims, s, off);
+        snprintf(what, sizeof(what), "random #%d (d=%d s=%d)", k, d, s);
+        run_all(what, &n);
+    }
+}
+
+/* The checker must be able to fail: a wrong slot, a missing step, the literal first-hop test. */
+static void test_verify_fails(void)
+{
+    int dims[] = {6, 5};
+    int o[] = {2, 0, -3, 1, 1, 1};
+    xfer_iso_nbh_t n = nbh(2, dims, 3, o);
+    xfer_iso_sched_t s;
+    UCHECK(xfer_iso_sched_build(&n, "torus", XFER_ISO_OP_ALLTOALL, &s) == XFER_SUCCESS, "build");
+    s.parts[s.nparts - 1].rslot = (s.parts[s.nparts - 1].rslot + 1) % 3;
+    UCHECK(xfer_iso_sched_verify(&n, &s) == XFER_ERR_VERIFY, "wrong slot not caught");
+    xfer_iso_sched_fini(&s);
+
+    UCHECK(xfer_iso_sched_build(&n, "torus", XFER_ISO_OP_ALLTOALL, &s) == XFER_SUCCESS, "build");
+    s.nsteps--;
+    UCHECK(xfer_iso_sched_verify(&n, &s) == XFER_ERR_VERIFY, "missing step not caught");
+    xfer_iso_sched_fini(&s);
+
+    /* Algorithm 1 as printed: every step of the first nonzero dimension reads SEND. */
+    UCHECK(xfer_iso_sched_build(&n, "torus", XFER_ISO_OP_ALLTOALL, &s) == XFER_SUCCESS, "build");
+    for (int t = 0; t < s.nsteps; t++) {
+        for (int k = 0; k < s.steps[t].nparts; k++) {
+            xfer_iso_part_t *p = &s.parts[s.steps[t].first + k];
+            int first = 0;
+            while (o[p->block * 2 + first] == 0)
+                first++;
+            if (s.steps[t].vec[first] != 0)
+                p->sbuf = XFER_ISO_SEND;
+        }
+    }
+    UCHECK(xfer_iso_sched_verify(&n, &s) == XFER_ERR_VERIFY, "literal first-hop test not caught");
+    xfer_iso_sched_fini(&s);
+
+    /* Combining needs periodic dimensions; the straightforward algorithm does not. */
+    n.periods[1] = 0;
+    UCHECK(xfer_iso_sched_build(&n, "torus", XFER_ISO_OP_ALLTOALL, &s) == XFER_ERR_NOT_SUPPORTED,
+           "torus accepted a non-periodic dimension");
+    for (int op = 0; op < 2; op++) {
+        UCHECK(xfer_iso_sched_build(&n, "straight", op, &s) == XFER_SUCCESS, "straight");
+        UCHECK(xfer_iso_sched_verify(&n, &s) == XFER_SUCCESS, "straight non-periodic: %s",
+               xfer_last_error());
+        xfer_iso_sched_fini(&s);
+    }
+    checks += 5;
+}
+
+int main(void)
+{
+    test_table();
+    test_shapes();
+    test_random();
+    test_verify_fails();
+    return unit_finish("test_iso_sched", checks);
+}
