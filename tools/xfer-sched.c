@@ -9,6 +9,10 @@
  *   xfer-sched sweep  --max N [--algo NAME|all] [--count K]
  *                     verify every p, q in 1..N, half (both directions) and full duplex
  *   mpiexec -n 2 xfer-sched measure        ping-pong: alpha and beta of this MPI
+ *   xfer-sched iso --dims X,Y,.. (--moore R [--positive] | --vonneumann | --offsets "a,b;c,d")
+ *                  [--periods 1,0,..] [--alpha A] [--beta B] [--bytes m1,m2,..]
+ *                  isomorphic neighbourhood schedules: every algorithm and operation built
+ *                  and run symbolically on the whole torus; rounds, volume, alpha-beta times
  *
  * Shapes: group A has P ranks, group B has Q. --count K bytes per rank (default 1024;
  * --count-b K for group B's ranks when it differs);
@@ -49,7 +53,10 @@ static void usage(FILE *f)
                "                  [--duplex half|full] [--reverse] [--rank A3|B0]\n"
                "                  [--alpha SECONDS] [--beta SECONDS_PER_BYTE]\n"
                "       xfer-sched sweep --max N [--algo NAME|all] [--count K]\n"
-               "       mpiexec -n 2 xfer-sched measure\n");
+               "       mpiexec -n 2 xfer-sched measure\n"
+               "       xfer-sched iso --dims X,Y,.. (--moore R [--positive] | --vonneumann |\n"
+               "                      --offsets \"a,b;c,d;..\") [--periods 1,0,..]\n"
+               "                      [--alpha A] [--beta B] [--bytes m1,m2,..]\n");
 }
 
 static int parse_long(const char *s, const char *what, long lo, long hi, long *out)
@@ -373,6 +380,143 @@ static int cmd_measure(int argc, char **argv)
     return 0;
 }
 
+/* Comma-separated integers into @p out (at most @p max); returns how many, -1 on junk. */
+static int parse_ints(const char *str, char sep, int *out, int max)
+{
+    int n = 0;
+    while (*str) {
+        char *end;
+        long v;
+        errno = 0;
+        v = strtol(str, &end, 10);
+        if (end == str || errno || n == max || v < -1000000 || v > 1000000)
+            return -1;
+        out[n++] = (int) v;
+        if (*end == sep)
+            end++;
+        else if (*end)
+            return -1;
+        str = end;
+    }
+    return n;
+}
+
+static int cmd_iso(int argc, char **argv)
+{
+    static const char *algos[] = {"straight", "torus", "direct"};
+    int dims[8], periods[8] = {1, 1, 1, 1, 1, 1, 1, 1}, d = 0, s = 0, moore = 0, positive = 0,
+                 vn = 0, *off = NULL, bytes[16], nbytes = 0, rc = 0;
+    const char *offsets = NULL;
+    double alpha = 2e-6, beta = 1e-10;
+    for (int a = 2; a < argc; a++) {
+        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+        if (!strcmp(argv[a], "--dims") && v)
+            d = parse_ints(argv[++a], ',', dims, 8);
+        else if (!strcmp(argv[a], "--periods") && v) {
+            if (parse_ints(argv[++a], ',', periods, 8) < 0)
+                d = -1;
+        } else if (!strcmp(argv[a], "--moore") && v)
+            moore = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--positive"))
+            positive = 1;
+        else if (!strcmp(argv[a], "--vonneumann"))
+            vn = 1;
+        else if (!strcmp(argv[a], "--offsets") && v)
+            offsets = argv[++a];
+        else if (!strcmp(argv[a], "--alpha") && v)
+            alpha = atof(argv[++a]);
+        else if (!strcmp(argv[a], "--beta") && v)
+            beta = atof(argv[++a]);
+        else if (!strcmp(argv[a], "--bytes") && v)
+            nbytes = parse_ints(argv[++a], ',', bytes, 16);
+        else {
+            fprintf(stderr, "xfer-sched iso: unknown or incomplete option %s\n", argv[a]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (d < 1 || nbytes < 0 || alpha <= 0 || beta <= 0 || (!!moore + vn + !!offsets) != 1) {
+        fprintf(stderr, "xfer-sched iso: needs --dims and one of --moore R, --vonneumann, "
+                        "--offsets (and positive --alpha, --beta)\n");
+        return 2;
+    }
+    if (nbytes == 0) {
+        static const int dflt[] = {8, 64, 512, 4096, 32768};
+        nbytes = 5;
+        memcpy(bytes, dflt, sizeof(dflt));
+    }
+    if (offsets) { /* "a,b;c,d" */
+        const char *p = offsets;
+        off = malloc(sizeof(int) * (strlen(offsets) + 1));
+        while (off && *p) {
+            char row[256];
+            size_t len = strcspn(p, ";");
+            if (len >= sizeof(row) ||
+                (memcpy(row, p, len), row[len] = 0, parse_ints(row, ',', &off[s * d], d) != d)) {
+                fprintf(stderr, "xfer-sched iso: offset %d: expected %d comma-separated integers\n",
+                        s, d);
+                free(off);
+                return 2;
+            }
+            s++;
+            p += len;
+            if (*p == ';')
+                p++;
+        }
+    } else {
+        int r = vn ? 1 : moore, lo = positive ? 0 : -r, w = r - lo + 1, total = 1;
+        for (int j = 0; j < d; j++)
+            total *= w;
+        off = malloc(sizeof(int) * (size_t) total * (size_t) d + 1);
+        for (int k = 0; off && k < total; k++) {
+            int x = k, nz = 0;
+            for (int j = 0; j < d; j++) {
+                off[s * d + j] = lo + x % w;
+                nz += off[s * d + j] != 0;
+                x /= w;
+            }
+            if (nz > 0 && (!vn || nz == 1))
+                s++;
+        }
+    }
+    if (!off) {
+        fprintf(stderr, "xfer-sched iso: out of memory\n");
+        return 2;
+    }
+    printf("torus");
+    for (int j = 0; j < d; j++)
+        printf("%s%d%s", j ? "x" : " ", dims[j], periods[j] ? "" : "(open)");
+    printf(", s = %d offsets; alpha %.3g s, beta %.3g s/B\n", s, alpha, beta);
+    printf("predicted time (alpha-beta, us) for blocks of the given bytes\n");
+    printf("%-9s %-9s %6s %7s %-8s", "algorithm", "operation", "rounds", "volume", "verified");
+    for (int b = 0; b < nbytes; b++)
+        printf(" %9dB", bytes[b]);
+    printf("\n");
+    for (int op = 0; op < 2; op++) {
+        for (int k = 0; k < 3; k++) {
+            int rounds = 0;
+            long vol = 0;
+            xfer_status_t st =
+                xfer_iso_simulate(algos[k], op, d, dims, periods, s, off, &rounds, &vol);
+            printf("%-9s %-9s", algos[k], op ? "allgather" : "alltoall");
+            if (st == XFER_ERR_NOT_SUPPORTED) {
+                printf("  not applicable: %s\n", xfer_last_error());
+                continue;
+            }
+            printf(" %6d %7ld %-8s", rounds, vol, st == XFER_SUCCESS ? "yes" : "NO");
+            for (int b = 0; b < nbytes; b++)
+                printf(" %10.2f", 1e6 * (rounds * alpha + (double) vol * beta * bytes[b]));
+            printf("\n");
+            if (st != XFER_SUCCESS) {
+                printf("  %s\n", xfer_last_error());
+                rc = 1;
+            }
+        }
+    }
+    free(off);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     opts_t o;
@@ -381,6 +525,8 @@ int main(int argc, char **argv)
 
     if (argc >= 2 && !strcmp(argv[1], "measure"))
         return cmd_measure(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "iso"))
+        return cmd_iso(argc, argv);
     if (!parse_args(argc, argv, &o)) {
         usage(stderr);
         return 2;
