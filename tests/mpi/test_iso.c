@@ -360,6 +360,40 @@ static void run_nonperiodic(void)
     MT_CHECK(xfer_iso_free(&iso) == XFER_SUCCESS && !iso, "free");
 }
 
+/* auto: combining below the cut-off m* = alpha (s - D) / (beta (V - s)), straightforward above
+ * (2-D Moore: s 8, D 4, V 12, m* = alpha / beta); the allgather's W = s makes combining win at
+ * every size. */
+static void run_selection(const nbh_t *moore2d)
+{
+    static char sb[8 * 40000], rb[8 * 40000];
+    static const struct {
+        int allgather, m;
+        const char *want;
+    } c[] = {{0, 64, "torus"}, {0, 19000, "torus"}, {0, 21000, "straight"}, {1, 21000, "torus"}};
+    xfer_iso_t *iso = NULL;
+    xfer_iso_opts_t o;
+    MT_CHECK(xfer_iso_create(MPI_COMM_WORLD, d, dims, NULL, moore2d->s, moore2d->off, &iso) ==
+                 XFER_SUCCESS,
+             "create: %s", xfer_last_error());
+    xfer_iso_opts_init(&o);
+    o.alpha = 2e-6;
+    o.beta = 1e-10;
+    for (size_t k = 0; iso && k < sizeof(c) / sizeof(c[0]); k++) {
+        xfer_iso_req_t *req = NULL;
+        const char *name = "";
+        xfer_status_t st =
+            c[k].allgather
+                ? xfer_iso_allgather_init(sb, c[k].m, MPI_BYTE, rb, c[k].m, MPI_BYTE, iso, &o, &req)
+                : xfer_iso_alltoall_init(sb, c[k].m, MPI_BYTE, rb, c[k].m, MPI_BYTE, iso, &o, &req);
+        MT_CHECK(st == XFER_SUCCESS, "auto init: %s", xfer_last_error());
+        xfer_iso_req_algorithm(req, &name, NULL);
+        MT_CHECK(name && strcmp(name, c[k].want) == 0, "auto %s m=%d chose %s, expected %s",
+                 c[k].allgather ? "allgather" : "alltoall", c[k].m, name ? name : "?", c[k].want);
+        xfer_iso_req_free(&req);
+    }
+    xfer_iso_free(&iso);
+}
+
 static void run_mismatch(void)
 {
     int off[] = {1, -1, 2, 0}, swapped[] = {-1, 1, 2, 0}, dims1[] = {size}, bad_dims[] = {0};
@@ -447,6 +481,8 @@ int main(int argc, char **argv)
         }
         MT_CHECK(xfer_iso_free(&iso) == XFER_SUCCESS && !iso, "%s: free", nb[k].name);
     }
+    if (d == 2)
+        run_selection(&nb[1]);
     run_nonperiodic();
     rc = mt_finish("test_iso");
     MPI_Finalize();

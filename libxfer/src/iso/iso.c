@@ -244,10 +244,10 @@ static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, d
     }
     torus = c->D * alpha + (double) tv * beta * m;
     direct = c->direct_rounds * alpha + (double) dv * beta * m;
-    if (direct < cost)
-        best = "direct", cost = direct;
     if (torus < cost)
         best = "torus", cost = torus;
+    if (direct < cost) /* for offsets of at most one hop it is the torus schedule: keep that */
+        best = "direct";
     return best;
 }
 
