@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 {
     int rank, size, d = 2, radius = 1, vonneumann = 0, allgather = 0, reps = 200;
     int dims[MAXD] = {0}, periods[MAXD], ndims_given = 0, sizes[32], nsizes;
-    int *off = NULL, s = 0, *src, *dst;
+    int *off = NULL, s = 0, *src, *dst, *ones;
     const char *csv_path = NULL;
     FILE *csv = NULL;
     MPI_Comm graph;
@@ -139,7 +139,8 @@ int main(int argc, char **argv)
     /* MPI's graph: sources R - C^i, destinations R + C^i (row-major coordinates). */
     src = malloc(sizeof(int) * (size_t) s);
     dst = malloc(sizeof(int) * (size_t) s);
-    if (!src || !dst)
+    ones = malloc(sizeof(int) * (size_t) s);
+    if (!src || !dst || !ones)
         MPI_Abort(MPI_COMM_WORLD, 1);
     {
         int c[MAXD], x = rank;
@@ -157,10 +158,11 @@ int main(int argc, char **argv)
             }
             dst[i] = a;
             src[i] = b;
+            ones[i] = 1; /* not MPI_UNWEIGHTED: GCC 12 flags Open MPI's (int *) 2 */
         }
     }
-    if (MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, s, src, MPI_UNWEIGHTED, s, dst,
-                                       MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph) != MPI_SUCCESS)
+    if (MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, s, src, ones, s, dst, ones, MPI_INFO_NULL, 0,
+                                       &graph) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 1);
 
     if (rank == 0) {
@@ -274,6 +276,7 @@ int main(int argc, char **argv)
     free(off);
     free(src);
     free(dst);
+    free(ones);
     MPI_Finalize();
     return 0;
 }

@@ -3,8 +3,10 @@
  * reaction-diffusion model,
  *     u_t = Du lap(u) - u v^2 + F (1 - u),    v_t = Dv lap(v) + u v^2 - (F + k) v,
  * explicit Euler, 5-point Laplacian, unit grid spacing, periodic boundaries, on a 2-D block
- * decomposition of the component's ranks (MPI_Cart_create) with one halo cell exchanged by
- * MPI_Sendrecv each step (U and V together, one derived datatype per direction). Every
+ * decomposition of the component's ranks (MPI_Cart_create) with one halo cell exchanged each
+ * step: by default with MPI_Sendrecv (U and V together, one derived datatype per direction), or
+ * with --halo vonneumann|moore as one persistent isomorphic neighbourhood all-to-all of libxfer
+ * (xfer/iso.h) over the 4 or 8 neighbours. Every
  * --every steps it puts its block of U and V and the simulated time into the workflow's channel
  * and computes the statistics the analysis computes, writing them to reference_stats.csv in
  * the output directory so that the two can be compared.
@@ -16,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +28,15 @@
 
 #include "gs_common.h"
 
+/* How the halo is exchanged (--halo). */
+enum { HALO_SENDRECV, HALO_VONNEUMANN, HALO_MOORE, HALO_MODES };
+static const char *const halo_names[] = {"sendrecv", "vonneumann", "moore"};
+
 typedef struct opts {
     long steps, every;
     long size; /* 0: the workflow file's shape */
     int bins;
+    int halo; /* HALO_* */
     double du, dv, feed, kill, dt, noise;
     uint64_t seed;
     const char *output, *channel, *config, *component;
@@ -43,6 +51,31 @@ typedef struct grid {
     int up, down, left, right; /* neighbours in the periodic process grid */
 } grid_t;
 
+/* The halo exchange as an isomorphic all-to-all (--halo vonneumann|moore). Offsets are (row,
+ * column) in the process grid, rows first as MPI_Cart_create numbers them: the four faces up,
+ * down, left, right, then (moore) the four corners (-1,-1), (-1,1), (1,-1), (1,1). Block i of
+ * sbuf goes to the neighbour at offset i: the interior cells facing it (a row, a column or a
+ * corner cell), U then V; block i of rbuf comes from the neighbour at minus offset i and fills
+ * the halo cells on the opposite side. xfer_iso_alltoall takes one block size and blocks at
+ * one stride, while a row, a column and a corner of the halo'd block lie at unrelated offsets,
+ * so the blocks are staged: copied in before xfer_iso_start and out after xfer_iso_wait (a few
+ * rows per step, next to the compute). The block size must be the same on every process (the
+ * request checks it), so it is the longest row or column of any block, ceil(ny / dims[0]) or
+ * ceil(nx / dims[1]) cells per field; a block uses its first 2 x rows x cols doubles. */
+#define HALO_MAX_NBRS 8
+typedef struct halo {
+    int s;                 /* neighbours: 4 (vonneumann) or 8 (moore) */
+    int blk;               /* doubles per block */
+    double *sbuf, *rbuf;   /* s blocks each */
+    xfer_iso_t *iso;       /* the process grid and the offsets, on a duplicate of cart */
+    xfer_iso_req_t *req;   /* the persistent all-to-all from sbuf to rbuf */
+    const char *algorithm; /* the schedule the request runs, and its rounds */
+    int rounds;
+} halo_t;
+
+static const int halo_offsets[HALO_MAX_NBRS][2] = {{-1, 0},  {1, 0},  {0, -1}, {0, 1},
+                                                   {-1, -1}, {-1, 1}, {1, -1}, {1, 1}};
+
 static int crank = -1; /* also gs_rank, for failure reports */
 
 static void usage(FILE *f)
@@ -50,12 +83,15 @@ static void usage(FILE *f)
     fprintf(f, "usage: gray-scott-sim [--steps S] [--every N] [--size L] [--bins B]\n"
                "                      [--output DIR] [--F f] [--k k] [--Du d] [--Dv d] [--dt t]\n"
                "                      [--noise a] [--seed n] [--channel NAME] [--config FILE]\n"
-               "                      [--component NAME]\n"
+               "                      [--component NAME] [--halo sendrecv|vonneumann|moore]\n"
                "  S simulation steps (2000); every N steps (200) U and V go to the analysis;\n"
                "  L: the grid is L x L, as the workflow file declares U and V (default: its\n"
                "  shape); B histogram bins of V over [0, 1] (32); DIR (" GS_DEFAULT_OUTPUT ")\n"
                "  receives reference_stats.csv. Model: Du 0.16, Dv 0.08, F 0.035, k 0.065,\n"
-               "  dt 1, noise 0.02, seed 1.\n");
+               "  dt 1, noise 0.02, seed 1. Halo exchange: four MPI_Sendrecv per step (sendrecv,\n"
+               "  the default), or one persistent libxfer isomorphic all-to-all over the 4 face\n"
+               "  neighbours (vonneumann) or the 8 face and corner neighbours (moore); all three\n"
+               "  give the same results.\n");
 }
 
 static int parse_long(const char *s, long lo, long *out)
@@ -125,7 +161,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->config = val;
         else if (strcmp(k, "--component") == 0)
             o->component = val;
-        else {
+        else if (strcmp(k, "--halo") == 0) {
+            for (o->halo = 0; o->halo < HALO_MODES && strcmp(val, halo_names[o->halo]); o->halo++)
+                ;
+            bad = o->halo == HALO_MODES;
+        } else {
             fprintf(stderr, "gray-scott-sim: unknown option %s\n", k);
             return -1;
         }
@@ -207,6 +247,87 @@ static void exchange(grid_t *g, MPI_Comm cart, MPI_Datatype row, MPI_Datatype co
                         MPI_STATUS_IGNORE));
 }
 
+/* In one dimension of n interior cells (1..n, halo 0 and n + 1), the first cell a block for
+ * neighbour offset d carries: the interior cell next to that neighbour (send) or the halo cell
+ * on the opposite side (receive); all n interior cells from 1 when d is 0. */
+static int halo_first(int d, int n, int recv)
+{
+    if (d == 0)
+        return 1;
+    if (recv)
+        return d < 0 ? n + 1 : 0;
+    return d < 0 ? 1 : n;
+}
+
+/* The cells of U and V the block of neighbour offset (dr, dc) carries. */
+static void halo_rect(const grid_t *g, int dr, int dc, int recv, int *i0, int *rows, int *j0,
+                      int *cols)
+{
+    *i0 = halo_first(dr, g->nr, recv);
+    *rows = dr ? 1 : g->nr;
+    *j0 = halo_first(dc, g->nc, recv);
+    *cols = dc ? 1 : g->nc;
+}
+
+/* Copy the rows x cols cells at (i0, j0) of U, then of V, to the block (out) or back. */
+static void halo_stage(grid_t *g, int i0, int rows, int j0, int cols, double *block, int out)
+{
+    int f, i, j;
+    for (f = 0; f < 2; f++)
+        for (i = i0; i < i0 + rows; i++)
+            for (j = j0; j < j0 + cols; j++, block++) {
+                if (out)
+                    *block = AT(g, f, i, j);
+                else
+                    AT(g, f, i, j) = *block;
+            }
+}
+
+static void exchange_iso(grid_t *g, halo_t *h)
+{
+    int n, i0, rows, j0, cols;
+    for (n = 0; n < h->s; n++) {
+        halo_rect(g, halo_offsets[n][0], halo_offsets[n][1], 0, &i0, &rows, &j0, &cols);
+        halo_stage(g, i0, rows, j0, cols, h->sbuf + (size_t) n * h->blk, 1);
+    }
+    XCHECK(xfer_iso_start(h->req));
+    XCHECK(xfer_iso_wait(h->req));
+    for (n = 0; n < h->s; n++) {
+        halo_rect(g, halo_offsets[n][0], halo_offsets[n][1], 1, &i0, &rows, &j0, &cols);
+        halo_stage(g, i0, rows, j0, cols, h->rbuf + (size_t) n * h->blk, 0);
+    }
+}
+
+/* Set up --halo vonneumann|moore on the process grid of cart (collective). */
+static void halo_init(halo_t *h, int mode, MPI_Comm cart, const int dims[2], const int periods[2],
+                      uint64_t ny, uint64_t nx)
+{
+    const uint64_t rmax = (ny + (uint64_t) dims[0] - 1) / (uint64_t) dims[0];
+    const uint64_t cmax = (nx + (uint64_t) dims[1] - 1) / (uint64_t) dims[1];
+    const uint64_t blk = 2 * (rmax > cmax ? rmax : cmax);
+    memset(h, 0, sizeof(*h));
+    h->s = mode == HALO_MOORE ? 8 : 4;
+    if (blk > (uint64_t) INT_MAX / HALO_MAX_NBRS)
+        FAIL("a %" PRIu64 "-cell halo block is too large", blk);
+    h->blk = (int) blk;
+    h->sbuf = calloc((size_t) h->s * blk, sizeof(double));
+    h->rbuf = calloc((size_t) h->s * blk, sizeof(double));
+    if (!h->sbuf || !h->rbuf)
+        FAIL("out of memory for %d halo blocks of %d doubles", h->s, h->blk);
+    XCHECK(xfer_iso_create(cart, 2, dims, periods, h->s, &halo_offsets[0][0], &h->iso));
+    XCHECK(xfer_iso_alltoall_init(h->sbuf, h->blk, MPI_DOUBLE, h->rbuf, h->blk, MPI_DOUBLE, h->iso,
+                                  NULL, &h->req));
+    XCHECK(xfer_iso_req_algorithm(h->req, &h->algorithm, &h->rounds));
+}
+
+static void halo_free(halo_t *h)
+{
+    XCHECK(xfer_iso_req_free(&h->req));
+    XCHECK(xfer_iso_free(&h->iso));
+    free(h->sbuf);
+    free(h->rbuf);
+}
+
 static void update(grid_t *g, const opts_t *o)
 {
     const size_t w = (size_t) g->nc + 2;
@@ -257,6 +378,7 @@ int main(int argc, char **argv)
     MPI_Comm comm, cart;
     MPI_Datatype row1, row, col1, col;
     grid_t g;
+    halo_t halo = {0};
     gs_stats_t stats;
     uint64_t ny, nx, sent = 0;
     double *blk, t_start, t_compute = 0, t_halo = 0, t_xfer = 0, t0;
@@ -313,6 +435,8 @@ int main(int argc, char **argv)
     MCHECK(MPI_Type_create_hvector(2, 1, (MPI_Aint) (g.field * sizeof(double)), col1, &col));
     MCHECK(MPI_Type_commit(&row));
     MCHECK(MPI_Type_commit(&col));
+    if (o.halo != HALO_SENDRECV)
+        halo_init(&halo, o.halo, cart, dims, periods, ny, nx);
 
     /* rank 0 creates the directory and the CSV; everyone stops if it cannot */
     snprintf(ref, sizeof(ref), "%s/reference_stats.csv", o.output);
@@ -326,6 +450,12 @@ int main(int argc, char **argv)
         printf("gray-scott-sim: %" PRIu64 " x %" PRIu64 " grid on %d ranks (%d x %d blocks), "
                "%ld steps, U and V to the analysis every %ld steps\n",
                ny, nx, csize, dims[0], dims[1], o.steps, o.every);
+        if (o.halo == HALO_SENDRECV)
+            printf("gray-scott-sim: halo exchange: sendrecv (4 MPI_Sendrecv per step)\n");
+        else
+            printf("gray-scott-sim: halo exchange: %s (xfer_iso_alltoall over %d neighbours, "
+                   "%s schedule, %d rounds per step)\n",
+                   halo_names[o.halo], halo.s, halo.algorithm, halo.rounds);
         fflush(stdout);
     }
 
@@ -333,7 +463,10 @@ int main(int argc, char **argv)
     t_start = MPI_Wtime();
     for (s = 1; s <= o.steps; s++) {
         t0 = MPI_Wtime();
-        exchange(&g, cart, row, col);
+        if (o.halo == HALO_SENDRECV)
+            exchange(&g, cart, row, col);
+        else
+            exchange_iso(&g, &halo);
         t_halo += MPI_Wtime() - t0;
         t0 = MPI_Wtime();
         update(&g, &o);
@@ -378,6 +511,8 @@ int main(int argc, char **argv)
             sent++;
         }
     }
+    if (o.halo != HALO_SENDRECV)
+        halo_free(&halo);
     t0 = MPI_Wtime();
     XCHECK(xfer_finalize(&x)); /* delivers what is still in flight */
     t_xfer += MPI_Wtime() - t0;

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Checks of the coupled Gray-Scott example (tests/example/tests.cmake, docs/example.md).
 
-  check_example.py run --out DIR --rows N [--hdf5] -- COMMAND...
+  check_example.py run --out DIR --rows N [--hdf5] [--same-as BASE] -- COMMAND...
       run the example (COMMAND writes into DIR), then check its outputs: the analysis'
-      statistics equal the simulation's reference, the PNGs are PNGs, fields.h5 is HDF5
+      statistics equal the simulation's reference, the PNGs are PNGs, fields.h5 is HDF5;
+      with --same-as, DIR/reference_stats.csv must also be byte-identical to that of the run
+      in BASE (the same simulation on the same blocks) and DIR/stats.csv equal to BASE's
   check_example.py compare REFERENCE.csv STATS.csv
       the comparison alone: step, time, min, max and histogram exactly, means within 1e-12
       relative (the two sides sum in different orders)
@@ -114,6 +116,21 @@ def check_outputs(out, rows, hdf5):
     return errs
 
 
+def check_same_as(out, base):
+    """The simulation's statistics byte for byte, the analysis' with compare() (the base run's
+    analysis may have another rank count, so its means may differ in the last bits)."""
+    errs = []
+    ref = os.path.join(out, "reference_stats.csv")
+    base_ref = os.path.join(base, "reference_stats.csv")
+    if not os.path.isfile(base_ref):
+        return [f"{base_ref}: missing"]
+    with open(ref, "rb") as f, open(base_ref, "rb") as g:
+        if f.read() != g.read():
+            errs.append(f"{ref} differs from {base_ref}")
+    errs += compare(os.path.join(base, "stats.csv"), os.path.join(out, "stats.csv"))
+    return errs
+
+
 def cmd_run(a):
     if not a.command:
         sys.exit("check_example.py run: no command")
@@ -124,12 +141,15 @@ def cmd_run(a):
         print(f"FAIL: the example exited with {rc}")
         return 1
     errs = check_outputs(a.out, a.rows, a.hdf5)
+    if not errs and a.same_as:
+        errs = check_same_as(a.out, a.same_as)
     for e in errs:
         print("FAIL:", e)
     if errs:
         return 1
     print(f"ok: {a.rows} steps, statistics equal to the simulation's, PNGs"
-          + (" and fields.h5" if a.hdf5 else "") + f" in {a.out}")
+          + (" and fields.h5" if a.hdf5 else "") + f" in {a.out}"
+          + (f"; statistics identical to {a.same_as}" if a.same_as else ""))
     return 0
 
 
@@ -193,6 +213,7 @@ def main():
     r.add_argument("--out", required=True)
     r.add_argument("--rows", type=int, required=True)
     r.add_argument("--hdf5", action="store_true")
+    r.add_argument("--same-as", metavar="BASE")
     r.add_argument("command", nargs=argparse.REMAINDER)
     c = sub.add_parser("compare")
     c.add_argument("reference")

@@ -5,8 +5,11 @@
 # HDF5 adapter, fields.h5. Launches: one MPMD mpiexec (4 + 3 ranks: 2 x 2 blocks to 3 row
 # slabs) and xfer-run with the flavour's automatic launch (MPICH: MPMD; Open MPI: separate jobs
 # through ompi-server), 3 + 2 ranks. The two simulations' statistics must agree too (2 x 2 and
-# 3 x 1 blocks). A negative control shows the comparison catches a wrong histogram count, a max
-# one ulp off, a mean off by 1e-9 and a missing step.
+# 3 x 1 blocks). The simulation's halo exchange as libxfer's isomorphic all-to-all (--halo
+# vonneumann on 2 x 2 blocks, --halo moore on 3 x 1; p + 2 ranks) must give statistics
+# identical to the MPI_Sendrecv runs on the same blocks. A negative control shows the
+# comparison catches a wrong histogram count, a max one ulp off, a mean off by 1e-9 and a
+# missing step.
 if(NOT TARGET gray-scott-sim OR NOT TARGET gray-scott-analysis OR NOT TARGET xfer-run)
   return()
 endif()
@@ -47,9 +50,14 @@ channels:
 endfunction()
 
 function(ex_test name)
-  cmake_parse_arguments(T "" "OUT" "COMMAND;ENV" ${ARGN})
+  cmake_parse_arguments(T "" "OUT;SAME_AS" "COMMAND;ENV" ${ARGN})
+  set(same "")
+  if(T_SAME_AS)
+    set(same --same-as ${T_SAME_AS})
+  endif()
   add_test(NAME ${P}.example.${name}
-           COMMAND ${EX_CHECK} run --out ${T_OUT} --rows ${EX_ROWS} ${EX_HDF5} -- ${T_COMMAND})
+           COMMAND ${EX_CHECK} run --out ${T_OUT} --rows ${EX_ROWS} ${EX_HDF5} ${same} --
+                   ${T_COMMAND})
   set_tests_properties(${P}.example.${name} PROPERTIES TIMEOUT 300 LABELS "example;mpi"
                        ENVIRONMENT "${XFER_MPIEXEC_ENV};${T_ENV}")
 endfunction()
@@ -86,6 +94,29 @@ add_test(NAME ${P}.example.decomposition
                  ${EX_DIR}/xfer-run-p3q2/reference_stats.csv)
 set_tests_properties(${P}.example.decomposition PROPERTIES TIMEOUT 60 LABELS "example"
                      FIXTURES_REQUIRED ${P}.example.outputs)
+
+# ---- the halo exchange as an isomorphic neighbourhood all-to-all (xfer/iso.h) gives the same
+# fields as MPI_Sendrecv: one MPMD mpiexec of gray-scott-sim --halo <mode> on p ranks and the
+# analysis on 2; reference_stats.csv must be byte-identical to that of the sendrecv run <base>
+# on the same blocks, stats.csv equal to its stats.csv. vonneumann on 2 x 2 blocks (up = down,
+# left = right); moore on 3 x 1 (rows 21, 21, 22: blocks padded to the longest side; left and
+# right the rank itself, the corners from the ranks above and below).
+# ex_halo_test(<mode> <p> <base run>)
+function(ex_halo_test mode p base)
+  set(out ${EX_DIR}/halo-${mode}-p${p}q2)
+  ex_workflow(${out}.yaml ${p} 2 ${out})
+  xfer_mpi_envflags(genv ENV XFER_CONFIG=${out}.yaml)
+  xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${out}.yaml)
+  ex_test(halo.${mode} OUT ${out} SAME_AS ${EX_DIR}/${base}
+          COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} ${p}
+                  $<TARGET_FILE:gray-scott-sim> --steps ${EX_STEPS} --every ${EX_EVERY}
+                  --output ${out} --halo ${mode} : ${MPIEXEC_NUMPROC_FLAG} 2 ${lenv}
+                  $<TARGET_FILE:gray-scott-analysis> --output ${out})
+  set_tests_properties(${P}.example.halo.${mode} PROPERTIES FIXTURES_REQUIRED
+                       ${P}.example.outputs)
+endfunction()
+ex_halo_test(vonneumann 4 mpmd-p4q3)
+ex_halo_test(moore 3 xfer-run-p3q2)
 
 # ---- negative control: the comparison must fail on perturbed statistics ----------------------
 add_test(NAME ${P}.example.compare_negative COMMAND ${EX_CHECK} negative --out ${EX_DIR}/mpmd-p4q3)
