@@ -534,7 +534,7 @@ xfer_status_t xfer_iso_start(xfer_iso_req_t *r)
         return XFER_SUCCESS;
     st = post(r, 0);
     if (st != XFER_SUCCESS)
-        r->broken = 1;
+        r->broken = 1, r->active = 0;
     return st;
 }
 
