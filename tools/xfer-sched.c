@@ -403,7 +403,7 @@ static int parse_ints(const char *str, char sep, int *out, int max)
 
 static int cmd_iso(int argc, char **argv)
 {
-    static const char *algos[] = {"straight", "torus", "direct"};
+    static const char *algos[] = {"straight", "posted", "torus", "direct"};
     int dims[8], periods[8] = {1, 1, 1, 1, 1, 1, 1, 1}, d = 0, s = 0, moore = 0, positive = 0,
                  vn = 0, *off = NULL, bytes[16], nbytes = 0, rc = 0;
     const char *offsets = NULL;
@@ -493,7 +493,7 @@ static int cmd_iso(int argc, char **argv)
         printf(" %9dB", bytes[b]);
     printf("\n");
     for (int op = 0; op < 2; op++) {
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             int rounds = 0;
             long vol = 0;
             xfer_status_t st =

@@ -362,7 +362,8 @@ static void run_nonperiodic(void)
 }
 
 /* auto: combining below the cut-off m* = alpha (s - D) / (beta (V - s)), straightforward above
- * (2-D Moore: s 8, D 4, V 12, m* = alpha / beta); the allgather's W = s makes combining win at
+ * (posted; 2-D Moore: s 8, D 4, V 12, m* = alpha / beta); the allgather's W = s makes combining
+ * win at
  * every size. */
 static void run_selection(const nbh_t *moore2d)
 {
@@ -370,7 +371,7 @@ static void run_selection(const nbh_t *moore2d)
     static const struct {
         int allgather, m;
         const char *want;
-    } c[] = {{0, 64, "torus"}, {0, 19000, "torus"}, {0, 21000, "straight"}, {1, 21000, "torus"}};
+    } c[] = {{0, 64, "torus"}, {0, 19000, "torus"}, {0, 21000, "posted"}, {1, 21000, "torus"}};
     xfer_iso_t *iso = NULL;
     xfer_iso_opts_t o;
     MT_CHECK(xfer_iso_create(MPI_COMM_WORLD, d, dims, NULL, moore2d->s, moore2d->off, &iso) ==
@@ -436,7 +437,7 @@ static void run_mismatch(void)
 
 int main(int argc, char **argv)
 {
-    static const char *algos[] = {"straight", "torus", "direct", "auto"};
+    static const char *algos[] = {"straight", "torus", "direct", "auto", "posted"};
     static const int sizes[] = {0, 1, 13, 4096};
     int mismatch_only = 0, quick = 0, rc;
     nbh_t nb[8];
@@ -475,7 +476,7 @@ int main(int argc, char **argv)
         MT_CHECK(st == XFER_SUCCESS, "%s: create: %s", nb[k].name, xfer_last_error());
         if (st != XFER_SUCCESS)
             continue;
-        for (int a = quick ? 1 : 0; a < (quick ? 3 : 4); a++) {
+        for (int a = quick ? 1 : 0; a < (quick ? 3 : 5); a++) {
             for (int z = quick ? 1 : 0; z < (quick ? 3 : 4); z++) {
                 run_case(&nb[k], iso, algos[a], 0, sizes[z]);
                 run_case(&nb[k], iso, algos[a], 1, sizes[z]);

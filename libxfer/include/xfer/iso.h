@@ -14,11 +14,13 @@
  *
  * Algorithms:
  *  - `straight`: s rounds, one block each (the baseline);
+ *  - `posted`: the same s exchanges posted at once (as MPI_Neighbor_* implementations do);
  *  - `torus`: D rounds of combined messages, blocks forwarded one hop per round along the
  *    dimensions (D = sum over dimensions of the largest positive plus the largest negative
  *    coordinate); allgather forwards shared offset prefixes once;
  *  - `direct`: one round per distinct nonzero coordinate value per dimension;
- *  - `auto`: the cheapest of the three under the alpha-beta model for the block size.
+ *  - `auto`: torus or direct below the alpha-beta cut-off m < alpha (s - D) / (beta (V - s)),
+ *    posted above it.
  * Each round is one send and one receive whose MPI datatypes point straight into the send,
  * receive and scratch buffers; persistent operations build them once.
  */
@@ -41,8 +43,8 @@ typedef struct xfer_iso_req xfer_iso_req_t;
 
 /** Options of an isomorphic operation. Initialise with xfer_iso_opts_init(). */
 typedef struct xfer_iso_opts {
-    const char *algorithm; /**< "auto", "straight", "torus" or "direct"; NULL: XFER_ISO_ALGORITHM,
-                                else auto */
+    const char *algorithm; /**< "auto", "straight", "posted", "torus" or "direct"; NULL:
+                                XFER_ISO_ALGORITHM, else auto */
     double alpha;          /**< model latency, s; <= 0: XFER_ALPHA, default 2e-6 */
     double beta;           /**< model time per byte, s/B; <= 0: XFER_BETA, default 1e-10 */
     int timeout_ms;        /**< -1: XFER_TIMEOUT_MS (default none); 0: none; > 0: bound on one
@@ -129,7 +131,7 @@ XFER_PUBLIC xfer_status_t xfer_iso_req_algorithm(const xfer_iso_req_t *req, cons
                                                  int *rounds);
 
 /**
- * Build the schedule of @p algorithm ("straight", "torus", "direct") for all-to-all
+ * Build the schedule of @p algorithm ("straight", "posted", "torus", "direct") for all-to-all
  * (@p allgather 0) or allgather (1) on the given torus and offsets, and run it symbolically on
  * every process: each block must reach R + C^i and no step may read a slot before it holds
  * data or touch a slot twice. No MPI needed. *@p rounds and *@p volume (blocks sent per

@@ -43,7 +43,9 @@ struct xfer_iso_req {
     void *tmp;
     int tag, timeout_ms;
     int active, broken;
-    MPI_Request rq[2];
+    MPI_Request *rq; /* 2 per step in flight: one step, or all of them (concurrent schedules) */
+    MPI_Status *sts;
+    int nrq;
     const char *algo;
 };
 
@@ -235,7 +237,7 @@ static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, d
     double straight = c->s * (alpha + beta * m), torus, direct;
     long tv = op == XFER_ISO_OP_ALLTOALL ? c->V : c->W;
     long dv = op == XFER_ISO_OP_ALLTOALL ? c->direct_V : c->direct_W;
-    const char *best = "straight";
+    const char *best = "posted"; /* above the cut-off: all exchanges at once, as MPI does */
     double cost = straight;
     xfer_status_t st = xfer_iso_need_periodic(&x->nbh, "auto");
     if (st != XFER_SUCCESS) {
@@ -253,7 +255,10 @@ static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, d
 
 static long algo_index(const char *algo)
 {
-    return strcmp(algo, "straight") == 0 ? 1 : strcmp(algo, "torus") == 0 ? 2 : 3;
+    return strcmp(algo, "straight") == 0 ? 1
+           : strcmp(algo, "torus") == 0  ? 2
+           : strcmp(algo, "direct") == 0 ? 3
+                                         : 4;
 }
 
 /* ---- requests -------------------------------------------------------------------------------- */
@@ -458,6 +463,13 @@ static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype
         }
         r->nsteps++;
     }
+    r->nrq = 2 * (r->sched.concurrent ? r->nsteps : 1);
+    r->rq = xfer_malloc(sizeof(*r->rq) * (size_t) r->nrq);
+    r->sts = xfer_malloc(sizeof(*r->sts) * (size_t) r->nrq);
+    if (!r->rq || !r->sts) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "%d requests", r->nrq);
+        goto fail;
+    }
     xfer_free(disp);
     xfer_free(blen);
     xfer_free(types);
@@ -472,48 +484,57 @@ fail:
         free_steps(r);
         xfer_iso_sched_fini(&r->sched);
         xfer_free(r->tmp);
+        xfer_free(r->rq);
+        xfer_free(r->sts);
         xfer_free(r);
     }
     return st;
 }
 
-static xfer_status_t post(xfer_iso_req_t *r, int t)
+/* Post step @p t into requests 2k and 2k + 1. */
+static xfer_status_t post(xfer_iso_req_t *r, int t, int k)
 {
     xfer_status_t st = XFER_SUCCESS;
     iso_step_t *e = &r->steps[t];
     MPI_Comm c = r->iso->comm;
-    XFER_MPI_GOTO(MPI_Irecv(e->rptr, e->rcount, e->rtype, e->src, r->tag, c, &r->rq[0]), st, out);
-    XFER_MPI_GOTO(MPI_Isend(e->sptr, e->scount, e->stype, e->dst, r->tag, c, &r->rq[1]), st, out);
+    XFER_MPI_GOTO(MPI_Irecv(e->rptr, e->rcount, e->rtype, e->src, r->tag, c, &r->rq[2 * k]), st,
+                  out);
+    XFER_MPI_GOTO(MPI_Isend(e->sptr, e->scount, e->stype, e->dst, r->tag, c, &r->rq[2 * k + 1]), st,
+                  out);
 out:
     return st;
 }
 
-static xfer_status_t complete(xfer_iso_req_t *r, int t, double deadline)
+/* Complete the first @p n requests; @p t names the step for a timeout report (-1: all). */
+static xfer_status_t complete(xfer_iso_req_t *r, int n, int t, double deadline)
 {
     xfer_status_t st = XFER_SUCCESS;
-    MPI_Status sts[2]; /* not MPI_STATUSES_IGNORE: GCC 12 flags MPICH's (MPI_Status *) 1 */
     if (deadline <= 0) {
-        XFER_MPI_GOTO(MPI_Waitall(2, r->rq, sts), st, out);
+        XFER_MPI_GOTO(MPI_Waitall(n, r->rq, r->sts), st, out);
         return XFER_SUCCESS;
     }
     for (;;) {
         int done = 0;
-        XFER_MPI_GOTO(MPI_Testall(2, r->rq, &done, sts), st, out);
+        XFER_MPI_GOTO(MPI_Testall(n, r->rq, &done, r->sts), st, out);
         if (done)
             return XFER_SUCCESS;
         if (MPI_Wtime() > deadline) {
-            iso_step_t *e = &r->steps[t];
-            /* Abandon the step: the peer may never come. */
-            if (r->rq[0] != MPI_REQUEST_NULL) {
-                MPI_Cancel(&r->rq[0]);
-                MPI_Request_free(&r->rq[0]);
+            /* Abandon the operation: the peer may never come. */
+            for (int k = 0; k < n; k++) {
+                if (r->rq[k] == MPI_REQUEST_NULL)
+                    continue;
+                if (k % 2 == 0)
+                    MPI_Cancel(&r->rq[k]);
+                MPI_Request_free(&r->rq[k]);
             }
-            if (r->rq[1] != MPI_REQUEST_NULL)
-                MPI_Request_free(&r->rq[1]);
+            if (t < 0)
+                return XFER_ERR(XFER_ERR_TIMEOUT,
+                                "isomorphic %s: the %d exchanges did not complete within %d ms",
+                                r->algo, r->nsteps, r->timeout_ms);
             return XFER_ERR(XFER_ERR_TIMEOUT,
                             "isomorphic %s: round %d of %d (send to rank %d, receive from rank "
                             "%d) did not complete within %d ms",
-                            r->algo, t, r->nsteps, e->dst, e->src, r->timeout_ms);
+                            r->algo, t, r->nsteps, r->steps[t].dst, r->steps[t].src, r->timeout_ms);
         }
     }
 out:
@@ -532,7 +553,13 @@ xfer_status_t xfer_iso_start(xfer_iso_req_t *r)
     r->active = 1;
     if (r->nsteps == 0)
         return XFER_SUCCESS;
-    st = post(r, 0);
+    if (r->sched.concurrent) {
+        st = XFER_SUCCESS;
+        for (int t = 0; t < r->nsteps && st == XFER_SUCCESS; t++)
+            st = post(r, t, t);
+    } else {
+        st = post(r, 0, 0);
+    }
     if (st != XFER_SUCCESS)
         r->broken = 1, r->active = 0;
     return st;
@@ -547,11 +574,13 @@ xfer_status_t xfer_iso_wait(xfer_iso_req_t *r)
     if (!r->active)
         return XFER_ERR(XFER_ERR_STATE, "the request is not active (xfer_iso_start first)");
     deadline = r->timeout_ms > 0 ? MPI_Wtime() + 1e-3 * r->timeout_ms : 0;
-    for (int t = 0; t < r->nsteps && st == XFER_SUCCESS; t++) {
+    if (r->sched.concurrent && r->nsteps > 0)
+        st = complete(r, r->nrq, -1, deadline);
+    for (int t = 0; !r->sched.concurrent && t < r->nsteps && st == XFER_SUCCESS; t++) {
         if (t > 0)
-            st = post(r, t);
+            st = post(r, t, 0);
         if (st == XFER_SUCCESS)
-            st = complete(r, t, deadline);
+            st = complete(r, 2, t, deadline);
     }
     r->active = 0;
     if (st != XFER_SUCCESS)
@@ -570,6 +599,8 @@ xfer_status_t xfer_iso_req_free(xfer_iso_req_t **req)
     free_steps(r);
     xfer_iso_sched_fini(&r->sched);
     xfer_free(r->tmp);
+    xfer_free(r->rq);
+    xfer_free(r->sts);
     r->iso->nreqs--;
     xfer_free(r);
     *req = NULL;

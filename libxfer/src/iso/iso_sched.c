@@ -121,13 +121,16 @@ xfer_status_t xfer_iso_sched_build(const xfer_iso_nbh_t *n, const char *algo, in
     xfer_status_t st;
     if (strcmp(algo, "straight") == 0)
         fn = xfer_iso_build_straight, algo = "straight";
+    else if (strcmp(algo, "posted") == 0)
+        fn = xfer_iso_build_posted, algo = "posted";
     else if (strcmp(algo, "torus") == 0)
         fn = xfer_iso_build_torus, algo = "torus";
     else if (strcmp(algo, "direct") == 0)
         fn = xfer_iso_build_direct, algo = "direct";
     else
         return XFER_ERR(XFER_ERR_UNKNOWN_ALGORITHM,
-                        "isomorphic algorithm \"%s\": expected straight, torus or direct", algo);
+                        "isomorphic algorithm \"%s\": expected straight, posted, torus or direct",
+                        algo);
     xfer_iso_sched_init(s, algo, op, n->d, n->s);
     st = fn(n, op, s);
     if (st == XFER_SUCCESS)

@@ -49,8 +49,9 @@ typedef struct xfer_iso_step {
 } xfer_iso_step_t;
 
 typedef struct xfer_iso_sched {
-    const char *algo; /* "straight", "torus", "direct" */
+    const char *algo; /* "straight", "posted", "torus", "direct" */
     int op;           /* XFER_ISO_OP_* */
+    int concurrent;   /* steps are independent: the executor may run them all at once */
     int d, s;
     xfer_iso_step_t *steps;
     int nsteps, steps_cap;
@@ -75,6 +76,7 @@ typedef struct xfer_iso_counts {
 typedef xfer_status_t (*xfer_iso_builder_fn)(const xfer_iso_nbh_t *n, int op, xfer_iso_sched_t *s);
 
 xfer_status_t xfer_iso_build_straight(const xfer_iso_nbh_t *n, int op, xfer_iso_sched_t *s);
+xfer_status_t xfer_iso_build_posted(const xfer_iso_nbh_t *n, int op, xfer_iso_sched_t *s);
 xfer_status_t xfer_iso_build_torus(const xfer_iso_nbh_t *n, int op, xfer_iso_sched_t *s);
 xfer_status_t xfer_iso_build_direct(const xfer_iso_nbh_t *n, int op, xfer_iso_sched_t *s);
 
@@ -91,7 +93,7 @@ int xfer_iso_sched_rounds(const xfer_iso_sched_t *s);
 /* Blocks sent over the network by one process (parts of non-local steps). */
 long xfer_iso_sched_volume(const xfer_iso_sched_t *s);
 
-/* Build the schedule of algorithm @p algo ("straight", "torus", "direct") for @p op. */
+/* Build the schedule of algorithm @p algo ("straight", "posted", "torus", "direct") for @p op. */
 xfer_status_t xfer_iso_sched_build(const xfer_iso_nbh_t *n, const char *algo, int op,
                                    xfer_iso_sched_t *s);
 

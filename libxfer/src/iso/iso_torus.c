@@ -28,7 +28,7 @@ static xfer_status_t need_periodic(const xfer_iso_nbh_t *n, const char *algo)
             if (n->off[i * n->d + j] != 0)
                 return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
                                 "isomorphic %s: dimension %d is not periodic and offset %d moves "
-                                "along it (only the straightforward algorithm handles that)",
+                                "along it (only straight and posted handle that)",
                                 algo, j, i);
     }
     return XFER_SUCCESS;
