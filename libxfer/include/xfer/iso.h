@@ -19,8 +19,9 @@
  *    dimensions (D = sum over dimensions of the largest positive plus the largest negative
  *    coordinate); allgather forwards shared offset prefixes once;
  *  - `direct`: one round per distinct nonzero coordinate value per dimension;
- *  - `auto`: torus or direct below the alpha-beta cut-off m < alpha (s - D) / (beta (V - s)),
- *    posted above it.
+ *  - `auto`: across nodes, torus or direct below the alpha-beta cut-off
+ *    m < alpha (s - D) / (beta (V - s)) and posted above it; on one shared-memory node, posted
+ *    (messages there are memory copies: combining saves nothing; docs/PERFORMANCE.md).
  * Each round is one send and one receive whose MPI datatypes point straight into the send,
  * receive and scratch buffers; persistent operations build them once.
  */
@@ -49,6 +50,9 @@ typedef struct xfer_iso_opts {
     double beta;           /**< model time per byte, s/B; <= 0: XFER_BETA, default 1e-10 */
     int timeout_ms;        /**< -1: XFER_TIMEOUT_MS (default none); 0: none; > 0: bound on one
                                 operation, then XFER_ERR_TIMEOUT */
+    int one_node;          /**< auto on one shared-memory node: -1 (default): detected at
+                                xfer_iso_create; 1: assume it; 0: decide by the alpha-beta
+                                model as across nodes. On one node auto takes posted */
 } xfer_iso_opts_t;
 
 /** Figures of a neighbourhood, in blocks per process. */

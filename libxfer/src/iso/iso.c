@@ -23,6 +23,7 @@ struct xfer_iso {
     xfer_iso_nbh_t nbh;
     int *off; /* owned copy, s * d */
     xfer_iso_counts_t counts;
+    int one_node; /* every process on one shared-memory node */
     int nreqs;    /* live requests */
     int next_tag; /* requests made so far: each gets its own tag */
 };
@@ -57,6 +58,7 @@ xfer_status_t xfer_iso_opts_init(xfer_iso_opts_t *opts)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts is NULL");
     memset(opts, 0, sizeof(*opts));
     opts->timeout_ms = -1;
+    opts->one_node = -1;
     return XFER_SUCCESS;
 }
 
@@ -184,8 +186,20 @@ xfer_status_t xfer_iso_create(MPI_Comm comm, int ndims, const int dims[], const 
     x->nbh.off = x->off;
     XFER_CHECK_GOTO(xfer_iso_counts(&x->nbh, &x->counts), st, fail);
     XFER_MPI_GOTO(MPI_Comm_dup(comm, &x->comm), st, fail);
+    {
+        MPI_Comm node;
+        int nsize = 0;
+        XFER_MPI_GOTO(MPI_Comm_split_type(x->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+                      st, fail_comm);
+        if (MPI_Comm_size(node, &nsize) != MPI_SUCCESS)
+            nsize = 0;
+        XFER_MPI_GOTO(MPI_Comm_free(&node), st, fail_comm);
+        x->one_node = nsize == size;
+    }
     *iso = x;
     return XFER_SUCCESS;
+fail_comm:
+    MPI_Comm_free(&x->comm);
 fail:
     if (x) {
         xfer_free(x->off);
@@ -231,7 +245,8 @@ xfer_status_t xfer_iso_get_info(const xfer_iso_t *iso, xfer_iso_info_t *info)
 
 /* The alpha-beta cost of each algorithm for blocks of @p m bytes; the cheapest that applies
  * (torus and direct need periodic dimensions where offsets move). Ties go to the simpler one. */
-static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, double beta)
+static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, double beta,
+                          int one_node)
 {
     const xfer_iso_counts_t *c = &x->counts;
     double straight = c->s * (alpha + beta * m), torus, direct;
@@ -239,7 +254,10 @@ static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, d
     long dv = op == XFER_ISO_OP_ALLTOALL ? c->direct_V : c->direct_W;
     const char *best = "posted"; /* above the cut-off: all exchanges at once, as MPI does */
     double cost = straight;
-    xfer_status_t st = xfer_iso_need_periodic(&x->nbh, "auto");
+    xfer_status_t st;
+    if (one_node)
+        return best;
+    st = xfer_iso_need_periodic(&x->nbh, "auto");
     if (st != XFER_SUCCESS) {
         xfer_clear_error();
         return best;
@@ -374,7 +392,8 @@ static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype
         alpha = opts && opts->alpha > 0 ? opts->alpha : xfer_env_double("XFER_ALPHA", 2e-6);
         beta = opts && opts->beta > 0 ? opts->beta : xfer_env_double("XFER_BETA", 1e-10);
         if (!name || strcmp(name, "auto") == 0)
-            name = choose(iso, op, m, alpha, beta);
+            name = choose(iso, op, m, alpha, beta,
+                          opts && opts->one_node >= 0 ? opts->one_node : iso->one_node);
         if (!(r = xfer_calloc(1, sizeof(*r))))
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "isomorphic request");
     }
