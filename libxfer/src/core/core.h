@@ -73,6 +73,10 @@ void *xfer_calloc(size_t n, size_t size);
 void *xfer_realloc_array(void *p, size_t n, size_t size);
 void xfer_free(void *p);
 
+/* Grow the array *@p arr of *@p cap elements of @p size bytes, doubling from 16, to hold at
+ * least @p need; 0 when memory or the size runs out (the array is then unchanged). */
+int xfer_grow_array(void **arr, int *cap, int need, size_t size);
+
 /* Overflow-checked a*b; returns 0 on overflow. */
 int xfer_mul_size(size_t a, size_t b, size_t *out);
 

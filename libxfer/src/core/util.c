@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -97,6 +98,25 @@ void *xfer_realloc_array(void *p, size_t n, size_t size)
 void xfer_free(void *p)
 {
     free(p);
+}
+
+int xfer_grow_array(void **arr, int *cap, int need, size_t size)
+{
+    void *p;
+    int ncap;
+    if (need <= *cap)
+        return 1;
+    ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > INT_MAX / 2)
+            return 0;
+        ncap *= 2;
+    }
+    if (!(p = xfer_realloc_array(*arr, (size_t) ncap, size)))
+        return 0;
+    *arr = p;
+    *cap = ncap;
+    return 1;
 }
 
 int xfer_mul_size(size_t a, size_t b, size_t *out)

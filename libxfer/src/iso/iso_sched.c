@@ -24,30 +24,13 @@ void xfer_iso_sched_fini(xfer_iso_sched_t *s)
     s->nsteps = s->nparts = s->steps_cap = s->parts_cap = 0;
 }
 
-static int grow(void **p, int *cap, int need, size_t size)
-{
-    void *n;
-    int c;
-    if (need <= *cap)
-        return 1;
-    c = *cap ? *cap * 2 : 16;
-    while (c < need)
-        c *= 2;
-    n = xfer_realloc_array(*p, (size_t) c, size);
-    if (!n)
-        return 0;
-    *p = n;
-    *cap = c;
-    return 1;
-}
-
 void xfer_iso_sched_step(xfer_iso_sched_t *s, const int *vec)
 {
     xfer_iso_step_t *st;
     if (s->error)
         return;
     xfer_iso_sched_close(s);
-    if (!grow((void **) &s->steps, &s->steps_cap, s->nsteps + 1, sizeof(*s->steps))) {
+    if (!xfer_grow_array((void **) &s->steps, &s->steps_cap, s->nsteps + 1, sizeof(*s->steps))) {
         s->error = XFER_ERR(XFER_ERR_NO_MEMORY, "isomorphic schedule: %d steps", s->nsteps + 1);
         return;
     }
@@ -66,7 +49,7 @@ void xfer_iso_sched_part(xfer_iso_sched_t *s, int block, int sbuf, int sslot, in
         s->error = XFER_ERR(XFER_ERR_INTERNAL, "isomorphic schedule: part before any step");
         return;
     }
-    if (!grow((void **) &s->parts, &s->parts_cap, s->nparts + 1, sizeof(*s->parts))) {
+    if (!xfer_grow_array((void **) &s->parts, &s->parts_cap, s->nparts + 1, sizeof(*s->parts))) {
         s->error = XFER_ERR(XFER_ERR_NO_MEMORY, "isomorphic schedule: %d parts", s->nparts + 1);
         return;
     }

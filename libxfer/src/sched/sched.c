@@ -79,23 +79,11 @@ void xfer_sched_destroy(xfer_sched_t **ps)
 /* Grow *arr (of *cap elements of @p size) to hold at least @p need; sticky error on failure. */
 static int grow(xfer_sched_t *s, void **arr, int *cap, int need, size_t size)
 {
-    void *p;
-    int ncap;
-
-    if (need <= *cap)
+    if (xfer_grow_array(arr, cap, need, size))
         return 1;
-    ncap = *cap ? *cap * 2 : 16;
-    while (ncap < need)
-        ncap *= 2;
-    p = xfer_realloc_array(*arr, (size_t) ncap, size);
-    if (!p) {
-        if (s->error == XFER_SUCCESS)
-            s->error = XFER_ERR(XFER_ERR_NO_MEMORY, "growing a schedule to %d entries", ncap);
-        return 0;
-    }
-    *arr = p;
-    *cap = ncap;
-    return 1;
+    if (s->error == XFER_SUCCESS)
+        s->error = XFER_ERR(XFER_ERR_NO_MEMORY, "growing a schedule to %d entries", need);
+    return 0;
 }
 
 /* Rounds are opened lazily: the first op after a round boundary opens one. */
