@@ -23,6 +23,24 @@
 
 #define MAXS 64
 
+/* PMPI interposition: libxfer's sends and packs pass through here, so a test can count the
+ * messages of one operation (one send per round) and check that nothing is packed. */
+static long n_isend, n_pack;
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request *req)
+{
+    n_isend++;
+    return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+}
+
+int MPI_Pack(const void *in, int incount, MPI_Datatype type, void *out, int outsize, int *pos,
+             MPI_Comm comm)
+{
+    n_pack++;
+    return PMPI_Pack(in, incount, type, out, outsize, pos, comm);
+}
+
 static int rank, size, d, dims[8];
 
 static int coord_rank(const int *c)
@@ -266,10 +284,30 @@ static void run_case(const nbh_t *n, xfer_iso_t *iso, const char *algo, int allg
     }
     if (req) {
         const char *name = NULL;
-        int rounds = -1;
+        int rounds = -1, local = 0;
         xfer_iso_info_t info;
         xfer_iso_req_algorithm(req, &name, &rounds);
         xfer_iso_get_info(iso, &info);
+        /* one send per round (and one for the local step that self and duplicated offsets
+         * need), nothing packed */
+        for (int i = 0; i < n->s; i++)
+            for (int k = 0; k < n->s; k++) {
+                int zero = 1;
+                for (int j = 0; j < d; j++)
+                    zero &= n->off[i * d + j] == 0;
+                if ((k == i && zero) ||
+                    (k < i && allgather &&
+                     !memcmp(&n->off[i * d], &n->off[k * d], sizeof(int) * (size_t) d)))
+                    local = 1;
+            }
+        if (m > 0 && strcmp(name, "posted") != 0 && strcmp(name, "straight") != 0) {
+            long sends = n_isend, packs = n_pack;
+            MT_CHECK(xfer_iso_start(req) == XFER_SUCCESS && xfer_iso_wait(req) == XFER_SUCCESS,
+                     "%s: counted run: %s", what, xfer_last_error());
+            MT_CHECK(n_isend - sends == rounds + local && n_pack == packs,
+                     "%s: %ld sends and %ld packs for %d rounds (+%d local)", what, n_isend - sends,
+                     n_pack - packs, rounds, local);
+        }
         if (strcmp(algo, "torus") == 0 && m > 0)
             MT_CHECK(strcmp(name, "torus") == 0 && rounds == info.D, "%s: %s in %d rounds, D %d",
                      what, name, rounds, info.D);
