@@ -304,10 +304,13 @@ static void test_simulator_catches_errors(void)
     expect_violation(broken_builder, &b.s, XFER_ERR_VERIFY, "block 1 of group A");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static const size_t ks[] = {0, 1, 3, 7, 64};
     const int nk = (int) (sizeof(ks) / sizeof(ks[0]));
+    /* `--max-n N`: p, q up to N only (the memcheck run: memory behaviour on fewer shapes; the
+     * plain run covers every shape) */
+    const int maxn = argc == 3 && strcmp(argv[1], "--max-n") == 0 ? atoi(argv[2]) : MAXN;
     int ai, p, q, i, j, pat;
     shape_buf_t b;
     char what[64];
@@ -315,8 +318,8 @@ int main(void)
     test_simulator_catches_errors();
     for (ai = 0; ai < xfer_algo_count(); ai++) {
         const xfer_algo_t *a = xfer_algo_at(ai);
-        for (p = 1; p <= MAXN; p++)
-            for (q = 1; q <= MAXN; q++) {
+        for (p = 1; p <= maxn; p++)
+            for (q = 1; q <= maxn; q++) {
                 for (i = 0; i < nk; i++)
                     for (j = 0; j < nk; j++) {
                         make_uniform(&b, p, q, ks[i], ks[j]);
