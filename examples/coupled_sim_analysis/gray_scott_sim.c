@@ -454,8 +454,9 @@ int main(int argc, char **argv)
             printf("gray-scott-sim: halo exchange: sendrecv (4 MPI_Sendrecv per step)\n");
         else
             printf("gray-scott-sim: halo exchange: %s (xfer_iso_alltoall over %d neighbours, "
-                   "%s schedule, %d rounds per step)\n",
-                   halo_names[o.halo], halo.s, halo.algorithm, halo.rounds);
+                   "%s schedule, %d round%s per step)\n",
+                   halo_names[o.halo], halo.s, halo.algorithm, halo.rounds,
+                   halo.rounds == 1 ? "" : "s");
         fflush(stdout);
     }
 

@@ -85,7 +85,7 @@ int xfer_iso_sched_rounds(const xfer_iso_sched_t *s)
     int r = 0;
     for (int t = 0; t < s->nsteps; t++)
         r += !vec_zero(s->steps[t].vec, s->d);
-    return r;
+    return s->concurrent && r > 0 ? 1 : r; /* independent steps all go at once */
 }
 
 long xfer_iso_sched_volume(const xfer_iso_sched_t *s)

@@ -88,7 +88,7 @@ void xfer_iso_sched_step(xfer_iso_sched_t *s, const int *vec);
 void xfer_iso_sched_part(xfer_iso_sched_t *s, int block, int sbuf, int sslot, int rbuf, int rslot);
 /* Drop the last step when it got no parts. */
 void xfer_iso_sched_close(xfer_iso_sched_t *s);
-/* Rounds: steps with a nonzero vector. */
+/* Rounds: steps with a nonzero vector (1 for a concurrent schedule that has any). */
 int xfer_iso_sched_rounds(const xfer_iso_sched_t *s);
 /* Blocks sent over the network by one process (parts of non-local steps). */
 long xfer_iso_sched_volume(const xfer_iso_sched_t *s);
