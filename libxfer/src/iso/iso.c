@@ -23,9 +23,10 @@ struct xfer_iso {
     xfer_iso_nbh_t nbh;
     int *off; /* owned copy, s * d */
     xfer_iso_counts_t counts;
-    int one_node; /* every process on one shared-memory node */
-    int nreqs;    /* live requests */
-    int next_tag; /* requests made so far: each gets its own tag */
+    int one_node;   /* every process on one shared-memory node */
+    int combinable; /* torus and direct apply (no offset moves along an open dimension) */
+    int nreqs;      /* live requests */
+    int next_tag;   /* requests made so far: each gets its own tag */
 };
 
 typedef struct iso_step {
@@ -73,32 +74,35 @@ static uint64_t fnv(uint64_t h, long v)
     return h;
 }
 
-/* Local checks; 0 and a recorded message when the arguments cannot describe a neighbourhood. */
-static xfer_status_t check_args(MPI_Comm comm, int size, int ndims, const int dims[], int s,
-                                const int offsets[])
+/* The neighbourhood the arguments describe, in @p n (which points at @p offsets), checked
+ * locally: a recorded message when they cannot describe one. *@p procs is the product of the
+ * extents, counted up to the first one that takes it past @p cap. */
+static xfer_status_t nbh_from_args(int ndims, const int dims[], const int periods[], int s,
+                                   const int offsets[], long cap, xfer_iso_nbh_t *n, long *procs)
 {
     long p = 1;
-    (void) comm;
     if (ndims < 1 || ndims > XFER_ISO_MAXDIMS)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "ndims %d: must be 1 to %d", ndims, XFER_ISO_MAXDIMS);
     if (!dims)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "dims is NULL");
-    for (int j = 0; j < ndims; j++) {
-        if (dims[j] < 1)
-            return XFER_ERR(XFER_ERR_INVALID_ARG, "dims[%d] = %d: extents must be positive", j,
-                            dims[j]);
-        p *= dims[j];
-        if (p > size)
-            break;
-    }
-    if (p != size)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "the torus extents multiply to %ld%s, the communicator has %d processes", p,
-                        p > size ? " or more" : "", size);
     if (s < 0)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "s = %d offsets: must not be negative", s);
     if (s > 0 && !offsets)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "offsets is NULL for s = %d", s);
+    memset(n, 0, sizeof(*n));
+    n->d = ndims;
+    n->s = s;
+    n->off = offsets;
+    for (int j = 0; j < ndims; j++) {
+        if (dims[j] < 1)
+            return XFER_ERR(XFER_ERR_INVALID_ARG, "dims[%d] = %d: extents must be positive", j,
+                            dims[j]);
+        n->dims[j] = dims[j];
+        n->periods[j] = periods ? periods[j] != 0 : 1;
+        if (p <= cap)
+            p *= dims[j];
+    }
+    *procs = p;
     for (long i = 0; i < (long) s * ndims; i++)
         if (offsets[i] <= -ISO_MAX_COORD || offsets[i] >= ISO_MAX_COORD)
             return XFER_ERR(XFER_ERR_INVALID_ARG,
@@ -115,6 +119,8 @@ xfer_status_t xfer_iso_create(MPI_Comm comm, int ndims, const int dims[], const 
     unsigned long long v[3], h = 14695981039346656037ull;
     unsigned long long *all = NULL;
     xfer_iso_t *x = NULL;
+    xfer_iso_nbh_t nbh;
+    long procs = 0;
 
     if (iso)
         *iso = NULL;
@@ -130,15 +136,19 @@ xfer_status_t xfer_iso_create(MPI_Comm comm, int ndims, const int dims[], const 
 
     /* Every process takes part in the agreement below whatever its own arguments, so a bad
      * argument on one process is an error everywhere instead of a hang. */
-    local = iso ? check_args(comm, size, ndims, dims, s, offsets)
+    local = iso ? nbh_from_args(ndims, dims, periods, s, offsets, size, &nbh, &procs)
                 : XFER_ERR(XFER_ERR_INVALID_ARG, "iso is NULL");
+    if (local == XFER_SUCCESS && procs != size)
+        local = XFER_ERR(XFER_ERR_INVALID_ARG,
+                         "the torus extents multiply to %ld%s, the communicator has %d processes",
+                         procs, procs > size ? " or more" : "", size);
     if (local == XFER_SUCCESS) {
         h = fnv(h, ndims);
         for (int j = 0; j < ndims; j++)
-            h = fnv(fnv(h, dims[j]), periods ? periods[j] != 0 : 1);
+            h = fnv(fnv(h, nbh.dims[j]), nbh.periods[j]);
         h = fnv(h, s);
         for (long i = 0; i < (long) s * ndims; i++)
-            h = fnv(h, offsets[i]);
+            h = fnv(h, nbh.off[i]);
     }
     v[0] = h;
     v[1] = ~h;
@@ -175,16 +185,14 @@ xfer_status_t xfer_iso_create(MPI_Comm comm, int ndims, const int dims[], const 
     x->comm = MPI_COMM_NULL;
     x->rank = rank;
     x->size = size;
-    x->nbh.d = ndims;
-    x->nbh.s = s;
-    for (int j = 0; j < ndims; j++) {
-        x->nbh.dims[j] = dims[j];
-        x->nbh.periods[j] = periods ? periods[j] != 0 : 1;
-    }
+    x->nbh = nbh;
     if (s > 0)
         memcpy(x->off, offsets, sizeof(int) * (size_t) s * (size_t) ndims);
     x->nbh.off = x->off;
     XFER_CHECK_GOTO(xfer_iso_counts(&x->nbh, &x->counts), st, fail);
+    x->combinable = xfer_iso_need_periodic(&x->nbh, "torus") == XFER_SUCCESS;
+    if (!x->combinable)
+        xfer_clear_error();
     XFER_MPI_GOTO(MPI_Comm_dup(comm, &x->comm), st, fail);
     {
         MPI_Comm node;
@@ -244,7 +252,7 @@ xfer_status_t xfer_iso_get_info(const xfer_iso_t *iso, xfer_iso_info_t *info)
 /* ---- algorithm choice ------------------------------------------------------------------------ */
 
 /* The alpha-beta cost of each algorithm for blocks of @p m bytes; the cheapest that applies
- * (torus and direct need periodic dimensions where offsets move). Ties go to the simpler one. */
+ * (torus and direct need periodic dimensions where offsets move). */
 static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, double beta,
                           int one_node)
 {
@@ -254,14 +262,8 @@ static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, d
     long dv = op == XFER_ISO_OP_ALLTOALL ? c->direct_V : c->direct_W;
     const char *best = "posted"; /* above the cut-off: all exchanges at once, as MPI does */
     double cost = straight;
-    xfer_status_t st;
-    if (one_node)
+    if (one_node || !x->combinable)
         return best;
-    st = xfer_iso_need_periodic(&x->nbh, "auto");
-    if (st != XFER_SUCCESS) {
-        xfer_clear_error();
-        return best;
-    }
     torus = c->D * alpha + (double) tv * beta * m;
     direct = c->direct_rounds * alpha + (double) dv * beta * m;
     if (torus < cost)
@@ -269,14 +271,6 @@ static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, d
     if (direct < cost) /* for offsets of at most one hop it is the torus schedule: keep that */
         best = "direct";
     return best;
-}
-
-static long algo_index(const char *algo)
-{
-    return strcmp(algo, "straight") == 0 ? 1
-           : strcmp(algo, "torus") == 0  ? 2
-           : strcmp(algo, "direct") == 0 ? 3
-                                         : 4;
 }
 
 /* ---- requests -------------------------------------------------------------------------------- */
@@ -407,7 +401,7 @@ static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype
     if (agree) {
         long v[5] = {0, 0, (long) m, -(long) m, st != XFER_SUCCESS};
         if (st == XFER_SUCCESS)
-            v[0] = algo_index(r->sched.algo), v[1] = -v[0];
+            v[0] = r->sched.algo_id, v[1] = -v[0];
         XFER_MPI_GOTO(MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_LONG, MPI_MAX, iso->comm), st, fail);
         if (st == XFER_SUCCESS && v[4])
             st = XFER_ERR(XFER_ERR_INVALID_ARG,
@@ -663,10 +657,7 @@ static xfer_status_t once(int op, const void *sbuf, int scount, MPI_Datatype sty
         st = xfer_iso_start(r);
     if (st == XFER_SUCCESS)
         st = xfer_iso_wait(r);
-    if (r) {
-        r->active = 0;
-        xfer_iso_req_free(&r);
-    }
+    xfer_iso_req_free(&r); /* a failed start or wait leaves it inactive */
     return st;
 }
 
@@ -692,24 +683,14 @@ xfer_status_t xfer_iso_simulate(const char *algorithm, int allgather, int ndims,
 {
     xfer_iso_nbh_t n;
     xfer_iso_sched_t sc;
-    xfer_status_t st;
-    long p = 1;
-    if (!algorithm || !dims || ndims < 1 || ndims > XFER_ISO_MAXDIMS || s < 0 ||
-        (s > 0 && !offsets))
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "bad neighbourhood (ndims %d, s %d)", ndims, s);
-    memset(&n, 0, sizeof(n));
-    n.d = ndims;
-    n.s = s;
-    n.off = offsets;
-    for (int j = 0; j < ndims; j++) {
-        if (dims[j] < 1)
-            return XFER_ERR(XFER_ERR_INVALID_ARG, "dims[%d] = %d", j, dims[j]);
-        n.dims[j] = dims[j];
-        n.periods[j] = periods ? periods[j] != 0 : 1;
-        p *= dims[j];
-        if (p > (1 << 20))
-            return XFER_ERR(XFER_ERR_TOO_LARGE, "more than 2^20 processes to simulate");
-    }
+    long p = 0;
+    xfer_status_t st = nbh_from_args(ndims, dims, periods, s, offsets, 1L << 20, &n, &p);
+    if (st != XFER_SUCCESS)
+        return st;
+    if (!algorithm)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "algorithm is NULL");
+    if (p > (1L << 20))
+        return XFER_ERR(XFER_ERR_TOO_LARGE, "more than 2^20 processes to simulate");
     st = xfer_iso_sched_build(&n, algorithm,
                               allgather ? XFER_ISO_OP_ALLGATHER : XFER_ISO_OP_ALLTOALL, &sc);
     if (st != XFER_SUCCESS)

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The isomorphic schedule object, its figures and its symbolic verification (no MPI). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "../core/core.h"
@@ -97,25 +96,28 @@ long xfer_iso_sched_volume(const xfer_iso_sched_t *s)
     return v;
 }
 
+static const struct {
+    const char *name;
+    xfer_iso_builder_fn build;
+} builders[XFER_ISO_NALGOS] = {{"straight", xfer_iso_build_straight},
+                               {"posted", xfer_iso_build_posted},
+                               {"torus", xfer_iso_build_torus},
+                               {"direct", xfer_iso_build_direct}};
+
 xfer_status_t xfer_iso_sched_build(const xfer_iso_nbh_t *n, const char *algo, int op,
                                    xfer_iso_sched_t *s)
 {
-    xfer_iso_builder_fn fn;
     xfer_status_t st;
-    if (strcmp(algo, "straight") == 0)
-        fn = xfer_iso_build_straight, algo = "straight";
-    else if (strcmp(algo, "posted") == 0)
-        fn = xfer_iso_build_posted, algo = "posted";
-    else if (strcmp(algo, "torus") == 0)
-        fn = xfer_iso_build_torus, algo = "torus";
-    else if (strcmp(algo, "direct") == 0)
-        fn = xfer_iso_build_direct, algo = "direct";
-    else
+    int a = 0;
+    while (a < XFER_ISO_NALGOS && strcmp(algo, builders[a].name) != 0)
+        a++;
+    if (a == XFER_ISO_NALGOS)
         return XFER_ERR(XFER_ERR_UNKNOWN_ALGORITHM,
                         "isomorphic algorithm \"%s\": expected straight, posted, torus or direct",
                         algo);
-    xfer_iso_sched_init(s, algo, op, n->d, n->s);
-    st = fn(n, op, s);
+    xfer_iso_sched_init(s, builders[a].name, op, n->d, n->s);
+    s->algo_id = a;
+    st = builders[a].build(n, op, s);
     if (st == XFER_SUCCESS)
         xfer_iso_sched_close(s);
     if (st == XFER_SUCCESS && s->error)
@@ -126,6 +128,21 @@ xfer_status_t xfer_iso_sched_build(const xfer_iso_nbh_t *n, const char *algo, in
 }
 
 /* ---- torus arithmetic ------------------------------------------------------------------------ */
+
+xfer_status_t xfer_iso_need_periodic(const xfer_iso_nbh_t *n, const char *algo)
+{
+    for (int j = 0; j < n->d; j++) {
+        if (n->periods[j])
+            continue;
+        for (int i = 0; i < n->s; i++)
+            if (n->off[i * n->d + j] != 0)
+                return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                                "isomorphic %s: dimension %d is not periodic and offset %d moves "
+                                "along it (only straight and posted handle that)",
+                                algo, j, i);
+    }
+    return XFER_SUCCESS;
+}
 
 int xfer_iso_size(const xfer_iso_nbh_t *n)
 {
@@ -158,38 +175,20 @@ int xfer_iso_shift(const xfer_iso_nbh_t *n, int rank, const int *vec, int sign)
 
 /* ---- figures --------------------------------------------------------------------------------- */
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *) a, y = *(const int *) b;
-    return (x > y) - (x < y);
-}
-
 xfer_status_t xfer_iso_counts(const xfer_iso_nbh_t *n, xfer_iso_counts_t *c)
 {
     xfer_iso_sched_t s;
     xfer_status_t st;
-    int *col = NULL;
     memset(c, 0, sizeof(*c));
     c->s = n->s;
-    if (n->s > 0 && !(col = xfer_malloc(sizeof(int) * (size_t) n->s)))
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "isomorphic counts: %d offsets", n->s);
     for (int j = 0; j < n->d; j++) {
-        int pos = 0, neg = 0, distinct = 0;
+        int pos = 0, neg = 0;
         for (int i = 0; i < n->s; i++) {
-            int v = n->off[i * n->d + j];
-            pos = XFER_MAX(pos, v);
-            neg = XFER_MAX(neg, -v);
-            col[i] = v;
+            pos = XFER_MAX(pos, n->off[i * n->d + j]);
+            neg = XFER_MAX(neg, -n->off[i * n->d + j]);
         }
         c->D += pos + neg;
-        if (n->s > 0)
-            qsort(col, (size_t) n->s, sizeof(int), cmp_int);
-        for (int i = 0; i < n->s; i++)
-            if (col[i] != 0 && (i == 0 || col[i] != col[i - 1]))
-                distinct++;
-        c->direct_rounds += distinct;
     }
-    xfer_free(col);
     for (int i = 0; i < n->s; i++) {
         int zero = 1;
         for (int j = 0; j < n->d; j++) {
@@ -200,8 +199,9 @@ xfer_status_t xfer_iso_counts(const xfer_iso_nbh_t *n, xfer_iso_counts_t *c)
         }
         c->self += zero;
     }
-    /* The allgather volumes depend on the trie and its dimension order: take them from the
-     * schedules themselves (the builders ignore periods for this purpose). */
+    /* The allgather volumes depend on the trie and its dimension order, so they come from the
+     * schedules themselves, and so do the direct rounds (one per distinct nonzero coordinate
+     * value per dimension); periods only decide whether the builders apply. */
     {
         xfer_iso_nbh_t m = *n;
         for (int j = 0; j < m.d; j++)
@@ -213,6 +213,7 @@ xfer_status_t xfer_iso_counts(const xfer_iso_nbh_t *n, xfer_iso_counts_t *c)
         if ((st = xfer_iso_sched_build(&m, "direct", XFER_ISO_OP_ALLGATHER, &s)) != XFER_SUCCESS)
             return st;
         c->direct_W = xfer_iso_sched_volume(&s);
+        c->direct_rounds = xfer_iso_sched_rounds(&s);
         xfer_iso_sched_fini(&s);
     }
     return XFER_SUCCESS;

@@ -27,6 +27,7 @@
 enum { XFER_ISO_SEND = 0, XFER_ISO_RECV = 1, XFER_ISO_TMP = 2 };
 enum { XFER_ISO_OP_ALLTOALL = 0, XFER_ISO_OP_ALLGATHER = 1 };
 enum { XFER_ISO_MAXDIMS = 8 };
+enum { XFER_ISO_NALGOS = 4 }; /* straight, posted, torus, direct */
 
 /* The neighbourhood, shared by all processes (the builders' input). */
 typedef struct xfer_iso_nbh {
@@ -50,6 +51,7 @@ typedef struct xfer_iso_step {
 
 typedef struct xfer_iso_sched {
     const char *algo; /* "straight", "posted", "torus", "direct" */
+    int algo_id;      /* its index among those (the processes' agreement compares it) */
     int op;           /* XFER_ISO_OP_* */
     int concurrent;   /* steps are independent: the executor may run them all at once */
     int d, s;

@@ -19,26 +19,6 @@
 #include "../core/core.h"
 #include "iso_sched.h"
 
-static xfer_status_t need_periodic(const xfer_iso_nbh_t *n, const char *algo)
-{
-    for (int j = 0; j < n->d; j++) {
-        if (n->periods[j])
-            continue;
-        for (int i = 0; i < n->s; i++)
-            if (n->off[i * n->d + j] != 0)
-                return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                                "isomorphic %s: dimension %d is not periodic and offset %d moves "
-                                "along it (only straight and posted handle that)",
-                                algo, j, i);
-    }
-    return XFER_SUCCESS;
-}
-
-xfer_status_t xfer_iso_need_periodic(const xfer_iso_nbh_t *n, const char *algo)
-{
-    return need_periodic(n, algo);
-}
-
 /* The parity rule: a block with @p hops hops left (this one included) is read from SEND on its
  * first hop, else from the slot it was received into on the previous hop; it is written to
  * RECV when this is an odd-numbered hop from the end (its last one included). */
@@ -185,7 +165,7 @@ out:
 
 xfer_status_t xfer_iso_build_torus(const xfer_iso_nbh_t *n, int op, xfer_iso_sched_t *s)
 {
-    xfer_status_t st = need_periodic(n, "torus");
+    xfer_status_t st = xfer_iso_need_periodic(n, "torus");
     if (st != XFER_SUCCESS)
         return st;
     return op == XFER_ISO_OP_ALLTOALL ? alltoall(n, s) : allgather(n, s);
