@@ -417,11 +417,13 @@ static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
     return XFER_SUCCESS;
 }
 
-/* After lay_out: may stage0 serve as this rank's contribution as it is? */
+/* After lay_out: may stage0 serve as this rank's contribution as it is? Only when every block
+ * sits where the contribution has it: blocks put out of the channel's order, put again with
+ * another size (appended anew) or missing move the offsets or the length. */
 static int stage0_fits(const xfer_channel_t *ch)
 {
     int i;
-    if (!ch->stage0 || ch->stage0_disorder || ch->stage0_len != ch->my_bytes)
+    if (!ch->stage0 || ch->stage0_len != ch->my_bytes)
         return 0;
     for (i = 0; i < ch->nds; i++) {
         const xfer_rt_dset_t *d = &ch->ds[i];
@@ -785,7 +787,6 @@ static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const v
                                  size_t bytes)
 {
     const size_t padded = (bytes + 7) & ~(size_t) 7;
-    const int index = (int) (ds - ch->ds);
     size_t base = ch->stage0_len ? ch->stage0_len : sizeof(xfer_rt_hdr_t);
     char *grown;
     if (ds->staged && ds->st_len == bytes) { /* put again, same block: in place */
@@ -801,10 +802,6 @@ static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const v
     if (!ch->stage0)
         memset(grown, 0, base); /* the header's room */
     ch->stage0 = grown;
-    if (ds->staged || index < ch->stage0_next)
-        ch->stage0_disorder = 1;
-    else
-        ch->stage0_next = index + 1;
     memcpy(grown + base, block, bytes);
     memset(grown + base + bytes, 0, padded - bytes);
     ds->staged = 1;

@@ -98,9 +98,7 @@ struct xfer_channel {
      * contribution itself, and setup adopts stage0 as the first slot's send stage: no copy. */
     char *stage0;
     size_t stage0_len;
-    int stage0_next;     /* index of the dataset after the last one appended */
-    int stage0_disorder; /* a block came out of the channel's order or was resized */
-    size_t *r_bytes;     /* every remote rank's contribution */
+    size_t *r_bytes; /* every remote rank's contribution */
     size_t r_total;
     int nslots;
     xfer_rt_slot_t *slots;
