@@ -52,6 +52,24 @@ static void attr_num(hid_t loc, const char *name, hid_t type, int nd, const hsiz
     H5Sclose(s);
 }
 
+/* Element @p i of @p buf, of @p es bytes (floating point when @p fl), from the value @p v:
+ * v / 3 for floats, v wrapped by the integer type (64-bit ones: v * 1000003). */
+static void put_value(unsigned char *buf, hsize_t i, size_t es, int fl, long long v)
+{
+    if (fl && es == 4)
+        ((float *) buf)[i] = (float) v / 3.0f;
+    else if (fl)
+        ((double *) buf)[i] = (double) v / 3.0;
+    else if (es == 1)
+        buf[i] = (unsigned char) v;
+    else if (es == 2)
+        ((short *) buf)[i] = (short) v;
+    else if (es == 4)
+        ((int *) buf)[i] = (int) v;
+    else
+        ((long long *) buf)[i] = v * 1000003LL;
+}
+
 /* A dataset of @p type filled with a pattern (element i: i * 7 + seed, wrapped by the type). */
 static hid_t dataset(hid_t loc, const char *name, hid_t type, int nd, const hsize_t *dims,
                      int chunked, int seed, int perturb)
@@ -73,18 +91,7 @@ static hid_t dataset(hid_t loc, const char *name, hid_t type, int nd, const hsiz
         long long v = (long long) i * 7 + seed - (long long) n;
         if (perturb && i == n / 2)
             v += 1;
-        if (fl && es == 4)
-            ((float *) buf)[i] = (float) v / 3.0f;
-        else if (fl)
-            ((double *) buf)[i] = (double) v / 3.0;
-        else if (es == 1)
-            buf[i] = (unsigned char) v;
-        else if (es == 2)
-            ((short *) buf)[i] = (short) v;
-        else if (es == 4)
-            ((int *) buf)[i] = (int) v;
-        else
-            ((long long *) buf)[i] = v * 1000003LL;
+        put_value(buf, i, es, fl, v);
     }
     CHECK(d = H5Dcreate2(loc, name, type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT));
     CHECK(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
@@ -361,17 +368,8 @@ static void big_dataset(hid_t g, const char *name, hid_t type, int nd, const hsi
     CHECK(d = H5Dcreate2(g, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     for (r0 = 0; r0 < dims[0]; r0 += rows) {
         const hsize_t nr = dims[0] - r0 < rows ? dims[0] - r0 : rows;
-        for (i = 0; i < nr * row; i++) {
-            const long long v = (long long) ((r0 * row + i) * 7) + seed;
-            if (fl && es == 4)
-                ((float *) buf)[i] = (float) v / 3.0f;
-            else if (fl)
-                ((double *) buf)[i] = (double) v / 3.0;
-            else if (es == 1)
-                buf[i] = (unsigned char) v;
-            else
-                ((int *) buf)[i] = (int) v;
-        }
+        for (i = 0; i < nr * row; i++)
+            put_value(buf, i, es, fl, (long long) ((r0 * row + i) * 7) + seed);
         for (k = 0; k < nd; k++)
             count[k] = dims[k];
         start[0] = r0;
