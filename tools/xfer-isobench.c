@@ -111,25 +111,14 @@ int main(int argc, char **argv)
     for (int j = 0; j < d; j++)
         periods[j] = 1;
 
-    /* The neighbourhood: Moore (all nonzero vectors with |c_j| <= r) or von Neumann (2d). */
+    /* The neighbourhood: Moore (all nonzero vectors with |c_j| <= r) or von Neumann (2rd). */
     {
-        int w = 2 * radius + 1, total = 1;
-        for (int j = 0; j < d; j++)
-            total *= w;
-        off = malloc(sizeof(int) * (size_t) total * (size_t) d);
-        if (!off)
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        for (int k = 0; k < total; k++) {
-            int x = k, nz = 0, zero = 1;
-            for (int j = 0; j < d; j++) {
-                off[s * d + j] = x % w - radius;
-                nz += off[s * d + j] != 0;
-                zero &= off[s * d + j] == 0;
-                x /= w;
-            }
-            if (!zero && (!vonneumann || nz == 1))
-                s++;
-        }
+        xfer_iso_stencil_t kind = vonneumann ? XFER_ISO_VON_NEUMANN : XFER_ISO_MOORE;
+        xfer_status_t st = xfer_iso_stencil(kind, d, radius, 0, NULL, &s);
+        if (st == XFER_ERR_TOO_LARGE && (off = malloc(sizeof(int) * (size_t) s * (size_t) d)))
+            st = xfer_iso_stencil(kind, d, radius, s, off, &s);
+        if (st != XFER_SUCCESS)
+            die("xfer_iso_stencil", st);
     }
     {
         xfer_status_t st = xfer_iso_create(MPI_COMM_WORLD, d, dims, periods, s, off, &iso);

@@ -464,19 +464,20 @@ static int cmd_iso(int argc, char **argv)
                 p++;
         }
     } else {
-        int r = vn ? 1 : moore, lo = positive ? 0 : -r, w = r - lo + 1, total = 1;
-        for (int j = 0; j < d; j++)
-            total *= w;
-        off = malloc(sizeof(int) * (size_t) total * (size_t) d + 1);
-        for (int k = 0; off && k < total; k++) {
-            int x = k, nz = 0;
-            for (int j = 0; j < d; j++) {
-                off[s * d + j] = lo + x % w;
-                nz += off[s * d + j] != 0;
-                x /= w;
-            }
-            if (nz > 0 && (!vn || nz == 1))
-                s++;
+        xfer_iso_stencil_t kind = vn         ? XFER_ISO_VON_NEUMANN
+                                  : positive ? XFER_ISO_MOORE_POSITIVE
+                                             : XFER_ISO_MOORE;
+        const int r = vn ? 1 : moore;
+        xfer_status_t st = xfer_iso_stencil(kind, d, r, 0, NULL, &s); /* how many */
+        if (st == XFER_ERR_TOO_LARGE)
+            st = (off = malloc(sizeof(int) * (size_t) s * (size_t) d + 1))
+                     ? xfer_iso_stencil(kind, d, r, s, off, &s)
+                     : XFER_ERR_NO_MEMORY;
+        if (st != XFER_SUCCESS) {
+            fprintf(stderr, "xfer-sched iso: %s\n",
+                    st == XFER_ERR_NO_MEMORY ? "out of memory" : xfer_last_error());
+            free(off);
+            return 2;
         }
     }
     if (!off) {

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xfer/iso.h>
+
 #include "../support/unit.h"
 #include "iso/iso_sched.h"
 
@@ -257,11 +259,48 @@ static void test_verify_fails(void)
     checks += 5;
 }
 
+/* xfer_iso_stencil gives the neighbourhoods the generators above give, in the same order. */
+static void test_stencil(void)
+{
+    static int want[400 * 3], got[400 * 3];
+    for (int d = 1; d <= 3; d++) {
+        for (int r = 1; r <= 2; r++) {
+            for (int positive = 0; positive < 2; positive++) {
+                int s = moore(d, r, positive, want), n = -1;
+                xfer_iso_stencil_t kind = positive ? XFER_ISO_MOORE_POSITIVE : XFER_ISO_MOORE;
+                UCHECK(xfer_iso_stencil(kind, d, r, 0, NULL, &n) == XFER_ERR_TOO_LARGE && n == s,
+                       "d=%d r=%d: counted %d of %d", d, r, n, s);
+                UCHECK(xfer_iso_stencil(kind, d, r, 400, got, &n) == XFER_SUCCESS && n == s &&
+                           !memcmp(got, want, sizeof(int) * (size_t) (s * d)),
+                       "d=%d r=%d%s: stencil differs", d, r, positive ? "+" : "");
+                checks++;
+            }
+        }
+        {
+            int s = von_neumann(d, want), n = -1;
+            UCHECK(xfer_iso_stencil(XFER_ISO_VON_NEUMANN, d, 1, 400, got, &n) == XFER_SUCCESS &&
+                       n == s,
+                   "von Neumann d=%d: %d offsets", d, n);
+            /* the same set (von_neumann above lists them per axis) */
+            for (int i = 0; i < s; i++) {
+                int found = 0;
+                for (int k = 0; k < n && !found; k++)
+                    found = !memcmp(&got[k * d], &want[i * d], sizeof(int) * (size_t) d);
+                UCHECK(found, "von Neumann d=%d: offset %d missing", d, i);
+            }
+            checks++;
+        }
+    }
+    UCHECK(xfer_iso_stencil(XFER_ISO_MOORE, 0, 1, 0, NULL, &(int){0}) == XFER_ERR_INVALID_ARG,
+           "ndims 0 accepted");
+}
+
 int main(void)
 {
     test_table();
     test_shapes();
     test_random();
     test_verify_fails();
+    test_stencil();
     return unit_finish("test_iso_sched", checks);
 }

@@ -134,6 +134,22 @@ XFER_PUBLIC xfer_status_t xfer_iso_req_free(xfer_iso_req_t **req);
 XFER_PUBLIC xfer_status_t xfer_iso_req_algorithm(const xfer_iso_req_t *req, const char **name,
                                                  int *rounds);
 
+/** Standard neighbourhoods for xfer_iso_stencil(). */
+typedef enum xfer_iso_stencil {
+    XFER_ISO_MOORE = 0,          /**< every nonzero vector with |c_j| <= r: (2r + 1)^d - 1 */
+    XFER_ISO_MOORE_POSITIVE = 1, /**< every nonzero vector with 0 <= c_j <= r: (r + 1)^d - 1 */
+    XFER_ISO_VON_NEUMANN = 2     /**< one nonzero coordinate, |c_j| <= r: 2rd */
+} xfer_iso_stencil_t;
+
+/**
+ * The offsets of a standard neighbourhood of @p radius in @p ndims dimensions, for
+ * xfer_iso_create(): written to @p offsets (room for @p max rows of @p ndims), their number to
+ * *@p s. Order: coordinate 0 varies fastest, from -r (0 for the positive kind) up. No MPI needed.
+ * XFER_ERR_TOO_LARGE when more than @p max rows would be needed (*@p s then says how many).
+ */
+XFER_PUBLIC xfer_status_t xfer_iso_stencil(xfer_iso_stencil_t kind, int ndims, int radius, int max,
+                                           int offsets[], int *s);
+
 /**
  * Build the schedule of @p algorithm ("straight", "posted", "torus", "direct") for all-to-all
  * (@p allgather 0) or allgather (1) on the given torus and offsets, and run it symbolically on

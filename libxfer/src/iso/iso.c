@@ -6,6 +6,7 @@
  * over absolute addresses (sent from MPI_BOTTOM) built once per request, so no byte is packed
  * or copied by libxfer (seed-isomorphic §8).
  */
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <string.h>
@@ -675,7 +676,45 @@ xfer_status_t xfer_iso_allgather(const void *sbuf, int scount, MPI_Datatype styp
     return once(XFER_ISO_OP_ALLGATHER, sbuf, scount, stype, rbuf, rcount, rtype, iso, opts);
 }
 
-/* ---- simulation (no MPI) --------------------------------------------------------------------- */
+/* ---- neighbourhoods and simulation (no MPI) -------------------------------------------------- */
+
+xfer_status_t xfer_iso_stencil(xfer_iso_stencil_t kind, int ndims, int radius, int max,
+                               int offsets[], int *s)
+{
+    const int lo = kind == XFER_ISO_MOORE_POSITIVE ? 0 : -radius, w = radius - lo + 1;
+    long total = 1;
+    int n = 0, c[XFER_ISO_MAXDIMS];
+    if (!s ||
+        (kind != XFER_ISO_MOORE && kind != XFER_ISO_MOORE_POSITIVE && kind != XFER_ISO_VON_NEUMANN))
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "%s", s ? "unknown stencil kind" : "s is NULL");
+    if (ndims < 1 || ndims > XFER_ISO_MAXDIMS || radius < 1 || radius >= ISO_MAX_COORD)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "stencil: ndims %d (1 to %d), radius %d (>= 1)",
+                        ndims, XFER_ISO_MAXDIMS, radius);
+    for (int j = 0; j < ndims; j++) {
+        total *= w;
+        if (total > INT_MAX)
+            return XFER_ERR(XFER_ERR_TOO_LARGE, "stencil of radius %d in %d dimensions", radius,
+                            ndims);
+    }
+    for (long k = 0; k < total; k++) {
+        long x = k;
+        int nz = 0;
+        for (int j = 0; j < ndims; j++, x /= w) {
+            c[j] = (int) (x % w) + lo;
+            nz += c[j] != 0;
+        }
+        if (nz == 0 || (kind == XFER_ISO_VON_NEUMANN && nz != 1))
+            continue;
+        if (n < max && offsets)
+            memcpy(&offsets[n * ndims], c, sizeof(int) * (size_t) ndims);
+        n++;
+    }
+    *s = n;
+    if (n > max || (n > 0 && !offsets))
+        return XFER_ERR(XFER_ERR_TOO_LARGE, "stencil: %d offsets, room for %d", n,
+                        offsets ? max : 0);
+    return XFER_SUCCESS;
+}
 
 xfer_status_t xfer_iso_simulate(const char *algorithm, int allgather, int ndims, const int dims[],
                                 const int periods[], int s, const int offsets[], int *rounds,
