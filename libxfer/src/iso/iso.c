@@ -28,6 +28,8 @@ struct xfer_iso {
     int combinable; /* torus and direct apply (no offset moves along an open dimension) */
     int nreqs;      /* live requests */
     int next_tag;   /* requests made so far: each gets its own tag */
+    /* schedules built so far, by algorithm and operation: they depend on the offsets only */
+    xfer_iso_sched_t *scheds[XFER_ISO_NALGOS][2];
 };
 
 typedef struct iso_step {
@@ -40,7 +42,7 @@ typedef struct iso_step {
 
 struct xfer_iso_req {
     xfer_iso_t *iso;
-    xfer_iso_sched_t sched;
+    const xfer_iso_sched_t *sched; /* the neighbourhood's, shared */
     iso_step_t *steps;
     int nsteps, rounds;
     void *tmp;
@@ -230,6 +232,12 @@ xfer_status_t xfer_iso_free(xfer_iso_t **iso)
     if (x->comm != MPI_COMM_NULL)
         XFER_MPI_GOTO(MPI_Comm_free(&x->comm), st, out);
 out:
+    for (int a = 0; a < XFER_ISO_NALGOS; a++)
+        for (int op = 0; op < 2; op++) {
+            if (x->scheds[a][op])
+                xfer_iso_sched_fini(x->scheds[a][op]);
+            xfer_free(x->scheds[a][op]);
+        }
     xfer_free(x->off);
     xfer_free(x);
     *iso = NULL;
@@ -275,6 +283,31 @@ static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, d
 }
 
 /* ---- requests -------------------------------------------------------------------------------- */
+
+/* The schedule of algorithm @p name for @p op, built on first use and kept with @p x: every
+ * request of the same algorithm and operation runs the same one. */
+static xfer_status_t cached_sched(xfer_iso_t *x, const char *name, int op,
+                                  const xfer_iso_sched_t **out)
+{
+    xfer_iso_sched_t sc, *keep;
+    xfer_status_t st;
+    for (int a = 0; a < XFER_ISO_NALGOS; a++) {
+        if (x->scheds[a][op] && strcmp(x->scheds[a][op]->algo, name) == 0) {
+            *out = x->scheds[a][op];
+            return XFER_SUCCESS;
+        }
+    }
+    if ((st = xfer_iso_sched_build(&x->nbh, name, op, &sc)) != XFER_SUCCESS)
+        return st;
+    if (!(keep = xfer_malloc(sizeof(*keep)))) {
+        xfer_iso_sched_fini(&sc);
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "isomorphic schedule");
+    }
+    *keep = sc;
+    x->scheds[sc.algo_id][op] = keep;
+    *out = keep;
+    return XFER_SUCCESS;
+}
 
 static void free_steps(xfer_iso_req_t *r)
 {
@@ -396,13 +429,13 @@ static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype
         r->iso = iso;
         r->timeout_ms = opts && opts->timeout_ms >= 0 ? opts->timeout_ms
                                                       : (int) xfer_env_long("XFER_TIMEOUT_MS", 0);
-        st = xfer_iso_sched_build(&iso->nbh, name, op, &r->sched);
+        st = cached_sched(iso, name, op, &r->sched);
     }
     r_tag = iso->next_tag++ % 32000;
     if (agree) {
         long v[5] = {0, 0, (long) m, -(long) m, st != XFER_SUCCESS};
         if (st == XFER_SUCCESS)
-            v[0] = r->sched.algo_id, v[1] = -v[0];
+            v[0] = r->sched->algo_id, v[1] = -v[0];
         XFER_MPI_GOTO(MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_LONG, MPI_MAX, iso->comm), st, fail);
         if (st == XFER_SUCCESS && v[4])
             st = XFER_ERR(XFER_ERR_INVALID_ARG,
@@ -415,8 +448,8 @@ static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype
     if (st != XFER_SUCCESS)
         goto fail;
     r->tag = r_tag;
-    r->algo = r->sched.algo;
-    r->rounds = xfer_iso_sched_rounds(&r->sched);
+    r->algo = r->sched->algo;
+    r->rounds = xfer_iso_sched_rounds(r->sched);
     if (m == 0) { /* empty blocks: nothing moves */
         iso->nreqs++;
         *req = r;
@@ -435,40 +468,40 @@ static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype
     b.count[XFER_ISO_RECV] = b.count[XFER_ISO_TMP] = rcount;
     b.type[XFER_ISO_SEND] = stype;
     b.type[XFER_ISO_RECV] = b.type[XFER_ISO_TMP] = rtype;
-    if (r->sched.ntmp > 0) {
+    if (r->sched->ntmp > 0) {
         size_t bytes;
-        if (!xfer_mul_size((size_t) b.stride[XFER_ISO_TMP], (size_t) r->sched.ntmp, &bytes) ||
+        if (!xfer_mul_size((size_t) b.stride[XFER_ISO_TMP], (size_t) r->sched->ntmp, &bytes) ||
             !(r->tmp = xfer_malloc(bytes))) {
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "scratch of %d blocks of %ld bytes", r->sched.ntmp,
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "scratch of %d blocks of %ld bytes", r->sched->ntmp,
                           (long) b.stride[XFER_ISO_TMP]);
             goto fail;
         }
     }
     b.base[XFER_ISO_TMP] = (char *) r->tmp - tlb;
 
-    for (int t = 0; t < r->sched.nsteps; t++)
-        maxparts = XFER_MAX(maxparts, r->sched.steps[t].nparts);
+    for (int t = 0; t < r->sched->nsteps; t++)
+        maxparts = XFER_MAX(maxparts, r->sched->steps[t].nparts);
     disp = xfer_malloc(sizeof(*disp) * (size_t) maxparts);
     blen = xfer_malloc(sizeof(*blen) * (size_t) maxparts);
     types = xfer_malloc(sizeof(*types) * (size_t) maxparts);
-    r->steps = xfer_calloc((size_t) r->sched.nsteps + 1, sizeof(*r->steps));
+    r->steps = xfer_calloc((size_t) r->sched->nsteps + 1, sizeof(*r->steps));
     if (!disp || !blen || !types || !r->steps) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "datatypes of %d steps", r->sched.nsteps);
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "datatypes of %d steps", r->sched->nsteps);
         goto fail;
     }
-    for (int t = 0; t < r->sched.nsteps; t++) {
-        const xfer_iso_step_t *stp = &r->sched.steps[t];
+    for (int t = 0; t < r->sched->nsteps; t++) {
+        const xfer_iso_step_t *stp = &r->sched->steps[t];
         iso_step_t *e = &r->steps[t];
         int dst = xfer_iso_shift(&iso->nbh, iso->rank, stp->vec, 1);
         int src = xfer_iso_shift(&iso->nbh, iso->rank, stp->vec, -1);
         e->dst = dst < 0 ? MPI_PROC_NULL : dst;
         e->src = src < 0 ? MPI_PROC_NULL : src;
         XFER_CHECK_GOTO(
-            side_type(&r->sched, stp, &b, 0, &e->sptr, &e->scount, &e->stype, disp, blen, types),
-            st, fail);
+            side_type(r->sched, stp, &b, 0, &e->sptr, &e->scount, &e->stype, disp, blen, types), st,
+            fail);
         if (stp->nparts > 1)
             e->owned = 1; /* the send type exists: free it even if the receive type fails */
-        st = side_type(&r->sched, stp, &b, 1, &e->rptr, &e->rcount, &e->rtype, disp, blen, types);
+        st = side_type(r->sched, stp, &b, 1, &e->rptr, &e->rcount, &e->rtype, disp, blen, types);
         if (st != XFER_SUCCESS) {
             if (e->owned)
                 MPI_Type_free(&e->stype);
@@ -477,7 +510,7 @@ static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype
         }
         r->nsteps++;
     }
-    r->nrq = 2 * (r->sched.concurrent ? r->nsteps : 1);
+    r->nrq = 2 * (r->sched->concurrent ? r->nsteps : 1);
     r->rq = xfer_malloc(sizeof(*r->rq) * (size_t) r->nrq);
     r->sts = xfer_malloc(sizeof(*r->sts) * (size_t) r->nrq);
     if (!r->rq || !r->sts) {
@@ -496,7 +529,6 @@ fail:
     xfer_free(types);
     if (r) {
         free_steps(r);
-        xfer_iso_sched_fini(&r->sched);
         xfer_free(r->tmp);
         xfer_free(r->rq);
         xfer_free(r->sts);
@@ -567,7 +599,7 @@ xfer_status_t xfer_iso_start(xfer_iso_req_t *r)
     r->active = 1;
     if (r->nsteps == 0)
         return XFER_SUCCESS;
-    if (r->sched.concurrent) {
+    if (r->sched->concurrent) {
         st = XFER_SUCCESS;
         for (int t = 0; t < r->nsteps && st == XFER_SUCCESS; t++)
             st = post(r, t, t);
@@ -588,9 +620,9 @@ xfer_status_t xfer_iso_wait(xfer_iso_req_t *r)
     if (!r->active)
         return XFER_ERR(XFER_ERR_STATE, "the request is not active (xfer_iso_start first)");
     deadline = r->timeout_ms > 0 ? MPI_Wtime() + 1e-3 * r->timeout_ms : 0;
-    if (r->sched.concurrent && r->nsteps > 0)
+    if (r->sched->concurrent && r->nsteps > 0)
         st = complete(r, r->nrq, -1, deadline);
-    for (int t = 0; !r->sched.concurrent && t < r->nsteps && st == XFER_SUCCESS; t++) {
+    for (int t = 0; !r->sched->concurrent && t < r->nsteps && st == XFER_SUCCESS; t++) {
         if (t > 0)
             st = post(r, t, 0);
         if (st == XFER_SUCCESS)
@@ -611,7 +643,6 @@ xfer_status_t xfer_iso_req_free(xfer_iso_req_t **req)
     if (r->active)
         return XFER_ERR(XFER_ERR_STATE, "the request is active (xfer_iso_wait first)");
     free_steps(r);
-    xfer_iso_sched_fini(&r->sched);
     xfer_free(r->tmp);
     xfer_free(r->rq);
     xfer_free(r->sts);
