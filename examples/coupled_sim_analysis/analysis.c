@@ -35,7 +35,6 @@ typedef struct opts {
     const char *output, *channel, *config, *component;
 } opts_t;
 
-static int crank = -1; /* also gs_rank, for failure reports */
 #ifdef GS_WITH_HDF5
 static void *h5; /* the output file while it is open: abort() keeps its completed steps */
 #endif
@@ -267,7 +266,7 @@ static void h5_write_step(const h5vars_t *w, uint64_t step, uint64_t r0, uint64_
                           const double *u, const double *v, const gs_stats_t *s, double time)
 {
     const xfer_adapter_ops_t *ops = xfer_adapter_hdf5();
-    const int root = crank == 0;
+    const int root = gs_rank == 0;
     const double n = s->cells ? (double) s->cells : 1.0;
     double summary[6] = {s->umin, s->umax, s->usum / n, s->vmin, s->vmax, s->vsum / n};
     uint64_t start[2] = {r0, 0}, count[2] = {nr, w->u.dims[1]}, z = 0, c6 = 6, cb = w->hist.dims[0],
@@ -315,20 +314,19 @@ int main(int argc, char **argv)
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    crank = gs_rank = wrank;
+    gs_rank = wrank;
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
     XCHECK(xfer_comm(x, &comm));
     XCHECK(xfer_config_of(x, &cfg, &comp));
-    MPI_Comm_rank(comm, &crank);
-    gs_rank = crank;
+    MPI_Comm_rank(comm, &gs_rank);
     MPI_Comm_size(comm, &csize);
     if (gs_fields_shape(cfg, o.channel, &ny, &nx, err, sizeof(err)) != 0)
         FAIL("%s", err);
     XCHECK(xfer_channel_open(x, o.channel, &ch));
 
     /* this rank's rows: near-equal slabs of the slowest dimension */
-    r0 = ny * (uint64_t) crank / (uint64_t) csize;
-    nr = ny * (uint64_t) (crank + 1) / (uint64_t) csize - r0;
+    r0 = ny * (uint64_t) gs_rank / (uint64_t) csize;
+    nr = ny * (uint64_t) (gs_rank + 1) / (uint64_t) csize - r0;
     bytes = (size_t) (nr * nx) * sizeof(double);
     u = malloc(bytes + 1);
     v = malloc(bytes + 1);
@@ -337,12 +335,12 @@ int main(int argc, char **argv)
 
     /* rank 0 creates the directory and the CSV; everyone stops if it cannot */
     snprintf(path, sizeof(path), "%s/stats.csv", o.output);
-    if (crank == 0)
+    if (gs_rank == 0)
         k = gs_mkdir_p(o.output) != 0 || !(csv = fopen(path, "w")) ? errno : 0;
     MCHECK(MPI_Bcast(&k, 1, MPI_INT, 0, comm));
     if (k)
         FAIL("cannot write %s: %s", path, strerror(k));
-    if (crank == 0)
+    if (gs_rank == 0)
         gs_stats_csv_header(csv, o.bins);
 #ifdef GS_WITH_HDF5
     if (o.hdf5) {
@@ -383,7 +381,7 @@ int main(int argc, char **argv)
         gs_stats_reset(&stats);
         gs_stats_add(&stats, u, v, (size_t) nr, (size_t) nx, (size_t) nx);
         MCHECK(gs_stats_reduce(&stats, comm));
-        if (crank == 0) {
+        if (gs_rank == 0) {
             gs_stats_csv_row(csv, d.step, time, &stats);
             if (fflush(csv) != 0)
                 FAIL("writing %s: %s", path, strerror(errno));
@@ -408,7 +406,7 @@ int main(int argc, char **argv)
 #endif
 
     /* V of the last step, whole, on rank 0 for the image */
-    if (crank == 0) {
+    if (gs_rank == 0) {
         counts = malloc((size_t) csize * sizeof(int));
         displs = malloc((size_t) csize * sizeof(int));
         vall = malloc((size_t) (ny * nx) * sizeof(double));
@@ -426,7 +424,7 @@ int main(int argc, char **argv)
     MCHECK(MPI_Gatherv(v, (int) (nr * nx), MPI_DOUBLE, vall, counts, displs, MPI_DOUBLE, 0, comm));
     XCHECK(xfer_finalize(&x));
 
-    if (crank == 0) {
+    if (gs_rank == 0) {
         /* each rank receives the whole arrays (allgatherv semantics) and keeps its rows */
         const double per_step = (double) (2 * ny * nx + 1) * sizeof(double);
         const double mib = 1024.0 * 1024.0;

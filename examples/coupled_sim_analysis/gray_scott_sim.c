@@ -76,8 +76,6 @@ typedef struct halo {
 static const int halo_offsets[HALO_MAX_NBRS][2] = {{-1, 0},  {1, 0},  {0, -1}, {0, 1},
                                                    {-1, -1}, {-1, 1}, {1, -1}, {1, 1}};
 
-static int crank = -1; /* also gs_rank, for failure reports */
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gray-scott-sim [--steps S] [--every N] [--size L] [--bins B]\n"
@@ -393,12 +391,11 @@ int main(int argc, char **argv)
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    crank = gs_rank = wrank;
+    gs_rank = wrank;
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
     XCHECK(xfer_comm(x, &comm));
     XCHECK(xfer_config_of(x, &cfg, &comp));
-    MPI_Comm_rank(comm, &crank);
-    gs_rank = crank;
+    MPI_Comm_rank(comm, &gs_rank);
     MPI_Comm_size(comm, &csize);
     if (gs_fields_shape(cfg, o.channel, &ny, &nx, err, sizeof(err)) != 0)
         FAIL("%s", err);
@@ -414,7 +411,7 @@ int main(int argc, char **argv)
         FAIL("%d x %d process grid on a %" PRIu64 " x %" PRIu64 " grid: fewer ranks, please",
              dims[0], dims[1], ny, nx);
     MCHECK(MPI_Cart_create(comm, 2, dims, periods, 0, &cart));
-    MCHECK(MPI_Cart_coords(cart, crank, 2, coords));
+    MCHECK(MPI_Cart_coords(cart, gs_rank, 2, coords));
     MCHECK(MPI_Cart_shift(cart, 0, 1, &g.up, &g.down));
     MCHECK(MPI_Cart_shift(cart, 1, 1, &g.left, &g.right));
     g.r0 = ny * (uint64_t) coords[0] / (uint64_t) dims[0];
@@ -440,12 +437,12 @@ int main(int argc, char **argv)
 
     /* rank 0 creates the directory and the CSV; everyone stops if it cannot */
     snprintf(ref, sizeof(ref), "%s/reference_stats.csv", o.output);
-    if (crank == 0)
+    if (gs_rank == 0)
         e = gs_mkdir_p(o.output) != 0 || !(csv = fopen(ref, "w")) ? errno : 0;
     MCHECK(MPI_Bcast(&e, 1, MPI_INT, 0, cart));
     if (e)
         FAIL("cannot write %s: %s", ref, strerror(e));
-    if (crank == 0) {
+    if (gs_rank == 0) {
         gs_stats_csv_header(csv, o.bins);
         printf("gray-scott-sim: %" PRIu64 " x %" PRIu64 " grid on %d ranks (%d x %d blocks), "
                "%ld steps, U and V to the analysis every %ld steps\n",
@@ -495,8 +492,8 @@ int main(int argc, char **argv)
             d.ndims = 1;
             d.dims[0] = 1;
             d.start[0] = 0;
-            d.count[0] = crank == 0 ? 1 : 0;
-            XCHECK(xfer_put(ch, &d, crank == 0 ? &time : NULL));
+            d.count[0] = gs_rank == 0 ? 1 : 0;
+            XCHECK(xfer_put(ch, &d, gs_rank == 0 ? &time : NULL));
             XCHECK(xfer_step_end(ch));
             t_xfer += MPI_Wtime() - t0;
 
@@ -504,7 +501,7 @@ int main(int argc, char **argv)
             gs_stats_add(&stats, &AT(&g, 0, 1, 1), &AT(&g, 1, 1, 1), (size_t) g.nr, (size_t) g.nc,
                          (size_t) g.nc + 2);
             MCHECK(gs_stats_reduce(&stats, cart));
-            if (crank == 0) {
+            if (gs_rank == 0) {
                 gs_stats_csv_row(csv, sent, time, &stats);
                 if (fflush(csv) != 0)
                     FAIL("writing %s: %s", ref, strerror(errno));
@@ -517,7 +514,7 @@ int main(int argc, char **argv)
     t0 = MPI_Wtime();
     XCHECK(xfer_finalize(&x)); /* delivers what is still in flight */
     t_xfer += MPI_Wtime() - t0;
-    if (crank == 0) {
+    if (gs_rank == 0) {
         if (fclose(csv) != 0)
             FAIL("writing %s: %s", ref, strerror(errno));
         printf("gray-scott-sim: %ld steps and %" PRIu64 " coupled steps in %.2f s on rank 0 "

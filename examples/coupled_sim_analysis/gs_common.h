@@ -49,7 +49,8 @@ int gs_fields_shape(const xfer_config_t *cfg, const char *channel, uint64_t *ny,
 
 /* Failure reports of both programs: "<gs_program>: rank <gs_rank>: message", then
  * gs_on_failure (when set) and exit(1): the launcher stops the other ranks; MPI_Abort can lose
- * this output. Each program sets gs_program at start and gs_rank once it knows its rank. */
+ * this output. Each program sets gs_program at start; gs_rank is its rank (in MPI_COMM_WORLD,
+ * then in its component), which the programs use as theirs. */
 extern const char *gs_program;
 extern int gs_rank;
 extern void (*gs_on_failure)(void);
