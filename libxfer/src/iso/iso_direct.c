@@ -7,7 +7,8 @@
  *
  * Cost: R alpha + V' beta m, R = sum_j #distinct nonzero c_j^i, V' = sum_i nnz(C^i)
  *       (allgather: nonzero trie edges).
- * Restrictions: dimensions in which an offset is nonzero must be periodic.
+ * Restrictions: dimensions in which an offset is nonzero must be periodic (xfer_iso_sched_build
+ * checks it for every builder that needs it).
  * Preferred when: offsets reach further than one hop (for radius 1 it equals the torus
  *       schedule), on networks that are not tori.
  * Source: seed-isomorphic §9 (the "(2 + 2)d = 12" rounds of the text are wrong, erratum E5).
@@ -110,8 +111,5 @@ static xfer_status_t allgather(const xfer_iso_nbh_t *n, xfer_iso_sched_t *s)
 
 xfer_status_t xfer_iso_build_direct(const xfer_iso_nbh_t *n, int op, xfer_iso_sched_t *s)
 {
-    xfer_status_t st = xfer_iso_need_periodic(n, "direct");
-    if (st != XFER_SUCCESS)
-        return st;
     return op == XFER_ISO_OP_ALLTOALL ? alltoall(n, s) : allgather(n, s);
 }

@@ -99,10 +99,11 @@ long xfer_iso_sched_volume(const xfer_iso_sched_t *s)
 static const struct {
     const char *name;
     xfer_iso_builder_fn build;
-} builders[XFER_ISO_NALGOS] = {{"straight", xfer_iso_build_straight},
-                               {"posted", xfer_iso_build_posted},
-                               {"torus", xfer_iso_build_torus},
-                               {"direct", xfer_iso_build_direct}};
+    int periodic; /* blocks travel through intermediate processes: needs wrap-around */
+} builders[XFER_ISO_NALGOS] = {{"straight", xfer_iso_build_straight, 0},
+                               {"posted", xfer_iso_build_posted, 0},
+                               {"torus", xfer_iso_build_torus, 1},
+                               {"direct", xfer_iso_build_direct, 1}};
 
 xfer_status_t xfer_iso_sched_build(const xfer_iso_nbh_t *n, const char *algo, int op,
                                    xfer_iso_sched_t *s)
@@ -115,6 +116,8 @@ xfer_status_t xfer_iso_sched_build(const xfer_iso_nbh_t *n, const char *algo, in
         return XFER_ERR(XFER_ERR_UNKNOWN_ALGORITHM,
                         "isomorphic algorithm \"%s\": expected straight, posted, torus or direct",
                         algo);
+    if (builders[a].periodic && (st = xfer_iso_need_periodic(n, builders[a].name)) != XFER_SUCCESS)
+        return st;
     xfer_iso_sched_init(s, builders[a].name, op, n->d, n->s);
     s->algo_id = a;
     st = builders[a].build(n, op, s);

@@ -9,7 +9,8 @@
  *
  * Cost: D alpha + V beta m (all-to-all), D alpha + W beta m (allgather), with
  *       D = sum_j (max_i max(c_j^i, 0) + max_i max(-c_j^i, 0)) (erratum E1) and V = sum_i ||C^i||.
- * Restrictions: dimensions in which an offset is nonzero must be periodic.
+ * Restrictions: dimensions in which an offset is nonzero must be periodic (xfer_iso_sched_build
+ * checks it for every builder that needs it).
  * Preferred when: m < alpha (s - D) / (beta (V - s)) (erratum E3) and D < s.
  * Source: seed-isomorphic §6-8, §13.
  */
@@ -165,8 +166,5 @@ out:
 
 xfer_status_t xfer_iso_build_torus(const xfer_iso_nbh_t *n, int op, xfer_iso_sched_t *s)
 {
-    xfer_status_t st = xfer_iso_need_periodic(n, "torus");
-    if (st != XFER_SUCCESS)
-        return st;
     return op == XFER_ISO_OP_ALLTOALL ? alltoall(n, s) : allgather(n, s);
 }
