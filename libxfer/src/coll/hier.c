@@ -449,6 +449,13 @@ xfer_status_t xfer_hier_run(xfer_plan_t *p)
             ist = xfer_flags_wait(w, b, XFER_FLAG_COPIED, h->node_size, e - 2, tmo, &waited);
             stats.wait_s += waited;
         }
+        if (ist == XFER_SUCCESS && !uses_s) {
+            /* S of this parity was not used, but its previous user (two calls ago, maybe a
+             * hier:direct shipper still completing its sends) may not have published yet:
+             * publishing over it would let its late store lower the flag again */
+            ist = xfer_flag_wait(w, b, XFER_FLAG_SENT, h->slot, e - 2, tmo, &waited);
+            stats.wait_s += waited;
+        }
         if (ist == XFER_SUCCESS) {
             t = MPI_Wtime();
             ist = run_inner(p, b);

@@ -409,16 +409,24 @@ out:
 }
 
 /* Publish the S stripes this rank shipped as reusable (@p epoch e), or as failed (-e); when the
- * group sends nothing, slot l's stripe l was never used and is free. */
-static void release_s(dx_t *x, int uses_s, long epoch)
+ * group sends nothing, slot l's stripe l was never used and is free -- but only once its user of
+ * two calls ago (a shipper that may still be completing its sends) has published: a store of
+ * ours before that one would be lowered again by it, and the next user would wait forever. */
+static xfer_status_t release_s(dx_t *x, int uses_s, long epoch, int timeout_ms)
 {
     xfer_hier_t *h = x->h;
+    xfer_status_t st = XFER_SUCCESS;
+    double waited;
     int l;
     for (l = 0; l < h->senders; l++)
         if (h->d_pclaimed[l])
             xfer_flag_store(x->w, x->b, XFER_FLAG_SENT, l, epoch);
-    if (!uses_s && h->slot < h->senders)
-        xfer_flag_store(x->w, x->b, XFER_FLAG_SENT, h->slot, x->e);
+    if (!uses_s && h->slot < h->senders) {
+        st = xfer_flag_wait(x->w, x->b, XFER_FLAG_SENT, h->slot, x->e - 2, timeout_ms, &waited);
+        xfer_flag_store(x->w, x->b, XFER_FLAG_SENT, h->slot,
+                        st == XFER_SUCCESS && epoch > 0 ? x->e : -x->e);
+    }
+    return st;
 }
 
 /* Drop what an aborted exchange left: our own sends, receives already matched. */
@@ -507,15 +515,16 @@ xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_s
     for (i = 0; i < x.nsreq; i++) /* our sends, matched by now; local completion */
         XFER_MPI_GOTO(MPI_Wait(&h->d_sreq[i], MPI_STATUS_IGNORE), st, fail);
     t_active = xfer_now() - t0;
-    release_s(&x, uses_s, e);
+    XFER_CHECK_GOTO(release_s(&x, uses_s, e, tmo), st, out);
     stats->inter_s += x.roles ? t_active : 0.0;
     stats->wait_s += x.roles ? 0.0 : t_active;
     stats->leader = x.roles != 0;
     stats->roles = x.roles;
-    return XFER_SUCCESS;
+out:
+    return st;
 fail:
     abandon(&x);
-    release_s(&x, uses_s, -e); /* the node's waiters fail instead of timing out */
+    (void) release_s(&x, uses_s, -e, tmo); /* the node's waiters fail instead of timing out */
     if (x.cons_l >= 0)
         xfer_flag_store(x.w, b, XFER_FLAG_VALID, x.cons_l, -e);
     stats->roles = x.roles;

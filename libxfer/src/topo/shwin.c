@@ -156,14 +156,14 @@ int xfer_flag_claim(xfer_shwin_t *w, int parity, int kind, int index, long epoch
     return 0;
 }
 
-xfer_status_t xfer_flags_wait(xfer_shwin_t *w, int parity, int kind, int count, long epoch,
-                              int timeout_ms, double *waited)
+static xfer_status_t flags_wait(xfer_shwin_t *w, int parity, int kind, int first, int count,
+                                long epoch, int timeout_ms, double *waited)
 {
     static const char *names[] = {"ready", "copied", "sent", "valid", "claim", "pclaim"};
     const double t0 = xfer_now();
-    int i = 0;
+    int i = first;
 
-    while (i < count) {
+    while (i < first + count) {
         const long v = xfer_flag_load(w, parity, kind, i);
         if (v >= epoch) {
             i++;
@@ -187,4 +187,16 @@ xfer_status_t xfer_flags_wait(xfer_shwin_t *w, int parity, int kind, int count, 
     }
     *waited = xfer_now() - t0;
     return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_flags_wait(xfer_shwin_t *w, int parity, int kind, int count, long epoch,
+                              int timeout_ms, double *waited)
+{
+    return flags_wait(w, parity, kind, 0, count, epoch, timeout_ms, waited);
+}
+
+xfer_status_t xfer_flag_wait(xfer_shwin_t *w, int parity, int kind, int index, long epoch,
+                             int timeout_ms, double *waited)
+{
+    return flags_wait(w, parity, kind, index, 1, epoch, timeout_ms, waited);
 }

@@ -70,5 +70,10 @@ int xfer_flag_claim(xfer_shwin_t *w, int parity, int kind, int index, long epoch
  * waiting in *waited (s). */
 xfer_status_t xfer_flags_wait(xfer_shwin_t *w, int parity, int kind, int count, long epoch,
                               int timeout_ms, double *waited);
+/* The same for the one flag @p index. Writers of one flag must be ordered (a flag only grows):
+ * whoever publishes epoch e of a flag waits for its epoch e - 2 first when nothing else it did
+ * in the call already implies it. */
+xfer_status_t xfer_flag_wait(xfer_shwin_t *w, int parity, int kind, int index, long epoch,
+                             int timeout_ms, double *waited);
 
 #endif /* XFER_SHWIN_H */
