@@ -75,17 +75,15 @@ static void one_call(MPI_Comm inter, int group, int rank, int nremote, uint64_t 
     signed char *sbuf, *rbuf;
 
     if (fixed_count >= 0) /* the sequence */
-        scount = (kind == 3 || (kind == 2 && group == 1) || (kind == 1 && group == 0))
-                     ? fixed_count
-                     : 0;
+        scount =
+            (kind == 3 || (kind == 2 && group == 1) || (kind == 1 && group == 0)) ? fixed_count : 0;
     else
         scount = count_of(seed, call, kind, group, rank);
     for (i = 0; i < nremote; i++) {
-        rcounts[i] = fixed_count >= 0 ? ((kind == 3 || (kind == 2 && o == 1) ||
-                                          (kind == 1 && o == 0))
-                                             ? fixed_count
-                                             : 0)
-                                      : count_of(seed, call, kind, o, i);
+        rcounts[i] =
+            fixed_count >= 0
+                ? ((kind == 3 || (kind == 2 && o == 1) || (kind == 1 && o == 0)) ? fixed_count : 0)
+                : count_of(seed, call, kind, o, i);
         displs[i] = total + (allgatherv ? i % 3 : 0); /* gaps between blocks for allgatherv */
         total = displs[i] + rcounts[i];
     }

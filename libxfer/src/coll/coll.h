@@ -75,9 +75,10 @@ struct xfer_plan {
     size_t *cnt[2], *pre[2];
 
     xfer_sched_t *sched;
-    MPI_Comm merged; /* topo's (blocking) or the plan's own duplicate (persistent) */
-    MPI_Comm *gcomm; /* per schedule group */
-    MPI_Comm *owned; /* communicators this plan created */
+    MPI_Comm merged;            /* topo's (blocking) or the plan's own duplicate (persistent) */
+    MPI_Comm comm[XFER_NCOMMS]; /* point-to-point communicators of the schedule (op->comm) */
+    MPI_Comm *gcomm;            /* per schedule group */
+    MPI_Comm *owned;            /* communicators this plan created */
     int nowned;
     xfer_exec_t exec;
     int exec_ready;
@@ -87,7 +88,7 @@ struct xfer_plan {
     unsigned char *stage_send, *stage_recv, *tmp;
     MPI_Request native_req;
     int active;
-    xfer_hier_t *hier; /* node-hierarchical plan (then sched is NULL) */
+    xfer_hier_t *hier; /* node-hierarchical staging state (its schedule is sched) */
     char name[64];     /* algorithm name reported by xfer_plan_algorithm */
     xfer_op_stats_t stats;
 };

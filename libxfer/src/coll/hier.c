@@ -30,32 +30,15 @@
 #include "coll.h"
 #include "hier.h"
 
-static _Thread_local xfer_op_stats_t last_stats;
-
-xfer_status_t xfer_last_op_stats(xfer_op_stats_t *out)
-{
-    if (!out)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "stats is NULL");
-    *out = last_stats;
-    return XFER_SUCCESS;
-}
-
-void xfer_stats_record(const xfer_op_stats_t *s)
-{
-    last_stats = *s;
-}
-
 /* ---- geometry ----------------------------------------------------------------------------------
  */
 
 void xfer_hier_free(xfer_hier_t **ph)
 {
     xfer_hier_t *h = ph ? *ph : NULL;
-    int g, b;
+    int g;
     if (!h)
         return;
-    for (b = 0; b < 2; b++)
-        xfer_plan_free(&h->inner_plan[b]);
     xfer_hier_direct_free(h);
     if (h->own_win)
         xfer_shwin_free(&h->win);
@@ -67,6 +50,7 @@ void xfer_hier_free(xfer_hier_t **ph)
     xfer_free(h->node_off);
     xfer_free(h->rcounts);
     xfer_free(h->rdispls);
+    xfer_free(h->tasks);
     xfer_free(h);
     *ph = NULL;
 }
@@ -113,42 +97,23 @@ static xfer_status_t result_layout(xfer_hier_t *h, const xfer_nodes_t *R, int o)
     return XFER_SUCCESS;
 }
 
-/* Counts of this rank's stripe for the inner allgatherv (int: checked). */
-static xfer_status_t inner_counts(xfer_hier_t *h, const xfer_nodes_t *R, int o, int l)
-{
-    const int nn = R->nnodes;
-    size_t off = 0;
-    int m;
-    h->rcounts = xfer_malloc((size_t) nn * sizeof(int));
-    h->rdispls = xfer_malloc((size_t) nn * sizeof(int));
-    if (!h->rcounts || !h->rdispls)
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "stripe counts");
-    for (m = 0; m < nn; m++) {
-        size_t len = xfer_seg_len(h->agg[o][m], h->senders, l);
-        if (len > INT_MAX || off > INT_MAX)
-            return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate segment exceeds INT_MAX bytes");
-        h->rcounts[m] = (int) len;
-        h->rdispls[m] = (int) off;
-        off += len;
-    }
-    return XFER_SUCCESS;
-}
-
-/* The node-level shape the inner algorithm sees (stripe 0; every stripe has the same kind). */
-static xfer_status_t node_shape(const xfer_hier_t *h, const xfer_topo_t *t, size_t *cnt[2],
-                                size_t *pre[2], xfer_shape_t *s)
+/* The node-level shape the inner algorithm sees on stripe @p l (the selection uses stripe 0: every
+ * stripe has the same kind). @p swap: the stripe's intercommunicator numbers the groups the other
+ * way round. */
+static xfer_status_t node_shape(const xfer_hier_t *h, const xfer_topo_t *t, int l, int swap,
+                                size_t *cnt[2], size_t *pre[2], xfer_shape_t *s)
 {
     int g, m;
     memset(s, 0, sizeof(*s));
     for (g = 0; g < 2; g++) {
-        const int nn = t->nodes[g].nnodes;
+        const int nn = t->nodes[swap ? 1 - g : g].nnodes;
         cnt[g] = xfer_malloc((size_t) nn * sizeof(size_t));
         pre[g] = xfer_malloc(((size_t) nn + 1) * sizeof(size_t));
         if (!cnt[g] || !pre[g])
             return XFER_ERR(XFER_ERR_NO_MEMORY, "node-level shape");
         pre[g][0] = 0;
         for (m = 0; m < nn; m++) {
-            cnt[g][m] = xfer_seg_len(h->agg[g][m], h->senders, 0);
+            cnt[g][m] = xfer_seg_len(h->agg[swap ? 1 - g : g][m], h->senders, l);
             pre[g][m + 1] = pre[g][m] + cnt[g][m];
         }
         s->n[g] = nn;
@@ -228,16 +193,193 @@ out:
     return st;
 }
 
-/* Options of the inner transfer over this rank's stripe: the resolved inner algorithm, no
- * fallback or cross-group check (the outer call did those), the caller's timeout. */
-static void inner_opts(const xfer_plan_t *p, xfer_coll_opts_t *io)
+/* ---- hier:native: the MPI library's intercommunicator allgatherv over the stripe, as a task ---
+ */
+
+static xfer_status_t native_post(void *arg)
 {
-    xfer_coll_opts_init(io);
-    io->algorithm = p->hier->inner->name;
-    io->fallback = XFER_FALLBACK_ERROR;
-    io->check = 0;
-    io->timeout_ms = p->opts.timeout_ms;
-    io->intra_allgather = p->opts.intra_allgather;
+    xfer_plan_t *p = arg;
+    xfer_hier_t *h = p->hier;
+    const int b = (int) (h->epoch & 1);
+    const size_t seg0 = xfer_seg_start(h->s_bytes, h->senders, h->slot);
+    xfer_status_t st = XFER_SUCCESS;
+
+    XFER_MPI_GOTO(PMPI_Iallgatherv(xfer_shwin_S(h->win, b) + seg0,
+                                   (int) xfer_seg_len(h->s_bytes, h->senders, h->slot), MPI_BYTE,
+                                   xfer_shwin_R(h->win, b) + h->stripe_base[h->slot], h->rcounts,
+                                   h->rdispls, MPI_BYTE, h->stripe, &h->native_req),
+                  st, out);
+out:
+    return st;
+}
+
+static xfer_status_t native_progress(void *arg, int *done)
+{
+    xfer_plan_t *p = arg;
+    xfer_status_t st = XFER_SUCCESS;
+    XFER_MPI_GOTO(MPI_Test(&p->hier->native_req, done, MPI_STATUS_IGNORE), st, out);
+out:
+    return st;
+}
+
+/* Counts of this rank's stripe for the MPI library's allgatherv (int: checked). */
+static xfer_status_t native_counts(xfer_hier_t *h, const xfer_nodes_t *R, int o)
+{
+    const int nn = R->nnodes;
+    size_t off = 0;
+    int m;
+    h->rcounts = xfer_malloc((size_t) nn * sizeof(int));
+    h->rdispls = xfer_malloc((size_t) nn * sizeof(int));
+    if (!h->rcounts || !h->rdispls)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "stripe counts");
+    for (m = 0; m < nn; m++) {
+        size_t len = xfer_seg_len(h->agg[o][m], h->senders, h->slot);
+        if (len > INT_MAX || off > INT_MAX)
+            return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate segment exceeds INT_MAX bytes");
+        h->rcounts[m] = (int) len;
+        h->rdispls[m] = (int) off;
+        off += len;
+    }
+    return XFER_SUCCESS;
+}
+
+/* ---- the schedule ------------------------------------------------------------------------- */
+
+/* Copy-out: R (node order, stripe areas) into the packed result (rank order). */
+static void copy_out(const xfer_plan_t *p, xfer_sched_t *s)
+{
+    const xfer_hier_t *h = p->hier;
+    const int o = 1 - p->topo->group, L = h->senders;
+    const xfer_nodes_t *N = &p->topo->nodes[o];
+    int i, l;
+
+    for (i = 0; i < N->n; i++) {
+        const int m = N->node_of[i];
+        const size_t a = h->agg_off[o][i], c = xfer_shape_count(&p->shape, o, i);
+        const size_t goff = xfer_shape_offset(&p->shape, o, i);
+        const size_t agg = h->agg[o][m];
+        for (l = 0; l < L && c > 0; l++) { /* the stripe segments the block spans */
+            const size_t s0 = xfer_seg_start(agg, L, l), s1 = s0 + xfer_seg_len(agg, L, l);
+            const size_t lo = XFER_MAX(a, s0), hi = XFER_MIN(a + c, s1);
+            if (hi > lo)
+                xfer_sched_copy(s, XFER_BUF_NODE_R,
+                                h->stripe_base[l] + h->node_off[(size_t) l * N->nnodes + m] +
+                                    (lo - s0),
+                                XFER_BUF_RECV, goff + (lo - a), hi - lo);
+        }
+    }
+}
+
+/* The inner algorithm over this leader's stripe, built on the stripe's own node-level shape and
+ * embedded with S and R of the window as its buffers. */
+static xfer_status_t embed_inner(xfer_plan_t *p, xfer_sched_t *s)
+{
+    xfer_hier_t *h = p->hier;
+    xfer_topo_t *st_topo = h->stripe_topo;
+    const int swap = st_topo->group != p->topo->group;
+    size_t *cnt[2] = {NULL, NULL}, *pre[2] = {NULL, NULL};
+    xfer_sched_t *in = NULL;
+    xfer_embed_map_t map;
+    xfer_shape_t ns;
+    xfer_status_t st;
+
+    XFER_CHECK_GOTO(node_shape(h, p->topo, h->slot, swap, cnt, pre, &ns), st, out);
+    XFER_CHECK_GOTO(xfer_sched_create(&ns, st_topo->group, st_topo->rank, &in), st, out);
+    XFER_CHECK_GOTO(h->inner->build(&ns, in), st, out);
+    memset(&map, 0, sizeof(map));
+    map.comm = XFER_COMM_STRIPE;
+    map.buf[XFER_BUF_SEND] = XFER_BUF_NODE_S;
+    map.base[XFER_BUF_SEND] = xfer_seg_start(h->s_bytes, h->senders, h->slot);
+    map.buf[XFER_BUF_RECV] = XFER_BUF_NODE_R;
+    map.base[XFER_BUF_RECV] = h->stripe_base[h->slot];
+    map.buf[XFER_BUF_TMP] = XFER_BUF_TMP;
+    s->tmp_bytes = in->tmp_bytes;
+    XFER_CHECK_GOTO(xfer_sched_embed(s, in, &map), st, out);
+out:
+    xfer_sched_destroy(&in);
+    xfer_free(cnt[0]);
+    xfer_free(cnt[1]);
+    xfer_free(pre[0]);
+    xfer_free(pre[1]);
+    return st;
+}
+
+/*
+ * One rank's schedule for every call of the plan (flag epochs are relative to the call's):
+ *   sender group   wait S free (sent, two calls ago) | copy block into S | ready
+ *   leader         wait deposits (ready) and R free (copied two calls ago) | inner algorithm
+ *                  over the stripe | sent, valid (published as failed if the call fails)
+ *   receiver group wait valid | copy R out | copied
+ * hier:direct puts its exchange (a task: roles by arrival) where the inner algorithm would be;
+ * barrier mode brackets the transfer with node barriers instead of flag waits.
+ */
+static xfer_status_t build(xfer_plan_t *p)
+{
+    xfer_hier_t *h = p->hier;
+    const int g = p->topo->group, leader = h->slot < h->senders;
+    const int uses_s = p->shape.total[g] > 0, uses_r = p->shape.total[1 - g] > 0;
+    const int barrier = h->sync == XFER_HIER_BARRIER;
+    xfer_sched_t *s;
+    xfer_status_t st;
+
+    XFER_CHECK_GOTO(xfer_sched_create(&p->shape, g, p->topo->rank, &p->sched), st, out);
+    s = p->sched;
+    s->algo = "hier";
+    s->variant = h->direct ? "direct" : h->inner->name;
+    s->node_bytes[0] = h->s_bytes;
+    s->node_bytes[1] = h->r_bytes;
+    s->uses_node = 1;
+    if (uses_s) { /* copy-in */
+        xfer_sched_flag_wait(s, XFER_FLAG_SENT, 0, h->senders, -2);
+        xfer_sched_round(s);
+        xfer_sched_copy(s, XFER_BUF_SEND, 0, XFER_BUF_NODE_S, h->agg_off[g][p->topo->rank],
+                        p->my_bytes);
+        xfer_sched_round(s);
+        xfer_sched_flag_put(s, XFER_FLAG_READY, h->slot, 0, 0);
+        xfer_sched_round(s);
+    }
+    if (barrier) {
+        xfer_sched_barrier(s, XFER_COMM_NODE);
+        xfer_sched_round(s);
+    }
+    if (h->direct) {
+        xfer_sched_task(s, 0);
+        xfer_sched_round(s);
+    } else if (leader) {
+        if (!barrier) {
+            if (uses_s) /* the node's deposits */
+                xfer_sched_flag_wait(s, XFER_FLAG_READY, 0, h->node_size, 0);
+            if (uses_r) /* R of this parity: copied out two calls ago */
+                xfer_sched_flag_wait(s, XFER_FLAG_COPIED, 0, h->node_size, -2);
+            if (!uses_s) /* S unused, but its previous user (maybe a hier:direct shipper still
+                          * completing its sends) publishes first: one flag, ordered writers */
+                xfer_sched_flag_wait(s, XFER_FLAG_SENT, h->slot, 1, -2);
+            xfer_sched_round(s);
+        }
+        if (h->inner->flags & XFER_ALGO_NATIVE)
+            xfer_sched_task(s, 0);
+        else
+            XFER_CHECK_GOTO(embed_inner(p, s), st, out);
+        xfer_sched_round(s);
+        xfer_sched_flag_put(s, XFER_FLAG_SENT, h->slot, 0, 1);
+        xfer_sched_flag_put(s, XFER_FLAG_VALID, h->slot, 0, 1);
+        xfer_sched_round(s);
+    }
+    if (barrier) {
+        xfer_sched_barrier(s, XFER_COMM_NODE);
+        xfer_sched_round(s);
+    }
+    if (uses_r) { /* copy-out */
+        xfer_sched_flag_wait(s, XFER_FLAG_VALID, 0, h->senders, 0);
+        xfer_sched_round(s);
+        copy_out(p, s);
+        xfer_sched_round(s);
+    }
+    /* done with R of this epoch (or never needed it): a later call may refill it */
+    xfer_sched_flag_put(s, XFER_FLAG_COPIED, h->slot, 0, 0);
+    st = xfer_sched_finish(s);
+out:
+    return st;
 }
 
 xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
@@ -257,6 +399,7 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
     h->senders = p->opts.hier_senders;
     h->sync = p->opts.hier_sync;
     h->stripe = MPI_COMM_NULL;
+    h->native_req = MPI_REQUEST_NULL;
     XFER_CHECK_GOTO(xfer_topo_nodes(t), st, out);
     XFER_CHECK_GOTO(xfer_topo_stripes(t, h->senders, &h->stripe), st, out);
     h->node = t->nodes[g].node_of[t->rank];
@@ -269,7 +412,7 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
     h->r_bytes = p->shape.total[o];
 
     /* the inner algorithm, chosen on the node-level shape (the same on every rank) */
-    XFER_CHECK_GOTO(node_shape(h, t, cnt, pre, &ns), st, out);
+    XFER_CHECK_GOTO(node_shape(h, t, 0, 0, cnt, pre, &ns), st, out);
     if (p->opts.hier_inner && strcmp(p->opts.hier_inner, "direct") == 0) {
         h->direct = 1;
     } else if (p->opts.hier_inner) {
@@ -288,16 +431,9 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
         h->direct = strcmp(name, "direct") == 0;
         h->inner = h->direct ? NULL : xfer_algo_find(name);
     }
-    if (h->direct) {
-        XFER_CHECK_GOTO(xfer_hier_direct_prepare(p), st, out);
-        goto staging;
-    }
-    if (h->slot < h->senders)
-        XFER_CHECK_GOTO(inner_counts(h, &t->nodes[o], o, h->slot), st, out);
 
     /* staging: blocking calls share the window cached on the intercommunicator; a persistent
      * plan has its own (another plan may be active at the same time) */
-staging:
     if (p->persistent) {
         h->own_win = 1;
         XFER_CHECK_GOTO(xfer_shwin_reserve(&h->win, t->node_comm, h->node_size, h->senders,
@@ -309,21 +445,25 @@ staging:
                         st, out);
         h->win = t->win;
     }
-    if (p->persistent && !h->direct &&
-        h->slot < h->senders) { /* one inner plan per parity of the window */
-        int b;
-        for (b = 0; b < 2; b++) {
-            xfer_coll_opts_t io;
-            const size_t seg0 = xfer_seg_start(h->s_bytes, h->senders, h->slot);
-            inner_opts(p, &io);
-            XFER_CHECK_GOTO(xfer_allgatherv_inter_init(
-                                xfer_shwin_S(h->win, b) + seg0,
-                                (int) xfer_seg_len(h->s_bytes, h->senders, h->slot), MPI_BYTE,
-                                xfer_shwin_R(h->win, b) + h->stripe_base[h->slot], h->rcounts,
-                                h->rdispls, MPI_BYTE, h->stripe, &io, &h->inner_plan[b]),
-                            st, out);
+    h->tasks = xfer_calloc(1, sizeof(*h->tasks));
+    if (!h->tasks) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "hierarchy tasks");
+        goto out;
+    }
+    if (h->direct) {
+        XFER_CHECK_GOTO(xfer_hier_direct_prepare(p, &h->tasks[0]), st, out);
+    } else if (h->slot < h->senders) {
+        /* the stripe's merged and local communicators carry the inner algorithm */
+        XFER_CHECK_GOTO(xfer_topo_get(h->stripe, &h->stripe_topo), st, out);
+        if (h->inner->flags & XFER_ALGO_NATIVE) {
+            XFER_CHECK_GOTO(native_counts(h, &t->nodes[o], o), st, out);
+            h->tasks[0].post = native_post;
+            h->tasks[0].progress = native_progress;
+            h->tasks[0].arg = p;
+            h->tasks[0].what = "hier:native's MPI_Iallgatherv over the stripe";
         }
     }
+    XFER_CHECK_GOTO(build(p), st, out);
     st = XFER_SUCCESS;
 out:
     xfer_free(cnt[0]);
@@ -333,158 +473,28 @@ out:
     return st;
 }
 
-/* ---- one operation ----------------------------------------------------------------------------
- */
+long xfer_hier_begin(xfer_plan_t *p)
+{
+    xfer_hier_t *h = p->hier;
+    h->epoch = ++h->win->epoch;
+    return h->epoch;
+}
 
-static void copy_out(const xfer_plan_t *p, const unsigned char *R, unsigned char *dst)
+void xfer_hier_stats(const xfer_plan_t *p, xfer_op_stats_t *stats)
 {
     const xfer_hier_t *h = p->hier;
-    const int o = 1 - p->topo->group, L = h->senders;
-    const xfer_nodes_t *N = &p->topo->nodes[o];
-    int i, l;
-
-    for (i = 0; i < N->n; i++) {
-        const int m = N->node_of[i];
-        const size_t a = h->agg_off[o][i], c = xfer_shape_count(&p->shape, o, i);
-        const size_t goff = xfer_shape_offset(&p->shape, o, i);
-        const size_t agg = h->agg[o][m];
-        if (c == 0)
-            continue;
-        for (l = 0; l < L; l++) { /* the stripe segments the block spans */
-            const size_t s0 = xfer_seg_start(agg, L, l), s1 = s0 + xfer_seg_len(agg, L, l);
-            const size_t lo = XFER_MAX(a, s0), hi = XFER_MIN(a + c, s1);
-            if (hi > lo)
-                memcpy(dst + goff + (lo - a),
-                       R + h->stripe_base[l] + h->node_off[(size_t) l * N->nnodes + m] + (lo - s0),
-                       hi - lo);
-        }
-    }
-}
-
-static xfer_status_t run_inner(xfer_plan_t *p, int parity)
-{
-    xfer_hier_t *h = p->hier;
-    xfer_status_t st;
-    if (h->inner_plan[parity]) {
-        XFER_CHECK_GOTO(xfer_start(h->inner_plan[parity]), st, out);
-        st = xfer_wait(h->inner_plan[parity]);
+    const int g = p->topo->group, leader = h->slot < h->senders;
+    const int uses_s = p->shape.total[g] > 0, uses_r = p->shape.total[1 - g] > 0;
+    stats->hier = 1;
+    if (h->direct) {
+        stats->roles = h->roles;
+        stats->leader = h->roles != 0;
     } else {
-        xfer_coll_opts_t io;
-        const size_t seg0 = xfer_seg_start(h->s_bytes, h->senders, h->slot);
-        inner_opts(p, &io);
-        st = xfer_allgatherv_inter(xfer_shwin_S(h->win, parity) + seg0,
-                                   (int) xfer_seg_len(h->s_bytes, h->senders, h->slot), MPI_BYTE,
-                                   xfer_shwin_R(h->win, parity) + h->stripe_base[h->slot],
-                                   h->rcounts, h->rdispls, MPI_BYTE, h->stripe, &io);
+        stats->leader = leader;
+        stats->roles = leader ? (uses_s ? 1 : 0) | (uses_r ? 2 : 0) : 0;
     }
-out:
-    return st;
-}
-
-xfer_status_t xfer_hier_run(xfer_plan_t *p)
-{
-    xfer_hier_t *h = p->hier;
-    xfer_shwin_t *w = h->win;
-    const int g = p->topo->group, uses_s = p->shape.total[g] > 0;
-    const int uses_r = p->shape.total[1 - g] > 0, leader = h->slot < h->senders;
-    const int tmo = p->opts.timeout_ms;
-    xfer_op_stats_t stats;
-    xfer_status_t st = XFER_SUCCESS;
-    long e;
-    int b;
-    double t, waited = 0.0;
-
-    memset(&stats, 0, sizeof(stats));
-    stats.t_enter = MPI_Wtime();
-    stats.hier = 1;
-    stats.leader = leader;
-    stats.roles = leader && !h->direct ? (uses_s ? 1 : 0) | (uses_r ? 2 : 0) : 0;
-    e = ++w->epoch;
-    b = (int) (e & 1);
-
-    /* S of this parity is free once every stripe sent it two calls ago (both modes: the
-     * window's flags stay consistent whichever mode each call uses) */
-    if (uses_s) {
-        XFER_CHECK_GOTO(xfer_flags_wait(w, b, XFER_FLAG_SENT, h->senders, e - 2, tmo, &waited), st,
-                        out);
-        stats.wait_s += waited;
-        t = MPI_Wtime();
-        if (p->my_bytes)
-            memcpy(xfer_shwin_S(w, b) + h->agg_off[g][p->topo->rank], p->send_ptr, p->my_bytes);
-        xfer_flag_store(w, b, XFER_FLAG_READY, h->slot, e);
-        stats.intra_s += MPI_Wtime() - t;
+    if (!stats->roles) { /* no part in the transfer between the groups: all of it was waiting */
+        stats->wait_s += stats->inter_s;
+        stats->inter_s = 0.0;
     }
-
-    if (h->sync == XFER_HIER_BARRIER) {
-        /* the classical scheme: node barriers separate copy-in, the leaders' transfer and
-         * copy-out. A leader that fails still joins the second barrier (no rank is left in it)
-         * and publishes the failure in its flags. */
-        xfer_status_t ist = XFER_SUCCESS;
-        t = MPI_Wtime();
-        XFER_MPI_GOTO(MPI_Barrier(p->topo->node_comm), st, out);
-        MPI_Win_sync(w->win);
-        stats.wait_s += MPI_Wtime() - t;
-        if (h->direct) {
-            ist = xfer_hier_direct_exchange(p, e, b, &stats);
-        } else if (leader) {
-            t = MPI_Wtime();
-            ist = run_inner(p, b);
-            stats.inter_s += MPI_Wtime() - t;
-            xfer_flag_store(w, b, XFER_FLAG_SENT, h->slot, ist == XFER_SUCCESS ? e : -e);
-            xfer_flag_store(w, b, XFER_FLAG_VALID, h->slot, ist == XFER_SUCCESS ? e : -e);
-        }
-        t = MPI_Wtime();
-        XFER_MPI_GOTO(MPI_Barrier(p->topo->node_comm), st, out);
-        MPI_Win_sync(w->win);
-        stats.wait_s += MPI_Wtime() - t;
-        XFER_CHECK_GOTO(ist, st, out);
-    } else if (h->direct) { /* flags, direct: roles by arrival (hier_direct.c) */
-        XFER_CHECK_GOTO(xfer_hier_direct_exchange(p, e, b, &stats), st, out);
-    } else if (leader) { /* flags: no node barrier */
-        xfer_status_t ist = XFER_SUCCESS;
-        if (uses_s) /* the node's deposits */
-            ist = xfer_flags_wait(w, b, XFER_FLAG_READY, h->node_size, e, tmo, &waited);
-        stats.wait_s += ist == XFER_SUCCESS && uses_s ? waited : 0.0;
-        if (ist == XFER_SUCCESS && uses_r) { /* R of this parity: copied out two calls ago */
-            ist = xfer_flags_wait(w, b, XFER_FLAG_COPIED, h->node_size, e - 2, tmo, &waited);
-            stats.wait_s += waited;
-        }
-        if (ist == XFER_SUCCESS && !uses_s) {
-            /* S of this parity was not used, but its previous user (two calls ago, maybe a
-             * hier:direct shipper still completing its sends) may not have published yet:
-             * publishing over it would let its late store lower the flag again */
-            ist = xfer_flag_wait(w, b, XFER_FLAG_SENT, h->slot, e - 2, tmo, &waited);
-            stats.wait_s += waited;
-        }
-        if (ist == XFER_SUCCESS) {
-            t = MPI_Wtime();
-            ist = run_inner(p, b);
-            stats.inter_s += MPI_Wtime() - t;
-        }
-        /* a failure is published too (negative epoch): the node's waiters return with an error
-         * instead of waiting for their timeout */
-        xfer_flag_store(w, b, XFER_FLAG_SENT, h->slot, ist == XFER_SUCCESS ? e : -e);
-        xfer_flag_store(w, b, XFER_FLAG_VALID, h->slot, ist == XFER_SUCCESS ? e : -e);
-        XFER_CHECK_GOTO(ist, st, out);
-    }
-    if (uses_r) {
-        XFER_CHECK_GOTO(xfer_flags_wait(w, b, XFER_FLAG_VALID, h->senders, e, tmo, &waited), st,
-                        out);
-        stats.wait_s += waited;
-        t = MPI_Wtime();
-        copy_out(p, xfer_shwin_R(w, b), p->recv_ptr);
-        stats.intra_s += MPI_Wtime() - t;
-    }
-    /* done with R of this epoch (or never needed it): a later call may refill it */
-    xfer_flag_store(w, b, XFER_FLAG_COPIED, h->slot, e);
-out:
-    stats.t_exit = MPI_Wtime();
-    xfer_stats_record(&stats);
-    if (xfer_trace_level() >= 2)
-        xfer_log(XFER_LOG_DEBUG,
-                 "hier group %d rank %d (node %d slot %d%s) epoch %ld: %.6f s in call, intra "
-                 "%.6f, inter %.6f, wait %.6f",
-                 g, p->topo->rank, h->node, h->slot, leader ? ", leader" : "", e,
-                 stats.t_exit - stats.t_enter, stats.intra_s, stats.inter_s, stats.wait_s);
-    return st;
 }

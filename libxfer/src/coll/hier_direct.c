@@ -83,72 +83,6 @@ static xfer_status_t dstream_init(xfer_dstream_t *s, int tag, int nr, int nl)
     return XFER_SUCCESS;
 }
 
-xfer_status_t xfer_hier_direct_prepare(xfer_plan_t *p)
-{
-    xfer_hier_t *h = p->hier;
-    xfer_topo_t *t = p->topo;
-    const int g = t->group, o = 1 - g, nr = t->nodes[o].nnodes, ns = h->node_size;
-    xfer_status_t st = XFER_SUCCESS;
-    int flag, *ub = NULL, m, tag;
-
-    XFER_CHECK_GOTO(xfer_topo_direct_comms(t, h->dcomm), st, out);
-    h->dtopo = t;
-    if (p->persistent) { /* its own stream: its calls interleave freely with others' */
-        h->ds = &h->own_ds;
-        tag = ++t->dstream_tags;
-    } else {
-        h->ds = &t->dstream;
-        tag = 0;
-    }
-    XFER_MPI_GOTO(MPI_Comm_get_attr(h->dcomm[0], MPI_TAG_UB, &ub, &flag), st, out);
-    if (flag && (*ub < t->max_ppn || *ub < tag))
-        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                        "hier:direct tags slots and plans, but MPI_TAG_UB is %d", *ub);
-    for (m = 0; m < t->nodes[0].nnodes; m++)
-        if (h->agg[0][m] > INT_MAX)
-            return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate exceeds INT_MAX bytes");
-    for (m = 0; m < t->nodes[1].nnodes; m++)
-        if (h->agg[1][m] > INT_MAX)
-            return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate exceeds INT_MAX bytes");
-    XFER_CHECK_GOTO(dstream_init(h->ds, tag, nr, t->nodes[g].max_ppn), st, out);
-    h->d_recv = xfer_malloc((size_t) nr * sizeof(int));
-    h->d_idout = xfer_malloc(2 * (size_t) h->senders * sizeof(long));
-    h->d_sent = xfer_malloc((size_t) nr * (size_t) ns);
-    h->d_ready = xfer_malloc((size_t) ns);
-    h->d_pclaimed = xfer_malloc((size_t) h->senders);
-    /* per stripe claimed (at most all of them, on each side): a run per block and remote node,
-     * an announcement per remote rank */
-    h->d_maxsreq = h->senders * (nr * ns + t->n[o]);
-    h->d_sreq = xfer_malloc((size_t) h->d_maxsreq * sizeof(MPI_Request));
-    h->d_got = xfer_malloc((size_t) nr * sizeof(size_t));
-    h->d_maxrreq = nr * t->nodes[o].max_ppn; /* runs: at most one per block */
-    h->d_rreq = xfer_malloc((size_t) h->d_maxrreq * sizeof(MPI_Request));
-    if (!h->d_recv || !h->d_idout || !h->d_sent || !h->d_ready || !h->d_pclaimed || !h->d_sreq ||
-        !h->d_got || !h->d_rreq)
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "hier:direct state for %d remote nodes", nr);
-out:
-    return st;
-}
-
-void xfer_hier_direct_free(xfer_hier_t *h)
-{
-    /* this plan's announcements still due are taken in when the topology goes (they stay
-     * unmatched on the control duplicate until then; no other stream reads their tag) */
-    if (h->ds == &h->own_ds && h->own_ds.seen && h->dtopo)
-        h->dtopo->dstream_orphans += h->own_ds.expected - h->own_ds.received;
-    xfer_dstream_free(&h->own_ds);
-    xfer_free(h->d_recv);
-    xfer_free(h->d_idout);
-    xfer_free(h->d_sent);
-    xfer_free(h->d_ready);
-    xfer_free(h->d_pclaimed);
-    xfer_free(h->d_sreq);
-    xfer_free(h->d_got);
-    xfer_free(h->d_rreq);
-}
-
-/* ---- one exchange ------------------------------------------------------------------------- */
-
 typedef struct dx {
     xfer_plan_t *p;
     xfer_hier_t *h;
@@ -168,6 +102,109 @@ typedef struct dx {
     int roles;
 } dx_t;
 
+/* Per plan: the announcement stream, the communicators, and the call in progress. */
+struct xfer_hier_direct {
+    MPI_Comm dcomm[2];  /* control and data duplicates of the intercommunicator (borrowed) */
+    xfer_dstream_t *ds; /* announcements: the topology's, or own_ds for a persistent plan */
+    xfer_dstream_t own_ds;
+    xfer_topo_t *dtopo;        /* where own_ds leaves the announcements still due when freed */
+    int *d_recv;               /* [remote nodes] receiver announced by each consumer node, or -1 */
+    long *d_idout;             /* [2 * senders] our announcements (call, stripe) */
+    unsigned char *d_sent;     /* [remote nodes * node size] block shipped to that node */
+    unsigned char *d_ready;    /* [node size] 0 not deposited, 1 deposited, 2 not in this stripe */
+    unsigned char *d_pclaimed; /* [senders] S stripes this rank shipped in this call */
+    MPI_Request *d_sreq;       /* sends: blocks and announcements */
+    int d_maxsreq;
+    size_t *d_got;       /* [remote nodes] bytes received from each */
+    MPI_Request *d_rreq; /* receives of the runs matched so far */
+    int d_maxrreq;
+    dx_t x;    /* the call in progress */
+    int phase; /* 0 exchanging, 1 completing our sends, 2 publishing S, 3 done */
+};
+
+static xfer_status_t direct_post(void *arg);
+static xfer_status_t direct_progress(void *arg, int *done);
+static void direct_abort(void *arg);
+
+xfer_status_t xfer_hier_direct_prepare(xfer_plan_t *p, xfer_exec_task_t *task)
+{
+    xfer_hier_t *h = p->hier;
+    xfer_topo_t *t = p->topo;
+    const int g = t->group, o = 1 - g, nr = t->nodes[o].nnodes, ns = h->node_size;
+    xfer_status_t st = XFER_SUCCESS;
+    int flag, *ub = NULL, m, tag;
+
+    h->dx = xfer_calloc(1, sizeof(*h->dx));
+    if (!h->dx)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "hier:direct state");
+    task->post = direct_post;
+    task->progress = direct_progress;
+    task->abort = direct_abort;
+    task->arg = p;
+    task->what = "hier:direct's exchange (a rank of the other group did not arrive?)";
+
+    XFER_CHECK_GOTO(xfer_topo_direct_comms(t, h->dx->dcomm), st, out);
+    h->dx->dtopo = t;
+    if (p->persistent) { /* its own stream: its calls interleave freely with others' */
+        h->dx->ds = &h->dx->own_ds;
+        tag = ++t->dstream_tags;
+    } else {
+        h->dx->ds = &t->dstream;
+        tag = 0;
+    }
+    XFER_MPI_GOTO(MPI_Comm_get_attr(h->dx->dcomm[0], MPI_TAG_UB, &ub, &flag), st, out);
+    if (flag && (*ub < t->max_ppn || *ub < tag))
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "hier:direct tags slots and plans, but MPI_TAG_UB is %d", *ub);
+    for (m = 0; m < t->nodes[0].nnodes; m++)
+        if (h->agg[0][m] > INT_MAX)
+            return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate exceeds INT_MAX bytes");
+    for (m = 0; m < t->nodes[1].nnodes; m++)
+        if (h->agg[1][m] > INT_MAX)
+            return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate exceeds INT_MAX bytes");
+    XFER_CHECK_GOTO(dstream_init(h->dx->ds, tag, nr, t->nodes[g].max_ppn), st, out);
+    h->dx->d_recv = xfer_malloc((size_t) nr * sizeof(int));
+    h->dx->d_idout = xfer_malloc(2 * (size_t) h->senders * sizeof(long));
+    h->dx->d_sent = xfer_malloc((size_t) nr * (size_t) ns);
+    h->dx->d_ready = xfer_malloc((size_t) ns);
+    h->dx->d_pclaimed = xfer_malloc((size_t) h->senders);
+    /* per stripe claimed (at most all of them, on each side): a run per block and remote node,
+     * an announcement per remote rank */
+    h->dx->d_maxsreq = h->senders * (nr * ns + t->n[o]);
+    h->dx->d_sreq = xfer_malloc((size_t) h->dx->d_maxsreq * sizeof(MPI_Request));
+    h->dx->d_got = xfer_malloc((size_t) nr * sizeof(size_t));
+    h->dx->d_maxrreq = nr * t->nodes[o].max_ppn; /* runs: at most one per block */
+    h->dx->d_rreq = xfer_malloc((size_t) h->dx->d_maxrreq * sizeof(MPI_Request));
+    if (!h->dx->d_recv || !h->dx->d_idout || !h->dx->d_sent || !h->dx->d_ready ||
+        !h->dx->d_pclaimed || !h->dx->d_sreq || !h->dx->d_got || !h->dx->d_rreq)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "hier:direct state for %d remote nodes", nr);
+out:
+    return st;
+}
+
+void xfer_hier_direct_free(xfer_hier_t *h)
+{
+    if (!h->dx)
+        return;
+    /* this plan's announcements still due are taken in when the topology goes (they stay
+     * unmatched on the control duplicate until then; no other stream reads their tag) */
+    if (h->dx->ds == &h->dx->own_ds && h->dx->own_ds.seen && h->dx->dtopo)
+        h->dx->dtopo->dstream_orphans += h->dx->own_ds.expected - h->dx->own_ds.received;
+    xfer_dstream_free(&h->dx->own_ds);
+    xfer_free(h->dx->d_recv);
+    xfer_free(h->dx->d_idout);
+    xfer_free(h->dx->d_sent);
+    xfer_free(h->dx->d_ready);
+    xfer_free(h->dx->d_pclaimed);
+    xfer_free(h->dx->d_sreq);
+    xfer_free(h->dx->d_got);
+    xfer_free(h->dx->d_rreq);
+    xfer_free(h->dx);
+    h->dx = NULL;
+}
+
+/* ---- one exchange ------------------------------------------------------------------------- */
+
 /* Entry of the announcement table for call @p seq, remote node @p c, stripe @p l. */
 static size_t ds_entry(const xfer_dstream_t *s, long seq, int c, int l)
 {
@@ -178,7 +215,7 @@ static size_t ds_entry(const xfer_dstream_t *s, long seq, int c, int l)
 static xfer_status_t take_announcements(dx_t *x)
 {
     xfer_hier_t *h = x->h;
-    xfer_dstream_t *s = h->ds;
+    xfer_dstream_t *s = h->dx->ds;
     const xfer_nodes_t *R = &x->p->topo->nodes[x->o];
     xfer_status_t st = XFER_SUCCESS;
 
@@ -188,7 +225,8 @@ static xfer_status_t take_announcements(dx_t *x)
         int flag, n, c, l;
         long id[2] = {0, -1};
         size_t k;
-        XFER_MPI_GOTO(MPI_Improbe(MPI_ANY_SOURCE, s->tag, h->dcomm[0], &flag, &msg, &sts), st, out);
+        XFER_MPI_GOTO(MPI_Improbe(MPI_ANY_SOURCE, s->tag, h->dx->dcomm[0], &flag, &msg, &sts), st,
+                      out);
         if (!flag)
             break;
         XFER_MPI_GOTO(MPI_Mrecv(id, 2, MPI_LONG, &msg, &sts), st, out);
@@ -241,18 +279,18 @@ static void producer_start(dx_t *x, int l)
     int c, j;
 
     x->pl = l;
-    h->d_pclaimed[l] = 1;
+    h->dx->d_pclaimed[l] = 1;
     x->prod_left = 0;
     for (j = 0; j < ns; j++) {
         size_t lo, hi;
         piece(x->p, x->g, a, l, j, &lo, &hi);
-        h->d_ready[j] = hi > lo ? 0 : 2; /* 2: nothing of this slot in the stripe */
+        h->dx->d_ready[j] = hi > lo ? 0 : 2; /* 2: nothing of this slot in the stripe */
         x->prod_left += hi > lo;
     }
     x->prod_left *= x->nr;
     for (c = 0; c < x->nr; c++)
-        h->d_recv[c] = -1;
-    memset(h->d_sent, 0, (size_t) x->nr * (size_t) ns);
+        h->dx->d_recv[c] = -1;
+    memset(h->dx->d_sent, 0, (size_t) x->nr * (size_t) ns);
     if (x->prod_left == 0)
         x->pl = -1; /* nothing of this node in the stripe */
 }
@@ -261,7 +299,7 @@ static void producer_start(dx_t *x, int l)
 static xfer_status_t producer_progress(dx_t *x, int *progressed)
 {
     xfer_hier_t *h = x->h;
-    xfer_dstream_t *ds = h->ds;
+    xfer_dstream_t *ds = h->dx->ds;
     const int ns = h->node_size, l = x->pl, a = h->node;
     const unsigned char *S = xfer_shwin_S(x->w, x->b);
     xfer_status_t st = XFER_SUCCESS;
@@ -270,44 +308,45 @@ static xfer_status_t producer_progress(dx_t *x, int *progressed)
     XFER_CHECK_GOTO(take_announcements(x), st, out);
     for (c = 0; c < x->nr; c++) { /* receivers that announced themselves for this call */
         const size_t i = ds_entry(ds, x->seq, c, l);
-        if (h->d_recv[c] >= 0 || ds->seen[i] < x->seq)
+        if (h->dx->d_recv[c] >= 0 || ds->seen[i] < x->seq)
             continue;
         if (ds->seen[i] > x->seq)
             return XFER_ERR(XFER_ERR_INTERNAL,
                             "hier:direct: remote node %d announced call %ld while this one ships "
                             "call %ld",
                             c, ds->seen[i], x->seq);
-        h->d_recv[c] = ds->src[i];
+        h->dx->d_recv[c] = ds->src[i];
         *progressed = 1;
     }
     for (j = 0; j < ns; j++) /* deposits (the barrier mode has them all) */
-        if (!h->d_ready[j] &&
+        if (!h->dx->d_ready[j] &&
             (x->barrier || xfer_flag_load(x->w, x->b, XFER_FLAG_READY, j) >= x->e)) {
-            h->d_ready[j] = 1;
+            h->dx->d_ready[j] = 1;
             *progressed = 1;
         }
     for (c = 0; c < x->nr; c++) {
-        unsigned char *sent = h->d_sent + (size_t) c * ns;
-        if (h->d_recv[c] < 0)
+        unsigned char *sent = h->dx->d_sent + (size_t) c * ns;
+        if (h->dx->d_recv[c] < 0)
             continue;
         for (j = 0; j < ns;) {
             size_t lo, hi, lo2, hi2;
-            if (h->d_ready[j] != 1 || sent[j]) {
+            if (h->dx->d_ready[j] != 1 || sent[j]) {
                 j++;
                 continue;
             }
             piece(x->p, x->g, a, l, j, &lo, &hi);
-            for (k = j; k < ns && (h->d_ready[k] == 2 || (h->d_ready[k] == 1 && !sent[k])); k++)
-                if (h->d_ready[k] == 1) {
+            for (k = j; k < ns && (h->dx->d_ready[k] == 2 || (h->dx->d_ready[k] == 1 && !sent[k]));
+                 k++)
+                if (h->dx->d_ready[k] == 1) {
                     sent[k] = 1;
                     x->prod_left--;
                     piece(x->p, x->g, a, l, k, &lo2, &hi2);
                     hi = hi2;
                 }
-            if (x->nsreq == h->d_maxsreq)
+            if (x->nsreq == h->dx->d_maxsreq)
                 return XFER_ERR(XFER_ERR_INTERNAL, "hier:direct: more sends than planned");
-            XFER_MPI_GOTO(MPI_Isend(S + lo, (int) (hi - lo), MPI_BYTE, h->d_recv[c], j, h->dcomm[1],
-                                    &h->d_sreq[x->nsreq]),
+            XFER_MPI_GOTO(MPI_Isend(S + lo, (int) (hi - lo), MPI_BYTE, h->dx->d_recv[c], j,
+                                    h->dx->dcomm[1], &h->dx->d_sreq[x->nsreq]),
                           st, out);
             x->nsreq++;
             *progressed = 1;
@@ -329,7 +368,7 @@ static xfer_status_t consumer_progress(dx_t *x, int *progressed)
     int a, i;
 
     if (x->cons_phase == 0) { /* R of this parity is free once its use two calls ago is over */
-        long *id = h->d_idout + 2 * (size_t) l;
+        long *id = h->dx->d_idout + 2 * (size_t) l;
         for (i = 0; i < h->node_size; i++)
             if (xfer_flag_load(x->w, x->b, XFER_FLAG_COPIED, i) < x->e - 2)
                 return XFER_SUCCESS;
@@ -338,15 +377,15 @@ static xfer_status_t consumer_progress(dx_t *x, int *progressed)
         id[1] = l;
         for (a = 0; a < nn; a++) {
             const size_t len = xfer_seg_len(h->agg[x->o][a], h->senders, l);
-            h->d_got[a] = 0;
+            h->dx->d_got[a] = 0;
             if (len == 0)
                 continue;
             x->cons_left += len;
             for (i = 0; i < R->node_size[a]; i++) { /* whoever of them ships it */
-                if (x->nsreq == h->d_maxsreq)
+                if (x->nsreq == h->dx->d_maxsreq)
                     return XFER_ERR(XFER_ERR_INTERNAL, "hier:direct: more sends than planned");
                 XFER_MPI_GOTO(MPI_Isend(id, 2, MPI_LONG, R->members[R->node_first[a] + i],
-                                        h->ds->tag, h->dcomm[0], &h->d_sreq[x->nsreq]),
+                                        h->dx->ds->tag, h->dx->dcomm[0], &h->dx->d_sreq[x->nsreq]),
                               st, out);
                 x->nsreq++;
             }
@@ -362,8 +401,8 @@ static xfer_status_t consumer_progress(dx_t *x, int *progressed)
         MPI_Status s;
         int flag, n, j, src;
         size_t lo, hi, off, len;
-        XFER_MPI_GOTO(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, h->dcomm[1], &flag, &msg, &s), st,
-                      out);
+        XFER_MPI_GOTO(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, h->dx->dcomm[1], &flag, &msg, &s),
+                      st, out);
         if (!flag)
             break;
         src = s.MPI_SOURCE;
@@ -376,7 +415,7 @@ static xfer_status_t consumer_progress(dx_t *x, int *progressed)
             piece(x->p, x->o, a, l, j, &lo, &hi);
             off = lo - xfer_seg_start(h->agg[x->o][a], h->senders, l);
         }
-        if (len == 0 || n <= 0 || off + (size_t) n > len || h->d_got[a] + (size_t) n > len ||
+        if (len == 0 || n <= 0 || off + (size_t) n > len || h->dx->d_got[a] + (size_t) n > len ||
             x->nrreq == x->maxrreq) {
             MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
             return XFER_ERR(XFER_ERR_INTERNAL,
@@ -386,17 +425,17 @@ static xfer_status_t consumer_progress(dx_t *x, int *progressed)
         }
         XFER_MPI_GOTO(MPI_Imrecv(xfer_shwin_R(x->w, x->b) + h->stripe_base[l] +
                                      h->node_off[(size_t) l * nn + a] + off,
-                                 n, MPI_BYTE, &msg, &h->d_rreq[x->nrreq]),
+                                 n, MPI_BYTE, &msg, &h->dx->d_rreq[x->nrreq]),
                       st, out);
         x->nrreq++;
-        h->d_got[a] += (size_t) n;
+        h->dx->d_got[a] += (size_t) n;
         x->cons_left -= (size_t) n;
         *progressed = 1;
     }
     if (x->cons_left == 0) {
         int done;
         for (done = 1, i = 0; i < x->nrreq && done; i++)
-            XFER_MPI_GOTO(MPI_Test(&h->d_rreq[i], &done, MPI_STATUS_IGNORE), st, out);
+            XFER_MPI_GOTO(MPI_Test(&h->dx->d_rreq[i], &done, MPI_STATUS_IGNORE), st, out);
         if (done) {
             x->nrreq = 0;
             xfer_flag_store(x->w, x->b, XFER_FLAG_VALID, l, x->e);
@@ -411,22 +450,31 @@ out:
 /* Publish the S stripes this rank shipped as reusable (@p epoch e), or as failed (-e); when the
  * group sends nothing, slot l's stripe l was never used and is free -- but only once its user of
  * two calls ago (a shipper that may still be completing its sends) has published: a store of
- * ours before that one would be lowered again by it, and the next user would wait forever. */
-static xfer_status_t release_s(dx_t *x, int uses_s, long epoch, int timeout_ms)
+ * ours before that one would be lowered again by it, and the next user would wait forever.
+ * *@p done is 0 while that user has not published yet (call again). */
+static xfer_status_t release_s(dx_t *x, int uses_s, long epoch, int *done)
 {
     xfer_hier_t *h = x->h;
-    xfer_status_t st = XFER_SUCCESS;
-    double waited;
     int l;
-    for (l = 0; l < h->senders; l++)
-        if (h->d_pclaimed[l])
-            xfer_flag_store(x->w, x->b, XFER_FLAG_SENT, l, epoch);
-    if (!uses_s && h->slot < h->senders) {
-        st = xfer_flag_wait(x->w, x->b, XFER_FLAG_SENT, h->slot, x->e - 2, timeout_ms, &waited);
-        xfer_flag_store(x->w, x->b, XFER_FLAG_SENT, h->slot,
-                        st == XFER_SUCCESS && epoch > 0 ? x->e : -x->e);
+    *done = 1;
+    if (!uses_s && h->slot < h->senders && epoch > 0) {
+        const long v = xfer_flag_load(x->w, x->b, XFER_FLAG_SENT, h->slot);
+        if (v < 0 && -v >= x->e - 2)
+            return XFER_ERR(XFER_ERR_PEER_FAILED,
+                            "hier:direct: the shipper of stripe %d of this node failed in call %ld "
+                            "of its staging window",
+                            h->slot, -v);
+        if (v < x->e - 2) {
+            *done = 0;
+            return XFER_SUCCESS;
+        }
     }
-    return st;
+    for (l = 0; l < h->senders; l++)
+        if (h->dx->d_pclaimed[l])
+            xfer_flag_store(x->w, x->b, XFER_FLAG_SENT, l, epoch);
+    if (!uses_s && h->slot < h->senders)
+        xfer_flag_store(x->w, x->b, XFER_FLAG_SENT, h->slot, epoch > 0 ? x->e : -x->e);
+    return XFER_SUCCESS;
 }
 
 /* Drop what an aborted exchange left: our own sends, receives already matched. */
@@ -435,98 +483,121 @@ static void abandon(dx_t *x)
     xfer_hier_t *h = x->h;
     int i;
     for (i = 0; i < x->nsreq; i++)
-        if (h->d_sreq[i] != MPI_REQUEST_NULL)
-            MPI_Request_free(&h->d_sreq[i]);
+        if (h->dx->d_sreq[i] != MPI_REQUEST_NULL)
+            MPI_Request_free(&h->dx->d_sreq[i]);
     for (i = 0; i < x->nrreq; i++) /* matched already: they complete on their own */
-        if (h->d_rreq[i] != MPI_REQUEST_NULL)
-            MPI_Request_free(&h->d_rreq[i]);
+        if (h->dx->d_rreq[i] != MPI_REQUEST_NULL)
+            MPI_Request_free(&h->dx->d_rreq[i]);
 }
 
-xfer_status_t xfer_hier_direct_exchange(xfer_plan_t *p, long e, int b, xfer_op_stats_t *stats)
+static int group_sends(const xfer_plan_t *p, int g)
 {
-    xfer_hier_t *h = p->hier;
-    const int g = p->topo->group, tmo = p->opts.timeout_ms;
-    const int uses_s = p->shape.total[g] > 0, uses_r = p->shape.total[1 - g] > 0;
-    const double t0 = xfer_now();
-    xfer_status_t st = XFER_SUCCESS;
-    double t_active = 0.0;
-    dx_t x;
-    int i, l;
+    return p->shape.total[g] > 0;
+}
 
-    memset(&x, 0, sizeof(x));
-    x.p = p;
-    x.h = h;
-    x.w = h->win;
-    x.e = e;
-    x.seq = ++h->ds->seq; /* every rank of both groups comes here once per call */
-    x.b = b;
-    x.g = g;
-    x.o = 1 - g;
-    x.nr = p->topo->nodes[x.o].nnodes;
-    x.barrier = h->sync == XFER_HIER_BARRIER;
-    x.cons_l = -1;
-    x.pl = -1;
-    x.maxrreq = h->d_maxrreq;
-    memset(h->d_pclaimed, 0, (size_t) h->senders);
-    if (uses_s) { /* one announcement per remote node and stripe with data of this node */
+/* Start the exchange of the call in progress (h->epoch). */
+static xfer_status_t direct_post(void *arg)
+{
+    xfer_plan_t *p = arg;
+    xfer_hier_t *h = p->hier;
+    dx_t *x = &h->dx->x;
+    const int g = p->topo->group;
+    xfer_status_t st = XFER_SUCCESS;
+    int l;
+
+    memset(x, 0, sizeof(*x));
+    x->p = p;
+    x->h = h;
+    x->w = h->win;
+    x->e = h->epoch;
+    x->seq = ++h->dx->ds->seq; /* every rank of both groups comes here once per call */
+    x->b = (int) (h->epoch & 1);
+    x->g = g;
+    x->o = 1 - g;
+    x->nr = p->topo->nodes[x->o].nnodes;
+    x->barrier = h->sync == XFER_HIER_BARRIER;
+    x->cons_l = -1;
+    x->pl = -1;
+    x->maxrreq = h->dx->d_maxrreq;
+    h->dx->phase = 0;
+    h->roles = 0;
+    memset(h->dx->d_pclaimed, 0, (size_t) h->senders);
+    if (group_sends(p, g)) { /* one announcement per remote node and stripe with our data */
         const size_t A = h->agg[g][h->node];
         for (l = 0; l < h->senders; l++)
-            h->ds->expected += xfer_seg_len(A, h->senders, l) > 0 ? x.nr : 0;
+            h->dx->ds->expected += xfer_seg_len(A, h->senders, l) > 0 ? x->nr : 0;
         /* those that reached us after our last call */
-        XFER_CHECK_GOTO(take_announcements(&x), st, fail);
+        XFER_CHECK_GOTO(take_announcements(x), st, out);
     }
-    for (;;) {
-        int progressed = 0;
-        if (uses_s && x.pl < 0 && !x.pclaims_over) {
-            l = claim(&x, XFER_FLAG_PCLAIM, (int) ((long) h->slot * h->senders / h->node_size),
-                      &x.pserved_static); /* -1: every stripe has its shipper */
-            x.pclaims_over = l < 0;
+out:
+    return st;
+}
+
+/* One step: claim, ship and receive whatever can go now; never waits. */
+static xfer_status_t direct_progress(void *arg, int *done)
+{
+    xfer_plan_t *p = arg;
+    xfer_hier_t *h = p->hier;
+    dx_t *x = &h->dx->x;
+    const int uses_s = group_sends(p, x->g), uses_r = group_sends(p, x->o);
+    xfer_status_t st = XFER_SUCCESS;
+    int progressed = 1, l, flag;
+
+    *done = 0;
+    while (h->dx->phase == 0 && progressed) {
+        progressed = 0;
+        if (uses_s && x->pl < 0 && !x->pclaims_over) {
+            l = claim(x, XFER_FLAG_PCLAIM, (int) ((long) h->slot * h->senders / h->node_size),
+                      &x->pserved_static); /* -1: every stripe has its shipper */
+            x->pclaims_over = l < 0;
             if (l >= 0) {
-                producer_start(&x, l);
-                x.roles |= 1;
+                producer_start(x, l);
+                x->roles |= 1;
                 progressed = 1;
             }
         }
-        if (uses_r && x.cons_l < 0 && !x.claims_over) {
-            x.cons_l = claim(&x, XFER_FLAG_CLAIM, 0, &x.served_static); /* -1: all have receivers */
-            x.claims_over = x.cons_l < 0;
-            x.cons_phase = 0;
+        if (uses_r && x->cons_l < 0 && !x->claims_over) {
+            x->cons_l = claim(x, XFER_FLAG_CLAIM, 0, &x->served_static); /* -1: all taken */
+            x->claims_over = x->cons_l < 0;
+            x->cons_phase = 0;
         }
-        if (x.cons_l >= 0)
-            XFER_CHECK_GOTO(consumer_progress(&x, &progressed), st, fail);
-        if (x.pl >= 0)
-            XFER_CHECK_GOTO(producer_progress(&x, &progressed), st, fail);
-        if (x.pl < 0 && (!uses_s || x.pclaims_over) && x.cons_l < 0 && (!uses_r || x.claims_over))
-            break;
-        if (!progressed) {
-            if (tmo > 0 && xfer_now() - t0 > 1e-3 * tmo) {
-                st = XFER_ERR(XFER_ERR_TIMEOUT,
-                              "hier:direct: no progress for %d ms (%s%s); a rank of the other "
-                              "group did not arrive",
-                              tmo, x.pl >= 0 ? "blocks still to ship" : "",
-                              x.cons_l >= 0 ? (x.cons_phase ? " data still to receive"
-                                                            : " the result area still in use")
-                                            : "");
-                goto fail;
-            }
-            sched_yield();
+        if (x->cons_l >= 0)
+            XFER_CHECK_GOTO(consumer_progress(x, &progressed), st, out);
+        if (x->pl >= 0)
+            XFER_CHECK_GOTO(producer_progress(x, &progressed), st, out);
+        if (x->pl < 0 && (!uses_s || x->pclaims_over) && x->cons_l < 0 &&
+            (!uses_r || x->claims_over))
+            h->dx->phase = 1;
+    }
+    if (h->dx->phase == 1) { /* our sends, matched by now: local completion */
+        int i;
+        for (flag = 1, i = 0; i < x->nsreq && flag; i++)
+            XFER_MPI_GOTO(MPI_Test(&h->dx->d_sreq[i], &flag, MPI_STATUS_IGNORE), st, out);
+        if (flag)
+            h->dx->phase = 2;
+    }
+    if (h->dx->phase == 2) {
+        XFER_CHECK_GOTO(release_s(x, uses_s, x->e, &flag), st, out);
+        if (flag) {
+            h->dx->phase = 3;
+            h->roles = x->roles;
+            *done = 1;
         }
     }
-    for (i = 0; i < x.nsreq; i++) /* our sends, matched by now; local completion */
-        XFER_MPI_GOTO(MPI_Wait(&h->d_sreq[i], MPI_STATUS_IGNORE), st, fail);
-    t_active = xfer_now() - t0;
-    XFER_CHECK_GOTO(release_s(&x, uses_s, e, tmo), st, out);
-    stats->inter_s += x.roles ? t_active : 0.0;
-    stats->wait_s += x.roles ? 0.0 : t_active;
-    stats->leader = x.roles != 0;
-    stats->roles = x.roles;
 out:
     return st;
-fail:
-    abandon(&x);
-    (void) release_s(&x, uses_s, -e, tmo); /* the node's waiters fail instead of timing out */
-    if (x.cons_l >= 0)
-        xfer_flag_store(x.w, b, XFER_FLAG_VALID, x.cons_l, -e);
-    stats->roles = x.roles;
-    return st;
+}
+
+static void direct_abort(void *arg)
+{
+    xfer_plan_t *p = arg;
+    xfer_hier_t *h = p->hier;
+    dx_t *x = &h->dx->x;
+    int dummy;
+    abandon(x);
+    /* the node's waiters fail instead of timing out */
+    (void) release_s(x, group_sends(p, x->g), -x->e, &dummy);
+    if (x->cons_l >= 0)
+        xfer_flag_store(x->w, x->b, XFER_FLAG_VALID, x->cons_l, -x->e);
+    h->roles = x->roles;
 }

@@ -393,55 +393,92 @@ static xfer_status_t own_comm(xfer_plan_t *p, MPI_Comm c)
     return XFER_SUCCESS;
 }
 
-/* Communicators for the schedule's groups. Blocking calls use the split communicators cached
- * on the intercommunicator; a persistent plan gets its own duplicates so that several active
- * plans never match each other's messages or collectives. */
-static xfer_status_t setup_comms(xfer_plan_t *p)
+/* A duplicate of @p c owned by the plan (persistent plans), or @p c itself (blocking calls). */
+static xfer_status_t plan_comm(xfer_plan_t *p, MPI_Comm c, MPI_Comm *out)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    *out = c;
+    if (!p->persistent || c == MPI_COMM_NULL)
+        return XFER_SUCCESS;
+    XFER_MPI_GOTO(MPI_Comm_dup(c, out), st, fail);
+    XFER_CHECK_GOTO(own_comm(p, *out), st, fail);
+    return XFER_SUCCESS;
+fail:
+    return st;
+}
+
+/* The split communicators of one merged communicator's slots (@p comm: XFER_COMM_MAIN or
+ * XFER_COMM_STRIPE; @p t: whose cache blocking calls use). */
+static xfer_status_t split_slots(xfer_plan_t *p, int comm, int nslots, MPI_Comm merged,
+                                 xfer_topo_t *t)
 {
     const xfer_sched_t *s = p->sched;
     xfer_status_t st = XFER_SUCCESS;
-    MPI_Comm local = p->topo->local, c;
     int slot, i;
+
+    for (slot = 0; slot < nslots; slot++) {
+        int color = MPI_UNDEFINED, order = 0, gi = -1;
+        char key[96];
+        MPI_Comm c = MPI_COMM_NULL;
+        for (i = 0; i < s->ngroups; i++)
+            if (s->groups[i].slot == slot && s->groups[i].comm == comm) {
+                gi = i;
+                color = xfer_group_member(&s->groups[i], 0);
+                order = s->groups[i].my_index;
+            }
+        if (p->persistent) {
+            XFER_MPI_GOTO(MPI_Comm_split(merged, color, order, &c), st, out);
+            if (c != MPI_COMM_NULL)
+                XFER_CHECK_GOTO(own_comm(p, c), st, out);
+        } else {
+            xfer_sched_comm_key(s, comm, slot, key, sizeof(key));
+            XFER_CHECK_GOTO(xfer_topo_split(t, key, color, order, &c), st, out);
+        }
+        if (gi >= 0)
+            for (i = 0; i < s->ngroups; i++)
+                if (s->groups[i].slot == slot && s->groups[i].comm == comm)
+                    p->gcomm[i] = c;
+    }
+out:
+    return st;
+}
+
+/* Communicators for the schedule: point-to-point (the call's merged communicator, a leader's
+ * stripe, the node) and the groups' collectives. Blocking calls use the communicators cached on
+ * the intercommunicator; a persistent plan gets its own duplicates so that several active plans
+ * never match each other's messages or collectives. */
+static xfer_status_t setup_comms(xfer_plan_t *p)
+{
+    const xfer_sched_t *s = p->sched;
+    xfer_topo_t *stt = p->hier ? p->hier->stripe_topo : NULL;
+    xfer_status_t st = XFER_SUCCESS;
+    MPI_Comm local, slocal = MPI_COMM_NULL;
+    int i;
 
     p->gcomm = xfer_calloc((size_t) XFER_MAX(s->ngroups, 1), sizeof(MPI_Comm));
     if (!p->gcomm)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "group communicator table");
     for (i = 0; i < s->ngroups; i++)
         p->gcomm[i] = MPI_COMM_NULL;
-    p->merged = p->topo->merged;
-    if (p->persistent) {
-        XFER_MPI_GOTO(MPI_Comm_dup(p->topo->merged, &c), st, out);
-        XFER_CHECK_GOTO(own_comm(p, c), st, out);
-        p->merged = c;
-        XFER_MPI_GOTO(MPI_Comm_dup(p->topo->local, &local), st, out);
-        XFER_CHECK_GOTO(own_comm(p, local), st, out);
+    for (i = 0; i < XFER_NCOMMS; i++)
+        p->comm[i] = MPI_COMM_NULL;
+    XFER_CHECK_GOTO(plan_comm(p, p->topo->merged, &p->merged), st, out);
+    p->comm[XFER_COMM_MAIN] = p->merged;
+    XFER_CHECK_GOTO(plan_comm(p, p->topo->local, &local), st, out);
+    if (p->hier)
+        XFER_CHECK_GOTO(plan_comm(p, p->topo->node_comm, &p->comm[XFER_COMM_NODE]), st, out);
+    if (stt) {
+        XFER_CHECK_GOTO(plan_comm(p, stt->merged, &p->comm[XFER_COMM_STRIPE]), st, out);
+        XFER_CHECK_GOTO(plan_comm(p, stt->local, &slocal), st, out);
     }
-    for (slot = 0; slot < s->nslots; slot++) {
-        int color = MPI_UNDEFINED, order = 0, gi = -1;
-        char key[96];
-        for (i = 0; i < s->ngroups; i++)
-            if (s->groups[i].slot == slot) {
-                gi = i;
-                color = xfer_group_member(&s->groups[i], 0);
-                order = s->groups[i].my_index;
-            }
-        c = MPI_COMM_NULL;
-        if (p->persistent) {
-            XFER_MPI_GOTO(MPI_Comm_split(p->merged, color, order, &c), st, out);
-            if (c != MPI_COMM_NULL)
-                XFER_CHECK_GOTO(own_comm(p, c), st, out);
-        } else {
-            xfer_sched_comm_key(s, slot, key, sizeof(key));
-            XFER_CHECK_GOTO(xfer_topo_split(p->topo, key, color, order, &c), st, out);
-        }
-        if (gi >= 0)
-            for (i = 0; i < s->ngroups; i++)
-                if (s->groups[i].slot == slot)
-                    p->gcomm[i] = c;
-    }
+    XFER_CHECK_GOTO(split_slots(p, XFER_COMM_MAIN, s->nslots, p->merged, p->topo), st, out);
+    if (stt)
+        XFER_CHECK_GOTO(
+            split_slots(p, XFER_COMM_STRIPE, s->nslots_stripe, p->comm[XFER_COMM_STRIPE], stt), st,
+            out);
     for (i = 0; i < s->ngroups; i++)
         if (s->groups[i].slot == XFER_SLOT_LOCAL)
-            p->gcomm[i] = local;
+            p->gcomm[i] = s->groups[i].comm == XFER_COMM_STRIPE ? slocal : local;
     for (i = 0; i < p->nowned; i++)
         XFER_MPI_GOTO(MPI_Comm_set_errhandler(p->owned[i], MPI_ERRORS_RETURN), st, out);
 out:
@@ -524,22 +561,21 @@ static xfer_status_t prepare(xfer_plan_t *p)
 {
     xfer_status_t st;
 
-    if (p->opts.hier) {
-        p->merged = p->topo->merged; /* for MPI_Pack of non-contiguous types */
-        XFER_CHECK_GOTO(setup_buffers(p), st, out);
+    if (!p->opts.hier && (p->algo->flags & XFER_ALGO_NATIVE))
+        return XFER_SUCCESS;
+    if (p->opts.hier) { /* node staging: geometry, window and this rank's schedule */
         XFER_CHECK_GOTO(xfer_hier_prepare(p), st, out);
         snprintf(p->name, sizeof(p->name), "hier:%s",
                  p->hier->direct ? "direct" : p->hier->inner->name);
-        goto out;
+    } else {
+        XFER_CHECK_GOTO(xfer_sched_create(&p->shape, p->topo->group, p->topo->rank, &p->sched), st,
+                        out);
+        XFER_CHECK_GOTO(p->algo->build(&p->shape, p->sched), st, out);
     }
-    if (p->algo->flags & XFER_ALGO_NATIVE)
-        return XFER_SUCCESS;
-    XFER_CHECK_GOTO(xfer_sched_create(&p->shape, p->topo->group, p->topo->rank, &p->sched), st,
-                    out);
-    XFER_CHECK_GOTO(p->algo->build(&p->shape, p->sched), st, out);
     XFER_CHECK_GOTO(setup_comms(p), st, out);
     XFER_CHECK_GOTO(setup_buffers(p), st, out);
-    XFER_CHECK_GOTO(xfer_exec_init(&p->exec, p->sched, p->merged, p->gcomm, XFER_P2P_TAG,
+    XFER_CHECK_GOTO(xfer_exec_init(&p->exec, p->sched, p->comm, p->gcomm,
+                                   p->hier ? p->hier->tasks : NULL, XFER_P2P_TAG,
                                    p->opts.intra_allgather),
                     st, out);
     p->exec_ready = 1;
@@ -660,14 +696,41 @@ out:
     return st;
 }
 
-/* Flat operations: all of the call counts as the transfer between the groups. */
-static void record_flat_stats(xfer_plan_t *p)
+static _Thread_local xfer_op_stats_t last_stats;
+
+xfer_status_t xfer_last_op_stats(xfer_op_stats_t *out)
+{
+    if (!out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "stats is NULL");
+    *out = last_stats;
+    return XFER_SUCCESS;
+}
+
+/* Statistics of the operation that just completed. Flat operations: all of the call counts as
+ * the transfer between the groups. Node staging: the executor's account of transfers, flag
+ * waits and copies, and the roles this rank took. */
+static void record_stats(xfer_plan_t *p)
 {
     p->stats.t_exit = MPI_Wtime();
-    p->stats.inter_s = p->stats.t_exit - p->stats.t_enter;
-    p->stats.roles = (p->shape.total[p->topo->group] > 0 ? 1 : 0) |
-                     (p->shape.total[1 - p->topo->group] > 0 ? 2 : 0);
-    xfer_stats_record(&p->stats);
+    if (p->hier) {
+        p->stats.inter_s = p->exec.times.inter_s;
+        p->stats.wait_s = p->exec.times.wait_s;
+        p->stats.intra_s = p->exec.times.intra_s;
+        xfer_hier_stats(p, &p->stats);
+    } else {
+        p->stats.inter_s = p->stats.t_exit - p->stats.t_enter;
+        p->stats.roles = (p->shape.total[p->topo->group] > 0 ? 1 : 0) |
+                         (p->shape.total[1 - p->topo->group] > 0 ? 2 : 0);
+    }
+    last_stats = p->stats;
+    if (p->hier && xfer_trace_level() >= 2)
+        xfer_log(XFER_LOG_DEBUG,
+                 "hier group %d rank %d (node %d slot %d%s) epoch %ld: %.6f s in call, intra "
+                 "%.6f, inter %.6f, wait %.6f",
+                 p->topo->group, p->topo->rank, p->hier->node, p->hier->slot,
+                 p->stats.leader ? ", leader" : "", p->hier->epoch,
+                 p->stats.t_exit - p->stats.t_enter, p->stats.intra_s, p->stats.inter_s,
+                 p->stats.wait_s);
 }
 
 static xfer_status_t plan_start(xfer_plan_t *p, int blocking)
@@ -680,28 +743,27 @@ static xfer_status_t plan_start(xfer_plan_t *p, int blocking)
     memset(&p->stats, 0, sizeof(p->stats));
     p->stats.t_enter = MPI_Wtime();
     p->stats.leader = 1;
-    if (!p->hier && (p->algo->flags & XFER_ALGO_NATIVE)) {
+    if (!p->sched) { /* native */
         XFER_CHECK_GOTO(native_start(p, blocking), st, out);
         p->active = !blocking;
         if (blocking)
-            record_flat_stats(p);
+            record_stats(p);
         return XFER_SUCCESS;
     }
     if (p->stage_send)
         XFER_MPI_GOTO(MPI_Pack(p->call.sbuf, p->call.scount, p->call.stype, p->stage_send,
                                (int) p->my_bytes, &pos, p->merged),
                       st, out);
-    p->active = 1;
-    if (p->hier) /* the node protocol runs in wait/test: it is one piece of work */
-        goto out;
+    if (p->hier)
+        xfer_exec_bind_node(&p->exec, p->hier->win, xfer_hier_begin(p));
     xfer_exec_bind(&p->exec, p->send_ptr, p->recv_ptr, p->tmp);
-    st = xfer_exec_start(&p->exec, p->opts.timeout_ms);
-    if (st != XFER_SUCCESS)
-        p->active = 0;
+    XFER_CHECK_GOTO(xfer_exec_start(&p->exec, p->opts.timeout_ms), st, out);
+    p->active = 1;
 out:
     return st;
 }
 
+/* Drive the plan's operation; never blocks unless @p blocking. */
 static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
 {
     xfer_status_t st = XFER_SUCCESS;
@@ -711,15 +773,7 @@ static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
         *done = 1;
         return XFER_SUCCESS;
     }
-    if (p->hier) {
-        st = xfer_hier_run(p); /* records its own statistics */
-        p->active = 0;
-        *done = 1;
-        if (st == XFER_SUCCESS)
-            st = unpack_result(p);
-        return st;
-    }
-    if (p->algo->flags & XFER_ALGO_NATIVE) {
+    if (!p->sched) { /* native */
         double deadline = p->opts.timeout_ms > 0 ? MPI_Wtime() + 1e-3 * p->opts.timeout_ms : 0;
         int flag = 0;
         if (blocking && deadline == 0) {
@@ -739,7 +793,7 @@ static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
         if (flag) {
             p->active = 0;
             *done = 1;
-            record_flat_stats(p);
+            record_stats(p);
         }
         return XFER_SUCCESS;
     }
@@ -750,7 +804,7 @@ static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
     }
     if (*done) {
         p->active = 0;
-        record_flat_stats(p);
+        record_stats(p);
         st = unpack_result(p);
     }
 out:
@@ -802,9 +856,9 @@ xfer_status_t xfer_plan_free(xfer_plan_t **pp)
         return XFER_SUCCESS;
     if (p->active)
         return XFER_ERR(XFER_ERR_STATE, "the plan is active: complete it with xfer_wait first");
-    xfer_hier_free(&p->hier);
     if (p->exec_ready)
         xfer_exec_fini(&p->exec);
+    xfer_hier_free(&p->hier);
     xfer_sched_destroy(&p->sched);
     for (i = 0; i < p->nowned; i++)
         xfer_comm_release(&p->owned[i]);

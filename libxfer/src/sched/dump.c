@@ -4,6 +4,7 @@
 #include <xfer/coll.h>
 
 #include "../core/core.h"
+#include "../topo/shwin.h"
 #include "sched.h"
 
 static void peer_name(const xfer_sched_t *s, int merged, char *out, size_t len)
@@ -68,6 +69,11 @@ xfer_status_t xfer_sched_dump(const xfer_sched_t *s, FILE *out)
             s->n[1], s->nrounds, s->nops, s->nslots);
     fprintf(out, "  buffers: SEND %zu, RECV %zu, TMP %zu bytes%s\n", s->send_bytes, s->recv_bytes,
             s->tmp_bytes, s->gen ? "; rounds generated on demand" : "");
+    if (s->uses_node)
+        fprintf(out,
+                "  node window: NODE_S %zu, NODE_R %zu bytes (the call's parity; flags relative "
+                "to the call's epoch e)\n",
+                s->node_bytes[0], s->node_bytes[1]);
     for (r = 0; r < s->nrounds; r++) {
         xfer_round_view_t v;
         XFER_CHECK_GOTO(xfer_sched_round_view(s, r, scratch, &v), st, done);
@@ -77,13 +83,24 @@ xfer_status_t xfer_sched_dump(const xfer_sched_t *s, FILE *out)
         for (i = 0; i < v.n; i++) {
             const xfer_op_t *op = &v.ops[i];
             char a[64], b[160], c[64];
+            int d;
             fprintf(out, "    ");
+            if (v.first >= 0)
+                fprintf(out, "#%d ", v.first + i);
             if (op->chain)
                 fprintf(out, "[chain %d] ", op->chain);
+            if (op->flags & XFER_OPF_NO_BARRIER)
+                fprintf(out, "[no barrier] ");
+            for (d = 0; d < op->ndeps; d++)
+                fprintf(out, "%s#%d%s", d ? "," : "[after ", s->deps[op->dep0 + d],
+                        d + 1 == op->ndeps ? "] " : "");
             switch (op->kind) {
             case XFER_OP_SEND:
             case XFER_OP_RECV:
-                peer_name(s, op->peer, a, sizeof(a));
+                if (op->comm == XFER_COMM_MAIN)
+                    peer_name(s, op->peer, a, sizeof(a));
+                else
+                    snprintf(a, sizeof(a), "stripe rank %d", op->peer);
                 fprintf(out, "%s %s %s %s[%zu..%zu) %zu bytes\n", xfer_op_name(op->kind),
                         op->kind == XFER_OP_SEND ? "to" : "from", a, xfer_buf_name(op->buf),
                         op->off, op->off + op->len, op->len);
@@ -109,6 +126,21 @@ xfer_status_t xfer_sched_dump(const xfer_sched_t *s, FILE *out)
                 fprintf(out, "gatherv over %s root #%d %s[%zu..%zu) -> %s+%zu: %s\n", b, op->peer,
                         xfer_buf_name(op->buf), op->off, op->off + op->len, xfer_buf_name(op->buf2),
                         op->off2, c);
+                break;
+            case XFER_OP_FLAG_WAIT:
+                fprintf(out, "wait for %s flags %d..%d at call %s%+d\n", xfer_flag_name(op->buf2),
+                        op->peer, op->peer + (int) op->len - 1, "e", op->aux);
+                break;
+            case XFER_OP_FLAG_PUT:
+                fprintf(out, "publish %s flag %d := call e%+d%s\n", xfer_flag_name(op->buf2),
+                        op->peer, op->aux,
+                        op->flags & XFER_OPF_ON_FAILURE ? " (-e if the call fails)" : "");
+                break;
+            case XFER_OP_BARRIER:
+                fprintf(out, "barrier over the node\n");
+                break;
+            case XFER_OP_TASK:
+                fprintf(out, "task %d (steps decided at run time)\n", op->peer);
                 break;
             default:
                 fprintf(out, "?\n");

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <limits.h>
+#include <sched.h>
 #include <string.h>
 
 #include "../core/core.h"
@@ -10,18 +11,12 @@ static int is_coll(int kind)
     return kind == XFER_OP_ALLGATHERV || kind == XFER_OP_BCAST || kind == XFER_OP_GATHERV;
 }
 
-/* A round made of one collective runs as the blocking MPI call (better tuned than the
- * nonblocking one in both MPICH and Open MPI) when nothing else has to progress. */
-static int single_coll_round(const xfer_exec_t *e)
+static int is_transfer(int kind)
 {
-    return e->view.n == 1 && is_coll(e->view.ops[0].kind);
+    return kind == XFER_OP_SEND || kind == XFER_OP_RECV || is_coll(kind) || kind == XFER_OP_TASK;
 }
 
-/* Index of the op at @p k of the current view in s->ops (collectives are always stored). */
-static int stored_index(const xfer_exec_t *e, int k)
-{
-    return e->view.first + k;
-}
+/* ---- preparation ---------------------------------------------------------------------------- */
 
 static xfer_status_t make_int_counts(xfer_exec_t *e, int i)
 {
@@ -48,31 +43,119 @@ static xfer_status_t make_int_counts(xfer_exec_t *e, int i)
     return XFER_SUCCESS;
 }
 
-xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, MPI_Comm merged,
-                             MPI_Comm *gcomm, int tag, int intra)
+/* Does stored op @p i wait for the rounds before its own? */
+static int has_barrier(const xfer_exec_t *e, int i)
+{
+    return e->op_base >= 0 && e->round_of[i] > 0 && !(e->ops[i].flags & XFER_OPF_NO_BARRIER);
+}
+
+/* Dependency counts and successor lists of the graph e->ops[0 .. n): explicit dependencies
+ * (stored schedules), the previous operation of the same chain in the same round, and the
+ * round barrier (counted here, released in advance_rounds). */
+static xfer_status_t build_graph(xfer_exec_t *e, const int *round_start, int nrounds)
+{
+    const xfer_sched_t *s = e->s;
+    const int n = e->n;
+    int i, r, d, maxchain = 0, *last = NULL, *fill = NULL, *prev = NULL;
+    xfer_status_t st = XFER_SUCCESS;
+
+    for (i = 0; i < n; i++)
+        maxchain = XFER_MAX(maxchain, e->ops[i].chain);
+    last = xfer_malloc(((size_t) maxchain + 1) * sizeof(int));
+    prev = xfer_malloc(((size_t) n + 1) * sizeof(int));
+    fill = xfer_malloc(((size_t) n + 1) * sizeof(int));
+    if (!last || !prev || !fill) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "dependency lists of %d operations", n);
+        goto out;
+    }
+    memset(e->succ0, 0, ((size_t) n + 1) * sizeof(int));
+    for (r = 0; r < nrounds; r++) {
+        for (i = 0; i <= maxchain; i++)
+            last[i] = -1;
+        for (i = round_start[r]; i < round_start[r + 1]; i++) {
+            const xfer_op_t *op = &e->ops[i];
+            prev[i] = op->chain ? last[op->chain] : -1;
+            if (op->chain)
+                last[op->chain] = i;
+            e->npending0[i] = (prev[i] >= 0) + has_barrier(e, i);
+            if (prev[i] >= 0)
+                e->succ0[prev[i] + 1]++;
+            if (e->op_base >= 0)
+                for (d = 0; d < op->ndeps; d++) {
+                    const int dep = s->deps[op->dep0 + d];
+                    if (dep < 0 || dep >= i) {
+                        st = XFER_ERR(XFER_ERR_INTERNAL, "%s: op %d depends on op %d", s->algo, i,
+                                      dep);
+                        goto out;
+                    }
+                    e->npending0[i]++;
+                    e->succ0[dep + 1]++;
+                }
+        }
+    }
+    for (i = 0; i < n; i++)
+        e->succ0[i + 1] += e->succ0[i];
+    memcpy(fill, e->succ0, (size_t) n * sizeof(int));
+    for (i = 0; i < n; i++) {
+        const xfer_op_t *op = &e->ops[i];
+        if (prev[i] >= 0)
+            e->succ[fill[prev[i]]++] = i;
+        if (e->op_base >= 0)
+            for (d = 0; d < op->ndeps; d++)
+                e->succ[fill[s->deps[op->dep0 + d]]++] = i;
+    }
+out:
+    xfer_free(last);
+    xfer_free(prev);
+    xfer_free(fill);
+    return st;
+}
+
+xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, const MPI_Comm comm[],
+                             MPI_Comm *gcomm, xfer_exec_task_t *tasks, int tag, int intra)
 {
     xfer_status_t st = XFER_SUCCESS;
-    const int widest = xfer_sched_widest_round(s);
-    int i;
+    const int cap = XFER_MAX(XFER_MAX(s->nops, s->gen ? s->gen_max_ops : 0), 1);
+    const size_t edges = (size_t) cap + (size_t) s->ndeps;
+    int i, r;
 
     memset(e, 0, sizeof(*e));
     e->s = s;
-    e->merged = merged;
+    for (i = 0; i < XFER_NCOMMS; i++)
+        e->comm[i] = comm[i];
     e->gcomm = gcomm;
+    e->tasks = tasks;
     e->tag = tag;
     e->intra = intra;
-    e->round = s->nrounds;
-    e->req = xfer_malloc((size_t) widest * sizeof(MPI_Request));
-    e->scratch = s->gen ? xfer_malloc((size_t) widest * sizeof(xfer_op_t)) : NULL;
+    e->cap = cap;
+    e->succ0 = xfer_malloc(((size_t) cap + 1) * sizeof(int));
+    e->succ = xfer_malloc(edges * sizeof(int));
+    e->npending0 = xfer_malloc((size_t) cap * sizeof(int));
+    e->npending = xfer_malloc((size_t) cap * sizeof(int));
+    e->ready = xfer_malloc((size_t) cap * sizeof(int));
+    e->live = xfer_malloc((size_t) cap * sizeof(int));
+    e->req = xfer_malloc((size_t) cap * sizeof(MPI_Request));
+    e->polled = xfer_malloc((size_t) cap * sizeof(int));
+    e->deferred = xfer_malloc((size_t) cap * sizeof(int));
+    e->indices = xfer_malloc((size_t) cap * sizeof(int));
+    e->statuses = xfer_malloc((size_t) cap * sizeof(MPI_Status));
+    e->done = xfer_malloc((size_t) cap);
+    e->t_poll = xfer_malloc((size_t) cap * sizeof(double));
+    e->scratch = s->gen ? xfer_malloc((size_t) cap * sizeof(xfer_op_t)) : NULL;
     e->icounts = xfer_calloc((size_t) XFER_MAX(s->nops, 1), sizeof(int *));
     e->idispls = xfer_calloc((size_t) XFER_MAX(s->nops, 1), sizeof(int *));
-    if (!e->req || (s->gen && !e->scratch) || !e->icounts || !e->idispls) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "executor state for %d operations", s->nops);
+    e->round_of = !s->gen ? xfer_malloc((size_t) cap * sizeof(int)) : NULL;
+    e->round_left = !s->gen ? xfer_malloc(((size_t) s->nrounds + 1) * sizeof(int)) : NULL;
+    if (!e->succ0 || !e->succ || !e->npending0 || !e->npending || !e->ready || !e->live ||
+        !e->req || !e->polled || !e->deferred || !e->indices || !e->statuses || !e->done ||
+        !e->t_poll || (s->gen && !e->scratch) || !e->icounts || !e->idispls ||
+        (!s->gen && (!e->round_of || !e->round_left))) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "executor state for %d operations", cap);
         goto fail;
     }
     for (i = 0; i < s->nops; i++) { /* stored operations; generated ones are checked as made */
         const xfer_op_t *op = &s->ops[i];
-        if (op->len > INT_MAX) {
+        if (op->kind <= XFER_OP_GATHERV && op->len > INT_MAX) {
             st = XFER_ERR(XFER_ERR_TOO_LARGE,
                           "%s/%s: a %s of %zu bytes exceeds MPI's int count limit", s->algo,
                           s->variant, xfer_op_name(op->kind), op->len);
@@ -84,6 +167,27 @@ xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, MPI_Comm mer
             st = XFER_ERR(XFER_ERR_INTERNAL, "%s: collective without a communicator", s->algo);
             goto fail;
         }
+        if ((op->kind == XFER_OP_SEND || op->kind == XFER_OP_RECV || op->kind == XFER_OP_BARRIER) &&
+            (op->comm >= XFER_NCOMMS || comm[op->comm] == MPI_COMM_NULL)) {
+            st = XFER_ERR(XFER_ERR_INTERNAL, "%s: %s on a communicator this rank lacks", s->algo,
+                          xfer_op_name(op->kind));
+            goto fail;
+        }
+        if (op->kind == XFER_OP_TASK && (!tasks || op->peer < 0 || op->peer >= s->ntasks)) {
+            st = XFER_ERR(XFER_ERR_INTERNAL, "%s: task %d not provided", s->algo, op->peer);
+            goto fail;
+        }
+    }
+    if (!s->gen) { /* one graph for the whole schedule */
+        e->ops = s->ops;
+        e->n = s->nops;
+        e->op_base = 0;
+        for (r = 0; r < s->nrounds; r++)
+            for (i = s->round_start[r]; i < s->round_start[r + 1]; i++)
+                e->round_of[i] = r;
+        XFER_CHECK_GOTO(build_graph(e, s->round_start, s->nrounds), st, fail);
+    } else {
+        e->op_base = -1;
     }
     return XFER_SUCCESS;
 fail:
@@ -102,8 +206,22 @@ void xfer_exec_fini(xfer_exec_t *e)
             xfer_free(e->idispls[i]);
     xfer_free(e->icounts);
     xfer_free(e->idispls);
+    xfer_free(e->succ0);
+    xfer_free(e->succ);
+    xfer_free(e->npending0);
+    xfer_free(e->npending);
+    xfer_free(e->ready);
+    xfer_free(e->live);
     xfer_free(e->req);
+    xfer_free(e->polled);
+    xfer_free(e->deferred);
+    xfer_free(e->indices);
+    xfer_free(e->statuses);
+    xfer_free(e->done);
+    xfer_free(e->t_poll);
     xfer_free(e->scratch);
+    xfer_free(e->round_of);
+    xfer_free(e->round_left);
     memset(e, 0, sizeof(*e));
 }
 
@@ -114,6 +232,17 @@ void xfer_exec_bind(xfer_exec_t *e, const void *send, void *recv, void *tmp)
     e->buf[XFER_BUF_RECV] = recv;
     e->buf[XFER_BUF_TMP] = tmp;
 }
+
+void xfer_exec_bind_node(xfer_exec_t *e, xfer_shwin_t *win, long epoch)
+{
+    e->win = win;
+    e->epoch = epoch;
+    e->buf[XFER_BUF_NODE_S] = win ? xfer_shwin_S(win, (int) (epoch & 1)) : NULL;
+    e->buf[XFER_BUF_NODE_R] = win ? xfer_shwin_R(win, (int) (epoch & 1)) : NULL;
+}
+
+/* ---- blocking collectives (the only thing to do, no bound) ------------------------------------
+ */
 
 /* In-place ring allgatherv of the packed blocks at @p base over @p comm: in step s every rank
  * passes on the block it received in step s - 1 (its own first) to its successor. */
@@ -148,10 +277,16 @@ static int use_ring(const xfer_exec_t *e, const int *counts, MPI_Comm comm)
     return total / n >= XFER_INTRA_RING_MIN;
 }
 
-static xfer_status_t run_blocking_coll(xfer_exec_t *e)
+/* Collectives are always stored operations: their index in s->ops. */
+static int stored(const xfer_exec_t *e, int k)
 {
-    const xfer_op_t *op = &e->view.ops[0];
-    const int i = stored_index(e, 0);
+    return e->op_base + k;
+}
+
+static xfer_status_t run_blocking_coll(xfer_exec_t *e, int k)
+{
+    const xfer_op_t *op = &e->ops[k];
+    const int i = stored(e, k);
     MPI_Comm comm = e->gcomm[op->group];
     xfer_status_t st = XFER_SUCCESS;
 
@@ -169,159 +304,353 @@ static xfer_status_t run_blocking_coll(xfer_exec_t *e)
         XFER_MPI_GOTO(MPI_Bcast(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer, comm),
                       st, out);
         break;
-    case XFER_OP_GATHERV:
+    default: /* GATHERV */
         XFER_MPI_GOTO(MPI_Gatherv(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE,
                                   e->buf[op->buf2] + op->off2, e->icounts[i], e->idispls[i],
                                   MPI_BYTE, op->peer, comm),
                       st, out);
-        break;
-    default:
-        st = XFER_ERR(XFER_ERR_INTERNAL, "not a collective");
     }
 out:
     return st;
 }
 
-/* Next op of @p k's chain in the current round, or -1. */
-static int chain_next(const xfer_exec_t *e, int k)
+static xfer_status_t post_coll(xfer_exec_t *e, int k, MPI_Request *r)
 {
-    const int chain = e->view.ops[k].chain;
-    int j;
-    if (chain == 0)
-        return -1;
-    for (j = k + 1; j < e->view.n; j++)
-        if (e->view.ops[j].chain == chain)
-            return j;
-    return -1;
+    const xfer_op_t *op = &e->ops[k];
+    const int i = stored(e, k);
+    MPI_Comm comm = e->gcomm[op->group];
+    xfer_status_t st = XFER_SUCCESS;
+
+    switch (op->kind) {
+    case XFER_OP_ALLGATHERV:
+        XFER_MPI_GOTO(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, e->buf[op->buf] + op->off,
+                                      e->icounts[i], e->idispls[i], MPI_BYTE, comm, r),
+                      st, out);
+        break;
+    case XFER_OP_BCAST:
+        XFER_MPI_GOTO(
+            MPI_Ibcast(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer, comm, r), st,
+            out);
+        break;
+    default: /* GATHERV */
+        XFER_MPI_GOTO(MPI_Igatherv(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE,
+                                   e->buf[op->buf2] + op->off2, e->icounts[i], e->idispls[i],
+                                   MPI_BYTE, op->peer, comm, r),
+                      st, out);
+    }
+out:
+    return st;
 }
 
-/* Start op @p k of the current round; a COPY completes at once and hands over to the next op
- * of its chain. */
+/* ---- the graph ------------------------------------------------------------------------------- */
+
+static void make_ready(xfer_exec_t *e, int k)
+{
+    e->ready[e->nready++] = k;
+}
+
+/* Rounds whose operations have all completed release the barrier of the next round. */
+static void advance_rounds(xfer_exec_t *e)
+{
+    const xfer_sched_t *s = e->s;
+    while (e->rounds_done < s->nrounds && e->round_left[e->rounds_done] == 0) {
+        int i;
+        e->rounds_done++;
+        if (e->rounds_done == s->nrounds)
+            break;
+        for (i = s->round_start[e->rounds_done]; i < s->round_start[e->rounds_done + 1]; i++)
+            if (has_barrier(e, i) && --e->npending[i] == 0)
+                make_ready(e, i);
+    }
+}
+
+static void complete(xfer_exec_t *e, int k)
+{
+    const int kind = e->ops[k].kind;
+    int j;
+    e->done[k] = 1;
+    e->left--;
+    if (is_transfer(kind))
+        e->t_last = MPI_Wtime();
+    if (kind == XFER_OP_FLAG_WAIT || kind == XFER_OP_BARRIER)
+        e->times.wait_s += MPI_Wtime() - e->t_poll[k];
+    if (kind == XFER_OP_BARRIER && e->win)
+        MPI_Win_sync(e->win->win); /* the node's stores before the barrier become visible */
+    for (j = e->succ0[k]; j < e->succ0[k + 1]; j++)
+        if (--e->npending[e->succ[j]] == 0)
+            make_ready(e, e->succ[j]);
+    if (e->op_base >= 0) {
+        e->round_left[e->round_of[k]]--;
+        advance_rounds(e);
+    }
+}
+
+/* 1 when flags [first, first+count) of the op reached their epoch; an error when a flag carries
+ * the failure of the rank that should have published it. */
+static xfer_status_t flags_reached(xfer_exec_t *e, int k, int *reached)
+{
+    const xfer_op_t *op = &e->ops[k];
+    const long target = e->epoch + op->aux;
+    const int parity = (int) (e->epoch & 1);
+    size_t i;
+
+    *reached = 0;
+    for (i = 0; i < op->len; i++) {
+        const int idx = op->peer + (int) i;
+        const long v = xfer_flag_load(e->win, parity, op->buf2, idx);
+        if (v >= target)
+            continue;
+        if (v < 0 && -v >= target)
+            return XFER_ERR(XFER_ERR_PEER_FAILED,
+                            "node staging: the rank publishing %s flag %d of this node failed in "
+                            "call %ld of its staging window (waiting for call %ld)",
+                            xfer_flag_name(op->buf2), idx, -v, target);
+        return XFER_SUCCESS;
+    }
+    *reached = 1;
+    return XFER_SUCCESS;
+}
+
 static xfer_status_t start_op(xfer_exec_t *e, int k)
 {
+    const xfer_op_t *op = &e->ops[k];
     xfer_status_t st = XFER_SUCCESS;
+    MPI_Request *r = &e->req[e->nlive];
+    double t;
+    int reached;
 
-    while (k >= 0) {
-        const xfer_op_t *op = &e->view.ops[k];
-        MPI_Request *r = &e->req[k];
-        MPI_Comm comm = op->group >= 0 ? e->gcomm[op->group] : e->merged;
-        const int i = is_coll(op->kind) ? stored_index(e, k) : -1;
-
-        if (op->len > INT_MAX)
-            return XFER_ERR(XFER_ERR_TOO_LARGE, "%s: a %s of %zu bytes exceeds MPI's int counts",
-                            e->s->algo, xfer_op_name(op->kind), op->len);
-        switch (op->kind) {
-        case XFER_OP_SEND:
-            XFER_MPI_GOTO(MPI_Isend(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer,
-                                    e->tag, e->merged, r),
-                          st, out);
-            return st;
-        case XFER_OP_RECV:
-            XFER_MPI_GOTO(MPI_Irecv(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer,
-                                    e->tag, e->merged, r),
-                          st, out);
-            return st;
-        case XFER_OP_ALLGATHERV:
-            XFER_MPI_GOTO(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, e->buf[op->buf] + op->off,
-                                          e->icounts[i], e->idispls[i], MPI_BYTE, comm, r),
-                          st, out);
-            return st;
-        case XFER_OP_BCAST:
-            XFER_MPI_GOTO(
-                MPI_Ibcast(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer, comm, r),
-                st, out);
-            return st;
-        case XFER_OP_GATHERV:
-            XFER_MPI_GOTO(MPI_Igatherv(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE,
-                                       e->buf[op->buf2] + op->off2, e->icounts[i], e->idispls[i],
-                                       MPI_BYTE, op->peer, comm, r),
-                          st, out);
-            return st;
-        case XFER_OP_COPY:
-            memmove(e->buf[op->buf2] + op->off2, e->buf[op->buf] + op->off, op->len);
-            *r = MPI_REQUEST_NULL;
-            k = chain_next(e, k); /* done: continue its chain, if any */
-            break;
-        default:
-            return XFER_ERR(XFER_ERR_INTERNAL, "unknown operation kind %d", op->kind);
-        }
+    if (op->kind <= XFER_OP_GATHERV && op->len > INT_MAX)
+        return XFER_ERR(XFER_ERR_TOO_LARGE, "%s: a %s of %zu bytes exceeds MPI's int counts",
+                        e->s->algo, xfer_op_name(op->kind), op->len);
+    if (is_transfer(op->kind) && e->t_first == 0.0)
+        e->t_first = MPI_Wtime();
+    switch (op->kind) {
+    case XFER_OP_SEND:
+        XFER_MPI_GOTO(MPI_Isend(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer,
+                                e->tag, e->comm[op->comm], r),
+                      st, out);
+        e->live[e->nlive++] = k;
+        break;
+    case XFER_OP_RECV:
+        XFER_MPI_GOTO(MPI_Irecv(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer,
+                                e->tag, e->comm[op->comm], r),
+                      st, out);
+        e->live[e->nlive++] = k;
+        break;
+    case XFER_OP_BARRIER:
+        e->t_poll[k] = MPI_Wtime();
+        XFER_MPI_GOTO(MPI_Ibarrier(e->comm[op->comm], r), st, out);
+        e->live[e->nlive++] = k;
+        break;
+    case XFER_OP_ALLGATHERV:
+    case XFER_OP_BCAST:
+    case XFER_OP_GATHERV:
+        e->deferred[e->ndeferred++] = k; /* started by progress: blocking there if it can */
+        break;
+    case XFER_OP_COPY:
+        t = MPI_Wtime();
+        memmove(e->buf[op->buf2] + op->off2, e->buf[op->buf] + op->off, op->len);
+        e->times.intra_s += MPI_Wtime() - t;
+        complete(e, k);
+        break;
+    case XFER_OP_FLAG_PUT:
+        xfer_flag_store(e->win, (int) (e->epoch & 1), op->buf2, op->peer, e->epoch + op->aux);
+        complete(e, k);
+        break;
+    case XFER_OP_FLAG_WAIT:
+        e->t_poll[k] = MPI_Wtime();
+        XFER_CHECK_GOTO(flags_reached(e, k, &reached), st, out);
+        if (reached)
+            complete(e, k);
+        else
+            e->polled[e->npolled++] = k;
+        break;
+    case XFER_OP_TASK:
+        XFER_CHECK_GOTO(e->tasks[op->peer].post(e->tasks[op->peer].arg), st, out);
+        e->polled[e->npolled++] = k;
+        break;
+    default:
+        st = XFER_ERR(XFER_ERR_INTERNAL, "unknown operation kind %d", op->kind);
     }
 out:
     return st;
 }
 
-static xfer_status_t load_round(xfer_exec_t *e)
-{
-    return xfer_sched_round_view(e->s, e->round, e->scratch, &e->view);
-}
-
-static xfer_status_t post_round(xfer_exec_t *e)
+static xfer_status_t run_ready(xfer_exec_t *e)
 {
     xfer_status_t st = XFER_SUCCESS;
-    int k, j;
+    while (e->nready > 0 && st == XFER_SUCCESS)
+        st = start_op(e, e->ready[--e->nready]);
+    return st;
+}
 
-    for (k = 0; k < e->view.n; k++)
-        e->req[k] = MPI_REQUEST_NULL;
-    for (k = 0; k < e->view.n; k++) {
-        int first = 1;
-        if (e->view.ops[k].chain != 0)
-            for (j = 0; j < k && first; j++)
-                first = e->view.ops[j].chain != e->view.ops[k].chain;
-        if (first)
-            XFER_CHECK_GOTO(start_op(e, k), st, out);
+/* Load generated round e->gen_round as the graph. */
+static xfer_status_t load_round(xfer_exec_t *e)
+{
+    xfer_round_view_t v;
+    int start[2], i;
+    xfer_status_t st = xfer_sched_round_view(e->s, e->gen_round, e->scratch, &v);
+    if (st != XFER_SUCCESS)
+        return st;
+    e->ops = v.ops;
+    e->n = v.n;
+    start[0] = 0;
+    start[1] = v.n;
+    XFER_CHECK_GOTO(build_graph(e, start, 1), st, out);
+    e->left = v.n;
+    for (i = 0; i < v.n; i++) {
+        e->done[i] = 0;
+        e->npending[i] = e->npending0[i];
+        if (e->npending[i] == 0)
+            make_ready(e, i);
     }
 out:
+    return st;
+}
+
+/* ---- operation ------------------------------------------------------------------------------ */
+
+xfer_status_t xfer_exec_start(xfer_exec_t *e, int timeout_ms)
+{
+    const xfer_sched_t *s = e->s;
+    xfer_status_t st = XFER_SUCCESS;
+    int i, r;
+
+    if (e->active)
+        return XFER_ERR(XFER_ERR_STATE, "operation already active");
+    if (s->uses_node && !e->win)
+        return XFER_ERR(XFER_ERR_INTERNAL, "%s: node staging without a window", s->algo);
+    e->active = 1;
+    e->timeout_ms = timeout_ms;
+    e->deadline = timeout_ms > 0 ? MPI_Wtime() + 1e-3 * timeout_ms : 0.0;
+    e->nready = e->nlive = e->npolled = e->ndeferred = 0;
+    e->t_first = e->t_last = 0.0;
+    memset(&e->times, 0, sizeof(e->times));
+    if (s->gen) {
+        e->gen_round = 0;
+        e->left = 0;
+        if (s->nrounds > 0)
+            XFER_CHECK_GOTO(load_round(e), st, fail);
+    } else {
+        e->left = e->n;
+        e->rounds_done = 0;
+        for (r = 0; r < s->nrounds; r++)
+            e->round_left[r] = s->round_start[r + 1] - s->round_start[r];
+        for (i = 0; i < e->n; i++) {
+            e->done[i] = 0;
+            e->npending[i] = e->npending0[i];
+        }
+        for (i = e->n - 1; i >= 0; i--) /* popped in append order */
+            if (e->npending[i] == 0)
+                make_ready(e, i);
+    }
+    XFER_CHECK_GOTO(run_ready(e), st, fail);
+    return XFER_SUCCESS;
+fail:
+    e->active = 0;
     return st;
 }
 
 static xfer_status_t timeout_error(xfer_exec_t *e)
 {
-    int k;
-    for (k = 0; k < e->view.n; k++)
-        if (e->req[k] != MPI_REQUEST_NULL) {
-            const xfer_op_t *op = &e->view.ops[k];
-            const int ng0 = e->s->n[0];
-            if (op->kind == XFER_OP_SEND || op->kind == XFER_OP_RECV)
-                return XFER_ERR(XFER_ERR_TIMEOUT,
-                                "%s/%s: no progress within %d ms in round %d: %s of %zu bytes "
-                                "%s group %d rank %d still pending",
-                                e->s->algo, e->s->variant, e->timeout_ms, e->round,
-                                xfer_op_name(op->kind), op->len,
-                                op->kind == XFER_OP_SEND ? "to" : "from", op->peer < ng0 ? 0 : 1,
-                                op->peer < ng0 ? op->peer : op->peer - ng0);
-            return XFER_ERR(XFER_ERR_TIMEOUT,
-                            "%s/%s: no progress within %d ms in round %d: local %s still pending",
-                            e->s->algo, e->s->variant, e->timeout_ms, e->round,
-                            xfer_op_name(op->kind));
-        }
-    return XFER_ERR(XFER_ERR_TIMEOUT, "%s: timed out after %d ms", e->s->algo, e->timeout_ms);
+    const int ng0 = e->s->n[0];
+    const xfer_op_t *op = NULL;
+    if (e->nlive)
+        op = &e->ops[e->live[0]];
+    else if (e->npolled)
+        op = &e->ops[e->polled[0]];
+    if (op && (op->kind == XFER_OP_SEND || op->kind == XFER_OP_RECV) && op->comm == XFER_COMM_MAIN)
+        return XFER_ERR(XFER_ERR_TIMEOUT,
+                        "%s/%s: no progress within %d ms: %s of %zu bytes %s group %d rank %d "
+                        "still pending",
+                        e->s->algo, e->s->variant, e->timeout_ms, xfer_op_name(op->kind), op->len,
+                        op->kind == XFER_OP_SEND ? "to" : "from", op->peer < ng0 ? 0 : 1,
+                        op->peer < ng0 ? op->peer : op->peer - ng0);
+    if (op && op->kind == XFER_OP_FLAG_WAIT)
+        return XFER_ERR(XFER_ERR_TIMEOUT,
+                        "%s: node staging: %s flags %d..%d of this node still short of call %ld "
+                        "after %d ms: a rank of this node did not arrive",
+                        e->s->algo, xfer_flag_name(op->buf2), op->peer,
+                        op->peer + (int) op->len - 1, e->epoch + op->aux, e->timeout_ms);
+    if (op && op->kind == XFER_OP_TASK)
+        return XFER_ERR(XFER_ERR_TIMEOUT, "%s: %s made no progress within %d ms", e->s->algo,
+                        e->tasks[op->peer].what, e->timeout_ms);
+    return XFER_ERR(XFER_ERR_TIMEOUT, "%s/%s: %s still pending after %d ms", e->s->algo,
+                    e->s->variant, op ? xfer_op_name(op->kind) : "an operation", e->timeout_ms);
 }
 
-xfer_status_t xfer_exec_start(xfer_exec_t *e, int timeout_ms)
+/* Complete what MPI reports done among the live requests (blocking: wait for at least one). */
+static xfer_status_t test_live(xfer_exec_t *e, int wait, int *progressed)
 {
     xfer_status_t st = XFER_SUCCESS;
+    int outcount = 0, i, j;
 
-    if (e->active)
-        return XFER_ERR(XFER_ERR_STATE, "operation already active");
-    e->active = 1;
-    e->round = 0;
-    e->posted = 0;
-    e->loaded = 0;
-    e->timeout_ms = timeout_ms;
-    e->deadline = timeout_ms > 0 ? MPI_Wtime() + 1e-3 * timeout_ms : 0.0;
-    if (e->s->nrounds == 0)
+    if (wait)
+        XFER_MPI_GOTO(MPI_Waitsome(e->nlive, e->req, &outcount, e->indices, e->statuses), st, out);
+    else
+        XFER_MPI_GOTO(MPI_Testsome(e->nlive, e->req, &outcount, e->indices, e->statuses), st, out);
+    if (outcount == MPI_UNDEFINED || outcount == 0)
         return XFER_SUCCESS;
-    XFER_CHECK_GOTO(load_round(e), st, fail);
-    e->loaded = 1;
-    /* Post now unless the blocking path will run the first round when the caller waits. */
-    if (e->deadline > 0 || !single_coll_round(e)) {
-        XFER_CHECK_GOTO(post_round(e), st, fail);
-        e->posted = 1;
-    }
-    return XFER_SUCCESS;
-fail:
-    e->active = 0;
+    for (i = 0; i < outcount; i++) /* completed ops first, as op ids (compaction moves slots) */
+        e->indices[i] = e->live[e->indices[i]];
+    for (i = j = 0; i < e->nlive; i++)
+        if (e->req[i] != MPI_REQUEST_NULL) {
+            e->live[j] = e->live[i];
+            e->req[j++] = e->req[i];
+        }
+    e->nlive = j;
+    for (i = 0; i < outcount; i++)
+        complete(e, e->indices[i]);
+    *progressed = 1;
+out:
     return st;
+}
+
+static xfer_status_t poll(xfer_exec_t *e, int *progressed)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int i, j, nd = 0;
+
+    for (i = j = 0; i < e->npolled; i++) {
+        const int k = e->polled[i];
+        const xfer_op_t *op = &e->ops[k];
+        int reached = 0;
+        if (op->kind == XFER_OP_FLAG_WAIT)
+            st = flags_reached(e, k, &reached);
+        else
+            st = e->tasks[op->peer].progress(e->tasks[op->peer].arg, &reached);
+        if (st != XFER_SUCCESS)
+            return st;
+        if (reached)
+            e->indices[nd++] = k;
+        else
+            e->polled[j++] = k;
+    }
+    e->npolled = j;
+    for (i = 0; i < nd; i++)
+        complete(e, e->indices[i]);
+    if (nd)
+        *progressed = 1;
+    return st;
+}
+
+/* After a failure: tasks in flight are told, flags this rank owes its node carry the failure
+ * (their waiters return an error instead of waiting for a timeout). MPI requests in flight are
+ * abandoned: the communicators of a failed operation must not be used again (coll.h). */
+static void fail_op(xfer_exec_t *e)
+{
+    int i;
+    for (i = 0; i < e->npolled; i++)
+        if (e->ops[e->polled[i]].kind == XFER_OP_TASK && e->tasks[e->ops[e->polled[i]].peer].abort)
+            e->tasks[e->ops[e->polled[i]].peer].abort(e->tasks[e->ops[e->polled[i]].peer].arg);
+    if (e->op_base >= 0 && e->win)
+        for (i = 0; i < e->n; i++)
+            if (e->ops[i].kind == XFER_OP_FLAG_PUT && (e->ops[i].flags & XFER_OPF_ON_FAILURE) &&
+                !e->done[i])
+                xfer_flag_store(e->win, (int) (e->epoch & 1), e->ops[i].buf2, e->ops[i].peer,
+                                -(e->epoch + e->ops[i].aux));
+    e->active = 0;
+    e->nlive = e->npolled = e->nready = e->ndeferred = 0;
 }
 
 xfer_status_t xfer_exec_progress(xfer_exec_t *e, int blocking, int *done)
@@ -334,54 +663,62 @@ xfer_status_t xfer_exec_progress(xfer_exec_t *e, int blocking, int *done)
         *done = 1;
         return XFER_SUCCESS;
     }
-    while (e->round < e->s->nrounds) {
-        int idx = MPI_UNDEFINED, flag = 0;
+    for (;;) {
+        int progressed = 0, i;
 
-        if (!e->loaded) {
-            XFER_CHECK_GOTO(load_round(e), st, fail);
-            e->loaded = 1;
-        }
-        if (!e->posted) {
-            if (e->view.n == 0) { /* nothing for this rank in this round */
-                e->round++;
-                e->loaded = 0;
+        XFER_CHECK_GOTO(run_ready(e), st, fail);
+        if (e->left == 0) {
+            if (e->s->gen && e->gen_round + 1 < e->s->nrounds) {
+                e->gen_round++;
+                XFER_CHECK_GOTO(load_round(e), st, fail);
                 continue;
             }
-            if (blocking && !bounded && single_coll_round(e)) {
-                XFER_CHECK_GOTO(run_blocking_coll(e), st, fail);
-                e->round++;
-                e->loaded = 0;
-                continue;
+            break;
+        }
+        if (e->ndeferred > 0) {
+            /* A collective that is the only thing to do runs as the blocking MPI call (better
+             * tuned than the nonblocking one in both MPICH and Open MPI). */
+            if (blocking && !bounded && e->ndeferred == 1 && e->nlive == 0 && e->npolled == 0) {
+                const int k = e->deferred[--e->ndeferred];
+                XFER_CHECK_GOTO(run_blocking_coll(e, k), st, fail);
+                complete(e, k);
+            } else {
+                for (i = 0; i < e->ndeferred; i++) {
+                    XFER_CHECK_GOTO(post_coll(e, e->deferred[i], &e->req[e->nlive]), st, fail);
+                    e->live[e->nlive++] = e->deferred[i];
+                }
+                e->ndeferred = 0;
             }
-            XFER_CHECK_GOTO(post_round(e), st, fail);
-            e->posted = 1;
+            continue;
         }
-        if (blocking && !bounded) {
-            XFER_MPI_GOTO(MPI_Waitany(e->view.n, e->req, &idx, MPI_STATUS_IGNORE), st, fail);
-            flag = 1;
-        } else {
-            XFER_MPI_GOTO(MPI_Testany(e->view.n, e->req, &idx, &flag, MPI_STATUS_IGNORE), st, fail);
+        if (e->nlive > 0)
+            XFER_CHECK_GOTO(test_live(e, 0, &progressed), st, fail);
+        if (e->npolled > 0)
+            XFER_CHECK_GOTO(poll(e, &progressed), st, fail);
+        if (progressed)
+            continue;
+        if (e->nlive == 0 && e->npolled == 0 && e->nready == 0) {
+            st = XFER_ERR(XFER_ERR_INTERNAL, "%s/%s: %d operations wait for nothing that runs",
+                          e->s->algo, e->s->variant, e->left);
+            goto fail;
         }
-        if (flag && idx == MPI_UNDEFINED) { /* every request of the round has completed */
-            e->round++;
-            e->posted = 0;
-            e->loaded = 0;
-        } else if (flag) {
-            XFER_CHECK_GOTO(start_op(e, chain_next(e, idx)), st, fail);
-        } else if (bounded && MPI_Wtime() > e->deadline) {
+        if (!blocking)
+            return XFER_SUCCESS;
+        if (bounded && MPI_Wtime() > e->deadline) {
             st = timeout_error(e);
             goto fail;
-        } else if (!blocking) {
-            return XFER_SUCCESS;
         }
+        if (!bounded && e->npolled == 0)
+            XFER_CHECK_GOTO(test_live(e, 1, &progressed), st, fail);
+        else if (e->npolled > 0)
+            sched_yield(); /* the rank we wait for may need this core */
     }
     e->active = 0;
+    if (e->t_first > 0.0)
+        e->times.inter_s = e->t_last - e->t_first;
     *done = 1;
     return XFER_SUCCESS;
 fail:
-    /* Requests still in flight are abandoned: after a failure or timeout the communicators
-     * of this operation must not be used again (documented in coll.h). */
-    e->active = 0;
-    e->round = e->s->nrounds;
+    fail_op(e);
     return st;
 }

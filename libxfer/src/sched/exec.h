@@ -1,54 +1,105 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The generic MPI executor: runs one rank's schedule with nonblocking MPI operations, round
- * by round, honouring chains. Persistent: xfer_exec_init() converts counts to MPI's int
- * arrays once; each operation is xfer_exec_start() then xfer_exec_progress() until done.
- * Point-to-point peers are ranks of @p merged; collectives run on the communicator the caller
- * supplies for each of the schedule's groups.
+ * The one executor: runs one rank's schedule -- flat algorithms, node staging, embedded inner
+ * algorithms -- by dependencies. Every operation whose dependencies have completed is started
+ * (nonblocking MPI, a copy, a flag publication, a task's post); progress tests what is in flight
+ * and starts what that completion makes ready. A test call never blocks; a blocking wait sleeps
+ * in MPI_Waitsome when only MPI requests are in flight and polls when node flags or tasks are.
+ *
+ * Persistent: xfer_exec_init() prepares counts and dependency lists once; each operation is
+ * xfer_exec_bind(), xfer_exec_start(), then xfer_exec_progress() until done. Stored schedules
+ * are executed as one graph; generated ones (rings) one round at a time (a round waits for the
+ * previous one; they have neither explicit dependencies nor barrier exemptions).
  */
 #ifndef XFER_EXEC_H
 #define XFER_EXEC_H
 
 #include <mpi.h>
 
+#include "../topo/shwin.h"
 #include "sched.h"
 
-/* How a group-internal ALLGATHERV runs when it is alone in its round and the call waits
- * without a timeout (with one, MPI_Iallgatherv runs so that the bound holds): the MPI library's
+/* How a group-internal ALLGATHERV runs when it is the only thing to do and the call waits
+ * without a timeout (otherwise MPI_Iallgatherv runs so that a bound holds): the MPI library's
  * MPI_Allgatherv, libxfer's ring of MPI_Sendrecv (bandwidth-optimal whatever the library
  * picks; n - 1 steps; one exchange for two ranks), or the ring for blocks of
  * XFER_INTRA_RING_MIN bytes and more (mean). */
 enum { XFER_INTRA_MPI = 1, XFER_INTRA_RING = 2, XFER_INTRA_AUTO = 3 }; /* opts.intra_allgather */
 #define XFER_INTRA_RING_MIN 65536
 
+/* A TASK operation: work whose steps are decided at run time (hier:direct's arrival-order
+ * roles). post() starts it, progress() advances it without blocking and sets *done; abort() is
+ * called when the operation fails while the task is in flight. */
+typedef struct xfer_exec_task {
+    xfer_status_t (*post)(void *arg);
+    xfer_status_t (*progress)(void *arg, int *done);
+    void (*abort)(void *arg);
+    void *arg;
+    const char *what; /* for error messages */
+} xfer_exec_task_t;
+
+/* What the executor measured of the last operation (for xfer_last_op_stats). */
+typedef struct xfer_exec_times {
+    double inter_s; /* first transfer or task started .. last one completed */
+    double wait_s;  /* time node-flag waits and barriers were pending */
+    double intra_s; /* time in copies */
+} xfer_exec_times_t;
+
 typedef struct xfer_exec {
     const xfer_sched_t *s;
-    MPI_Comm merged;
-    MPI_Comm *gcomm; /* per schedule group (borrowed) */
-    int **icounts;   /* per op: int counts for ALLGATHERV/GATHERV, else NULL */
+    MPI_Comm comm[XFER_NCOMMS]; /* by op->comm */
+    MPI_Comm *gcomm;            /* per schedule group (borrowed) */
+    xfer_exec_task_t *tasks;    /* s->ntasks of them (borrowed) */
+    xfer_shwin_t *win;          /* node window of the FLAG operations (bound per call) */
+    long epoch;
+    int **icounts; /* per op: int counts for ALLGATHERV/GATHERV, else NULL */
     int **idispls;
     unsigned char *buf[XFER_NBUFS];
-    MPI_Request *req;       /* one slot per op of the widest round */
-    xfer_op_t *scratch;     /* holds a generated round */
-    xfer_round_view_t view; /* the current round's operations */
-    int round;              /* current round; s->nrounds when idle or finished */
-    int loaded;             /* view holds the current round */
-    int posted;             /* the current round's operations have been started */
+    int tag;
+    int intra; /* XFER_INTRA_* */
+
+    /* the graph: all stored operations, or the current generated round */
+    int cap; /* room in the per-op arrays */
+    const xfer_op_t *ops;
+    int n;             /* operations in the graph */
+    int op_base;       /* index of ops[0] in s->ops (stored), -1 (generated) */
+    int *succ0, *succ; /* successors of op i: succ[succ0[i] .. succ0[i+1]) */
+    int *npending0;    /* dependencies of op i (explicit, chain, round barrier) */
+    int *npending;
+    int *round_of;      /* stored schedules: round of op i */
+    int *round_left;    /* stored schedules: operations of round r not complete */
+    int rounds_done;    /* rounds 0 .. rounds_done-1 complete (stored) */
+    int gen_round;      /* generated: the round in the graph */
+    xfer_op_t *scratch; /* generated: its operations */
+    int left;           /* operations of the graph not complete */
+    int *ready, nready; /* ready, not started */
+    int *live, nlive;   /* started, not complete, in MPI: their requests are req[0 .. nlive) */
+    MPI_Request *req;
+    int *polled, npolled;     /* started, not complete: flag waits and tasks */
+    int *deferred, ndeferred; /* ready collectives not started (see progress) */
+    int *indices;             /* MPI_Testsome output */
+    MPI_Status *statuses;     /* (GCC checks the array MPICH's MPI_STATUSES_IGNORE stands for) */
+    unsigned char *done;      /* op complete (FLAG_PUT with ON_FAILURE: published) */
+    double *t_poll;           /* when a polled op or barrier started */
+
     int active;
     int timeout_ms;
-    int tag;
-    int intra;       /* XFER_INTRA_* */
     double deadline; /* MPI_Wtime() bound, 0 for none */
+    double t_first, t_last;
+    xfer_exec_times_t times;
 } xfer_exec_t;
 
-xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, MPI_Comm merged,
-                             MPI_Comm *gcomm, int tag, int intra);
+/* @p comm: the communicators of op->comm (XFER_COMM_MAIN required, others when used). */
+xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, const MPI_Comm comm[],
+                             MPI_Comm *gcomm, xfer_exec_task_t *tasks, int tag, int intra);
 void xfer_exec_fini(xfer_exec_t *e);
 
 /* Bind the buffers for the next operation (SEND may be read-only user memory). */
 void xfer_exec_bind(xfer_exec_t *e, const void *send, void *recv, void *tmp);
+/* Bind the node window and the call's epoch (its parity selects NODE_S and NODE_R). */
+void xfer_exec_bind_node(xfer_exec_t *e, xfer_shwin_t *win, long epoch);
 
-/* Begin: posts the first round. @p timeout_ms > 0 bounds the whole operation. */
+/* Begin: starts every operation that is ready. @p timeout_ms > 0 bounds the whole operation. */
 xfer_status_t xfer_exec_start(xfer_exec_t *e, int timeout_ms);
 
 /* Drive the operation; with @p blocking it returns only when done (or on error/timeout).

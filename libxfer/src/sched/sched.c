@@ -54,7 +54,8 @@ void xfer_sched_reset(xfer_sched_t *s)
     free_counts(s);
     s->nops = s->nrounds = s->ngroups = 0;
     s->tmp_bytes = 0;
-    s->nslots = 0;
+    s->nslots = s->nslots_stripe = 0;
+    s->ndeps = s->ntasks = s->uses_node = 0;
     s->error = XFER_SUCCESS;
     s->gen = NULL;
     s->gen_max_ops = 0;
@@ -72,6 +73,7 @@ void xfer_sched_destroy(xfer_sched_t **ps)
     xfer_free(s->ops);
     xfer_free(s->round_start);
     xfer_free(s->groups);
+    xfer_free(s->deps);
     xfer_free(s);
     *ps = NULL;
 }
@@ -108,7 +110,87 @@ static xfer_op_t *append(xfer_sched_t *s, int kind)
     op->kind = (uint8_t) kind;
     op->group = -1;
     op->counts = -1;
+    if (kind == XFER_OP_FLAG_WAIT || kind == XFER_OP_FLAG_PUT)
+        s->uses_node = 1;
     return op;
+}
+
+int xfer_sched_last(const xfer_sched_t *s)
+{
+    return s->nops - 1;
+}
+
+void xfer_sched_dep(xfer_sched_t *s, int dep)
+{
+    xfer_op_t *op;
+    if (dep < 0 || s->error != XFER_SUCCESS || s->nops == 0)
+        return;
+    op = &s->ops[s->nops - 1];
+    if (dep >= s->nops - 1) {
+        s->error = XFER_ERR(XFER_ERR_INTERNAL, "%s: operation %d cannot wait for operation %d",
+                            s->algo, s->nops - 1, dep);
+        return;
+    }
+    if (op->ndeps == 0)
+        op->dep0 = s->ndeps;
+    else if (op->dep0 + op->ndeps != s->ndeps) {
+        s->error = XFER_ERR(XFER_ERR_INTERNAL, "%s: dependencies of an earlier operation", s->algo);
+        return;
+    }
+    if (!grow(s, (void **) &s->deps, &s->deps_cap, s->ndeps + 1, sizeof(int)))
+        return;
+    s->deps[s->ndeps++] = dep;
+    op->ndeps++;
+}
+
+void xfer_sched_no_barrier(xfer_sched_t *s)
+{
+    if (s->error == XFER_SUCCESS && s->nops > 0)
+        s->ops[s->nops - 1].flags |= XFER_OPF_NO_BARRIER;
+}
+
+void xfer_sched_flag_wait(xfer_sched_t *s, int kind, int first, int count, int epoch_offset)
+{
+    xfer_op_t *op;
+    if (count <= 0)
+        return;
+    op = append(s, XFER_OP_FLAG_WAIT);
+    if (!op)
+        return;
+    op->buf2 = (uint8_t) kind;
+    op->peer = first;
+    op->len = (size_t) count;
+    op->aux = epoch_offset;
+}
+
+void xfer_sched_flag_put(xfer_sched_t *s, int kind, int index, int epoch_offset, int on_failure)
+{
+    xfer_op_t *op = append(s, XFER_OP_FLAG_PUT);
+    if (!op)
+        return;
+    op->buf2 = (uint8_t) kind;
+    op->peer = index;
+    op->len = 1;
+    op->aux = epoch_offset;
+    if (on_failure)
+        op->flags |= XFER_OPF_ON_FAILURE;
+}
+
+void xfer_sched_barrier(xfer_sched_t *s, int comm)
+{
+    xfer_op_t *op = append(s, XFER_OP_BARRIER);
+    if (op)
+        op->comm = (uint8_t) comm;
+}
+
+void xfer_sched_task(xfer_sched_t *s, int task)
+{
+    xfer_op_t *op = append(s, XFER_OP_TASK);
+    if (!op)
+        return;
+    op->peer = task;
+    if (task >= s->ntasks)
+        s->ntasks = task + 1;
 }
 
 void xfer_sched_round(xfer_sched_t *s)
@@ -117,7 +199,8 @@ void xfer_sched_round(xfer_sched_t *s)
         s->round_start[s->nrounds] = s->nops;
 }
 
-static void p2p(xfer_sched_t *s, int kind, int peer, int buf, size_t off, size_t len, int chain)
+void xfer_sched_p2p_on(xfer_sched_t *s, int kind, int comm, int peer, int buf, size_t off,
+                       size_t len, int chain)
 {
     xfer_op_t *op;
 
@@ -126,6 +209,7 @@ static void p2p(xfer_sched_t *s, int kind, int peer, int buf, size_t off, size_t
     op = append(s, kind);
     if (!op)
         return;
+    op->comm = (uint8_t) comm;
     op->peer = peer;
     op->buf = (uint8_t) buf;
     op->off = off;
@@ -135,12 +219,12 @@ static void p2p(xfer_sched_t *s, int kind, int peer, int buf, size_t off, size_t
 
 void xfer_sched_send(xfer_sched_t *s, int peer, int buf, size_t off, size_t len, int chain)
 {
-    p2p(s, XFER_OP_SEND, peer, buf, off, len, chain);
+    xfer_sched_p2p_on(s, XFER_OP_SEND, XFER_COMM_MAIN, peer, buf, off, len, chain);
 }
 
 void xfer_sched_recv(xfer_sched_t *s, int peer, int buf, size_t off, size_t len, int chain)
 {
-    p2p(s, XFER_OP_RECV, peer, buf, off, len, chain);
+    xfer_sched_p2p_on(s, XFER_OP_RECV, XFER_COMM_MAIN, peer, buf, off, len, chain);
 }
 
 void xfer_sched_copy(xfer_sched_t *s, int src, size_t soff, int dst, size_t doff, size_t len)
@@ -156,6 +240,8 @@ void xfer_sched_copy(xfer_sched_t *s, int src, size_t soff, int dst, size_t doff
     op->buf2 = (uint8_t) dst;
     op->off2 = doff;
     op->len = len;
+    if (src >= XFER_BUF_NODE_S || dst >= XFER_BUF_NODE_S)
+        s->uses_node = 1;
 }
 
 static int add_group(xfer_sched_t *s, int slot, int nranges, const xfer_range_t *ranges, int me)
@@ -186,7 +272,10 @@ static int add_group(xfer_sched_t *s, int slot, int nranges, const xfer_range_t 
             XFER_ERR(XFER_ERR_INTERNAL, "%s: rank %d is not in the group it joins", s->algo, me);
         return -1;
     }
-    if (slot >= s->nslots)
+    g->comm = s->group_comm;
+    if (slot >= 0 && g->comm == XFER_COMM_STRIPE && slot >= s->nslots_stripe)
+        s->nslots_stripe = slot + 1;
+    else if (slot >= 0 && g->comm == XFER_COMM_MAIN && slot >= s->nslots)
         s->nslots = slot + 1;
     return s->ngroups++;
 }
@@ -198,7 +287,7 @@ int xfer_sched_group_local(xfer_sched_t *s, const xfer_shape_t *shape)
 
     /* One local-group descriptor per schedule is enough. */
     for (i = 0; i < s->ngroups; i++)
-        if (s->groups[i].slot == XFER_SLOT_LOCAL)
+        if (s->groups[i].slot == XFER_SLOT_LOCAL && s->groups[i].comm == s->group_comm)
             return i;
     r.start = xfer_merged_rank(shape, s->group, 0);
     r.stride = 1;
@@ -344,9 +433,16 @@ void xfer_sched_gatherv(xfer_sched_t *s, int group, int root, int counts, int sb
 
 static size_t buf_size(const xfer_sched_t *s, int buf)
 {
-    return buf == XFER_BUF_SEND   ? s->send_bytes
-           : buf == XFER_BUF_RECV ? s->recv_bytes
-                                  : s->tmp_bytes;
+    switch (buf) {
+    case XFER_BUF_SEND:
+        return s->send_bytes;
+    case XFER_BUF_RECV:
+        return s->recv_bytes;
+    case XFER_BUF_TMP:
+        return s->tmp_bytes;
+    default:
+        return s->node_bytes[buf - XFER_BUF_NODE_S];
+    }
 }
 
 static int in_bounds(const xfer_sched_t *s, int buf, size_t off, size_t len)
@@ -360,7 +456,11 @@ static int in_bounds(const xfer_sched_t *s, int buf, size_t off, size_t len)
 
 int xfer_sched_op_in_bounds(const xfer_sched_t *s, const xfer_op_t *op)
 {
-    int ok = in_bounds(s, op->buf, op->off, op->len);
+    int ok;
+    if (op->kind == XFER_OP_FLAG_WAIT || op->kind == XFER_OP_FLAG_PUT ||
+        op->kind == XFER_OP_BARRIER || op->kind == XFER_OP_TASK)
+        return 1; /* no buffer */
+    ok = in_bounds(s, op->buf, op->off, op->len);
     if (op->kind == XFER_OP_COPY)
         ok = ok && in_bounds(s, op->buf2, op->off2, op->len);
     if (op->kind == XFER_OP_GATHERV && s->groups[op->group].my_index == op->peer)
@@ -555,17 +655,110 @@ size_t xfer_counts_total(const xfer_counts_t *c)
 
 const char *xfer_buf_name(int buf)
 {
-    static const char *names[] = {"SEND", "RECV", "TMP"};
+    static const char *names[] = {"SEND", "RECV", "TMP", "NODE_S", "NODE_R"};
     return buf >= 0 && buf < XFER_NBUFS ? names[buf] : "?";
 }
 
 const char *xfer_op_name(int kind)
 {
-    static const char *names[] = {"send", "recv", "copy", "allgatherv", "bcast", "gatherv"};
-    return kind >= 0 && kind <= XFER_OP_GATHERV ? names[kind] : "?";
+    static const char *names[] = {"send",    "recv",      "copy",     "allgatherv", "bcast",
+                                  "gatherv", "flag-wait", "flag-put", "barrier",    "task"};
+    return kind >= 0 && kind <= XFER_OP_TASK ? names[kind] : "?";
 }
 
-void xfer_sched_comm_key(const xfer_sched_t *s, int slot, char *key, size_t keylen)
+void xfer_sched_comm_key(const xfer_sched_t *s, int comm, int slot, char *key, size_t keylen)
 {
-    snprintf(key, keylen, "%s/%s/%d", s->algo, s->variant, slot);
+    if (comm == XFER_COMM_STRIPE)
+        snprintf(key, keylen, "%s/%d", s->stripe_layout, slot);
+    else
+        snprintf(key, keylen, "%s/%s/%d", s->algo, s->variant, slot);
+}
+
+/* ---- embedding one schedule in another ----------------------------------------------------- */
+
+static int uses_buf(int kind)
+{
+    return kind <= XFER_OP_GATHERV;
+}
+
+xfer_status_t xfer_sched_embed(xfer_sched_t *dst, const xfer_sched_t *src,
+                               const xfer_embed_map_t *map)
+{
+    const int gbase = dst->ngroups, cbase = dst->ncounts, obase = dst->nops;
+    xfer_op_t *scratch = NULL;
+    int i, r;
+
+    if (dst->error != XFER_SUCCESS)
+        return dst->error;
+    if (src->gen && !(scratch = xfer_malloc((size_t) src->gen_max_ops * sizeof(xfer_op_t))))
+        return dst->error = XFER_ERR(XFER_ERR_NO_MEMORY, "embedding %s", src->algo);
+    if (!grow(dst, (void **) &dst->groups, &dst->groups_cap, gbase + src->ngroups,
+              sizeof(xfer_group_t)) ||
+        !grow(dst, (void **) &dst->counts, &dst->counts_cap, cbase + src->ncounts,
+              sizeof(xfer_counts_t)))
+        goto out;
+    for (i = 0; i < src->ngroups; i++) {
+        xfer_group_t *g = &dst->groups[dst->ngroups++];
+        *g = src->groups[i];
+        g->comm = map->comm;
+    }
+    /* every rank of the shape makes the same split calls, member of a group or not */
+    if (map->comm == XFER_COMM_STRIPE) {
+        dst->nslots_stripe = XFER_MAX(dst->nslots_stripe, src->nslots);
+        snprintf(dst->stripe_layout, sizeof(dst->stripe_layout), "%s/%s", src->algo, src->variant);
+    } else
+        dst->nslots = XFER_MAX(dst->nslots, src->nslots);
+    for (i = 0; i < src->ncounts; i++) {
+        xfer_counts_t *c = &dst->counts[dst->ncounts];
+        *c = src->counts[i];
+        if (c->v) {
+            c->v = xfer_malloc((size_t) c->n * sizeof(size_t));
+            if (!c->v) {
+                dst->error = XFER_ERR(XFER_ERR_NO_MEMORY, "embedding %s's counts", src->algo);
+                goto out;
+            }
+            memcpy(c->v, src->counts[i].v, (size_t) c->n * sizeof(size_t));
+        }
+        dst->ncounts++;
+    }
+    for (r = 0; r < src->nrounds && dst->error == XFER_SUCCESS; r++) {
+        xfer_round_view_t v;
+        xfer_status_t st = xfer_sched_round_view(src, r, scratch, &v);
+        if (st != XFER_SUCCESS) {
+            dst->error = st;
+            break;
+        }
+        xfer_sched_round(dst);
+        for (i = 0; i < v.n; i++) {
+            const xfer_op_t *so = &v.ops[i];
+            xfer_op_t *op = append(dst, so->kind);
+            int d;
+            if (!op)
+                break;
+            *op = *so;
+            op->ndeps = 0;
+            if (uses_buf(so->kind)) {
+                op->buf = (uint8_t) map->buf[so->buf];
+                op->off = so->off + map->base[so->buf];
+                if (so->kind == XFER_OP_COPY || so->kind == XFER_OP_GATHERV) {
+                    op->buf2 = (uint8_t) map->buf[so->buf2];
+                    op->off2 = so->off2 + map->base[so->buf2];
+                }
+                if (op->buf >= XFER_BUF_NODE_S || op->buf2 >= XFER_BUF_NODE_S)
+                    dst->uses_node = 1;
+            }
+            if (so->kind == XFER_OP_SEND || so->kind == XFER_OP_RECV)
+                op->comm = (uint8_t) map->comm;
+            if (so->group >= 0)
+                op->group = so->group + gbase;
+            if (so->counts >= 0)
+                op->counts = so->counts + cbase;
+            for (d = 0; d < so->ndeps; d++) /* stored sources only: generated ops have none */
+                xfer_sched_dep(dst, obase + src->deps[so->dep0 + d]);
+        }
+    }
+    xfer_sched_round(dst);
+out:
+    xfer_free(scratch);
+    return dst->error;
 }

@@ -14,16 +14,28 @@
  *   RECV  the packed result: the other group's blocks concatenated in rank order;
  *   TMP   scratch owned by the executor, sched->tmp_bytes long.
  *
- * Rounds and chains. A rank runs its rounds one after the other. Inside a round, operations
- * with chain 0 all start at once; operations sharing a chain c > 0 run one after the other
- * in append order (the next starts when the previous completes), independently of other
- * chains. A round ends when all its operations have completed.
+ * Order. Operations carry explicit dependencies; rounds and chains are shorthands for the common
+ * ones. By default an operation of round r waits for every operation of rounds < r (a round
+ * barrier); operations sharing a chain c > 0 inside a round run one after the other in append
+ * order. An operation marked XFER_OPF_NO_BARRIER waits only for its explicit dependencies (and
+ * its chain), which is how a builder pipelines segments across rounds. The executor (exec.c)
+ * starts whatever is ready and never blocks inside a test call.
  *
  * Local collectives (ALLGATHERV, BCAST, GATHERV) run over a *group*: the local group
  * (slot XFER_SLOT_LOCAL) or a subset of the merged ranks created by MPI_Comm_split in a
  * numbered *slot*. In each slot a rank belongs to at most one group. Every rank of a shape
  * gets the same number of slots (sched->nslots), so the executor can make the collective
  * split calls in lockstep.
+ *
+ * Communicators. Point-to-point operations and groups name the communicator whose merged rank
+ * space they use (op->comm, group->comm): XFER_COMM_MAIN, the call's merged communicator, or
+ * XFER_COMM_STRIPE, the merged communicator of the node-level stripe a hierarchical schedule
+ * runs its inner algorithm over. XFER_COMM_NODE is the rank's node (BARRIER).
+ *
+ * Node staging. A hierarchical schedule also addresses the node's shared window: NODE_S and
+ * NODE_R are the S and R areas of the window's parity for the call, bound when the call starts,
+ * and FLAG_WAIT / FLAG_PUT read and publish the window's control flags relative to the call's
+ * epoch (shwin.h), so the same schedule serves every call.
  */
 #ifndef XFER_SCHED_H
 #define XFER_SCHED_H
@@ -31,12 +43,22 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <xfer/status.h>
 
 typedef struct xfer_sched xfer_sched_t;
 
-enum { XFER_BUF_SEND = 0, XFER_BUF_RECV = 1, XFER_BUF_TMP = 2, XFER_NBUFS = 3 };
+enum {
+    XFER_BUF_SEND = 0,
+    XFER_BUF_RECV = 1,
+    XFER_BUF_TMP = 2,
+    XFER_BUF_NODE_S = 3, /* the node window's S area of the call's parity */
+    XFER_BUF_NODE_R = 4, /* the node window's R area of the call's parity */
+    XFER_NBUFS = 5
+};
+
+enum { XFER_COMM_MAIN = 0, XFER_COMM_STRIPE = 1, XFER_COMM_NODE = 2, XFER_NCOMMS = 3 };
 
 typedef enum xfer_op_kind {
     XFER_OP_SEND = 0,   /* peer, buf[off, off+len) */
@@ -44,17 +66,30 @@ typedef enum xfer_op_kind {
     XFER_OP_COPY,       /* buf[off, off+len) -> buf2[off2, ...) */
     XFER_OP_ALLGATHERV, /* group, counts; in place in buf at base off (packed displacements) */
     XFER_OP_BCAST,      /* group, root = member index peer, buf[off, off+len) */
-    XFER_OP_GATHERV     /* group, root, counts: buf[off, off+len) -> at root buf2 base off2 */
+    XFER_OP_GATHERV,    /* group, root, counts: buf[off, off+len) -> at root buf2 base off2 */
+    XFER_OP_FLAG_WAIT,  /* node window flags [peer, peer+len) of kind buf2 reach epoch + aux */
+    XFER_OP_FLAG_PUT,   /* node window flag peer of kind buf2 := epoch + aux */
+    XFER_OP_BARRIER,    /* barrier over communicator comm (the node) */
+    XFER_OP_TASK        /* task peer of the executor's task table (post, then progress) */
 } xfer_op_kind_t;
+
+enum {
+    XFER_OPF_NO_BARRIER = 1, /* waits only for its dependencies, not for earlier rounds */
+    XFER_OPF_ON_FAILURE = 2  /* FLAG_PUT: if the operation fails before it, publish -epoch */
+};
 
 typedef struct xfer_op {
     uint8_t kind;
     uint8_t buf;
     uint8_t buf2;
+    uint8_t comm; /* XFER_COMM_* of peer (SEND, RECV) or of the barrier */
     uint16_t chain;
-    int peer;   /* merged rank (SEND/RECV) or root member index (BCAST/GATHERV) */
+    uint16_t flags; /* XFER_OPF_* */
+    int peer;   /* merged rank (SEND/RECV), root member index (BCAST/GATHERV), flag index, task */
     int group;  /* index into sched->groups (collectives), -1 otherwise */
     int counts; /* index into sched->counts (ALLGATHERV/GATHERV), -1 otherwise */
+    int aux;    /* FLAG ops: epoch offset (0: this call, -2: the window's previous use) */
+    int dep0, ndeps; /* explicit dependencies: op indices sched->deps[dep0 .. dep0 + ndeps) */
     size_t off, len, off2;
 } xfer_op_t;
 
@@ -68,6 +103,7 @@ typedef struct xfer_range {
 /* A group of merged ranks, ordered: ranges[0] then ranges[1]. */
 typedef struct xfer_group {
     int slot; /* XFER_SLOT_LOCAL or a split slot >= 0 */
+    int comm; /* XFER_COMM_MAIN or XFER_COMM_STRIPE: whose merged ranks, split or local group */
     int nranges;
     xfer_range_t ranges[2];
     int size;     /* total members */
@@ -153,6 +189,14 @@ struct xfer_sched {
     int ngroups, groups_cap;
     xfer_counts_t *counts;
     int ncounts, counts_cap;
+    int *deps; /* explicit dependencies of all operations (op->dep0, op->ndeps) */
+    int ndeps, deps_cap;
+    int ntasks;             /* TASK operations refer to tasks 0 .. ntasks-1 the executor is given */
+    int uses_node;          /* NODE_S/NODE_R buffers or FLAG operations: needs a node window */
+    size_t node_bytes[2];   /* room the schedule uses in NODE_S and NODE_R */
+    int nslots_stripe;      /* split slots over XFER_COMM_STRIPE (nslots counts XFER_COMM_MAIN's) */
+    int group_comm;         /* communicator of groups added now (xfer_sched_embed sets it) */
+    char stripe_layout[64]; /* algo/variant of the schedule embedded on XFER_COMM_STRIPE */
 
     xfer_status_t error; /* sticky: first failure while building */
 
@@ -180,15 +224,13 @@ xfer_status_t xfer_sched_round_view(const xfer_sched_t *s, int round, xfer_op_t 
 /* Fill @p op as a point-to-point operation (for round generators). */
 static inline void xfer_op_p2p(xfer_op_t *op, int kind, int peer, int buf, size_t off, size_t len)
 {
+    memset(op, 0, sizeof(*op));
     op->kind = (uint8_t) kind;
     op->buf = (uint8_t) buf;
-    op->buf2 = 0;
-    op->chain = 0;
     op->peer = peer;
     op->group = op->counts = -1;
     op->off = off;
     op->len = len;
-    op->off2 = 0;
 }
 
 /* Most operations any round of @p s holds (the size of a view scratch or request array). */
@@ -225,6 +267,37 @@ void xfer_sched_allgatherv(xfer_sched_t *s, int group, int counts, int buf, size
 void xfer_sched_bcast(xfer_sched_t *s, int group, int root, int buf, size_t off, size_t len);
 void xfer_sched_gatherv(xfer_sched_t *s, int group, int root, int counts, int sbuf, size_t soff,
                         size_t slen, int rbuf, size_t rbase);
+/* Index of the operation appended last (-1 if none): the handle for dependencies. Builders that
+ * append a possibly empty transfer compare the count before and after. */
+int xfer_sched_last(const xfer_sched_t *s);
+/* The operation appended last also waits for operation @p op (ignored when @p op < 0). */
+void xfer_sched_dep(xfer_sched_t *s, int op);
+/* The operation appended last waits only for its explicit dependencies and chain. */
+void xfer_sched_no_barrier(xfer_sched_t *s);
+
+/* Node staging operations (see shwin.h for the flags). */
+void xfer_sched_flag_wait(xfer_sched_t *s, int kind, int first, int count, int epoch_offset);
+void xfer_sched_flag_put(xfer_sched_t *s, int kind, int index, int epoch_offset, int on_failure);
+void xfer_sched_barrier(xfer_sched_t *s, int comm);
+void xfer_sched_task(xfer_sched_t *s, int task);
+
+/* Point-to-point on another communicator (xfer_sched_send/recv use XFER_COMM_MAIN). */
+void xfer_sched_p2p_on(xfer_sched_t *s, int kind, int comm, int peer, int buf, size_t off,
+                       size_t len, int chain);
+
+/* Where an embedded schedule's buffers and communicator go (xfer_sched_embed). */
+typedef struct xfer_embed_map {
+    int comm;       /* communicator of its point-to-point operations and groups */
+    int buf[3];     /* its SEND, RECV, TMP -> buffers of the host schedule */
+    size_t base[3]; /* ... at these offsets */
+} xfer_embed_map_t;
+
+/* Append every round of @p src (stored or generated) to @p dst as rounds of its own, buffers and
+ * communicator mapped by @p map (its groups keep their slots, on map->comm). Its first round
+ * waits for what precedes it. */
+xfer_status_t xfer_sched_embed(xfer_sched_t *dst, const xfer_sched_t *src,
+                               const xfer_embed_map_t *map);
+
 /* Close the last round and validate buffer bounds; returns the sticky status. */
 xfer_status_t xfer_sched_finish(xfer_sched_t *s);
 
@@ -249,7 +322,8 @@ int xfer_seg_index(size_t K, int n, size_t byte); /* segment holding @p byte (< 
 const char *xfer_buf_name(int buf);
 const char *xfer_op_name(int kind);
 
-/* Stable identity of the communicator layout a schedule needs, for caching split comms. */
-void xfer_sched_comm_key(const xfer_sched_t *s, int slot, char *key, size_t keylen);
+/* Stable identity of the communicator layout a schedule needs on @p comm, for caching split
+ * comms. */
+void xfer_sched_comm_key(const xfer_sched_t *s, int comm, int slot, char *key, size_t keylen);
 
 #endif /* XFER_SCHED_H */

@@ -200,3 +200,9 @@ xfer_status_t xfer_flag_wait(xfer_shwin_t *w, int parity, int kind, int index, l
 {
     return flags_wait(w, parity, kind, index, 1, epoch, timeout_ms, waited);
 }
+
+const char *xfer_flag_name(int kind)
+{
+    static const char *names[] = {"ready", "copied", "sent", "valid", "claim", "pclaim"};
+    return kind >= 0 && kind < XFER_NFLAGS ? names[kind] : "?";
+}

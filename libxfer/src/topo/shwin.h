@@ -56,6 +56,8 @@ xfer_status_t xfer_shwin_reserve(xfer_shwin_t **w, MPI_Comm node, int nslots, in
 /* Collective over the node. NULL accepted. */
 void xfer_shwin_free(xfer_shwin_t **w);
 
+const char *xfer_flag_name(int kind);
+
 unsigned char *xfer_shwin_S(const xfer_shwin_t *w, int parity);
 unsigned char *xfer_shwin_R(const xfer_shwin_t *w, int parity);
 
