@@ -8,7 +8,8 @@
  *   p > q  a_j -> b_j for j < q, then the p ranks {b_0..b_{q-1}, a_q..a_{p-1}} (ordered by
  *          message index) allgather; the extra senders discard what they receive.
  *   p < q  broadcast groups {a_i, b_i, b_{i+p}, ...} rooted at a_i, then every run of p
- *          consecutive receivers allgathers. When p does not divide q the r = q mod p
+ *          consecutive receivers allgathers. Blocks of XFER_CHAIN_MIN bytes and more are
+ *          broadcast by a pipelined chain a_i -> b_i -> b_{i+p} -> ... (patterns/chain.h). When p does not divide q the r = q mod p
  *          remainder receivers join the first r broadcast groups, allgather m_0..m_{r-1}
  *          among themselves and get m_r..m_{p-1} in one message from b_t (t < r).
  * With unequal block sizes the algorithm switches to the segmented exchange of the 2019
@@ -17,11 +18,16 @@
  * Cost (a = latency, b = time per byte):
  *   p = q, p > q: (1 + log p) a + p k b                          (optimal in both terms)
  *   p < q:        (log p + 2 log(q/p + 1)) a + (p + 1) k b        (+ (p - r) k b if r > 0)
+ *                 (chain broadcast: (s + q/p - 1)(a + k b / s) for s segments instead of the
+ *                 broadcast's share)
  * Restrictions: one group must contribute 0 bytes (half duplex).
  * Preferred when: half duplex, equal blocks, latency matters (fewest rounds of the fc family).
  * Source: seed-intergroup §1.2-1.4 (the q mod p != 0 extension is ours, §1.4).
  */
+#include <string.h>
+
 #include "algos.h"
+#include "patterns/chain.h"
 
 static xfer_status_t build_eq(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
 {
@@ -77,12 +83,16 @@ static xfer_status_t build_gt(const xfer_shape_t *shape, xfer_sched_t *s, int sg
 static xfer_status_t build_lt(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
 {
     const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg];
-    const int f = q / p, r = q % p;
+    const int f = q / p, r = q % p, chain = k >= XFER_CHAIN_MIN;
+    const int sub_slot = chain ? 0 : 1;
     xfer_range_t bc[2];
-    int i, grp;
+    xfer_group_t bg;
+    int i, grp = -1;
 
-    s->variant = sg == 0 ? "p<q/A" : "p<q/B";
-    s->nslots = 2; /* slot 0: broadcast groups, slot 1: receiver subgroups */
+    /* large blocks: libxfer's pipelined chain instead of the MPI library's broadcast, which runs
+     * store-and-forward (a tree of whole blocks) for a few ranks and large blocks */
+    s->variant = chain ? (sg == 0 ? "p<q/A/chain" : "p<q/B/chain") : (sg == 0 ? "p<q/A" : "p<q/B");
+    s->nslots = chain ? 1 : 2; /* [broadcast groups,] receiver subgroups */
     i = s->group == sg ? s->rank : s->rank % p;
     bc[0].start = xfer_merged_rank(shape, sg, i);
     bc[0].stride = 1;
@@ -90,21 +100,37 @@ static xfer_status_t build_lt(const xfer_shape_t *shape, xfer_sched_t *s, int sg
     bc[1].start = xfer_merged_rank(shape, rg, i);
     bc[1].stride = p;
     bc[1].count = f + (i < r ? 1 : 0);
-    grp = xfer_sched_group(s, 0, 2, bc);
+    if (chain) {
+        memset(&bg, 0, sizeof(bg));
+        bg.nranges = 2;
+        bg.ranges[0] = bc[0];
+        bg.ranges[1] = bc[1];
+        bg.size = bc[0].count + bc[1].count;
+        bg.my_index = s->group == sg ? 0 : 1 + s->rank / p;
+    } else {
+        grp = xfer_sched_group(s, 0, 2, bc);
+    }
 
     if (s->group == sg) {
-        xfer_sched_bcast(s, grp, 0, XFER_BUF_SEND, 0, k);
+        if (chain)
+            xfer_chain_bcast(s, &bg, XFER_BUF_SEND, 0, k, xfer_chain_segments(k, bg.size - 1));
+        else
+            xfer_sched_bcast(s, grp, 0, XFER_BUF_SEND, 0, k);
     } else {
         const int b = s->rank, sub = b / p, size = sub < f ? p : r;
         xfer_range_t sr;
         int sgrp, counts;
 
-        xfer_sched_bcast(s, grp, 0, XFER_BUF_RECV, (size_t) i * k, k);
+        if (chain)
+            xfer_chain_bcast(s, &bg, XFER_BUF_RECV, (size_t) i * k, k,
+                             xfer_chain_segments(k, bg.size - 1));
+        else
+            xfer_sched_bcast(s, grp, 0, XFER_BUF_RECV, (size_t) i * k, k);
         xfer_sched_round(s);
         sr.start = xfer_merged_rank(shape, rg, sub * p);
         sr.stride = 1;
         sr.count = size;
-        sgrp = xfer_sched_group(s, 1, 1, &sr);
+        sgrp = xfer_sched_group(s, sub_slot, 1, &sr);
         counts = xfer_sched_counts_uniform(s, size, k);
         xfer_sched_allgatherv(s, sgrp, counts, XFER_BUF_RECV, 0);
         xfer_sched_round(s);

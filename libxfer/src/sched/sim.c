@@ -173,6 +173,7 @@ typedef struct sim_rank {
     xfer_round_view_t view;
     int round, pending, active_rounds;
     unsigned char *st; /* per op of the view */
+    int *wait;         /* per op: chain predecessor and explicit dependencies not complete */
     double *post;      /* when the op was posted */
     double *end;       /* when it completed */
     runvec_t *cap;     /* labels a posted send carries */
@@ -306,6 +307,19 @@ static int accesses(const sim_rank_t *R, const xfer_op_t *op, access_t a[2])
     return n;
 }
 
+/* Does op @p j of view @p v wait (directly) for op @p i? */
+static int depends(const xfer_sched_t *s, const xfer_round_view_t *v, int j, int i)
+{
+    const xfer_op_t *o = &v->ops[j];
+    int d;
+    if (v->first < 0)
+        return 0;
+    for (d = 0; d < o->ndeps; d++)
+        if (s->deps[o->dep0 + d] == v->first + i)
+            return 1;
+    return 0;
+}
+
 static void check_round(sim_t *m, int rank)
 {
     const sim_rank_t *R = &m->r[rank];
@@ -359,6 +373,8 @@ static void check_round(sim_t *m, int rank)
             int na = accesses(R, &v->ops[i], a), nb = accesses(R, &v->ops[j], b), x, y;
             if (v->ops[i].chain && v->ops[i].chain == v->ops[j].chain)
                 continue; /* one after the other */
+            if (depends(s, v, j, i))
+                continue;
             for (x = 0; x < na; x++)
                 for (y = 0; y < nb; y++)
                     if (a[x].buf == b[y].buf && (a[x].write || b[y].write) && a[x].len &&
@@ -407,13 +423,34 @@ static void start_round(sim_t *m, int rank)
     }
     check_round(m, rank);
     for (k = 0; k < R->view.n; k++) {
-        int first = 1;
-        if (R->view.ops[k].chain != 0)
+        const xfer_op_t *op = &R->view.ops[k];
+        int first = 1, d;
+        if (op->chain != 0)
             for (j = 0; j < k && first; j++)
-                first = R->view.ops[j].chain != R->view.ops[k].chain;
-        if (first)
+                first = R->view.ops[j].chain != op->chain;
+        R->wait[k] = !first + op->ndeps;
+        for (d = 0; d < op->ndeps; d++) {
+            const int dep = s->deps[op->dep0 + d] - R->view.first;
+            if (R->view.first < 0 || dep < 0 || dep >= k || (op->flags & XFER_OPF_NO_BARRIER)) {
+                fail(m, XFER_ERR_NOT_SUPPORTED,
+                     "%s: round %d: operation %d depends on an operation of another round; the "
+                     "simulator follows dependencies inside a round only",
+                     s->algo, R->round, R->view.first + k);
+                return;
+            }
+        }
+        if (R->wait[k] == 0)
             enqueue(m, rank, k);
     }
+}
+
+/* Op @p j of the view had one of its waits satisfied at time @p t. */
+static void satisfy(sim_t *m, int rank, int j, double t)
+{
+    sim_rank_t *R = &m->r[rank];
+    R->post[j] = XFER_MAX(R->post[j], t);
+    if (--R->wait[j] == 0)
+        enqueue(m, rank, j);
 }
 
 static void complete(sim_t *m, int rank, int k, double t)
@@ -427,10 +464,17 @@ static void complete(sim_t *m, int rank, int k, double t)
     if (chain != 0)
         for (j = k + 1; j < R->view.n; j++)
             if (R->view.ops[j].chain == chain) {
-                R->post[j] = t;
-                enqueue(m, rank, j);
+                satisfy(m, rank, j, t);
                 break;
             }
+    if (R->s->ndeps > 0 && R->view.first >= 0) /* explicit dependents (in this round) */
+        for (j = k + 1; j < R->view.n; j++) {
+            const xfer_op_t *o = &R->view.ops[j];
+            int d;
+            for (d = 0; d < o->ndeps; d++)
+                if (R->s->deps[o->dep0 + d] == R->view.first + k)
+                    satisfy(m, rank, j, t);
+        }
     if (--R->pending == 0) {
         for (j = 0; j < R->view.n; j++)
             R->clock = XFER_MAX(R->clock, R->end[j]);
@@ -820,6 +864,7 @@ static void sim_free(sim_t *m)
             xfer_free(R->end);
             xfer_free(R->cap);
             xfer_free(R->pend);
+            xfer_free(R->wait);
         }
     for (i = 0; i < m->ninsts; i++) {
         xfer_free(m->insts[i].rank);
@@ -850,7 +895,9 @@ static xfer_status_t setup_rank(sim_t *m, int rank, xfer_builder_fn build)
     R->end = xfer_malloc((size_t) w * sizeof(double));
     R->cap = xfer_calloc((size_t) w, sizeof(runvec_t));
     R->pend = xfer_malloc((size_t) w * sizeof(int));
-    if ((R->s->gen && !R->scratch) || !R->st || !R->post || !R->end || !R->cap || !R->pend) {
+    R->wait = xfer_malloc((size_t) w * sizeof(int));
+    if ((R->s->gen && !R->scratch) || !R->st || !R->post || !R->end || !R->cap || !R->pend ||
+        !R->wait) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state of rank %d", rank);
         goto out;
     }
