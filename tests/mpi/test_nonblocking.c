@@ -17,18 +17,21 @@
 #include "../support/mpitest.h"
 
 #define LATE_MS 2000
-#define XFER_TEST_MAX_MS                                                                           \
-    1000.0 /* any call: half the lateness (a blocking call takes all of it)                        \
-            */
-#define XFER_TEST_SLOW_MS                                                                          \
-    1.0            /* at most 1% of the calls may take longer (preemption: the                     \
-                      tests oversubscribe 2 cores) */
-#define COUNT 3000 /* ints per rank */
+/* A blocking test would take about LATE_MS in one call and return after one or two calls: every
+ * call must take under half of it, and the early side must have polled at least MIN_POLLS times.
+ * (The tests oversubscribe 2 cores, and Open MPI then yields the processor inside its progress
+ * calls, so single calls of a few ms, even tens, are preemption, not blocking; they are
+ * reported.) */
+#define XFER_TEST_MAX_MS  1000.0
+#define XFER_TEST_SLOW_MS 1.0
+#define MIN_POLLS         20
+#define COUNT             3000 /* ints per rank */
 
 static void one(const mt_inter_t *ic, const char *algo, int sync, int half)
 {
     const int g = ic->group, nr = ic->nremote;
     const int scount = half && g == 1 ? 0 : COUNT, rcount = half && g == 0 ? 0 : COUNT;
+    const char *ran = "?";
     int *sbuf = calloc(COUNT + 1, sizeof(int)),
         *rbuf = calloc((size_t) nr * COUNT + 1, sizeof(int));
     int *rref = calloc((size_t) nr * COUNT + 1, sizeof(int)), j, done = 0, ncalls = 0, nslow = 0;
@@ -50,6 +53,7 @@ static void one(const mt_inter_t *ic, const char *algo, int sync, int half)
     MT_CHECK(st == XFER_SUCCESS, "%s: init: %s", algo, xfer_last_error());
     if (st != XFER_SUCCESS)
         goto out;
+    xfer_plan_algorithm(plan, &ran);
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (g == 1) { /* the late group */
         struct timespec ts = {LATE_MS / 1000, (LATE_MS % 1000) * 1000000L};
@@ -75,18 +79,17 @@ static void one(const mt_inter_t *ic, const char *algo, int sync, int half)
                  "%s%s%s: an xfer_start/xfer_test call took %.1f ms while the other group was "
                  "%d ms late",
                  algo, sync == 2 ? " (barrier)" : "", half ? " half" : "", 1e3 * worst, LATE_MS);
-        MT_CHECK(nslow <= ncalls / 100, "%s%s: %d of %d xfer_test calls took over %.0f ms", algo,
-                 half ? " half" : "", nslow, ncalls, XFER_TEST_SLOW_MS);
-        MT_CHECK(ncalls > 1 || !rcount,
-                 "%s%s: xfer_test completed at once although the other group was late (rank %d)",
-                 algo, half ? " half" : "", ic->rank);
+        MT_CHECK(ncalls >= MIN_POLLS || !rcount,
+                 "%s%s: xfer_test returned only %d times while the other group was %d ms late "
+                 "(rank %d)",
+                 algo, half ? " half" : "", ncalls, LATE_MS, ic->rank);
     }
     MT_CHECK(memcmp(rbuf, rref, (size_t) nr * (size_t) rcount * sizeof(int)) == 0,
              "%s%s: result differs from native MPI_Allgather", algo, half ? " half" : "");
     if (ic->group == 0 && ic->rank == 0)
-        printf("%-14s %-7s %-4s slowest xfer_test %.3f ms, %d of %d calls over %.0f ms\n", algo,
-               sync == 2 ? "barrier" : "flags", half ? "half" : "full", 1e3 * worst, nslow, ncalls,
-               XFER_TEST_SLOW_MS);
+        printf("%-14s (%s) %-7s %-4s slowest xfer_test %.3f ms, %d of %d calls over %.0f ms\n",
+               algo, ran, sync == 2 ? "barrier" : "flags", half ? "half" : "full", 1e3 * worst,
+               nslow, ncalls, XFER_TEST_SLOW_MS);
 out:
     xfer_plan_free(&plan);
     free(sbuf);

@@ -147,7 +147,7 @@ XFER_PUBLIC xfer_status_t xfer_plan_free(xfer_plan_t **plan);
 /** Name of the algorithm the plan runs (after automatic selection and fallback). */
 XFER_PUBLIC xfer_status_t xfer_plan_algorithm(const xfer_plan_t *plan, const char **name);
 
-/** The calling rank's schedule in @p plan (NULL for `native`, which has none). */
+/** The calling rank's schedule in @p plan (for `native`, one task: the MPI library's call). */
 XFER_PUBLIC xfer_status_t xfer_plan_sched(const xfer_plan_t *plan, const xfer_sched_t **sched);
 
 /** Print @p sched in a readable form: one line per operation, grouped by round. */

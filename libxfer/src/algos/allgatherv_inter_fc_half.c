@@ -9,9 +9,9 @@
  *          message index) allgather; the extra senders discard what they receive.
  *   p < q  broadcast groups {a_i, b_i, b_{i+p}, ...} rooted at a_i, then every run of p
  *          consecutive receivers allgathers. Blocks of XFER_CHAIN_MIN bytes and more are
- *          broadcast by a pipelined chain a_i -> b_i -> b_{i+p} -> ... (patterns/chain.h). When p does not divide q the r = q mod p
- *          remainder receivers join the first r broadcast groups, allgather m_0..m_{r-1}
- *          among themselves and get m_r..m_{p-1} in one message from b_t (t < r).
+ *          broadcast by a pipelined chain a_i -> b_i -> b_{i+p} -> ... (patterns/chain.h). When p
+ * does not divide q the r = q mod p remainder receivers join the first r broadcast groups,
+ * allgather m_0..m_{r-1} among themselves and get m_r..m_{p-1} in one message from b_t (t < r).
  * With unequal block sizes the algorithm switches to the segmented exchange of the 2019
  * paper (see allgatherv_inter_fc_full_v.c), which balances the receivers' load.
  *

@@ -86,7 +86,8 @@ struct xfer_plan {
     const void *send_ptr; /* packed contribution: user memory or stage_send */
     void *recv_ptr;       /* packed result: user memory or stage_recv */
     unsigned char *stage_send, *stage_recv, *tmp;
-    MPI_Request native_req;
+    MPI_Request native_req;       /* native: the MPI library's request */
+    xfer_exec_task_t native_task; /* native: the schedule's one task */
     int active;
     xfer_hier_t *hier; /* node-hierarchical staging state (its schedule is sched) */
     char name[64];     /* algorithm name reported by xfer_plan_algorithm */

@@ -557,12 +557,86 @@ out:
     return st;
 }
 
+/* ---- native: the MPI library's intercommunicator collective, as the one task of a schedule -- */
+
+/* PMPI_ entry points: reach the MPI library even under our own interposer. */
+static xfer_status_t native_post(void *arg)
+{
+    xfer_plan_t *p = arg;
+    const xfer_call_t *c = &p->call;
+    xfer_status_t st = XFER_SUCCESS;
+    if (c->kind == XFER_CALL_ALLGATHER)
+        XFER_MPI_GOTO(PMPI_Iallgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype,
+                                      c->inter, &p->native_req),
+                      st, out);
+    else
+        XFER_MPI_GOTO(PMPI_Iallgatherv(c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts,
+                                       c->rdispls, c->rtype, c->inter, &p->native_req),
+                      st, out);
+out:
+    return st;
+}
+
+static xfer_status_t native_progress(void *arg, int *done)
+{
+    xfer_plan_t *p = arg;
+    xfer_status_t st = XFER_SUCCESS;
+    XFER_MPI_GOTO(MPI_Test(&p->native_req, done, MPI_STATUS_IGNORE), st, out);
+out:
+    return st;
+}
+
+/* The blocking call, when it is all there is to do (better tuned than the nonblocking one). */
+static xfer_status_t native_run(void *arg)
+{
+    xfer_plan_t *p = arg;
+    const xfer_call_t *c = &p->call;
+    xfer_status_t st = XFER_SUCCESS;
+    if (c->kind == XFER_CALL_ALLGATHER)
+        XFER_MPI_GOTO(
+            PMPI_Allgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, c->inter),
+            st, out);
+    else
+        XFER_MPI_GOTO(PMPI_Allgatherv(c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts, c->rdispls,
+                                      c->rtype, c->inter),
+                      st, out);
+out:
+    return st;
+}
+
+/* A schedule of one task on the user's buffers: no packing, no communicators of our own. */
+static xfer_status_t prepare_native(xfer_plan_t *p)
+{
+    xfer_status_t st;
+    int i;
+
+    XFER_CHECK_GOTO(xfer_sched_create(&p->shape, p->topo->group, p->topo->rank, &p->sched), st,
+                    out);
+    p->sched->algo = "native";
+    xfer_sched_task(p->sched, 0);
+    XFER_CHECK_GOTO(xfer_sched_finish(p->sched), st, out);
+    p->native_task.post = native_post;
+    p->native_task.progress = native_progress;
+    p->native_task.run = native_run;
+    p->native_task.arg = p;
+    p->native_task.what = "the MPI library's intercommunicator allgather";
+    for (i = 0; i < XFER_NCOMMS; i++)
+        p->comm[i] = MPI_COMM_NULL;
+    p->comm[XFER_COMM_MAIN] = p->merged = p->topo->merged;
+    XFER_CHECK_GOTO(xfer_exec_init(&p->exec, p->sched, p->comm, NULL, &p->native_task, XFER_P2P_TAG,
+                                   p->opts.intra_allgather),
+                    st, out);
+    p->exec_ready = 1;
+out:
+    return st;
+}
+
 static xfer_status_t prepare(xfer_plan_t *p)
 {
     xfer_status_t st;
 
     if (!p->opts.hier && (p->algo->flags & XFER_ALGO_NATIVE))
-        return XFER_SUCCESS;
+        return prepare_native(p);
     if (p->opts.hier) { /* node staging: geometry, window and this rank's schedule */
         XFER_CHECK_GOTO(xfer_hier_prepare(p), st, out);
         snprintf(p->name, sizeof(p->name), "hier:%s",
@@ -644,35 +718,6 @@ fail:
 
 /* ---- execution ---------------------------------------------------------------------------- */
 
-static xfer_status_t native_start(xfer_plan_t *p, int blocking)
-{
-    const xfer_call_t *c = &p->call;
-    xfer_status_t st = XFER_SUCCESS;
-
-    /* PMPI_ entry points: reach the MPI library even under our own interposer. */
-    if (c->kind == XFER_CALL_ALLGATHER) {
-        if (blocking)
-            XFER_MPI_GOTO(PMPI_Allgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype,
-                                         c->inter),
-                          st, out);
-        else
-            XFER_MPI_GOTO(PMPI_Iallgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount,
-                                          c->rtype, c->inter, &p->native_req),
-                          st, out);
-    } else {
-        if (blocking)
-            XFER_MPI_GOTO(PMPI_Allgatherv(c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts,
-                                          c->rdispls, c->rtype, c->inter),
-                          st, out);
-        else
-            XFER_MPI_GOTO(PMPI_Iallgatherv(c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts,
-                                           c->rdispls, c->rtype, c->inter, &p->native_req),
-                          st, out);
-    }
-out:
-    return st;
-}
-
 static xfer_status_t unpack_result(xfer_plan_t *p)
 {
     const xfer_call_t *c = &p->call;
@@ -733,7 +778,7 @@ static void record_stats(xfer_plan_t *p)
                  p->stats.wait_s);
 }
 
-static xfer_status_t plan_start(xfer_plan_t *p, int blocking)
+static xfer_status_t plan_start(xfer_plan_t *p)
 {
     xfer_status_t st = XFER_SUCCESS;
     int pos = 0;
@@ -743,13 +788,6 @@ static xfer_status_t plan_start(xfer_plan_t *p, int blocking)
     memset(&p->stats, 0, sizeof(p->stats));
     p->stats.t_enter = MPI_Wtime();
     p->stats.leader = 1;
-    if (!p->sched) { /* native */
-        XFER_CHECK_GOTO(native_start(p, blocking), st, out);
-        p->active = !blocking;
-        if (blocking)
-            record_stats(p);
-        return XFER_SUCCESS;
-    }
     if (p->stage_send)
         XFER_MPI_GOTO(MPI_Pack(p->call.sbuf, p->call.scount, p->call.stype, p->stage_send,
                                (int) p->my_bytes, &pos, p->merged),
@@ -773,30 +811,6 @@ static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
         *done = 1;
         return XFER_SUCCESS;
     }
-    if (!p->sched) { /* native */
-        double deadline = p->opts.timeout_ms > 0 ? MPI_Wtime() + 1e-3 * p->opts.timeout_ms : 0;
-        int flag = 0;
-        if (blocking && deadline == 0) {
-            XFER_MPI_GOTO(MPI_Wait(&p->native_req, MPI_STATUS_IGNORE), st, out);
-            flag = 1;
-        }
-        while (!flag) {
-            XFER_MPI_GOTO(MPI_Test(&p->native_req, &flag, MPI_STATUS_IGNORE), st, out);
-            if (flag || !blocking)
-                break;
-            if (MPI_Wtime() > deadline) {
-                p->active = 0;
-                return XFER_ERR(XFER_ERR_TIMEOUT, "native allgather did not complete within %d ms",
-                                p->opts.timeout_ms);
-            }
-        }
-        if (flag) {
-            p->active = 0;
-            *done = 1;
-            record_stats(p);
-        }
-        return XFER_SUCCESS;
-    }
     st = xfer_exec_progress(&p->exec, blocking, done);
     if (st != XFER_SUCCESS) {
         p->active = 0;
@@ -817,7 +831,7 @@ xfer_status_t xfer_start(xfer_plan_t *p)
 {
     if (!p)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "plan is NULL");
-    return plan_start(p, 0);
+    return plan_start(p);
 }
 
 xfer_status_t xfer_wait(xfer_plan_t *p)
@@ -841,7 +855,7 @@ xfer_status_t xfer_plan_run_blocking(xfer_plan_t *p)
 {
     xfer_status_t st;
     int done;
-    XFER_CHECK_GOTO(plan_start(p, 1), st, out);
+    XFER_CHECK_GOTO(plan_start(p), st, out);
     st = plan_progress(p, 1, &done);
 out:
     return st;

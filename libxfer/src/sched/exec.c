@@ -466,6 +466,10 @@ static xfer_status_t start_op(xfer_exec_t *e, int k)
             e->polled[e->npolled++] = k;
         break;
     case XFER_OP_TASK:
+        if (e->tasks[op->peer].run) { /* started by progress: blocking there if it can */
+            e->deferred[e->ndeferred++] = k;
+            break;
+        }
         XFER_CHECK_GOTO(e->tasks[op->peer].post(e->tasks[op->peer].arg), st, out);
         e->polled[e->npolled++] = k;
         break;
@@ -680,12 +684,23 @@ xfer_status_t xfer_exec_progress(xfer_exec_t *e, int blocking, int *done)
              * tuned than the nonblocking one in both MPICH and Open MPI). */
             if (blocking && !bounded && e->ndeferred == 1 && e->nlive == 0 && e->npolled == 0) {
                 const int k = e->deferred[--e->ndeferred];
-                XFER_CHECK_GOTO(run_blocking_coll(e, k), st, fail);
+                if (e->ops[k].kind == XFER_OP_TASK)
+                    XFER_CHECK_GOTO(e->tasks[e->ops[k].peer].run(e->tasks[e->ops[k].peer].arg), st,
+                                    fail);
+                else
+                    XFER_CHECK_GOTO(run_blocking_coll(e, k), st, fail);
                 complete(e, k);
             } else {
                 for (i = 0; i < e->ndeferred; i++) {
-                    XFER_CHECK_GOTO(post_coll(e, e->deferred[i], &e->req[e->nlive]), st, fail);
-                    e->live[e->nlive++] = e->deferred[i];
+                    const int k = e->deferred[i];
+                    if (e->ops[k].kind == XFER_OP_TASK) {
+                        XFER_CHECK_GOTO(e->tasks[e->ops[k].peer].post(e->tasks[e->ops[k].peer].arg),
+                                        st, fail);
+                        e->polled[e->npolled++] = k;
+                        continue;
+                    }
+                    XFER_CHECK_GOTO(post_coll(e, k, &e->req[e->nlive]), st, fail);
+                    e->live[e->nlive++] = k;
                 }
                 e->ndeferred = 0;
             }

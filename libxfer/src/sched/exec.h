@@ -29,11 +29,15 @@ enum { XFER_INTRA_MPI = 1, XFER_INTRA_RING = 2, XFER_INTRA_AUTO = 3 }; /* opts.i
 
 /* A TASK operation: work whose steps are decided at run time (hier:direct's arrival-order
  * roles). post() starts it, progress() advances it without blocking and sets *done; abort() is
- * called when the operation fails while the task is in flight. */
+ * called when the operation fails while the task is in flight. The MPI library's own
+ * intercommunicator collective (`native`, `hier:native`) is such a task. */
 typedef struct xfer_exec_task {
     xfer_status_t (*post)(void *arg);
     xfer_status_t (*progress)(void *arg, int *done);
     void (*abort)(void *arg);
+    /* optional: the whole task as one blocking call, used as for collectives when it is the
+     * only thing to do and the caller waits without a bound */
+    xfer_status_t (*run)(void *arg);
     void *arg;
     const char *what; /* for error messages */
 } xfer_exec_task_t;

@@ -32,8 +32,8 @@ int xfer_chain_segments(size_t len, int hops)
     return (int) XFER_MIN(XFER_MAX(n, 1L), 256L);
 }
 
-void xfer_chain_bcast(xfer_sched_t *s, const xfer_group_t *members, int buf, size_t off,
-                      size_t len, int nseg)
+void xfer_chain_bcast(xfer_sched_t *s, const xfer_group_t *members, int buf, size_t off, size_t len,
+                      int nseg)
 {
     const int me = members->my_index, n = members->size;
     const int prev = me > 0 ? xfer_group_member(members, me - 1) : -1;

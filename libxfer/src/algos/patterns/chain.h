@@ -26,7 +26,7 @@ int xfer_chain_segments(size_t len, int hops);
 /* Append this rank's part of a chain broadcast over @p members (merged ranks, in chain order;
  * its position is members->my_index) of buf[off, off+len) in @p nseg segments. The operations
  * go into the current round (chains 1 and 2 of it). */
-void xfer_chain_bcast(xfer_sched_t *s, const xfer_group_t *members, int buf, size_t off,
-                      size_t len, int nseg);
+void xfer_chain_bcast(xfer_sched_t *s, const xfer_group_t *members, int buf, size_t off, size_t len,
+                      int nseg);
 
 #endif /* XFER_CHAIN_H */
