@@ -559,22 +559,32 @@ out:
 
 /* ---- native: the MPI library's intercommunicator collective, as the one task of a schedule -- */
 
-/* PMPI_ entry points: reach the MPI library even under our own interposer. */
+/* The MPI library's call: nonblocking into *@p r, or blocking with @p r NULL. PMPI_ entry
+ * points: they reach the MPI library even under our own interposer. */
+static xfer_status_t native_call(xfer_plan_t *p, MPI_Request *r)
+{
+    const xfer_call_t *c = &p->call;
+    xfer_status_t st = XFER_SUCCESS;
+    int rc;
+    if (c->kind == XFER_CALL_ALLGATHER)
+        rc = r ? PMPI_Iallgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype,
+                                 c->inter, r)
+               : PMPI_Allgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype,
+                                c->inter);
+    else
+        rc = r ? PMPI_Iallgatherv(c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts, c->rdispls,
+                                  c->rtype, c->inter, r)
+               : PMPI_Allgatherv(c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts, c->rdispls,
+                                 c->rtype, c->inter);
+    XFER_MPI_GOTO(rc, st, out);
+out:
+    return st;
+}
+
 static xfer_status_t native_post(void *arg)
 {
     xfer_plan_t *p = arg;
-    const xfer_call_t *c = &p->call;
-    xfer_status_t st = XFER_SUCCESS;
-    if (c->kind == XFER_CALL_ALLGATHER)
-        XFER_MPI_GOTO(PMPI_Iallgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype,
-                                      c->inter, &p->native_req),
-                      st, out);
-    else
-        XFER_MPI_GOTO(PMPI_Iallgatherv(c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts,
-                                       c->rdispls, c->rtype, c->inter, &p->native_req),
-                      st, out);
-out:
-    return st;
+    return native_call(p, &p->native_req);
 }
 
 static xfer_status_t native_progress(void *arg, int *done)
@@ -589,19 +599,7 @@ out:
 /* The blocking call, when it is all there is to do (better tuned than the nonblocking one). */
 static xfer_status_t native_run(void *arg)
 {
-    xfer_plan_t *p = arg;
-    const xfer_call_t *c = &p->call;
-    xfer_status_t st = XFER_SUCCESS;
-    if (c->kind == XFER_CALL_ALLGATHER)
-        XFER_MPI_GOTO(
-            PMPI_Allgather(c->sbuf, c->scount, c->stype, c->rbuf, c->rcount, c->rtype, c->inter),
-            st, out);
-    else
-        XFER_MPI_GOTO(PMPI_Allgatherv(c->sbuf, c->scount, c->stype, c->rbuf, c->rcounts, c->rdispls,
-                                      c->rtype, c->inter),
-                      st, out);
-out:
-    return st;
+    return native_call(arg, NULL);
 }
 
 /* A schedule of one task on the user's buffers: no packing, no communicators of our own. */

@@ -283,61 +283,37 @@ static int stored(const xfer_exec_t *e, int k)
     return e->op_base + k;
 }
 
-static xfer_status_t run_blocking_coll(xfer_exec_t *e, int k)
+/* Start collective op @p k: the nonblocking MPI call into *@p r, or with @p r NULL the blocking
+ * one (then an allgatherv may run as libxfer's ring instead, see use_ring). */
+static xfer_status_t coll_call(xfer_exec_t *e, int k, MPI_Request *r)
 {
     const xfer_op_t *op = &e->ops[k];
     const int i = stored(e, k);
     MPI_Comm comm = e->gcomm[op->group];
+    unsigned char *b = e->buf[op->buf] + op->off;
     xfer_status_t st = XFER_SUCCESS;
+    int rc;
 
     switch (op->kind) {
     case XFER_OP_ALLGATHERV:
-        if (use_ring(e, e->icounts[i], comm)) {
-            st = ring_allgatherv(e, e->buf[op->buf] + op->off, e->icounts[i], e->idispls[i], comm);
-            break;
-        }
-        XFER_MPI_GOTO(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, e->buf[op->buf] + op->off,
-                                     e->icounts[i], e->idispls[i], MPI_BYTE, comm),
-                      st, out);
+        if (!r && use_ring(e, e->icounts[i], comm))
+            return ring_allgatherv(e, b, e->icounts[i], e->idispls[i], comm);
+        rc = r ? MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b, e->icounts[i], e->idispls[i],
+                                 MPI_BYTE, comm, r)
+               : MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b, e->icounts[i], e->idispls[i],
+                                MPI_BYTE, comm);
         break;
     case XFER_OP_BCAST:
-        XFER_MPI_GOTO(MPI_Bcast(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer, comm),
-                      st, out);
+        rc = r ? MPI_Ibcast(b, (int) op->len, MPI_BYTE, op->peer, comm, r)
+               : MPI_Bcast(b, (int) op->len, MPI_BYTE, op->peer, comm);
         break;
     default: /* GATHERV */
-        XFER_MPI_GOTO(MPI_Gatherv(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE,
-                                  e->buf[op->buf2] + op->off2, e->icounts[i], e->idispls[i],
-                                  MPI_BYTE, op->peer, comm),
-                      st, out);
+        rc = r ? MPI_Igatherv(b, (int) op->len, MPI_BYTE, e->buf[op->buf2] + op->off2,
+                              e->icounts[i], e->idispls[i], MPI_BYTE, op->peer, comm, r)
+               : MPI_Gatherv(b, (int) op->len, MPI_BYTE, e->buf[op->buf2] + op->off2, e->icounts[i],
+                             e->idispls[i], MPI_BYTE, op->peer, comm);
     }
-out:
-    return st;
-}
-
-static xfer_status_t post_coll(xfer_exec_t *e, int k, MPI_Request *r)
-{
-    const xfer_op_t *op = &e->ops[k];
-    const int i = stored(e, k);
-    MPI_Comm comm = e->gcomm[op->group];
-    xfer_status_t st = XFER_SUCCESS;
-
-    switch (op->kind) {
-    case XFER_OP_ALLGATHERV:
-        XFER_MPI_GOTO(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, e->buf[op->buf] + op->off,
-                                      e->icounts[i], e->idispls[i], MPI_BYTE, comm, r),
-                      st, out);
-        break;
-    case XFER_OP_BCAST:
-        XFER_MPI_GOTO(
-            MPI_Ibcast(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer, comm, r), st,
-            out);
-        break;
-    default: /* GATHERV */
-        XFER_MPI_GOTO(MPI_Igatherv(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE,
-                                   e->buf[op->buf2] + op->off2, e->icounts[i], e->idispls[i],
-                                   MPI_BYTE, op->peer, comm, r),
-                      st, out);
-    }
+    XFER_MPI_GOTO(rc, st, out);
 out:
     return st;
 }
@@ -688,7 +664,7 @@ xfer_status_t xfer_exec_progress(xfer_exec_t *e, int blocking, int *done)
                     XFER_CHECK_GOTO(e->tasks[e->ops[k].peer].run(e->tasks[e->ops[k].peer].arg), st,
                                     fail);
                 else
-                    XFER_CHECK_GOTO(run_blocking_coll(e, k), st, fail);
+                    XFER_CHECK_GOTO(coll_call(e, k, NULL), st, fail);
                 complete(e, k);
             } else {
                 for (i = 0; i < e->ndeferred; i++) {
@@ -699,7 +675,7 @@ xfer_status_t xfer_exec_progress(xfer_exec_t *e, int blocking, int *done)
                         e->polled[e->npolled++] = k;
                         continue;
                     }
-                    XFER_CHECK_GOTO(post_coll(e, k, &e->req[e->nlive]), st, fail);
+                    XFER_CHECK_GOTO(coll_call(e, k, &e->req[e->nlive]), st, fail);
                     e->live[e->nlive++] = k;
                 }
                 e->ndeferred = 0;
