@@ -123,7 +123,7 @@ static void checked_mismatches(const mt_inter_t *ic)
     float *fbuf = calloc((size_t) K * (size_t) ic->nremote, sizeof(float));
 
     xfer_coll_opts_init(&o);
-    o.check = 1;
+    o.check = XFER_CHECK_ON;
 
     /* group B expects one element more per rank than A sends */
     reset(ic);
@@ -214,7 +214,7 @@ static void timeout(const mt_inter_t *ic)
     }
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (ic->group == 1) {
-        o.timeout_ms = 0;
+        o.timeout_ms = XFER_TIMEOUT_NONE;
         st = xfer_allgather_inter(sbuf, K, MPI_INT, rbuf, 0, MPI_INT, ic->inter, &o);
         MT_CHECK(st == XFER_SUCCESS, "late group: %s", xfer_last_error());
     }

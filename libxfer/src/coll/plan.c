@@ -9,19 +9,20 @@
 
 /* ---- options -------------------------------------------------------------------------------- */
 
+/* The resolved values are the internal ones (hier.h, exec.h): the public enums map 1:1. */
+_Static_assert((int) XFER_HIER_SYNC_FLAGS == XFER_HIER_FLAGS &&
+                   (int) XFER_HIER_SYNC_BARRIER == XFER_HIER_BARRIER,
+               "xfer_hier_sync_t and hier.h disagree");
+_Static_assert((int) XFER_INTRA_ALLGATHER_MPI == XFER_INTRA_MPI &&
+                   (int) XFER_INTRA_ALLGATHER_RING == XFER_INTRA_RING &&
+                   (int) XFER_INTRA_ALLGATHER_AUTO == XFER_INTRA_AUTO,
+               "xfer_intra_allgather_t and exec.h disagree");
+
 xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts)
 {
     if (!opts)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts is NULL");
-    memset(opts, 0, sizeof(*opts));
-    opts->algorithm = NULL;
-    opts->duplex = XFER_DUPLEX_AUTO;
-    opts->fallback = XFER_FALLBACK_DEFAULT;
-    opts->check = -1;
-    opts->timeout_ms = -1;
-    opts->hier_senders = 0;
-    opts->hier_sync = 0;
-    opts->intra_allgather = 0;
+    memset(opts, 0, sizeof(*opts)); /* every option's default ("from the environment") is 0 */
     return XFER_SUCCESS;
 }
 
@@ -47,7 +48,7 @@ static xfer_status_t choice(int v, const char *field, const char *env, const cha
     return XFER_ERR(XFER_ERR_INVALID_ARG, "%s=\"%s\": expected %s", env, s, expect);
 }
 
-/* indexed by value - 1: XFER_HIER_FLAGS, XFER_HIER_BARRIER; XFER_INTRA_MPI, _RING, _AUTO */
+/* indexed by value - 1: xfer_hier_sync_t, xfer_intra_allgather_t */
 static const char *const hier_sync_names[] = {"flags", "barrier"};
 static const char *const intra_names[] = {"mpi", "ring", "auto"};
 
@@ -103,7 +104,7 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t 
     case XFER_FALLBACK_WARN:
         o->fallback_warn = 1;
         break;
-    case XFER_FALLBACK_DEFAULT:
+    case XFER_FALLBACK_FROM_ENV:
         env = xfer_env_str("XFER_FALLBACK");
         if (env && strcmp(env, "warn") == 0)
             o->fallback_warn = 1;
@@ -116,23 +117,56 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t 
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->fallback has an invalid value %d",
                         (int) u->fallback);
     }
-    o->hier_senders =
-        u->hier_senders > 0 ? u->hier_senders : (int) xfer_env_long("XFER_HIER_SENDERS", 1);
+    if (u->hier_senders < 0)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "opts->hier_senders is %d: expected > 0 or XFER_HIER_SENDERS_FROM_ENV",
+                        u->hier_senders);
+    o->hier_senders = u->hier_senders;
+    if (u->hier_senders == XFER_HIER_SENDERS_FROM_ENV)
+        o->hier_senders = (int) xfer_env_long("XFER_HIER_SENDERS", 1);
     if (o->hier_senders < 1)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "hier senders per node must be >= 1, got %d",
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "XFER_HIER_SENDERS=%d: expected >= 1",
                         o->hier_senders);
-    st = choice(u->hier_sync, "hier_sync", "XFER_HIER_SYNC", hier_sync_names, 2, XFER_HIER_FLAGS,
-                "flags or barrier", &o->hier_sync);
+    st = choice((int) u->hier_sync, "hier_sync", "XFER_HIER_SYNC", hier_sync_names, 2,
+                XFER_HIER_SYNC_FLAGS, "flags or barrier", &o->hier_sync);
     if (st == XFER_SUCCESS)
-        st = choice(u->intra_allgather, "intra_allgather", "XFER_INTRA_ALLGATHER", intra_names, 3,
-                    XFER_INTRA_AUTO, "auto, mpi or ring", &o->intra_allgather);
+        st =
+            choice((int) u->intra_allgather, "intra_allgather", "XFER_INTRA_ALLGATHER", intra_names,
+                   3, XFER_INTRA_ALLGATHER_AUTO, "auto, mpi or ring", &o->intra_allgather);
     if (st != XFER_SUCCESS)
         return st;
-    o->no_auto_hier = u->hier_auto < 0;
-    o->check = u->check >= 0 ? (u->check != 0) : (xfer_env_long("XFER_CHECK", 0) != 0);
-    o->timeout_ms = u->timeout_ms >= 0 ? u->timeout_ms : (int) xfer_env_long("XFER_TIMEOUT_MS", 0);
+    switch (u->hier_auto) {
+    case XFER_HIER_AUTO_ALLOW:
+    case XFER_HIER_AUTO_NEVER:
+        o->no_auto_hier = u->hier_auto == XFER_HIER_AUTO_NEVER;
+        break;
+    default:
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->hier_auto has an invalid value %d",
+                        (int) u->hier_auto);
+    }
+    switch (u->check) {
+    case XFER_CHECK_FROM_ENV:
+        o->check = xfer_env_long("XFER_CHECK", 0) != 0;
+        break;
+    case XFER_CHECK_OFF:
+    case XFER_CHECK_ON:
+        o->check = u->check == XFER_CHECK_ON;
+        break;
+    default:
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->check has an invalid value %d",
+                        (int) u->check);
+    }
+    if (u->timeout_ms < XFER_TIMEOUT_NONE)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "opts->timeout_ms is %d: expected > 0, XFER_TIMEOUT_NONE (-1) or "
+                        "XFER_TIMEOUT_FROM_ENV (0)",
+                        u->timeout_ms);
+    if (u->timeout_ms == XFER_TIMEOUT_FROM_ENV)
+        o->timeout_ms = (int) xfer_env_long("XFER_TIMEOUT_MS", 0);
+    else
+        o->timeout_ms = u->timeout_ms == XFER_TIMEOUT_NONE ? 0 : u->timeout_ms;
     if (o->timeout_ms < 0)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "timeout %d ms is negative", o->timeout_ms);
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "XFER_TIMEOUT_MS=%d is negative", o->timeout_ms);
     return XFER_SUCCESS;
 }
 
