@@ -18,6 +18,7 @@
 #define XFER_COLL_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include <xfer/status.h>
@@ -30,10 +31,10 @@ extern "C" {
  * @defgroup xfer_coll_opts Options of a collective call
  *
  * Every option's value 0 means "not set here": the option's environment variable where it has
- * one, else its built-in default. A zeroed struct is therefore "all defaults", and so is the
- * struct xfer_coll_opts_init() returns. Enumerated options name their 0 `..._FROM_ENV` (or
- * `AUTO`/`ALLOW` when there is no environment variable); numeric ones have a named constant for
- * it (#XFER_TIMEOUT_FROM_ENV, #XFER_HIER_SENDERS_FROM_ENV).
+ * one, else its built-in default. xfer_coll_opts_init() sets every option to 0 (and records the
+ * struct's size, which a merely zeroed struct lacks). Enumerated options name their 0
+ * `..._FROM_ENV` (or `AUTO`/`ALLOW` when there is no environment variable); numeric ones have a
+ * named constant for it (#XFER_TIMEOUT_FROM_ENV, #XFER_HIER_SENDERS_FROM_ENV).
  * @{
  */
 
@@ -94,7 +95,13 @@ typedef enum xfer_hier_auto {
 /**
  * Options of a collective call. A NULL options pointer means "all defaults".
  *
- * Initialise with xfer_coll_opts_init(), then set fields; fields are only ever appended.
+ * Initialise with xfer_coll_opts_init(), which records the size of the struct the caller was
+ * compiled with in @c struct_size, then set fields. Fields are only ever appended, and a newer
+ * field's default is 0: the library reads only the fields within @c struct_size (an older
+ * caller's struct) and takes defaults for the rest; a newer caller's struct is accepted when
+ * the fields this library does not know are 0. A @c struct_size smaller than the first
+ * layout (@c struct_size to @c timeout_ms) or implausibly large (a struct that was never
+ * initialised) makes the call return XFER_ERR_INVALID_ARG.
  *
  * Precedence: built-in default < environment (XFER_ALGORITHM, XFER_FALLBACK, XFER_CHECK,
  * XFER_TIMEOUT_MS, XFER_HIER_SENDERS, XFER_HIER_SYNC, XFER_INTRA_ALLGATHER) < a field set here.
@@ -102,6 +109,8 @@ typedef enum xfer_hier_auto {
  * #XFER_TIMEOUT_NONE returns XFER_ERR_INVALID_ARG naming the field.
  */
 typedef struct xfer_coll_opts {
+    size_t struct_size;         /**< sizeof(xfer_coll_opts_t) of the caller's build; set by
+                                     xfer_coll_opts_init(), must stay first */
     const char *algorithm;      /**< registry name, "hier", "hier:<name>" or "auto"; NULL:
                                      XFER_ALGORITHM, else auto */
     xfer_duplex_t duplex;       /**< see xfer_duplex_t */
@@ -117,8 +126,21 @@ typedef struct xfer_coll_opts {
     xfer_hier_auto_t hier_auto;             /**< see xfer_hier_auto_t */
 } xfer_coll_opts_t;
 
-/** Fill @p opts with defaults (everything taken from the environment or auto). */
-XFER_PUBLIC xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts);
+/**
+ * Fill the first @p size bytes of @p opts with defaults (every field 0) and set
+ * @c struct_size to @p size; nothing past @p size is written. Call it through
+ * xfer_coll_opts_init(), which passes the size of the caller's own xfer_coll_opts_t.
+ * @p size must be at least the first layout's (up to @c timeout_ms): XFER_ERR_INVALID_ARG
+ * otherwise, as for a NULL @p opts.
+ */
+XFER_PUBLIC xfer_status_t xfer_coll_opts_init_sized(xfer_coll_opts_t *opts, size_t size);
+
+/** Fill @p opts with defaults (everything taken from the environment or auto) and record the
+ *  size of the struct this caller was compiled with (see xfer_coll_opts_t). */
+static inline xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts)
+{
+    return xfer_coll_opts_init_sized(opts, sizeof(*opts));
+}
 
 /** @} */
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <limits.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "../core/core.h"
@@ -8,6 +9,12 @@
 #define XFER_P2P_TAG 0x5846
 
 /* ---- options -------------------------------------------------------------------------------- */
+
+/* The caller's struct ends at least after the fields of the first layout (struct_size ..
+ * timeout_ms). More than OPTS_MAX_SIZE bytes is no struct a libxfer build declared: most likely
+ * one that was never initialised. */
+#define OPTS_MIN_SIZE (offsetof(xfer_coll_opts_t, timeout_ms) + sizeof(int))
+#define OPTS_MAX_SIZE ((size_t) 1024)
 
 /* The resolved values are the internal ones (hier.h, exec.h): the public enums map 1:1. */
 _Static_assert((int) XFER_HIER_SYNC_FLAGS == XFER_HIER_FLAGS &&
@@ -18,11 +25,55 @@ _Static_assert((int) XFER_INTRA_ALLGATHER_MPI == XFER_INTRA_MPI &&
                    (int) XFER_INTRA_ALLGATHER_AUTO == XFER_INTRA_AUTO,
                "xfer_intra_allgather_t and exec.h disagree");
 
-xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts)
+/* @p what (opts->struct_size, or the size given to xfer_coll_opts_init_sized) is @p size. */
+static xfer_status_t check_struct_size(const char *what, size_t size)
+{
+    if (size < OPTS_MIN_SIZE)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "%s is %zu, less than the %zu bytes of the first xfer_coll_opts_t: "
+                        "initialise the options with xfer_coll_opts_init()",
+                        what, size, OPTS_MIN_SIZE);
+    if (size > OPTS_MAX_SIZE)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "%s is %zu, no xfer_coll_opts_t is that large: initialise the options "
+                        "with xfer_coll_opts_init()",
+                        what, size);
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_coll_opts_init_sized(xfer_coll_opts_t *opts, size_t size)
 {
     if (!opts)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts is NULL");
-    memset(opts, 0, sizeof(*opts)); /* every option's default ("from the environment") is 0 */
+    if (check_struct_size("the options' size", size) != XFER_SUCCESS)
+        return XFER_ERR_INVALID_ARG;
+    /* Every option's default is 0, also those of fields a newer caller has and we do not. */
+    memset(opts, 0, size);
+    opts->struct_size = size;
+    return XFER_SUCCESS;
+}
+
+/* The caller's options in this library's layout: the fields within struct_size, defaults (0)
+ * for those past it. Fields past our layout (a newer caller's) must be at their default 0. */
+static xfer_status_t opts_copy(const xfer_coll_opts_t *u, xfer_coll_opts_t *c)
+{
+    size_t i;
+
+    memset(c, 0, sizeof(*c));
+    if (!u) {
+        c->struct_size = sizeof(*c);
+        return XFER_SUCCESS;
+    }
+    if (check_struct_size("opts->struct_size", u->struct_size) != XFER_SUCCESS)
+        return XFER_ERR_INVALID_ARG;
+    memcpy(c, u, XFER_MIN(u->struct_size, sizeof(*c)));
+    for (i = sizeof(*c); i < u->struct_size; i++)
+        if (((const unsigned char *) u)[i] != 0)
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "opts sets a field this libxfer does not know (byte %zu of "
+                            "struct_size %zu, its xfer_coll_opts_t has %zu): built against a "
+                            "newer libxfer?",
+                            i, u->struct_size, sizeof(*c));
     return XFER_SUCCESS;
 }
 
@@ -52,17 +103,17 @@ static xfer_status_t choice(int v, const char *field, const char *env, const cha
 static const char *const hier_sync_names[] = {"flags", "barrier"};
 static const char *const intra_names[] = {"mpi", "ring", "auto"};
 
-xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *u, xfer_resolved_opts_t *o)
+xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *user, xfer_resolved_opts_t *o)
 {
     xfer_status_t st;
-    xfer_coll_opts_t dflt;
+    xfer_coll_opts_t opts;
+    const xfer_coll_opts_t *u = &opts; /* read only this copy, never past user->struct_size */
     const char *env;
 
-    if (!u) {
-        xfer_coll_opts_init(&dflt);
-        u = &dflt;
-    }
     memset(o, 0, sizeof(*o));
+    st = opts_copy(user, &opts);
+    if (st != XFER_SUCCESS)
+        return st;
     if (u->duplex < XFER_DUPLEX_AUTO || u->duplex > XFER_DUPLEX_FULL)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->duplex has an invalid value %d",
                         (int) u->duplex);
