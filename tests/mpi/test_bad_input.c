@@ -85,6 +85,16 @@ static void local_errors(const mt_inter_t *ic)
     o.duplex = (xfer_duplex_t) 9;
     EXPECT(xfer_allgather_inter(sbuf, K, MPI_INT, rbuf, K, MPI_INT, ic->inter, &o),
            XFER_ERR_INVALID_ARG, "invalid duplex value");
+    xfer_coll_opts_init(&o);
+    o.hier_sync = (xfer_hier_sync_t) 7;
+    EXPECT(xfer_allgather_inter(sbuf, K, MPI_INT, rbuf, K, MPI_INT, ic->inter, &o),
+           XFER_ERR_INVALID_ARG, "invalid hier_sync value");
+    MT_CHECK(strstr(xfer_last_error(), "opts->hier_sync") != NULL, "message: %s",
+             xfer_last_error());
+    memset(&o, 0, sizeof(o)); /* never initialised: no struct_size */
+    EXPECT(xfer_allgather_inter(sbuf, K, MPI_INT, rbuf, K, MPI_INT, ic->inter, &o),
+           XFER_ERR_INVALID_ARG, "options without struct_size");
+    MT_CHECK(strstr(xfer_last_error(), "struct_size") != NULL, "message: %s", xfer_last_error());
     MT_CHECK(untouched(ic), "a rejected call wrote the receive buffer");
 }
 
