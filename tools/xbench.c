@@ -96,13 +96,13 @@ static void algo_opts(const char *spec, xfer_coll_opts_t *o, char *name, size_t 
     snprintf(name, len, "%s", spec);
     while ((plus = strrchr(name, '+')) != NULL) {
         if (!strcmp(plus, "+barrier"))
-            o->hier_sync = 2;
+            o->hier_sync = XFER_HIER_SYNC_BARRIER;
         else if (!strcmp(plus, "+flags"))
-            o->hier_sync = 1;
+            o->hier_sync = XFER_HIER_SYNC_FLAGS;
         else if (!strcmp(plus, "+impi"))
-            o->intra_allgather = 1;
+            o->intra_allgather = XFER_INTRA_ALLGATHER_MPI;
         else if (!strcmp(plus, "+iring"))
-            o->intra_allgather = 2;
+            o->intra_allgather = XFER_INTRA_ALLGATHER_RING;
         else if (plus[1] == 's')
             o->hier_senders = atoi(plus + 2);
         *plus = '\0';

@@ -85,6 +85,16 @@ static void local_errors(const mt_inter_t *ic)
     o.duplex = (xfer_duplex_t) 9;
     EXPECT(xfer_allgather_inter(sbuf, K, MPI_INT, rbuf, K, MPI_INT, ic->inter, &o),
            XFER_ERR_INVALID_ARG, "invalid duplex value");
+    xfer_coll_opts_init(&o);
+    o.hier_sync = (xfer_hier_sync_t) 7;
+    EXPECT(xfer_allgather_inter(sbuf, K, MPI_INT, rbuf, K, MPI_INT, ic->inter, &o),
+           XFER_ERR_INVALID_ARG, "invalid hier_sync value");
+    MT_CHECK(strstr(xfer_last_error(), "opts->hier_sync") != NULL, "message: %s",
+             xfer_last_error());
+    memset(&o, 0, sizeof(o)); /* never initialised: no struct_size */
+    EXPECT(xfer_allgather_inter(sbuf, K, MPI_INT, rbuf, K, MPI_INT, ic->inter, &o),
+           XFER_ERR_INVALID_ARG, "options without struct_size");
+    MT_CHECK(strstr(xfer_last_error(), "struct_size") != NULL, "message: %s", xfer_last_error());
     MT_CHECK(untouched(ic), "a rejected call wrote the receive buffer");
 }
 
@@ -123,7 +133,7 @@ static void checked_mismatches(const mt_inter_t *ic)
     float *fbuf = calloc((size_t) K * (size_t) ic->nremote, sizeof(float));
 
     xfer_coll_opts_init(&o);
-    o.check = 1;
+    o.check = XFER_CHECK_ON;
 
     /* group B expects one element more per rank than A sends */
     reset(ic);
@@ -214,7 +224,7 @@ static void timeout(const mt_inter_t *ic)
     }
     MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
     if (ic->group == 1) {
-        o.timeout_ms = 0;
+        o.timeout_ms = XFER_TIMEOUT_NONE;
         st = xfer_allgather_inter(sbuf, K, MPI_INT, rbuf, 0, MPI_INT, ic->inter, &o);
         MT_CHECK(st == XFER_SUCCESS, "late group: %s", xfer_last_error());
     }

@@ -49,7 +49,8 @@ static int vcount(int pat, int g, int r)
     }
 }
 
-static void opts_for(xfer_coll_opts_t *o, const char *inner, int sync, char *name, size_t len)
+static void opts_for(xfer_coll_opts_t *o, const char *inner, xfer_hier_sync_t sync, char *name,
+                     size_t len)
 {
     xfer_coll_opts_init(o);
     snprintf(name, len, "hier:%s", inner);
@@ -65,7 +66,8 @@ static void matrix(const mt_inter_t *ic)
 {
     const int g = ic->group, o = 1 - g, nr = ic->nremote;
     MPI_Datatype gapped;
-    int kind, dup, pat, dt, a, sync, i, salt = 0;
+    int kind, dup, pat, dt, a, i, salt = 0;
+    xfer_hier_sync_t sync;
 
     MT_MPI(MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint) sizeof(int), &gapped));
     MT_MPI(MPI_Type_commit(&gapped));
@@ -104,7 +106,7 @@ static void matrix(const mt_inter_t *ic)
                     else
                         MT_MPI(MPI_Allgatherv(sbuf, scount, type, rref, rcounts, displs, type,
                                               ic->inter));
-                    for (sync = 1; sync <= 2; sync++)
+                    for (sync = XFER_HIER_SYNC_FLAGS; sync <= XFER_HIER_SYNC_BARRIER; sync++)
                         for (a = 0; a < NINNER; a++) {
                             const char *only = getenv("XFER_TEST_INNER"); /* for debugging */
                             xfer_coll_opts_t op;
@@ -129,8 +131,8 @@ static void matrix(const mt_inter_t *ic)
                                                            displs, type, ic->inter, &op);
                             MT_CHECK(st == want,
                                      "%s %s kind %d dup %d pattern %d type %d: %s, want %s (%s)",
-                                     name, sync == 1 ? "flags" : "barrier", kind, dup, pat, dt,
-                                     xfer_status_name(st), xfer_status_name(want),
+                                     name, sync == XFER_HIER_SYNC_FLAGS ? "flags" : "barrier", kind,
+                                     dup, pat, dt, xfer_status_name(st), xfer_status_name(want),
                                      xfer_last_error());
                             if (st == XFER_SUCCESS && (tot_a > 0 || tot_b > 0)) {
                                 xfer_op_stats_t ss;
@@ -144,7 +146,8 @@ static void matrix(const mt_inter_t *ic)
                                 MT_CHECK(memcmp(rbuf, rref, rbytes) == 0,
                                          "%s %s kind %d dup %d pattern %d type %d: result "
                                          "differs from native",
-                                         name, sync == 1 ? "flags" : "barrier", kind, dup, pat, dt);
+                                         name, sync == XFER_HIER_SYNC_FLAGS ? "flags" : "barrier",
+                                         kind, dup, pat, dt);
                         }
                     free(sbuf);
                     free(rref);
@@ -158,7 +161,7 @@ static void matrix(const mt_inter_t *ic)
 /* 100 calls with changing data; every 10th goes through a persistent plan. In half duplex
  * (A -> B) the producer ranks that lead their node arrive late, so the others deposit and leave
  * up to two calls ahead: a missing guard on the double buffer shows up as stale or torn data. */
-static void repeated(const mt_inter_t *ic, const char *inner, int sync, int half)
+static void repeated(const mt_inter_t *ic, const char *inner, xfer_hier_sync_t sync, int half)
 {
     const int g = ic->group, o = 1 - g, nr = ic->nremote, k = 257;
     const int scount = half && g == 1 ? 0 : k, rcount = half && g == 0 ? 0 : k;
@@ -207,7 +210,7 @@ static void repeated(const mt_inter_t *ic, const char *inner, int sync, int half
 }
 
 /* Random arrival delays (fixed seed per rank) in half duplex A -> B and full duplex. */
-static void delays(const mt_inter_t *ic, const char *inner, int sync)
+static void delays(const mt_inter_t *ic, const char *inner, xfer_hier_sync_t sync)
 {
     const int g = ic->group, o = 1 - g, nr = ic->nremote, k = 1024;
     int *sbuf = malloc((size_t) k * sizeof(int)), *rbuf = malloc((size_t) k * nr * sizeof(int));
@@ -268,7 +271,7 @@ static void dynamic_roles(const mt_inter_t *ic)
     xfer_op_stats_t stats;
     char name[64];
 
-    opts_for(&op, "direct", 1, name, sizeof(name));
+    opts_for(&op, "direct", XFER_HIER_SYNC_FLAGS, name, sizeof(name));
     for (m = 0; m < nn; m++)
         size[m] = 0;
     size[node] = 1;
@@ -342,14 +345,14 @@ int main(int argc, char **argv)
     matrix(&ic);
     for (i = quick; i < 2; i++) { /* the model's choice, and the arrival-order protocol */
         const char *inner = i ? "direct" : "auto";
-        repeated(&ic, inner, 1, 0);
-        repeated(&ic, inner, 2, 0);
-        repeated(&ic, inner, 1, 1);
-        repeated(&ic, inner, 2, 1);
+        repeated(&ic, inner, XFER_HIER_SYNC_FLAGS, 0);
+        repeated(&ic, inner, XFER_HIER_SYNC_BARRIER, 0);
+        repeated(&ic, inner, XFER_HIER_SYNC_FLAGS, 1);
+        repeated(&ic, inner, XFER_HIER_SYNC_BARRIER, 1);
         if (quick)
             break;
-        delays(&ic, inner, 1);
-        delays(&ic, inner, 2);
+        delays(&ic, inner, XFER_HIER_SYNC_FLAGS);
+        delays(&ic, inner, XFER_HIER_SYNC_BARRIER);
     }
     if (!quick)
         dynamic_roles(&ic);

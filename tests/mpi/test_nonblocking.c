@@ -27,7 +27,7 @@
 #define MIN_POLLS         20
 #define COUNT             3000 /* ints per rank */
 
-static void one(const mt_inter_t *ic, const char *algo, int sync, int half)
+static void one(const mt_inter_t *ic, const char *algo, xfer_hier_sync_t sync, int half)
 {
     const int g = ic->group, nr = ic->nremote;
     const int scount = half && g == 1 ? 0 : COUNT, rcount = half && g == 0 ? 0 : COUNT;
@@ -78,7 +78,8 @@ static void one(const mt_inter_t *ic, const char *algo, int sync, int half)
         MT_CHECK(1e3 * worst < XFER_TEST_MAX_MS,
                  "%s%s%s: an xfer_start/xfer_test call took %.1f ms while the other group was "
                  "%d ms late",
-                 algo, sync == 2 ? " (barrier)" : "", half ? " half" : "", 1e3 * worst, LATE_MS);
+                 algo, sync == XFER_HIER_SYNC_BARRIER ? " (barrier)" : "", half ? " half" : "",
+                 1e3 * worst, LATE_MS);
         MT_CHECK(ncalls >= MIN_POLLS || !rcount,
                  "%s%s: xfer_test returned only %d times while the other group was %d ms late "
                  "(rank %d)",
@@ -88,8 +89,8 @@ static void one(const mt_inter_t *ic, const char *algo, int sync, int half)
              "%s%s: result differs from native MPI_Allgather", algo, half ? " half" : "");
     if (ic->group == 0 && ic->rank == 0)
         printf("%-14s (%s) %-7s %-4s slowest xfer_test %.3f ms, %d of %d calls over %.0f ms\n",
-               algo, ran, sync == 2 ? "barrier" : "flags", half ? "half" : "full", 1e3 * worst,
-               nslow, ncalls, XFER_TEST_SLOW_MS);
+               algo, ran, sync == XFER_HIER_SYNC_BARRIER ? "barrier" : "flags",
+               half ? "half" : "full", 1e3 * worst, nslow, ncalls, XFER_TEST_SLOW_MS);
 out:
     xfer_plan_free(&plan);
     free(sbuf);
@@ -111,9 +112,9 @@ int main(int argc, char **argv)
     mt_make_inter(p, "block", &ic);
     for (a = 0; a < (int) (sizeof(algos) / sizeof(algos[0])); a++)
         for (half = 0; half < 2; half++)
-            one(&ic, algos[a], 1, half);
-    one(&ic, "hier", 2, 0); /* node barriers: nonblocking barriers, polled */
-    one(&ic, "hier:fc_half", 1, 1);
+            one(&ic, algos[a], XFER_HIER_SYNC_FLAGS, half);
+    one(&ic, "hier", XFER_HIER_SYNC_BARRIER, 0); /* node barriers: nonblocking barriers, polled */
+    one(&ic, "hier:fc_half", XFER_HIER_SYNC_FLAGS, 1);
     mt_free_inter(&ic);
     rc = mt_finish("test_nonblocking");
     MPI_Finalize();

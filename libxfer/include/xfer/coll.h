@@ -18,6 +18,7 @@
 #define XFER_COLL_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include <xfer/status.h>
@@ -25,6 +26,17 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/**
+ * @defgroup xfer_coll_opts Options of a collective call
+ *
+ * Every option's value 0 means "not set here": the option's environment variable where it has
+ * one, else its built-in default. xfer_coll_opts_init() sets every option to 0 (and records the
+ * struct's size, which a merely zeroed struct lacks). Enumerated options name their 0
+ * `..._FROM_ENV` (or `AUTO`/`ALLOW` when there is no environment variable); numeric ones have a
+ * named constant for it (#XFER_TIMEOUT_FROM_ENV, #XFER_HIER_SENDERS_FROM_ENV).
+ * @{
+ */
 
 /** Duplex mode requested by the caller. */
 typedef enum xfer_duplex {
@@ -35,36 +47,102 @@ typedef enum xfer_duplex {
 
 /** What to do when a forced algorithm cannot handle the call's shape. */
 typedef enum xfer_fallback {
-    XFER_FALLBACK_DEFAULT = 0, /**< XFER_FALLBACK from the environment, else ERROR */
-    XFER_FALLBACK_ERROR = 1,   /**< return XFER_ERR_NOT_SUPPORTED */
-    XFER_FALLBACK_WARN = 2     /**< print a warning and use the automatic choice */
+    XFER_FALLBACK_FROM_ENV = 0, /**< XFER_FALLBACK (`error` or `warn`), else ERROR */
+    XFER_FALLBACK_ERROR = 1,    /**< return XFER_ERR_NOT_SUPPORTED */
+    XFER_FALLBACK_WARN = 2      /**< print a warning and use the automatic choice */
 } xfer_fallback_t;
 
+/** Former name of #XFER_FALLBACK_FROM_ENV (same value and meaning). */
+#define XFER_FALLBACK_DEFAULT XFER_FALLBACK_FROM_ENV
+
+/** The cross-group argument check (docs/collectives.md, "Errors and safety"). */
+typedef enum xfer_check {
+    XFER_CHECK_FROM_ENV = 0, /**< XFER_CHECK (nonzero: on), else off */
+    XFER_CHECK_OFF = 1,      /**< no check */
+    XFER_CHECK_ON = 2        /**< the groups compare their arguments before moving data */
+} xfer_check_t;
+
+/** How the ranks of a node synchronise around node-hierarchical staging. */
+typedef enum xfer_hier_sync {
+    XFER_HIER_SYNC_FROM_ENV = 0, /**< XFER_HIER_SYNC (`flags` or `barrier`), else FLAGS */
+    XFER_HIER_SYNC_FLAGS = 1,    /**< per-stripe flags, no node barrier: early ranks leave */
+    XFER_HIER_SYNC_BARRIER = 2   /**< node barriers around the exchange */
+} xfer_hier_sync_t;
+
+/** The allgather inside one group that fc_half, fc_full and others end with. */
+typedef enum xfer_intra_allgather {
+    XFER_INTRA_ALLGATHER_FROM_ENV = 0, /**< XFER_INTRA_ALLGATHER (`auto`, `mpi`, `ring`), else
+                                            AUTO */
+    XFER_INTRA_ALLGATHER_MPI = 1,      /**< the MPI library's MPI_Allgatherv */
+    XFER_INTRA_ALLGATHER_RING = 2,     /**< libxfer's ring of MPI_Sendrecv */
+    XFER_INTRA_ALLGATHER_AUTO = 3      /**< the ring for blocks of 64 KiB and more, else MPI */
+} xfer_intra_allgather_t;
+
+/** Whether the automatic choice (algorithm auto) may use node-hierarchical staging. */
+typedef enum xfer_hier_auto {
+    XFER_HIER_AUTO_ALLOW = 0, /**< the cost model may choose it (default; no environment
+                                   variable) */
+    XFER_HIER_AUTO_NEVER = 1  /**< the automatic choice stays flat */
+} xfer_hier_auto_t;
+
+/** xfer_coll_opts_t.timeout_ms: XFER_TIMEOUT_MS, else no bound. */
+#define XFER_TIMEOUT_FROM_ENV 0
+/** xfer_coll_opts_t.timeout_ms: no bound, whatever XFER_TIMEOUT_MS says. */
+#define XFER_TIMEOUT_NONE (-1)
+/** xfer_coll_opts_t.hier_senders: XFER_HIER_SENDERS, else 1. */
+#define XFER_HIER_SENDERS_FROM_ENV 0
+
 /**
- * Options of a collective call. Initialise with xfer_coll_opts_init(); fields are only
- * ever appended. A NULL options pointer means "all defaults".
+ * Options of a collective call. A NULL options pointer means "all defaults".
+ *
+ * Initialise with xfer_coll_opts_init(), which records the size of the struct the caller was
+ * compiled with in @c struct_size, then set fields. Fields are only ever appended, and a newer
+ * field's default is 0: the library reads only the fields within @c struct_size (an older
+ * caller's struct) and takes defaults for the rest; a newer caller's struct is accepted when
+ * the fields this library does not know are 0. A @c struct_size smaller than the first
+ * layout (@c struct_size to @c timeout_ms) or implausibly large (a struct that was never
+ * initialised) makes the call return XFER_ERR_INVALID_ARG.
  *
  * Precedence: built-in default < environment (XFER_ALGORITHM, XFER_FALLBACK, XFER_CHECK,
- * XFER_TIMEOUT_MS) < a field set here.
+ * XFER_TIMEOUT_MS, XFER_HIER_SENDERS, XFER_HIER_SYNC, XFER_INTRA_ALLGATHER) < a field set here.
+ * A value outside its enumeration, a negative hier_senders or a timeout_ms below
+ * #XFER_TIMEOUT_NONE returns XFER_ERR_INVALID_ARG naming the field.
  */
 typedef struct xfer_coll_opts {
-    const char *algorithm;    /**< registry name, "hier", "hier:<name>" or "auto"; NULL:
-                                   XFER_ALGORITHM, else auto */
-    xfer_duplex_t duplex;     /**< see xfer_duplex_t */
-    xfer_fallback_t fallback; /**< see xfer_fallback_t */
-    int check;                /**< -1: XFER_CHECK; 0: off; 1: cross-group argument check */
-    int timeout_ms;           /**< -1: XFER_TIMEOUT_MS (default none); 0: none; >0: bound */
-    int hier_senders;         /**< hierarchy: ranks per node moving data across the groups;
-                                   0: XFER_HIER_SENDERS, default 1 */
-    int hier_sync;            /**< hierarchy: 0: XFER_HIER_SYNC (default flags); 1: flags
-                                   (no node barrier, early ranks leave); 2: node barriers */
-    int intra_allgather;      /**< allgathers inside one group (fc_half, fc_full ...): 0:
-                                   XFER_INTRA_ALLGATHER (default auto); 1: the MPI library's
-                                   MPI_Allgatherv; 2: libxfer's ring; 3: auto (ring for blocks
-                                   of 64 KiB and more) */
-    int hier_auto;            /**< with algorithm auto: 0 or 1: the cost model may choose
-                                   node-hierarchical staging (default); -1: never */
+    size_t struct_size;         /**< sizeof(xfer_coll_opts_t) of the caller's build; set by
+                                     xfer_coll_opts_init(), must stay first */
+    const char *algorithm;      /**< registry name, "hier", "hier:<name>" or "auto"; NULL:
+                                     XFER_ALGORITHM, else auto */
+    xfer_duplex_t duplex;       /**< see xfer_duplex_t */
+    xfer_fallback_t fallback;   /**< see xfer_fallback_t */
+    xfer_check_t check;         /**< see xfer_check_t */
+    int timeout_ms;             /**< bound on one operation in ms (> 0), #XFER_TIMEOUT_NONE or
+                                     #XFER_TIMEOUT_FROM_ENV */
+    int hier_senders;           /**< node staging: ranks per node moving data across the groups
+                                     (> 0), or #XFER_HIER_SENDERS_FROM_ENV */
+    xfer_hier_sync_t hier_sync; /**< see xfer_hier_sync_t */
+    xfer_intra_allgather_t intra_allgather; /**< see xfer_intra_allgather_t; must be alike
+                                                 within a group */
+    xfer_hier_auto_t hier_auto;             /**< see xfer_hier_auto_t */
 } xfer_coll_opts_t;
+
+/**
+ * Fill the first @p size bytes of @p opts with defaults (every field 0) and set
+ * @c struct_size to @p size; nothing past @p size is written. Call it through
+ * xfer_coll_opts_init(), which passes the size of the caller's own xfer_coll_opts_t.
+ * @p size must be at least the first layout's (up to @c timeout_ms): XFER_ERR_INVALID_ARG
+ * otherwise, as for a NULL @p opts.
+ */
+XFER_PUBLIC xfer_status_t xfer_coll_opts_init_sized(xfer_coll_opts_t *opts, size_t size);
+
+/** Fill @p opts with defaults (everything taken from the environment or auto) and record the
+ *  size of the struct this caller was compiled with (see xfer_coll_opts_t). */
+static inline xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts)
+{
+    return xfer_coll_opts_init_sized(opts, sizeof(*opts));
+}
+
+/** @} */
 
 /** Timing of the calling rank's last collective operation (all times MPI_Wtime seconds). */
 typedef struct xfer_op_stats {
@@ -82,9 +160,6 @@ typedef struct xfer_plan xfer_plan_t;
 
 /** Opaque schedule: the rounds of operations one rank executes. */
 typedef struct xfer_sched xfer_sched_t;
-
-/** Fill @p opts with defaults (everything taken from the environment or auto). */
-XFER_PUBLIC xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts);
 
 /**
  * Inter-group allgather. Collective over both groups of @p inter.

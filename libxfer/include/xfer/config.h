@@ -77,7 +77,7 @@ typedef struct xfer_cfg_hier {
     int enabled;          /**< -1 auto (the cost model decides), 0 off, 1 on */
     int leaders_per_node; /**< ranks per node that move data between the groups (>= 1) */
     int multi_sender;     /**< 1 when leaders_per_node > 1 is meant (required for it) */
-    int sync;             /**< 1 flags, 2 node barriers (xfer_coll_opts_t.hier_sync) */
+    int sync;             /**< XFER_HIER_SYNC_FLAGS or XFER_HIER_SYNC_BARRIER (xfer_hier_sync_t) */
 } xfer_cfg_hier_t;
 
 /** One channel: an intercommunicator between two components and the datasets it moves. */

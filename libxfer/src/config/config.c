@@ -50,7 +50,8 @@ static const cfg_enum_t bool_names[] = {{"true", 1}, {"false", 0}, {NULL, 0}};
 
 static const cfg_enum_t enabled_names[] = {{"auto", -1}, {"true", 1}, {"false", 0}, {NULL, 0}};
 
-static const cfg_enum_t sync_names[] = {{"flags", 1}, {"barrier", 2}, {NULL, 0}};
+static const cfg_enum_t sync_names[] = {
+    {"flags", XFER_HIER_SYNC_FLAGS}, {"barrier", XFER_HIER_SYNC_BARRIER}, {NULL, 0}};
 
 /* CFG_ENUM stores through int *: the enums of config.h must be ints. */
 _Static_assert(sizeof(xfer_type_t) == sizeof(int) && sizeof(xfer_launch_t) == sizeof(int) &&

@@ -404,16 +404,16 @@ static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
     const xfer_cfg_hier_t *h = &ch->cfg->hier;
     xfer_coll_opts_init(o);
     o->duplex = ch->cfg->duplex;
-    o->check = 0; /* the handshake and the setup checked both sides */
+    o->check = XFER_CHECK_OFF; /* the handshake and the setup checked both sides */
     o->fallback = XFER_FALLBACK_WARN;
     o->algorithm = ch->plan_algorithm;
-    o->hier_auto = h->enabled == 0 ? -1 : 0;
+    o->hier_auto = h->enabled == 0 ? XFER_HIER_AUTO_NEVER : XFER_HIER_AUTO_ALLOW;
     o->hier_senders = h->leaders_per_node;
-    o->hier_sync = h->sync;
+    o->hier_sync = (xfer_hier_sync_t) h->sync; /* XFER_HIER_SYNC_FLAGS or _BARRIER */
     /* Flat collectives progress in xfer_test and our own waits bound them: a collective
      * started early must not expire while the peer legitimately computes. A node-staged one
      * runs inside xfer_wait and gets the bound there (setup). */
-    o->timeout_ms = 0;
+    o->timeout_ms = XFER_TIMEOUT_NONE;
     return XFER_SUCCESS;
 }
 
