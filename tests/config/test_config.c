@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <xfer/config.h>
 
@@ -140,11 +141,16 @@ static char *print_to(const xfer_config_t *c, const char *path)
 static int round_trip(const char *path, const char *scratch)
 {
     xfer_config_t *a = NULL, *b = NULL;
-    char *p1 = path_in(scratch, "rt1.yaml"), *p2 = path_in(scratch, "rt2.yaml");
+    char n1[64], n2[64], *p1, *p2;
     char *t1 = NULL, *t2 = NULL, head[1024], why[256];
     const int failures = unit_failures;
     xfer_status_t st;
 
+    /* per process: ctest runs several round trips in one directory at once */
+    snprintf(n1, sizeof(n1), "rt1.%ld.yaml", (long) getpid());
+    snprintf(n2, sizeof(n2), "rt2.%ld.yaml", (long) getpid());
+    p1 = path_in(scratch, n1);
+    p2 = path_in(scratch, n2);
     checks++;
     st = xfer_config_load(path, &a);
     UCHECK(st == XFER_SUCCESS, "%s: %s", path, xfer_last_error());
@@ -163,6 +169,8 @@ static int round_trip(const char *path, const char *scratch)
     }
     free(t1);
     free(t2);
+    remove(p1);
+    remove(p2);
     free(p1);
     free(p2);
     xfer_config_free(&a);
