@@ -108,6 +108,17 @@ int main(void)
     UCHECK((xfer_algo_find("fc_half")->flags & XFER_ALGO_HALF_ONLY) &&
                (xfer_algo_find("ring_half")->flags & XFER_ALGO_HALF_ONLY),
            "fc_half and ring_half are half_only");
+    /* the runtime's fixed choice for an auto channel on a ring: ring-capable auto candidates
+     * for the duplex mode, the same as before the flags drove it */
+    {
+        const xfer_algo_t *h = xfer_select_ring_default(0), *f = xfer_select_ring_default(1);
+        UCHECK(h && !strcmp(h->name, "ring_half"), "ring default, half duplex: %s",
+               h ? h->name : "none");
+        UCHECK(f && !strcmp(f->name, "ring_full"), "ring default, full duplex: %s",
+               f ? f->name : "none");
+        UCHECK(f && !(f->flags & XFER_ALGO_HALF_ONLY), "the full-duplex ring default is half_only");
+        checks += 3;
+    }
     /* native is the MPI library's collective: it talks to any rank, so not to rings only */
     UCHECK(!(xfer_algo_find("native")->flags & XFER_ALGO_RING), "native flagged ring");
     {

@@ -13,7 +13,8 @@
 
 /* Each algorithm's file exports its descriptor (algos/algo.h); this is only their order, which
  * is part of the interface: xfer_algorithm_info's indices (native first), the cross-group
- * check's algorithm numbers, xfer-info's listing and the order in which auto tries them. */
+ * check's algorithm numbers, xfer-info's listing, the order in which auto tries them, and
+ * xfer_select_ring_default's choice (ring_full before ring). */
 static const xfer_algo_t *const registry[] = {
     &xfer_algo_native,    &xfer_algo_root_gather, &xfer_algo_fc_half,   &xfer_algo_fc_full,
     &xfer_algo_fc_full_v, &xfer_algo_ring_half,   &xfer_algo_ring_full, &xfer_algo_ring,
@@ -75,6 +76,17 @@ int xfer_algo_supports(const xfer_algo_t *algo, const xfer_shape_t *shape, const
         return 0;
     }
     return !algo->supports || algo->supports(shape, why);
+}
+
+const xfer_algo_t *xfer_select_ring_default(int full_duplex)
+{
+    const unsigned want =
+        XFER_ALGO_RING | (full_duplex ? XFER_ALGO_AUTO_FULL : XFER_ALGO_AUTO_HALF);
+    int i;
+    for (i = 0; i < NALGOS; i++)
+        if ((registry[i]->flags & want) == want)
+            return registry[i];
+    return NULL;
 }
 
 void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn)

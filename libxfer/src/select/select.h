@@ -26,6 +26,11 @@ int xfer_algo_index(const xfer_algo_t *algo);
  * call in which both groups send, and the descriptor's own supports() may refuse more. */
 int xfer_algo_supports(const xfer_algo_t *algo, const xfer_shape_t *shape, const char **why);
 
+/* The algorithm an `auto` channel runs when the workflow's topology is a ring: the runtime
+ * fixes it when the channel opens, before any shape is known, as the first ring-capable
+ * (XFER_ALGO_RING) auto candidate for the duplex mode in registry order. */
+const xfer_algo_t *xfer_select_ring_default(int full_duplex);
+
 /* Predicted time of @p algo: alpha-beta cost, plus gamma times the share of the received
  * volume that lands on the busiest node when ranks share nodes. */
 double xfer_algo_predict(const xfer_algo_t *algo, const xfer_shape_t *shape, const xfer_model_t *m);
