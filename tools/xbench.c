@@ -233,11 +233,30 @@ double xb_busiest(const xb_case_t *c, const xb_setup_t *s)
     return a > b ? a : b;
 }
 
+/* Does @p spec ("fc_half", "hier:ring_half+s2", ...) name an algorithm flagged half_only, on
+ * its own or inside node staging? */
+static int half_only(const char *spec)
+{
+    const char *name = strncmp(spec, "hier:", 5) == 0 ? spec + 5 : spec;
+    const size_t len = strcspn(name, "+");
+    xfer_algo_info_t info;
+    unsigned flags;
+    int n = 0, i;
+
+    xfer_algorithm_count(&n);
+    for (i = 0; i < n; i++)
+        if (xfer_algorithm_info(i, &info) == XFER_SUCCESS && strlen(info.name) == len &&
+            strncmp(info.name, name, len) == 0)
+            return xfer_algorithm_flags(i, &flags) == XFER_SUCCESS &&
+                   (flags & XFER_ALGO_HALF_ONLY) != 0;
+    return 0;
+}
+
 int xb_for_duplex(char **alg, int nalg, int full, char **run)
 {
     int a, n = 0;
     for (a = 0; a < nalg; a++)
-        if (!(full && (strstr(alg[a], "fc_half") || strstr(alg[a], "ring_half"))))
+        if (!(full && half_only(alg[a])))
             run[n++] = alg[a];
     return n;
 }

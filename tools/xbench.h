@@ -75,8 +75,8 @@ double xb_sent_by(const xb_case_t *c, const xb_setup_t *s, int g);
 /** Bytes the busiest receiving node takes in when the groups are on different nodes: all
  *  that the other group sends, max(A's total, B's total). */
 double xb_busiest(const xb_case_t *c, const xb_setup_t *s);
-/** The algorithms of @p alg that can run in this duplex mode (half-duplex ones cannot run full
- *  duplex) into @p run; returns their number. */
+/** The algorithms of @p alg that can run in this duplex mode (those flagged half_only, alone
+ *  or inside hier:, cannot run full duplex) into @p run; returns their number. */
 int xb_for_duplex(char **alg, int nalg, int full, char **run);
 
 /**

@@ -18,9 +18,9 @@ set(RT_BWD "
       - {name: back2, type: float32, dims: [11, 7], from: b}
       - {name: back3, type: int64, dims: [3, 5, 2], from: b}")
 
-# rt_workflow(<file> <p> <q> <half|full> [TIMEOUT ms] [DIMS_U text])
+# rt_workflow(<file> <p> <q> <half|full> [TIMEOUT ms] [PLANE dims] [ARGS text] [TOPOLOGY kind])
 function(rt_workflow file p q duplex)
-  cmake_parse_arguments(W "" "TIMEOUT;PLANE;ARGS" "" ${ARGN})
+  cmake_parse_arguments(W "" "TIMEOUT;PLANE;ARGS;TOPOLOGY" "" ${ARGN})
   if(NOT W_TIMEOUT)
     set(W_TIMEOUT 60000)
   endif()
@@ -32,9 +32,13 @@ function(rt_workflow file p q duplex)
   if(duplex STREQUAL "full")
     set(bwd "${RT_BWD}")
   endif()
+  set(topology "")
+  if(W_TOPOLOGY)
+    set(topology "topology: {kind: ${W_TOPOLOGY}}\n")
+  endif()
   file(WRITE ${file} "workflow: rt_${p}x${q}_${duplex}
 control: {timeout_ms: ${W_TIMEOUT}}
-components:
+${topology}components:
   - {name: a, nprocs: ${p}, cmd: [xfer-synth${W_ARGS}]}
   - {name: b, nprocs: ${q}, cmd: [xfer-synth${W_ARGS}]}
 channels:
@@ -47,10 +51,11 @@ ${fwd}${bwd}
 ")
 endfunction()
 
-# An MPMD launch of two or three xfer-synth contexts, in file order (component k = MPI_APPNUM k).
+# An MPMD launch of two or three xfer-synth contexts, in file order (component k = MPI_APPNUM k);
+# ENV: more NAME=value for every rank.
 function(rt_mpmd out cfg)
-  cmake_parse_arguments(M "" "" "NP;ARGS;ARGS1" ${ARGN})
-  xfer_mpi_envflags(genv ENV XFER_CONFIG=${cfg})
+  cmake_parse_arguments(M "" "" "NP;ARGS;ARGS1;ENV" ${ARGN})
+  xfer_mpi_envflags(genv ENV XFER_CONFIG=${cfg} ${M_ENV})
   list(GET M_NP 0 n0)
   set(cmd ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} ${n0}
           ${SYNTH} ${M_ARGS})
@@ -58,7 +63,7 @@ function(rt_mpmd out cfg)
   math(EXPR last "${nctx} - 1")
   foreach(k RANGE 1 ${last})
     list(GET M_NP ${k} nk)
-    xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${cfg})
+    xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${cfg} ${M_ENV})
     set(args ${M_ARGS})
     if(k EQUAL 1 AND M_ARGS1)
       set(args ${M_ARGS1})
@@ -93,6 +98,16 @@ function(rt_fail_test name)
            COMMAND ${CMAKE_COMMAND} "-DCMD=${T_COMMAND}" "-DEXPECT=${T_EXPECT}"
                    -DMAXTIME=${T_MAXTIME}
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_fail.cmake)
+  set_tests_properties(${P}.workflow.${name} PROPERTIES TIMEOUT 300
+                       LABELS "mpi;workflow" ENVIRONMENT "${XFER_MPIEXEC_ENV};${T_ENV}")
+endfunction()
+
+# A run that must succeed with output matching EXPECT.
+function(rt_pass_test name)
+  cmake_parse_arguments(T "" "EXPECT" "COMMAND;ENV" ${ARGN})
+  add_test(NAME ${P}.workflow.${name}
+           COMMAND ${CMAKE_COMMAND} "-DCMD=${T_COMMAND}" "-DEXPECT=${T_EXPECT}"
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_pass.cmake)
   set_tests_properties(${P}.workflow.${name} PROPERTIES TIMEOUT 300
                        LABELS "mpi;workflow" ENVIRONMENT "${XFER_MPIEXEC_ENV};${T_ENV}")
 endfunction()
@@ -185,6 +200,15 @@ rt_mpmd(cmd ${RT_DIR}/fanout.yaml NP 2 3 1 ARGS --steps 6 --decomp empty)
 rt_test(mpmd.fanout COMMAND ${cmd})
 rt_mpmd(cmd ${RT_DIR}/fanin.yaml NP 2 1 2 ARGS --steps 6 --decomp even)
 rt_test(mpmd.fanin COMMAND ${cmd})
+
+# ---- a ring topology: an `auto` channel runs the ring algorithm the registry's flags give for
+# its duplex mode (ring_half, ring_full), and its data arrive intact ----------------------------
+foreach(duplex half full)
+  set(cfg ${RT_DIR}/ring-3x2-${duplex}.yaml)
+  rt_workflow(${cfg} 3 2 ${duplex} TOPOLOGY ring)
+  rt_mpmd(cmd ${cfg} NP 3 2 ARGS --steps 3 --decomp uneven ENV XFER_TRACE=1)
+  rt_pass_test(mpmd.ring.${duplex}.p3q2 COMMAND ${cmd} EXPECT "channel c at a: ring_${duplex},")
+endforeach()
 
 # ---- the order of puts: step 0's blocks are staged until the contribution is laid out, and
 # adopted as the send stage when put in the channel's order. Against that order (copied into

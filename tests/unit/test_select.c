@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The automatic choice under fixed model parameters: half duplex is noticed and served by a
  * half-duplex schedule; the node-sharing term moves p > q half duplex off the joined
- * allgather; every registered algorithm is findable and supports what it claims. */
+ * allgather; every registered algorithm is findable, supports what it claims and its flags say,
+ * and the public view of the flags is the registry's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,60 @@ int main(void)
                    strstr(why, "full duplex"),
                "fc_half accepts full duplex");
         UCHECK(xfer_algo_supports(xfer_algo_find("fc_full"), &full, &why), "fc_full refuses");
+    }
+
+    /* flags: the half-only rule is the flag's, whoever carries it; the public view is the
+     * registry's; every defined bit has a name */
+    for (i = 0; i < xfer_algo_count(); i++) {
+        const xfer_algo_t *a = xfer_algo_at(i);
+        const int half_only = (a->flags & XFER_ALGO_HALF_ONLY) != 0;
+        xfer_shape_t full = uniform(4, 3, 8, 16), half = uniform(4, 3, 8, 0);
+        unsigned flags = 0;
+        UCHECK(xfer_algo_supports(a, &full, &why) == !half_only, "%s: full duplex %s", a->name,
+               half_only ? "accepted though half_only" : "refused");
+        UCHECK(!half_only || strstr(why, "full duplex"), "%s: why = %s", a->name, why);
+        UCHECK(xfer_algo_supports(a, &half, &why), "%s refuses half duplex: %s", a->name, why);
+        UCHECK(!half_only || !(a->flags & XFER_ALGO_AUTO_FULL), "%s: auto_full and half_only",
+               a->name);
+        UCHECK(xfer_algorithm_flags(i, &flags) == XFER_SUCCESS && flags == a->flags,
+               "xfer_algorithm_flags(%d)", i);
+        UCHECK((a->flags & ~XFER_ALGO_FLAGS_ALL) == 0, "%s: undefined flag bits", a->name);
+        checks += 4;
+    }
+    UCHECK((xfer_algo_find("fc_half")->flags & XFER_ALGO_HALF_ONLY) &&
+               (xfer_algo_find("ring_half")->flags & XFER_ALGO_HALF_ONLY),
+           "fc_half and ring_half are half_only");
+    /* the runtime's fixed choice for an auto channel on a ring: ring-capable auto candidates
+     * for the duplex mode, the same as before the flags drove it */
+    {
+        const xfer_algo_t *h = xfer_select_ring_default(0), *f = xfer_select_ring_default(1);
+        UCHECK(h && !strcmp(h->name, "ring_half"), "ring default, half duplex: %s",
+               h ? h->name : "none");
+        UCHECK(f && !strcmp(f->name, "ring_full"), "ring default, full duplex: %s",
+               f ? f->name : "none");
+        UCHECK(f && !(f->flags & XFER_ALGO_HALF_ONLY), "the full-duplex ring default is half_only");
+        checks += 3;
+    }
+    /* native is the MPI library's collective: it talks to any rank, so not to rings only */
+    UCHECK(!(xfer_algo_find("native")->flags & XFER_ALGO_RING), "native flagged ring");
+    {
+        unsigned f;
+        const char *name, *meaning;
+        for (f = 1; f != 0; f <<= 1) {
+            const int ok = xfer_algorithm_flag_info(f, &name, &meaning) == XFER_SUCCESS;
+            UCHECK(ok == ((f & XFER_ALGO_FLAGS_ALL) != 0), "flag 0x%x: named %d", f, ok);
+            UCHECK(!ok || (*name && *meaning), "flag 0x%x has an empty name", f);
+        }
+        UCHECK(xfer_algorithm_flag_info(XFER_ALGO_RING, &name, NULL) == XFER_SUCCESS &&
+                   !strcmp(name, "ring"),
+               "ring flag name");
+        UCHECK(xfer_algorithm_flag_info(XFER_ALGO_HALF_ONLY, &name, NULL) == XFER_SUCCESS &&
+                   !strcmp(name, "half_only"),
+               "half_only flag name");
+        UCHECK(xfer_algorithm_flag_info(XFER_ALGO_RING | XFER_ALGO_NATIVE, &name, NULL) ==
+                   XFER_ERR_INVALID_ARG,
+               "two bits named as one flag");
+        checks += 4;
     }
     return unit_finish("test_select", checks);
 }

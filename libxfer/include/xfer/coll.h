@@ -241,6 +241,31 @@ XFER_PUBLIC xfer_status_t xfer_algorithm_count(int *count);
 /** Information on registered algorithm @p index (0 <= index < count). */
 XFER_PUBLIC xfer_status_t xfer_algorithm_info(int index, xfer_algo_info_t *info);
 
+/** Properties of a registered algorithm, one bit each (xfer_algorithm_flags). The workflow
+ *  file's checks, the runtime and the automatic choice read them; `xfer-info` lists them. */
+typedef enum xfer_algo_flag {
+    XFER_ALGO_NATIVE = 1 << 0,    /**< the MPI library's own collective: libxfer builds no
+                                       schedule */
+    XFER_ALGO_AUTO_HALF = 1 << 1, /**< a candidate of `auto` when one group sends nothing */
+    XFER_ALGO_AUTO_FULL = 1 << 2, /**< a candidate of `auto` when both groups send */
+    XFER_ALGO_RING = 1 << 3,      /**< talks to ring neighbours only: usable on a ring topology
+                                       (and auto's only candidates there) */
+    XFER_ALGO_HALF_ONLY = 1 << 4  /**< moves data one way only: one group must send 0 bytes */
+} xfer_algo_flag_t;
+
+/** Every flag this version defines (the bits of xfer_algo_flag_t). */
+#define XFER_ALGO_FLAGS_ALL 0x1fu
+
+/** The flags of registered algorithm @p index: a set of xfer_algo_flag_t bits. (A separate
+ *  call rather than a field of xfer_algo_info_t, which callers allocate: growing it would
+ *  make the library write past the end of an older program's struct.) */
+XFER_PUBLIC xfer_status_t xfer_algorithm_flags(int index, unsigned *flags);
+
+/** Name ("ring", "half_only", ...) and one-line meaning of one flag bit @p flag; either
+ *  output may be NULL. XFER_ERR_INVALID_ARG if @p flag is not exactly one defined bit. */
+XFER_PUBLIC xfer_status_t xfer_algorithm_flag_info(unsigned flag, const char **name,
+                                                   const char **meaning);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 
 #include "../core/core.h"
 #include "../sched/sched.h"
+#include "algo.h"
 
 xfer_status_t xfer_build_root_gather(const xfer_shape_t *shape, xfer_sched_t *s);
 xfer_status_t xfer_build_fc_half(const xfer_shape_t *shape, xfer_sched_t *s);

@@ -73,3 +73,36 @@ xfer_status_t xfer_build_fc_full(const xfer_shape_t *shape, xfer_sched_t *s)
     s->variant = "segmented";
     return xfer_append_segmented(shape, s);
 }
+
+/* ---- descriptor ------------------------------------------------------------------------- */
+
+static double cost_fc_full(const xfer_shape_t *s, double a, double b)
+{
+    int L, S, P, Q, c;
+    size_t kL, kS;
+    if (!xfer_shape_uniform(s, 0) || !xfer_shape_uniform(s, 1))
+        return xfer_cost_segmented(s, a, b);
+    L = s->n[0] >= s->n[1] ? 0 : 1;
+    S = 1 - L;
+    P = s->n[L];
+    Q = s->n[S];
+    c = (P + Q - 1) / Q;
+    kL = xfer_shape_count(s, L, 0);
+    kS = xfer_shape_count(s, S, 0);
+    return c * a + (double) XFER_MAX((size_t) c * kL, kS) * b +
+           XFER_MAX(xfer_cost_allgather(P, (size_t) Q * kS, a, b),
+                    xfer_cost_allgather(Q, (size_t) P * kL, a, b));
+}
+
+const xfer_algo_t xfer_algo_fc_full = {
+    .name = "fc_full",
+    .summary = "full duplex, fully connected, message segmentation (Kang, Traeff et al. 2019, "
+               "Alg. 1; Alg. 2 when block sizes differ)",
+    .restrictions = "none",
+    .build = xfer_build_fc_full,
+    .model = xfer_build_fc_full,
+    /* half duplex too: its schedule then holds the one direction only */
+    .flags = XFER_ALGO_AUTO_HALF | XFER_ALGO_AUTO_FULL,
+    .cost = cost_fc_full,
+    .volume = xfer_volume_optimal,
+};

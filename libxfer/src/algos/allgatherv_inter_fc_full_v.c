@@ -109,3 +109,32 @@ xfer_status_t xfer_build_fc_full_v(const xfer_shape_t *shape, xfer_sched_t *s)
     s->variant = "segmented";
     return xfer_append_segmented(shape, s);
 }
+
+/* ---- descriptor ------------------------------------------------------------------------- */
+
+double xfer_cost_segmented(const xfer_shape_t *s, double a, double b)
+{
+    double t = 0.0;
+    int g;
+    for (g = 0; g < 2; g++) { /* direction g -> 1-g, both at once: take the slower */
+        const int n = s->n[1 - g];
+        const size_t K = s->total[g], seg = K / (size_t) n + (K % (size_t) n ? 1 : 0);
+        const size_t kmax = xfer_cost_max_count(s, g);
+        double targets = seg ? (double) (kmax / seg + 2) : 1.0;
+        double x = K ? targets * a + (double) (kmax + seg) * b : 0.0;
+        t = XFER_MAX(t, x + xfer_cost_allgather(n, K, a, b));
+    }
+    return xfer_cost_lg(XFER_MAX(s->n[0], s->n[1])) * a + t; /* + the count exchange */
+}
+
+const xfer_algo_t xfer_algo_fc_full_v = {
+    .name = "fc_full_v",
+    .summary = "full duplex, fully connected, global-byte-index segmentation (2019 Alg. 2) for "
+               "any counts",
+    .restrictions = "none",
+    .build = xfer_build_fc_full_v,
+    .model = xfer_build_fc_full_v,
+    .flags = 0, /* fc_full and fc_half switch to its exchange themselves when counts differ */
+    .cost = xfer_cost_segmented,
+    .volume = xfer_volume_optimal,
+};

@@ -169,3 +169,58 @@ xfer_status_t xfer_build_fc_half(const xfer_shape_t *shape, xfer_sched_t *s)
         return build_gt(shape, s, sg, k);
     return build_lt(shape, s, sg, k);
 }
+
+/* ---- descriptor ------------------------------------------------------------------------- */
+
+static double cost_fc_half(const xfer_shape_t *s, double a, double b)
+{
+    int sg, p, q;
+    size_t k, T;
+    if (s->total[0] == 0 && s->total[1] == 0)
+        return 0.0;
+    sg = s->total[0] > 0 ? 0 : 1;
+    if (!xfer_shape_uniform(s, sg))
+        return xfer_cost_segmented(s, a, b);
+    p = s->n[sg];
+    q = s->n[1 - sg];
+    k = xfer_shape_count(s, sg, 0);
+    T = s->total[sg];
+    if (p >= q)
+        return (1 + xfer_cost_lg(p)) * a + (double) T * b;
+    return (xfer_cost_lg(p) + 2 * xfer_cost_lg(q / p + 1)) * a + (double) (T + k) * b +
+           (q % p ? a + (double) (p - q % p) * (double) k * b : 0.0);
+}
+
+static double volume_fc_half(const xfer_shape_t *s)
+{
+    int sg, p, q, f, r;
+    double k;
+    if (s->total[0] == 0 && s->total[1] == 0)
+        return 0.0;
+    sg = s->total[0] > 0 ? 0 : 1;
+    if (!xfer_shape_uniform(s, sg))
+        return xfer_volume_optimal(s);
+    p = s->n[sg];
+    q = s->n[1 - sg];
+    k = (double) xfer_shape_count(s, sg, 0);
+    if (p == q)
+        return q * k + (double) q * (q - 1) * k;
+    if (p > q) /* the extra senders receive the whole result too */
+        return q * k + (double) p * (p - 1) * k;
+    f = q / p;
+    r = q % p;
+    return q * k + (double) f * p * (p - 1) * k + (double) r * (r - 1) * k +
+           (double) r * (p - r) * k;
+}
+
+const xfer_algo_t xfer_algo_fc_half = {
+    .name = "fc_half",
+    .summary = "half duplex, fully connected (Kang et al.): pairwise send + allgather, extra "
+               "senders join, broadcast groups when p < q",
+    .restrictions = "one group must send 0 bytes",
+    .build = xfer_build_fc_half,
+    .model = xfer_build_fc_half,
+    .flags = XFER_ALGO_AUTO_HALF | XFER_ALGO_HALF_ONLY,
+    .cost = cost_fc_half,
+    .volume = volume_fc_half,
+};

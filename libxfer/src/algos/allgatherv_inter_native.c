@@ -53,3 +53,31 @@ xfer_status_t xfer_build_native_model(const xfer_shape_t *shape, xfer_sched_t *s
     }
     return xfer_sched_finish(s);
 }
+
+/* ---- descriptor ------------------------------------------------------------------------- */
+
+/* MPICH's intercomm allgather: root_gather with the two directions serialised. */
+static double cost_native(const xfer_shape_t *s, double a, double b)
+{
+    double g = XFER_MAX(xfer_cost_gather(s->n[0], s->total[0], a, b),
+                        xfer_cost_gather(s->n[1], s->total[1], a, b));
+    double d0 = s->total[0]
+                    ? a + (double) s->total[0] * b + xfer_cost_bcast(s->n[1], s->total[0], a, b)
+                    : 0.0;
+    double d1 = s->total[1]
+                    ? a + (double) s->total[1] * b + xfer_cost_bcast(s->n[0], s->total[1], a, b)
+                    : 0.0;
+    return g + d0 + d1;
+}
+
+const xfer_algo_t xfer_algo_native = {
+    .name = "native",
+    .summary = "the MPI library's own intercommunicator MPI_Allgather(v)",
+    .restrictions = "none",
+    .build = NULL, /* the MPI library runs it (coll/plan.c) */
+    .model = xfer_build_native_model,
+    /* not XFER_ALGO_RING: the library's collective talks to any rank it likes */
+    .flags = XFER_ALGO_NATIVE,
+    .cost = cost_native,
+    .volume = xfer_volume_root_gather,
+};

@@ -62,3 +62,28 @@ xfer_status_t xfer_build_ring(const xfer_shape_t *shape, xfer_sched_t *s)
     s->ring_only = 1;
     return XFER_SUCCESS;
 }
+
+/* ---- descriptor ------------------------------------------------------------------------- */
+
+static double cost_ring(const xfer_shape_t *s, double a, double b)
+{
+    return (s->n[0] + s->n[1] - 1) *
+           (a + (double) XFER_MAX(xfer_cost_max_count(s, 0), xfer_cost_max_count(s, 1)) * b);
+}
+
+/* Every block passes every other rank. */
+static double volume_ring(const xfer_shape_t *s)
+{
+    return (double) (s->n[0] + s->n[1] - 1) * (double) (s->total[0] + s->total[1]);
+}
+
+const xfer_algo_t xfer_algo_ring = {
+    .name = "ring",
+    .summary = "ring allgather over all p + q ranks (the papers' ring baseline)",
+    .restrictions = "none",
+    .build = xfer_build_ring,
+    .model = xfer_build_ring,
+    .flags = XFER_ALGO_RING | XFER_ALGO_AUTO_FULL,
+    .cost = cost_ring,
+    .volume = volume_ring,
+};

@@ -63,3 +63,35 @@ xfer_status_t xfer_build_ring_full(const xfer_shape_t *shape, xfer_sched_t *s)
     s->max_ports = xfer_ring_pass_hosts(&r[0], s) || xfer_ring_pass_hosts(&r[1], s) ? 2 : 1;
     return XFER_SUCCESS;
 }
+
+/* ---- descriptor ------------------------------------------------------------------------- */
+
+/* Two half-duplex passes; every step costs a latency and its largest block. */
+static double cost_ring_full(const xfer_shape_t *s, double a, double b)
+{
+    const int p = s->n[0] + s->n[0] % 2, q = s->n[1] + s->n[1] % 2;
+    double t = 0.0;
+    if (s->total[0])
+        t += (p + q / 2) * (a + (double) xfer_cost_max_count(s, 0) * b);
+    if (s->total[1])
+        t += (q + p / 2) * (a + (double) xfer_cost_max_count(s, 1) * b);
+    return t;
+}
+
+/* Every step moves about one block per rank. */
+static double volume_ring_full(const xfer_shape_t *s)
+{
+    return (double) (s->n[0] + s->n[1]) * cost_ring_full(s, 0.0, 1.0) * 0.5;
+}
+
+const xfer_algo_t xfer_algo_ring_full = {
+    .name = "ring_full",
+    .summary = "full duplex on a ring (ours): the two half-duplex ring passes, heavier direction "
+               "first",
+    .restrictions = "none",
+    .build = xfer_build_ring_full,
+    .model = xfer_build_ring_full,
+    .flags = XFER_ALGO_RING | XFER_ALGO_AUTO_FULL,
+    .cost = cost_ring_full,
+    .volume = volume_ring_full,
+};

@@ -52,3 +52,37 @@ xfer_status_t xfer_build_ring_half(const xfer_shape_t *shape, xfer_sched_t *s)
     s->max_ports = xfer_ring_pass_hosts(&r, s) ? 2 : 1;
     return XFER_SUCCESS;
 }
+
+/* ---- descriptor ------------------------------------------------------------------------- */
+
+/* Every step costs a latency and its largest block. */
+static double cost_ring_half(const xfer_shape_t *s, double a, double b)
+{
+    int sg, p, q;
+    if (s->total[0] == 0 && s->total[1] == 0)
+        return 0.0;
+    sg = s->total[0] > 0 ? 0 : 1;
+    p = s->n[sg] + s->n[sg] % 2;
+    q = s->n[1 - sg] + s->n[1 - sg] % 2;
+    return (p + q / 2) * (a + (double) xfer_cost_max_count(s, sg) * b);
+}
+
+/* Every step moves about one block per rank. */
+static double volume_ring_half(const xfer_shape_t *s)
+{
+    const int sg = s->total[0] > 0 ? 0 : 1;
+    return (double) (s->n[0] + s->n[1]) * cost_ring_half(s, 0.0, 1.0) /
+           (double) XFER_MAX(1, s->n[sg]) * 0.5;
+}
+
+const xfer_algo_t xfer_algo_ring_half = {
+    .name = "ring_half",
+    .summary = "half duplex on a ring (Kang et al. Alg. 1/3, corrected; p > q derived): p + q/2 "
+               "steps between ring neighbours",
+    .restrictions = "one group must send 0 bytes",
+    .build = xfer_build_ring_half,
+    .model = xfer_build_ring_half,
+    .flags = XFER_ALGO_RING | XFER_ALGO_AUTO_HALF | XFER_ALGO_HALF_ONLY,
+    .cost = cost_ring_half,
+    .volume = volume_ring_half,
+};

@@ -43,3 +43,39 @@ xfer_status_t xfer_build_root_gather(const xfer_shape_t *shape, xfer_sched_t *s)
     xfer_sched_bcast(s, local, 0, XFER_BUF_RECV, 0, R);
     return xfer_sched_finish(s);
 }
+
+/* ---- descriptor ------------------------------------------------------------------------- */
+
+static double cost_root_gather(const xfer_shape_t *s, double a, double b)
+{
+    double g = XFER_MAX(xfer_cost_gather(s->n[0], s->total[0], a, b),
+                        xfer_cost_gather(s->n[1], s->total[1], a, b));
+    double x = a + (double) XFER_MAX(s->total[0], s->total[1]) * b;
+    double c = XFER_MAX(xfer_cost_bcast(s->n[0], s->total[1], a, b),
+                        xfer_cost_bcast(s->n[1], s->total[0], a, b));
+    return g + x + c;
+}
+
+double xfer_volume_root_gather(const xfer_shape_t *s)
+{
+    double v = (double) s->total[0] + (double) s->total[1]; /* the roots' exchange */
+    int g;
+    for (g = 0; g < 2; g++) {
+        const int n = s->n[g];
+        v += (double) (s->total[g] - xfer_shape_count(s, g, 0)); /* gather at the root */
+        v += (double) (n - 1) * (double) s->total[1 - g];        /* broadcast of the result */
+    }
+    return v;
+}
+
+const xfer_algo_t xfer_algo_root_gather = {
+    .name = "root_gather",
+    .summary =
+        "gather at each group's root, concurrent root exchange, broadcast (the MPI baseline)",
+    .restrictions = "none",
+    .build = xfer_build_root_gather,
+    .model = xfer_build_root_gather,
+    .flags = 0, /* the reference, never auto's choice */
+    .cost = cost_root_gather,
+    .volume = xfer_volume_root_gather,
+};

@@ -64,6 +64,8 @@ typedef struct cfg_key {
     const struct cfg_table *sub;
     const cfg_handler_t *handler;
     const char *doc; /* one line for the reference */
+    /* instead of doc, when the line depends on something else (the algorithm registry) */
+    const char *(*doc_fn)(char *buf, size_t size);
 } cfg_key_t;
 
 /* The keys of one kind of mapping and the struct they fill. */

@@ -188,7 +188,7 @@ static void cell(FILE *out, const char *s)
 
 void xfer_cfg_doc(FILE *out, const cfg_table_t *t)
 {
-    char buf[256];
+    char buf[256], line[1024];
     int i;
 
     if (*t->path)
@@ -219,7 +219,7 @@ void xfer_cfg_doc(FILE *out, const cfg_table_t *t)
         else
             fputs("-", out);
         fputs(" | ", out);
-        cell(out, k->doc);
+        cell(out, k->doc_fn ? k->doc_fn(line, sizeof(line)) : k->doc);
         fputs(" |\n", out);
     }
     putc('\n', out);

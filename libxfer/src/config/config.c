@@ -58,10 +58,6 @@ _Static_assert(sizeof(xfer_type_t) == sizeof(int) && sizeof(xfer_launch_t) == si
                    sizeof(xfer_topology_t) == sizeof(int) && sizeof(xfer_duplex_t) == sizeof(int),
                "enum fields are stored as int");
 
-/* Algorithms that move data one way only, and those that run on a ring. */
-static const char *const half_only_algos[] = {"fc_half", "ring_half", NULL};
-static const char *const ring_algos[] = {"ring_half", "ring_full", "ring", "native", NULL};
-
 size_t xfer_type_size(xfer_type_t type)
 {
     static const size_t size[] = {0, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
@@ -348,14 +344,6 @@ static const cfg_handler_t dims_handler = {
 
 /* ---- checks (run once the whole file is read) ----------------------------------------------- */
 
-static int in_list(const char *const *list, const char *s)
-{
-    for (; *list; list++)
-        if (strcmp(*list, s) == 0)
-            return 1;
-    return 0;
-}
-
 /* Append @p s to the @p sep-separated list in @p buf (cut with "..." when full). */
 static void append(char *buf, size_t size, const char *sep, const char *s)
 {
@@ -366,6 +354,28 @@ static void append(char *buf, size_t size, const char *sep, const char *s)
         return;
     }
     snprintf(buf + o, size - o, "%s%s", o ? sep : "", s);
+}
+
+/* The registered algorithms whose flags include all of @p want and none of @p unwanted,
+ * ", "-separated after @p first (NULL: nothing first). */
+static const char *algorithms_with(unsigned want, unsigned unwanted, const char *first, char *buf,
+                                   size_t size)
+{
+    xfer_algo_info_t info;
+    unsigned flags;
+    int n = 0, i;
+
+    buf[0] = '\0';
+    if (first)
+        append(buf, size, ", ", first);
+    if (xfer_algorithm_count(&n) != XFER_SUCCESS)
+        return buf;
+    for (i = 0; i < n; i++)
+        if (xfer_algorithm_info(i, &info) == XFER_SUCCESS &&
+            xfer_algorithm_flags(i, &flags) == XFER_SUCCESS && (flags & want) == want &&
+            !(flags & unwanted))
+            append(buf, size, ", ", info.name);
+    return buf;
 }
 
 /* The component that @p key (under the current key path) names, if the file set it. */
@@ -389,13 +399,16 @@ static xfer_status_t resolve(cfg_parser_t *p, const char *key, int *index)
                              xfer_cfg_quote(r->text, shown, sizeof(shown)), names);
 }
 
+/* What the algorithm's flags allow (xfer-info lists them): a half_only algorithm only in a
+ * half-duplex channel, and on a ring topology only ring algorithms. */
 static xfer_status_t check_algorithm(cfg_parser_t *p, const xfer_cfg_channel_t *ch)
 {
-    char valid[512] = "auto", ring[128] = "", shown[96];
-    const char *const *a;
+    char valid[512] = "auto", ring[256], shown[96];
+    const int full = ch->duplex == XFER_DUPLEX_FULL;
     xfer_algo_info_t info;
     xfer_status_t st;
-    int n, i, found = 0;
+    unsigned flags = 0;
+    int n, i, found = -1;
 
     if (strcmp(ch->algorithm, "auto") == 0)
         return XFER_SUCCESS;
@@ -404,26 +417,40 @@ static xfer_status_t check_algorithm(cfg_parser_t *p, const xfer_cfg_channel_t *
     for (i = 0; i < n; i++) {
         if ((st = xfer_algorithm_info(i, &info)) != XFER_SUCCESS)
             return st;
-        found |= strcmp(info.name, ch->algorithm) == 0;
+        if (strcmp(info.name, ch->algorithm) == 0)
+            found = i;
         append(valid, sizeof(valid), "|", info.name);
     }
-    if (!found)
+    if (found < 0)
         return xfer_cfg_fail_key(p, "algorithm", "expected %s, got %s", valid,
                                  xfer_cfg_quote(ch->algorithm, shown, sizeof(shown)));
-    if (ch->duplex == XFER_DUPLEX_FULL && in_list(half_only_algos, ch->algorithm))
+    if ((st = xfer_algorithm_flags(found, &flags)) != XFER_SUCCESS)
+        return st;
+    if (full && (flags & XFER_ALGO_HALF_ONLY))
         return xfer_cfg_fail_key(p, "algorithm",
                                  "%s moves data one way only: not for a duplex: full channel",
                                  ch->algorithm);
-    if (p->cfg->topology == XFER_TOPOLOGY_RING && !in_list(ring_algos, ch->algorithm)) {
-        append(ring, sizeof(ring), ", ", "auto");
-        for (a = ring_algos; *a; a++)
-            append(ring, sizeof(ring), ", ", *a);
-        return xfer_cfg_fail_key(p, "algorithm",
-                                 "%s needs a fully connected topology (topology.kind is ring: "
-                                 "use one of %s)",
-                                 ch->algorithm, ring);
-    }
+    if (p->cfg->topology == XFER_TOPOLOGY_RING && !(flags & XFER_ALGO_RING))
+        return xfer_cfg_fail_key(
+            p, "algorithm",
+            "%s needs a fully connected topology (topology.kind is ring: use one of %s)",
+            ch->algorithm,
+            algorithms_with(XFER_ALGO_RING, full ? XFER_ALGO_HALF_ONLY : 0, "auto", ring,
+                            sizeof(ring)));
     return XFER_SUCCESS;
+}
+
+/* The reference's line for `algorithm`, from the registry's flags. */
+static const char *algorithm_doc(char *buf, size_t size)
+{
+    char half[256], ring[256];
+    snprintf(buf, size,
+             "auto or a registered algorithm (xfer-info lists them with their flags); those "
+             "flagged half_only (%s) only in half duplex; on a ring topology only those flagged "
+             "ring (%s)",
+             algorithms_with(XFER_ALGO_HALF_ONLY, 0, NULL, half, sizeof(half)),
+             algorithms_with(XFER_ALGO_RING, 0, NULL, ring, sizeof(ring)));
+    return buf;
 }
 
 static xfer_status_t check_channel(cfg_parser_t *p, void *base, const void *parent)
@@ -612,8 +639,7 @@ static const cfg_key_t channel_keys[] = {
      .kind = CFG_STR,
      .dflt = "auto",
      .off = CH_(algorithm),
-     .doc = "auto or a registered algorithm (xfer-info lists them); fc_half and ring_half only "
-            "in half duplex; on a ring topology only ring_half, ring_full, ring or native"},
+     .doc_fn = algorithm_doc},
     {.key = "hierarchical",
      .kind = CFG_MAP,
      .off = CH_(hier),

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "../coll/coll.h"
+#include "../select/select.h"
 #include "runtime.h"
 
 #define XFER_NOTE_TAG 0x5801
@@ -1302,6 +1303,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
     xfer_channel_t *ch;
     xfer_status_t st = XFER_SUCCESS;
     const char *env_alg = xfer_env_str("XFER_ALGORITHM");
+    const xfer_algo_t *ring;
     int i, bits[2] = {0, 0};
 
     ch = xfer_calloc(1, sizeof(*ch));
@@ -1319,11 +1321,13 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
     ch->role = c->duplex == XFER_DUPLEX_FULL ? XFER_ROLE_BOTH
                : ch->side == 0               ? XFER_ROLE_SEND
                                              : XFER_ROLE_RECV;
-    /* Precedence: file < environment. A ring topology keeps the automatic choice on rings. */
+    /* Precedence: file < environment. A ring topology keeps the automatic choice on rings;
+     * the plan's selector does not know the workflow's topology, so the registry names the
+     * ring algorithm for the duplex mode now. */
     snprintf(ch->algorithm, sizeof(ch->algorithm), "%s", env_alg ? env_alg : c->algorithm);
-    if (!env_alg && strcmp(c->algorithm, "auto") == 0 && x->cfg->topology == XFER_TOPOLOGY_RING)
-        snprintf(ch->algorithm, sizeof(ch->algorithm), "%s",
-                 c->duplex == XFER_DUPLEX_FULL ? "ring_full" : "ring_half");
+    if (!env_alg && strcmp(c->algorithm, "auto") == 0 && x->cfg->topology == XFER_TOPOLOGY_RING &&
+        (ring = xfer_select_ring_default(c->duplex == XFER_DUPLEX_FULL)))
+        snprintf(ch->algorithm, sizeof(ch->algorithm), "%s", ring->name);
     if (c->hier.enabled == 1) /* forced node staging around the chosen (or automatic) one */
         snprintf(ch->plan_algorithm, sizeof(ch->plan_algorithm), "hier%s%s",
                  strcmp(ch->algorithm, "auto") ? ":" : "",

@@ -7,29 +7,8 @@
 
 #include <stddef.h>
 
+#include "../algos/algo.h"
 #include "../sched/sched.h"
-
-enum {
-    XFER_ALGO_NATIVE = 1u << 0,    /* the MPI library's own collective; no schedule */
-    XFER_ALGO_AUTO_HALF = 1u << 1, /* candidate for auto when one group sends nothing */
-    XFER_ALGO_AUTO_FULL = 1u << 2, /* candidate for auto when both groups send */
-    XFER_ALGO_RING = 1u << 3       /* talks to ring neighbours only: auto's choice on rings */
-};
-
-typedef struct xfer_algo {
-    const char *name;
-    const char *summary;
-    const char *restrictions;
-    xfer_builder_fn build; /* NULL for native */
-    xfer_builder_fn model; /* what the simulator runs: build, or a model of native */
-    unsigned flags;
-    /* NULL when any shape is fine; otherwise 0 (and *why) for a shape it refuses */
-    int (*supports)(const xfer_shape_t *shape, const char **why);
-    /* predicted time (s) under latency a (s) and time per byte b (s/B), one link per rank */
-    double (*cost)(const xfer_shape_t *shape, double a, double b);
-    /* bytes received over all ranks (what ranks sharing a node's memory system pay for) */
-    double (*volume)(const xfer_shape_t *shape);
-} xfer_algo_t;
 
 /* Model parameters: alpha-beta per link, plus gamma (s/B) for traffic that ranks on one node
  * share (memory copies); nnodes and max_ppn come from the topology. */
@@ -43,7 +22,14 @@ int xfer_algo_count(void);
 const xfer_algo_t *xfer_algo_at(int index);
 const xfer_algo_t *xfer_algo_find(const char *name);
 int xfer_algo_index(const xfer_algo_t *algo);
+/* Can @p algo run @p shape? 0 (and *why) if not: a XFER_ALGO_HALF_ONLY algorithm refuses a
+ * call in which both groups send, and the descriptor's own supports() may refuse more. */
 int xfer_algo_supports(const xfer_algo_t *algo, const xfer_shape_t *shape, const char **why);
+
+/* The algorithm an `auto` channel runs when the workflow's topology is a ring: the runtime
+ * fixes it when the channel opens, before any shape is known, as the first ring-capable
+ * (XFER_ALGO_RING) auto candidate for the duplex mode in registry order. */
+const xfer_algo_t *xfer_select_ring_default(int full_duplex);
 
 /* Predicted time of @p algo: alpha-beta cost, plus gamma times the share of the received
  * volume that lands on the busiest node when ranks share nodes. */
