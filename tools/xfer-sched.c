@@ -195,9 +195,18 @@ static int read_counts(const char *path, int p, int q, size_t **out)
     return c != NULL;
 }
 
+/* The registry's word on it (XFER_ALGO_HALF_ONLY), not a list of names. */
 static int half_only(const char *algo)
 {
-    return !strcmp(algo, "fc_half") || !strcmp(algo, "ring_half");
+    xfer_algo_info_t info;
+    unsigned flags = 0;
+    int n = 0, i;
+    xfer_algorithm_count(&n);
+    for (i = 0; i < n; i++)
+        if (xfer_algorithm_info(i, &info) == XFER_SUCCESS && strcmp(info.name, algo) == 0)
+            return xfer_algorithm_flags(i, &flags) == XFER_SUCCESS &&
+                   (flags & XFER_ALGO_HALF_ONLY) != 0;
+    return 0;
 }
 
 /* The shape for @p algo: counts file, or --count with the duplex mode. */
