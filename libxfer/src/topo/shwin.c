@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <sched.h>
 #include <string.h>
 
 #include "../core/core.h"
@@ -154,51 +153,6 @@ int xfer_flag_claim(xfer_shwin_t *w, int parity, int kind, int index, long epoch
                                         __ATOMIC_ACQUIRE))
             return 1;
     return 0;
-}
-
-static xfer_status_t flags_wait(xfer_shwin_t *w, int parity, int kind, int first, int count,
-                                long epoch, int timeout_ms, double *waited)
-{
-    static const char *names[] = {"ready", "copied", "sent", "valid", "claim", "pclaim"};
-    const double t0 = xfer_now();
-    int i = first;
-
-    while (i < first + count) {
-        const long v = xfer_flag_load(w, parity, kind, i);
-        if (v >= epoch) {
-            i++;
-            continue;
-        }
-        if (v < 0 && -v >= epoch) { /* published by a leader whose transfer failed */
-            *waited = xfer_now() - t0;
-            return XFER_ERR(XFER_ERR_PEER_FAILED,
-                            "node staging: stripe leader %d of this node failed in call %ld of its "
-                            "staging window (waiting for call %ld)",
-                            i, -v, epoch);
-        }
-        if (timeout_ms > 0 && xfer_now() - t0 > 1e-3 * timeout_ms) {
-            *waited = xfer_now() - t0;
-            return XFER_ERR(XFER_ERR_TIMEOUT,
-                            "node staging: %s flag %d still at epoch %ld after %d ms (waiting for "
-                            "%ld): a rank of this node did not arrive",
-                            names[kind], i, xfer_flag_load(w, parity, kind, i), timeout_ms, epoch);
-        }
-        sched_yield(); /* the rank we wait for may need this core */
-    }
-    *waited = xfer_now() - t0;
-    return XFER_SUCCESS;
-}
-
-xfer_status_t xfer_flags_wait(xfer_shwin_t *w, int parity, int kind, int count, long epoch,
-                              int timeout_ms, double *waited)
-{
-    return flags_wait(w, parity, kind, 0, count, epoch, timeout_ms, waited);
-}
-
-xfer_status_t xfer_flag_wait(xfer_shwin_t *w, int parity, int kind, int index, long epoch,
-                             int timeout_ms, double *waited)
-{
-    return flags_wait(w, parity, kind, index, 1, epoch, timeout_ms, waited);
 }
 
 const char *xfer_flag_name(int kind)

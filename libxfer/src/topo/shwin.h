@@ -61,21 +61,13 @@ const char *xfer_flag_name(int kind);
 unsigned char *xfer_shwin_S(const xfer_shwin_t *w, int parity);
 unsigned char *xfer_shwin_R(const xfer_shwin_t *w, int parity);
 
+/* Writers of one flag must be ordered (a flag only grows): whoever publishes epoch e of a flag
+ * waits for its epoch e - 2 first when nothing else it did in the call already implies it (the
+ * executor's FLAG_WAIT operations, exec.c, do the waiting). */
 void xfer_flag_store(xfer_shwin_t *w, int parity, int kind, int index, long epoch);
 long xfer_flag_load(xfer_shwin_t *w, int parity, int kind, int index);
 /* Claim stripe @p index for @p epoch (@p kind XFER_FLAG_CLAIM or XFER_FLAG_PCLAIM): 1 for the one
  * rank whose compare-and-swap raised the flag to @p epoch, 0 for everyone else. */
 int xfer_flag_claim(xfer_shwin_t *w, int parity, int kind, int index, long epoch);
-
-/* Wait until flags [0, count) of @p kind are all >= @p epoch. Polls with sched_yield;
- * XFER_ERR_TIMEOUT after @p timeout_ms > 0 naming the first flag that lags. Returns the time spent
- * waiting in *waited (s). */
-xfer_status_t xfer_flags_wait(xfer_shwin_t *w, int parity, int kind, int count, long epoch,
-                              int timeout_ms, double *waited);
-/* The same for the one flag @p index. Writers of one flag must be ordered (a flag only grows):
- * whoever publishes epoch e of a flag waits for its epoch e - 2 first when nothing else it did
- * in the call already implies it. */
-xfer_status_t xfer_flag_wait(xfer_shwin_t *w, int parity, int kind, int index, long epoch,
-                             int timeout_ms, double *waited);
 
 #endif /* XFER_SHWIN_H */
