@@ -46,7 +46,7 @@ static xfer_status_t make_int_counts(xfer_exec_t *e, int i)
 /* Does stored op @p i wait for the rounds before its own? */
 static int has_barrier(const xfer_exec_t *e, int i)
 {
-    return e->op_base >= 0 && e->round_of[i] > 0 && !(e->ops[i].flags & XFER_OPF_NO_BARRIER);
+    return !e->s->gen && e->round_of[i] > 0 && !(e->ops[i].flags & XFER_OPF_NO_BARRIER);
 }
 
 /* Dependency counts and successor lists of the graph e->ops[0 .. n): explicit dependencies
@@ -80,7 +80,7 @@ static xfer_status_t build_graph(xfer_exec_t *e, const int *round_start, int nro
             e->npending0[i] = (prev[i] >= 0) + has_barrier(e, i);
             if (prev[i] >= 0)
                 e->succ0[prev[i] + 1]++;
-            if (e->op_base >= 0)
+            if (!e->s->gen)
                 for (d = 0; d < op->ndeps; d++) {
                     const int dep = s->deps[op->dep0 + d];
                     if (dep < 0 || dep >= i) {
@@ -100,7 +100,7 @@ static xfer_status_t build_graph(xfer_exec_t *e, const int *round_start, int nro
         const xfer_op_t *op = &e->ops[i];
         if (prev[i] >= 0)
             e->succ[fill[prev[i]]++] = i;
-        if (e->op_base >= 0)
+        if (!e->s->gen)
             for (d = 0; d < op->ndeps; d++)
                 e->succ[fill[s->deps[op->dep0 + d]]++] = i;
     }
@@ -181,13 +181,10 @@ xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, const MPI_Co
     if (!s->gen) { /* one graph for the whole schedule */
         e->ops = s->ops;
         e->n = s->nops;
-        e->op_base = 0;
         for (r = 0; r < s->nrounds; r++)
             for (i = s->round_start[r]; i < s->round_start[r + 1]; i++)
                 e->round_of[i] = r;
         XFER_CHECK_GOTO(build_graph(e, s->round_start, s->nrounds), st, fail);
-    } else {
-        e->op_base = -1;
     }
     return XFER_SUCCESS;
 fail:
@@ -277,18 +274,12 @@ static int use_ring(const xfer_exec_t *e, const int *counts, MPI_Comm comm)
     return total / n >= XFER_INTRA_RING_MIN;
 }
 
-/* Collectives are always stored operations: their index in s->ops. */
-static int stored(const xfer_exec_t *e, int k)
-{
-    return e->op_base + k;
-}
-
 /* Start collective op @p k: the nonblocking MPI call into *@p r, or with @p r NULL the blocking
  * one (then an allgatherv may run as libxfer's ring instead, see use_ring). */
+/* (Collectives are stored operations, so @p k indexes s->ops and the count arrays.) */
 static xfer_status_t coll_call(xfer_exec_t *e, int k, MPI_Request *r)
 {
     const xfer_op_t *op = &e->ops[k];
-    const int i = stored(e, k);
     MPI_Comm comm = e->gcomm[op->group];
     unsigned char *b = e->buf[op->buf] + op->off;
     xfer_status_t st = XFER_SUCCESS;
@@ -296,11 +287,11 @@ static xfer_status_t coll_call(xfer_exec_t *e, int k, MPI_Request *r)
 
     switch (op->kind) {
     case XFER_OP_ALLGATHERV:
-        if (!r && use_ring(e, e->icounts[i], comm))
-            return ring_allgatherv(e, b, e->icounts[i], e->idispls[i], comm);
-        rc = r ? MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b, e->icounts[i], e->idispls[i],
+        if (!r && use_ring(e, e->icounts[k], comm))
+            return ring_allgatherv(e, b, e->icounts[k], e->idispls[k], comm);
+        rc = r ? MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b, e->icounts[k], e->idispls[k],
                                  MPI_BYTE, comm, r)
-               : MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b, e->icounts[i], e->idispls[i],
+               : MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b, e->icounts[k], e->idispls[k],
                                 MPI_BYTE, comm);
         break;
     case XFER_OP_BCAST:
@@ -309,9 +300,9 @@ static xfer_status_t coll_call(xfer_exec_t *e, int k, MPI_Request *r)
         break;
     default: /* GATHERV */
         rc = r ? MPI_Igatherv(b, (int) op->len, MPI_BYTE, e->buf[op->buf2] + op->off2,
-                              e->icounts[i], e->idispls[i], MPI_BYTE, op->peer, comm, r)
-               : MPI_Gatherv(b, (int) op->len, MPI_BYTE, e->buf[op->buf2] + op->off2, e->icounts[i],
-                             e->idispls[i], MPI_BYTE, op->peer, comm);
+                              e->icounts[k], e->idispls[k], MPI_BYTE, op->peer, comm, r)
+               : MPI_Gatherv(b, (int) op->len, MPI_BYTE, e->buf[op->buf2] + op->off2, e->icounts[k],
+                             e->idispls[k], MPI_BYTE, op->peer, comm);
     }
     XFER_MPI_GOTO(rc, st, out);
 out:
@@ -355,7 +346,7 @@ static void complete(xfer_exec_t *e, int k)
     for (j = e->succ0[k]; j < e->succ0[k + 1]; j++)
         if (--e->npending[e->succ[j]] == 0)
             make_ready(e, e->succ[j]);
-    if (e->op_base >= 0) {
+    if (!e->s->gen) {
         e->round_left[e->round_of[k]]--;
         advance_rounds(e);
     }
@@ -623,7 +614,7 @@ static void fail_op(xfer_exec_t *e)
     for (i = 0; i < e->npolled; i++)
         if (e->ops[e->polled[i]].kind == XFER_OP_TASK && e->tasks[e->ops[e->polled[i]].peer].abort)
             e->tasks[e->ops[e->polled[i]].peer].abort(e->tasks[e->ops[e->polled[i]].peer].arg);
-    if (e->op_base >= 0 && e->win)
+    if (!e->s->gen && e->win)
         for (i = 0; i < e->n; i++)
             if (e->ops[i].kind == XFER_OP_FLAG_PUT && (e->ops[i].flags & XFER_OPF_ON_FAILURE) &&
                 !e->done[i])

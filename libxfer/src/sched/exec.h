@@ -66,7 +66,6 @@ typedef struct xfer_exec {
     int cap; /* room in the per-op arrays */
     const xfer_op_t *ops;
     int n;             /* operations in the graph */
-    int op_base;       /* index of ops[0] in s->ops (stored), -1 (generated) */
     int *succ0, *succ; /* successors of op i: succ[succ0[i] .. succ0[i+1]) */
     int *npending0;    /* dependencies of op i (explicit, chain, round barrier) */
     int *npending;
