@@ -13,6 +13,8 @@
  *                  [--periods 1,0,..] [--alpha A] [--beta B] [--bytes m1,m2,..]
  *                  isomorphic neighbourhood schedules: every algorithm and operation built
  *                  and run symbolically on the whole torus; rounds, volume, alpha-beta times
+ *                  [--dump RANK [--algo NAME] [--allgather]]: instead, the schedule of the
+ *                  engine that process RANK runs (default torus, all-to-all)
  *
  * Shapes: group A has P ranks, group B has Q. --count K bytes per rank (default 1024;
  * --count-b K for group B's ranks when it differs);
@@ -56,7 +58,8 @@ static void usage(FILE *f)
                "       mpiexec -n 2 xfer-sched measure\n"
                "       xfer-sched iso --dims X,Y,.. (--moore R [--positive] | --vonneumann |\n"
                "                      --offsets \"a,b;c,d;..\") [--periods 1,0,..]\n"
-               "                      [--alpha A] [--beta B] [--bytes m1,m2,..]\n");
+               "                      [--alpha A] [--beta B] [--bytes m1,m2,..]\n"
+               "                      [--dump RANK [--algo NAME] [--allgather]]\n");
 }
 
 static int parse_long(const char *s, const char *what, long lo, long hi, long *out)
@@ -414,8 +417,8 @@ static int cmd_iso(int argc, char **argv)
 {
     static const char *algos[] = {"straight", "posted", "torus", "direct"};
     int dims[8], periods[8] = {1, 1, 1, 1, 1, 1, 1, 1}, d = 0, s = 0, moore = 0, positive = 0,
-                 vn = 0, *off = NULL, bytes[16], nbytes = 0, rc = 0;
-    const char *offsets = NULL;
+                 vn = 0, *off = NULL, bytes[16], nbytes = 0, rc = 0, dump = -1, gather = 0;
+    const char *offsets = NULL, *algo = "torus";
     double alpha = 2e-6, beta = 1e-10;
     for (int a = 2; a < argc; a++) {
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -438,6 +441,12 @@ static int cmd_iso(int argc, char **argv)
             beta = atof(argv[++a]);
         else if (!strcmp(argv[a], "--bytes") && v)
             nbytes = parse_ints(argv[++a], ',', bytes, 16);
+        else if (!strcmp(argv[a], "--dump") && v)
+            dump = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--algo") && v)
+            algo = argv[++a];
+        else if (!strcmp(argv[a], "--allgather"))
+            gather = 1;
         else {
             fprintf(stderr, "xfer-sched iso: unknown or incomplete option %s\n", argv[a]);
             usage(stderr);
@@ -492,6 +501,17 @@ static int cmd_iso(int argc, char **argv)
     if (!off) {
         fprintf(stderr, "xfer-sched iso: out of memory\n");
         return 2;
+    }
+    if (dump >= 0) { /* one process's schedule, as the engine runs it */
+        xfer_sched_t *sc = NULL;
+        xfer_status_t st = xfer_iso_schedule(algo, gather, d, dims, periods, s, off, dump, &sc);
+        if (st == XFER_SUCCESS)
+            st = xfer_sched_dump(sc, stdout);
+        if (st != XFER_SUCCESS)
+            fprintf(stderr, "xfer-sched iso: %s\n", xfer_last_error());
+        xfer_sched_free(&sc);
+        free(off);
+        return st == XFER_SUCCESS ? 0 : 2;
     }
     printf("torus");
     for (int j = 0; j < d; j++)

@@ -21,7 +21,8 @@
 
 #include "../support/mpitest.h"
 
-#define MAXS 64
+#define MAXS                64
+#define XFER_MAX_TEST(a, b) ((a) > (b) ? (a) : (b))
 
 /* PMPI interposition: libxfer's sends and packs pass through here, so a test can count the
  * messages of one operation (one send per round) and check that nothing is packed. */
@@ -485,6 +486,63 @@ static void run_mismatch(void)
     xfer_iso_free(&iso);
 }
 
+/* xfer_iso_test never blocks: rank 0 starts 400 ms late; everyone else polls with
+ * xfer_iso_test, each call must return within 100 ms, and the result must match MPI's. */
+static void run_late(const nbh_t *n, const char *algo)
+{
+    const int m = 4096;
+    size_t rbytes = (size_t) n->s * (size_t) m;
+    unsigned char *sbuf = malloc((size_t) n->s * (size_t) m), *rbuf = malloc(rbytes),
+                  *ref = malloc(rbytes);
+    xfer_iso_t *iso = NULL;
+    xfer_iso_req_t *req = NULL;
+    xfer_iso_opts_t o;
+    double longest = 0, t0, t1, total, most = 0;
+    long polls = 0;
+    int flag = 0;
+    xfer_status_t st;
+
+    MT_CHECK(xfer_iso_create(MPI_COMM_WORLD, d, dims, NULL, n->s, n->off, &iso) == XFER_SUCCESS,
+             "late: create: %s", xfer_last_error());
+    xfer_iso_opts_init(&o);
+    o.algorithm = algo;
+    o.timeout_ms = 20000;
+    fill(sbuf, n->s, m, 77);
+    memset(rbuf, 0xEE, rbytes);
+    memset(ref, 0xEE, rbytes);
+    reference(n, 0, sbuf, m, MPI_BYTE, ref, m, MPI_BYTE);
+    st = xfer_iso_alltoall_init(sbuf, m, MPI_BYTE, rbuf, m, MPI_BYTE, iso, &o, &req);
+    MT_CHECK(st == XFER_SUCCESS, "late %s: init: %s", algo, xfer_last_error());
+    MT_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    t0 = MPI_Wtime();
+    if (rank == 0)
+        while (MPI_Wtime() - t0 < 0.4)
+            ; /* arrive late on purpose */
+    t1 = MPI_Wtime();
+    st = xfer_iso_start(req);
+    while (st == XFER_SUCCESS && !flag) {
+        double t = MPI_Wtime();
+        st = xfer_iso_test(req, &flag);
+        longest = XFER_MAX_TEST(longest, MPI_Wtime() - t);
+        polls++;
+    }
+    total = MPI_Wtime() - t0;
+    t1 = MPI_Wtime() - t1; /* this rank's own time in the operation */
+    MT_CHECK(st == XFER_SUCCESS, "late %s: %s", algo, xfer_last_error());
+    MT_CHECK(longest < 0.1, "late %s: one xfer_iso_test call took %.0f ms", algo, 1e3 * longest);
+    MT_CHECK(diff_mpi(n, rbuf, ref, m) < 0, "late %s: differs from MPI at byte %ld", algo,
+             diff_mpi(n, rbuf, ref, m));
+    MT_MPI(MPI_Allreduce(&total, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    MT_CHECK(most >= 0.35, "late %s: nobody waited for the late rank (%.0f ms)", algo, 1e3 * most);
+    MT_CHECK(t1 < 0.3 || polls >= 2, "late %s: %.0f ms in %ld test calls", algo, 1e3 * t1, polls);
+    MT_CHECK(xfer_iso_test(req, &flag) == XFER_ERR_STATE, "late %s: test after completion", algo);
+    MT_CHECK(xfer_iso_req_free(&req) == XFER_SUCCESS, "late %s: free", algo);
+    MT_CHECK(xfer_iso_free(&iso) == XFER_SUCCESS, "late %s: free iso", algo);
+    free(sbuf);
+    free(rbuf);
+    free(ref);
+}
+
 int main(int argc, char **argv)
 {
     static const char *algos[] = {"straight", "torus", "direct", "auto", "posted"};
@@ -537,6 +595,10 @@ int main(int argc, char **argv)
     }
     if (d == 2)
         run_selection(&nb[1]);
+    if (!quick) {
+        run_late(&nb[1], "torus");
+        run_late(&nb[1], "posted");
+    }
     run_nonperiodic();
     rc = mt_finish("test_iso");
     MPI_Finalize();

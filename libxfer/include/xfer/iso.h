@@ -39,6 +39,9 @@ extern "C" {
 /** Opaque neighbourhood: a torus embedding of a communicator and an offset list. */
 typedef struct xfer_iso xfer_iso_t;
 
+/** A schedule of the engine (xfer/coll.h); declared here as well for xfer_iso_schedule(). */
+typedef struct xfer_sched xfer_sched_t;
+
 /** Opaque persistent isomorphic operation. */
 typedef struct xfer_iso_req xfer_iso_req_t;
 
@@ -127,6 +130,12 @@ XFER_PUBLIC xfer_status_t xfer_iso_start(xfer_iso_req_t *req);
  *  result. A failure or timeout leaves the request unusable (free it). */
 XFER_PUBLIC xfer_status_t xfer_iso_wait(xfer_iso_req_t *req);
 
+/** Progress the operation begun by xfer_iso_start() without blocking: *@p flag is 1 when it
+ *  has completed (the receive buffer then holds the result; start it again or free it), 0 when
+ *  it is still running. Never waits for a peer. A failure or timeout leaves the request
+ *  unusable (free it). */
+XFER_PUBLIC xfer_status_t xfer_iso_test(xfer_iso_req_t *req, int *flag);
+
 /** Release @p *req (NULL accepted; not while an operation is active) and set it to NULL. */
 XFER_PUBLIC xfer_status_t xfer_iso_req_free(xfer_iso_req_t **req);
 
@@ -160,6 +169,15 @@ XFER_PUBLIC xfer_status_t xfer_iso_stencil(xfer_iso_stencil_t kind, int ndims, i
 XFER_PUBLIC xfer_status_t xfer_iso_simulate(const char *algorithm, int allgather, int ndims,
                                             const int dims[], const int periods[], int s,
                                             const int offsets[], int *rounds, long *volume);
+
+/**
+ * The schedule process @p rank (row-major torus coordinates) runs for @p algorithm, as the
+ * engine executes it (offsets and lengths in blocks), for printing with xfer_sched_dump().
+ * No MPI needed. Caller owns *@p sched and frees it with xfer_sched_free() (xfer/sim.h).
+ */
+XFER_PUBLIC xfer_status_t xfer_iso_schedule(const char *algorithm, int allgather, int ndims,
+                                            const int dims[], const int periods[], int s,
+                                            const int offsets[], int rank, xfer_sched_t **sched);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,8 @@
 #include <xfer/iso.h>
 
 #include "../core/core.h"
+#include "../sched/exec.h"
+#include "../sched/sched.h"
 #include "iso_sched.h"
 
 enum { ISO_MAX_COORD = 1 << 20 };
@@ -28,29 +30,21 @@ struct xfer_iso {
     int combinable; /* torus and direct apply (no offset moves along an open dimension) */
     int nreqs;      /* live requests */
     int next_tag;   /* requests made so far: each gets its own tag */
-    /* schedules built so far, by algorithm and operation: they depend on the offsets only */
+    /* schedules built so far, by algorithm and operation: they depend on the offsets only;
+     * lowered: this process's schedule of the engine for each */
     xfer_iso_sched_t *scheds[XFER_ISO_NALGOS][2];
+    xfer_sched_t *lowered[XFER_ISO_NALGOS][2];
 };
-
-typedef struct iso_step {
-    int dst, src; /* ranks or MPI_PROC_NULL */
-    void *sptr, *rptr;
-    int scount, rcount;
-    MPI_Datatype stype, rtype; /* committed struct types when owned */
-    int owned;                 /* 1: stype/rtype are ours to free */
-} iso_step_t;
 
 struct xfer_iso_req {
     xfer_iso_t *iso;
-    const xfer_iso_sched_t *sched; /* the neighbourhood's, shared */
-    iso_step_t *steps;
-    int nsteps, rounds;
+    const xfer_iso_sched_t *sched; /* the neighbourhood's step list, shared */
+    const xfer_sched_t *lowered;   /* this process's schedule of it, shared */
+    xfer_exec_t ex;                /* the one executor, bound to this request's buffers */
+    int has_ex;                    /* ex initialised (not for empty blocks) */
     void *tmp;
-    int tag, timeout_ms;
+    int tag, timeout_ms, rounds;
     int active, broken;
-    MPI_Request *rq; /* 2 per step in flight: one step, or all of them (concurrent schedules) */
-    MPI_Status *sts;
-    int nrq;
     const char *algo;
 };
 
@@ -237,6 +231,7 @@ out:
             if (x->scheds[a][op])
                 xfer_iso_sched_fini(x->scheds[a][op]);
             xfer_free(x->scheds[a][op]);
+            xfer_sched_destroy(&x->lowered[a][op]);
         }
     xfer_free(x->off);
     xfer_free(x);
@@ -284,91 +279,43 @@ static const char *choose(const xfer_iso_t *x, int op, double m, double alpha, d
 
 /* ---- requests -------------------------------------------------------------------------------- */
 
-/* The schedule of algorithm @p name for @p op, built on first use and kept with @p x: every
- * request of the same algorithm and operation runs the same one. */
+/* The schedule of algorithm @p name for @p op, built on first use and kept with @p x (every
+ * request of the same algorithm and operation runs the same one), and this process's lowering
+ * of it to the engine. */
 static xfer_status_t cached_sched(xfer_iso_t *x, const char *name, int op,
-                                  const xfer_iso_sched_t **out)
+                                  const xfer_iso_sched_t **out, const xfer_sched_t **lowered)
 {
     xfer_iso_sched_t sc, *keep;
     xfer_status_t st;
-    for (int a = 0; a < XFER_ISO_NALGOS; a++) {
-        if (x->scheds[a][op] && strcmp(x->scheds[a][op]->algo, name) == 0) {
-            *out = x->scheds[a][op];
-            return XFER_SUCCESS;
+    int a;
+    for (a = 0; a < XFER_ISO_NALGOS; a++)
+        if (x->scheds[a][op] && strcmp(x->scheds[a][op]->algo, name) == 0)
+            break;
+    if (a == XFER_ISO_NALGOS) {
+        if ((st = xfer_iso_sched_build(&x->nbh, name, op, &sc)) != XFER_SUCCESS)
+            return st;
+        if (!(keep = xfer_malloc(sizeof(*keep)))) {
+            xfer_iso_sched_fini(&sc);
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "isomorphic schedule");
         }
+        *keep = sc;
+        a = sc.algo_id;
+        x->scheds[a][op] = keep;
     }
-    if ((st = xfer_iso_sched_build(&x->nbh, name, op, &sc)) != XFER_SUCCESS)
+    if (!x->lowered[a][op] && (st = xfer_iso_lower(&x->nbh, x->scheds[a][op], x->rank,
+                                                   &x->lowered[a][op])) != XFER_SUCCESS)
         return st;
-    if (!(keep = xfer_malloc(sizeof(*keep)))) {
-        xfer_iso_sched_fini(&sc);
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "isomorphic schedule");
-    }
-    *keep = sc;
-    x->scheds[sc.algo_id][op] = keep;
-    *out = keep;
+    *out = x->scheds[a][op];
+    *lowered = x->lowered[a][op];
     return XFER_SUCCESS;
 }
 
-static void free_steps(xfer_iso_req_t *r)
+static void req_release(xfer_iso_req_t *r)
 {
-    for (int t = 0; t < r->nsteps; t++) {
-        if (r->steps[t].owned) {
-            MPI_Type_free(&r->steps[t].stype); /* nothing to do on failure but go on */
-            MPI_Type_free(&r->steps[t].rtype);
-        }
-    }
-    xfer_free(r->steps);
-    r->steps = NULL;
-    r->nsteps = 0;
-}
-
-typedef struct bufs {
-    char *base[3];
-    MPI_Aint stride[3]; /* bytes between consecutive slots */
-    int count[3];
-    MPI_Datatype type[3];
-} bufs_t;
-
-static void *slot_ptr(const bufs_t *b, int buf, int slot)
-{
-    return b->base[buf] + (MPI_Aint) slot * b->stride[buf];
-}
-
-/* One step's send or receive side: the single part itself, or a struct type over all parts. */
-static xfer_status_t side_type(const xfer_iso_sched_t *s, const xfer_iso_step_t *stp,
-                               const bufs_t *b, int recv, void **ptr, int *count,
-                               MPI_Datatype *type, MPI_Aint *disp, int *blen, MPI_Datatype *types)
-{
-    xfer_status_t st = XFER_SUCCESS;
-    if (stp->nparts == 1) {
-        const xfer_iso_part_t *p = &s->parts[stp->first];
-        int buf = recv ? p->rbuf : p->sbuf;
-        *ptr = slot_ptr(b, buf, recv ? p->rslot : p->sslot);
-        *count = b->count[buf];
-        *type = b->type[buf];
-        return XFER_SUCCESS;
-    }
-    for (int k = 0; k < stp->nparts; k++) {
-        const xfer_iso_part_t *p = &s->parts[stp->first + k];
-        int buf = recv ? p->rbuf : p->sbuf;
-        XFER_MPI_GOTO(MPI_Get_address(slot_ptr(b, buf, recv ? p->rslot : p->sslot), &disp[k]), st,
-                      out);
-        blen[k] = b->count[buf];
-        types[k] = b->type[buf];
-    }
-    XFER_MPI_GOTO(MPI_Type_create_struct(stp->nparts, blen, disp, types, type), st, out);
-    {
-        int rc = MPI_Type_commit(type);
-        if (rc != MPI_SUCCESS) {
-            MPI_Type_free(type);
-            st = xfer_err_mpi(rc, __func__, "MPI_Type_commit");
-            goto out;
-        }
-    }
-    *ptr = MPI_BOTTOM;
-    *count = 1;
-out:
-    return st;
+    if (r->has_ex)
+        xfer_exec_fini(&r->ex);
+    xfer_free(r->tmp);
+    xfer_free(r);
 }
 
 static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
@@ -379,14 +326,9 @@ static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype
     xfer_iso_req_t *r = NULL;
     const char *name =
         opts && opts->algorithm ? opts->algorithm : xfer_env_str("XFER_ISO_ALGORITHM");
-    int ssize = 0, rsize = 0, maxparts = 1, r_tag;
-    MPI_Aint lb, sext, rext, tlb, text, *disp = NULL;
-    int *blen = NULL;
-    MPI_Datatype *types = NULL;
+    int ssize = 0, rsize = 0, r_tag;
+    MPI_Aint lb, sext, rext, tlb, text;
     double m, alpha, beta;
-    bufs_t b;
-
-    memset(&b, 0, sizeof(b));
 
     if (req)
         *req = NULL;
@@ -429,7 +371,7 @@ static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype
         r->iso = iso;
         r->timeout_ms = opts && opts->timeout_ms >= 0 ? opts->timeout_ms
                                                       : (int) xfer_env_long("XFER_TIMEOUT_MS", 0);
-        st = cached_sched(iso, name, op, &r->sched);
+        st = cached_sched(iso, name, op, &r->sched, &r->lowered);
     }
     r_tag = iso->next_tag++ % 32000;
     if (agree) {
@@ -456,182 +398,92 @@ static xfer_status_t req_init(int op, const void *sbuf, int scount, MPI_Datatype
         return XFER_SUCCESS;
     }
 
+    /* Blocks: scount elements of stype in SEND, rcount of rtype in RECV and TMP, consecutive
+     * blocks one block's extent apart (TMP holds ntmp of them from its true lower bound). */
     XFER_MPI_GOTO(MPI_Type_get_extent(stype, &lb, &sext), st, fail);
     XFER_MPI_GOTO(MPI_Type_get_extent(rtype, &lb, &rext), st, fail);
     XFER_MPI_GOTO(MPI_Type_get_true_extent(rtype, &tlb, &text), st, fail);
-    b.base[XFER_ISO_SEND] = (char *) (uintptr_t) sbuf;
-    b.base[XFER_ISO_RECV] = rbuf;
-    b.stride[XFER_ISO_SEND] = sext * scount;
-    b.stride[XFER_ISO_RECV] = rext * rcount;
-    b.stride[XFER_ISO_TMP] = rcount > 0 ? (rcount - 1) * rext + text : 0;
-    b.count[XFER_ISO_SEND] = scount;
-    b.count[XFER_ISO_RECV] = b.count[XFER_ISO_TMP] = rcount;
-    b.type[XFER_ISO_SEND] = stype;
-    b.type[XFER_ISO_RECV] = b.type[XFER_ISO_TMP] = rtype;
     if (r->sched->ntmp > 0) {
-        size_t bytes;
-        if (!xfer_mul_size((size_t) b.stride[XFER_ISO_TMP], (size_t) r->sched->ntmp, &bytes) ||
-            !(r->tmp = xfer_malloc(bytes))) {
+        size_t bytes = 0, stride = (size_t) (rext * rcount), body;
+        if (rext < 0 || text < 0 || !xfer_mul_size(stride, (size_t) r->sched->ntmp - 1, &body) ||
+            (bytes = body + (size_t) ((rcount - 1) * rext + text)) < body ||
+            !(r->tmp = xfer_malloc(XFER_MAX(bytes, 1)))) {
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "scratch of %d blocks of %ld bytes", r->sched->ntmp,
-                          (long) b.stride[XFER_ISO_TMP]);
+                          (long) (rext * rcount));
             goto fail;
         }
     }
-    b.base[XFER_ISO_TMP] = (char *) r->tmp - tlb;
-
-    for (int t = 0; t < r->sched->nsteps; t++)
-        maxparts = XFER_MAX(maxparts, r->sched->steps[t].nparts);
-    disp = xfer_malloc(sizeof(*disp) * (size_t) maxparts);
-    blen = xfer_malloc(sizeof(*blen) * (size_t) maxparts);
-    types = xfer_malloc(sizeof(*types) * (size_t) maxparts);
-    r->steps = xfer_calloc((size_t) r->sched->nsteps + 1, sizeof(*r->steps));
-    if (!disp || !blen || !types || !r->steps) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "datatypes of %d steps", r->sched->nsteps);
-        goto fail;
-    }
-    for (int t = 0; t < r->sched->nsteps; t++) {
-        const xfer_iso_step_t *stp = &r->sched->steps[t];
-        iso_step_t *e = &r->steps[t];
-        int dst = xfer_iso_shift(&iso->nbh, iso->rank, stp->vec, 1);
-        int src = xfer_iso_shift(&iso->nbh, iso->rank, stp->vec, -1);
-        e->dst = dst < 0 ? MPI_PROC_NULL : dst;
-        e->src = src < 0 ? MPI_PROC_NULL : src;
+    {
+        const MPI_Comm comms[XFER_NCOMMS] = {iso->comm, MPI_COMM_NULL, MPI_COMM_NULL};
         XFER_CHECK_GOTO(
-            side_type(r->sched, stp, &b, 0, &e->sptr, &e->scount, &e->stype, disp, blen, types), st,
+            xfer_exec_init(&r->ex, r->lowered, comms, NULL, NULL, r->tag, XFER_INTRA_MPI), st,
             fail);
-        if (stp->nparts > 1)
-            e->owned = 1; /* the send type exists: free it even if the receive type fails */
-        st = side_type(r->sched, stp, &b, 1, &e->rptr, &e->rcount, &e->rtype, disp, blen, types);
-        if (st != XFER_SUCCESS) {
-            if (e->owned)
-                MPI_Type_free(&e->stype);
-            e->owned = 0;
-            goto fail;
-        }
-        r->nsteps++;
     }
-    r->nrq = 2 * (r->sched->concurrent ? r->nsteps : 1);
-    r->rq = xfer_malloc(sizeof(*r->rq) * (size_t) r->nrq);
-    r->sts = xfer_malloc(sizeof(*r->sts) * (size_t) r->nrq);
-    if (!r->rq || !r->sts) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "%d requests", r->nrq);
-        goto fail;
-    }
-    xfer_free(disp);
-    xfer_free(blen);
-    xfer_free(types);
+    r->has_ex = 1;
+    xfer_exec_set_unit(&r->ex, XFER_BUF_SEND, stype, scount, sext * scount);
+    xfer_exec_set_unit(&r->ex, XFER_BUF_RECV, rtype, rcount, rext * rcount);
+    xfer_exec_set_unit(&r->ex, XFER_BUF_TMP, rtype, rcount, rext * rcount);
+    xfer_exec_bind(&r->ex, sbuf, rbuf, r->tmp ? (char *) r->tmp - tlb : NULL);
     iso->nreqs++;
     *req = r;
     return XFER_SUCCESS;
 fail:
-    xfer_free(disp);
-    xfer_free(blen);
-    xfer_free(types);
-    if (r) {
-        free_steps(r);
-        xfer_free(r->tmp);
-        xfer_free(r->rq);
-        xfer_free(r->sts);
-        xfer_free(r);
-    }
-    return st;
-}
-
-/* Post step @p t into requests 2k and 2k + 1. */
-static xfer_status_t post(xfer_iso_req_t *r, int t, int k)
-{
-    xfer_status_t st = XFER_SUCCESS;
-    iso_step_t *e = &r->steps[t];
-    MPI_Comm c = r->iso->comm;
-    XFER_MPI_GOTO(MPI_Irecv(e->rptr, e->rcount, e->rtype, e->src, r->tag, c, &r->rq[2 * k]), st,
-                  out);
-    XFER_MPI_GOTO(MPI_Isend(e->sptr, e->scount, e->stype, e->dst, r->tag, c, &r->rq[2 * k + 1]), st,
-                  out);
-out:
-    return st;
-}
-
-/* Complete the first @p n requests; @p t names the step for a timeout report (-1: all). */
-static xfer_status_t complete(xfer_iso_req_t *r, int n, int t, double deadline)
-{
-    xfer_status_t st = XFER_SUCCESS;
-    if (deadline <= 0) {
-        XFER_MPI_GOTO(MPI_Waitall(n, r->rq, r->sts), st, out);
-        return XFER_SUCCESS;
-    }
-    for (;;) {
-        int done = 0;
-        XFER_MPI_GOTO(MPI_Testall(n, r->rq, &done, r->sts), st, out);
-        if (done)
-            return XFER_SUCCESS;
-        if (MPI_Wtime() > deadline) {
-            /* Abandon the operation: the peer may never come. */
-            for (int k = 0; k < n; k++) {
-                if (r->rq[k] == MPI_REQUEST_NULL)
-                    continue;
-                if (k % 2 == 0)
-                    MPI_Cancel(&r->rq[k]);
-                MPI_Request_free(&r->rq[k]);
-            }
-            if (t < 0)
-                return XFER_ERR(XFER_ERR_TIMEOUT,
-                                "isomorphic %s: the %d exchanges did not complete within %d ms",
-                                r->algo, r->nsteps, r->timeout_ms);
-            return XFER_ERR(XFER_ERR_TIMEOUT,
-                            "isomorphic %s: round %d of %d (send to rank %d, receive from rank "
-                            "%d) did not complete within %d ms",
-                            r->algo, t, r->nsteps, r->steps[t].dst, r->steps[t].src, r->timeout_ms);
-        }
-    }
-out:
+    if (r)
+        req_release(r);
     return st;
 }
 
 xfer_status_t xfer_iso_start(xfer_iso_req_t *r)
 {
-    xfer_status_t st;
+    xfer_status_t st = XFER_SUCCESS;
     if (!r)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "req is NULL");
     if (r->broken)
         return XFER_ERR(XFER_ERR_STATE, "an earlier operation of this request failed; free it");
     if (r->active)
         return XFER_ERR(XFER_ERR_STATE, "the request is already active (xfer_iso_wait first)");
-    r->active = 1;
-    if (r->nsteps == 0)
-        return XFER_SUCCESS;
-    if (r->sched->concurrent) {
-        st = XFER_SUCCESS;
-        for (int t = 0; t < r->nsteps && st == XFER_SUCCESS; t++)
-            st = post(r, t, t);
-    } else {
-        st = post(r, 0, 0);
-    }
+    if (r->has_ex)
+        st = xfer_exec_start(&r->ex, r->timeout_ms > 0 ? r->timeout_ms : 0);
     if (st != XFER_SUCCESS)
-        r->broken = 1, r->active = 0;
+        r->broken = 1;
+    else
+        r->active = 1;
+    return st;
+}
+
+/* Progress the active operation of @p r (to the end with @p blocking); *@p done when over. */
+static xfer_status_t drive(xfer_iso_req_t *r, int blocking, int *done)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    *done = 1;
+    if (r->has_ex)
+        st = xfer_exec_progress(&r->ex, blocking, done);
+    if (st != XFER_SUCCESS)
+        r->broken = 1, *done = 1;
+    if (*done)
+        r->active = 0;
     return st;
 }
 
 xfer_status_t xfer_iso_wait(xfer_iso_req_t *r)
 {
-    xfer_status_t st = XFER_SUCCESS;
-    double deadline;
+    int done;
     if (!r)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "req is NULL");
     if (!r->active)
         return XFER_ERR(XFER_ERR_STATE, "the request is not active (xfer_iso_start first)");
-    deadline = r->timeout_ms > 0 ? MPI_Wtime() + 1e-3 * r->timeout_ms : 0;
-    if (r->sched->concurrent && r->nsteps > 0)
-        st = complete(r, r->nrq, -1, deadline);
-    for (int t = 0; !r->sched->concurrent && t < r->nsteps && st == XFER_SUCCESS; t++) {
-        if (t > 0)
-            st = post(r, t, 0);
-        if (st == XFER_SUCCESS)
-            st = complete(r, 2, t, deadline);
-    }
-    r->active = 0;
-    if (st != XFER_SUCCESS)
-        r->broken = 1;
-    return st;
+    return drive(r, 1, &done);
+}
+
+xfer_status_t xfer_iso_test(xfer_iso_req_t *r, int *flag)
+{
+    if (flag)
+        *flag = 0;
+    if (!r || !flag)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "%s is NULL", r ? "flag" : "req");
+    if (!r->active)
+        return XFER_ERR(XFER_ERR_STATE, "the request is not active (xfer_iso_start first)");
+    return drive(r, 0, flag);
 }
 
 xfer_status_t xfer_iso_req_free(xfer_iso_req_t **req)
@@ -642,12 +494,8 @@ xfer_status_t xfer_iso_req_free(xfer_iso_req_t **req)
     r = *req;
     if (r->active)
         return XFER_ERR(XFER_ERR_STATE, "the request is active (xfer_iso_wait first)");
-    free_steps(r);
-    xfer_free(r->tmp);
-    xfer_free(r->rq);
-    xfer_free(r->sts);
     r->iso->nreqs--;
-    xfer_free(r);
+    req_release(r);
     *req = NULL;
     return XFER_SUCCESS;
 }
@@ -770,6 +618,32 @@ xfer_status_t xfer_iso_simulate(const char *algorithm, int allgather, int ndims,
         *rounds = xfer_iso_sched_rounds(&sc);
     if (volume)
         *volume = xfer_iso_sched_volume(&sc);
+    xfer_iso_sched_fini(&sc);
+    return st;
+}
+
+xfer_status_t xfer_iso_schedule(const char *algorithm, int allgather, int ndims, const int dims[],
+                                const int periods[], int s, const int offsets[], int rank,
+                                xfer_sched_t **sched)
+{
+    xfer_iso_nbh_t n;
+    xfer_iso_sched_t sc;
+    long p = 0;
+    xfer_status_t st;
+    if (!sched)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "sched is NULL");
+    *sched = NULL;
+    if ((st = nbh_from_args(ndims, dims, periods, s, offsets, INT_MAX, &n, &p)) != XFER_SUCCESS)
+        return st;
+    if (!algorithm)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "algorithm is NULL");
+    if (p > INT_MAX || rank < 0 || rank >= p)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "rank %d: the torus has %ld processes", rank, p);
+    st = xfer_iso_sched_build(&n, algorithm,
+                              allgather ? XFER_ISO_OP_ALLGATHER : XFER_ISO_OP_ALLTOALL, &sc);
+    if (st != XFER_SUCCESS)
+        return st;
+    st = xfer_iso_lower(&n, &sc, rank, sched);
     xfer_iso_sched_fini(&sc);
     return st;
 }

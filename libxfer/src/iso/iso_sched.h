@@ -14,7 +14,9 @@
  *   RECV  the caller's receive blocks (s of them), also transit storage
  *   TMP   scratch slots owned by the executor (ntmp of them)
  * A step whose vector is zero is a local step (a copy; not a round). Builders: iso_straight.c,
- * iso_torus.c, iso_direct.c. Nothing here communicates; iso.c executes, iso_sim.c checks.
+ * iso_torus.c, iso_direct.c. Nothing here communicates: iso_lower.c turns the step list into
+ * each process's schedule of the one engine (sched/exec.c runs it), xfer_iso_sched_verify()
+ * checks the step list on every process of the torus.
  */
 #ifndef XFER_ISO_SCHED_H
 #define XFER_ISO_SCHED_H
@@ -141,6 +143,13 @@ void xfer_iso_trie_free(xfer_iso_trie_t *t);
 /* The local step that puts every leaf's block into RECV slot i of each offset i mapping to it
  * (offsets equal to zero, duplicated offsets). */
 void xfer_iso_trie_finish(const xfer_iso_trie_t *t, xfer_iso_sched_t *s);
+
+/* The schedule of the engine (sched/sched.h) that process @p rank runs for @p is: one round per
+ * step (one round in all for a concurrent schedule), each step a combined receive from R - vec
+ * and send to R + vec, offsets and lengths in blocks (iso_lower.c). */
+struct xfer_sched;
+xfer_status_t xfer_iso_lower(const xfer_iso_nbh_t *n, const xfer_iso_sched_t *is, int rank,
+                             struct xfer_sched **out);
 
 /* Shared by the torus and direct builders. */
 xfer_status_t xfer_iso_need_periodic(const xfer_iso_nbh_t *n, const char *algo);

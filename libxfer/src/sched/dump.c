@@ -9,7 +9,9 @@
 
 static void peer_name(const xfer_sched_t *s, int merged, char *out, size_t len)
 {
-    if (merged < s->n[0])
+    if (s->n[1] == 0) /* one communicator (isomorphic schedules) */
+        snprintf(out, len, "rank %d", merged);
+    else if (merged < s->n[0])
         snprintf(out, len, "A%d", merged);
     else
         snprintf(out, len, "B%d", merged - s->n[0]);
@@ -64,11 +66,15 @@ xfer_status_t xfer_sched_dump(const xfer_sched_t *s, FILE *out)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "NULL schedule or stream");
     if (s->gen && !(scratch = xfer_malloc((size_t) s->gen_max_ops * sizeof(xfer_op_t))))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "dump scratch");
-    fprintf(out, "schedule %s%s%s for %c%d (p=%d q=%d): %d rounds, %d ops, %d split slots\n",
-            s->algo, s->variant[0] ? "/" : "", s->variant, s->group ? 'B' : 'A', s->rank, s->n[0],
-            s->n[1], s->nrounds, s->nops, s->nslots);
-    fprintf(out, "  buffers: SEND %zu, RECV %zu, TMP %zu bytes%s\n", s->send_bytes, s->recv_bytes,
-            s->tmp_bytes, s->gen ? "; rounds generated on demand" : "");
+    if (s->n[1] == 0)
+        fprintf(out, "schedule %s%s%s for rank %d of %d: %d rounds, %d ops\n", s->algo,
+                s->variant[0] ? "/" : "", s->variant, s->rank, s->n[0], s->nrounds, s->nops);
+    else
+        fprintf(out, "schedule %s%s%s for %c%d (p=%d q=%d): %d rounds, %d ops, %d split slots\n",
+                s->algo, s->variant[0] ? "/" : "", s->variant, s->group ? 'B' : 'A', s->rank,
+                s->n[0], s->n[1], s->nrounds, s->nops, s->nslots);
+    fprintf(out, "  buffers: SEND %zu, RECV %zu, TMP %zu %s%s\n", s->send_bytes, s->recv_bytes,
+            s->tmp_bytes, s->unit, s->gen ? "; rounds generated on demand" : "");
     if (s->uses_node)
         fprintf(out,
                 "  node window: NODE_S %zu, NODE_R %zu bytes (the call's parity; flags relative "
@@ -101,9 +107,20 @@ xfer_status_t xfer_sched_dump(const xfer_sched_t *s, FILE *out)
                     peer_name(s, op->peer, a, sizeof(a));
                 else
                     snprintf(a, sizeof(a), "stripe rank %d", op->peer);
-                fprintf(out, "%s %s %s %s[%zu..%zu) %zu bytes\n", xfer_op_name(op->kind),
-                        op->kind == XFER_OP_SEND ? "to" : "from", a, xfer_buf_name(op->buf),
-                        op->off, op->off + op->len, op->len);
+                if (op->npieces == 0) {
+                    fprintf(out, "%s %s %s %s[%zu..%zu) %zu %s\n", xfer_op_name(op->kind),
+                            op->kind == XFER_OP_SEND ? "to" : "from", a, xfer_buf_name(op->buf),
+                            op->off, op->off + op->len, op->len, s->unit);
+                    break;
+                }
+                fprintf(out, "%s %s %s, one message of %zu %s:", xfer_op_name(op->kind),
+                        op->kind == XFER_OP_SEND ? "to" : "from", a, op->len, s->unit);
+                for (d = 0; d < op->npieces; d++) {
+                    const xfer_piece_t *pc = &s->pieces[op->piece0 + d];
+                    fprintf(out, " %s[%zu..%zu)", xfer_buf_name(pc->buf), pc->off,
+                            pc->off + pc->len);
+                }
+                fprintf(out, "\n");
                 break;
             case XFER_OP_COPY:
                 fprintf(out, "copy %s[%zu..%zu) -> %s[%zu..) %zu bytes\n", xfer_buf_name(op->buf),

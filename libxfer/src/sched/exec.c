@@ -18,31 +18,6 @@ static int is_transfer(int kind)
 
 /* ---- preparation ---------------------------------------------------------------------------- */
 
-static xfer_status_t make_int_counts(xfer_exec_t *e, int i)
-{
-    const xfer_op_t *op = &e->s->ops[i];
-    const xfer_counts_t *c = &e->s->counts[op->counts];
-    size_t off = 0;
-    int m;
-
-    e->icounts[i] = xfer_malloc((size_t) c->n * sizeof(int));
-    e->idispls[i] = xfer_malloc((size_t) c->n * sizeof(int));
-    if (!e->icounts[i] || !e->idispls[i])
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "count arrays for a group of %d", c->n);
-    for (m = 0; m < c->n; m++) {
-        size_t len = xfer_counts_get(c, m);
-        if (len > INT_MAX || off > INT_MAX)
-            return XFER_ERR(XFER_ERR_TOO_LARGE,
-                            "%s/%s: %s over %d members moves %zu bytes, beyond MPI's int counts",
-                            e->s->algo, e->s->variant, xfer_op_name(op->kind), c->n,
-                            xfer_counts_total(c));
-        e->icounts[i][m] = (int) len;
-        e->idispls[i][m] = (int) off;
-        off += len;
-    }
-    return XFER_SUCCESS;
-}
-
 /* Does stored op @p i wait for the rounds before its own? */
 static int has_barrier(const xfer_exec_t *e, int i)
 {
@@ -146,6 +121,20 @@ xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, const MPI_Co
     e->idispls = xfer_calloc((size_t) XFER_MAX(s->nops, 1), sizeof(int *));
     e->round_of = !s->gen ? xfer_malloc((size_t) cap * sizeof(int)) : NULL;
     e->round_left = !s->gen ? xfer_malloc(((size_t) s->nrounds + 1) * sizeof(int)) : NULL;
+    for (i = 0; i < XFER_NBUFS; i++) {
+        e->unit_type[i] = MPI_BYTE;
+        e->unit_count[i] = 1;
+        e->unit_stride[i] = 1;
+    }
+    if (s->npieces > 0) {
+        if (!(e->vtype = xfer_malloc((size_t) s->nops * sizeof(MPI_Datatype)))) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "datatypes of %d operations", s->nops);
+            goto fail;
+        }
+        for (i = 0; i < s->nops; i++)
+            e->vtype[i] = MPI_DATATYPE_NULL;
+        e->vstale = 1;
+    }
     if (!e->succ0 || !e->succ || !e->npending0 || !e->npending || !e->ready || !e->live ||
         !e->req || !e->polled || !e->deferred || !e->indices || !e->statuses || !e->done ||
         !e->t_poll || (s->gen && !e->scratch) || !e->icounts || !e->idispls ||
@@ -155,14 +144,14 @@ xfer_status_t xfer_exec_init(xfer_exec_t *e, const xfer_sched_t *s, const MPI_Co
     }
     for (i = 0; i < s->nops; i++) { /* stored operations; generated ones are checked as made */
         const xfer_op_t *op = &s->ops[i];
-        if (op->kind <= XFER_OP_GATHERV && op->len > INT_MAX) {
+        if (op->kind <= XFER_OP_GATHERV && op->npieces == 0 && op->len > INT_MAX) {
             st = XFER_ERR(XFER_ERR_TOO_LARGE,
                           "%s/%s: a %s of %zu bytes exceeds MPI's int count limit", s->algo,
                           s->variant, xfer_op_name(op->kind), op->len);
             goto fail;
         }
         if (op->kind == XFER_OP_ALLGATHERV || op->kind == XFER_OP_GATHERV)
-            XFER_CHECK_GOTO(make_int_counts(e, i), st, fail);
+            XFER_CHECK_GOTO(xfer_exec_int_counts(e, i), st, fail);
         if (is_coll(op->kind) && (op->group < 0 || gcomm[op->group] == MPI_COMM_NULL)) {
             st = XFER_ERR(XFER_ERR_INTERNAL, "%s: collective without a communicator", s->algo);
             goto fail;
@@ -195,6 +184,8 @@ fail:
 void xfer_exec_fini(xfer_exec_t *e)
 {
     int i;
+    xfer_exec_free_types(e);
+    xfer_free(e->vtype);
     if (e->icounts)
         for (i = 0; i < e->s->nops; i++)
             xfer_free(e->icounts[i]);
@@ -228,6 +219,15 @@ void xfer_exec_bind(xfer_exec_t *e, const void *send, void *recv, void *tmp)
     e->buf[XFER_BUF_SEND] = (unsigned char *) (uintptr_t) send;
     e->buf[XFER_BUF_RECV] = recv;
     e->buf[XFER_BUF_TMP] = tmp;
+    e->vstale = 1;
+}
+
+void xfer_exec_set_unit(xfer_exec_t *e, int buf, MPI_Datatype type, int count, MPI_Aint stride)
+{
+    e->unit_type[buf] = type;
+    e->unit_count[buf] = count;
+    e->unit_stride[buf] = stride;
+    e->vstale = 1;
 }
 
 void xfer_exec_bind_node(xfer_exec_t *e, xfer_shwin_t *win, long epoch)
@@ -236,77 +236,6 @@ void xfer_exec_bind_node(xfer_exec_t *e, xfer_shwin_t *win, long epoch)
     e->epoch = epoch;
     e->buf[XFER_BUF_NODE_S] = win ? xfer_shwin_S(win, (int) (epoch & 1)) : NULL;
     e->buf[XFER_BUF_NODE_R] = win ? xfer_shwin_R(win, (int) (epoch & 1)) : NULL;
-}
-
-/* ---- blocking collectives (the only thing to do, no bound) ------------------------------------
- */
-
-/* In-place ring allgatherv of the packed blocks at @p base over @p comm: in step s every rank
- * passes on the block it received in step s - 1 (its own first) to its successor. */
-static xfer_status_t ring_allgatherv(xfer_exec_t *e, unsigned char *base, const int *counts,
-                                     const int *displs, MPI_Comm comm)
-{
-    xfer_status_t st = XFER_SUCCESS;
-    int n, r, s;
-    XFER_MPI_GOTO(MPI_Comm_size(comm, &n), st, out);
-    XFER_MPI_GOTO(MPI_Comm_rank(comm, &r), st, out);
-    for (s = 0; s < n - 1; s++) {
-        const int sb = (r - s + n) % n, rb = (r - s - 1 + n) % n;
-        XFER_MPI_GOTO(MPI_Sendrecv(base + displs[sb], counts[sb], MPI_BYTE, (r + 1) % n, e->tag,
-                                   base + displs[rb], counts[rb], MPI_BYTE, (r - 1 + n) % n, e->tag,
-                                   comm, MPI_STATUS_IGNORE),
-                      st, out);
-    }
-out:
-    return st;
-}
-
-static int use_ring(const xfer_exec_t *e, const int *counts, MPI_Comm comm)
-{
-    double total = 0;
-    int n = 0, j;
-    if (e->intra == XFER_INTRA_MPI || MPI_Comm_size(comm, &n) != MPI_SUCCESS || n < 2)
-        return 0;
-    if (e->intra == XFER_INTRA_RING)
-        return 1;
-    for (j = 0; j < n; j++)
-        total += counts[j];
-    return total / n >= XFER_INTRA_RING_MIN;
-}
-
-/* Start collective op @p k: the nonblocking MPI call into *@p r, or with @p r NULL the blocking
- * one (then an allgatherv may run as libxfer's ring instead, see use_ring). */
-/* (Collectives are stored operations, so @p k indexes s->ops and the count arrays.) */
-static xfer_status_t coll_call(xfer_exec_t *e, int k, MPI_Request *r)
-{
-    const xfer_op_t *op = &e->ops[k];
-    MPI_Comm comm = e->gcomm[op->group];
-    unsigned char *b = e->buf[op->buf] + op->off;
-    xfer_status_t st = XFER_SUCCESS;
-    int rc;
-
-    switch (op->kind) {
-    case XFER_OP_ALLGATHERV:
-        if (!r && use_ring(e, e->icounts[k], comm))
-            return ring_allgatherv(e, b, e->icounts[k], e->idispls[k], comm);
-        rc = r ? MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b, e->icounts[k], e->idispls[k],
-                                 MPI_BYTE, comm, r)
-               : MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b, e->icounts[k], e->idispls[k],
-                                MPI_BYTE, comm);
-        break;
-    case XFER_OP_BCAST:
-        rc = r ? MPI_Ibcast(b, (int) op->len, MPI_BYTE, op->peer, comm, r)
-               : MPI_Bcast(b, (int) op->len, MPI_BYTE, op->peer, comm);
-        break;
-    default: /* GATHERV */
-        rc = r ? MPI_Igatherv(b, (int) op->len, MPI_BYTE, e->buf[op->buf2] + op->off2,
-                              e->icounts[k], e->idispls[k], MPI_BYTE, op->peer, comm, r)
-               : MPI_Gatherv(b, (int) op->len, MPI_BYTE, e->buf[op->buf2] + op->off2, e->icounts[k],
-                             e->idispls[k], MPI_BYTE, op->peer, comm);
-    }
-    XFER_MPI_GOTO(rc, st, out);
-out:
-    return st;
 }
 
 /* ---- the graph ------------------------------------------------------------------------------- */
@@ -386,22 +315,35 @@ static xfer_status_t start_op(xfer_exec_t *e, int k)
     double t;
     int reached;
 
-    if (op->kind <= XFER_OP_GATHERV && op->len > INT_MAX)
-        return XFER_ERR(XFER_ERR_TOO_LARGE, "%s: a %s of %zu bytes exceeds MPI's int counts",
-                        e->s->algo, xfer_op_name(op->kind), op->len);
+    const int p2p = op->kind == XFER_OP_SEND || op->kind == XFER_OP_RECV;
+    void *ptr = NULL;
+    MPI_Datatype type = MPI_BYTE;
+    int count = 0;
+
+    if (p2p && op->npieces > 0) { /* a combined message: its struct type from MPI_BOTTOM */
+        ptr = MPI_BOTTOM;
+        type = e->vtype[k];
+        count = 1;
+    } else if (p2p) {
+        ptr = xfer_exec_addr(e, op->buf, op->off);
+        type = e->unit_type[op->buf];
+        count = xfer_exec_count(e, op->buf, op->len);
+    } else if (op->kind <= XFER_OP_GATHERV &&
+               (e->unit_count[op->buf] != 1 || e->unit_type[op->buf] != MPI_BYTE))
+        return XFER_ERR(XFER_ERR_INTERNAL, "%s: %s on a buffer of blocks", e->s->algo,
+                        xfer_op_name(op->kind));
+    if (count < 0 || (!p2p && op->kind <= XFER_OP_GATHERV && op->len > INT_MAX))
+        return XFER_ERR(XFER_ERR_TOO_LARGE, "%s: a %s of %zu %s exceeds MPI's int counts",
+                        e->s->algo, xfer_op_name(op->kind), op->len, e->s->unit);
     if (is_transfer(op->kind) && e->t_first == 0.0)
         e->t_first = MPI_Wtime();
     switch (op->kind) {
     case XFER_OP_SEND:
-        XFER_MPI_GOTO(MPI_Isend(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer,
-                                e->tag, e->comm[op->comm], r),
-                      st, out);
+        XFER_MPI_GOTO(MPI_Isend(ptr, count, type, op->peer, e->tag, e->comm[op->comm], r), st, out);
         e->live[e->nlive++] = k;
         break;
     case XFER_OP_RECV:
-        XFER_MPI_GOTO(MPI_Irecv(e->buf[op->buf] + op->off, (int) op->len, MPI_BYTE, op->peer,
-                                e->tag, e->comm[op->comm], r),
-                      st, out);
+        XFER_MPI_GOTO(MPI_Irecv(ptr, count, type, op->peer, e->tag, e->comm[op->comm], r), st, out);
         e->live[e->nlive++] = k;
         break;
     case XFER_OP_BARRIER:
@@ -447,11 +389,17 @@ out:
     return st;
 }
 
+/* Start the ready operations in the order they became ready (first in, first out), which is
+ * append order among those one completion releases: two messages to the same peer on the same
+ * tag are then posted in schedule order, as MPI's non-overtaking rule and the simulator need.
+ * Each operation becomes ready once per run, so e->ready never holds more than the graph. */
 static xfer_status_t run_ready(xfer_exec_t *e)
 {
     xfer_status_t st = XFER_SUCCESS;
-    while (e->nready > 0 && st == XFER_SUCCESS)
-        st = start_op(e, e->ready[--e->nready]);
+    int head = 0;
+    while (head < e->nready && st == XFER_SUCCESS)
+        st = start_op(e, e->ready[head++]);
+    e->nready = 0;
     return st;
 }
 
@@ -491,6 +439,8 @@ xfer_status_t xfer_exec_start(xfer_exec_t *e, int timeout_ms)
         return XFER_ERR(XFER_ERR_STATE, "operation already active");
     if (s->uses_node && !e->win)
         return XFER_ERR(XFER_ERR_INTERNAL, "%s: node staging without a window", s->algo);
+    if (e->vtype && e->vstale)
+        XFER_CHECK_GOTO(xfer_exec_make_types(e), st, out);
     e->active = 1;
     e->timeout_ms = timeout_ms;
     e->deadline = timeout_ms > 0 ? MPI_Wtime() + 1e-3 * timeout_ms : 0.0;
@@ -511,7 +461,7 @@ xfer_status_t xfer_exec_start(xfer_exec_t *e, int timeout_ms)
             e->done[i] = 0;
             e->npending[i] = e->npending0[i];
         }
-        for (i = e->n - 1; i >= 0; i--) /* popped in append order */
+        for (i = 0; i < e->n; i++)
             if (e->npending[i] == 0)
                 make_ready(e, i);
     }
@@ -519,6 +469,7 @@ xfer_status_t xfer_exec_start(xfer_exec_t *e, int timeout_ms)
     return XFER_SUCCESS;
 fail:
     e->active = 0;
+out:
     return st;
 }
 
@@ -530,6 +481,11 @@ static xfer_status_t timeout_error(xfer_exec_t *e)
         op = &e->ops[e->live[0]];
     else if (e->npolled)
         op = &e->ops[e->polled[0]];
+    if (op && (op->kind == XFER_OP_SEND || op->kind == XFER_OP_RECV) && e->s->n[1] == 0)
+        return XFER_ERR(XFER_ERR_TIMEOUT,
+                        "%s: no progress within %d ms: %s of %zu %s %s rank %d still pending",
+                        e->s->algo, e->timeout_ms, xfer_op_name(op->kind), op->len, e->s->unit,
+                        op->kind == XFER_OP_SEND ? "to" : "from", op->peer);
     if (op && (op->kind == XFER_OP_SEND || op->kind == XFER_OP_RECV) && op->comm == XFER_COMM_MAIN)
         return XFER_ERR(XFER_ERR_TIMEOUT,
                         "%s/%s: no progress within %d ms: %s of %zu bytes %s group %d rank %d "
@@ -655,7 +611,7 @@ xfer_status_t xfer_exec_progress(xfer_exec_t *e, int blocking, int *done)
                     XFER_CHECK_GOTO(e->tasks[e->ops[k].peer].run(e->tasks[e->ops[k].peer].arg), st,
                                     fail);
                 else
-                    XFER_CHECK_GOTO(coll_call(e, k, NULL), st, fail);
+                    XFER_CHECK_GOTO(xfer_exec_coll(e, k, NULL), st, fail);
                 complete(e, k);
             } else {
                 for (i = 0; i < e->ndeferred; i++) {
@@ -666,7 +622,7 @@ xfer_status_t xfer_exec_progress(xfer_exec_t *e, int blocking, int *done)
                         e->polled[e->npolled++] = k;
                         continue;
                     }
-                    XFER_CHECK_GOTO(coll_call(e, k, &e->req[e->nlive]), st, fail);
+                    XFER_CHECK_GOTO(xfer_exec_coll(e, k, &e->req[e->nlive]), st, fail);
                     e->live[e->nlive++] = k;
                 }
                 e->ndeferred = 0;

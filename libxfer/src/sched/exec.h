@@ -59,6 +59,12 @@ typedef struct xfer_exec {
     int **icounts; /* per op: int counts for ALLGATHERV/GATHERV, else NULL */
     int **idispls;
     unsigned char *buf[XFER_NBUFS];
+    /* what one unit of op->off/len is in each buffer: bytes unless xfer_exec_set_unit() */
+    MPI_Datatype unit_type[XFER_NBUFS];
+    int unit_count[XFER_NBUFS];
+    MPI_Aint unit_stride[XFER_NBUFS];
+    MPI_Datatype *vtype; /* per op: the struct datatype of a combined message, or NULL type */
+    int vstale;          /* buffers rebound since the struct datatypes were made */
     int tag;
     int intra; /* XFER_INTRA_* */
 
@@ -99,6 +105,11 @@ void xfer_exec_fini(xfer_exec_t *e);
 
 /* Bind the buffers for the next operation (SEND may be read-only user memory). */
 void xfer_exec_bind(xfer_exec_t *e, const void *send, void *recv, void *tmp);
+/* Units of buffer @p buf: op->off and op->len count blocks of @p count elements of @p type,
+ * consecutive blocks @p stride bytes apart (stride = count times the type's extent, so a run of
+ * blocks is one MPI count). SEND and RECV only (no COPY or collective on such a buffer). */
+void xfer_exec_set_unit(xfer_exec_t *e, int buf, MPI_Datatype type, int count, MPI_Aint stride);
+
 /* Bind the node window and the call's epoch (its parity selects NODE_S and NODE_R). */
 void xfer_exec_bind_node(xfer_exec_t *e, xfer_shwin_t *win, long epoch);
 
@@ -108,5 +119,18 @@ xfer_status_t xfer_exec_start(xfer_exec_t *e, int timeout_ms);
 /* Drive the operation; with @p blocking it returns only when done (or on error/timeout).
  * *@p done is set to 1 when the schedule has completed. */
 xfer_status_t xfer_exec_progress(xfer_exec_t *e, int blocking, int *done);
+
+/* ---- internal to exec.c and exec_ops.c ---------------------------------------------------- */
+
+/* Int count and displacement arrays of collective op @p i (ALLGATHERV, GATHERV). */
+xfer_status_t xfer_exec_int_counts(xfer_exec_t *e, int i);
+/* Address of unit @p off of buffer @p buf; MPI count of @p len units (-1 beyond an int). */
+unsigned char *xfer_exec_addr(const xfer_exec_t *e, int buf, size_t off);
+int xfer_exec_count(const xfer_exec_t *e, int buf, size_t len);
+/* The struct datatypes of the combined messages over the buffers bound now; and their release. */
+xfer_status_t xfer_exec_make_types(xfer_exec_t *e);
+void xfer_exec_free_types(xfer_exec_t *e);
+/* Start collective op @p k: nonblocking into *@p r, or with @p r NULL the blocking call. */
+xfer_status_t xfer_exec_coll(xfer_exec_t *e, int k, MPI_Request *r);
 
 #endif /* XFER_EXEC_H */

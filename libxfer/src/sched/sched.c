@@ -37,6 +37,30 @@ xfer_status_t xfer_sched_create(const xfer_shape_t *shape, int group, int rank, 
     s->recv_bytes = shape->total[1 - group];
     s->shape = shape;
     s->max_ports = 1;
+    s->unit = "bytes";
+    *out = s;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_sched_create_flat(int nranks, int rank, size_t send, size_t recv,
+                                     xfer_sched_t **out)
+{
+    xfer_sched_t *s;
+
+    *out = NULL;
+    if (rank < 0 || rank >= nranks)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "no rank %d of %d", rank, nranks);
+    s = xfer_calloc(1, sizeof(*s));
+    if (!s)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "schedule object");
+    s->algo = "?";
+    s->variant = "";
+    s->rank = rank;
+    s->n[0] = nranks;
+    s->send_bytes = send;
+    s->recv_bytes = recv;
+    s->max_ports = 1;
+    s->unit = "blocks";
     *out = s;
     return XFER_SUCCESS;
 }
@@ -55,7 +79,7 @@ void xfer_sched_reset(xfer_sched_t *s)
     s->nops = s->nrounds = s->ngroups = 0;
     s->tmp_bytes = 0;
     s->nslots = s->nslots_stripe = 0;
-    s->ndeps = s->ntasks = s->uses_node = 0;
+    s->ndeps = s->ntasks = s->uses_node = s->npieces = 0;
     s->error = XFER_SUCCESS;
     s->gen = NULL;
     s->gen_max_ops = 0;
@@ -74,6 +98,7 @@ void xfer_sched_destroy(xfer_sched_t **ps)
     xfer_free(s->round_start);
     xfer_free(s->groups);
     xfer_free(s->deps);
+    xfer_free(s->pieces);
     xfer_free(s);
     *ps = NULL;
 }
@@ -215,6 +240,43 @@ void xfer_sched_p2p_on(xfer_sched_t *s, int kind, int comm, int peer, int buf, s
     op->off = off;
     op->len = len;
     op->chain = (uint16_t) chain;
+}
+
+static int push_piece(xfer_sched_t *s, int buf, size_t off, size_t len)
+{
+    xfer_piece_t *pc;
+    if (!grow(s, (void **) &s->pieces, &s->pieces_cap, s->npieces + 1, sizeof(*s->pieces)))
+        return 0;
+    pc = &s->pieces[s->npieces++];
+    pc->buf = (uint8_t) buf;
+    pc->off = off;
+    pc->len = len;
+    return 1;
+}
+
+void xfer_sched_piece(xfer_sched_t *s, int buf, size_t off, size_t len)
+{
+    xfer_op_t *op;
+    if (s->error != XFER_SUCCESS || len == 0)
+        return;
+    op = s->nops > 0 ? &s->ops[s->nops - 1] : NULL;
+    if (!op || (op->kind != XFER_OP_SEND && op->kind != XFER_OP_RECV)) {
+        s->error = XFER_ERR(XFER_ERR_INTERNAL, "%s: a piece without a send or receive", s->algo);
+        return;
+    }
+    if (op->npieces == 0) { /* the operation's own range becomes its first piece */
+        if (!push_piece(s, op->buf, op->off, op->len))
+            return;
+        op->piece0 = s->npieces - 1;
+        op->npieces = 1;
+    } else if (op->piece0 + op->npieces != s->npieces) {
+        s->error = XFER_ERR(XFER_ERR_INTERNAL, "%s: pieces of an earlier operation", s->algo);
+        return;
+    }
+    if (!push_piece(s, buf, off, len))
+        return;
+    op->npieces++;
+    op->len += len;
 }
 
 void xfer_sched_send(xfer_sched_t *s, int peer, int buf, size_t off, size_t len, int chain)
@@ -460,6 +522,14 @@ int xfer_sched_op_in_bounds(const xfer_sched_t *s, const xfer_op_t *op)
     if (op->kind == XFER_OP_FLAG_WAIT || op->kind == XFER_OP_FLAG_PUT ||
         op->kind == XFER_OP_BARRIER || op->kind == XFER_OP_TASK)
         return 1; /* no buffer */
+    if (op->npieces > 0) {
+        if (op->piece0 < 0 || op->piece0 + op->npieces > s->npieces)
+            return 0;
+        for (int i = op->piece0; i < op->piece0 + op->npieces; i++)
+            if (!in_bounds(s, s->pieces[i].buf, s->pieces[i].off, s->pieces[i].len))
+                return 0;
+        return 1;
+    }
     ok = in_bounds(s, op->buf, op->off, op->len);
     if (op->kind == XFER_OP_COPY)
         ok = ok && in_bounds(s, op->buf2, op->off2, op->len);
@@ -539,118 +609,6 @@ int xfer_sched_widest_round(const xfer_sched_t *s)
     for (i = 0; i < s->nrounds; i++)
         w = XFER_MAX(w, s->round_start[i + 1] - s->round_start[i]);
     return w;
-}
-
-/* ---- groups and counts ----------------------------------------------------------------------- */
-
-int xfer_group_member(const xfer_group_t *g, int index)
-{
-    int i;
-    for (i = 0; i < g->nranges; i++) {
-        if (index < g->ranges[i].count)
-            return g->ranges[i].start + index * g->ranges[i].stride;
-        index -= g->ranges[i].count;
-    }
-    return -1;
-}
-
-int xfer_group_index_of(const xfer_group_t *g, int merged)
-{
-    int i, base = 0;
-    for (i = 0; i < g->nranges; i++) {
-        const xfer_range_t *r = &g->ranges[i];
-        int d = merged - r->start;
-        if (r->count > 0 && d >= 0 && d % r->stride == 0 && d / r->stride < r->count)
-            return base + d / r->stride;
-        base += r->count;
-    }
-    return -1;
-}
-
-size_t xfer_seg_len(size_t K, int n, int j)
-{
-    return K / (size_t) n + ((size_t) j < K % (size_t) n ? 1 : 0);
-}
-
-size_t xfer_seg_start(size_t K, int n, int j)
-{
-    size_t f = K / (size_t) n, r = K % (size_t) n, uj = (size_t) j;
-    return uj * f + (uj < r ? uj : r);
-}
-
-int xfer_seg_index(size_t K, int n, size_t byte)
-{
-    size_t f = K / (size_t) n, r = K % (size_t) n, c = f + 1;
-    if (byte < r * c)
-        return (int) (byte / c);
-    return f ? (int) (r + (byte - r * c) / f) : n - 1; /* f == 0 only for bytes >= K */
-}
-
-int xfer_split_size(int P, int Q, int i)
-{
-    return i < P % Q ? P / Q + 1 : P / Q;
-}
-
-int xfer_split_start(int P, int Q, int i)
-{
-    const int r = P % Q, c = P / Q + 1;
-    return i < r ? i * c : r * c + (i - r) * (P / Q);
-}
-
-int xfer_split_owner(int P, int Q, int x)
-{
-    const int r = P % Q, c = P / Q + 1;
-    return x < r * c ? x / c : r + (x - r * c) / (P / Q);
-}
-
-size_t xfer_counts_get(const xfer_counts_t *c, int i)
-{
-    int o;
-    switch (c->kind) {
-    case XFER_COUNTS_UNIFORM:
-        return c->k;
-    case XFER_COUNTS_SEGMENTS:
-        return xfer_seg_len(c->k, c->n, i);
-    case XFER_COUNTS_ARRAY:
-        return c->v[i];
-    case XFER_COUNTS_PIECES:
-        o = xfer_split_owner(c->n, c->m, i);
-        return xfer_seg_len(c->k, xfer_split_size(c->n, c->m, o),
-                            i - xfer_split_start(c->n, c->m, o));
-    case XFER_COUNTS_BLOCKS:
-        return (size_t) xfer_split_size(c->m, c->n, i) * c->k;
-    }
-    return 0;
-}
-
-size_t xfer_counts_offset(const xfer_counts_t *c, int i)
-{
-    size_t off = 0;
-    int j;
-    switch (c->kind) {
-    case XFER_COUNTS_UNIFORM:
-        return c->k * (size_t) i;
-    case XFER_COUNTS_SEGMENTS:
-        return xfer_seg_start(c->k, c->n, i);
-    case XFER_COUNTS_ARRAY:
-        for (j = 0; j < i; j++)
-            off += c->v[j];
-        return off;
-    case XFER_COUNTS_PIECES:
-        if (i >= c->n)
-            return (size_t) c->m * c->k;
-        j = xfer_split_owner(c->n, c->m, i);
-        return (size_t) j * c->k + xfer_seg_start(c->k, xfer_split_size(c->n, c->m, j),
-                                                  i - xfer_split_start(c->n, c->m, j));
-    case XFER_COUNTS_BLOCKS:
-        return (size_t) xfer_split_start(c->m, c->n, i) * c->k;
-    }
-    return 0;
-}
-
-size_t xfer_counts_total(const xfer_counts_t *c)
-{
-    return c->kind == XFER_COUNTS_SEGMENTS ? c->k : xfer_counts_offset(c, c->n);
 }
 
 const char *xfer_buf_name(int buf)
@@ -749,6 +707,14 @@ xfer_status_t xfer_sched_embed(xfer_sched_t *dst, const xfer_sched_t *src,
             }
             if (so->kind == XFER_OP_SEND || so->kind == XFER_OP_RECV)
                 op->comm = (uint8_t) map->comm;
+            op->piece0 = dst->npieces;
+            for (d = 0; d < so->npieces; d++) {
+                const xfer_piece_t *pc = &src->pieces[so->piece0 + d];
+                if (!push_piece(dst, map->buf[pc->buf], pc->off + map->base[pc->buf], pc->len))
+                    break;
+                if (map->buf[pc->buf] >= XFER_BUF_NODE_S)
+                    dst->uses_node = 1;
+            }
             if (so->group >= 0)
                 op->group = so->group + gbase;
             if (so->counts >= 0)

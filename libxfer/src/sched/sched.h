@@ -13,6 +13,9 @@
  *   SEND  the rank's own packed contribution (cnt[g][r] bytes);
  *   RECV  the packed result: the other group's blocks concatenated in rank order;
  *   TMP   scratch owned by the executor, sched->tmp_bytes long.
+ * A schedule built with xfer_sched_create_flat() (the isomorphic collectives) counts offsets and
+ * lengths in blocks instead (sched->unit): the executor is told each buffer's block datatype.
+ * A SEND or RECV may combine several pieces into one message (xfer_sched_piece).
  *
  * Order. Operations carry explicit dependencies; rounds and chains are shorthands for the common
  * ones. By default an operation of round r waits for every operation of rounds < r (a round
@@ -89,9 +92,18 @@ typedef struct xfer_op {
     int group;  /* index into sched->groups (collectives), -1 otherwise */
     int counts; /* index into sched->counts (ALLGATHERV/GATHERV), -1 otherwise */
     int aux;    /* FLAG ops: epoch offset (0: this call, -2: the window's previous use) */
-    int dep0, ndeps; /* explicit dependencies: op indices sched->deps[dep0 .. dep0 + ndeps) */
+    int dep0, ndeps;     /* explicit dependencies: op indices sched->deps[dep0 .. dep0 + ndeps) */
+    int piece0, npieces; /* SEND/RECV of several pieces: sched->pieces[piece0 .. +npieces) */
     size_t off, len, off2;
 } xfer_op_t;
+
+/* One piece of a combined message: a SEND or RECV with npieces > 0 moves all its pieces, in
+ * order, as one message (an MPI struct datatype over their addresses: nothing is packed).
+ * op->buf/off are then unused and op->len is the pieces' total. */
+typedef struct xfer_piece {
+    uint8_t buf;
+    size_t off, len;
+} xfer_piece_t;
 
 #define XFER_SLOT_LOCAL (-1)
 
@@ -191,6 +203,10 @@ struct xfer_sched {
     int ncounts, counts_cap;
     int *deps; /* explicit dependencies of all operations (op->dep0, op->ndeps) */
     int ndeps, deps_cap;
+    xfer_piece_t *pieces; /* pieces of combined messages (op->piece0, op->npieces) */
+    int npieces, pieces_cap;
+    const char *unit;       /* what off and len count: "bytes", or "blocks" when the executor is
+                               given a block type per buffer (isomorphic schedules) */
     int ntasks;             /* TASK operations refer to tasks 0 .. ntasks-1 the executor is given */
     int uses_node;          /* NODE_S/NODE_R buffers or FLAG operations: needs a node window */
     size_t node_bytes[2];   /* room the schedule uses in NODE_S and NODE_R */
@@ -244,6 +260,10 @@ typedef xfer_status_t (*xfer_builder_fn)(const xfer_shape_t *shape, xfer_sched_t
 
 /* Start an empty schedule for (group, rank) of @p shape. */
 xfer_status_t xfer_sched_create(const xfer_shape_t *shape, int group, int rank, xfer_sched_t **out);
+/* Start an empty schedule over one communicator of @p nranks ranks with no second group (the
+ * isomorphic collectives): buffers of @p send and @p recv units, no shape. */
+xfer_status_t xfer_sched_create_flat(int nranks, int rank, size_t send, size_t recv,
+                                     xfer_sched_t **out);
 void xfer_sched_destroy(xfer_sched_t **s);
 /* Forget all operations (keeps allocations); used when a builder restarts. */
 void xfer_sched_reset(xfer_sched_t *s);
@@ -280,6 +300,10 @@ void xfer_sched_flag_wait(xfer_sched_t *s, int kind, int first, int count, int e
 void xfer_sched_flag_put(xfer_sched_t *s, int kind, int index, int epoch_offset, int on_failure);
 void xfer_sched_barrier(xfer_sched_t *s, int comm);
 void xfer_sched_task(xfer_sched_t *s, int task);
+
+/* Add a piece to the SEND or RECV appended last, making it a combined message (its own range
+ * becomes the first piece). */
+void xfer_sched_piece(xfer_sched_t *s, int buf, size_t off, size_t len);
 
 /* Point-to-point on another communicator (xfer_sched_send/recv use XFER_COMM_MAIN). */
 void xfer_sched_p2p_on(xfer_sched_t *s, int kind, int comm, int peer, int buf, size_t off,

@@ -888,6 +888,13 @@ static xfer_status_t setup_rank(sim_t *m, int rank, xfer_builder_fn build)
 
     XFER_CHECK_GOTO(xfer_sched_create(sh, g, r, &R->s), st, out);
     XFER_CHECK_GOTO(build(sh, R->s), st, out);
+    if (R->s->npieces > 0) {
+        st = XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                      "%s: combined messages are not simulated (isomorphic schedules are checked "
+                      "by xfer_iso_simulate)",
+                      R->s->algo);
+        goto out;
+    }
     w = xfer_sched_widest_round(R->s);
     R->scratch = R->s->gen ? xfer_malloc((size_t) w * sizeof(xfer_op_t)) : NULL;
     R->st = xfer_malloc((size_t) w);
