@@ -8,6 +8,7 @@
  *   mpiexec -n P+Q xfer-bench --p P [--q Q] [--algos native,root_gather,fc_half,...]
  *                 [--sizes 32K,256K,1M,4M,8M] [--duplex half|full|both] [--v SKEW]
  *                 [--iters 10] [--warmup 2] [--link-mbit R] [--csv FILE] [--label L]
+ *                 [--calibrate FILE]
  *   mpiexec -n P xfer-bench [options] : -n Q xfer-bench [options]      (MPMD: app 0 is A)
  *
  * Group A (the producer) is the first P ranks of MPI_COMM_WORLD, or the first application of
@@ -28,6 +29,12 @@
  * every received byte is written at least once: max(bytes the busiest rank receives, all
  * received bytes / online cores) / the single-core memcpy bandwidth measured at start.
  *
+ * --calibrate FILE: also measure the link between A's and B's first ranks (alpha by ping-pong,
+ * beta one way and per direction both ways at once) and record, for every case run, the fastest
+ * algorithm that verified (registry names only: not auto, not hier:*) in FILE, the tuning file
+ * `auto` reads when XFER_TUNING=FILE (format: libxfer/src/select/tuning.h). Entries of other
+ * shapes already in FILE are kept, so one file collects several runs.
+ *
  * Exit status: 0 when every result verified, 1 when any failed, 2 on bad usage.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -40,6 +47,7 @@
 
 #include <xfer/xfer.h>
 
+#include "calibrate.h"
 #include "xbench.h"
 
 #define CSV_HEADER                                                                                 \
@@ -48,7 +56,7 @@
     "bound_kind,rss_growth_kb\n"
 
 typedef struct {
-    char *algos, *sizes, *csv, *label;
+    char *algos, *sizes, *csv, *label, *calibrate;
     char mpi[64]; /* flavour and, for MPICH, its device */
     int p, q, iters, warmup, dmin, dmax, v;
     double skew, link_mbit;
@@ -59,7 +67,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: mpiexec -n P+Q xfer-bench --p P [--q Q] [--algos a,b,...] [--sizes 32K,1M]\n"
             "                 [--duplex half|full|both] [--v SKEW] [--iters N] [--warmup W]\n"
-            "                 [--link-mbit R] [--csv FILE] [--label L]\n"
+            "                 [--link-mbit R] [--csv FILE] [--label L] [--calibrate FILE]\n"
             "       or an MPMD launch of two applications (the first is group A)\n");
 }
 
@@ -97,6 +105,8 @@ static int parse_args(int argc, char **argv, args_t *a, int wrank)
             a->sizes = argv[i + 1];
         else if (!strcmp(o, "--csv"))
             a->csv = argv[i + 1];
+        else if (!strcmp(o, "--calibrate"))
+            a->calibrate = argv[i + 1];
         else if (!strcmp(o, "--label"))
             a->label = argv[i + 1];
         else if (!strcmp(o, "--duplex")) {
@@ -185,7 +195,11 @@ int main(int argc, char **argv)
 {
     char algos_default[] = "native,root_gather,fc_half,fc_full,ring_half,ring";
     char sizes_default[] = "32K,256K,1M,4M";
-    args_t a = {algos_default, sizes_default, NULL, NULL, "", -1, -1, 10, 2, 0, 0, 0, 0.0, 0.0};
+    args_t a = {
+        algos_default, sizes_default, NULL, NULL, NULL, "", -1, -1, 10, 2, 0, 0, 0, 0.0, 0.0};
+    xb_best_t best[XB_MAXSIZES * 2];
+    xb_link_t link = {0, 0, 0};
+    int nbest = 0, node_ppn = 1;
     char *alg[XB_MAXALG], hb[32], libv[MPI_MAX_LIBRARY_VERSION_STRING];
     long sizes[XB_MAXSIZES], maxsize = 0, cores = sysconf(_SC_NPROCESSORS_ONLN);
     int nalg, nsizes, i, s, d, wrank, wsize, failures = 0, len;
@@ -260,6 +274,13 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
+    if (a.calibrate) { /* the link first, on a quiet machine */
+        node_ppn = xb_node_ppn();
+        if (xb_calibrate_link(&su, &link) != 0 || node_ppn < 1) {
+            fprintf(stderr, "xfer-bench: calibration of the link failed\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
     MPI_Get_library_version(libv, &len);
     mpi_name(libv, a.mpi, sizeof(a.mpi));
     libv[strcspn(libv, "\n")] = '\0';
@@ -304,6 +325,26 @@ int main(int argc, char **argv)
             }
             xb_run(&su, &c, run, nrun, a.iters, a.warmup, 1, sbuf, rbuf, res);
             bound = lower_bound(&a, &su, &c, bw, cores);
+            if (a.calibrate) { /* the fastest registry algorithm that verified */
+                xb_best_t *b = &best[nbest];
+                int most = 0, g, r, pick = -1;
+                for (g = 0; g < 2; g++)
+                    for (r = 0; r < su.n[g] && (g == 0 || d); r++)
+                        most = c.counts[g][r] > most ? c.counts[g][r] : most;
+                for (k = 0; k < nrun; k++)
+                    if (res[k].st == XFER_SUCCESS && res[k].ok && !strchr(run[k], ':') &&
+                        strcmp(run[k], "auto") != 0 &&
+                        (pick < 0 || res[k].median < res[pick].median))
+                        pick = k;
+                if (pick >= 0 && most > 0) {
+                    snprintf(b->key, sizeof(b->key), "%s %d %d %d %s %d", d ? "both" : "a-to-b",
+                             su.n[0], su.n[1], node_ppn, a.v && a.skew > 0 ? "varied" : "uniform",
+                             most);
+                    snprintf(b->algo, sizeof(b->algo), "%s", run[pick]);
+                    b->seconds = res[pick].median;
+                    nbest++;
+                }
+            }
             xb_case_free(&c);
             for (k = 0; k < nrun; k++) {
                 if (!strcmp(run[k], "native"))
@@ -341,6 +382,8 @@ int main(int argc, char **argv)
                 fflush(stdout);
         }
     MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (wrank == 0 && a.calibrate && xb_calibrate_write(a.calibrate, &link, best, nbest) != 0)
+        failures++;
     if (wrank == 0) {
         printf("\n%s\n", failures ? "SOME RESULTS FAILED" : "all results verified");
         if (csv && fclose(csv) != 0) {

@@ -426,7 +426,7 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
         xfer_model_t m;
         const char *name;
         double predicted;
-        xfer_model_init(&m, t->nnodes, t->max_ppn);
+        xfer_model_init(&m, t->nnodes, t->max_ppn, t->tuning);
         XFER_CHECK_GOTO(xfer_hier_predict(t, &p->shape, &m, h->sync, &predicted, &name), st, out);
         h->direct = strcmp(name, "direct") == 0;
         h->inner = h->direct ? NULL : xfer_algo_find(name);

@@ -89,12 +89,13 @@ const xfer_algo_t *xfer_select_ring_default(int full_duplex)
     return NULL;
 }
 
-void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn)
+void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn, const xfer_tuning_t *tuning)
 {
     const char *topo;
-    m->alpha = xfer_env_double("XFER_ALPHA", 2e-6);
-    m->beta = xfer_env_double("XFER_BETA", 1e-10);
-    m->gamma = xfer_env_double("XFER_GAMMA", 2.5e-10);
+    m->tuning = tuning;
+    m->alpha = xfer_env_double("XFER_ALPHA", tuning && tuning->alpha > 0 ? tuning->alpha : 2e-6);
+    m->beta = xfer_env_double("XFER_BETA", tuning && tuning->beta > 0 ? tuning->beta : 1e-10);
+    m->gamma = xfer_env_double("XFER_GAMMA", tuning && tuning->gamma > 0 ? tuning->gamma : 2.5e-10);
     m->nnodes = nnodes > 0 ? nnodes : 1;
     m->max_ppn = max_ppn > 0 ? max_ppn : 1;
     topo = xfer_env_str("XFER_TOPOLOGY");
@@ -123,6 +124,28 @@ const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_
     int i, w;
     const char *dummy;
 
+    /* Measured on this machine: the best for the nearest size, any algorithm that can run the
+     * call (on a ring topology, a ring-capable one). */
+    if (m->tuning) {
+        const int dir = !half                 ? XFER_DIR_BOTH
+                        : shape->total[0] > 0 ? XFER_DIR_A_TO_B
+                                              : XFER_DIR_B_TO_A;
+        const int varied = !xfer_shape_uniform(shape, 0) || !xfer_shape_uniform(shape, 1);
+        const size_t bytes = XFER_MAX(shape->total[0] ? xfer_cost_max_count(shape, 0) : 0,
+                                      shape->total[1] ? xfer_cost_max_count(shape, 1) : 0);
+        const xfer_tuning_best_t *b =
+            xfer_tuning_match(m->tuning, dir, shape->n[0], shape->n[1], m->max_ppn, varied, bytes);
+        const xfer_algo_t *al = b ? xfer_algo_find(b->algo) : NULL;
+        if (al && xfer_algo_supports(al, shape, &dummy) &&
+            (!m->ring || (al->flags & XFER_ALGO_RING))) {
+            snprintf(why, whylen,
+                     XFER_AUTO_MEASURED
+                     " for %s p=%d q=%d ppn=%d %s %zu bytes/rank (%s:%d, %.3g s)",
+                     xfer_tuning_dir_name(dir), shape->n[0], shape->n[1], m->max_ppn,
+                     varied ? "varied" : "uniform", b->bytes, m->tuning->path, b->line, b->seconds);
+            return al;
+        }
+    }
     w = snprintf(why, whylen, "auto: %s duplex, %s, %d node(s), <= %d ranks/node, predicted",
                  half ? "half" : "full", m->ring ? "ring" : "fully connected", m->nnodes,
                  m->max_ppn);

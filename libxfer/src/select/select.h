@@ -9,6 +9,7 @@
 
 #include "../algos/algo.h"
 #include "../sched/sched.h"
+#include "tuning.h"
 
 /* Model parameters: alpha-beta per link, plus gamma (s/B) for traffic that ranks on one node
  * share (memory copies); nnodes and max_ppn come from the topology. */
@@ -16,6 +17,7 @@ typedef struct xfer_model {
     double alpha, beta, gamma;
     int nnodes, max_ppn;
     int ring; /* the topology is a ring (XFER_TOPOLOGY=ring): only ring algorithms qualify */
+    const xfer_tuning_t *tuning; /* measured best algorithms (XFER_TUNING), or NULL */
 } xfer_model_t;
 
 int xfer_algo_count(void);
@@ -35,13 +37,15 @@ const xfer_algo_t *xfer_select_ring_default(int full_duplex);
  * volume that lands on the busiest node when ranks share nodes. */
 double xfer_algo_predict(const xfer_algo_t *algo, const xfer_shape_t *shape, const xfer_model_t *m);
 
-/* The automatic choice for @p shape: the cheapest auto candidate under @p m. @p why receives a
- * one-line account of the choice. */
+/* The automatic choice for @p shape: the measured best (m->tuning) when an entry matches the
+ * call and that algorithm can run it, else the cheapest auto candidate under @p m. @p why
+ * receives a one-line account of the choice. */
+#define XFER_AUTO_MEASURED "auto: measured best" /* how @p why starts for a tuning entry */
 const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_t *m, char *why,
                                     size_t whylen);
 
-/* Model parameters from the environment (XFER_ALPHA, XFER_BETA, XFER_GAMMA, XFER_TOPOLOGY)
- * and the node count. */
-void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn);
+/* Model parameters: XFER_ALPHA, XFER_BETA, XFER_GAMMA when set, else @p tuning's measured
+ * values when it has them, else defaults; XFER_TOPOLOGY; the node count. @p tuning may be NULL. */
+void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn, const xfer_tuning_t *tuning);
 
 #endif /* XFER_SELECT_H */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../core/core.h"
+#include "../select/tuning.h"
 #include "shwin.h"
 #include "topo.h"
 
@@ -89,6 +90,7 @@ static void topo_free(xfer_topo_t *t)
     xfer_comm_release(&t->direct[1]);
     xfer_dstream_free(&t->dstream);
     xfer_comm_release(&t->node_comm);
+    xfer_tuning_free(&t->tuning);
     xfer_nodes_free(&t->nodes[0]);
     xfer_nodes_free(&t->nodes[1]);
     for (s = t->subs; s; s = n) {
@@ -199,7 +201,9 @@ static xfer_status_t topo_create(MPI_Comm inter, xfer_topo_t **out)
     xfer_status_t st = XFER_SUCCESS;
     xfer_topo_t *t;
     int lsize, rsize, lrank;
-    unsigned long long h[2], hmin[2], hmax[2];
+    unsigned long long h[4], hmin[4], hmax[4];
+    xfer_status_t tuned = XFER_SUCCESS;
+    const char *tuning = xfer_env_str("XFER_TUNING");
 
     *out = NULL;
     t = xfer_calloc(1, sizeof(*t));
@@ -228,9 +232,25 @@ static xfer_status_t topo_create(MPI_Comm inter, xfer_topo_t **out)
      * settings in the two jobs would make them run different schedules and hang. */
     h[0] = (unsigned long long) str_hash(xfer_env_str("XFER_ALGORITHM"));
     h[1] = (unsigned long long) str_hash(xfer_env_str("XFER_FALLBACK"));
-    XFER_MPI_GOTO(MPI_Allreduce(h, hmin, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, t->merged), st, fail);
-    XFER_MPI_GOTO(MPI_Allreduce(h, hmax, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, t->merged), st, fail);
+    /* ... and auto must see the same model: the tuning file's contents and the variables that
+     * override it. A file one rank cannot read fails the topology on every rank. */
+    if (tuning && *tuning)
+        tuned = xfer_tuning_load(tuning, &t->tuning);
+    h[2] = (unsigned long long) (t->tuning ? t->tuning->hash : 0) ^
+           str_hash(xfer_env_str("XFER_ALPHA")) ^ (str_hash(xfer_env_str("XFER_BETA")) << 1) ^
+           (str_hash(xfer_env_str("XFER_GAMMA")) << 2);
+    h[3] = tuned != XFER_SUCCESS;
+    XFER_MPI_GOTO(MPI_Allreduce(h, hmin, 4, MPI_UNSIGNED_LONG_LONG, MPI_MIN, t->merged), st, fail);
+    XFER_MPI_GOTO(MPI_Allreduce(h, hmax, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, t->merged), st, fail);
+    if (hmax[3]) {
+        st = tuned != XFER_SUCCESS
+                 ? tuned
+                 : XFER_ERR(XFER_ERR_CONFIG, "another rank could not load XFER_TUNING (its error "
+                                             "names the problem)");
+        goto fail;
+    }
     t->env_mismatch = hmin[0] != hmax[0] || hmin[1] != hmax[1];
+    t->model_mismatch = hmin[2] != hmax[2];
     *out = t;
     return XFER_SUCCESS;
 fail:
