@@ -21,18 +21,6 @@ int xb_node_ppn(void)
     return most;
 }
 
-/* Median of @p n samples (sorted in place). */
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Between world ranks 0 (A's first) and @p peer (B's first): the median one-way time of a
  * @p bytes message (ping-pong, half the round trip) or, with @p both, of the two-way exchange
  * (each sends @p bytes to the other at once). Collective over world; the result on rank 0. */
@@ -63,7 +51,7 @@ static double exchange(int peer, unsigned char *buf, int bytes, int both, int re
         if (r > 0)
             t[r - 1] = (MPI_Wtime() - t0) / (both ? 1.0 : 2.0);
     }
-    return median(t, reps);
+    return xb_median(t, reps);
 }
 
 int xb_calibrate_link(const xb_setup_t *s, xb_link_t *out)

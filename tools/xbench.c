@@ -16,8 +16,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median of @p x (sorted in place). */
-static double median(double *x, int n)
+double xb_median(double *x, int n)
 {
     qsort(x, (size_t) n, sizeof(double), cmp_double);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
@@ -446,12 +445,12 @@ void xb_run(const xb_setup_t *s, const xb_case_t *c, char **alg, int nalg, int i
         }
     for (a = 0; a < nalg; a++) {
         const size_t k = (size_t) a * (size_t) iters;
-        res[a].median = median(t + k, iters);
+        res[a].median = xb_median(t + k, iters);
         res[a].min = t[k];
-        res[a].after = median(ta + k, iters);
-        res[a].mean_in = median(tm_in + k, iters);
-        res[a].intra = median(tintra + k, iters);
-        res[a].inter = median(tinter + k, iters);
+        res[a].after = xb_median(ta + k, iters);
+        res[a].mean_in = xb_median(tm_in + k, iters);
+        res[a].intra = xb_median(tintra + k, iters);
+        res[a].inter = xb_median(tinter + k, iters);
         res[a].rss_kb = res[a].rss_growth_kb = -1;
         if (rss && res[a].st == XFER_SUCCESS)
             call_rss(s, c, alg[a], sbuf, rbuf, zeros, &res[a]);
@@ -482,7 +481,7 @@ double xb_copy_bandwidth(size_t bytes)
             memcpy(i % 2 ? a : b, i % 2 ? b : a, bytes);
             t[i] = MPI_Wtime() - t0;
         }
-        bw = (double) bytes / median(t, 9);
+        bw = (double) bytes / xb_median(t, 9);
         if (a[bytes / 2] == 3) /* keep the copies observable */
             bw = 0;
         free(a);

@@ -90,6 +90,9 @@ int xb_for_duplex(char **alg, int nalg, int full, char **run);
 void xb_run(const xb_setup_t *s, const xb_case_t *c, char **alg, int nalg, int iters, int warmup,
             int rss, const unsigned char *sbuf, unsigned char *rbuf, xb_result_t *res);
 
+/** Median of the @p n values of @p x (sorted in place). */
+double xb_median(double *x, int n);
+
 /** Single-core memcpy bandwidth (bytes/s) of world rank 0, broadcast to all. Collective. */
 double xb_copy_bandwidth(size_t bytes);
 

@@ -36,7 +36,7 @@ static const char *choose_on(xfer_shape_t s, int ppn, int ring)
     m.gamma = 2.5e-10;
     m.nnodes = (s.n[0] + s.n[1] + ppn - 1) / ppn;
     m.max_ppn = ppn;
-    a = xfer_select_auto(&s, &m, why, sizeof(why));
+    a = xfer_select_auto(&s, &m, why, sizeof(why), NULL);
     checks++;
     UCHECK(strstr(why, s.total[0] && s.total[1] ? "full duplex" : "half duplex") != NULL,
            "trace does not name the duplex mode: %s", why);

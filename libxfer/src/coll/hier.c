@@ -174,7 +174,7 @@ xfer_status_t xfer_hier_predict(const xfer_topo_t *t, const xfer_shape_t *s, con
     }
     lead.nnodes = ns.n[0] + ns.n[1];
     lead.max_ppn = 1; /* one leader per node */
-    a = xfer_select_auto(&ns, &lead, how, sizeof(how));
+    a = xfer_select_auto(&ns, &lead, how, sizeof(how), NULL);
     tt = xfer_algo_predict(a, &ns, &lead);
     *inner = a->name;
     td = direct_cost(&ns, &lead);

@@ -238,16 +238,16 @@ static xfer_status_t select_algo(xfer_plan_t *p)
         snprintf(how, sizeof(how), "auto: more than INT_MAX bytes per group, native handles it");
     } else {
         xfer_model_t m;
+        int measured;
         if (p->topo->model_mismatch)
             return XFER_ERR(XFER_ERR_MISMATCH,
                             "auto: the ranks' XFER_TUNING files or XFER_ALPHA/XFER_BETA/XFER_GAMMA "
                             "differ, so they would choose differently; give every rank of both "
                             "groups the same (or name the algorithm)");
         xfer_model_init(&m, p->topo->nnodes, p->topo->max_ppn, p->topo->tuning);
-        p->algo = xfer_select_auto(s, &m, how, sizeof(how));
-        if (p->topo->hier_possible && !p->opts.no_auto_hier &&
-            strncmp(how, XFER_AUTO_MEASURED, strlen(XFER_AUTO_MEASURED)) !=
-                0) { /* same on every rank: topo.c */
+        p->algo = xfer_select_auto(s, &m, how, sizeof(how), &measured);
+        /* a measured choice stands; otherwise weigh staging (same on every rank: topo.c) */
+        if (p->topo->hier_possible && !p->opts.no_auto_hier && !measured) {
             xfer_status_t st = consider_hier(p, &m, how, sizeof(how));
             if (st != XFER_SUCCESS)
                 return st;

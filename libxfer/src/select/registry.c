@@ -115,7 +115,7 @@ double xfer_algo_predict(const xfer_algo_t *al, const xfer_shape_t *s, const xfe
 }
 
 const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_t *m, char *why,
-                                    size_t whylen)
+                                    size_t whylen, int *measured)
 {
     const int half = shape->total[0] == 0 || shape->total[1] == 0;
     const unsigned want = half ? XFER_ALGO_AUTO_HALF : XFER_ALGO_AUTO_FULL;
@@ -124,6 +124,8 @@ const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_
     int i, w;
     const char *dummy;
 
+    if (measured)
+        *measured = 0;
     /* Measured on this machine: the best for the nearest size, any algorithm that can run the
      * call (on a ring topology, a ring-capable one). */
     if (m->tuning) {
@@ -138,11 +140,13 @@ const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_
         const xfer_algo_t *al = b ? xfer_algo_find(b->algo) : NULL;
         if (al && xfer_algo_supports(al, shape, &dummy) &&
             (!m->ring || (al->flags & XFER_ALGO_RING))) {
-            snprintf(why, whylen,
-                     XFER_AUTO_MEASURED
-                     " for %s p=%d q=%d ppn=%d %s %zu bytes/rank (%s:%d, %.3g s)",
-                     xfer_tuning_dir_name(dir), shape->n[0], shape->n[1], m->max_ppn,
-                     varied ? "varied" : "uniform", b->bytes, m->tuning->path, b->line, b->seconds);
+            snprintf(
+                why, whylen,
+                "auto: measured best for %s p=%d q=%d ppn=%d %s %zu bytes/rank (%s:%d, %.3g s)",
+                xfer_tuning_dir_name(dir), shape->n[0], shape->n[1], m->max_ppn,
+                varied ? "varied" : "uniform", b->bytes, m->tuning->path, b->line, b->seconds);
+            if (measured)
+                *measured = 1;
             return al;
         }
     }

@@ -38,11 +38,10 @@ const xfer_algo_t *xfer_select_ring_default(int full_duplex);
 double xfer_algo_predict(const xfer_algo_t *algo, const xfer_shape_t *shape, const xfer_model_t *m);
 
 /* The automatic choice for @p shape: the measured best (m->tuning) when an entry matches the
- * call and that algorithm can run it, else the cheapest auto candidate under @p m. @p why
- * receives a one-line account of the choice. */
-#define XFER_AUTO_MEASURED "auto: measured best" /* how @p why starts for a tuning entry */
+ * call and that algorithm can run it (*@p measured = 1; @p measured may be NULL), else the
+ * cheapest auto candidate under @p m. @p why receives a one-line account of the choice. */
 const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_t *m, char *why,
-                                    size_t whylen);
+                                    size_t whylen, int *measured);
 
 /* Model parameters: XFER_ALPHA, XFER_BETA, XFER_GAMMA when set, else @p tuning's measured
  * values when it has them, else defaults; XFER_TOPOLOGY; the node count. @p tuning may be NULL. */
