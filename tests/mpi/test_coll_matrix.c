@@ -16,8 +16,8 @@
 
 #include "../support/mpitest.h"
 
-static const char *algos[] = {"auto",      "root_gather", "fc_half",   "fc_full",
-                              "fc_full_v", "ring_half",   "ring_full", "ring"};
+static const char *algos[] = {"auto",      "root_gather", "fc_half", "fc_full",  "fc_full_v",
+                              "ring_half", "ring_full",   "ring",    "fc_direct"};
 #define NALGOS ((int) (sizeof(algos) / sizeof(algos[0])))
 
 enum { DUP_FULL = 0, DUP_A2B, DUP_B2A, NDUP };

@@ -21,8 +21,9 @@
 
 #include "../support/mpitest.h"
 
-static const char *inners[] = {"auto",      "fc_half", "fc_full", "fc_full_v",   "ring_half",
-                               "ring_full", "ring",    "native",  "root_gather", "direct"};
+static const char *inners[] = {"auto",        "fc_half",   "fc_full",  "fc_full_v",
+                               "ring_half",   "ring_full", "ring",     "native",
+                               "root_gather", "direct",    "fc_direct"};
 #define NINNER ((int) (sizeof(inners) / sizeof(inners[0])))
 
 static int senders = 1;

@@ -83,17 +83,21 @@ static void test_repeated(const mt_inter_t *ic, const char *algo, int senders, i
         return;
     }
     {
-        /* auto must notice half duplex and pick a half-duplex schedule: fc_half, or fc_full in
-         * its one-directional form; the group that contributes nothing never sends across */
+        /* auto must notice the duplex mode: never a half-duplex-only algorithm in full duplex;
+         * in half duplex a fully connected schedule (fc_half, or fc_full or fc_direct in their
+         * one-directional forms) in which the group that contributes nothing never sends
+         * across */
         const xfer_sched_t *sched = NULL;
         int half_ok = 1;
         MT_CHECK(xfer_plan_algorithm(plan, &name) == XFER_SUCCESS, "plan algorithm");
         if (strcmp(algo, "auto") != 0)
             MT_CHECK(strcmp(name, algo) == 0, "plan runs %s, not %s", name, algo);
         else if (senders == 3)
-            MT_CHECK(strcmp(name, "fc_full") == 0, "auto chose %s for full duplex", name);
+            MT_CHECK(!strcmp(name, "fc_full") || !strcmp(name, "fc_direct"),
+                     "auto chose %s for full duplex", name);
         else
-            MT_CHECK(!strcmp(name, "fc_half") || !strcmp(name, "fc_full"),
+            MT_CHECK(!strcmp(name, "fc_half") || !strcmp(name, "fc_full") ||
+                         !strcmp(name, "fc_direct"),
                      "auto chose %s for half duplex", name);
         if (senders != 3 && strcmp(name, "ring") != 0 && /* ring forwards everything */
             xfer_plan_sched(plan, &sched) == XFER_SUCCESS && sched &&
@@ -215,8 +219,8 @@ static void test_states_and_dump(const mt_inter_t *ic)
 
 int main(int argc, char **argv)
 {
-    static const char *algos[] = {"native",    "root_gather", "fc_full", "fc_full_v",
-                                  "ring_full", "ring",        "auto"};
+    static const char *algos[] = {"native",    "root_gather", "fc_full",   "fc_full_v",
+                                  "ring_full", "ring",        "fc_direct", "auto"};
     int a, senders, rc;
     mt_inter_t ic;
 

@@ -38,6 +38,7 @@ extern const xfer_algo_t xfer_algo_fc_full_v;
 extern const xfer_algo_t xfer_algo_ring_half;
 extern const xfer_algo_t xfer_algo_ring_full;
 extern const xfer_algo_t xfer_algo_ring;
+extern const xfer_algo_t xfer_algo_fc_direct;
 
 /* ---- cost-model terms several descriptors share (cost.c unless noted) -------------------- */
 

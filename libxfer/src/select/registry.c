@@ -18,6 +18,7 @@
 static const xfer_algo_t *const registry[] = {
     &xfer_algo_native,    &xfer_algo_root_gather, &xfer_algo_fc_half,   &xfer_algo_fc_full,
     &xfer_algo_fc_full_v, &xfer_algo_ring_half,   &xfer_algo_ring_full, &xfer_algo_ring,
+    &xfer_algo_fc_direct, /* appended: indices are part of the interface */
 };
 
 #define NALGOS ((int) (sizeof(registry) / sizeof(registry[0])))
