@@ -8,26 +8,29 @@
  *   p > q  a_j -> b_j for j < q, then the p ranks {b_0..b_{q-1}, a_q..a_{p-1}} (ordered by
  *          message index) allgather; the extra senders discard what they receive.
  *   p < q  broadcast groups {a_i, b_i, b_{i+p}, ...} rooted at a_i, then every run of p
- *          consecutive receivers allgathers. Blocks of XFER_CHAIN_MIN bytes and more are
- *          broadcast by a pipelined chain a_i -> b_i -> b_{i+p} -> ... (patterns/chain.h). When p
- * does not divide q the r = q mod p remainder receivers join the first r broadcast groups,
- * allgather m_0..m_{r-1} among themselves and get m_r..m_{p-1} in one message from b_t (t < r).
+ *          consecutive receivers allgathers. When p does not divide q the r = q mod p remainder
+ *          receivers join the first r broadcast groups, allgather m_0..m_{r-1} among themselves
+ *          and get m_r..m_{p-1} in one message from b_t (t < r). Blocks of XFER_CHAIN_MIN bytes
+ *          and more go instead by p pipelined relay chains over the ring of all receivers
+ *          (ours, below): each receiver takes in p k, the bound, where the broadcast groups
+ *          need (p + 1) k.
  * With unequal block sizes the algorithm switches to the segmented exchange of the 2019
  * paper (see allgatherv_inter_fc_full_v.c), which balances the receivers' load.
  *
  * Cost (a = latency, b = time per byte):
  *   p = q, p > q: (1 + log p) a + p k b                          (optimal in both terms)
  *   p < q:        (log p + 2 log(q/p + 1)) a + (p + 1) k b        (+ (p - r) k b if r > 0)
- *                 (chain broadcast: (s + q/p - 1)(a + k b / s) for s segments instead of the
- *                 broadcast's share)
+ *                 relay chains, s segments: (s + q - 1) a + (p k + (q - 1) p k / s) b
  * Restrictions: one group must contribute 0 bytes (half duplex).
  * Preferred when: half duplex, equal blocks, latency matters (fewest rounds of the fc family).
- * Source: seed-intergroup §1.2-1.4 (the q mod p != 0 extension is ours, §1.4).
+ * Source: seed-intergroup §1.2-1.4 (the q mod p != 0 extension and the relay chains are ours).
  */
-#include <string.h>
+#include <stdlib.h>
 
 #include "algos.h"
 #include "patterns/chain.h"
+
+#define XFER_RELAY_LANES 2
 
 static xfer_status_t build_eq(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
 {
@@ -80,19 +83,78 @@ static xfer_status_t build_gt(const xfer_shape_t *shape, xfer_sched_t *s, int sg
     return xfer_sched_finish(s);
 }
 
+/* p < q, large blocks: p pipelined chains over the ring of all q receivers, chain i entering at
+ * b_h(i), h(i) = floor(i q / p), from a_i, and running b_h -> b_h+1 -> ... -> b_h-1. Every ring
+ * link carries each chain's block once, in one direction, so each receiver takes in p k and
+ * passes on at most p k, and no pair of ranks exchanges data both ways.
+ * The chains share the ring links, so each link carries their segments as one sequence, the
+ * same on both ends (messages between two ranks match in order): segment j of chain i goes
+ * over the link out of b at step j + pos_i(b), pos_i(b) being b's place on chain i, chains in
+ * order within a step. That is the order in which a pipeline delivers them, and every forward
+ * waits only on a transfer of an earlier step, so the sequences cannot deadlock. Two segments
+ * are in flight per link (alternate ones on two lanes, each lane in sequence order), which
+ * hides each message's handshake. */
+static xfer_status_t build_lt_relay(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
+{
+    const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg];
+    const int nseg = xfer_chain_segments(k, (q - 1) * p + 1);
+    const int b = s->rank;
+    int *got, i, j, step, nin = 0, nout = 0;
+
+    s->variant = sg == 0 ? "p<q/A/relay" : "p<q/B/relay";
+    s->max_ports = XFER_RELAY_LANES + 1;
+    if (s->group == sg) {
+        const int head = (int) (((long long) b * q) / p);
+        for (j = 0; j < nseg; j++)
+            xfer_sched_send(s, xfer_merged_rank(shape, rg, head), XFER_BUF_SEND,
+                            xfer_seg_start(k, nseg, j), xfer_seg_len(k, nseg, j), 1);
+        return xfer_sched_finish(s);
+    }
+    got = malloc(sizeof(*got) * (size_t) p);
+    if (!got)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "fc_half: %d chains", p);
+    for (step = -1; step < nseg + q; step++) {
+        for (i = 0; i < p; i++) { /* forward what the previous step brought in */
+            const int pos = (b - (int) (((long long) i * q) / p) + q) % q;
+            j = step - pos;
+            if (pos < q - 1 && j >= 0 && j < nseg) {
+                xfer_sched_send(s, xfer_merged_rank(shape, rg, (b + 1) % q), XFER_BUF_RECV,
+                                (size_t) i * k + xfer_seg_start(k, nseg, j),
+                                xfer_seg_len(k, nseg, j), 2 + 2 * (nout % XFER_RELAY_LANES));
+                xfer_sched_lane(s, nout++ % XFER_RELAY_LANES);
+                xfer_sched_dep(s, got[i]);
+            }
+        }
+        for (i = 0; i < p; i++) { /* and take in this step's segments */
+            const int pos = (b - (int) (((long long) i * q) / p) + q) % q;
+            const int from = pos == 0 ? xfer_merged_rank(shape, sg, i)
+                                      : xfer_merged_rank(shape, rg, (b - 1 + q) % q);
+            j = step + 1 - pos;
+            if (j >= 0 && j < nseg) {
+                xfer_sched_recv(s, from, XFER_BUF_RECV, (size_t) i * k + xfer_seg_start(k, nseg, j),
+                                xfer_seg_len(k, nseg, j),
+                                pos == 0 ? 3 : 1 + 4 * (nin % XFER_RELAY_LANES));
+                if (pos > 0)
+                    xfer_sched_lane(s, nin++ % XFER_RELAY_LANES);
+                got[i] = xfer_sched_last(s);
+            }
+        }
+    }
+    free(got);
+    return xfer_sched_finish(s);
+}
+
 static xfer_status_t build_lt(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
 {
     const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg];
-    const int f = q / p, r = q % p, chain = k >= XFER_CHAIN_MIN;
-    const int sub_slot = chain ? 0 : 1;
+    const int f = q / p, r = q % p;
     xfer_range_t bc[2];
-    xfer_group_t bg;
-    int i, grp = -1;
+    int i, grp;
 
-    /* large blocks: libxfer's pipelined chain instead of the MPI library's broadcast, which runs
-     * store-and-forward (a tree of whole blocks) for a few ranks and large blocks */
-    s->variant = chain ? (sg == 0 ? "p<q/A/chain" : "p<q/B/chain") : (sg == 0 ? "p<q/A" : "p<q/B");
-    s->nslots = chain ? 1 : 2; /* [broadcast groups,] receiver subgroups */
+    if (k >= XFER_CHAIN_MIN)
+        return build_lt_relay(shape, s, sg, k);
+    s->variant = sg == 0 ? "p<q/A" : "p<q/B";
+    s->nslots = 2; /* broadcast groups, receiver subgroups */
     i = s->group == sg ? s->rank : s->rank % p;
     bc[0].start = xfer_merged_rank(shape, sg, i);
     bc[0].stride = 1;
@@ -100,37 +162,21 @@ static xfer_status_t build_lt(const xfer_shape_t *shape, xfer_sched_t *s, int sg
     bc[1].start = xfer_merged_rank(shape, rg, i);
     bc[1].stride = p;
     bc[1].count = f + (i < r ? 1 : 0);
-    if (chain) {
-        memset(&bg, 0, sizeof(bg));
-        bg.nranges = 2;
-        bg.ranges[0] = bc[0];
-        bg.ranges[1] = bc[1];
-        bg.size = bc[0].count + bc[1].count;
-        bg.my_index = s->group == sg ? 0 : 1 + s->rank / p;
-    } else {
-        grp = xfer_sched_group(s, 0, 2, bc);
-    }
+    grp = xfer_sched_group(s, 0, 2, bc);
 
     if (s->group == sg) {
-        if (chain)
-            xfer_chain_bcast(s, &bg, XFER_BUF_SEND, 0, k, xfer_chain_segments(k, bg.size - 1));
-        else
-            xfer_sched_bcast(s, grp, 0, XFER_BUF_SEND, 0, k);
+        xfer_sched_bcast(s, grp, 0, XFER_BUF_SEND, 0, k);
     } else {
         const int b = s->rank, sub = b / p, size = sub < f ? p : r;
         xfer_range_t sr;
         int sgrp, counts;
 
-        if (chain)
-            xfer_chain_bcast(s, &bg, XFER_BUF_RECV, (size_t) i * k, k,
-                             xfer_chain_segments(k, bg.size - 1));
-        else
-            xfer_sched_bcast(s, grp, 0, XFER_BUF_RECV, (size_t) i * k, k);
+        xfer_sched_bcast(s, grp, 0, XFER_BUF_RECV, (size_t) i * k, k);
         xfer_sched_round(s);
         sr.start = xfer_merged_rank(shape, rg, sub * p);
         sr.stride = 1;
         sr.count = size;
-        sgrp = xfer_sched_group(s, sub_slot, 1, &sr);
+        sgrp = xfer_sched_group(s, 1, 1, &sr);
         counts = xfer_sched_counts_uniform(s, size, k);
         xfer_sched_allgatherv(s, sgrp, counts, XFER_BUF_RECV, 0);
         xfer_sched_round(s);
@@ -187,6 +233,10 @@ static double cost_fc_half(const xfer_shape_t *s, double a, double b)
     T = s->total[sg];
     if (p >= q)
         return (1 + xfer_cost_lg(p)) * a + (double) T * b;
+    if (k >= XFER_CHAIN_MIN) { /* relay chains: the ring's fill, then p k per receiver */
+        const int nseg = xfer_chain_segments(k, (q - 1) * p + 1);
+        return (nseg + q - 1) * a + ((double) T + (double) (q - 1) * p * (double) k / nseg) * b;
+    }
     return (xfer_cost_lg(p) + 2 * xfer_cost_lg(q / p + 1)) * a + (double) (T + k) * b +
            (q % p ? a + (double) (p - q % p) * (double) k * b : 0.0);
 }
@@ -207,6 +257,8 @@ static double volume_fc_half(const xfer_shape_t *s)
         return q * k + (double) q * (q - 1) * k;
     if (p > q) /* the extra senders receive the whole result too */
         return q * k + (double) p * (p - 1) * k;
+    if (k >= XFER_CHAIN_MIN) /* relay chains: every receiver gets each block once */
+        return (double) q * p * k;
     f = q / p;
     r = q % p;
     return q * k + (double) f * p * (p - 1) * k + (double) r * (r - 1) * k +

@@ -107,6 +107,8 @@ xfer_status_t xfer_sched_dump(const xfer_sched_t *s, FILE *out)
                     peer_name(s, op->peer, a, sizeof(a));
                 else
                     snprintf(a, sizeof(a), "stripe rank %d", op->peer);
+                if (op->aux)
+                    fprintf(out, "[lane %d] ", op->aux);
                 if (op->npieces == 0) {
                     fprintf(out, "%s %s %s %s[%zu..%zu) %zu %s\n", xfer_op_name(op->kind),
                             op->kind == XFER_OP_SEND ? "to" : "from", a, xfer_buf_name(op->buf),

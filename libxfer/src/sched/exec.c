@@ -339,11 +339,13 @@ static xfer_status_t start_op(xfer_exec_t *e, int k)
         e->t_first = MPI_Wtime();
     switch (op->kind) {
     case XFER_OP_SEND:
-        XFER_MPI_GOTO(MPI_Isend(ptr, count, type, op->peer, e->tag, e->comm[op->comm], r), st, out);
+        XFER_MPI_GOTO(MPI_Isend(ptr, count, type, op->peer, e->tag + op->aux, e->comm[op->comm], r),
+                      st, out);
         e->live[e->nlive++] = k;
         break;
     case XFER_OP_RECV:
-        XFER_MPI_GOTO(MPI_Irecv(ptr, count, type, op->peer, e->tag, e->comm[op->comm], r), st, out);
+        XFER_MPI_GOTO(MPI_Irecv(ptr, count, type, op->peer, e->tag + op->aux, e->comm[op->comm], r),
+                      st, out);
         e->live[e->nlive++] = k;
         break;
     case XFER_OP_BARRIER:

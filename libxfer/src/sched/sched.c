@@ -168,6 +168,20 @@ void xfer_sched_dep(xfer_sched_t *s, int dep)
     op->ndeps++;
 }
 
+void xfer_sched_lane(xfer_sched_t *s, int lane)
+{
+    xfer_op_t *op;
+    if (s->error != XFER_SUCCESS || s->nops == 0)
+        return;
+    op = &s->ops[s->nops - 1];
+    if ((op->kind != XFER_OP_SEND && op->kind != XFER_OP_RECV) || lane < 0 || lane >= XFER_LANES) {
+        s->error = XFER_ERR(XFER_ERR_INTERNAL, "%s: lane %d for a %s operation", s->algo, lane,
+                            xfer_op_name(op->kind));
+        return;
+    }
+    op->aux = lane;
+}
+
 void xfer_sched_no_barrier(xfer_sched_t *s)
 {
     if (s->error == XFER_SUCCESS && s->nops > 0)

@@ -91,7 +91,8 @@ typedef struct xfer_op {
     int peer;   /* merged rank (SEND/RECV), root member index (BCAST/GATHERV), flag index, task */
     int group;  /* index into sched->groups (collectives), -1 otherwise */
     int counts; /* index into sched->counts (ALLGATHERV/GATHERV), -1 otherwise */
-    int aux;    /* FLAG ops: epoch offset (0: this call, -2: the window's previous use) */
+    int aux;    /* FLAG ops: epoch offset (0: this call, -2: the window's previous use);
+                   SEND/RECV: lane (0 .. XFER_LANES-1), see xfer_sched_lane */
     int dep0, ndeps;     /* explicit dependencies: op indices sched->deps[dep0 .. dep0 + ndeps) */
     int piece0, npieces; /* SEND/RECV of several pieces: sched->pieces[piece0 .. +npieces) */
     size_t off, len, off2;
@@ -292,6 +293,14 @@ void xfer_sched_gatherv(xfer_sched_t *s, int group, int root, int counts, int sb
 int xfer_sched_last(const xfer_sched_t *s);
 /* The operation appended last also waits for operation @p op (ignored when @p op < 0). */
 void xfer_sched_dep(xfer_sched_t *s, int op);
+/* Lanes. Messages between two ranks match in the order they are posted (MPI's non-overtaking
+ * rule on one tag), so a builder that wants two messages of one pair in flight at once, posted in
+ * an order it does not control, puts them on different lanes: a lane is a tag of its own (the
+ * executor's tag + lane), and the simulator matches within a lane only. */
+#define XFER_LANES 4
+/* The SEND or RECV appended last goes on lane @p lane (0 by default). */
+void xfer_sched_lane(xfer_sched_t *s, int lane);
+
 /* The operation appended last waits only for its explicit dependencies and chain. */
 void xfer_sched_no_barrier(xfer_sched_t *s);
 

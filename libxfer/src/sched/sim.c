@@ -563,7 +563,7 @@ static void post_p2p(sim_t *m, int rank, int k)
     for (i = 0; i < P->npend; i++) { /* the peer's first matching operation, in post order */
         const int kp = P->pend[i];
         const xfer_op_t *po = &P->view.ops[kp];
-        if (po->kind == want && po->peer == rank) {
+        if (po->kind == want && po->peer == rank && po->aux == op->aux) { /* same lane */
             memmove(&P->pend[i], &P->pend[i + 1], (size_t) (P->npend - i - 1) * sizeof(int));
             P->npend--;
             if (op->kind == XFER_OP_SEND)
