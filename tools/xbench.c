@@ -408,6 +408,26 @@ static void call_rss(const xb_setup_t *s, const xb_case_t *c, const char *algo,
     r->rss_growth_kb = all ? mx[1] : -1;
 }
 
+/* A permutation of 0..n-1 for round @p it of calls, the same on every rank (a fixed
+ * xorshift sequence seeded by the round). */
+static void shuffle(int *order, int n, int it)
+{
+    unsigned x = 2463534242u ^ (unsigned) (it + 1000) * 2654435761u;
+    int i;
+    for (i = 0; i < n; i++)
+        order[i] = i;
+    for (i = n - 1; i > 0; i--) {
+        int j, tmp;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        j = (int) (x % (unsigned) (i + 1));
+        tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+    }
+}
+
 void xb_run(const xb_setup_t *s, const xb_case_t *c, char **alg, int nalg, int iters, int warmup,
             int rss, const unsigned char *sbuf, unsigned char *rbuf, xb_result_t *res)
 {
@@ -417,20 +437,26 @@ void xb_run(const xb_setup_t *s, const xb_case_t *c, char **alg, int nalg, int i
     double *t = calloc(5 * n, sizeof(double));
     double *ta = t + n, *tm_in = t + 2 * n, *tintra = t + 3 * n, *tinter = t + 4 * n;
     int *zeros = calloc((size_t) s->n[rg] + 1, sizeof(int));
-    int it, a;
+    int order[XB_MAXALG];
+    int it, a, o;
 
-    if (!t || !zeros) {
+    if (!t || !zeros || nalg > XB_MAXALG) {
         fprintf(stderr, "xbench: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     memset(res, 0, (size_t) nalg * sizeof(*res));
-    for (it = -warmup; it < iters; it++)
-        for (a = 0; a < nalg; a++) {
+    for (a = 0; a < nalg; a++)
+        res[a].ok = 1;
+    for (it = -warmup; it < iters; it++) {
+        shuffle(order, nalg, it);
+        for (o = 0; o < nalg; o++) {
             timing_t tm;
-            const size_t k = (size_t) a * (size_t) iters + (size_t) it;
+            size_t k;
+            a = order[o];
+            k = (size_t) a * (size_t) iters + (size_t) it;
             if (res[a].st != XFER_SUCCESS)
                 continue;
-            if (it == iters - 1)
+            if (it >= 0)
                 memset(rbuf, 0, rbytes);
             res[a].st = timed_call(s, c, alg[a], sbuf, rbuf, zeros, it, &tm);
             if (it >= 0) {
@@ -439,14 +465,22 @@ void xb_run(const xb_setup_t *s, const xb_case_t *c, char **alg, int nalg, int i
                 tm_in[k] = tm.mean_in;
                 tintra[k] = tm.intra;
                 tinter[k] = tm.inter;
+                if (res[a].st == XFER_SUCCESS && !verified(s, c, rbuf))
+                    res[a].ok = 0;
             }
-            if (it == iters - 1 && res[a].st == XFER_SUCCESS)
-                res[a].ok = verified(s, c, rbuf);
         }
+    }
     for (a = 0; a < nalg; a++) {
         const size_t k = (size_t) a * (size_t) iters;
-        res[a].median = xb_median(t + k, iters);
+        res[a].samples = malloc(sizeof(double) * (size_t) iters);
+        if (!res[a].samples) {
+            fprintf(stderr, "xbench: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        memcpy(res[a].samples, t + k, sizeof(double) * (size_t) iters);
+        res[a].median = xb_median(t + k, iters); /* sorts: min first, max last */
         res[a].min = t[k];
+        res[a].max = t[k + (size_t) iters - 1];
         res[a].after = xb_median(ta + k, iters);
         res[a].mean_in = xb_median(tm_in + k, iters);
         res[a].intra = xb_median(tintra + k, iters);
@@ -457,6 +491,15 @@ void xb_run(const xb_setup_t *s, const xb_case_t *c, char **alg, int nalg, int i
     }
     free(zeros);
     free(t);
+}
+
+void xb_results_free(xb_result_t *res, int nalg)
+{
+    int a;
+    for (a = 0; a < nalg; a++) {
+        free(res[a].samples);
+        res[a].samples = NULL;
+    }
 }
 
 double xb_copy_bandwidth(size_t bytes)

@@ -37,13 +37,14 @@ typedef struct xb_case {
 } xb_case_t;
 
 typedef struct xb_result {
-    double median, min;    /**< max over ranks per call (after last arrival with delays) */
-    double after, mean_in; /**< medians, with delays: after last arrival, mean time in call */
-    double intra, inter;   /**< medians: mean node-copy time, longest time between the groups */
-    long rss_kb;           /**< max over ranks of the peak RSS during one call (-1: unknown) */
-    long rss_growth_kb;    /**< max over ranks of that peak less the RSS at the call's start */
-    int ok;                /**< last call's result verified on every rank */
-    xfer_status_t st;      /**< worst status over ranks */
+    double median, min, max; /**< max over ranks per call (after last arrival with delays) */
+    double *samples;         /**< those per-call times in call order (iters of them; owned) */
+    double after, mean_in;   /**< medians, with delays: after last arrival, mean time in call */
+    double intra, inter;     /**< medians: mean node-copy time, longest time between the groups */
+    long rss_kb;             /**< max over ranks of the peak RSS during one call (-1: unknown) */
+    long rss_growth_kb;      /**< max over ranks of that peak less the RSS at the call's start */
+    int ok;                  /**< every timed call's result verified on every rank */
+    xfer_status_t st;        /**< worst status over ranks */
 } xb_result_t;
 
 /** Parse a comma-separated list of sizes (in place) into @p sizes (at most XB_MAXSIZES, each
@@ -81,14 +82,18 @@ int xb_for_duplex(char **alg, int nalg, int full, char **run);
 
 /**
  * Time every algorithm of @p alg on case @p c: @p warmup untimed then @p iters timed calls
- * each, interleaved (call 1 of every algorithm, then call 2, ...) so that slow spells of the
- * machine hit all alike; each call starts after a barrier and its time is the maximum over
- * ranks. The last timed call of each algorithm is verified; with @p rss one more call per
- * algorithm measures its peak RSS. @p sbuf holds this rank's pattern, @p rbuf has room for the
- * whole remote group. Collective.
+ * each, interleaved (call 1 of every algorithm, then call 2, ...) in an order shuffled afresh
+ * for every round of calls (the same on all ranks), so that slow spells of the machine and
+ * whatever one algorithm leaves behind (queues, congestion windows) hit all alike; each call
+ * starts after a barrier and its time is the maximum over ranks. Every timed call's result is
+ * verified (the receive buffer is cleared before it, outside the timing); with @p rss one more
+ * call per algorithm measures its peak RSS. @p sbuf holds this rank's pattern, @p rbuf has room
+ * for the whole remote group. Collective. Free the results with xb_results_free().
  */
 void xb_run(const xb_setup_t *s, const xb_case_t *c, char **alg, int nalg, int iters, int warmup,
             int rss, const unsigned char *sbuf, unsigned char *rbuf, xb_result_t *res);
+
+void xb_results_free(xb_result_t *res, int nalg);
 
 /** Median of the @p n values of @p x (sorted in place). */
 double xb_median(double *x, int n);

@@ -16,17 +16,20 @@
  * ways. --v SKEW calls allgatherv with per-rank sizes around the mean: rank i of a group of n
  * sends size * (1 + SKEW * (2i/(n-1) - 1)) bytes (SKEW 1: an arithmetic sequence 0 .. 2*size).
  *
- * Per case and algorithm: the median and minimum over --iters calls (after --warmup untimed
- * ones) of the per-call maximum over ranks, each call after a barrier, the algorithms' calls
- * interleaved; the ratio of native's and root_gather's medians to the algorithm's (> 1:
- * faster); a lower bound and the fraction of it achieved (bound / median); the peak RSS of one
- * call (max over ranks, from the kernel's high-water mark reset before the call); and whether
- * the result was verified byte for byte on every rank.
+ * Per case and algorithm: the median, minimum and maximum over --iters calls (after --warmup
+ * untimed ones) of the per-call maximum over ranks, each call after a barrier, the algorithms'
+ * calls interleaved in an order shuffled for every round of calls; every call's result verified;
+ * the CSV keeps each call's time (samples_s, ';'-separated, in call order); the ratio of native's
+ * and root_gather's medians to the algorithm's (> 1: faster); a lower bound and the fraction of it
+ * achieved (bound / median); the peak RSS of one call (max over ranks, from the kernel's high-water
+ * mark reset before the call); and whether the result was verified byte for byte on every rank.
  *
  * The lower bound: with --link-mbit R (a network of R Mbit/s node links, such as the emulated
  * cluster, groups on different nodes), every receiving node must take in all remote data
- * through its link: max(bytes A sends, bytes B sends) * 8 / R. Without it (shared memory),
- * every received byte is written at least once: max(bytes the busiest rank receives, all
+ * through its link: max(bytes A sends, bytes B sends) * 8 / R, with R2 instead of R in full
+ * duplex when --link-mbit-two-way gives the rate per direction of a link carrying data both
+ * ways at once (pass measured rates: bench/run-sweep measures both first). Without it (shared
+ * memory), every received byte is written at least once: max(bytes the busiest rank receives, all
  * received bytes / online cores) / the single-core memcpy bandwidth measured at start.
  *
  * --calibrate FILE: also measure the link between A's and B's first ranks (alpha by ping-pong,
@@ -53,13 +56,13 @@
 #define CSV_HEADER                                                                                 \
     "algo,duplex,v,p,q,bytes_per_rank,median_s,min_s,ratio_native,ratio_root_gather,bound_s,"      \
     "frac_of_bound,peak_rss_kb,verified,status,mpi,label,nodes_a,nodes_b,ppn_a,ppn_b,iters,"       \
-    "bound_kind,rss_growth_kb\n"
+    "bound_kind,rss_growth_kb,max_s,samples_s\n"
 
 typedef struct {
     char *algos, *sizes, *csv, *label, *calibrate;
     char mpi[64]; /* flavour and, for MPICH, its device */
     int p, q, iters, warmup, dmin, dmax, v;
-    double skew, link_mbit;
+    double skew, link_mbit, link_mbit2;
 } args_t;
 
 static void usage(void)
@@ -67,7 +70,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: mpiexec -n P+Q xfer-bench --p P [--q Q] [--algos a,b,...] [--sizes 32K,1M]\n"
             "                 [--duplex half|full|both] [--v SKEW] [--iters N] [--warmup W]\n"
-            "                 [--link-mbit R] [--csv FILE] [--label L] [--calibrate FILE]\n"
+            "                 [--link-mbit R [--link-mbit-two-way R2]] [--csv FILE] [--label L]\n"
+            "                 [--calibrate FILE]\n"
             "       or an MPMD launch of two applications (the first is group A)\n");
 }
 
@@ -99,6 +103,8 @@ static int parse_args(int argc, char **argv, args_t *a, int wrank)
                 bad = "--v (the skew must be in [0, 1])";
         } else if (!strcmp(o, "--link-mbit"))
             a->link_mbit = strtod(val, &end);
+        else if (!strcmp(o, "--link-mbit-two-way"))
+            a->link_mbit2 = strtod(val, &end);
         else if (!strcmp(o, "--algos"))
             a->algos = argv[i + 1];
         else if (!strcmp(o, "--sizes"))
@@ -120,8 +126,10 @@ static int parse_args(int argc, char **argv, args_t *a, int wrank)
             bad = o;
         i++;
     }
-    if (!bad && (a->iters < 1 || a->warmup < 0 || a->link_mbit < 0))
-        bad = "--iters >= 1, --warmup >= 0, --link-mbit >= 0";
+    if (!bad && (a->iters < 1 || a->warmup < 0 || a->link_mbit < 0 || a->link_mbit2 < 0))
+        bad = "--iters >= 1, --warmup >= 0, --link-mbit >= 0, --link-mbit-two-way >= 0";
+    if (!bad && a->link_mbit2 > 0 && a->link_mbit <= 0)
+        bad = "--link-mbit-two-way (needs --link-mbit)";
     if (!bad && a->label && strpbrk(a->label, ",\"\n"))
         bad = "--label (no commas, quotes or newlines)";
     if (bad) {
@@ -147,8 +155,9 @@ static double lower_bound(const args_t *a, const xb_setup_t *s, const xb_case_t 
 {
     const double busiest = xb_busiest(c, s);
     const double all = xb_sent_by(c, s, 0) * s->n[1] + xb_sent_by(c, s, 1) * s->n[0];
-    if (a->link_mbit > 0)
-        return busiest * 8.0 / (a->link_mbit * 1e6);
+    if (a->link_mbit > 0) /* full duplex: the links carry data both ways at once */
+        return busiest * 8.0 /
+               ((c->full && a->link_mbit2 > 0 ? a->link_mbit2 : a->link_mbit) * 1e6);
     return (busiest > all / (double) cores ? busiest : all / (double) cores) / bw;
 }
 
@@ -172,6 +181,7 @@ static void csv_row(FILE *f, const args_t *a, const xb_setup_t *s, const char *a
                     double bound)
 {
     const int ok = r->st == XFER_SUCCESS;
+    int i;
     fprintf(f, "%s,%s,%g,%d,%d,%ld,", algo, full ? "full" : "half", a->v ? a->skew : -1.0, s->n[0],
             s->n[1], bytes);
     if (ok)
@@ -186,17 +196,24 @@ static void csv_row(FILE *f, const args_t *a, const xb_setup_t *s, const char *a
     fprintf(f, ",%.9g,", bound);
     if (ok)
         fprintf(f, "%.6g", bound / r->median);
-    fprintf(f, ",%ld,%d,%s,%s,%s,%d,%d,%d,%d,%d,%s,%ld\n", r->rss_kb, ok && r->ok,
+    fprintf(f, ",%ld,%d,%s,%s,%s,%d,%d,%d,%d,%d,%s,%ld", r->rss_kb, ok && r->ok,
             xfer_status_name(r->st), a->mpi, a->label ? a->label : "", s->nodes[0], s->nodes[1],
             s->ppn[0], s->ppn[1], a->iters, a->link_mbit > 0 ? "link" : "copy", r->rss_growth_kb);
+    if (ok)
+        fprintf(f, ",%.9g,", r->max);
+    else
+        fprintf(f, ",,");
+    for (i = 0; ok && r->samples && i < a->iters; i++) /* per call, in call order */
+        fprintf(f, "%s%.9g", i ? ";" : "", r->samples[i]);
+    fprintf(f, "\n");
 }
 
 int main(int argc, char **argv)
 {
     char algos_default[] = "native,root_gather,fc_half,fc_full,ring_half,ring";
     char sizes_default[] = "32K,256K,1M,4M";
-    args_t a = {
-        algos_default, sizes_default, NULL, NULL, NULL, "", -1, -1, 10, 2, 0, 0, 0, 0.0, 0.0};
+    args_t a = {algos_default, sizes_default, NULL, NULL, NULL, "", -1, -1, 10, 2, 0, 0, 0,
+                0.0,           0.0,           0.0};
     xb_best_t best[XB_MAXSIZES * 2];
     xb_link_t link = {0, 0, 0};
     int nbest = 0, node_ppn = 1;
@@ -303,12 +320,13 @@ int main(int argc, char **argv)
         else
             printf("lower bound: shared memory, single-core memcpy %.2f GB/s, %ld cores\n",
                    bw / 1e9, cores);
-        printf("\n| bytes/rank | duplex | algorithm            | median ms | min ms    | vs "
-               "native | vs root_gather | bound ms  | of bound | peak RSS KiB | call's own KiB | "
-               "verified |\n"
-               "|-----------:|--------|----------------------|----------:|----------:|---------"
-               "-:|---------------:|----------:|---------:|-------------:|---------------:|"
-               "----------|\n");
+        printf(
+            "\n| bytes/rank | duplex | algorithm            | median ms | min ms    | max ms    "
+            "| vs native | vs root_gather | bound ms  | of bound | peak RSS KiB | call's own KiB "
+            "| verified |\n"
+            "|-----------:|--------|----------------------|----------:|----------:|----------:"
+            "|----------:|---------------:|----------:|---------:|-------------:|-------------"
+            "--:|----------|\n");
     }
     for (s = 0; s < nsizes; s++)
         for (d = a.dmin; d <= a.dmax; d++) {
@@ -372,12 +390,13 @@ int main(int argc, char **argv)
                 }
                 fmt_ratio(r1, sizeof(r1), nat, r);
                 fmt_ratio(r2, sizeof(r2), rg, r);
-                printf("| %10s | %-6s | %-20s | %9.3f | %9.3f | %9s | %14s | %9.3f | %8.2f | "
-                       "%12ld | %14ld | %-8s |\n",
+                printf("| %10s | %-6s | %-20s | %9.3f | %9.3f | %9.3f | %9s | %14s | %9.3f | %8.2f "
+                       "| %12ld | %14ld | %-8s |\n",
                        xb_human(sizes[s], hb, 32), d ? "full" : "half", run[k], 1e3 * r->median,
-                       1e3 * r->min, r1, r2, 1e3 * bound, bound / r->median, r->rss_kb,
-                       r->rss_growth_kb, r->ok ? "yes" : "NO");
+                       1e3 * r->min, 1e3 * r->max, r1, r2, 1e3 * bound, bound / r->median,
+                       r->rss_kb, r->rss_growth_kb, r->ok ? "yes" : "NO");
             }
+            xb_results_free(res, nrun);
             if (wrank == 0)
                 fflush(stdout);
         }

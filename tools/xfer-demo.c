@@ -243,6 +243,7 @@ int main(int argc, char **argv)
                         1e3 * res[a].median, 1e3 * res[a].min, ratio, busiest / res[a].median / 1e9,
                         1e3 * res[a].intra, 1e3 * res[a].inter, res[a].ok ? "yes" : "NO");
             }
+            xb_results_free(res, nrun);
         }
     getrusage(RUSAGE_SELF, &ru);
     rss = ru.ru_maxrss;
