@@ -23,8 +23,9 @@ int xb_node_ppn(void)
 
 /* Between world ranks 0 (A's first) and @p peer (B's first): the median one-way time of a
  * @p bytes message (ping-pong, half the round trip) or, with @p both, of the two-way exchange
- * (each sends @p bytes to the other at once). Collective over world; the result on rank 0. */
-static double exchange(int peer, unsigned char *buf, int bytes, int both, int reps)
+ * (each sends @p bytes to the other at once) or, with @p third >= 0, of rank 0 sending to
+ * @p peer while @p third sends to rank 0. Collective over world; the result on rank 0. */
+static double exchange(int peer, unsigned char *buf, int bytes, int both, int third, int reps)
 {
     int me, other;
     double t[16];
@@ -36,7 +37,15 @@ static double exchange(int peer, unsigned char *buf, int bytes, int both, int re
         double t0;
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
-        if (me == 0 || me == peer) {
+        if (third >= 0) {
+            if (me == 0)
+                MPI_Sendrecv(buf, bytes, MPI_BYTE, peer, 7, buf + bytes, bytes, MPI_BYTE, third, 7,
+                             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            else if (me == peer)
+                MPI_Recv(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            else if (me == third)
+                MPI_Send(buf, bytes, MPI_BYTE, 0, 7, MPI_COMM_WORLD);
+        } else if (me == 0 || me == peer) {
             if (both)
                 MPI_Sendrecv(buf, bytes, MPI_BYTE, other, 7, buf + bytes, bytes, MPI_BYTE, other, 7,
                              MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -49,7 +58,7 @@ static double exchange(int peer, unsigned char *buf, int bytes, int both, int re
             }
         }
         if (r > 0)
-            t[r - 1] = (MPI_Wtime() - t0) / (both ? 1.0 : 2.0);
+            t[r - 1] = (MPI_Wtime() - t0) / (both || third >= 0 ? 1.0 : 2.0);
     }
     return xb_median(t, reps);
 }
@@ -57,21 +66,20 @@ static double exchange(int peer, unsigned char *buf, int bytes, int both, int re
 int xb_calibrate_link(const xb_setup_t *s, xb_link_t *out)
 {
     const int big = 4 << 20, peer = s->n[0]; /* world rank of B's first rank */
+    const int third = s->n[1] > 1 ? peer + 1 : s->n[0] > 1 ? 1 : -1;
     unsigned char *buf = calloc(2, (size_t) big);
-    double a, one, two;
+    double a, one, pair, link;
     if (!buf)
         return -1;
-    a = exchange(peer, buf, 1, 0, 15);
-    one = exchange(peer, buf, big, 0, 5);
-    two = exchange(peer, buf, big, 1, 5);
+    a = exchange(peer, buf, 1, 0, -1, 15);
+    one = exchange(peer, buf, big, 0, -1, 5);
+    pair = exchange(peer, buf, big, 1, -1, 5);
+    link = third >= 0 ? exchange(peer, buf, big, 0, third, 5) : pair;
     free(buf);
     out->alpha = a;
-    out->beta = (one - a) / big;
-    out->beta_two_way = (two - a) / big;
-    if (out->beta <= 0)
-        out->beta = one / big;
-    if (out->beta_two_way <= 0)
-        out->beta_two_way = two / big;
+    out->beta = one - a > 0 ? (one - a) / big : one / big;
+    out->beta_pair = pair - a > 0 ? (pair - a) / big : pair / big;
+    out->beta_two_way = link - a > 0 ? (link - a) / big : link / big;
     return 0;
 }
 
@@ -134,9 +142,10 @@ int xb_calibrate_write(const char *path, const xb_link_t *link, const xb_best_t 
         remove(tmp);
         return -1;
     }
-    printf("\ncalibration: alpha %.3g s, beta %.3g s/B (%.0f Mbit/s one way), two-way %.3g s/B "
-           "(%.0f Mbit/s each way); %d best entries written to %s (%d lines kept)\n",
+    printf("\ncalibration: alpha %.3g s, beta %.3g s/B (%.1f Mbit/s one way), two-way %.3g s/B "
+           "(%.1f Mbit/s each way; %.1f Mbit/s when one pair sends both ways); %d best entries "
+           "written to %s (%d lines kept)\n",
            link->alpha, link->beta, 8e-6 / link->beta, link->beta_two_way,
-           8e-6 / link->beta_two_way, nbest, path, kept);
+           8e-6 / link->beta_two_way, 8e-6 / link->beta_pair, nbest, path, kept);
     return 0;
 }

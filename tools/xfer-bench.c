@@ -215,7 +215,7 @@ int main(int argc, char **argv)
     args_t a = {algos_default, sizes_default, NULL, NULL, NULL, "", -1, -1, 10, 2, 0, 0, 0,
                 0.0,           0.0,           0.0};
     xb_best_t best[XB_MAXSIZES * 2];
-    xb_link_t link = {0, 0, 0};
+    xb_link_t link = {0, 0, 0, 0};
     int nbest = 0, node_ppn = 1;
     char *alg[XB_MAXALG], hb[32], libv[MPI_MAX_LIBRARY_VERSION_STRING];
     long sizes[XB_MAXSIZES], maxsize = 0, cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -5,7 +5,8 @@
  *
  *   alpha SECONDS                  latency of one message (ping-pong)
  *   beta SECONDS_PER_BYTE          one way, one message at a time
- *   beta_two_way SECONDS_PER_BYTE  per direction when a rank sends and receives at once
+ *   beta_two_way SECONDS_PER_BYTE  per direction when a rank sends and receives at once (to
+ *                                  and from different peers)
  *   gamma SECONDS_PER_BYTE         node-shared memory traffic
  *   best DIRECTION P Q PPN COUNTS BYTES ALGORITHM SECONDS
  *       the fastest algorithm measured for a call of P ranks in group A (the low group of the
