@@ -65,7 +65,7 @@ typedef struct xfer_exec {
     MPI_Aint unit_stride[XFER_NBUFS];
     MPI_Datatype *vtype; /* per op: the struct datatype of a combined message, or NULL type */
     int vstale;          /* buffers rebound since the struct datatypes were made */
-    int tag; /* point-to-point operations use tags tag .. tag + XFER_LANES - 1 (lanes) */
+    int tag;   /* point-to-point operations use tags tag .. tag + XFER_LANES - 1 (lanes) */
     int intra; /* XFER_INTRA_* */
 
     /* the graph: all stored operations, or the current generated round */
