@@ -182,6 +182,14 @@ typedef struct sim_rank {
     size_t sent, recvd;
 } sim_rank_t;
 
+/* An operation whose waits are all satisfied, to be posted at time t (ties: in the order they
+ * became ready). */
+typedef struct ready {
+    double t;
+    unsigned long seq;
+    int rank, k;
+} ready_t;
+
 typedef struct coll_inst {
     int posted;
     int *rank, *op;
@@ -192,8 +200,9 @@ typedef struct sim {
     xfer_sim_opts_t o;
     int N;
     sim_rank_t *r;
-    int *queue; /* pairs (rank, op) to post */
-    size_t qhead, qtail, qcap;
+    ready_t *heap; /* operations to post, earliest first (a binary min-heap) */
+    size_t nheap, heap_cap;
+    unsigned long seq;
     xfer_hmap_t coll_seq; /* (rank, slot, color) -> next call number */
     xfer_hmap_t coll;     /* (slot, color, call) -> instance + 1 */
     coll_inst_t *insts;
@@ -241,27 +250,51 @@ static xfer_status_t fail(sim_t *m, xfer_status_t st, const char *fmt, ...)
     return m->err;
 }
 
+static int earlier(const ready_t *a, const ready_t *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+/* Post operations in the order of the times they become ready, so that the ports' free times
+ * are claimed in time order and the predicted time of a pipelined schedule holds. */
 static void enqueue(sim_t *m, int rank, int k)
 {
-    if (m->qtail + 2 > m->qcap) {
-        size_t live = m->qtail - m->qhead;
-        if (m->qhead > 0 && live + 2 <= m->qcap / 2) { /* compact */
-            memmove(m->queue, m->queue + m->qhead, live * sizeof(int));
-            m->qhead = 0;
-            m->qtail = live;
-        } else {
-            size_t cap = m->qcap ? m->qcap * 2 : 4096;
-            int *q = xfer_realloc_array(m->queue, cap, sizeof(int));
-            if (!q) {
-                fail(m, XFER_ERR_NO_MEMORY, "simulator queue");
-                return;
-            }
-            m->queue = q;
-            m->qcap = cap;
+    ready_t x;
+    size_t i;
+    if (m->nheap == m->heap_cap) {
+        size_t cap = m->heap_cap ? m->heap_cap * 2 : 4096;
+        ready_t *h = xfer_realloc_array(m->heap, cap, sizeof(*h));
+        if (!h) {
+            fail(m, XFER_ERR_NO_MEMORY, "simulator queue");
+            return;
         }
+        m->heap = h;
+        m->heap_cap = cap;
     }
-    m->queue[m->qtail++] = rank;
-    m->queue[m->qtail++] = k;
+    x.t = m->r[rank].post[k];
+    x.seq = m->seq++;
+    x.rank = rank;
+    x.k = k;
+    for (i = m->nheap++; i > 0 && earlier(&x, &m->heap[(i - 1) / 2]); i = (i - 1) / 2)
+        m->heap[i] = m->heap[(i - 1) / 2];
+    m->heap[i] = x;
+}
+
+static ready_t dequeue(sim_t *m)
+{
+    const ready_t top = m->heap[0], last = m->heap[--m->nheap];
+    size_t i = 0, c;
+    while ((c = 2 * i + 1) < m->nheap) {
+        if (c + 1 < m->nheap && earlier(&m->heap[c + 1], &m->heap[c]))
+            c++;
+        if (!earlier(&m->heap[c], &last))
+            break;
+        m->heap[i] = m->heap[c];
+        i = c;
+    }
+    if (m->nheap > 0)
+        m->heap[i] = last;
+    return top;
 }
 
 static int is_coll(int kind)
@@ -872,7 +905,7 @@ static void sim_free(sim_t *m)
     }
     xfer_free(m->insts);
     xfer_free(m->r);
-    xfer_free(m->queue);
+    xfer_free(m->heap);
     rv_free(&m->tmp);
     xfer_hmap_fini(&m->coll_seq);
     xfer_hmap_fini(&m->coll);
@@ -957,9 +990,9 @@ xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
     }
     for (rank = 0; rank < m.N && m.err == XFER_SUCCESS; rank++)
         start_round(&m, rank);
-    while (m.qhead < m.qtail && m.err == XFER_SUCCESS) {
-        int r = m.queue[m.qhead++], k = m.queue[m.qhead++];
-        post(&m, r, k);
+    while (m.nheap > 0 && m.err == XFER_SUCCESS) {
+        const ready_t x = dequeue(&m);
+        post(&m, x.rank, x.k);
     }
     if (m.err == XFER_SUCCESS)
         for (rank = 0; rank < m.N; rank++)
