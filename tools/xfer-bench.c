@@ -19,7 +19,7 @@
  * Per case and algorithm: the median, minimum and maximum over --iters calls (after --warmup
  * untimed ones) of the per-call maximum over ranks, each call after a barrier, the algorithms'
  * calls interleaved in an order shuffled for every round of calls; every call's result verified;
- * the CSV keeps each call's time (samples_s, ';'-separated, in call order); the ratio of native's
+ * the CSV keeps each call's time (samples_s, space-separated, in call order); the ratio of native's
  * and root_gather's medians to the algorithm's (> 1: faster); a lower bound and the fraction of it
  * achieved (bound / median); the peak RSS of one call (max over ranks, from the kernel's high-water
  * mark reset before the call); and whether the result was verified byte for byte on every rank.
@@ -204,7 +204,7 @@ static void csv_row(FILE *f, const args_t *a, const xb_setup_t *s, const char *a
     else
         fprintf(f, ",,");
     for (i = 0; ok && r->samples && i < a->iters; i++) /* per call, in call order */
-        fprintf(f, "%s%.9g", i ? ";" : "", r->samples[i]);
+        fprintf(f, "%s%.9g", i ? " " : "", r->samples[i]);
     fprintf(f, "\n");
 }
 
