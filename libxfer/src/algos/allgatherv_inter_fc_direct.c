@@ -43,17 +43,6 @@ static int by_slot(const void *a, const void *b)
     return (x->slot > y->slot) - (x->slot < y->slot);
 }
 
-static int offset_of(int P, int Q, int i)
-{
-    return (int) (((long long) i * P) / Q);
-}
-
-static int mod(int a, int m)
-{
-    int r = a % m;
-    return r < 0 ? r + m : r;
-}
-
 xfer_status_t xfer_build_fc_direct(const xfer_shape_t *shape, xfer_sched_t *s)
 {
     const int L = shape->n[0] >= shape->n[1] ? 0 : 1, S = 1 - L;
@@ -75,10 +64,10 @@ xfer_status_t xfer_build_fc_direct(const xfer_shape_t *shape, xfer_sched_t *s)
     }
     for (j = 0; j < n; j++) {
         /* j is the peer's rank in the other group */
-        const int x = g == L ? me : j, i = g == L ? j : me, c = offset_of(P, Q, i);
+        const int x = g == L ? me : j, i = g == L ? j : me, c = xfer_spread(P, Q, i);
         out[j].peer = in[j].peer = j;
-        out[j].slot = g == L ? mod(x - c, P) : mod(x - c - d, P);
-        in[j].slot = g == L ? mod(x - c - d, P) : mod(x - c, P);
+        out[j].slot = g == L ? xfer_mod(x - c, P) : xfer_mod(x - c - d, P);
+        in[j].slot = g == L ? xfer_mod(x - c - d, P) : xfer_mod(x - c, P);
     }
     qsort(out, (size_t) n, sizeof(*out), by_slot);
     qsort(in, (size_t) n, sizeof(*in), by_slot);

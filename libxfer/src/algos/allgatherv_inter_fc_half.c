@@ -99,25 +99,27 @@ static xfer_status_t build_lt_relay(const xfer_shape_t *shape, xfer_sched_t *s, 
     const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg];
     const int nseg = xfer_chain_segments(k, (q - 1) * p + 1);
     const int b = s->rank;
-    int *got, i, j, step, nin = 0, nout = 0;
+    int *got, *pos, i, j, step, nin = 0, nout = 0;
 
     s->variant = sg == 0 ? "p<q/A/relay" : "p<q/B/relay";
     s->max_ports = XFER_RELAY_LANES + 1;
     if (s->group == sg) {
-        const int head = (int) (((long long) b * q) / p);
+        const int head = xfer_spread(q, p, b);
         for (j = 0; j < nseg; j++)
             xfer_sched_send(s, xfer_merged_rank(shape, rg, head), XFER_BUF_SEND,
                             xfer_seg_start(k, nseg, j), xfer_seg_len(k, nseg, j), 1);
         return xfer_sched_finish(s);
     }
-    got = malloc(sizeof(*got) * (size_t) p);
+    got = malloc(sizeof(*got) * 2 * (size_t) p);
     if (!got)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "fc_half: %d chains", p);
+    pos = got + p; /* my place on each chain, 0 = its head */
+    for (i = 0; i < p; i++)
+        pos[i] = xfer_mod(b - xfer_spread(q, p, i), q);
     for (step = -1; step < nseg + q; step++) {
         for (i = 0; i < p; i++) { /* forward what the previous step brought in */
-            const int pos = (b - (int) (((long long) i * q) / p) + q) % q;
-            j = step - pos;
-            if (pos < q - 1 && j >= 0 && j < nseg) {
+            j = step - pos[i];
+            if (pos[i] < q - 1 && j >= 0 && j < nseg) {
                 xfer_sched_send(s, xfer_merged_rank(shape, rg, (b + 1) % q), XFER_BUF_RECV,
                                 (size_t) i * k + xfer_seg_start(k, nseg, j),
                                 xfer_seg_len(k, nseg, j), 2 + 2 * (nout % XFER_RELAY_LANES));
@@ -126,15 +128,14 @@ static xfer_status_t build_lt_relay(const xfer_shape_t *shape, xfer_sched_t *s, 
             }
         }
         for (i = 0; i < p; i++) { /* and take in this step's segments */
-            const int pos = (b - (int) (((long long) i * q) / p) + q) % q;
-            const int from = pos == 0 ? xfer_merged_rank(shape, sg, i)
-                                      : xfer_merged_rank(shape, rg, (b - 1 + q) % q);
-            j = step + 1 - pos;
+            const int from = pos[i] == 0 ? xfer_merged_rank(shape, sg, i)
+                                         : xfer_merged_rank(shape, rg, (b - 1 + q) % q);
+            j = step + 1 - pos[i];
             if (j >= 0 && j < nseg) {
                 xfer_sched_recv(s, from, XFER_BUF_RECV, (size_t) i * k + xfer_seg_start(k, nseg, j),
                                 xfer_seg_len(k, nseg, j),
-                                pos == 0 ? 3 : 1 + 4 * (nin % XFER_RELAY_LANES));
-                if (pos > 0)
+                                pos[i] == 0 ? 3 : 1 + 4 * (nin % XFER_RELAY_LANES));
+                if (pos[i] > 0)
                     xfer_sched_lane(s, nin++ % XFER_RELAY_LANES);
                 got[i] = xfer_sched_last(s);
             }

@@ -80,6 +80,13 @@ int xfer_grow_array(void **arr, int *cap, int need, size_t size);
 /* Overflow-checked a*b; returns 0 on overflow. */
 int xfer_mul_size(size_t a, size_t b, size_t *out);
 
+/* a mod n in [0, n) for any sign of a (n > 0). */
+static inline int xfer_mod(long a, int n)
+{
+    const long r = a % n;
+    return (int) (r < 0 ? r + n : r);
+}
+
 /* ceil(log2(n)) for n >= 1. */
 int xfer_ceil_log2(uint64_t n);
 

@@ -57,6 +57,11 @@ int xfer_split_start(int P, int Q, int i)
     return i < r ? i * c : r * c + (i - r) * (P / Q);
 }
 
+int xfer_spread(int n, int m, int i)
+{
+    return (int) (((long long) i * n) / m);
+}
+
 int xfer_split_owner(int P, int Q, int x)
 {
     const int r = P % Q, c = P / Q + 1;

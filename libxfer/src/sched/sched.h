@@ -146,6 +146,9 @@ typedef struct xfer_counts {
 int xfer_split_size(int P, int Q, int i);
 int xfer_split_start(int P, int Q, int i);
 int xfer_split_owner(int P, int Q, int x);
+/* floor(i n / m): where the i-th of m points spread evenly over n positions falls (the chain
+ * heads of fc_half's relay, the slot offsets of fc_direct). */
+int xfer_spread(int n, int m, int i);
 
 /*
  * The shape of one call as every rank sees it (identical on all ranks of both groups).

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include "../../core/core.h"
 #include "ring.h"
 
 enum { GUARD_NONE = 0, GUARD_SRC_LT_N, GUARD_2J_GT };
@@ -11,12 +12,6 @@ typedef struct {
     int m0; /* message = m0 + j */
     int guard, t;
 } seq_t;
-
-static int md(long a, int n)
-{
-    long r = a % n;
-    return (int) (r < 0 ? r + n : r);
-}
 
 static void add(seq_t *d, int *n, int lo, int hi, int a, int c, int dir, int mod, int m0, int guard,
                 int t)
@@ -94,8 +89,8 @@ static int emit(const seq_t *s, int si, int j, int N, xfer_ring_xfer_t *x)
     if (s->guard == GUARD_2J_GT && !(2 * j > s->t))
         return 0;
     if (s->mod) {
-        x->src = md(raw, N);
-        x->dst = md(raw + s->dir, N);
+        x->src = xfer_mod(raw, N);
+        x->dst = xfer_mod(raw + s->dir, N);
     } else {
         if (raw < 0 || raw >= N || raw + s->dir < 0 || raw + s->dir >= N)
             return 0; /* cannot happen for a correct table; never emit off the ring */
@@ -139,7 +134,7 @@ static int solve(const seq_t *s, long v, int N, int js[2])
         return n;
     }
     {
-        long w = md(v - s->a, N); /* c*j == w (mod N), 0 <= c*j < 2N for j < N */
+        long w = xfer_mod(v - s->a, N); /* c*j == w (mod N), 0 <= c*j < 2N for j < N */
         if (s->c == 1) {
             js[n++] = (int) w;
         } else {
