@@ -16,6 +16,22 @@ int xfer_shape_uniform(const xfer_shape_t *s, int g)
     return 1;
 }
 
+/* An empty schedule of rank @p rank with the defaults both kinds share, or NULL. */
+static xfer_sched_t *new_sched(int rank, size_t send, size_t recv, const char *unit)
+{
+    xfer_sched_t *s = xfer_calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->algo = "?";
+    s->variant = "";
+    s->rank = rank;
+    s->send_bytes = send;
+    s->recv_bytes = recv;
+    s->max_ports = 1;
+    s->unit = unit;
+    return s;
+}
+
 xfer_status_t xfer_sched_create(const xfer_shape_t *shape, int group, int rank, xfer_sched_t **out)
 {
     xfer_sched_t *s;
@@ -24,20 +40,13 @@ xfer_status_t xfer_sched_create(const xfer_shape_t *shape, int group, int rank, 
     if (group < 0 || group > 1 || rank < 0 || rank >= shape->n[group])
         return XFER_ERR(XFER_ERR_INVALID_ARG, "no rank %d in group %d of a %d x %d shape", rank,
                         group, shape->n[0], shape->n[1]);
-    s = xfer_calloc(1, sizeof(*s));
+    s = new_sched(rank, xfer_shape_count(shape, group, rank), shape->total[1 - group], "bytes");
     if (!s)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "schedule object");
-    s->algo = "?";
-    s->variant = "";
     s->group = group;
-    s->rank = rank;
     s->n[0] = shape->n[0];
     s->n[1] = shape->n[1];
-    s->send_bytes = xfer_shape_count(shape, group, rank);
-    s->recv_bytes = shape->total[1 - group];
     s->shape = shape;
-    s->max_ports = 1;
-    s->unit = "bytes";
     *out = s;
     return XFER_SUCCESS;
 }
@@ -50,17 +59,10 @@ xfer_status_t xfer_sched_create_flat(int nranks, int rank, size_t send, size_t r
     *out = NULL;
     if (rank < 0 || rank >= nranks)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "no rank %d of %d", rank, nranks);
-    s = xfer_calloc(1, sizeof(*s));
+    s = new_sched(rank, send, recv, "blocks");
     if (!s)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "schedule object");
-    s->algo = "?";
-    s->variant = "";
-    s->rank = rank;
     s->n[0] = nranks;
-    s->send_bytes = send;
-    s->recv_bytes = recv;
-    s->max_ports = 1;
-    s->unit = "blocks";
     *out = s;
     return XFER_SUCCESS;
 }
