@@ -6,160 +6,7 @@
 #include "../core/core.h"
 #include "hmap.h"
 #include "sim.h"
-
-/* ---- label maps ------------------------------------------------------------------------------ */
-
-/* Bytes [off, off+len) of a buffer hold group grp's global bytes [goff, goff+len). For a
- * piece taken out of a map, off is relative to the start of the range asked for. */
-typedef struct run {
-    size_t off, len, goff;
-    int grp;
-} run_t;
-
-typedef struct runvec {
-    run_t *r;
-    int n, cap;
-} runvec_t;
-
-static int rv_push(runvec_t *v, run_t x)
-{
-    if (v->n > 0) { /* coalesce with the previous run when it continues it */
-        run_t *l = &v->r[v->n - 1];
-        if (l->off + l->len == x.off && l->grp == x.grp && l->goff + l->len == x.goff) {
-            l->len += x.len;
-            return 1;
-        }
-    }
-    if (v->n == v->cap) {
-        int cap = v->cap ? v->cap * 2 : 4;
-        run_t *n = xfer_realloc_array(v->r, (size_t) cap, sizeof(run_t));
-        if (!n)
-            return 0;
-        v->r = n;
-        v->cap = cap;
-    }
-    v->r[v->n++] = x;
-    return 1;
-}
-
-static void rv_free(runvec_t *v)
-{
-    xfer_free(v->r);
-    memset(v, 0, sizeof(*v));
-}
-
-/* First run of @p m ending after @p off. */
-static int rv_find(const runvec_t *m, size_t off)
-{
-    int lo = 0, hi = m->n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (m->r[mid].off + m->r[mid].len <= off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The labels of [off, off+len) appended to @p out (offsets relative to @p off + @p rel).
- * Returns 0 when part of the range holds nothing; *@p gap is then its first byte. */
-static int rv_get(const runvec_t *m, size_t off, size_t len, size_t rel, runvec_t *out, size_t *gap)
-{
-    size_t pos = off, end = off + len;
-    int i = rv_find(m, off);
-    while (pos < end) {
-        run_t x;
-        if (i >= m->n || m->r[i].off > pos) {
-            *gap = pos;
-            return 0;
-        }
-        x.off = rel + (pos - off);
-        x.len = XFER_MIN(end, m->r[i].off + m->r[i].len) - pos;
-        x.goff = m->r[i].goff + (pos - m->r[i].off);
-        x.grp = m->r[i].grp;
-        if (!rv_push(out, x)) {
-            *gap = (size_t) -1;
-            return 0;
-        }
-        pos += x.len;
-        i++;
-    }
-    return 1;
-}
-
-/* Overwrite [off, off+len) of @p m with @p src (relative offsets, covering the range). */
-static int rv_put(runvec_t *m, size_t off, size_t len, const runvec_t *src)
-{
-    runvec_t mid = {0};
-    size_t end = off + len;
-    int i0 = rv_find(m, off), i1 = i0, k, keep, grow;
-    run_t left, right;
-    int has_left = 0, has_right = 0;
-
-    if (len == 0)
-        return 1;
-    while (i1 < m->n && m->r[i1].off < end)
-        i1++;
-    if (i0 < i1 && m->r[i0].off < off) {
-        left = m->r[i0];
-        left.len = off - left.off;
-        has_left = 1;
-    }
-    if (i0 < i1 && m->r[i1 - 1].off + m->r[i1 - 1].len > end) {
-        right = m->r[i1 - 1];
-        right.goff += end - right.off;
-        right.len = right.off + right.len - end;
-        right.off = end;
-        has_right = 1;
-    }
-    /* the previous and next untouched runs join in so the result stays coalesced */
-    if (i0 > 0 && !has_left) {
-        i0--;
-        left = m->r[i0];
-        has_left = 1;
-    }
-    if (i1 < m->n && !has_right) {
-        right = m->r[i1];
-        i1++;
-        has_right = 1;
-    }
-    if ((has_left && !rv_push(&mid, left)))
-        return 0;
-    for (k = 0; k < src->n; k++) {
-        run_t x = src->r[k];
-        x.off += off;
-        if (!rv_push(&mid, x)) {
-            rv_free(&mid);
-            return 0;
-        }
-    }
-    if (has_right && !rv_push(&mid, right)) {
-        rv_free(&mid);
-        return 0;
-    }
-    keep = i1 - i0;
-    grow = mid.n - keep;
-    if (grow > 0) {
-        if (m->n + grow > m->cap) {
-            int cap = XFER_MAX(m->cap * 2, m->n + grow);
-            run_t *n = xfer_realloc_array(m->r, (size_t) cap, sizeof(run_t));
-            if (!n) {
-                rv_free(&mid);
-                return 0;
-            }
-            m->r = n;
-            m->cap = cap;
-        }
-    }
-    if (grow != 0 && i1 < m->n)
-        memmove(&m->r[i1 + grow], &m->r[i1], (size_t) (m->n - i1) * sizeof(run_t));
-    if (mid.n)
-        memcpy(&m->r[i0], mid.r, (size_t) mid.n * sizeof(run_t));
-    m->n += grow;
-    rv_free(&mid);
-    return 1;
-}
+#include "sim_labels.h"
 
 /* ---- simulator state --------------------------------------------------------------------------
  */
@@ -524,7 +371,7 @@ static int take(sim_t *m, int rank, int buf, size_t off, size_t len, const char 
     char me[16], b[96];
 
     m->tmp.n = 0;
-    if (rv_get(&R->map[buf], off, len, 0, &m->tmp, &gap))
+    if (xfer_rv_get(&R->map[buf], off, len, 0, &m->tmp, &gap))
         return 1;
     if (gap == (size_t) -1) {
         fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
@@ -555,7 +402,7 @@ static void deliver(sim_t *m, int srank, int ks, int rrank, int kr)
              S->round, R->round, a, so->len, b, ro->len);
         return;
     }
-    if (!rv_put(&R->map[ro->buf], ro->off, ro->len, &S->cap[ks])) {
+    if (!xfer_rv_put(&R->map[ro->buf], ro->off, ro->len, &S->cap[ks])) {
         fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         return;
     }
@@ -587,7 +434,7 @@ static void post_p2p(sim_t *m, int rank, int k)
             return;
         R->cap[k].n = 0;
         for (i = 0; i < m->tmp.n; i++)
-            if (!rv_push(&R->cap[k], m->tmp.r[i])) {
+            if (!xfer_rv_push(&R->cap[k], m->tmp.r[i])) {
                 fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
                 return;
             }
@@ -663,13 +510,13 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
         for (i = 0; i < size && m->err == XFER_SUCCESS; i++) {
             const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
             size_t len = xfer_counts_get(c0, i), gap = 0;
-            if (!rv_get(&m->r[ci->rank[i]].map[oi->buf], oi->off + off, len, off, &res, &gap))
+            if (!xfer_rv_get(&m->r[ci->rank[i]].map[oi->buf], oi->off + off, len, off, &res, &gap))
                 take(m, ci->rank[i], oi->buf, oi->off + off, len, "contributes");
             off += len;
         }
         for (i = 0; i < size && m->err == XFER_SUCCESS; i++) {
             const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
-            if (!rv_put(&m->r[ci->rank[i]].map[oi->buf], oi->off, total, &res))
+            if (!xfer_rv_put(&m->r[ci->rank[i]].map[oi->buf], oi->off, total, &res))
                 fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         }
         cost = log2c(size) * m->o.alpha + (double) total * (size - 1) / size * m->o.beta;
@@ -680,11 +527,11 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
         const xfer_op_t *ro = &m->r[ci->rank[root]].view.ops[ci->op[root]];
         if (take(m, ci->rank[root], ro->buf, ro->off, ro->len, "broadcasts")) {
             for (i = 0; i < m->tmp.n; i++)
-                rv_push(&res, m->tmp.r[i]);
+                xfer_rv_push(&res, m->tmp.r[i]);
             for (i = 0; i < size; i++)
                 if (i != root) {
                     const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
-                    if (!rv_put(&m->r[ci->rank[i]].map[oi->buf], oi->off, oi->len, &res))
+                    if (!xfer_rv_put(&m->r[ci->rank[i]].map[oi->buf], oi->off, oi->len, &res))
                         fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
                 }
         }
@@ -705,7 +552,7 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
                 break;
             }
             if (take(m, ci->rank[i], oi->buf, oi->off, oi->len, "gathers") &&
-                !rv_put(&m->r[ci->rank[root]].map[ro->buf2], ro->off2 + off, oi->len, &m->tmp))
+                !xfer_rv_put(&m->r[ci->rank[root]].map[ro->buf2], ro->off2 + off, oi->len, &m->tmp))
                 fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         }
         cost = log2c(size) * m->o.alpha + (double) total * (size - 1) / size * m->o.beta;
@@ -714,7 +561,7 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
     default:
         break;
     }
-    rv_free(&res);
+    xfer_rv_free(&res);
     if (m->err != XFER_SUCCESS)
         return;
     m->st.collectives++;
@@ -803,7 +650,7 @@ static void post(sim_t *m, int rank, int k)
     switch (op->kind) {
     case XFER_OP_COPY:
         if (take(m, rank, op->buf, op->off, op->len, "copies") &&
-            !rv_put(&R->map[op->buf2], op->off2, op->len, &m->tmp))
+            !xfer_rv_put(&R->map[op->buf2], op->off2, op->len, &m->tmp))
             fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         if (m->err == XFER_SUCCESS)
             complete(m, rank, k, R->post[k]);
@@ -886,10 +733,10 @@ static void sim_free(sim_t *m)
             sim_rank_t *R = &m->r[i];
             w = R->s ? xfer_sched_widest_round(R->s) : 0;
             for (b = 0; b < XFER_NBUFS; b++)
-                rv_free(&R->map[b]);
+                xfer_rv_free(&R->map[b]);
             if (R->cap)
                 for (k = 0; k < w; k++)
-                    rv_free(&R->cap[k]);
+                    xfer_rv_free(&R->cap[k]);
             xfer_sched_destroy(&R->s);
             xfer_free(R->scratch);
             xfer_free(R->st);
@@ -906,7 +753,7 @@ static void sim_free(sim_t *m)
     xfer_free(m->insts);
     xfer_free(m->r);
     xfer_free(m->heap);
-    rv_free(&m->tmp);
+    xfer_rv_free(&m->tmp);
     xfer_hmap_fini(&m->coll_seq);
     xfer_hmap_fini(&m->coll);
 }
@@ -943,7 +790,7 @@ static xfer_status_t setup_rank(sim_t *m, int rank, xfer_builder_fn build)
     }
     if (R->s->send_bytes) { /* the rank's own block, at its global offset */
         run_t x = {0, R->s->send_bytes, xfer_shape_offset(sh, g, r), g};
-        if (!rv_push(&R->map[XFER_BUF_SEND], x))
+        if (!xfer_rv_push(&R->map[XFER_BUF_SEND], x))
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator labels");
     }
 out:
