@@ -9,6 +9,8 @@
 
 #include "../support/unit.h"
 #include "iso/iso_sched.h"
+#include "sched/sched.h"
+#include "sched/sim.h"
 
 static long checks;
 
@@ -129,6 +131,10 @@ static void run_all(const char *what, const xfer_iso_nbh_t *n)
                 continue;
             st = xfer_iso_sched_verify(n, &s);
             UCHECK(st == XFER_SUCCESS, "%s %s %s: %s", what, algos[a],
+                   op ? "allgather" : "alltoall", xfer_last_error());
+            /* the lowered schedules of every process, through the engine's simulator */
+            st = xfer_iso_sched_simulate(n, &s, NULL, NULL);
+            UCHECK(st == XFER_SUCCESS, "%s %s %s: engine simulation: %s", what, algos[a],
                    op ? "allgather" : "alltoall", xfer_last_error());
             rounds = xfer_iso_sched_rounds(&s);
             vol = xfer_iso_sched_volume(&s);
@@ -259,6 +265,70 @@ static void test_verify_fails(void)
     checks += 5;
 }
 
+/* The engine's simulator catches faults in the lowered schedules themselves (what the executor
+ * runs), not only in the step list: a receive into the wrong slot, a message to the wrong
+ * process, and a send whose pieces go out in the wrong order. */
+typedef struct bad_world {
+    const xfer_iso_nbh_t *n;
+    const xfer_iso_sched_t *s;
+    int fault; /* 0 wrong peer, 1 pieces swapped */
+} bad_world_t;
+
+static xfer_status_t bad_build(void *ctx, int rank, xfer_sched_t **out)
+{
+    const bad_world_t *w = ctx;
+    xfer_status_t st = xfer_iso_lower(w->n, w->s, rank, out);
+    if (st != XFER_SUCCESS || rank != 1)
+        return st;
+    for (int k = 0; k < (*out)->nops; k++) {
+        xfer_op_t *op = &(*out)->ops[k];
+        if (op->kind != XFER_OP_SEND)
+            continue;
+        if (w->fault == 0) {
+            op->peer = (op->peer + 1) % (*out)->n[0];
+            break;
+        }
+        if (op->npieces >= 2) {
+            xfer_piece_t t = (*out)->pieces[op->piece0];
+            (*out)->pieces[op->piece0] = (*out)->pieces[op->piece0 + 1];
+            (*out)->pieces[op->piece0 + 1] = t;
+            break;
+        }
+    }
+    return XFER_SUCCESS;
+}
+
+static int good_expect(void *ctx, int rank, size_t u, size_t *want)
+{
+    const bad_world_t *w = ctx;
+    const int src = xfer_iso_shift(w->n, rank, &w->n->off[u * (size_t) w->n->d], -1);
+    *want = (size_t) src * (size_t) w->n->s + u;
+    return src >= 0;
+}
+
+static void test_engine_sim_fails(void)
+{
+    int dims[] = {4, 3};
+    int o[] = {1, 0, 0, 1, 1, 1, -1, 1};
+    xfer_iso_nbh_t n = nbh(2, dims, 4, o);
+    xfer_iso_sched_t s;
+    UCHECK(xfer_iso_sched_build(&n, "torus", XFER_ISO_OP_ALLTOALL, &s) == XFER_SUCCESS, "build");
+    UCHECK(xfer_iso_sched_simulate(&n, &s, NULL, NULL) == XFER_SUCCESS, "torus: %s",
+           xfer_last_error());
+    for (int fault = 0; fault < 2; fault++) {
+        bad_world_t w = {&n, &s, fault};
+        xfer_sim_flat_t f = {xfer_iso_size(&n), &w, bad_build, good_expect};
+        xfer_status_t st = xfer_sim_run_flat(&f, NULL, NULL);
+        UCHECK(st == XFER_ERR_VERIFY || st == XFER_ERR_DEADLOCK, "fault %d not caught (%d)", fault,
+               st);
+    }
+    s.parts[s.nparts - 1].rslot = (s.parts[s.nparts - 1].rslot + 1) % 4;
+    UCHECK(xfer_iso_sched_simulate(&n, &s, NULL, NULL) == XFER_ERR_VERIFY,
+           "wrong receive slot not caught by the engine simulation");
+    xfer_iso_sched_fini(&s);
+    checks += 4;
+}
+
 /* xfer_iso_stencil gives the neighbourhoods the generators above give, in the same order. */
 static void test_stencil(void)
 {
@@ -301,6 +371,7 @@ int main(void)
     test_shapes();
     test_random();
     test_verify_fails();
+    test_engine_sim_fails();
     test_stencil();
     return unit_finish("test_iso_sched", checks);
 }

@@ -614,6 +614,9 @@ xfer_status_t xfer_iso_simulate(const char *algorithm, int allgather, int ndims,
     if (st != XFER_SUCCESS)
         return st;
     st = xfer_iso_sched_verify(&n, &sc);
+    if (st == XFER_SUCCESS) /* and the schedules the executor runs, through the engine's
+                             * simulator: every process's lowered schedule, together */
+        st = xfer_iso_sched_simulate(&n, &sc, NULL, NULL);
     if (rounds)
         *rounds = xfer_iso_sched_rounds(&sc);
     if (volume)

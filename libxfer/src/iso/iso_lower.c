@@ -10,6 +10,7 @@
  */
 #include "../core/core.h"
 #include "../sched/sched.h"
+#include "../sched/sim.h"
 #include "iso_sched.h"
 
 static int engine_buf(int iso_buf)
@@ -65,4 +66,36 @@ xfer_status_t xfer_iso_lower(const xfer_iso_nbh_t *n, const xfer_iso_sched_t *is
 fail:
     xfer_sched_destroy(&s);
     return st;
+}
+
+/* The simulator's view of one isomorphic collective: process r's lowered schedule, and what its
+ * receive block u must hold at the end (send block i of process r - C^u, i = u for all-to-all
+ * and 0 for allgather; nothing beyond a non-periodic edge). */
+typedef struct iso_world {
+    const xfer_iso_nbh_t *n;
+    const xfer_iso_sched_t *sc;
+} iso_world_t;
+
+static xfer_status_t world_build(void *ctx, int rank, xfer_sched_t **out)
+{
+    const iso_world_t *w = ctx;
+    return xfer_iso_lower(w->n, w->sc, rank, out);
+}
+
+static int world_expect(void *ctx, int rank, size_t u, size_t *want)
+{
+    const iso_world_t *w = ctx;
+    const int src = xfer_iso_shift(w->n, rank, &w->n->off[u * (size_t) w->n->d], -1);
+    if (src < 0)
+        return 0;
+    *want = w->sc->op == XFER_ISO_OP_ALLTOALL ? (size_t) src * (size_t) w->n->s + u : (size_t) src;
+    return 1;
+}
+
+xfer_status_t xfer_iso_sched_simulate(const xfer_iso_nbh_t *n, const xfer_iso_sched_t *is,
+                                      const xfer_sim_opts_t *opts, xfer_sim_stats_t *stats)
+{
+    iso_world_t w = {n, is};
+    xfer_sim_flat_t f = {xfer_iso_size(n), &w, world_build, world_expect};
+    return xfer_sim_run_flat(&f, opts, stats);
 }

@@ -151,6 +151,15 @@ struct xfer_sched;
 xfer_status_t xfer_iso_lower(const xfer_iso_nbh_t *n, const xfer_iso_sched_t *is, int rank,
                              struct xfer_sched **out);
 
+/* Lower @p is for every process of the torus and run the schedules together through the
+ * engine's simulator (sched/sim.h: availability, ports, races, deadlock, and every receive
+ * block holding the right process's block, edges untouched). @p opts, @p stats may be NULL. */
+struct xfer_sim_opts;
+struct xfer_sim_stats;
+xfer_status_t xfer_iso_sched_simulate(const xfer_iso_nbh_t *n, const xfer_iso_sched_t *is,
+                                      const struct xfer_sim_opts *opts,
+                                      struct xfer_sim_stats *stats);
+
 /* Shared by the torus and direct builders. */
 xfer_status_t xfer_iso_need_periodic(const xfer_iso_nbh_t *n, const char *algo);
 void xfer_iso_a2a_part(xfer_iso_sched_t *s, int i, int hops, int first);

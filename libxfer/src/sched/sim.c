@@ -13,6 +13,17 @@
 
 enum { ST_IDLE = 0, ST_POSTED, ST_DONE };
 
+/* One buffer range an operation reads or writes (the race check). */
+typedef struct {
+    int buf, write;
+    size_t off, len;
+} access_t;
+
+typedef struct access_acc {
+    access_t *a[2];
+    int cap;
+} access_acc_t;
+
 typedef struct sim_rank {
     xfer_sched_t *s;
     runvec_t map[XFER_NBUFS];
@@ -25,6 +36,7 @@ typedef struct sim_rank {
     double *end;       /* when it completed */
     runvec_t *cap;     /* labels a posted send carries */
     int *pend, npend;  /* posted point-to-point ops not yet matched, in posting order */
+    access_acc_t acc;  /* the race check's accesses of combined messages (pieces) */
     double clock, send_free, recv_free;
     size_t sent, recvd;
 } sim_rank_t;
@@ -43,7 +55,8 @@ typedef struct coll_inst {
 } coll_inst_t;
 
 typedef struct sim {
-    const xfer_shape_t *shape;
+    const xfer_shape_t *shape;   /* inter-group schedules, or */
+    const xfer_sim_flat_t *flat; /* a world of flat ones */
     xfer_sim_opts_t o;
     int N;
     sim_rank_t *r;
@@ -54,14 +67,16 @@ typedef struct sim {
     xfer_hmap_t coll;     /* (slot, color, call) -> instance + 1 */
     coll_inst_t *insts;
     int ninsts, insts_cap;
-    runvec_t tmp; /* scratch labels */
+    runvec_t tmp, tmp2; /* scratch labels */
     xfer_sim_stats_t st;
     xfer_status_t err;
 } sim_t;
 
 static void rank_name(const sim_t *m, int merged, char *out, size_t len)
 {
-    if (merged < m->shape->n[0])
+    if (m->flat)
+        snprintf(out, len, "P%d", merged);
+    else if (merged < m->shape->n[0])
         snprintf(out, len, "A%d", merged);
     else
         snprintf(out, len, "B%d", merged - m->shape->n[0]);
@@ -152,15 +167,22 @@ static int is_coll(int kind)
 /* ---- round-level checks ------------------------------------------------------------------------
  */
 
-typedef struct {
-    int buf, write;
-    size_t off, len;
-} access_t;
-
-static int accesses(const sim_rank_t *R, const xfer_op_t *op, access_t a[2])
+/* The ranges @p op touches, into @p a (room for two), or for a combined message into the rank's
+ * access buffer @p which; *@p out is where they are. */
+static int accesses(const sim_rank_t *R, const xfer_op_t *op, access_t a[2], int which,
+                    access_t **out)
 {
-    int n = 0;
+    int n = 0, i;
     const xfer_sched_t *s = R->s;
+    *out = a;
+    if ((op->kind == XFER_OP_SEND || op->kind == XFER_OP_RECV) && op->npieces > 0) {
+        *out = R->acc.a[which];
+        for (i = 0; i < op->npieces && i < R->acc.cap; i++) {
+            const xfer_piece_t *pc = &s->pieces[op->piece0 + i];
+            (*out)[n++] = (access_t){pc->buf, op->kind == XFER_OP_RECV, pc->off, pc->len};
+        }
+        return n;
+    }
     switch (op->kind) {
     case XFER_OP_SEND:
         a[n++] = (access_t){op->buf, 0, op->off, op->len};
@@ -249,8 +271,9 @@ static void check_round(sim_t *m, int rank)
         return; /* pairwise race check bounded; such rounds are chains of disjoint pieces */
     for (i = 0; i < v->n; i++)
         for (j = i + 1; j < v->n; j++) {
-            access_t a[2], b[2];
-            int na = accesses(R, &v->ops[i], a), nb = accesses(R, &v->ops[j], b), x, y;
+            access_t a2[2], b2[2], *a, *b;
+            int na = accesses(R, &v->ops[i], a2, 0, &a), nb = accesses(R, &v->ops[j], b2, 1, &b);
+            int x, y;
             if (v->ops[i].chain && v->ops[i].chain == v->ops[j].chain)
                 continue; /* one after the other */
             if (depends(s, v, j, i))
@@ -379,7 +402,7 @@ static int take(sim_t *m, int rank, int buf, size_t off, size_t len, const char 
     }
     rank_name(m, rank, me, sizeof(me));
     snprintf(b, sizeof(b), "byte %zu", gap);
-    if (buf == XFER_BUF_RECV)
+    if (buf == XFER_BUF_RECV && !m->flat)
         block_name(m, R->s->group == 0 ? 1 : 0, gap, b, sizeof(b));
     fail(m, XFER_ERR_VERIFY,
          "%s: round %d: %s %s %s[%zu..%zu) but does not hold %s there (message availability)",
@@ -402,7 +425,28 @@ static void deliver(sim_t *m, int srank, int ks, int rrank, int kr)
              S->round, R->round, a, so->len, b, ro->len);
         return;
     }
-    if (!xfer_rv_put(&R->map[ro->buf], ro->off, ro->len, &S->cap[ks])) {
+    if (ro->npieces > 0) { /* scattered over the receive's pieces, in order */
+        size_t pos = 0, gap = 0;
+        int j;
+        for (j = 0; j < ro->npieces; j++)
+            pos += R->s->pieces[ro->piece0 + j].len;
+        if (pos != ro->len) {
+            fail(m, XFER_ERR_VERIFY,
+                 "%s: round %d: a combined receive of %zu units has pieces of %zu", R->s->algo,
+                 R->round, ro->len, pos);
+            return;
+        }
+        for (j = 0, pos = 0; j < ro->npieces; j++) {
+            const xfer_piece_t *pc = &R->s->pieces[ro->piece0 + j];
+            m->tmp2.n = 0;
+            if (!xfer_rv_get(&S->cap[ks], pos, pc->len, 0, &m->tmp2, &gap) ||
+                !xfer_rv_put(&R->map[pc->buf], pc->off, pc->len, &m->tmp2)) {
+                fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+                return;
+            }
+            pos += pc->len;
+        }
+    } else if (!xfer_rv_put(&R->map[ro->buf], ro->off, ro->len, &S->cap[ks])) {
         fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         return;
     }
@@ -424,20 +468,39 @@ static void post_p2p(sim_t *m, int rank, int k)
     sim_rank_t *P;
     int i;
 
-    if (op->peer < 0 || op->peer >= m->N || op->peer == rank) {
+    /* a flat world's local steps may be messages to self (MPI allows them) */
+    if (op->peer < 0 || op->peer >= m->N || (op->peer == rank && !m->flat)) {
         fail(m, XFER_ERR_VERIFY, "%s: round %d: point-to-point operation with peer %d", R->s->algo,
              R->round, op->peer);
         return;
     }
     if (op->kind == XFER_OP_SEND) { /* the data leaves as the sender holds it now */
-        if (!take(m, rank, op->buf, op->off, op->len, "sends"))
-            return;
+        const xfer_piece_t *pc = op->npieces > 0 ? &R->s->pieces[op->piece0] : NULL;
+        const int n = op->npieces > 0 ? op->npieces : 1;
+        size_t pos = 0;
+        int j;
         R->cap[k].n = 0;
-        for (i = 0; i < m->tmp.n; i++)
-            if (!xfer_rv_push(&R->cap[k], m->tmp.r[i])) {
-                fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+        for (j = 0; j < n; j++) { /* a combined message: its pieces one after the other */
+            const int buf = pc ? pc[j].buf : op->buf;
+            const size_t off = pc ? pc[j].off : op->off, len = pc ? pc[j].len : op->len;
+            if (!take(m, rank, buf, off, len, "sends"))
                 return;
+            for (i = 0; i < m->tmp.n; i++) {
+                run_t x = m->tmp.r[i];
+                x.off += pos;
+                if (!xfer_rv_push(&R->cap[k], x)) {
+                    fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+                    return;
+                }
             }
+            pos += len;
+        }
+        if (pos != op->len) {
+            fail(m, XFER_ERR_VERIFY,
+                 "%s: round %d: a combined message of %zu units has pieces of %zu", R->s->algo,
+                 R->round, op->len, pos);
+            return;
+        }
     }
     P = &m->r[op->peer];
     for (i = 0; i < P->npend; i++) { /* the peer's first matching operation, in post order */
@@ -682,8 +745,8 @@ static void describe_stuck(sim_t *m)
                 if (!is_coll(o->kind))
                     rank_name(m, o->peer, peer, sizeof(peer));
                 fail(m, XFER_ERR_DEADLOCK,
-                     "%s/%s: deadlock: %s waits in round %d on a %s of %zu bytes with %s",
-                     R->s->algo, R->s->variant, me, R->round, xfer_op_name(o->kind), o->len, peer);
+                     "%s/%s: deadlock: %s waits in round %d on a %s of %zu %s with %s", R->s->algo,
+                     R->s->variant, me, R->round, xfer_op_name(o->kind), o->len, R->s->unit, peer);
                 return;
             }
     }
@@ -745,6 +808,8 @@ static void sim_free(sim_t *m)
             xfer_free(R->cap);
             xfer_free(R->pend);
             xfer_free(R->wait);
+            xfer_free(R->acc.a[0]);
+            xfer_free(R->acc.a[1]);
         }
     for (i = 0; i < m->ninsts; i++) {
         xfer_free(m->insts[i].rank);
@@ -754,28 +819,17 @@ static void sim_free(sim_t *m)
     xfer_free(m->r);
     xfer_free(m->heap);
     xfer_rv_free(&m->tmp);
+    xfer_rv_free(&m->tmp2);
     xfer_hmap_fini(&m->coll_seq);
     xfer_hmap_fini(&m->coll);
 }
 
-static xfer_status_t setup_rank(sim_t *m, int rank, xfer_builder_fn build)
+/* Per-rank simulator state for the schedule already in R->s. */
+static xfer_status_t setup_state(sim_rank_t *R, int rank)
 {
-    const xfer_shape_t *sh = m->shape;
-    const int g = rank < sh->n[0] ? 0 : 1, r = g ? rank - sh->n[0] : rank;
-    sim_rank_t *R = &m->r[rank];
-    xfer_status_t st;
-    int w;
+    const int w = xfer_sched_widest_round(R->s);
+    int k, most = 0;
 
-    XFER_CHECK_GOTO(xfer_sched_create(sh, g, r, &R->s), st, out);
-    XFER_CHECK_GOTO(build(sh, R->s), st, out);
-    if (R->s->npieces > 0) {
-        st = XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                      "%s: combined messages are not simulated (isomorphic schedules are checked "
-                      "by xfer_iso_simulate)",
-                      R->s->algo);
-        goto out;
-    }
-    w = xfer_sched_widest_round(R->s);
     R->scratch = R->s->gen ? xfer_malloc((size_t) w * sizeof(xfer_op_t)) : NULL;
     R->st = xfer_malloc((size_t) w);
     R->post = xfer_malloc((size_t) w * sizeof(double));
@@ -784,12 +838,55 @@ static xfer_status_t setup_rank(sim_t *m, int rank, xfer_builder_fn build)
     R->pend = xfer_malloc((size_t) w * sizeof(int));
     R->wait = xfer_malloc((size_t) w * sizeof(int));
     if ((R->s->gen && !R->scratch) || !R->st || !R->post || !R->end || !R->cap || !R->pend ||
-        !R->wait) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state of rank %d", rank);
-        goto out;
+        !R->wait)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state of rank %d", rank);
+    if (R->s->npieces > 0) { /* room for the widest combined message's accesses */
+        for (k = 0; k < R->s->nops; k++)
+            most = XFER_MAX(most, R->s->ops[k].npieces);
+        R->acc.a[0] = xfer_malloc((size_t) most * sizeof(access_t));
+        R->acc.a[1] = xfer_malloc((size_t) most * sizeof(access_t));
+        if (!R->acc.a[0] || !R->acc.a[1])
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state of rank %d", rank);
+        R->acc.cap = most;
     }
+    return XFER_SUCCESS;
+}
+
+static xfer_status_t setup_rank(sim_t *m, int rank, xfer_builder_fn build)
+{
+    const xfer_shape_t *sh = m->shape;
+    const int g = rank < sh->n[0] ? 0 : 1, r = g ? rank - sh->n[0] : rank;
+    sim_rank_t *R = &m->r[rank];
+    xfer_status_t st;
+
+    XFER_CHECK_GOTO(xfer_sched_create(sh, g, r, &R->s), st, out);
+    XFER_CHECK_GOTO(build(sh, R->s), st, out);
+    XFER_CHECK_GOTO(setup_state(R, rank), st, out);
     if (R->s->send_bytes) { /* the rank's own block, at its global offset */
         run_t x = {0, R->s->send_bytes, xfer_shape_offset(sh, g, r), g};
+        if (!xfer_rv_push(&R->map[XFER_BUF_SEND], x))
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator labels");
+    }
+out:
+    return st;
+}
+
+static xfer_status_t setup_flat_rank(sim_t *m, int rank)
+{
+    sim_rank_t *R = &m->r[rank];
+    xfer_status_t st;
+
+    XFER_CHECK_GOTO(m->flat->build(m->flat->ctx, rank, &R->s), st, out);
+    if (!R->s || R->s->n[0] != m->N || R->s->rank != rank) {
+        st = XFER_ERR(XFER_ERR_VERIFY,
+                      "flat world of %d: the schedule built for process %d is "
+                      "not one of its own",
+                      m->N, rank);
+        goto out;
+    }
+    XFER_CHECK_GOTO(setup_state(R, rank), st, out);
+    if (R->s->send_bytes) { /* global blocks [rank * send, (rank + 1) * send) */
+        run_t x = {0, R->s->send_bytes, (size_t) rank * R->s->send_bytes, 0};
         if (!xfer_rv_push(&R->map[XFER_BUF_SEND], x))
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator labels");
     }
@@ -804,58 +901,74 @@ void xfer_sim_opts_default(xfer_sim_opts_t *o)
     o->check_ports = 1;
 }
 
-xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
-                           const xfer_sim_opts_t *opts, xfer_sim_stats_t *stats)
+/* Every process of a flat world ends with the blocks expect() names, and nothing elsewhere. */
+static void verify_flat(sim_t *m)
 {
-    sim_t m;
-    xfer_status_t st = XFER_SUCCESS;
+    int rank;
+    for (rank = 0; rank < m->N && m->err == XFER_SUCCESS; rank++) {
+        const sim_rank_t *R = &m->r[rank];
+        size_t u, want, gap = 0;
+        for (u = 0; u < R->s->recv_bytes && m->err == XFER_SUCCESS; u++) {
+            const int has = m->flat->expect(m->flat->ctx, rank, u, &want);
+            const int held =
+                (m->tmp.n = 0, xfer_rv_get(&R->map[XFER_BUF_RECV], u, 1, 0, &m->tmp, &gap));
+            if (gap == (size_t) -1) {
+                fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+            } else if (has && !held) {
+                fail(m, XFER_ERR_VERIFY,
+                     "%s %s: P%d never receives its block %zu (global block "
+                     "%zu) (completeness)",
+                     R->s->algo, R->s->variant, rank, u, want);
+            } else if (has && m->tmp.r[0].goff != want) {
+                fail(m, XFER_ERR_VERIFY,
+                     "%s %s: P%d's block %zu holds global block %zu, "
+                     "expected %zu (order)",
+                     R->s->algo, R->s->variant, rank, u, m->tmp.r[0].goff, want);
+            } else if (!has && held) {
+                fail(m, XFER_ERR_VERIFY,
+                     "%s %s: P%d's block %zu has no sender (an edge) but was "
+                     "overwritten with global block %zu",
+                     R->s->algo, R->s->variant, rank, u, m->tmp.r[0].goff);
+            }
+        }
+    }
+}
+
+/* Run the schedules already set up, then check and summarise. */
+static xfer_status_t drive(sim_t *m, xfer_sim_stats_t *stats)
+{
     int rank, nslots = -1;
 
-    memset(&m, 0, sizeof(m));
-    m.shape = shape;
-    if (opts)
-        m.o = *opts;
-    else
-        xfer_sim_opts_default(&m.o);
-    m.N = shape->n[0] + shape->n[1];
-    if (shape->n[0] < 1 || shape->n[1] < 1 || m.N >= (1 << 22))
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "simulator shape %d x %d out of range", shape->n[0],
-                        shape->n[1]);
-    m.r = xfer_calloc((size_t) m.N, sizeof(sim_rank_t));
-    if (!m.r || !xfer_hmap_init(&m.coll_seq, 64) || !xfer_hmap_init(&m.coll, 64)) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state for %d ranks", m.N);
-        goto out;
+    for (rank = 0; rank < m->N; rank++) {
+        if (nslots >= 0 && m->r[rank].s->nslots != nslots)
+            return XFER_ERR(XFER_ERR_VERIFY, "%s: ranks disagree on the number of split slots",
+                            m->r[rank].s->algo);
+        nslots = m->r[rank].s->nslots;
     }
-    for (rank = 0; rank < m.N; rank++) {
-        XFER_CHECK_GOTO(setup_rank(&m, rank, build), st, out);
-        if (nslots >= 0 && m.r[rank].s->nslots != nslots) {
-            st = XFER_ERR(XFER_ERR_VERIFY, "%s: ranks disagree on the number of split slots",
-                          m.r[rank].s->algo);
-            goto out;
-        }
-        nslots = m.r[rank].s->nslots;
+    for (rank = 0; rank < m->N && m->err == XFER_SUCCESS; rank++)
+        start_round(m, rank);
+    while (m->nheap > 0 && m->err == XFER_SUCCESS) {
+        const ready_t x = dequeue(m);
+        post(m, x.rank, x.k);
     }
-    for (rank = 0; rank < m.N && m.err == XFER_SUCCESS; rank++)
-        start_round(&m, rank);
-    while (m.nheap > 0 && m.err == XFER_SUCCESS) {
-        const ready_t x = dequeue(&m);
-        post(&m, x.rank, x.k);
-    }
-    if (m.err == XFER_SUCCESS)
-        for (rank = 0; rank < m.N; rank++)
-            if (m.r[rank].round < m.r[rank].s->nrounds) {
-                describe_stuck(&m);
+    if (m->err == XFER_SUCCESS)
+        for (rank = 0; rank < m->N; rank++)
+            if (m->r[rank].round < m->r[rank].s->nrounds) {
+                describe_stuck(m);
                 break;
             }
-    if (m.err == XFER_SUCCESS)
-        verify(&m);
-    st = m.err;
-    if (st == XFER_SUCCESS && stats) {
+    if (m->err == XFER_SUCCESS) {
+        if (m->flat)
+            verify_flat(m);
+        else
+            verify(m);
+    }
+    if (m->err == XFER_SUCCESS && stats) {
         memset(stats, 0, sizeof(*stats));
-        stats->messages = m.st.messages;
-        stats->collectives = m.st.collectives;
-        for (rank = 0; rank < m.N; rank++) {
-            const sim_rank_t *R = &m.r[rank];
+        stats->messages = m->st.messages;
+        stats->collectives = m->st.collectives;
+        for (rank = 0; rank < m->N; rank++) {
+            const sim_rank_t *R = &m->r[rank];
             stats->steps = XFER_MAX(stats->steps, R->s->nrounds);
             stats->max_rounds = XFER_MAX(stats->max_rounds, R->active_rounds);
             stats->max_sent = XFER_MAX(stats->max_sent, R->sent);
@@ -865,9 +978,63 @@ xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
             stats->predicted = XFER_MAX(stats->predicted, R->clock);
         }
         /* each rank of B must receive p k_A = total[0] bytes, each rank of A total[1] */
-        stats->bound = (shape->total[0] || shape->total[1] ? m.o.alpha : 0.0) +
-                       m.o.beta * (double) XFER_MAX(shape->total[0], shape->total[1]);
+        if (m->shape)
+            stats->bound = (m->shape->total[0] || m->shape->total[1] ? m->o.alpha : 0.0) +
+                           m->o.beta * (double) XFER_MAX(m->shape->total[0], m->shape->total[1]);
     }
+    return m->err;
+}
+
+static xfer_status_t sim_init(sim_t *m, int N, const xfer_sim_opts_t *opts)
+{
+    m->N = N;
+    if (opts)
+        m->o = *opts;
+    else
+        xfer_sim_opts_default(&m->o);
+    m->r = xfer_calloc((size_t) N, sizeof(sim_rank_t));
+    if (!m->r || !xfer_hmap_init(&m->coll_seq, 64) || !xfer_hmap_init(&m->coll, 64))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state for %d ranks", N);
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
+                           const xfer_sim_opts_t *opts, xfer_sim_stats_t *stats)
+{
+    sim_t m;
+    xfer_status_t st;
+    int rank;
+
+    memset(&m, 0, sizeof(m));
+    m.shape = shape;
+    if (shape->n[0] < 1 || shape->n[1] < 1 || shape->n[0] + shape->n[1] >= (1 << 22))
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "simulator shape %d x %d out of range", shape->n[0],
+                        shape->n[1]);
+    XFER_CHECK_GOTO(sim_init(&m, shape->n[0] + shape->n[1], opts), st, out);
+    for (rank = 0; rank < m.N; rank++)
+        XFER_CHECK_GOTO(setup_rank(&m, rank, build), st, out);
+    st = drive(&m, stats);
+out:
+    sim_free(&m);
+    return st;
+}
+
+xfer_status_t xfer_sim_run_flat(const xfer_sim_flat_t *world, const xfer_sim_opts_t *opts,
+                                xfer_sim_stats_t *stats)
+{
+    sim_t m;
+    xfer_status_t st;
+    int rank;
+
+    memset(&m, 0, sizeof(m));
+    m.flat = world;
+    if (!world || !world->build || !world->expect || world->n < 1 || world->n >= (1 << 22))
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "simulator: flat world of %d processes",
+                        world ? world->n : 0);
+    XFER_CHECK_GOTO(sim_init(&m, world->n, opts), st, out);
+    for (rank = 0; rank < m.N; rank++)
+        XFER_CHECK_GOTO(setup_flat_rank(&m, rank), st, out);
+    st = drive(&m, stats);
 out:
     sim_free(&m);
     return st;

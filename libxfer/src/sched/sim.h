@@ -48,4 +48,23 @@ void xfer_sim_opts_default(xfer_sim_opts_t *opts);
 xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
                            const xfer_sim_opts_t *opts, xfer_sim_stats_t *stats);
 
+/*
+ * A world of flat schedules (xfer_sched_create_flat: the isomorphic collectives): n processes,
+ * offsets and lengths in blocks. Process r's SEND buffer starts out holding the global blocks
+ * [r * send, (r + 1) * send) (send = its schedule's send_bytes); at the end RECV block u of
+ * process r must hold global block *want when expect() returns 1, and nothing when it returns 0
+ * (a neighbour beyond a non-periodic edge: the caller's block stays untouched). Combined
+ * messages (pieces) move their pieces in order. The same checks and costing as xfer_sim_run
+ * (beta is per block).
+ */
+typedef struct xfer_sim_flat {
+    int n;
+    void *ctx;
+    xfer_status_t (*build)(void *ctx, int rank, xfer_sched_t **out);
+    int (*expect)(void *ctx, int rank, size_t block, size_t *want);
+} xfer_sim_flat_t;
+
+xfer_status_t xfer_sim_run_flat(const xfer_sim_flat_t *world, const xfer_sim_opts_t *opts,
+                                xfer_sim_stats_t *stats);
+
 #endif /* XFER_SIM_H */
