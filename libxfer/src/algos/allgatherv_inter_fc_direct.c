@@ -43,18 +43,71 @@ static int by_slot(const void *a, const void *b)
     return (x->slot > y->slot) - (x->slot < y->slot);
 }
 
+/* Does direction g -> 1-g go by pieces and a ring (else every block straight to every rank)?
+ * Direct makes g's busiest sender send n_{1-g} times its block; when that exceeds what any
+ * receiver must take in at all (the larger group total), the pieces spread it. */
+static int by_pieces(const xfer_shape_t *shape, int g)
+{
+    const double most = (double) XFER_MAX(shape->total[0], shape->total[1]);
+    return shape->n[1 - g] > 1 &&
+           (double) shape->n[1 - g] * (double) xfer_cost_max_count(shape, g) > most;
+}
+
+/* The piece of sender r of group g (its block, global bytes [R, R+k)) for receiver j of the
+ * other group (global segment j of K_g cut into n parts): [*lo, *hi), empty when *hi <= *lo. */
+static void piece_of(const xfer_shape_t *shape, int g, int r, int j, size_t *lo, size_t *hi)
+{
+    const size_t K = shape->total[g], n = (size_t) shape->n[1 - g];
+    const size_t R = xfer_shape_offset(shape, g, r), k = xfer_shape_count(shape, g, r);
+    const size_t s0 = xfer_seg_start(K, (int) n, j), s1 = s0 + xfer_seg_len(K, (int) n, j);
+    *lo = XFER_MAX(R, s0);
+    *hi = XFER_MIN(R + k, s1);
+}
+
+/* Receivers of group h = 1-g pass the segments of g's bytes around their ring: in step t rank j
+ * forwards segment j - t to j + 1 and takes segment j - t - 1 from j - 1 (chains 5 and 6, beside
+ * the slot chains). Step 0 waits for the pieces of j's own segment (ops [first, last)). */
+static void ring_segments(const xfer_shape_t *shape, xfer_sched_t *s, int g, int first, int last)
+{
+    const int h = 1 - g, n = shape->n[h], j = s->rank;
+    const size_t K = shape->total[g];
+    const int next = xfer_merged_rank(shape, h, (j + 1) % n);
+    const int prev = xfer_merged_rank(shape, h, (j - 1 + n) % n);
+    int t, got = -1, k;
+
+    for (t = 0; t < n - 1; t++) {
+        const int out = xfer_mod(j - t, n), in = xfer_mod(j - t - 1, n);
+        if (xfer_seg_len(K, n, out) > 0) {
+            xfer_sched_send(s, next, XFER_BUF_RECV, xfer_seg_start(K, n, out),
+                            xfer_seg_len(K, n, out), 6);
+            if (t == 0)
+                for (k = first; k < last; k++)
+                    xfer_sched_dep(s, k);
+            else
+                xfer_sched_dep(s, got);
+        }
+        if (xfer_seg_len(K, n, in) > 0) {
+            xfer_sched_recv(s, prev, XFER_BUF_RECV, xfer_seg_start(K, n, in),
+                            xfer_seg_len(K, n, in), 5);
+            got = xfer_sched_last(s);
+        }
+    }
+}
+
 xfer_status_t xfer_build_fc_direct(const xfer_shape_t *shape, xfer_sched_t *s)
 {
     const int L = shape->n[0] >= shape->n[1] ? 0 : 1, S = 1 - L;
     const int P = shape->n[L], Q = shape->n[S], d = P / 2;
     const int g = s->group, other = 1 - g, me = s->rank, n = shape->n[other];
+    const int send_pieces = by_pieces(shape, g), recv_pieces = by_pieces(shape, other);
     const size_t mine = xfer_shape_count(shape, g, me);
     slot_peer_t *out, *in;
-    int j;
+    int j, first = -1, last = -1;
 
     s->algo = "fc_direct";
-    s->variant = L == 0 ? "L=A" : "L=B";
-    s->max_ports = P >= 6 ? 2 : 1;
+    s->variant = send_pieces || recv_pieces ? (L == 0 ? "L=A/pieces" : "L=B/pieces")
+                                            : (L == 0 ? "L=A" : "L=B");
+    s->max_ports = (P >= 6 ? 2 : 1) + recv_pieces;
     out = malloc(sizeof(*out) * (size_t) n);
     in = malloc(sizeof(*in) * (size_t) n);
     if (!out || !in) {
@@ -74,17 +127,39 @@ xfer_status_t xfer_build_fc_direct(const xfer_shape_t *shape, xfer_sched_t *s)
     /* Receive and send chains, interleaved so both first transfers start at once. With P >= 6
      * two transfers per direction are in flight (chains alternate), which hides each transfer's
      * handshake; the d = P/2 slots between a pair's two directions still leave a free slot on
-     * either side. With fewer slots one at a time keeps the pairs one-way. */
+     * either side. With fewer slots one at a time keeps the pairs one-way. A direction that goes
+     * by pieces keeps the slots and moves only the pieces. */
     for (j = 0; j < n; j++) {
-        const int y = in[j].peer, chain = P >= 6 ? 2 * (j % 2) : 0;
-        const size_t len = xfer_shape_count(shape, other, y);
-        if (len > 0)
-            xfer_sched_recv(s, xfer_merged_rank(shape, other, y), XFER_BUF_RECV,
-                            xfer_shape_offset(shape, other, y), len, 2 + chain);
-        if (mine > 0)
-            xfer_sched_send(s, xfer_merged_rank(shape, other, out[j].peer), XFER_BUF_SEND, 0, mine,
+        const int y = in[j].peer, z = out[j].peer, chain = P >= 6 ? 2 * (j % 2) : 0;
+        size_t lo, hi;
+        if (recv_pieces)
+            piece_of(shape, other, y, me, &lo, &hi);
+        else {
+            lo = xfer_shape_offset(shape, other, y);
+            hi = lo + xfer_shape_count(shape, other, y);
+        }
+        if (hi > lo) {
+            xfer_sched_recv(s, xfer_merged_rank(shape, other, y), XFER_BUF_RECV, lo, hi - lo,
+                            2 + chain);
+            if (first < 0)
+                first = xfer_sched_last(s);
+            last = xfer_sched_last(s) + 1;
+        }
+        if (send_pieces) {
+            const size_t R = xfer_shape_offset(shape, g, me);
+            piece_of(shape, g, me, z, &lo, &hi);
+            lo -= XFER_MIN(lo, R);
+            hi = hi > R ? hi - R : 0;
+        } else {
+            lo = 0;
+            hi = mine;
+        }
+        if (hi > lo)
+            xfer_sched_send(s, xfer_merged_rank(shape, other, z), XFER_BUF_SEND, lo, hi - lo,
                             1 + chain);
     }
+    if (recv_pieces)
+        ring_segments(shape, s, other, XFER_MAX(first, 0), XFER_MAX(last, 0));
     free(out);
     free(in);
     return xfer_sched_finish(s);
@@ -95,13 +170,21 @@ xfer_status_t xfer_build_fc_direct(const xfer_shape_t *shape, xfer_sched_t *s)
 static double cost_fc_direct(const xfer_shape_t *s, double a, double b)
 {
     const int P = XFER_MAX(s->n[0], s->n[1]);
-    double bytes = (double) XFER_MAX(s->total[0], s->total[1]);
+    double bytes = 0.0, lat = P;
     int g;
     if (s->total[0] == 0 && s->total[1] == 0)
         return 0.0;
-    for (g = 0; g < 2; g++) /* the busiest sender: its block to every rank of the other group */
-        bytes = XFER_MAX(bytes, (double) s->n[1 - g] * (double) xfer_cost_max_count(s, g));
-    return P * a + bytes * b;
+    for (g = 0; g < 2; g++) { /* direction g -> 1-g: its busiest port */
+        const int n = s->n[1 - g];
+        const double K = (double) s->total[g];
+        if (by_pieces(s, g)) { /* the pieces, then the receivers' ring */
+            bytes = XFER_MAX(bytes, K + K / n);
+            lat = XFER_MAX(lat, P + n);
+        } else {
+            bytes = XFER_MAX(bytes, XFER_MAX(K, (double) n * (double) xfer_cost_max_count(s, g)));
+        }
+    }
+    return lat * a + bytes * b;
 }
 
 const xfer_algo_t xfer_algo_fc_direct = {
