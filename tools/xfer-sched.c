@@ -6,6 +6,11 @@
  *                     [--duplex half|full] [--reverse] [--alpha A] [--beta B]
  *   xfer-sched cost   (same options)       figures: steps, traffic, predicted time vs bound
  *   xfer-sched dump   (same options) --rank A3|B0      one rank's schedule
+ *   --algo hier:INNER (or all with any of these): node staging on virtual nodes of
+ *                     --node-size K ranks (default 2; --node-size-b K for group B), block or
+ *                     --roundrobin placement, --senders L stripes, --hier-sync flags|barrier,
+ *                     --calls C consecutive calls (default 3: both window parities, reuse),
+ *                     --jitter RUNS more runs with random local delays (default 16)
  *   xfer-sched sweep  --max N [--algo NAME|all] [--count K]
  *                     verify every p, q in 1..N, half (both directions) and full duplex
  *   mpiexec -n 2 xfer-sched measure        ping-pong: alpha and beta of this MPI
@@ -39,6 +44,8 @@ typedef struct {
     size_t count, count_b;
     int count_b_set;
     xfer_sim_params_t params;
+    xfer_sim_nodes_t nodes; /* hier:INNER on virtual nodes */
+    int nodes_set;
 } opts_t;
 
 static double now(void)
@@ -54,6 +61,9 @@ static void usage(FILE *f)
                "                  [--count K [--count-b K] | --counts-file F]\n"
                "                  [--duplex half|full] [--reverse] [--rank A3|B0]\n"
                "                  [--alpha SECONDS] [--beta SECONDS_PER_BYTE]\n"
+               "                  --algo hier:INNER: on virtual nodes [--node-size K]\n"
+               "                  [--node-size-b K] [--roundrobin] [--senders L]\n"
+               "                  [--hier-sync flags|barrier] [--calls C] [--jitter RUNS]\n"
                "       xfer-sched sweep --max N [--algo NAME|all] [--count K]\n"
                "       mpiexec -n 2 xfer-sched measure\n"
                "       xfer-sched iso --dims X,Y,.. (--moore R [--positive] | --vonneumann |\n"
@@ -97,6 +107,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     o->count = 1024;
     o->algo = "all";
     xfer_sim_params_init(&o->params);
+    xfer_sim_nodes_init(&o->nodes);
     if (argc < 2)
         return 0;
     o->cmd = argv[1];
@@ -104,6 +115,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--reverse")) {
             o->reverse = 1;
+            continue;
+        }
+        if (!strcmp(a, "--roundrobin")) {
+            o->nodes.roundrobin = o->nodes_set = 1;
             continue;
         }
         if (!val) {
@@ -132,7 +147,26 @@ static int parse_args(int argc, char **argv, opts_t *o)
             ;
         else if (!strcmp(a, "--beta") && parse_double(val, "--beta", &o->params.beta))
             ;
-        else if (!strcmp(a, "--duplex") && (!strcmp(val, "half") || !strcmp(val, "full"))) {
+        else if (!strcmp(a, "--node-size") && parse_long(val, a, 1, 1 << 20, &v)) {
+            o->nodes.node_size[0] = o->nodes.node_size[1] = (int) v;
+            o->nodes_set = 1;
+        } else if (!strcmp(a, "--node-size-b") && parse_long(val, a, 1, 1 << 20, &v)) {
+            o->nodes.node_size[1] = (int) v;
+            o->nodes_set = 1;
+        } else if (!strcmp(a, "--senders") && parse_long(val, a, 1, 1 << 20, &v)) {
+            o->nodes.senders = (int) v;
+            o->nodes_set = 1;
+        } else if (!strcmp(a, "--jitter") && parse_long(val, a, 0, 100000, &v)) {
+            o->nodes.jitter_runs = (int) v;
+            o->nodes_set = 1;
+        } else if (!strcmp(a, "--calls") && parse_long(val, a, 1, 1000, &v)) {
+            o->nodes.calls = (int) v;
+            o->nodes_set = 1;
+        } else if (!strcmp(a, "--hier-sync") &&
+                   (!strcmp(val, "flags") || !strcmp(val, "barrier"))) {
+            o->nodes.barrier = !strcmp(val, "barrier");
+            o->nodes_set = 1;
+        } else if (!strcmp(a, "--duplex") && (!strcmp(val, "half") || !strcmp(val, "full"))) {
             o->duplex_set = 1;
             o->full = !strcmp(val, "full");
         } else {
@@ -232,8 +266,11 @@ static int run_one(const opts_t *o, const char *algo, const size_t *file, int pr
     xfer_status_t st;
     double t0 = now();
 
-    make_sides(o, algo, file, &a, &b);
-    st = xfer_simulate(algo, &a, &b, &o->params, &r);
+    make_sides(o, !strncmp(algo, "hier:", 5) ? algo + 5 : algo, file, &a, &b);
+    if (!strncmp(algo, "hier:", 5))
+        st = xfer_simulate_hier(algo + 5, &a, &b, &o->nodes, &o->params, &r);
+    else
+        st = xfer_simulate(algo, &a, &b, &o->params, &r);
     if (st == XFER_ERR_NOT_SUPPORTED) {
         printf("%-12s p=%d q=%d: not applicable (%s)\n", algo, o->p, o->q, xfer_last_error());
         return 0;
@@ -262,9 +299,13 @@ static int for_each_algo(const opts_t *o, const size_t *file, int print_cost)
         return run_one(o, o->algo, file, print_cost);
     xfer_algorithm_count(&n);
     for (i = 0; i < n; i++) {
+        char name[80];
         int rc;
         xfer_algorithm_info(i, &info);
-        rc = run_one(o, info.name, file, print_cost);
+        if (o->nodes_set && !strcmp(info.name, "native"))
+            continue; /* with virtual nodes: every hier:INNER the simulator can follow */
+        snprintf(name, sizeof(name), "%s%s", o->nodes_set ? "hier:" : "", info.name);
+        rc = run_one(o, name, file, print_cost);
         worst = rc > worst ? rc : worst;
     }
     return worst;
@@ -288,8 +329,15 @@ static int cmd_dump(const opts_t *o, const size_t *file)
         fprintf(stderr, "xfer-sched: there is no rank %s\n", o->rank);
         return 2;
     }
-    make_sides(o, o->algo, file, &a, &b);
-    if (xfer_sched_build(o->algo, &a, &b, group, rank, &s) != XFER_SUCCESS) {
+    if (!strncmp(o->algo, "hier:", 5)) {
+        make_sides(o, o->algo + 5, file, &a, &b);
+        if (xfer_sched_build_hier(o->algo + 5, &a, &b, &o->nodes, group, rank, &s) !=
+            XFER_SUCCESS) {
+            fprintf(stderr, "xfer-sched: %s\n", xfer_last_error());
+            return 2;
+        }
+    } else if (make_sides(o, o->algo, file, &a, &b),
+               xfer_sched_build(o->algo, &a, &b, group, rank, &s) != XFER_SUCCESS) {
         fprintf(stderr, "xfer-sched: %s\n", xfer_last_error());
         return 2;
     }

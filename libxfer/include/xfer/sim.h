@@ -69,7 +69,46 @@ XFER_PUBLIC xfer_status_t xfer_sched_build(const char *algorithm, const xfer_sid
                                            const xfer_side_t *b, int group, int rank,
                                            xfer_sched_t **sched);
 
-/** Free a schedule from xfer_sched_build() (NULL accepted) and set it to NULL. */
+/**
+ * Virtual nodes for the hierarchical schedules (`hier:INNER`): both groups laid out as
+ * XFER_NODE_SIZE / XFER_NODE_MAP lay them out, staged through each node's shared window as
+ * XFER_HIER_SENDERS / XFER_HIER_SYNC say, and @p calls consecutive calls simulated (the window's
+ * two parities and its flags carry over from call to call, as in a run).
+ */
+typedef struct xfer_sim_nodes {
+    int node_size[2]; /**< ranks per node, group A and group B (>= 1) */
+    int roundrobin;   /**< place rank r on node r mod (nodes) instead of r / node_size */
+    int senders;      /**< stripes per node (1 .. the smallest node) */
+    int barrier;      /**< node barriers instead of the flag protocol */
+    int calls;        /**< consecutive calls (>= 1; 3 exercises both parities and reuse) */
+    int jitter_runs;  /**< runs besides the plain one in which copies and flag publications take
+                           random times and ranks run at random speeds (other interleavings,
+                           to expose a missing wait); the report is the plain run's */
+} xfer_sim_nodes_t;
+
+/** Defaults for @p nodes: nodes of 2 ranks, block placement, 1 sender, flags, 3 calls, 16
+ *  jittered runs. */
+XFER_PUBLIC xfer_status_t xfer_sim_nodes_init(xfer_sim_nodes_t *nodes);
+
+/**
+ * Simulate `hier:` @p inner (a registry algorithm that builds a schedule: not `native`, not
+ * `direct`, whose exchanges are tasks) on the shape (@p a, @p b) over the virtual nodes
+ * @p nodes: every rank's schedule, node windows, flags, stripes and node barriers; besides the
+ * checks of xfer_simulate(), a flag lowered by an unordered writer and data left over from an
+ * earlier call are violations. @p params may be NULL.
+ */
+XFER_PUBLIC xfer_status_t xfer_simulate_hier(const char *inner, const xfer_side_t *a,
+                                             const xfer_side_t *b, const xfer_sim_nodes_t *nodes,
+                                             const xfer_sim_params_t *params,
+                                             xfer_sim_report_t *report);
+
+/** The schedule rank @p rank of group @p group runs for `hier:` @p inner on @p nodes. */
+XFER_PUBLIC xfer_status_t xfer_sched_build_hier(const char *inner, const xfer_side_t *a,
+                                                const xfer_side_t *b, const xfer_sim_nodes_t *nodes,
+                                                int group, int rank, xfer_sched_t **sched);
+
+/** Free a schedule from xfer_sched_build() or xfer_sched_build_hier() (NULL accepted) and set it to
+ * NULL. */
 XFER_PUBLIC xfer_status_t xfer_sched_free(xfer_sched_t **sched);
 
 #ifdef __cplusplus

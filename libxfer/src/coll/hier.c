@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../core/core.h"
+#include "../sched/sim.h"
 #include "../topo/shwin.h"
 #include "coll.h"
 #include "hier.h"
@@ -382,26 +383,18 @@ out:
     return st;
 }
 
-xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
+/* Geometry and inner algorithm of @p p's staging, once the node layouts are known (t->nodes,
+ * t->group, t->rank): this rank's node and slot, the node aggregates, R's layout. */
+static xfer_status_t geometry(xfer_plan_t *p)
 {
     xfer_topo_t *t = p->topo;
+    xfer_hier_t *h = p->hier;
     const int g = t->group, o = 1 - g;
-    xfer_hier_t *h;
-    xfer_status_t st;
     size_t *cnt[2] = {NULL, NULL}, *pre[2] = {NULL, NULL};
     xfer_shape_t ns;
+    xfer_status_t st;
     const char *why;
 
-    h = xfer_calloc(1, sizeof(*h));
-    if (!h)
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "hierarchy state");
-    p->hier = h;
-    h->senders = p->opts.hier_senders;
-    h->sync = p->opts.hier_sync;
-    h->stripe = MPI_COMM_NULL;
-    h->native_req = MPI_REQUEST_NULL;
-    XFER_CHECK_GOTO(xfer_topo_nodes(t), st, out);
-    XFER_CHECK_GOTO(xfer_topo_stripes(t, h->senders, &h->stripe), st, out);
     h->node = t->nodes[g].node_of[t->rank];
     h->slot = t->nodes[g].slot_of[t->rank];
     h->node_size = t->nodes[g].node_size[h->node];
@@ -431,6 +424,33 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
         h->direct = strcmp(name, "direct") == 0;
         h->inner = h->direct ? NULL : xfer_algo_find(name);
     }
+    st = XFER_SUCCESS;
+out:
+    xfer_free(cnt[0]);
+    xfer_free(cnt[1]);
+    xfer_free(pre[0]);
+    xfer_free(pre[1]);
+    return st;
+}
+
+xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
+{
+    xfer_topo_t *t = p->topo;
+    const int o = 1 - t->group;
+    xfer_hier_t *h;
+    xfer_status_t st;
+
+    h = xfer_calloc(1, sizeof(*h));
+    if (!h)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "hierarchy state");
+    p->hier = h;
+    h->senders = p->opts.hier_senders;
+    h->sync = p->opts.hier_sync;
+    h->stripe = MPI_COMM_NULL;
+    h->native_req = MPI_REQUEST_NULL;
+    XFER_CHECK_GOTO(xfer_topo_nodes(t), st, out);
+    XFER_CHECK_GOTO(xfer_topo_stripes(t, h->senders, &h->stripe), st, out);
+    XFER_CHECK_GOTO(geometry(p), st, out);
 
     /* staging: blocking calls share the window cached on the intercommunicator; a persistent
      * plan has its own (another plan may be active at the same time) */
@@ -466,10 +486,6 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
     XFER_CHECK_GOTO(build(p), st, out);
     st = XFER_SUCCESS;
 out:
-    xfer_free(cnt[0]);
-    xfer_free(cnt[1]);
-    xfer_free(pre[0]);
-    xfer_free(pre[1]);
     return st;
 }
 
@@ -497,4 +513,138 @@ void xfer_hier_stats(const xfer_plan_t *p, xfer_op_stats_t *stats)
         stats->wait_s += stats->inter_s;
         stats->inter_s = 0.0;
     }
+}
+
+/* ---- virtual nodes: the schedules without MPI (simulator, xfer-sched) ----------------------- */
+
+static xfer_status_t virtual_layouts(const xfer_shape_t *shape, const xfer_hier_virtual_t *v,
+                                     xfer_nodes_t L[2])
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int g;
+    memset(L, 0, 2 * sizeof(*L));
+    for (g = 0; g < 2 && st == XFER_SUCCESS; g++)
+        st = xfer_nodes_virtual(&L[g], shape->n[g], v->node_size[g], v->roundrobin);
+    if (st == XFER_SUCCESS &&
+        (v->senders < 1 || v->senders > L[0].min_ppn || v->senders > L[1].min_ppn))
+        st = XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                      "%d senders per node, but the smallest node has %d ranks; use at most that "
+                      "many",
+                      v->senders, XFER_MIN(L[0].min_ppn, L[1].min_ppn));
+    return st;
+}
+
+static xfer_status_t virtual_build(const xfer_shape_t *shape, const xfer_hier_virtual_t *v,
+                                   xfer_nodes_t L[2], int g, int r, xfer_sched_t **out)
+{
+    xfer_plan_t *p = NULL;
+    xfer_topo_t *t = NULL, *st_topo = NULL;
+    xfer_hier_t *h = NULL;
+    xfer_status_t st;
+    const xfer_algo_t *a = v->inner ? xfer_algo_find(v->inner) : NULL;
+
+    *out = NULL;
+    if (!a || (a->flags & XFER_ALGO_NATIVE))
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "hier:%s on virtual nodes: give an inner algorithm that builds a schedule "
+                        "(hier:native and hier:direct exchange through tasks the simulator "
+                        "cannot follow)",
+                        v->inner ? v->inner : "auto");
+    p = xfer_calloc(1, sizeof(*p));
+    t = xfer_calloc(1, sizeof(*t));
+    st_topo = xfer_calloc(1, sizeof(*st_topo));
+    h = xfer_calloc(1, sizeof(*h));
+    if (!p || !t || !st_topo || !h) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "virtual hierarchy");
+        goto out;
+    }
+    t->group = g;
+    t->rank = r;
+    t->n[0] = shape->n[0];
+    t->n[1] = shape->n[1];
+    t->nnodes = L[0].nnodes + L[1].nnodes;
+    t->max_ppn = XFER_MAX(L[0].max_ppn, L[1].max_ppn);
+    t->nodes[0] = L[0];
+    t->nodes[1] = L[1];
+    t->have_nodes = 1;
+    p->topo = t;
+    p->shape = *shape;
+    p->my_bytes = xfer_shape_count(shape, g, r);
+    p->opts.hier_inner = a->name;
+    p->opts.hier_senders = v->senders;
+    p->opts.hier_sync = v->barrier ? XFER_HIER_BARRIER : XFER_HIER_FLAGS;
+    p->hier = h;
+    h->senders = v->senders;
+    h->sync = p->opts.hier_sync;
+    XFER_CHECK_GOTO(geometry(p), st, out);
+    /* the stripe: group g low as in the main numbering, this rank's node its rank */
+    st_topo->group = g;
+    st_topo->rank = h->node;
+    h->stripe_topo = st_topo;
+    XFER_CHECK_GOTO(build(p), st, out);
+    *out = p->sched;
+    p->sched = NULL;
+out:
+    if (p)
+        xfer_sched_destroy(&p->sched);
+    if (h) {
+        h->stripe_topo = NULL;
+        xfer_hier_free(&h);
+    }
+    xfer_free(st_topo);
+    xfer_free(t); /* the layouts are the caller's */
+    xfer_free(p);
+    return st;
+}
+
+xfer_status_t xfer_hier_sched_virtual(const xfer_shape_t *shape, const xfer_hier_virtual_t *v,
+                                      int g, int r, xfer_sched_t **out)
+{
+    xfer_nodes_t L[2];
+    xfer_status_t st = virtual_layouts(shape, v, L);
+    if (st == XFER_SUCCESS)
+        st = virtual_build(shape, v, L, g, r, out);
+    xfer_nodes_free(&L[0]);
+    xfer_nodes_free(&L[1]);
+    return st;
+}
+
+typedef struct virt_world {
+    const xfer_shape_t *shape;
+    const xfer_hier_virtual_t *v;
+    xfer_nodes_t *L;
+} virt_world_t;
+
+static xfer_status_t world_build(void *ctx, int g, int r, xfer_sched_t **out)
+{
+    const virt_world_t *w = ctx;
+    return virtual_build(w->shape, w->v, w->L, g, r, out);
+}
+
+xfer_status_t xfer_hier_simulate(const xfer_shape_t *shape, const xfer_hier_virtual_t *v, int calls,
+                                 const xfer_sim_opts_t *opts, xfer_sim_stats_t *stats)
+{
+    xfer_nodes_t L[2];
+    virt_world_t w = {shape, v, L};
+    xfer_sim_hier_t sh;
+    xfer_status_t st = virtual_layouts(shape, v, L);
+    int g;
+
+    if (st == XFER_SUCCESS) {
+        memset(&sh, 0, sizeof(sh));
+        for (g = 0; g < 2; g++) {
+            sh.nodes.nnodes[g] = L[g].nnodes;
+            sh.nodes.node_of[g] = L[g].node_of;
+            sh.nodes.slot_of[g] = L[g].slot_of;
+            sh.nodes.node_first[g] = L[g].node_first;
+            sh.nodes.members[g] = L[g].members;
+        }
+        sh.calls = calls;
+        sh.ctx = &w;
+        sh.build = world_build;
+        st = xfer_sim_run_hier(shape, &sh, opts, stats);
+    }
+    xfer_nodes_free(&L[0]);
+    xfer_nodes_free(&L[1]);
+    return st;
 }

@@ -53,6 +53,29 @@ xfer_status_t xfer_hier_predict(const struct xfer_topo *t, const xfer_shape_t *s
                                 const xfer_model_t *m, int sync, double *predicted,
                                 const char **inner);
 
+/* The schedule rank @p r of group @p g of a hierarchical plan runs, built without MPI on virtual
+ * nodes (the simulator's and xfer-sched's hierarchies): both groups on nodes of node_size[g]
+ * ranks, placed as XFER_NODE_SIZE / XFER_NODE_MAP place them, stripes numbered as
+ * xfer_topo_stripes numbers them (by node, group 0 low). The inner algorithm must be given and
+ * be a schedule builder: native and direct run as tasks the simulator cannot follow. */
+typedef struct xfer_hier_virtual {
+    int node_size[2];  /* ranks per node, each group */
+    int roundrobin;    /* XFER_NODE_MAP=roundrobin placement */
+    int senders;       /* stripes: at most the smallest node */
+    int barrier;       /* node barriers instead of flags */
+    const char *inner; /* registry name */
+} xfer_hier_virtual_t;
+
+xfer_status_t xfer_hier_sched_virtual(const xfer_shape_t *shape, const xfer_hier_virtual_t *v,
+                                      int g, int r, xfer_sched_t **out);
+
+/* Build every rank's schedule on virtual nodes and run @p calls consecutive calls of them through
+ * the simulator (sched/sim.h, xfer_sim_run_hier). @p opts, @p stats may be NULL. */
+struct xfer_sim_opts;
+struct xfer_sim_stats;
+xfer_status_t xfer_hier_simulate(const xfer_shape_t *shape, const xfer_hier_virtual_t *v, int calls,
+                                 const struct xfer_sim_opts *opts, struct xfer_sim_stats *stats);
+
 /* hier:direct: the exchange between the node windows of both groups, roles by arrival, as the
  * task @p task of the schedule. */
 xfer_status_t xfer_hier_direct_prepare(struct xfer_plan *p, xfer_exec_task_t *task);

@@ -682,6 +682,7 @@ xfer_status_t xfer_sched_embed(xfer_sched_t *dst, const xfer_sched_t *src,
         snprintf(dst->stripe_layout, sizeof(dst->stripe_layout), "%s/%s", src->algo, src->variant);
     } else
         dst->nslots = XFER_MAX(dst->nslots, src->nslots);
+    dst->max_ports = XFER_MAX(dst->max_ports, src->max_ports); /* its messages in flight */
     for (i = 0; i < src->ncounts; i++) {
         xfer_counts_t *c = &dst->counts[dst->ncounts];
         *c = src->counts[i];

@@ -3,114 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/core.h"
-#include "hmap.h"
-#include "sim.h"
-#include "sim_labels.h"
-
-/* ---- simulator state --------------------------------------------------------------------------
- */
-
-enum { ST_IDLE = 0, ST_POSTED, ST_DONE };
-
-/* One buffer range an operation reads or writes (the race check). */
-typedef struct {
-    int buf, write;
-    size_t off, len;
-} access_t;
-
-typedef struct access_acc {
-    access_t *a[2];
-    int cap;
-} access_acc_t;
-
-typedef struct sim_rank {
-    xfer_sched_t *s;
-    runvec_t map[XFER_NBUFS];
-    xfer_op_t *scratch;
-    xfer_round_view_t view;
-    int round, pending, active_rounds;
-    unsigned char *st; /* per op of the view */
-    int *wait;         /* per op: chain predecessor and explicit dependencies not complete */
-    double *post;      /* when the op was posted */
-    double *end;       /* when it completed */
-    runvec_t *cap;     /* labels a posted send carries */
-    int *pend, npend;  /* posted point-to-point ops not yet matched, in posting order */
-    access_acc_t acc;  /* the race check's accesses of combined messages (pieces) */
-    double clock, send_free, recv_free;
-    size_t sent, recvd;
-} sim_rank_t;
-
-/* An operation whose waits are all satisfied, to be posted at time t (ties: in the order they
- * became ready). */
-typedef struct ready {
-    double t;
-    unsigned long seq;
-    int rank, k;
-} ready_t;
-
-typedef struct coll_inst {
-    int posted;
-    int *rank, *op;
-} coll_inst_t;
-
-typedef struct sim {
-    const xfer_shape_t *shape;   /* inter-group schedules, or */
-    const xfer_sim_flat_t *flat; /* a world of flat ones */
-    xfer_sim_opts_t o;
-    int N;
-    sim_rank_t *r;
-    ready_t *heap; /* operations to post, earliest first (a binary min-heap) */
-    size_t nheap, heap_cap;
-    unsigned long seq;
-    xfer_hmap_t coll_seq; /* (rank, slot, color) -> next call number */
-    xfer_hmap_t coll;     /* (slot, color, call) -> instance + 1 */
-    coll_inst_t *insts;
-    int ninsts, insts_cap;
-    runvec_t tmp, tmp2; /* scratch labels */
-    xfer_sim_stats_t st;
-    xfer_status_t err;
-} sim_t;
-
-static void rank_name(const sim_t *m, int merged, char *out, size_t len)
-{
-    if (m->flat)
-        snprintf(out, len, "P%d", merged);
-    else if (merged < m->shape->n[0])
-        snprintf(out, len, "A%d", merged);
-    else
-        snprintf(out, len, "B%d", merged - m->shape->n[0]);
-}
-
-/* "block m_j of group X" for byte @p byte of group @p g's data. */
-static void block_name(const sim_t *m, int g, size_t byte, char *out, size_t len)
-{
-    const xfer_shape_t *sh = m->shape;
-    int lo = 0, hi = sh->n[g] - 1;
-    while (lo < hi) { /* last rank whose block starts at or before the byte */
-        int mid = lo + (hi - lo + 1) / 2;
-        if (xfer_shape_offset(sh, g, mid) <= byte)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    snprintf(out, len, "block %d of group %c (global byte %zu)", lo, g ? 'B' : 'A', byte);
-}
-
-static xfer_status_t fail(sim_t *m, xfer_status_t st, const char *fmt, ...) XFER_PRINTF(3, 4);
-
-static xfer_status_t fail(sim_t *m, xfer_status_t st, const char *fmt, ...)
-{
-    char msg[768];
-    va_list ap;
-    if (m->err != XFER_SUCCESS)
-        return m->err;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    m->err = XFER_ERR(st, "%s", msg);
-    return m->err;
-}
+#include "sim_int.h"
 
 static int earlier(const ready_t *a, const ready_t *b)
 {
@@ -119,7 +12,7 @@ static int earlier(const ready_t *a, const ready_t *b)
 
 /* Post operations in the order of the times they become ready, so that the ports' free times
  * are claimed in time order and the predicted time of a pipelined schedule holds. */
-static void enqueue(sim_t *m, int rank, int k)
+static void enqueue_at(sim_t *m, int rank, int k, double t, int finish)
 {
     ready_t x;
     size_t i;
@@ -127,19 +20,43 @@ static void enqueue(sim_t *m, int rank, int k)
         size_t cap = m->heap_cap ? m->heap_cap * 2 : 4096;
         ready_t *h = xfer_realloc_array(m->heap, cap, sizeof(*h));
         if (!h) {
-            fail(m, XFER_ERR_NO_MEMORY, "simulator queue");
+            sim_fail(m, XFER_ERR_NO_MEMORY, "simulator queue");
             return;
         }
         m->heap = h;
         m->heap_cap = cap;
     }
-    x.t = m->r[rank].post[k];
+    x.t = t;
     x.seq = m->seq++;
     x.rank = rank;
     x.k = k;
+    x.finish = finish;
     for (i = m->nheap++; i > 0 && earlier(&x, &m->heap[(i - 1) / 2]); i = (i - 1) / 2)
         m->heap[i] = m->heap[(i - 1) / 2];
     m->heap[i] = x;
+}
+
+static void enqueue(sim_t *m, int rank, int k)
+{
+    enqueue_at(m, rank, k, m->r[rank].post[k], 0);
+}
+
+void sim_defer(sim_t *m, int rank, int k, double t)
+{
+    enqueue_at(m, rank, k, t, 1);
+}
+
+static double rand01(sim_t *m)
+{
+    m->rng ^= m->rng << 13; /* xorshift64 */
+    m->rng ^= m->rng >> 7;
+    m->rng ^= m->rng << 17;
+    return (double) (m->rng >> 11) / 9007199254740992.0;
+}
+
+double sim_delay(sim_t *m, int rank)
+{
+    return m->o.jitter > 0 && m->slow ? m->o.jitter * m->slow[rank] * rand01(m) : 0.0;
 }
 
 static ready_t dequeue(sim_t *m)
@@ -159,142 +76,6 @@ static ready_t dequeue(sim_t *m)
     return top;
 }
 
-static int is_coll(int kind)
-{
-    return kind == XFER_OP_ALLGATHERV || kind == XFER_OP_BCAST || kind == XFER_OP_GATHERV;
-}
-
-/* ---- round-level checks ------------------------------------------------------------------------
- */
-
-/* The ranges @p op touches, into @p a (room for two), or for a combined message into the rank's
- * access buffer @p which; *@p out is where they are. */
-static int accesses(const sim_rank_t *R, const xfer_op_t *op, access_t a[2], int which,
-                    access_t **out)
-{
-    int n = 0, i;
-    const xfer_sched_t *s = R->s;
-    *out = a;
-    if ((op->kind == XFER_OP_SEND || op->kind == XFER_OP_RECV) && op->npieces > 0) {
-        *out = R->acc.a[which];
-        for (i = 0; i < op->npieces && i < R->acc.cap; i++) {
-            const xfer_piece_t *pc = &s->pieces[op->piece0 + i];
-            (*out)[n++] = (access_t){pc->buf, op->kind == XFER_OP_RECV, pc->off, pc->len};
-        }
-        return n;
-    }
-    switch (op->kind) {
-    case XFER_OP_SEND:
-        a[n++] = (access_t){op->buf, 0, op->off, op->len};
-        break;
-    case XFER_OP_RECV:
-        a[n++] = (access_t){op->buf, 1, op->off, op->len};
-        break;
-    case XFER_OP_COPY:
-        a[n++] = (access_t){op->buf, 0, op->off, op->len};
-        a[n++] = (access_t){op->buf2, 1, op->off2, op->len};
-        break;
-    case XFER_OP_ALLGATHERV:
-        a[n++] = (access_t){op->buf, 1, op->off, op->len};
-        break;
-    case XFER_OP_BCAST:
-        a[n++] = (access_t){op->buf, s->groups[op->group].my_index != op->peer, op->off, op->len};
-        break;
-    case XFER_OP_GATHERV:
-        a[n++] = (access_t){op->buf, 0, op->off, op->len};
-        if (s->groups[op->group].my_index == op->peer)
-            a[n++] = (access_t){op->buf2, 1, op->off2, xfer_counts_total(&s->counts[op->counts])};
-        break;
-    }
-    return n;
-}
-
-/* Does op @p j of view @p v wait (directly) for op @p i? */
-static int depends(const xfer_sched_t *s, const xfer_round_view_t *v, int j, int i)
-{
-    const xfer_op_t *o = &v->ops[j];
-    int d;
-    if (v->first < 0)
-        return 0;
-    for (d = 0; d < o->ndeps; d++)
-        if (s->deps[o->dep0 + d] == v->first + i)
-            return 1;
-    return 0;
-}
-
-static void check_round(sim_t *m, int rank)
-{
-    const sim_rank_t *R = &m->r[rank];
-    const xfer_sched_t *s = R->s;
-    const xfer_round_view_t *v = &R->view;
-    int sends = 0, recvs = 0, i, j, c;
-    unsigned long chains_s = 0, chains_r = 0; /* chains seen (first 64) */
-    char me[16], peer[16];
-
-    rank_name(m, rank, me, sizeof(me));
-    for (i = 0; i < v->n; i++) {
-        const xfer_op_t *op = &v->ops[i];
-        if (op->kind != XFER_OP_SEND && op->kind != XFER_OP_RECV)
-            continue;
-        if (s->ring_only) {
-            int d = ((op->peer - rank) % m->N + m->N) % m->N;
-            if (d != 1 && d != m->N - 1) {
-                rank_name(m, op->peer, peer, sizeof(peer));
-                fail(m, XFER_ERR_VERIFY, "%s: round %d: %s %s %s, which is not its ring neighbour",
-                     s->algo, R->round, me, op->kind == XFER_OP_SEND ? "sends to" : "receives from",
-                     peer);
-                return;
-            }
-        }
-        if (op->chain == 0) {
-            sends += op->kind == XFER_OP_SEND;
-            recvs += op->kind == XFER_OP_RECV;
-        } else {
-            unsigned long bit = 1ul << (op->chain % 64);
-            if (op->kind == XFER_OP_SEND && !(chains_s & bit)) {
-                chains_s |= bit;
-                sends++;
-            }
-            if (op->kind == XFER_OP_RECV && !(chains_r & bit)) {
-                chains_r |= bit;
-                recvs++;
-            }
-        }
-    }
-    if (m->o.check_ports && (sends > s->max_ports || recvs > s->max_ports)) {
-        fail(m, XFER_ERR_VERIFY,
-             "%s: round %d: %s starts %d sends and %d receives at once (single-port allows %d)",
-             s->algo, R->round, me, sends, recvs, s->max_ports);
-        return;
-    }
-    if (v->n > 256)
-        return; /* pairwise race check bounded; such rounds are chains of disjoint pieces */
-    for (i = 0; i < v->n; i++)
-        for (j = i + 1; j < v->n; j++) {
-            access_t a2[2], b2[2], *a, *b;
-            int na = accesses(R, &v->ops[i], a2, 0, &a), nb = accesses(R, &v->ops[j], b2, 1, &b);
-            int x, y;
-            if (v->ops[i].chain && v->ops[i].chain == v->ops[j].chain)
-                continue; /* one after the other */
-            if (depends(s, v, j, i))
-                continue;
-            for (x = 0; x < na; x++)
-                for (y = 0; y < nb; y++)
-                    if (a[x].buf == b[y].buf && (a[x].write || b[y].write) && a[x].len &&
-                        b[y].len && a[x].off < b[y].off + b[y].len &&
-                        b[y].off < a[x].off + a[x].len) {
-                        c = a[x].buf;
-                        fail(m, XFER_ERR_VERIFY,
-                             "%s: round %d: %s: %s and %s touch %s[%zu..%zu) at the same time",
-                             s->algo, R->round, me, xfer_op_name(v->ops[i].kind),
-                             xfer_op_name(v->ops[j].kind), xfer_buf_name(c),
-                             XFER_MAX(a[x].off, b[y].off),
-                             XFER_MIN(a[x].off + a[x].len, b[y].off + b[y].len));
-                        return;
-                    }
-        }
-}
-
 /* ---- rounds, posting, completion ----------------------------------------------------------------
  */
 
@@ -304,18 +85,24 @@ static void start_round(sim_t *m, int rank)
     const xfer_sched_t *s = R->s;
     int k, j;
 
-    while (R->round < s->nrounds && m->err == XFER_SUCCESS) {
-        xfer_status_t st = xfer_sched_round_view(s, R->round, R->scratch, &R->view);
-        if (st != XFER_SUCCESS) {
-            m->err = st;
-            return;
+    for (;;) {
+        while (R->round < s->nrounds && m->err == XFER_SUCCESS) {
+            xfer_status_t st = xfer_sched_round_view(s, R->round, R->scratch, &R->view);
+            if (st != XFER_SUCCESS) {
+                m->err = st;
+                return;
+            }
+            if (R->view.n > 0)
+                break;
+            R->round++;
         }
-        if (R->view.n > 0)
+        if (m->err != XFER_SUCCESS)
+            return;
+        if (R->round < s->nrounds)
             break;
-        R->round++;
+        if (!sim_next_call(m, rank)) /* a hierarchy's next call runs the schedule again */
+            return;
     }
-    if (R->round >= s->nrounds || m->err != XFER_SUCCESS)
-        return;
     R->active_rounds++;
     R->pending = R->view.n;
     R->npend = 0;
@@ -324,7 +111,7 @@ static void start_round(sim_t *m, int rank)
         R->post[k] = R->end[k] = R->clock;
         R->cap[k].n = 0;
     }
-    check_round(m, rank);
+    sim_check_round(m, rank);
     for (k = 0; k < R->view.n; k++) {
         const xfer_op_t *op = &R->view.ops[k];
         int first = 1, d;
@@ -335,10 +122,10 @@ static void start_round(sim_t *m, int rank)
         for (d = 0; d < op->ndeps; d++) {
             const int dep = s->deps[op->dep0 + d] - R->view.first;
             if (R->view.first < 0 || dep < 0 || dep >= k || (op->flags & XFER_OPF_NO_BARRIER)) {
-                fail(m, XFER_ERR_NOT_SUPPORTED,
-                     "%s: round %d: operation %d depends on an operation of another round; the "
-                     "simulator follows dependencies inside a round only",
-                     s->algo, R->round, R->view.first + k);
+                sim_fail(m, XFER_ERR_NOT_SUPPORTED,
+                         "%s: round %d: operation %d depends on an operation of another round; the "
+                         "simulator follows dependencies inside a round only",
+                         s->algo, R->round, R->view.first + k);
                 return;
             }
         }
@@ -356,7 +143,7 @@ static void satisfy(sim_t *m, int rank, int j, double t)
         enqueue(m, rank, j);
 }
 
-static void complete(sim_t *m, int rank, int k, double t)
+void sim_complete(sim_t *m, int rank, int k, double t)
 {
     sim_rank_t *R = &m->r[rank];
     const int chain = R->view.ops[k].chain;
@@ -394,20 +181,67 @@ static int take(sim_t *m, int rank, int buf, size_t off, size_t len, const char 
     char me[16], b[96];
 
     m->tmp.n = 0;
-    if (xfer_rv_get(&R->map[buf], off, len, 0, &m->tmp, &gap))
+    if (xfer_rv_get(sim_bufmap(m, rank, buf), off, len, 0, &m->tmp, &gap))
         return 1;
     if (gap == (size_t) -1) {
-        fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+        sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         return 0;
     }
-    rank_name(m, rank, me, sizeof(me));
+    sim_rank_name(m, rank, me, sizeof(me));
     snprintf(b, sizeof(b), "byte %zu", gap);
     if (buf == XFER_BUF_RECV && !m->flat)
-        block_name(m, R->s->group == 0 ? 1 : 0, gap, b, sizeof(b));
-    fail(m, XFER_ERR_VERIFY,
-         "%s: round %d: %s %s %s[%zu..%zu) but does not hold %s there (message availability)",
-         R->s->algo, R->round, me, what, xfer_buf_name(buf), off, off + len, b);
+        sim_block_name(m, R->s->group == 0 ? 1 : 0, gap, b, sizeof(b));
+    sim_fail(m, XFER_ERR_VERIFY,
+             "%s: round %d: %s %s %s[%zu..%zu) but does not hold %s there (message availability)",
+             R->s->algo, R->round, me, what, xfer_buf_name(buf), off, off + len, b);
     return 0;
+}
+
+/* The labels send @p k of @p rank carries (a combined message: its pieces one after the other)
+ * into @p out; 0 on a violation. */
+static int capture(sim_t *m, int rank, int k, runvec_t *out)
+{
+    sim_rank_t *R = &m->r[rank];
+    const xfer_op_t *op = &R->view.ops[k];
+    const xfer_piece_t *pc = op->npieces > 0 ? &R->s->pieces[op->piece0] : NULL;
+    const int n = op->npieces > 0 ? op->npieces : 1;
+    size_t pos = 0;
+    int i, j;
+    out->n = 0;
+    for (j = 0; j < n; j++) {
+        const int buf = pc ? pc[j].buf : op->buf;
+        const size_t off = pc ? pc[j].off : op->off, len = pc ? pc[j].len : op->len;
+        if (!take(m, rank, buf, off, len, "sends"))
+            return 0;
+        for (i = 0; i < m->tmp.n; i++) {
+            run_t x = m->tmp.r[i];
+            x.off += pos;
+            if (!xfer_rv_push(out, x)) {
+                sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+                return 0;
+            }
+        }
+        pos += len;
+    }
+    if (pos != op->len) {
+        sim_fail(m, XFER_ERR_VERIFY,
+                 "%s: round %d: a combined message of %zu units has pieces of %zu", R->s->algo,
+                 R->round, op->len, pos);
+        return 0;
+    }
+    return 1;
+}
+
+static int same_labels(const runvec_t *a, const runvec_t *b)
+{
+    int i;
+    if (a->n != b->n)
+        return 0;
+    for (i = 0; i < a->n; i++)
+        if (a->r[i].off != b->r[i].off || a->r[i].len != b->r[i].len ||
+            a->r[i].goff != b->r[i].goff || a->r[i].grp != b->r[i].grp)
+            return 0;
+    return 1;
 }
 
 static void deliver(sim_t *m, int srank, int ks, int rrank, int kr)
@@ -418,11 +252,26 @@ static void deliver(sim_t *m, int srank, int ks, int rrank, int kr)
 
     if (so->len != ro->len) {
         char a[16], b[16];
-        rank_name(m, srank, a, sizeof(a));
-        rank_name(m, rrank, b, sizeof(b));
-        fail(m, XFER_ERR_VERIFY,
-             "%s: round %d/%d: %s sends %zu bytes to %s, which posted a receive of %zu", S->s->algo,
-             S->round, R->round, a, so->len, b, ro->len);
+        sim_rank_name(m, srank, a, sizeof(a));
+        sim_rank_name(m, rrank, b, sizeof(b));
+        sim_fail(m, XFER_ERR_VERIFY,
+                 "%s: round %d/%d: %s sends %zu bytes to %s, which posted a receive of %zu",
+                 S->s->algo, S->round, R->round, a, so->len, b, ro->len);
+        return;
+    }
+    /* nothing may write a send's buffer while it is in flight (between its post and its match) */
+    if (!capture(m, srank, ks, &m->tmp2))
+        return;
+    if (!same_labels(&m->tmp2, &S->cap[ks])) {
+        char a[16], b[16];
+        sim_rank_name(m, srank, a, sizeof(a));
+        sim_rank_name(m, rrank, b, sizeof(b));
+        sim_fail(m, XFER_ERR_VERIFY,
+                 "%s: round %d: %s's send of %s[%zu..%zu) to %s was overwritten while in flight "
+                 "(a write raced the send)",
+                 S->s->algo, S->round, a,
+                 xfer_buf_name(so->npieces > 0 ? S->s->pieces[so->piece0].buf : so->buf), so->off,
+                 so->off + so->len, b);
         return;
     }
     if (ro->npieces > 0) { /* scattered over the receive's pieces, in order */
@@ -431,23 +280,23 @@ static void deliver(sim_t *m, int srank, int ks, int rrank, int kr)
         for (j = 0; j < ro->npieces; j++)
             pos += R->s->pieces[ro->piece0 + j].len;
         if (pos != ro->len) {
-            fail(m, XFER_ERR_VERIFY,
-                 "%s: round %d: a combined receive of %zu units has pieces of %zu", R->s->algo,
-                 R->round, ro->len, pos);
+            sim_fail(m, XFER_ERR_VERIFY,
+                     "%s: round %d: a combined receive of %zu units has pieces of %zu", R->s->algo,
+                     R->round, ro->len, pos);
             return;
         }
         for (j = 0, pos = 0; j < ro->npieces; j++) {
             const xfer_piece_t *pc = &R->s->pieces[ro->piece0 + j];
             m->tmp2.n = 0;
             if (!xfer_rv_get(&S->cap[ks], pos, pc->len, 0, &m->tmp2, &gap) ||
-                !xfer_rv_put(&R->map[pc->buf], pc->off, pc->len, &m->tmp2)) {
-                fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+                !xfer_rv_put(sim_bufmap(m, rrank, pc->buf), pc->off, pc->len, &m->tmp2)) {
+                sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
                 return;
             }
             pos += pc->len;
         }
-    } else if (!xfer_rv_put(&R->map[ro->buf], ro->off, ro->len, &S->cap[ks])) {
-        fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+    } else if (!xfer_rv_put(sim_bufmap(m, rrank, ro->buf), ro->off, ro->len, &S->cap[ks])) {
+        sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         return;
     }
     t0 = XFER_MAX(XFER_MAX(S->post[ks], R->post[kr]), XFER_MAX(S->send_free, R->recv_free));
@@ -456,8 +305,8 @@ static void deliver(sim_t *m, int srank, int ks, int rrank, int kr)
     S->sent += so->len;
     R->recvd += so->len;
     m->st.messages++;
-    complete(m, srank, ks, t1);
-    complete(m, rrank, kr, t1);
+    sim_complete(m, srank, ks, t1);
+    sim_complete(m, rrank, kr, t1);
 }
 
 static void post_p2p(sim_t *m, int rank, int k)
@@ -465,54 +314,30 @@ static void post_p2p(sim_t *m, int rank, int k)
     sim_rank_t *R = &m->r[rank];
     const xfer_op_t *op = &R->view.ops[k];
     const int want = op->kind == XFER_OP_SEND ? XFER_OP_RECV : XFER_OP_SEND;
+    const int peer = sim_peer(m, rank, op); /* merged rank (stripe ranks translated) */
     sim_rank_t *P;
     int i;
 
     /* a flat world's local steps may be messages to self (MPI allows them) */
-    if (op->peer < 0 || op->peer >= m->N || (op->peer == rank && !m->flat)) {
-        fail(m, XFER_ERR_VERIFY, "%s: round %d: point-to-point operation with peer %d", R->s->algo,
-             R->round, op->peer);
+    if (peer < 0 || peer >= m->N || (peer == rank && !m->flat)) {
+        sim_fail(m, XFER_ERR_VERIFY, "%s: round %d: point-to-point operation with peer %d",
+                 R->s->algo, R->round, op->peer);
         return;
     }
-    if (op->kind == XFER_OP_SEND) { /* the data leaves as the sender holds it now */
-        const xfer_piece_t *pc = op->npieces > 0 ? &R->s->pieces[op->piece0] : NULL;
-        const int n = op->npieces > 0 ? op->npieces : 1;
-        size_t pos = 0;
-        int j;
-        R->cap[k].n = 0;
-        for (j = 0; j < n; j++) { /* a combined message: its pieces one after the other */
-            const int buf = pc ? pc[j].buf : op->buf;
-            const size_t off = pc ? pc[j].off : op->off, len = pc ? pc[j].len : op->len;
-            if (!take(m, rank, buf, off, len, "sends"))
-                return;
-            for (i = 0; i < m->tmp.n; i++) {
-                run_t x = m->tmp.r[i];
-                x.off += pos;
-                if (!xfer_rv_push(&R->cap[k], x)) {
-                    fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
-                    return;
-                }
-            }
-            pos += len;
-        }
-        if (pos != op->len) {
-            fail(m, XFER_ERR_VERIFY,
-                 "%s: round %d: a combined message of %zu units has pieces of %zu", R->s->algo,
-                 R->round, op->len, pos);
-            return;
-        }
-    }
-    P = &m->r[op->peer];
+    if (op->kind == XFER_OP_SEND && !capture(m, rank, k, &R->cap[k])) /* as it holds it now */
+        return;
+    P = &m->r[peer];
     for (i = 0; i < P->npend; i++) { /* the peer's first matching operation, in post order */
         const int kp = P->pend[i];
         const xfer_op_t *po = &P->view.ops[kp];
-        if (po->kind == want && po->peer == rank && po->aux == op->aux) { /* same lane */
+        if (po->kind == want && po->comm == op->comm && sim_peer(m, peer, po) == rank &&
+            po->aux == op->aux) { /* same communicator, same lane */
             memmove(&P->pend[i], &P->pend[i + 1], (size_t) (P->npend - i - 1) * sizeof(int));
             P->npend--;
             if (op->kind == XFER_OP_SEND)
-                deliver(m, rank, k, op->peer, kp);
+                deliver(m, rank, k, peer, kp);
             else
-                deliver(m, op->peer, kp, rank, k);
+                deliver(m, peer, kp, rank, k);
             return;
         }
     }
@@ -560,10 +385,10 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
             (o0->kind != XFER_OP_ALLGATHERV && oi->peer != o0->peer) ||
             (o0->kind == XFER_OP_BCAST && oi->len != o0->len)) {
             char a[16];
-            rank_name(m, ci->rank[i], a, sizeof(a));
-            fail(m, XFER_ERR_VERIFY,
-                 "%s: round %d: %s disagrees with the other members of a %s on its arguments",
-                 Ri->s->algo, Ri->round, a, xfer_op_name(o0->kind));
+            sim_rank_name(m, ci->rank[i], a, sizeof(a));
+            sim_fail(m, XFER_ERR_VERIFY,
+                     "%s: round %d: %s disagrees with the other members of a %s on its arguments",
+                     Ri->s->algo, Ri->round, a, xfer_op_name(o0->kind));
             return;
         }
     }
@@ -573,14 +398,15 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
         for (i = 0; i < size && m->err == XFER_SUCCESS; i++) {
             const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
             size_t len = xfer_counts_get(c0, i), gap = 0;
-            if (!xfer_rv_get(&m->r[ci->rank[i]].map[oi->buf], oi->off + off, len, off, &res, &gap))
+            if (!xfer_rv_get(sim_bufmap(m, ci->rank[i], oi->buf), oi->off + off, len, off, &res,
+                             &gap))
                 take(m, ci->rank[i], oi->buf, oi->off + off, len, "contributes");
             off += len;
         }
         for (i = 0; i < size && m->err == XFER_SUCCESS; i++) {
             const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
-            if (!xfer_rv_put(&m->r[ci->rank[i]].map[oi->buf], oi->off, total, &res))
-                fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+            if (!xfer_rv_put(sim_bufmap(m, ci->rank[i], oi->buf), oi->off, total, &res))
+                sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         }
         cost = log2c(size) * m->o.alpha + (double) total * (size - 1) / size * m->o.beta;
         break;
@@ -594,8 +420,8 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
             for (i = 0; i < size; i++)
                 if (i != root) {
                     const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
-                    if (!xfer_rv_put(&m->r[ci->rank[i]].map[oi->buf], oi->off, oi->len, &res))
-                        fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+                    if (!xfer_rv_put(sim_bufmap(m, ci->rank[i], oi->buf), oi->off, oi->len, &res))
+                        sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
                 }
         }
         cost = o0->len >= 8192 ? 2 * log2c(size) * m->o.alpha + 2.0 * (double) o0->len * m->o.beta
@@ -610,13 +436,15 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
         for (i = 0; i < size && m->err == XFER_SUCCESS; off += oi_len(m, ci, i), i++) {
             const xfer_op_t *oi = &m->r[ci->rank[i]].view.ops[ci->op[i]];
             if (oi->len != xfer_counts_get(c0, i)) {
-                fail(m, XFER_ERR_VERIFY, "%s: gatherv member %d sends %zu bytes, root expects %zu",
-                     m->r[ci->rank[i]].s->algo, i, oi->len, xfer_counts_get(c0, i));
+                sim_fail(m, XFER_ERR_VERIFY,
+                         "%s: gatherv member %d sends %zu bytes, root expects %zu",
+                         m->r[ci->rank[i]].s->algo, i, oi->len, xfer_counts_get(c0, i));
                 break;
             }
             if (take(m, ci->rank[i], oi->buf, oi->off, oi->len, "gathers") &&
-                !xfer_rv_put(&m->r[ci->rank[root]].map[ro->buf2], ro->off2 + off, oi->len, &m->tmp))
-                fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+                !xfer_rv_put(sim_bufmap(m, ci->rank[root], ro->buf2), ro->off2 + off, oi->len,
+                             &m->tmp))
+                sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         }
         cost = log2c(size) * m->o.alpha + (double) total * (size - 1) / size * m->o.beta;
         break;
@@ -631,7 +459,7 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
     for (i = 0; i < size; i++) {
         sim_rank_t *Ri = &m->r[ci->rank[i]];
         Ri->send_free = Ri->recv_free = XFER_MAX(Ri->send_free, t + cost);
-        complete(m, ci->rank[i], ci->op[i], t + cost);
+        sim_complete(m, ci->rank[i], ci->op[i], t + cost);
     }
 }
 
@@ -639,7 +467,8 @@ static void post_coll(sim_t *m, int rank, int k)
 {
     const sim_rank_t *R = &m->r[rank];
     const xfer_group_t *g = &R->s->groups[R->view.ops[k].group];
-    const int color = xfer_group_member(g, 0), slot = g->slot + 1;
+    /* instances: per communicator, slot and group (its first member, as a merged rank) */
+    const int color = sim_member(m, rank, g, 0), slot = (g->slot + 1) | (g->comm << 12);
     uint64_t *seq, *inst, key;
     coll_inst_t *ci;
     int i;
@@ -647,14 +476,14 @@ static void post_coll(sim_t *m, int rank, int k)
     seq = xfer_hmap_slot(&m->coll_seq,
                          ((uint64_t) rank << 40) | ((uint64_t) slot << 24) | (uint64_t) color);
     if (!seq) {
-        fail(m, XFER_ERR_NO_MEMORY, "simulator tables");
+        sim_fail(m, XFER_ERR_NO_MEMORY, "simulator tables");
         return;
     }
     key = ((uint64_t) slot << 56) | ((uint64_t) color << 32) | (*seq & 0xffffffffu);
     (*seq)++;
     inst = xfer_hmap_slot(&m->coll, key);
     if (!inst) {
-        fail(m, XFER_ERR_NO_MEMORY, "simulator tables");
+        sim_fail(m, XFER_ERR_NO_MEMORY, "simulator tables");
         return;
     }
     if (*inst == 0) {
@@ -662,7 +491,7 @@ static void post_coll(sim_t *m, int rank, int k)
             int cap = m->insts_cap ? m->insts_cap * 2 : 64;
             coll_inst_t *p = xfer_realloc_array(m->insts, (size_t) cap, sizeof(*p));
             if (!p) {
-                fail(m, XFER_ERR_NO_MEMORY, "simulator tables");
+                sim_fail(m, XFER_ERR_NO_MEMORY, "simulator tables");
                 return;
             }
             m->insts = p;
@@ -675,7 +504,7 @@ static void post_coll(sim_t *m, int rank, int k)
         if (!ci->rank || !ci->op) {
             xfer_free(ci->rank);
             xfer_free(ci->op);
-            fail(m, XFER_ERR_NO_MEMORY, "simulator tables");
+            sim_fail(m, XFER_ERR_NO_MEMORY, "simulator tables");
             return;
         }
         for (i = 0; i < g->size; i++)
@@ -684,9 +513,9 @@ static void post_coll(sim_t *m, int rank, int k)
     }
     ci = &m->insts[*inst - 1];
     if (g->my_index < 0 || g->my_index >= g->size || ci->op[g->my_index] != -1 ||
-        xfer_group_member(g, g->my_index) != rank) {
-        fail(m, XFER_ERR_VERIFY, "%s: round %d: inconsistent group membership in a %s", R->s->algo,
-             R->round, xfer_op_name(R->view.ops[k].kind));
+        sim_member(m, rank, g, g->my_index) != rank) {
+        sim_fail(m, XFER_ERR_VERIFY, "%s: round %d: inconsistent group membership in a %s",
+                 R->s->algo, R->round, xfer_op_name(R->view.ops[k].kind));
         return;
     }
     ci->rank[g->my_index] = rank;
@@ -700,95 +529,62 @@ static void post_coll(sim_t *m, int rank, int k)
     }
 }
 
+/* A local operation deferred by jitter ends at time @p t. */
+static void finish(sim_t *m, int rank, int k, double t)
+{
+    sim_rank_t *R = &m->r[rank];
+    const xfer_op_t *op = &R->view.ops[k];
+    if (op->kind == XFER_OP_FLAG_PUT) {
+        sim_finish_put(m, rank, k, t);
+        return;
+    }
+    if (take(m, rank, op->buf, op->off, op->len, "copies") &&
+        !xfer_rv_put(sim_bufmap(m, rank, op->buf2), op->off2, op->len, &m->tmp))
+        sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+    if (m->err == XFER_SUCCESS)
+        sim_complete(m, rank, k, t);
+}
+
 static void post(sim_t *m, int rank, int k)
 {
     sim_rank_t *R = &m->r[rank];
     const xfer_op_t *op = &R->view.ops[k];
 
     if (R->st[k] != ST_IDLE) {
-        fail(m, XFER_ERR_INTERNAL, "simulator posted an operation twice");
+        sim_fail(m, XFER_ERR_INTERNAL, "simulator posted an operation twice");
         return;
     }
     R->st[k] = ST_POSTED;
     switch (op->kind) {
     case XFER_OP_COPY:
+        if (m->o.jitter > 0) { /* it takes a while: the labels move when it ends */
+            sim_defer(m, rank, k, R->post[k] + sim_delay(m, rank));
+            break;
+        }
         if (take(m, rank, op->buf, op->off, op->len, "copies") &&
-            !xfer_rv_put(&R->map[op->buf2], op->off2, op->len, &m->tmp))
-            fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+            !xfer_rv_put(sim_bufmap(m, rank, op->buf2), op->off2, op->len, &m->tmp))
+            sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         if (m->err == XFER_SUCCESS)
-            complete(m, rank, k, R->post[k]);
+            sim_complete(m, rank, k, R->post[k]);
         break;
     case XFER_OP_SEND:
     case XFER_OP_RECV:
         post_p2p(m, rank, k);
         break;
-    default:
+    case XFER_OP_ALLGATHERV:
+    case XFER_OP_BCAST:
+    case XFER_OP_GATHERV:
         post_coll(m, rank, k);
+        break;
+    default: /* node staging */
+        sim_post_node(m, rank, k);
         break;
     }
 }
 
-/* ---- setup, final checks, driver ------------------------------------------------------------ */
+/* ---- setup and driver ----------------------------------------------------------------------- */
 
-static void describe_stuck(sim_t *m)
-{
-    int rank, k;
-    for (rank = 0; rank < m->N; rank++) {
-        const sim_rank_t *R = &m->r[rank];
-        if (R->round >= R->s->nrounds)
-            continue;
-        for (k = 0; k < R->view.n; k++)
-            if (R->st[k] == ST_POSTED) {
-                const xfer_op_t *o = &R->view.ops[k];
-                char me[16], peer[16] = "its group";
-                rank_name(m, rank, me, sizeof(me));
-                if (!is_coll(o->kind))
-                    rank_name(m, o->peer, peer, sizeof(peer));
-                fail(m, XFER_ERR_DEADLOCK,
-                     "%s/%s: deadlock: %s waits in round %d on a %s of %zu %s with %s", R->s->algo,
-                     R->s->variant, me, R->round, xfer_op_name(o->kind), o->len, R->s->unit, peer);
-                return;
-            }
-    }
-    fail(m, XFER_ERR_DEADLOCK, "schedules stopped with ranks unfinished");
-}
-
-/* Every rank must hold the other group's data, each byte at its global offset in RECV. */
-static void verify(sim_t *m)
-{
-    int rank;
-    for (rank = 0; rank < m->N && m->err == XFER_SUCCESS; rank++) {
-        const sim_rank_t *R = &m->r[rank];
-        const int o = R->s->group == 0 ? 1 : 0;
-        const size_t total = m->shape->total[o];
-        const runvec_t *map = &R->map[XFER_BUF_RECV];
-        size_t pos = 0;
-        int i;
-        char me[16], b[96];
-        for (i = 0; i < map->n && pos < total; i++) {
-            const run_t *x = &map->r[i];
-            if (x->off > pos)
-                break; /* a hole at pos */
-            if (x->grp != o || x->goff != x->off) {
-                rank_name(m, rank, me, sizeof(me));
-                block_name(m, o, x->off, b, sizeof(b));
-                fail(m, XFER_ERR_VERIFY,
-                     "%s: %s holds the wrong data at RECV[%zu..%zu): expected %s, found group "
-                     "%c's byte %zu (order)",
-                     R->s->algo, me, x->off, x->off + x->len, b, x->grp ? 'B' : 'A', x->goff);
-                return;
-            }
-            pos = x->off + x->len;
-        }
-        if (pos < total) {
-            rank_name(m, rank, me, sizeof(me));
-            block_name(m, o, pos, b, sizeof(b));
-            fail(m, XFER_ERR_VERIFY, "%s: %s never receives %s (completeness)", R->s->algo, me, b);
-        }
-    }
-}
-
-static void sim_free(sim_t *m)
+void sim_free(sim_t *m)
 {
     int i, b, k, w;
     if (m->r)
@@ -818,6 +614,8 @@ static void sim_free(sim_t *m)
     xfer_free(m->insts);
     xfer_free(m->r);
     xfer_free(m->heap);
+    sim_nodes_free(m);
+    xfer_free(m->slow);
     xfer_rv_free(&m->tmp);
     xfer_rv_free(&m->tmp2);
     xfer_hmap_fini(&m->coll_seq);
@@ -825,7 +623,7 @@ static void sim_free(sim_t *m)
 }
 
 /* Per-rank simulator state for the schedule already in R->s. */
-static xfer_status_t setup_state(sim_rank_t *R, int rank)
+xfer_status_t sim_setup_state(sim_rank_t *R, int rank)
 {
     const int w = xfer_sched_widest_round(R->s);
     int k, most = 0;
@@ -861,7 +659,7 @@ static xfer_status_t setup_rank(sim_t *m, int rank, xfer_builder_fn build)
 
     XFER_CHECK_GOTO(xfer_sched_create(sh, g, r, &R->s), st, out);
     XFER_CHECK_GOTO(build(sh, R->s), st, out);
-    XFER_CHECK_GOTO(setup_state(R, rank), st, out);
+    XFER_CHECK_GOTO(sim_setup_state(R, rank), st, out);
     if (R->s->send_bytes) { /* the rank's own block, at its global offset */
         run_t x = {0, R->s->send_bytes, xfer_shape_offset(sh, g, r), g};
         if (!xfer_rv_push(&R->map[XFER_BUF_SEND], x))
@@ -884,7 +682,7 @@ static xfer_status_t setup_flat_rank(sim_t *m, int rank)
                       m->N, rank);
         goto out;
     }
-    XFER_CHECK_GOTO(setup_state(R, rank), st, out);
+    XFER_CHECK_GOTO(sim_setup_state(R, rank), st, out);
     if (R->s->send_bytes) { /* global blocks [rank * send, (rank + 1) * send) */
         run_t x = {0, R->s->send_bytes, (size_t) rank * R->s->send_bytes, 0};
         if (!xfer_rv_push(&R->map[XFER_BUF_SEND], x))
@@ -899,43 +697,12 @@ void xfer_sim_opts_default(xfer_sim_opts_t *o)
     o->alpha = 2e-6;
     o->beta = 1e-10;
     o->check_ports = 1;
-}
-
-/* Every process of a flat world ends with the blocks expect() names, and nothing elsewhere. */
-static void verify_flat(sim_t *m)
-{
-    int rank;
-    for (rank = 0; rank < m->N && m->err == XFER_SUCCESS; rank++) {
-        const sim_rank_t *R = &m->r[rank];
-        size_t u, want, gap = 0;
-        for (u = 0; u < R->s->recv_bytes && m->err == XFER_SUCCESS; u++) {
-            const int has = m->flat->expect(m->flat->ctx, rank, u, &want);
-            const int held =
-                (m->tmp.n = 0, xfer_rv_get(&R->map[XFER_BUF_RECV], u, 1, 0, &m->tmp, &gap));
-            if (gap == (size_t) -1) {
-                fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
-            } else if (has && !held) {
-                fail(m, XFER_ERR_VERIFY,
-                     "%s %s: P%d never receives its block %zu (global block "
-                     "%zu) (completeness)",
-                     R->s->algo, R->s->variant, rank, u, want);
-            } else if (has && m->tmp.r[0].goff != want) {
-                fail(m, XFER_ERR_VERIFY,
-                     "%s %s: P%d's block %zu holds global block %zu, "
-                     "expected %zu (order)",
-                     R->s->algo, R->s->variant, rank, u, m->tmp.r[0].goff, want);
-            } else if (!has && held) {
-                fail(m, XFER_ERR_VERIFY,
-                     "%s %s: P%d's block %zu has no sender (an edge) but was "
-                     "overwritten with global block %zu",
-                     R->s->algo, R->s->variant, rank, u, m->tmp.r[0].goff);
-            }
-        }
-    }
+    o->jitter = 0.0;
+    o->seed = 0;
 }
 
 /* Run the schedules already set up, then check and summarise. */
-static xfer_status_t drive(sim_t *m, xfer_sim_stats_t *stats)
+xfer_status_t sim_drive(sim_t *m, xfer_sim_stats_t *stats)
 {
     int rank, nslots = -1;
 
@@ -945,23 +712,39 @@ static xfer_status_t drive(sim_t *m, xfer_sim_stats_t *stats)
                             m->r[rank].s->algo);
         nslots = m->r[rank].s->nslots;
     }
+    if (m->o.jitter > 0) { /* each rank's slowness, and a start time of its own */
+        m->rng = 0x9e3779b97f4a7c15ull ^ (uint64_t) m->o.seed;
+        m->slow = xfer_malloc((size_t) m->N * sizeof(double));
+        if (!m->slow)
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "simulator jitter");
+        for (rank = 0; rank < m->N; rank++) {
+            int e = (int) (6.0 * rand01(m)); /* about log-uniform, 1 .. 128 */
+            m->slow[rank] = 1.0 + rand01(m);
+            while (e-- > 0)
+                m->slow[rank] *= 2.0;
+            m->r[rank].clock = 4.0 * sim_delay(m, rank);
+        }
+    }
     for (rank = 0; rank < m->N && m->err == XFER_SUCCESS; rank++)
         start_round(m, rank);
     while (m->nheap > 0 && m->err == XFER_SUCCESS) {
         const ready_t x = dequeue(m);
-        post(m, x.rank, x.k);
+        if (x.finish)
+            finish(m, x.rank, x.k, x.t);
+        else
+            post(m, x.rank, x.k);
     }
     if (m->err == XFER_SUCCESS)
         for (rank = 0; rank < m->N; rank++)
             if (m->r[rank].round < m->r[rank].s->nrounds) {
-                describe_stuck(m);
+                sim_describe_stuck(m);
                 break;
             }
     if (m->err == XFER_SUCCESS) {
         if (m->flat)
-            verify_flat(m);
+            sim_verify_flat(m);
         else
-            verify(m);
+            sim_verify(m);
     }
     if (m->err == XFER_SUCCESS && stats) {
         memset(stats, 0, sizeof(*stats));
@@ -985,7 +768,7 @@ static xfer_status_t drive(sim_t *m, xfer_sim_stats_t *stats)
     return m->err;
 }
 
-static xfer_status_t sim_init(sim_t *m, int N, const xfer_sim_opts_t *opts)
+xfer_status_t sim_init(sim_t *m, int N, const xfer_sim_opts_t *opts)
 {
     m->N = N;
     if (opts)
@@ -1013,7 +796,7 @@ xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
     XFER_CHECK_GOTO(sim_init(&m, shape->n[0] + shape->n[1], opts), st, out);
     for (rank = 0; rank < m.N; rank++)
         XFER_CHECK_GOTO(setup_rank(&m, rank, build), st, out);
-    st = drive(&m, stats);
+    st = sim_drive(&m, stats);
 out:
     sim_free(&m);
     return st;
@@ -1034,7 +817,7 @@ xfer_status_t xfer_sim_run_flat(const xfer_sim_flat_t *world, const xfer_sim_opt
     XFER_CHECK_GOTO(sim_init(&m, world->n, opts), st, out);
     for (rank = 0; rank < m.N; rank++)
         XFER_CHECK_GOTO(setup_flat_rank(&m, rank), st, out);
-    st = drive(&m, stats);
+    st = sim_drive(&m, stats);
 out:
     sim_free(&m);
     return st;

@@ -26,6 +26,10 @@
 typedef struct xfer_sim_opts {
     double alpha, beta; /* s and s/B for the predicted time */
     int check_ports;    /* enforce max_ports (default 1) */
+    double jitter;      /* > 0: local operations (copies, flag publications) take a random time
+                           up to jitter x the rank's slowness (1 .. 128, about log-uniform), and ranks
+                           start up to      4 jitter apart: other interleavings, to expose missing waits */
+    unsigned long seed; /* the jitter's generator */
 } xfer_sim_opts_t;
 
 typedef struct xfer_sim_stats {
@@ -66,5 +70,30 @@ typedef struct xfer_sim_flat {
 
 xfer_status_t xfer_sim_run_flat(const xfer_sim_flat_t *world, const xfer_sim_opts_t *opts,
                                 xfer_sim_stats_t *stats);
+
+/*
+ * Hierarchical schedules (node staging, coll/hier.c) on virtual nodes: the ranks of both groups
+ * laid out on nodes (node_of, slot_of per rank; node m's ranks members[node_first[m] ..] in slot
+ * order), each node with a shared window (NODE_S, NODE_R and the control flags of both
+ * parities), STRIPE communicators joining the slot-l ranks of every node (stripe rank = node,
+ * group 0 low) and node barriers. @p calls consecutive calls run the same schedules, the
+ * window's epoch and parity advancing per call as the executor advances them; the data of call
+ * c carries labels of its own, so a rank that reads a stale or torn window is caught. Tasks
+ * (hier:direct, hier:native) are refused.
+ */
+typedef struct xfer_sim_layout {
+    int nnodes[2];
+    const int *node_of[2], *slot_of[2], *node_first[2], *members[2];
+} xfer_sim_layout_t;
+
+typedef struct xfer_sim_hier {
+    xfer_sim_layout_t nodes;
+    int calls;
+    void *ctx;
+    xfer_status_t (*build)(void *ctx, int g, int r, xfer_sched_t **out);
+} xfer_sim_hier_t;
+
+xfer_status_t xfer_sim_run_hier(const xfer_shape_t *shape, const xfer_sim_hier_t *h,
+                                const xfer_sim_opts_t *opts, xfer_sim_stats_t *stats);
 
 #endif /* XFER_SIM_H */

@@ -4,6 +4,7 @@
 
 #include <xfer/sim.h>
 
+#include "../coll/hier.h"
 #include "../core/core.h"
 #include "../sched/sim.h"
 #include "select.h"
@@ -152,6 +153,111 @@ xfer_status_t xfer_sched_build(const char *algorithm, const xfer_side_t *a, cons
     XFER_CHECK_GOTO(xfer_sched_create(&sh->s, group, rank, &s), rc, fail);
     XFER_CHECK_GOTO(al->model(&sh->s, s), rc, fail);
     s->owned = sh; /* freed with the schedule */
+    *sched = s;
+    return XFER_SUCCESS;
+fail:
+    xfer_sched_destroy(&s);
+    shape_free(sh);
+    return rc;
+}
+
+xfer_status_t xfer_sim_nodes_init(xfer_sim_nodes_t *n)
+{
+    if (!n)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "nodes is NULL");
+    memset(n, 0, sizeof(*n));
+    n->node_size[0] = n->node_size[1] = 2;
+    n->senders = 1;
+    n->calls = 3;
+    n->jitter_runs = 16;
+    return XFER_SUCCESS;
+}
+
+static xfer_status_t hier_virtual(const char *inner, const xfer_sim_nodes_t *n,
+                                  xfer_hier_virtual_t *v)
+{
+    if (!n)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "nodes is NULL");
+    if (!inner)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "inner algorithm is NULL");
+    if (!xfer_algo_find(inner))
+        return XFER_ERR(XFER_ERR_UNKNOWN_ALGORITHM, "unknown inner algorithm \"%s\"", inner);
+    if (n->node_size[0] < 1 || n->node_size[1] < 1 || n->calls < 1)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "nodes of %d and %d ranks, %d calls: need >= 1",
+                        n->node_size[0], n->node_size[1], n->calls);
+    v->node_size[0] = n->node_size[0];
+    v->node_size[1] = n->node_size[1];
+    v->roundrobin = n->roundrobin;
+    v->senders = n->senders;
+    v->barrier = n->barrier;
+    v->inner = inner;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_simulate_hier(const char *inner, const xfer_side_t *a, const xfer_side_t *b,
+                                 const xfer_sim_nodes_t *nodes, const xfer_sim_params_t *params,
+                                 xfer_sim_report_t *rep)
+{
+    owned_shape_t *sh = NULL;
+    xfer_hier_virtual_t v;
+    xfer_sim_opts_t o;
+    xfer_sim_stats_t st;
+    xfer_status_t rc;
+    int run;
+
+    if (!rep)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "report is NULL");
+    XFER_CHECK_GOTO(hier_virtual(inner, nodes, &v), rc, out);
+    XFER_CHECK_GOTO(shape_make(a, b, &sh), rc, out);
+    xfer_sim_opts_default(&o);
+    if (params) {
+        o.alpha = params->alpha;
+        o.beta = params->beta;
+        o.check_ports = params->check_ports;
+    }
+    XFER_CHECK_GOTO(xfer_hier_simulate(&sh->s, &v, nodes->calls, &o, &st), rc, out);
+    for (run = 1; run <= nodes->jitter_runs; run++) { /* other interleavings */
+        xfer_sim_opts_t j = o;
+        j.jitter = 100.0 * (o.alpha > 0 ? o.alpha : 1e-6);
+        j.seed = (unsigned long) run;
+        XFER_CHECK_GOTO(xfer_hier_simulate(&sh->s, &v, nodes->calls, &j, NULL), rc, out);
+    }
+    memset(rep, 0, sizeof(*rep));
+    rep->steps = st.steps;
+    rep->rounds = st.max_rounds;
+    rep->messages = st.messages;
+    rep->max_sent = st.max_sent;
+    rep->max_recv = st.max_recv;
+    rep->total_sent = st.total_sent;
+    rep->max_tmp = st.max_tmp;
+    rep->collectives = st.collectives;
+    rep->predicted = st.predicted;
+    rep->bound = st.bound;
+out:
+    shape_free(sh);
+    return rc;
+}
+
+xfer_status_t xfer_sched_build_hier(const char *inner, const xfer_side_t *a, const xfer_side_t *b,
+                                    const xfer_sim_nodes_t *nodes, int group, int rank,
+                                    xfer_sched_t **sched)
+{
+    owned_shape_t *sh = NULL;
+    xfer_hier_virtual_t v;
+    xfer_sched_t *s = NULL;
+    xfer_status_t rc;
+
+    if (!sched)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "sched is NULL");
+    *sched = NULL;
+    XFER_CHECK_GOTO(hier_virtual(inner, nodes, &v), rc, fail);
+    XFER_CHECK_GOTO(shape_make(a, b, &sh), rc, fail);
+    if (group < 0 || group > 1 || rank < 0 || rank >= sh->s.n[group]) {
+        rc = XFER_ERR(XFER_ERR_INVALID_ARG, "no rank %d in group %d", rank, group);
+        goto fail;
+    }
+    XFER_CHECK_GOTO(xfer_hier_sched_virtual(&sh->s, &v, group, rank, &s), rc, fail);
+    s->owned = sh;
     *sched = s;
     return XFER_SUCCESS;
 fail:

@@ -86,6 +86,29 @@ out:
     return st;
 }
 
+/* Node key of rank @p r of @p n on virtual nodes of @p k ranks (XFER_NODE_SIZE, XFER_NODE_MAP). */
+static int virtual_key(int r, int n, long k, int roundrobin)
+{
+    const int nn = (int) ((n + k - 1) / k);
+    return roundrobin ? r % nn : (int) (r / k);
+}
+
+xfer_status_t xfer_nodes_virtual(xfer_nodes_t *L, int n, int k, int roundrobin)
+{
+    int *keys, r;
+    xfer_status_t st;
+    if (n < 1 || k < 1)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "virtual nodes of %d ranks for %d ranks", k, n);
+    keys = xfer_malloc((size_t) n * sizeof(int));
+    if (!keys)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "node keys of %d ranks", n);
+    for (r = 0; r < n; r++)
+        keys[r] = virtual_key(r, n, k, roundrobin);
+    st = build_layout(L, n, keys, 1);
+    xfer_free(keys);
+    return st;
+}
+
 xfer_status_t xfer_topo_nodes(xfer_topo_t *t)
 {
     const long k = xfer_env_long("XFER_NODE_SIZE", 0);
@@ -102,8 +125,7 @@ xfer_status_t xfer_topo_nodes(xfer_topo_t *t)
     if (map && strcmp(map, "block") != 0 && strcmp(map, "roundrobin") != 0)
         return XFER_ERR(XFER_ERR_CONFIG, "XFER_NODE_MAP=\"%s\": expected block or roundrobin", map);
     if (k > 0) { /* virtual nodes on one host */
-        const int nn = (int) ((n + k - 1) / k);
-        mine[0] = map && strcmp(map, "roundrobin") == 0 ? t->rank % nn : (int) (t->rank / k);
+        mine[0] = virtual_key(t->rank, n, k, map && strcmp(map, "roundrobin") == 0);
         mine[1] = 1;
         XFER_MPI_GOTO(MPI_Comm_split(t->local, mine[0], t->rank, &nc), st, out);
     } else {

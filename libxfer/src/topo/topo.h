@@ -110,6 +110,10 @@ xfer_status_t xfer_topo_stripes(xfer_topo_t *t, int senders, MPI_Comm *out);
  * that its wildcard receives match nothing else. Collective over both groups on first use. */
 xfer_status_t xfer_topo_direct_comms(xfer_topo_t *t, MPI_Comm out[2]);
 
+/* The layout of @p n ranks on virtual nodes of @p k ranks, placed as XFER_NODE_SIZE=k and
+ * XFER_NODE_MAP (@p roundrobin) place them, without MPI (the simulator's hierarchies). */
+xfer_status_t xfer_nodes_virtual(xfer_nodes_t *L, int n, int k, int roundrobin);
+
 void xfer_nodes_free(xfer_nodes_t *n);
 void xfer_dstream_free(xfer_dstream_t *s);
 

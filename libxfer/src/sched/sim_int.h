@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The simulator's internal state, shared by sim.c (events, driver), sim_check.c (round checks,
+ * final checks, messages) and sim_node.c (hierarchies: node windows, flags, stripes). */
+#ifndef XFER_SIM_INT_H
+#define XFER_SIM_INT_H
+
+#include "../core/core.h"
+#include "hmap.h"
+#include "sim.h"
+#include "sim_labels.h"
+
+enum { XFER_SIM_NFLAGS = 8 }; /* room for the window's flag kinds (topo/shwin.h) */
+
+enum { ST_IDLE = 0, ST_POSTED, ST_DONE };
+
+/* One buffer range an operation reads or writes (the race check). */
+typedef struct {
+    int buf, write;
+    size_t off, len;
+} access_t;
+
+typedef struct access_acc {
+    access_t *a[2];
+    int cap;
+} access_acc_t;
+
+typedef struct sim_rank {
+    xfer_sched_t *s;
+    runvec_t map[XFER_NBUFS];
+    xfer_op_t *scratch;
+    xfer_round_view_t view;
+    int round, pending, active_rounds;
+    unsigned char *st; /* per op of the view */
+    int *wait;         /* per op: chain predecessor and explicit dependencies not complete */
+    double *post;      /* when the op was posted */
+    double *end;       /* when it completed */
+    runvec_t *cap;     /* labels a posted send carries */
+    int *pend, npend;  /* posted point-to-point ops not yet matched, in posting order */
+    access_acc_t acc;  /* the race check's accesses of combined messages (pieces) */
+    double clock, send_free, recv_free;
+    size_t sent, recvd;
+    int call;       /* hierarchies: the call in progress (0 .. calls-1) */
+    int node, slot; /* hierarchies: the rank's node (both groups' nodes numbered together) */
+} sim_rank_t;
+
+/* An operation whose waits are all satisfied, to be posted at time t (ties: in the order they
+ * became ready). */
+typedef struct ready {
+    double t;
+    unsigned long seq;
+    int rank, k;
+    int finish; /* 0: post the op; 1: finish a local op posted earlier (jitter) */
+} ready_t;
+
+typedef struct coll_inst {
+    int posted;
+    int *rank, *op;
+} coll_inst_t;
+
+/* An operation waiting on a node (FLAG_WAIT, BARRIER). */
+typedef struct sim_waiter {
+    int rank, k;
+} sim_waiter_t;
+
+/* A node of a hierarchy: its shared window (both parities) and control flags. */
+typedef struct sim_node {
+    int g, m, size;     /* group, node index in it, ranks */
+    runvec_t win[2][2]; /* [parity][NODE_S, NODE_R] */
+    long *flags;        /* [parity][kind][index], 2 * XFER_SIM_NFLAGS * size */
+    sim_waiter_t *wait; /* flag waits and barrier arrivals not yet satisfied */
+    int nwait, wait_cap;
+    int barrier_in; /* ranks in the node barrier */
+} sim_node_t;
+
+typedef struct sim {
+    const xfer_shape_t *shape;   /* inter-group schedules, or */
+    const xfer_sim_flat_t *flat; /* a world of flat ones */
+    const xfer_sim_hier_t *hier; /* with shape: hierarchical schedules on nodes */
+    sim_node_t *nodes;
+    int nnodes;
+    xfer_sim_opts_t o;
+    int N;
+    sim_rank_t *r;
+    ready_t *heap; /* operations to post, earliest first (a binary min-heap) */
+    size_t nheap, heap_cap;
+    unsigned long seq;
+    xfer_hmap_t coll_seq; /* (rank, slot, color) -> next call number */
+    xfer_hmap_t coll;     /* (slot, color, call) -> instance + 1 */
+    coll_inst_t *insts;
+    int ninsts, insts_cap;
+    runvec_t tmp, tmp2; /* scratch labels */
+    xfer_sim_stats_t st;
+    xfer_status_t err;
+    uint64_t rng; /* jitter: the delays' generator */
+    double *slow; /* jitter: each rank's slowness, 1 .. 8 */
+} sim_t;
+
+static inline int sim_is_coll(int kind)
+{
+    return kind == XFER_OP_ALLGATHERV || kind == XFER_OP_BCAST || kind == XFER_OP_GATHERV;
+}
+
+/* sim_check.c */
+void sim_rank_name(const sim_t *m, int merged, char *out, size_t len);
+void sim_block_name(const sim_t *m, int g, size_t byte, char *out, size_t len);
+xfer_status_t sim_fail(sim_t *m, xfer_status_t st, const char *fmt, ...) XFER_PRINTF(3, 4);
+void sim_check_round(sim_t *m, int rank);
+void sim_describe_stuck(sim_t *m);
+void sim_verify_rank(sim_t *m, int rank); /* RECV holds the other group's data of R->call */
+void sim_verify(sim_t *m);
+void sim_verify_flat(sim_t *m);
+
+/* sim.c */
+void sim_complete(sim_t *m, int rank, int k, double t);
+xfer_status_t sim_init(sim_t *m, int N, const xfer_sim_opts_t *opts);
+xfer_status_t sim_setup_state(sim_rank_t *R, int rank);     /* for the schedule in R->s */
+xfer_status_t sim_drive(sim_t *m, xfer_sim_stats_t *stats); /* run, check, summarise */
+void sim_free(sim_t *m);
+/* Jitter (opts.jitter > 0): a random delay for a local operation of @p rank (0 without), and
+ * finishing a local operation at time @p t instead of when it is posted. */
+double sim_delay(sim_t *m, int rank);
+void sim_defer(sim_t *m, int rank, int k, double t);
+
+/* sim_node.c */
+runvec_t *sim_bufmap(sim_t *m, int rank, int buf); /* the map of a buffer (node windows shared) */
+int sim_peer(const sim_t *m, int rank, const xfer_op_t *op);            /* merged rank */
+int sim_member(const sim_t *m, int rank, const xfer_group_t *g, int i); /* merged rank */
+void sim_post_node(sim_t *m, int rank, int k);            /* FLAG_WAIT, FLAG_PUT, BARRIER, TASK */
+void sim_finish_put(sim_t *m, int rank, int k, double t); /* a deferred FLAG_PUT lands */
+int sim_next_call(sim_t *m, int rank);                    /* 1: the rank starts its next call */
+void sim_nodes_free(sim_t *m);
+
+#endif /* XFER_SIM_INT_H */
