@@ -343,15 +343,16 @@ int main(int argc, char **argv)
             }
             xb_run(&su, &c, run, nrun, a.iters, a.warmup, 1, sbuf, rbuf, res);
             bound = lower_bound(&a, &su, &c, bw, cores);
-            if (a.calibrate) { /* the fastest registry algorithm that verified */
+            if (a.calibrate) { /* the fastest algorithm that verified (hier:INNER included;
+                                * auto takes a hierarchy on real shared nodes only) */
                 xb_best_t *b = &best[nbest];
                 int most = 0, g, r, pick = -1;
                 for (g = 0; g < 2; g++)
                     for (r = 0; r < su.n[g] && (g == 0 || d); r++)
                         most = c.counts[g][r] > most ? c.counts[g][r] : most;
                 for (k = 0; k < nrun; k++)
-                    if (res[k].st == XFER_SUCCESS && res[k].ok && !strchr(run[k], ':') &&
-                        strcmp(run[k], "auto") != 0 &&
+                    if (res[k].st == XFER_SUCCESS && res[k].ok && strcmp(run[k], "auto") != 0 &&
+                        strcmp(run[k], "hier:auto") != 0 && strcmp(run[k], "hier") != 0 &&
                         (pick < 0 || res[k].median < res[pick].median))
                         pick = k;
                 if (pick >= 0 && most > 0) {

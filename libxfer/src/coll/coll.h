@@ -47,6 +47,8 @@ typedef struct xfer_resolved_opts {
     int intra_allgather; /* XFER_INTRA_MPI, _RING or _AUTO (exec.h): opts.intra_allgather's values
                           */
     int no_auto_hier;    /* opts.hier_auto < 0: the automatic choice stays flat */
+    int hier_measured;   /* hier_inner is auto's measured preference (XFER_TUNING): when it cannot
+                            run the node-level shape, the model chooses instead */
 } xfer_resolved_opts_t;
 
 typedef struct xfer_dtype_info {

@@ -410,12 +410,15 @@ static xfer_status_t geometry(xfer_plan_t *p)
         h->direct = 1;
     } else if (p->opts.hier_inner) {
         h->inner = xfer_algo_find(p->opts.hier_inner);
-        if (!xfer_algo_supports(h->inner, &ns, &why)) {
+        if (!xfer_algo_supports(h->inner, &ns, &why) && !p->opts.hier_measured) {
             st = XFER_ERR(XFER_ERR_NOT_SUPPORTED, "hier:%s cannot run this call: %s",
                           h->inner->name, why);
             goto out;
         }
-    } else { /* the model's choice on node aggregates (the same on every rank) */
+    }
+    if (!h->direct && (!h->inner || !xfer_algo_supports(h->inner, &ns, &why))) {
+        /* the model's choice on node aggregates (the same on every rank); also when auto's
+         * measured inner algorithm cannot run this node-level shape */
         xfer_model_t m;
         const char *name;
         double predicted;

@@ -169,6 +169,34 @@ out:
     return st;
 }
 
+/* auto: the tuning file measured node staging best for this call ("best ... hier:INNER"):
+ * take it on real shared nodes (virtual nodes are for testing, as in consider_hier). Sets
+ * *@p taken. */
+static xfer_status_t measured_hier(xfer_plan_t *p, const xfer_model_t *m, char *how, size_t len,
+                                   int *taken)
+{
+    const xfer_tuning_best_t *b = xfer_select_measured(&p->shape, m);
+    const char *inner = b && strncmp(b->algo, "hier:", 5) == 0 ? b->algo + 5 : NULL;
+    const xfer_algo_t *a = inner ? xfer_algo_find(inner) : NULL;
+    xfer_status_t st;
+
+    *taken = 0;
+    if (!inner || (!a && strcmp(inner, "direct") != 0 && strcmp(inner, "auto") != 0))
+        return XFER_SUCCESS;
+    XFER_CHECK_GOTO(xfer_topo_nodes(p->topo), st, out);
+    if (p->topo->nodes[0].is_virtual || p->topo->nodes[1].is_virtual)
+        return XFER_SUCCESS;
+    p->opts.hier = 1;
+    p->opts.hier_inner = a ? a->name : strcmp(inner, "direct") == 0 ? "direct" : NULL;
+    p->opts.hier_measured = a != NULL;
+    *taken = 1;
+    snprintf(how, len, "auto: measured best for p=%d q=%d ppn=%d %zu bytes/rank: %s (%.200s:%d)",
+             p->shape.n[0], p->shape.n[1], m->max_ppn, b->bytes, b->algo, m->tuning->path, b->line);
+    st = XFER_SUCCESS;
+out:
+    return st;
+}
+
 static xfer_status_t select_algo(xfer_plan_t *p)
 {
     const xfer_shape_t *s = &p->shape;
@@ -246,6 +274,11 @@ static xfer_status_t select_algo(xfer_plan_t *p)
                             "groups the same (or name the algorithm)");
         xfer_model_init(&m, p->topo->nnodes, p->topo->max_ppn, p->topo->tuning);
         p->algo = xfer_select_auto(s, &m, how, sizeof(how), &measured);
+        if (p->topo->hier_possible && !p->opts.no_auto_hier && !measured) {
+            xfer_status_t st = measured_hier(p, &m, how, sizeof(how), &measured);
+            if (st != XFER_SUCCESS)
+                return st;
+        }
         /* a measured choice stands; otherwise weigh staging (same on every rank: topo.c) */
         if (p->topo->hier_possible && !p->opts.no_auto_hier && !measured) {
             xfer_status_t st = consider_hier(p, &m, how, sizeof(how));
@@ -253,7 +286,8 @@ static xfer_status_t select_algo(xfer_plan_t *p)
                 return st;
         }
     }
-    snprintf(p->name, sizeof(p->name), "%s", p->opts.hier ? "hier:auto" : p->algo->name);
+    snprintf(p->name, sizeof(p->name), "%s%s", p->opts.hier ? "hier:" : "",
+             p->opts.hier ? (p->opts.hier_inner ? p->opts.hier_inner : "auto") : p->algo->name);
     trace_choice(p, how);
     return XFER_SUCCESS;
 }

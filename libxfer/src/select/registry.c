@@ -115,6 +115,23 @@ double xfer_algo_predict(const xfer_algo_t *al, const xfer_shape_t *s, const xfe
     return t;
 }
 
+static int tuning_dir(const xfer_shape_t *shape)
+{
+    const int half = shape->total[0] == 0 || shape->total[1] == 0;
+    return !half ? XFER_DIR_BOTH : shape->total[0] > 0 ? XFER_DIR_A_TO_B : XFER_DIR_B_TO_A;
+}
+
+const xfer_tuning_best_t *xfer_select_measured(const xfer_shape_t *shape, const xfer_model_t *m)
+{
+    const int varied = !xfer_shape_uniform(shape, 0) || !xfer_shape_uniform(shape, 1);
+    const size_t bytes = XFER_MAX(shape->total[0] ? xfer_cost_max_count(shape, 0) : 0,
+                                  shape->total[1] ? xfer_cost_max_count(shape, 1) : 0);
+    if (!m->tuning)
+        return NULL;
+    return xfer_tuning_match(m->tuning, tuning_dir(shape), shape->n[0], shape->n[1], m->max_ppn,
+                             varied, bytes);
+}
+
 const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_t *m, char *why,
                                     size_t whylen, int *measured)
 {
@@ -130,14 +147,9 @@ const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_
     /* Measured on this machine: the best for the nearest size, any algorithm that can run the
      * call (on a ring topology, a ring-capable one). */
     if (m->tuning) {
-        const int dir = !half                 ? XFER_DIR_BOTH
-                        : shape->total[0] > 0 ? XFER_DIR_A_TO_B
-                                              : XFER_DIR_B_TO_A;
+        const int dir = tuning_dir(shape);
         const int varied = !xfer_shape_uniform(shape, 0) || !xfer_shape_uniform(shape, 1);
-        const size_t bytes = XFER_MAX(shape->total[0] ? xfer_cost_max_count(shape, 0) : 0,
-                                      shape->total[1] ? xfer_cost_max_count(shape, 1) : 0);
-        const xfer_tuning_best_t *b =
-            xfer_tuning_match(m->tuning, dir, shape->n[0], shape->n[1], m->max_ppn, varied, bytes);
+        const xfer_tuning_best_t *b = xfer_select_measured(shape, m);
         const xfer_algo_t *al = b ? xfer_algo_find(b->algo) : NULL;
         if (al && xfer_algo_supports(al, shape, &dummy) &&
             (!m->ring || (al->flags & XFER_ALGO_RING))) {

@@ -40,6 +40,10 @@ double xfer_algo_predict(const xfer_algo_t *algo, const xfer_shape_t *shape, con
 /* The automatic choice for @p shape: the measured best (m->tuning) when an entry matches the
  * call and that algorithm can run it (*@p measured = 1; @p measured may be NULL), else the
  * cheapest auto candidate under @p m. @p why receives a one-line account of the choice. */
+/* The XFER_TUNING entry measured for a call of @p shape (any algorithm name, "hier:..."
+ * included), or NULL. */
+const xfer_tuning_best_t *xfer_select_measured(const xfer_shape_t *shape, const xfer_model_t *m);
+
 const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_t *m, char *why,
                                     size_t whylen, int *measured);
 

@@ -13,7 +13,8 @@
  *       merged intercommunicator) and Q in group B, at most PPN ranks per node, where
  *       DIRECTION is a-to-b, b-to-a or both (who contributes data), COUNTS is uniform or
  *       varied (allgatherv with different counts) and BYTES the largest contribution of one
- *       rank; SECONDS is its median time (for the record)
+ *       rank; SECONDS is its median time (for the record). ALGORITHM may be hier:INNER or
+ *       hier:direct: with several ranks per (real) node auto then stages through the nodes
  *
  * auto takes the `best` entry of the same direction, P, Q, PPN and COUNTS whose BYTES is
  * nearest to the call's (within a factor of 2), and the model with these alpha/beta/gamma
