@@ -285,6 +285,7 @@ static xfer_status_t embed_inner(xfer_plan_t *p, xfer_sched_t *s)
     xfer_status_t st;
 
     XFER_CHECK_GOTO(node_shape(h, p->topo, h->slot, swap, cnt, pre, &ns), st, out);
+    ns.seg_cap = p->shape.seg_cap; /* the stripes cross the network */
     XFER_CHECK_GOTO(xfer_sched_create(&ns, st_topo->group, st_topo->rank, &in), st, out);
     XFER_CHECK_GOTO(h->inner->build(&ns, in), st, out);
     memset(&map, 0, sizeof(map));

@@ -87,6 +87,9 @@ static xfer_status_t build_shape(xfer_plan_t *p, xfer_status_t local_err)
     memset(&p->shape, 0, sizeof(p->shape));
     p->shape.n[0] = p->topo->n[0];
     p->shape.n[1] = p->topo->n[1];
+    /* across several nodes the network's eager limit decides the relays' segments (the same on
+     * every rank: nnodes is agreed in topo.c) */
+    p->shape.seg_cap = p->topo->nnodes > 1 ? XFER_NET_SEGMENT : 0;
     if (c->kind == XFER_CALL_ALLGATHER) {
         size_t k = local_err ? 0 : (size_t) c->rcount * (size_t) p->rinfo.size;
         p->shape.ucnt[g] = local_err ? 0 : p->my_bytes;

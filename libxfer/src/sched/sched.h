@@ -161,7 +161,13 @@ typedef struct xfer_shape {
     const size_t *pre[2];
     size_t ucnt[2];
     size_t total[2];
+    size_t seg_cap; /* relay pipelines cut segments of at most this many bytes (0: the model's
+                       size); plans set XFER_NET_SEGMENT when the call crosses a network */
 } xfer_shape_t;
+
+/* Under the MPI libraries' eager limits for TCP (Open MPI: 64 KiB), so a relayed segment goes
+ * out without a rendezvous handshake (docs/algorithms.md, fc_half). */
+#define XFER_NET_SEGMENT 32768
 
 static inline size_t xfer_shape_count(const xfer_shape_t *s, int g, int r)
 {
