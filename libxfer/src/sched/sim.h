@@ -26,7 +26,8 @@
 typedef struct xfer_sim_opts {
     double alpha, beta; /* s and s/B for the predicted time */
     int check_ports;    /* enforce max_ports (default 1) */
-    double jitter;      /* > 0: local operations (copies, flag publications) take a random time
+    double
+        jitter;         /* > 0: local operations (copies, flag publications) take a random time
                            up to jitter x the rank's slowness (1 .. 128, about log-uniform), and ranks
                            start up to      4 jitter apart: other interleavings, to expose missing waits */
     unsigned long seed; /* the jitter's generator */
