@@ -259,10 +259,13 @@ static void deliver(sim_t *m, int srank, int ks, int rrank, int kr)
                  S->s->algo, S->round, R->round, a, so->len, b, ro->len);
         return;
     }
-    /* nothing may write a send's buffer while it is in flight (between its post and its match) */
-    if (!capture(m, srank, ks, &m->tmp2))
+    /* Nothing may write a send's buffer while it is in flight (between its post and its
+     * match). Only another rank can, through a node's shared window: a rank's own writes in
+     * the same round are the race check's, and rounds wait for their sends. So the labels are
+     * taken again in hierarchies only (the other worlds' hot path stays one capture). */
+    if (m->nodes && !capture(m, srank, ks, &m->tmp2))
         return;
-    if (!same_labels(&m->tmp2, &S->cap[ks])) {
+    if (m->nodes && !same_labels(&m->tmp2, &S->cap[ks])) {
         char a[16], b[16];
         sim_rank_name(m, srank, a, sizeof(a));
         sim_rank_name(m, rrank, b, sizeof(b));
@@ -650,7 +653,24 @@ xfer_status_t sim_setup_state(sim_rank_t *R, int rank)
     return XFER_SUCCESS;
 }
 
-static xfer_status_t setup_rank(sim_t *m, int rank, xfer_builder_fn build)
+xfer_status_t sim_send_labels(sim_t *m, int rank)
+{
+    sim_rank_t *R = &m->r[rank];
+    const size_t n = R->s->send_bytes;
+    run_t x = {0, n, 0, 0};
+    if (m->flat) { /* global blocks [rank * send, (rank + 1) * send) */
+        x.goff = (size_t) rank * n;
+    } else { /* the rank's own block at its global offset, labelled with its call */
+        x.goff = xfer_shape_offset(m->shape, R->s->group, R->s->rank);
+        x.grp = R->s->group + 2 * R->call;
+    }
+    R->map[XFER_BUF_SEND].n = 0;
+    if (n && !xfer_rv_push(&R->map[XFER_BUF_SEND], x))
+        return sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
+    return XFER_SUCCESS;
+}
+
+static xfer_status_t setup_rank(sim_t *m, int rank)
 {
     const xfer_shape_t *sh = m->shape;
     const int g = rank < sh->n[0] ? 0 : 1, r = g ? rank - sh->n[0] : rank;
@@ -658,13 +678,9 @@ static xfer_status_t setup_rank(sim_t *m, int rank, xfer_builder_fn build)
     xfer_status_t st;
 
     XFER_CHECK_GOTO(xfer_sched_create(sh, g, r, &R->s), st, out);
-    XFER_CHECK_GOTO(build(sh, R->s), st, out);
+    XFER_CHECK_GOTO(m->build(sh, R->s), st, out);
     XFER_CHECK_GOTO(sim_setup_state(R, rank), st, out);
-    if (R->s->send_bytes) { /* the rank's own block, at its global offset */
-        run_t x = {0, R->s->send_bytes, xfer_shape_offset(sh, g, r), g};
-        if (!xfer_rv_push(&R->map[XFER_BUF_SEND], x))
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator labels");
-    }
+    st = sim_send_labels(m, rank);
 out:
     return st;
 }
@@ -683,11 +699,7 @@ static xfer_status_t setup_flat_rank(sim_t *m, int rank)
         goto out;
     }
     XFER_CHECK_GOTO(sim_setup_state(R, rank), st, out);
-    if (R->s->send_bytes) { /* global blocks [rank * send, (rank + 1) * send) */
-        run_t x = {0, R->s->send_bytes, (size_t) rank * R->s->send_bytes, 0};
-        if (!xfer_rv_push(&R->map[XFER_BUF_SEND], x))
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator labels");
-    }
+    st = sim_send_labels(m, rank);
 out:
     return st;
 }
@@ -768,57 +780,56 @@ xfer_status_t sim_drive(sim_t *m, xfer_sim_stats_t *stats)
     return m->err;
 }
 
-xfer_status_t sim_init(sim_t *m, int N, const xfer_sim_opts_t *opts)
+xfer_status_t sim_run(sim_t *m, int N, const xfer_sim_opts_t *opts,
+                      xfer_status_t (*prepare)(sim_t *m),
+                      xfer_status_t (*setup)(sim_t *m, int rank), xfer_sim_stats_t *stats)
 {
+    xfer_status_t st;
+    int rank;
+
     m->N = N;
     if (opts)
         m->o = *opts;
     else
         xfer_sim_opts_default(&m->o);
     m->r = xfer_calloc((size_t) N, sizeof(sim_rank_t));
-    if (!m->r || !xfer_hmap_init(&m->coll_seq, 64) || !xfer_hmap_init(&m->coll, 64))
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state for %d ranks", N);
-    return XFER_SUCCESS;
+    if (!m->r || !xfer_hmap_init(&m->coll_seq, 64) || !xfer_hmap_init(&m->coll, 64)) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state for %d ranks", N);
+        goto out;
+    }
+    if (prepare)
+        XFER_CHECK_GOTO(prepare(m), st, out);
+    for (rank = 0; rank < m->N; rank++)
+        XFER_CHECK_GOTO(setup(m, rank), st, out);
+    st = sim_drive(m, stats);
+out:
+    sim_free(m);
+    return st;
 }
 
 xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,
                            const xfer_sim_opts_t *opts, xfer_sim_stats_t *stats)
 {
     sim_t m;
-    xfer_status_t st;
-    int rank;
 
     memset(&m, 0, sizeof(m));
     m.shape = shape;
-    if (shape->n[0] < 1 || shape->n[1] < 1 || shape->n[0] + shape->n[1] >= (1 << 22))
+    m.build = build;
+    if (shape->n[0] < 1 || shape->n[1] < 1 || shape->n[0] + shape->n[1] >= XFER_SIM_MAX_RANKS)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "simulator shape %d x %d out of range", shape->n[0],
                         shape->n[1]);
-    XFER_CHECK_GOTO(sim_init(&m, shape->n[0] + shape->n[1], opts), st, out);
-    for (rank = 0; rank < m.N; rank++)
-        XFER_CHECK_GOTO(setup_rank(&m, rank, build), st, out);
-    st = sim_drive(&m, stats);
-out:
-    sim_free(&m);
-    return st;
+    return sim_run(&m, shape->n[0] + shape->n[1], opts, NULL, setup_rank, stats);
 }
 
 xfer_status_t xfer_sim_run_flat(const xfer_sim_flat_t *world, const xfer_sim_opts_t *opts,
                                 xfer_sim_stats_t *stats)
 {
     sim_t m;
-    xfer_status_t st;
-    int rank;
 
     memset(&m, 0, sizeof(m));
     m.flat = world;
-    if (!world || !world->build || !world->expect || world->n < 1 || world->n >= (1 << 22))
+    if (!world || !world->build || !world->expect || world->n < 1 || world->n >= XFER_SIM_MAX_RANKS)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "simulator: flat world of %d processes",
                         world ? world->n : 0);
-    XFER_CHECK_GOTO(sim_init(&m, world->n, opts), st, out);
-    for (rank = 0; rank < m.N; rank++)
-        XFER_CHECK_GOTO(setup_flat_rank(&m, rank), st, out);
-    st = sim_drive(&m, stats);
-out:
-    sim_free(&m);
-    return st;
+    return sim_run(&m, world->n, opts, NULL, setup_flat_rank, stats);
 }

@@ -9,7 +9,8 @@
 #include "sim.h"
 #include "sim_labels.h"
 
-enum { XFER_SIM_NFLAGS = 8 }; /* room for the window's flag kinds (topo/shwin.h) */
+enum { XFER_SIM_NFLAGS = 8 };
+enum { XFER_SIM_MAX_RANKS = 1 << 22 }; /* room for the window's flag kinds (topo/shwin.h) */
 
 enum { ST_IDLE = 0, ST_POSTED, ST_DONE };
 
@@ -76,6 +77,7 @@ typedef struct sim {
     const xfer_shape_t *shape;   /* inter-group schedules, or */
     const xfer_sim_flat_t *flat; /* a world of flat ones */
     const xfer_sim_hier_t *hier; /* with shape: hierarchical schedules on nodes */
+    xfer_builder_fn build;       /* shape without hier: the builder of every rank's schedule */
     sim_node_t *nodes;
     int nnodes;
     xfer_sim_opts_t o;
@@ -112,7 +114,13 @@ void sim_verify_flat(sim_t *m);
 
 /* sim.c */
 void sim_complete(sim_t *m, int rank, int k, double t);
-xfer_status_t sim_init(sim_t *m, int N, const xfer_sim_opts_t *opts);
+/* Set up @p N ranks (@p prepare first, if given, then @p setup for each), run them, check,
+ * summarise, and free the state: the body of every xfer_sim_run* entry point. */
+xfer_status_t sim_run(sim_t *m, int N, const xfer_sim_opts_t *opts,
+                      xfer_status_t (*prepare)(sim_t *m),
+                      xfer_status_t (*setup)(sim_t *m, int rank), xfer_sim_stats_t *stats);
+/* Rank @p rank's SEND buffer holds its own data of its current call. */
+xfer_status_t sim_send_labels(sim_t *m, int rank);
 xfer_status_t sim_setup_state(sim_rank_t *R, int rank);     /* for the schedule in R->s */
 xfer_status_t sim_drive(sim_t *m, xfer_sim_stats_t *stats); /* run, check, summarise */
 void sim_free(sim_t *m);

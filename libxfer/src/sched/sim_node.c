@@ -211,19 +211,6 @@ void sim_post_node(sim_t *m, int rank, int k)
     }
 }
 
-static int send_labels(sim_t *m, int rank)
-{
-    sim_rank_t *R = &m->r[rank];
-    const int g = R->s->group;
-    run_t x = {0, R->s->send_bytes, xfer_shape_offset(m->shape, g, R->s->rank), g + 2 * R->call};
-    R->map[XFER_BUF_SEND].n = 0;
-    if (R->s->send_bytes && !xfer_rv_push(&R->map[XFER_BUF_SEND], x)) {
-        sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
-        return 0;
-    }
-    return 1;
-}
-
 int sim_next_call(sim_t *m, int rank)
 {
     sim_rank_t *R = &m->r[rank];
@@ -234,7 +221,7 @@ int sim_next_call(sim_t *m, int rank)
         return 0;
     R->call++;
     R->round = 0;
-    return send_labels(m, rank);
+    return sim_send_labels(m, rank) == XFER_SUCCESS;
 }
 
 void sim_nodes_free(sim_t *m)
@@ -273,43 +260,39 @@ static xfer_status_t setup_nodes(sim_t *m)
     return XFER_SUCCESS;
 }
 
+static xfer_status_t setup_hier_rank(sim_t *m, int rank)
+{
+    const xfer_shape_t *shape = m->shape;
+    const xfer_sim_hier_t *h = m->hier;
+    const int g = rank < shape->n[0] ? 0 : 1, r = g ? rank - shape->n[0] : rank;
+    sim_rank_t *R = &m->r[rank];
+    xfer_status_t st;
+
+    XFER_CHECK_GOTO(h->build(h->ctx, g, r, &R->s), st, out);
+    if (!R->s || R->s->group != g || R->s->rank != r) {
+        st = XFER_ERR(XFER_ERR_VERIFY,
+                      "hierarchy: the schedule built for rank %d of group %d is not its own", r, g);
+        goto out;
+    }
+    R->node = (g ? h->nodes.nnodes[0] : 0) + h->nodes.node_of[g][r];
+    R->slot = h->nodes.slot_of[g][r];
+    XFER_CHECK_GOTO(sim_setup_state(R, rank), st, out);
+    st = sim_send_labels(m, rank);
+out:
+    return st;
+}
+
 xfer_status_t xfer_sim_run_hier(const xfer_shape_t *shape, const xfer_sim_hier_t *h,
                                 const xfer_sim_opts_t *opts, xfer_sim_stats_t *stats)
 {
     sim_t m;
-    xfer_status_t st;
-    int rank;
 
     memset(&m, 0, sizeof(m));
     m.shape = shape;
     m.hier = h;
     if (!h || !h->build || h->calls < 1 || shape->n[0] < 1 || shape->n[1] < 1 ||
-        shape->n[0] + shape->n[1] >= (1 << 22))
+        shape->n[0] + shape->n[1] >= XFER_SIM_MAX_RANKS)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "simulator: hierarchy of %d x %d ranks, %d calls",
                         shape->n[0], shape->n[1], h ? h->calls : 0);
-    XFER_CHECK_GOTO(sim_init(&m, shape->n[0] + shape->n[1], opts), st, out);
-    XFER_CHECK_GOTO(setup_nodes(&m), st, out);
-    for (rank = 0; rank < m.N; rank++) {
-        const int g = rank < shape->n[0] ? 0 : 1, r = g ? rank - shape->n[0] : rank;
-        sim_rank_t *R = &m.r[rank];
-        XFER_CHECK_GOTO(h->build(h->ctx, g, r, &R->s), st, out);
-        if (!R->s || R->s->group != g || R->s->rank != r) {
-            st = XFER_ERR(XFER_ERR_VERIFY,
-                          "hierarchy: the schedule built for rank %d of group "
-                          "%d is not its own",
-                          r, g);
-            goto out;
-        }
-        R->node = (g ? h->nodes.nnodes[0] : 0) + h->nodes.node_of[g][r];
-        R->slot = h->nodes.slot_of[g][r];
-        XFER_CHECK_GOTO(sim_setup_state(R, rank), st, out);
-        if (!send_labels(&m, rank)) {
-            st = m.err;
-            goto out;
-        }
-    }
-    st = sim_drive(&m, stats);
-out:
-    sim_free(&m);
-    return st;
+    return sim_run(&m, shape->n[0] + shape->n[1], opts, setup_nodes, setup_hier_rank, stats);
 }

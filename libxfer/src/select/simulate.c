@@ -91,6 +91,32 @@ xfer_status_t xfer_sim_params_init(xfer_sim_params_t *p)
     return XFER_SUCCESS;
 }
 
+/* The simulator's options from the public parameters (NULL: defaults). */
+static void sim_opts(const xfer_sim_params_t *params, xfer_sim_opts_t *o)
+{
+    xfer_sim_opts_default(o);
+    if (params) {
+        o->alpha = params->alpha;
+        o->beta = params->beta;
+        o->check_ports = params->check_ports;
+    }
+}
+
+static void sim_report(const xfer_sim_stats_t *st, xfer_sim_report_t *rep)
+{
+    memset(rep, 0, sizeof(*rep));
+    rep->steps = st->steps;
+    rep->rounds = st->max_rounds;
+    rep->messages = st->messages;
+    rep->max_sent = st->max_sent;
+    rep->max_recv = st->max_recv;
+    rep->total_sent = st->total_sent;
+    rep->max_tmp = st->max_tmp;
+    rep->collectives = st->collectives;
+    rep->predicted = st->predicted;
+    rep->bound = st->bound;
+}
+
 xfer_status_t xfer_simulate(const char *algorithm, const xfer_side_t *a, const xfer_side_t *b,
                             const xfer_sim_params_t *params, xfer_sim_report_t *rep)
 {
@@ -109,24 +135,9 @@ xfer_status_t xfer_simulate(const char *algorithm, const xfer_side_t *a, const x
         rc = XFER_ERR(XFER_ERR_NOT_SUPPORTED, "%s cannot run this shape: %s", al->name, why);
         goto out;
     }
-    xfer_sim_opts_default(&o);
-    if (params) {
-        o.alpha = params->alpha;
-        o.beta = params->beta;
-        o.check_ports = params->check_ports;
-    }
+    sim_opts(params, &o);
     XFER_CHECK_GOTO(xfer_sim_run(&sh->s, al->model, &o, &st), rc, out);
-    memset(rep, 0, sizeof(*rep));
-    rep->steps = st.steps;
-    rep->rounds = st.max_rounds;
-    rep->messages = st.messages;
-    rep->max_sent = st.max_sent;
-    rep->max_recv = st.max_recv;
-    rep->total_sent = st.total_sent;
-    rep->max_tmp = st.max_tmp;
-    rep->collectives = st.collectives;
-    rep->predicted = st.predicted;
-    rep->bound = st.bound;
+    sim_report(&st, rep);
 out:
     shape_free(sh);
     return rc;
@@ -209,12 +220,7 @@ xfer_status_t xfer_simulate_hier(const char *inner, const xfer_side_t *a, const 
         return XFER_ERR(XFER_ERR_INVALID_ARG, "report is NULL");
     XFER_CHECK_GOTO(hier_virtual(inner, nodes, &v), rc, out);
     XFER_CHECK_GOTO(shape_make(a, b, &sh), rc, out);
-    xfer_sim_opts_default(&o);
-    if (params) {
-        o.alpha = params->alpha;
-        o.beta = params->beta;
-        o.check_ports = params->check_ports;
-    }
+    sim_opts(params, &o);
     XFER_CHECK_GOTO(xfer_hier_simulate(&sh->s, &v, nodes->calls, &o, &st), rc, out);
     for (run = 1; run <= nodes->jitter_runs; run++) { /* other interleavings */
         xfer_sim_opts_t j = o;
@@ -222,17 +228,7 @@ xfer_status_t xfer_simulate_hier(const char *inner, const xfer_side_t *a, const 
         j.seed = (unsigned long) run;
         XFER_CHECK_GOTO(xfer_hier_simulate(&sh->s, &v, nodes->calls, &j, NULL), rc, out);
     }
-    memset(rep, 0, sizeof(*rep));
-    rep->steps = st.steps;
-    rep->rounds = st.max_rounds;
-    rep->messages = st.messages;
-    rep->max_sent = st.max_sent;
-    rep->max_recv = st.max_recv;
-    rep->total_sent = st.total_sent;
-    rep->max_tmp = st.max_tmp;
-    rep->collectives = st.collectives;
-    rep->predicted = st.predicted;
-    rep->bound = st.bound;
+    sim_report(&st, rep);
 out:
     shape_free(sh);
     return rc;
