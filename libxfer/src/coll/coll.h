@@ -99,6 +99,10 @@ struct xfer_plan {
 /* Resolve options (NULL allowed) against the environment. */
 xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *opts, xfer_resolved_opts_t *out);
 
+/* The plan's algorithm (p->algo, and p->opts.hier for node staging): the one named in its
+ * options, or auto's choice. Sets p->name. Collective when a hierarchy is weighed. */
+xfer_status_t xfer_plan_select(xfer_plan_t *p);
+
 /* Build a plan for @p call. Collective over both groups. */
 xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *opts,
                                int persistent, xfer_plan_t **out);
