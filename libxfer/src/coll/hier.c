@@ -107,7 +107,7 @@ static xfer_status_t node_shape(const xfer_hier_t *h, const xfer_topo_t *t, int 
     int g, m;
     memset(s, 0, sizeof(*s));
     for (g = 0; g < 2; g++) {
-        const int nn = t->nodes[swap ? 1 - g : g].nnodes;
+        const int nn = t->hm->nodes[swap ? 1 - g : g].nnodes;
         cnt[g] = xfer_malloc((size_t) nn * sizeof(size_t));
         pre[g] = xfer_malloc(((size_t) nn + 1) * sizeof(size_t));
         if (!cnt[g] || !pre[g])
@@ -151,11 +151,11 @@ xfer_status_t xfer_hier_predict(const xfer_topo_t *t, const xfer_shape_t *s, con
     const xfer_algo_t *a;
     char how[512];
     double tt, td;
-    int g, r, m_, ppn = XFER_MAX(t->nodes[0].max_ppn, t->nodes[1].max_ppn);
+    int g, r, m_, ppn = XFER_MAX(t->hm->nodes[0].max_ppn, t->hm->nodes[1].max_ppn);
 
     memset(&ns, 0, sizeof(ns));
     for (g = 0; g < 2; g++) { /* node aggregates: one "rank" per node */
-        const xfer_nodes_t *L = &t->nodes[g];
+        const xfer_nodes_t *L = &t->hm->nodes[g];
         cnt[g] = xfer_calloc((size_t) L->nnodes, sizeof(size_t));
         pre[g] = xfer_calloc((size_t) L->nnodes + 1, sizeof(size_t));
         if (!cnt[g] || !pre[g]) {
@@ -251,7 +251,7 @@ static void copy_out(const xfer_plan_t *p, xfer_sched_t *s)
 {
     const xfer_hier_t *h = p->hier;
     const int o = 1 - p->topo->group, L = h->senders;
-    const xfer_nodes_t *N = &p->topo->nodes[o];
+    const xfer_nodes_t *N = &p->topo->hm->nodes[o];
     int i, l;
 
     for (i = 0; i < N->n; i++) {
@@ -396,12 +396,12 @@ static xfer_status_t geometry(xfer_plan_t *p)
     xfer_status_t st;
     const char *why;
 
-    h->node = t->nodes[g].node_of[t->rank];
-    h->slot = t->nodes[g].slot_of[t->rank];
-    h->node_size = t->nodes[g].node_size[h->node];
-    XFER_CHECK_GOTO(aggregates(h, &p->shape, &t->nodes[0], 0), st, out);
-    XFER_CHECK_GOTO(aggregates(h, &p->shape, &t->nodes[1], 1), st, out);
-    XFER_CHECK_GOTO(result_layout(h, &t->nodes[o], o), st, out);
+    h->node = t->hm->nodes[g].node_of[t->rank];
+    h->slot = t->hm->nodes[g].slot_of[t->rank];
+    h->node_size = t->hm->nodes[g].node_size[h->node];
+    XFER_CHECK_GOTO(aggregates(h, &p->shape, &t->hm->nodes[0], 0), st, out);
+    XFER_CHECK_GOTO(aggregates(h, &p->shape, &t->hm->nodes[1], 1), st, out);
+    XFER_CHECK_GOTO(result_layout(h, &t->hm->nodes[o], o), st, out);
     h->s_bytes = h->agg[g][h->node];
     h->r_bytes = p->shape.total[o];
 
@@ -460,14 +460,14 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
      * plan has its own (another plan may be active at the same time) */
     if (p->persistent) {
         h->own_win = 1;
-        XFER_CHECK_GOTO(xfer_shwin_reserve(&h->win, t->node_comm, h->node_size, h->senders,
+        XFER_CHECK_GOTO(xfer_shwin_reserve(&h->win, t->hm->node_comm, h->node_size, h->senders,
                                            h->s_bytes, h->r_bytes),
                         st, out);
     } else {
-        XFER_CHECK_GOTO(xfer_shwin_reserve(&t->win, t->node_comm, h->node_size, h->senders,
+        XFER_CHECK_GOTO(xfer_shwin_reserve(&t->hm->win, t->hm->node_comm, h->node_size, h->senders,
                                            h->s_bytes, h->r_bytes),
                         st, out);
-        h->win = t->win;
+        h->win = t->hm->win;
     }
     h->tasks = xfer_calloc(1, sizeof(*h->tasks));
     if (!h->tasks) {
@@ -480,7 +480,7 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
         /* the stripe's merged and local communicators carry the inner algorithm */
         XFER_CHECK_GOTO(xfer_topo_get(h->stripe, &h->stripe_topo), st, out);
         if (h->inner->flags & XFER_ALGO_NATIVE) {
-            XFER_CHECK_GOTO(native_counts(h, &t->nodes[o], o), st, out);
+            XFER_CHECK_GOTO(native_counts(h, &t->hm->nodes[o], o), st, out);
             h->tasks[0].post = native_post;
             h->tasks[0].progress = native_progress;
             h->tasks[0].arg = p;
@@ -543,6 +543,7 @@ static xfer_status_t virtual_build(const xfer_shape_t *shape, const xfer_hier_vi
 {
     xfer_plan_t *p = NULL;
     xfer_topo_t *t = NULL, *st_topo = NULL;
+    xfer_hier_module_t hm; /* the virtual nodes' layouts (the caller's) */
     xfer_hier_t *h = NULL;
     xfer_status_t st;
     const xfer_algo_t *a = v->inner ? xfer_algo_find(v->inner) : NULL;
@@ -554,6 +555,7 @@ static xfer_status_t virtual_build(const xfer_shape_t *shape, const xfer_hier_vi
                         "(hier:native and hier:direct exchange through tasks the simulator "
                         "cannot follow)",
                         v->inner ? v->inner : "auto");
+    memset(&hm, 0, sizeof(hm));
     p = xfer_calloc(1, sizeof(*p));
     t = xfer_calloc(1, sizeof(*t));
     st_topo = xfer_calloc(1, sizeof(*st_topo));
@@ -568,9 +570,10 @@ static xfer_status_t virtual_build(const xfer_shape_t *shape, const xfer_hier_vi
     t->n[1] = shape->n[1];
     t->nnodes = L[0].nnodes + L[1].nnodes;
     t->max_ppn = XFER_MAX(L[0].max_ppn, L[1].max_ppn);
-    t->nodes[0] = L[0];
-    t->nodes[1] = L[1];
-    t->have_nodes = 1;
+    t->hm = &hm;
+    hm.nodes[0] = L[0];
+    hm.nodes[1] = L[1];
+    hm.have_nodes = 1;
     p->topo = t;
     p->shape = *shape;
     p->my_bytes = xfer_shape_count(shape, g, r);

@@ -56,7 +56,7 @@
 static void piece(const xfer_plan_t *p, int gg, int a, int l, int j, size_t *lo, size_t *hi)
 {
     const xfer_hier_t *h = p->hier;
-    const xfer_nodes_t *N = &p->topo->nodes[gg];
+    const xfer_nodes_t *N = &p->topo->hm->nodes[gg];
     const int r = N->members[N->node_first[a] + j];
     const size_t A = h->agg[gg][a], s0 = xfer_seg_start(A, h->senders, l);
     const size_t s1 = s0 + xfer_seg_len(A, h->senders, l);
@@ -130,7 +130,7 @@ xfer_status_t xfer_hier_direct_prepare(xfer_plan_t *p, xfer_exec_task_t *task)
 {
     xfer_hier_t *h = p->hier;
     xfer_topo_t *t = p->topo;
-    const int g = t->group, o = 1 - g, nr = t->nodes[o].nnodes, ns = h->node_size;
+    const int g = t->group, o = 1 - g, nr = t->hm->nodes[o].nnodes, ns = h->node_size;
     xfer_status_t st = XFER_SUCCESS;
     int flag, *ub = NULL, m, tag;
 
@@ -147,22 +147,22 @@ xfer_status_t xfer_hier_direct_prepare(xfer_plan_t *p, xfer_exec_task_t *task)
     h->dx->dtopo = t;
     if (p->persistent) { /* its own stream: its calls interleave freely with others' */
         h->dx->ds = &h->dx->own_ds;
-        tag = ++t->dstream_tags;
+        tag = ++t->hm->dstream_tags;
     } else {
-        h->dx->ds = &t->dstream;
+        h->dx->ds = &t->hm->dstream;
         tag = 0;
     }
     XFER_MPI_GOTO(MPI_Comm_get_attr(h->dx->dcomm[0], MPI_TAG_UB, &ub, &flag), st, out);
     if (flag && (*ub < t->max_ppn || *ub < tag))
         return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
                         "hier:direct tags slots and plans, but MPI_TAG_UB is %d", *ub);
-    for (m = 0; m < t->nodes[0].nnodes; m++)
+    for (m = 0; m < t->hm->nodes[0].nnodes; m++)
         if (h->agg[0][m] > INT_MAX)
             return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate exceeds INT_MAX bytes");
-    for (m = 0; m < t->nodes[1].nnodes; m++)
+    for (m = 0; m < t->hm->nodes[1].nnodes; m++)
         if (h->agg[1][m] > INT_MAX)
             return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate exceeds INT_MAX bytes");
-    XFER_CHECK_GOTO(dstream_init(h->dx->ds, tag, nr, t->nodes[g].max_ppn), st, out);
+    XFER_CHECK_GOTO(dstream_init(h->dx->ds, tag, nr, t->hm->nodes[g].max_ppn), st, out);
     h->dx->d_recv = xfer_malloc((size_t) nr * sizeof(int));
     h->dx->d_idout = xfer_malloc(2 * (size_t) h->senders * sizeof(long));
     h->dx->d_sent = xfer_malloc((size_t) nr * (size_t) ns);
@@ -173,7 +173,7 @@ xfer_status_t xfer_hier_direct_prepare(xfer_plan_t *p, xfer_exec_task_t *task)
     h->dx->d_maxsreq = h->senders * (nr * ns + t->n[o]);
     h->dx->d_sreq = xfer_malloc((size_t) h->dx->d_maxsreq * sizeof(MPI_Request));
     h->dx->d_got = xfer_malloc((size_t) nr * sizeof(size_t));
-    h->dx->d_maxrreq = nr * t->nodes[o].max_ppn; /* runs: at most one per block */
+    h->dx->d_maxrreq = nr * t->hm->nodes[o].max_ppn; /* runs: at most one per block */
     h->dx->d_rreq = xfer_malloc((size_t) h->dx->d_maxrreq * sizeof(MPI_Request));
     if (!h->dx->d_recv || !h->dx->d_idout || !h->dx->d_sent || !h->dx->d_ready ||
         !h->dx->d_pclaimed || !h->dx->d_sreq || !h->dx->d_got || !h->dx->d_rreq)
@@ -189,7 +189,7 @@ void xfer_hier_direct_free(xfer_hier_t *h)
     /* this plan's announcements still due are taken in when the topology goes (they stay
      * unmatched on the control duplicate until then; no other stream reads their tag) */
     if (h->dx->ds == &h->dx->own_ds && h->dx->own_ds.seen && h->dx->dtopo)
-        h->dx->dtopo->dstream_orphans += h->dx->own_ds.expected - h->dx->own_ds.received;
+        h->dx->dtopo->hm->dstream_orphans += h->dx->own_ds.expected - h->dx->own_ds.received;
     xfer_dstream_free(&h->dx->own_ds);
     xfer_free(h->dx->d_recv);
     xfer_free(h->dx->d_idout);
@@ -216,7 +216,7 @@ static xfer_status_t take_announcements(dx_t *x)
 {
     xfer_hier_t *h = x->h;
     xfer_dstream_t *s = h->dx->ds;
-    const xfer_nodes_t *R = &x->p->topo->nodes[x->o];
+    const xfer_nodes_t *R = &x->p->topo->hm->nodes[x->o];
     xfer_status_t st = XFER_SUCCESS;
 
     for (;;) {
@@ -362,7 +362,7 @@ out:
 static xfer_status_t consumer_progress(dx_t *x, int *progressed)
 {
     xfer_hier_t *h = x->h;
-    const xfer_nodes_t *R = &x->p->topo->nodes[x->o];
+    const xfer_nodes_t *R = &x->p->topo->hm->nodes[x->o];
     const int l = x->cons_l, nn = R->nnodes;
     xfer_status_t st = XFER_SUCCESS;
     int a, i;
@@ -514,7 +514,7 @@ static xfer_status_t direct_post(void *arg)
     x->b = (int) (h->epoch & 1);
     x->g = g;
     x->o = 1 - g;
-    x->nr = p->topo->nodes[x->o].nnodes;
+    x->nr = p->topo->hm->nodes[x->o].nnodes;
     x->barrier = h->sync == XFER_HIER_BARRIER;
     x->cons_l = -1;
     x->pl = -1;

@@ -206,7 +206,7 @@ static xfer_status_t setup_comms(xfer_plan_t *p)
     p->comm[XFER_COMM_MAIN] = p->merged;
     XFER_CHECK_GOTO(plan_comm(p, p->topo->local, &local), st, out);
     if (p->hier)
-        XFER_CHECK_GOTO(plan_comm(p, p->topo->node_comm, &p->comm[XFER_COMM_NODE]), st, out);
+        XFER_CHECK_GOTO(plan_comm(p, p->topo->hm->node_comm, &p->comm[XFER_COMM_NODE]), st, out);
     if (stt) {
         XFER_CHECK_GOTO(plan_comm(p, stt->merged, &p->comm[XFER_COMM_STRIPE]), st, out);
         XFER_CHECK_GOTO(plan_comm(p, stt->local, &slocal), st, out);

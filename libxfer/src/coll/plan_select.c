@@ -36,8 +36,8 @@ static xfer_status_t consider_hier(xfer_plan_t *p, const xfer_model_t *m, char *
     char *end;
 
     XFER_CHECK_GOTO(xfer_topo_nodes(p->topo), st, out);
-    L0 = &p->topo->nodes[0];
-    L1 = &p->topo->nodes[1];
+    L0 = &p->topo->hm->nodes[0];
+    L1 = &p->topo->hm->nodes[1];
     ppn = XFER_MAX(L0->max_ppn, L1->max_ppn);
     if (L0->is_virtual || L1->is_virtual || ppn < 2 || (L0->nnodes < 2 && L1->nnodes < 2))
         return XFER_SUCCESS;
@@ -73,7 +73,7 @@ static xfer_status_t measured_hier(xfer_plan_t *p, const xfer_model_t *m, char *
     if (!inner || (!a && strcmp(inner, "direct") != 0 && strcmp(inner, "auto") != 0))
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_topo_nodes(p->topo), st, out);
-    if (p->topo->nodes[0].is_virtual || p->topo->nodes[1].is_virtual)
+    if (p->topo->hm->nodes[0].is_virtual || p->topo->hm->nodes[1].is_virtual)
         return XFER_SUCCESS;
     p->opts.hier = 1;
     p->opts.hier_inner = a ? a->name : strcmp(inner, "direct") == 0 ? "direct" : NULL;

@@ -118,7 +118,7 @@ xfer_status_t xfer_topo_nodes(xfer_topo_t *t)
     xfer_status_t st = XFER_SUCCESS;
     MPI_Comm nc = MPI_COMM_NULL;
 
-    if (t->have_nodes)
+    if (t->hm->have_nodes)
         return XFER_SUCCESS;
     if (k < 0)
         return XFER_ERR(XFER_ERR_CONFIG, "XFER_NODE_SIZE=%ld must be >= 0", k);
@@ -147,18 +147,19 @@ xfer_status_t xfer_topo_nodes(xfer_topo_t *t)
         const int base = gg == 0 ? 0 : t->n[0];
         for (i = 0; i < t->n[gg]; i++)
             keys[i] = all[2 * (base + i)];
-        XFER_CHECK_GOTO(build_layout(&t->nodes[gg], t->n[gg], keys, all[2 * base + 1]), st, out);
+        XFER_CHECK_GOTO(build_layout(&t->hm->nodes[gg], t->n[gg], keys, all[2 * base + 1]), st,
+                        out);
     }
-    t->node_comm = nc;
+    t->hm->node_comm = nc;
     nc = MPI_COMM_NULL;
-    t->have_nodes = 1;
+    t->hm->have_nodes = 1;
 out:
     xfer_comm_release(&nc);
     xfer_free(all);
     xfer_free(keys);
     if (st != XFER_SUCCESS) {
-        xfer_nodes_free(&t->nodes[0]);
-        xfer_nodes_free(&t->nodes[1]);
+        xfer_nodes_free(&t->hm->nodes[0]);
+        xfer_nodes_free(&t->hm->nodes[1]);
     }
     return st;
 }
@@ -167,21 +168,21 @@ xfer_status_t xfer_topo_stripes(xfer_topo_t *t, int senders, MPI_Comm *out)
 {
     xfer_stripes_t *s;
     xfer_status_t st = XFER_SUCCESS;
-    const xfer_nodes_t *me = &t->nodes[t->group];
+    const xfer_nodes_t *me = &t->hm->nodes[t->group];
     int slot, node;
 
     XFER_CHECK_GOTO(xfer_topo_nodes(t), st, fail_early);
-    for (s = t->stripes; s; s = s->next)
+    for (s = t->hm->stripes; s; s = s->next)
         if (s->senders == senders) {
             *out = s->comm;
             return XFER_SUCCESS;
         }
-    if (senders < 1 || senders > t->nodes[0].min_ppn || senders > t->nodes[1].min_ppn)
+    if (senders < 1 || senders > t->hm->nodes[0].min_ppn || senders > t->hm->nodes[1].min_ppn)
         return XFER_ERR(XFER_ERR_INVALID_ARG,
                         "%d senders per node, but the smallest node has %d ranks (groups: %d "
                         "and %d); use at most that many",
-                        senders, XFER_MIN(t->nodes[0].min_ppn, t->nodes[1].min_ppn),
-                        t->nodes[0].min_ppn, t->nodes[1].min_ppn);
+                        senders, XFER_MIN(t->hm->nodes[0].min_ppn, t->hm->nodes[1].min_ppn),
+                        t->hm->nodes[0].min_ppn, t->hm->nodes[1].min_ppn);
     s = xfer_calloc(1, sizeof(*s));
     if (!s)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "stripe cache entry");
@@ -194,8 +195,8 @@ xfer_status_t xfer_topo_stripes(xfer_topo_t *t, int senders, MPI_Comm *out)
                   st, fail);
     if (s->comm != MPI_COMM_NULL)
         XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN), st, fail);
-    s->next = t->stripes;
-    t->stripes = s;
+    s->next = t->hm->stripes;
+    t->hm->stripes = s;
     *out = s->comm;
     return XFER_SUCCESS;
 fail:

@@ -46,15 +46,15 @@ void xfer_comm_release(MPI_Comm *comm)
  * once the remote group's calls are; XFER_TIMEOUT_MS (default 10 s) bounds the wait. */
 static void drain_announcements(xfer_topo_t *t)
 {
-    long left = t->dstream.expected - t->dstream.received + t->dstream_orphans;
+    long left = t->hm->dstream.expected - t->hm->dstream.received + t->hm->dstream_orphans;
     const long tmo = xfer_env_long("XFER_TIMEOUT_MS", 0);
     const double t0 = xfer_now(), limit = tmo > 0 ? 1e-3 * (double) tmo : 10.0;
 
-    while (left > 0 && t->direct[0] != MPI_COMM_NULL) {
+    while (left > 0 && t->hm->direct[0] != MPI_COMM_NULL) {
         MPI_Message msg;
         int flag = 0;
         long id[2];
-        if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->direct[0], &flag, &msg,
+        if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, t->hm->direct[0], &flag, &msg,
                         MPI_STATUS_IGNORE) != MPI_SUCCESS)
             break;
         if (flag) {
@@ -73,26 +73,37 @@ static void drain_announcements(xfer_topo_t *t)
     }
 }
 
-static void topo_free(xfer_topo_t *t)
+/* Node staging's module (the window's free is collective over the node, as every path here
+ * is). */
+static void hier_module_free(xfer_topo_t *t)
 {
-    xfer_subcomm_t *s, *n;
     xfer_stripes_t *st, *sn;
-    if (!t)
+    if (!t->hm)
         return;
-    xfer_shwin_free(&t->win); /* collective over the node, as every path here is */
-    for (st = t->stripes; st; st = sn) {
+    xfer_shwin_free(&t->hm->win);
+    for (st = t->hm->stripes; st; st = sn) {
         sn = st->next;
         xfer_comm_release(&st->comm);
         xfer_free(st);
     }
     drain_announcements(t);
-    xfer_comm_release(&t->direct[0]);
-    xfer_comm_release(&t->direct[1]);
-    xfer_dstream_free(&t->dstream);
-    xfer_comm_release(&t->node_comm);
+    xfer_comm_release(&t->hm->direct[0]);
+    xfer_comm_release(&t->hm->direct[1]);
+    xfer_dstream_free(&t->hm->dstream);
+    xfer_comm_release(&t->hm->node_comm);
+    xfer_nodes_free(&t->hm->nodes[0]);
+    xfer_nodes_free(&t->hm->nodes[1]);
+    xfer_free(t->hm);
+    t->hm = NULL;
+}
+
+static void topo_free(xfer_topo_t *t)
+{
+    xfer_subcomm_t *s, *n;
+    if (!t)
+        return;
+    hier_module_free(t);
     xfer_tuning_free(&t->tuning);
-    xfer_nodes_free(&t->nodes[0]);
-    xfer_nodes_free(&t->nodes[1]);
     for (s = t->subs; s; s = n) {
         n = s->next;
         xfer_comm_release(&s->comm);
@@ -207,11 +218,15 @@ static xfer_status_t topo_create(MPI_Comm inter, xfer_topo_t **out)
 
     *out = NULL;
     t = xfer_calloc(1, sizeof(*t));
-    if (!t)
+    if (t)
+        t->hm = xfer_calloc(1, sizeof(*t->hm));
+    if (!t || !t->hm) {
+        xfer_free(t);
         return XFER_ERR(XFER_ERR_NO_MEMORY, "intercommunicator context");
+    }
     t->inter = inter;
-    t->merged = t->local = t->node_comm = MPI_COMM_NULL;
-    t->direct[0] = t->direct[1] = MPI_COMM_NULL;
+    t->merged = t->local = t->hm->node_comm = MPI_COMM_NULL;
+    t->hm->direct[0] = t->hm->direct[1] = MPI_COMM_NULL;
     XFER_MPI_GOTO(MPI_Comm_size(inter, &lsize), st, fail);
     XFER_MPI_GOTO(MPI_Comm_remote_size(inter, &rsize), st, fail);
     XFER_MPI_GOTO(MPI_Comm_rank(inter, &lrank), st, fail);
@@ -305,12 +320,12 @@ xfer_status_t xfer_topo_direct_comms(xfer_topo_t *t, MPI_Comm out[2])
     xfer_status_t st = XFER_SUCCESS;
     int i;
     for (i = 0; i < 2; i++)
-        if (t->direct[i] == MPI_COMM_NULL) {
-            XFER_MPI_GOTO(MPI_Comm_dup(t->inter, &t->direct[i]), st, out);
-            XFER_MPI_GOTO(MPI_Comm_set_errhandler(t->direct[i], MPI_ERRORS_RETURN), st, out);
+        if (t->hm->direct[i] == MPI_COMM_NULL) {
+            XFER_MPI_GOTO(MPI_Comm_dup(t->inter, &t->hm->direct[i]), st, out);
+            XFER_MPI_GOTO(MPI_Comm_set_errhandler(t->hm->direct[i], MPI_ERRORS_RETURN), st, out);
         }
-    out[0] = t->direct[0];
-    out[1] = t->direct[1];
+    out[0] = t->hm->direct[0];
+    out[1] = t->hm->direct[1];
 out:
     return st;
 }

@@ -56,6 +56,21 @@ typedef struct xfer_dstream {
     long expected, received; /* announcements addressed to this rank so far, taken in so far */
 } xfer_dstream_t;
 
+/* Node staging's state for one intercommunicator, kept beside the topology as Open MPI's han
+ * keeps its module on the communicator: node layouts, the node communicator, stripes, the
+ * staging window of blocking calls and hier:direct's announcement streams. */
+typedef struct xfer_hier_module {
+    int have_nodes;
+    xfer_nodes_t nodes[2];
+    MPI_Comm node_comm; /* this rank's node within its group (owned) */
+    xfer_stripes_t *stripes;
+    xfer_shwin_t *win;      /* staging window cached for blocking calls */
+    MPI_Comm direct[2];     /* hier:direct: control and data duplicates of `inter` (owned) */
+    xfer_dstream_t dstream; /* hier:direct announcements of blocking calls (tag 0) */
+    int dstream_tags;       /* tags given to persistent plans' streams so far */
+    long dstream_orphans;   /* announcements still due to freed persistent plans */
+} xfer_hier_module_t;
+
 typedef struct xfer_topo {
     MPI_Comm inter;  /* the user's intercommunicator (not owned) */
     MPI_Comm merged; /* owned */
@@ -73,16 +88,8 @@ typedef struct xfer_topo {
     xfer_subcomm_t *subs;
     struct xfer_topo *next_live; /* registry of live contexts, for MPI_Finalize */
 
-    /* node layout, computed on first use by the hierarchical path */
-    int have_nodes;
-    xfer_nodes_t nodes[2];
-    MPI_Comm node_comm; /* this rank's node within its group (owned) */
-    xfer_stripes_t *stripes;
-    xfer_shwin_t *win;      /* staging window cached for blocking calls */
-    MPI_Comm direct[2];     /* hier:direct: control and data duplicates of `inter` (owned) */
-    xfer_dstream_t dstream; /* hier:direct announcements of blocking calls (tag 0) */
-    int dstream_tags;       /* tags given to persistent plans' streams so far */
-    long dstream_orphans;   /* announcements still due to freed persistent plans */
+    struct xfer_hier_module *hm; /* node staging's state (below): allocated with the topology,
+                                    filled on first hierarchical use, freed with it */
 } xfer_topo_t;
 
 /* MPI_Comm_free for cleanup paths that cannot report an error: a failure is logged. */
