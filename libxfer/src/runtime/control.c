@@ -5,7 +5,7 @@
  * thread's (it registers, so failure notices come to it; it sends heartbeats and receives
  * notices) and the main thread's (publish, lookup, step and ack reports, bye). The thread
  * never calls MPI. A failure notice sets a flag the main thread reads in its wait loops; the
- * leader then tells its component's other ranks over MPI (dataset.c, NOTE_FAIL). */
+ * leader then tells its component's other ranks over MPI (ch_notes.c, NOTE_FAIL). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>

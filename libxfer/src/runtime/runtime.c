@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The workflow context: configuration, component, channels (formation in intercomm.c, steps in
- * dataset.c). */
+ * channel.c and the ch_*.c files). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

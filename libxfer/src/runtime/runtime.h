@@ -149,7 +149,7 @@ struct xfer {
 xfer_status_t xfer_rt_launch_mode(struct xfer *x, const char *component);
 xfer_status_t xfer_rt_form(struct xfer *x, int index, MPI_Comm *inter, int *disconnect);
 
-/* dataset.c */
+/* channel.c (the channel's other files: channel.h) */
 xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int disconnect,
                                   xfer_channel_t **out);
 xfer_status_t xfer_rt_channel_handshake(xfer_channel_t *ch);

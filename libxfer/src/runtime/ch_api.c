@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The public data calls (xfer_put, xfer_step_end, xfer_get*): error handlers guarded, MPI
+ * failures explained with the control plane's verdict. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "channel.h"
+
+/* An MPI failure on a channel is most often the peer going away: the MPI library may see it
+ * (ch3 does, at once) before xferd does. With a control plane, wait (bounded by twice xferd's
+ * detection time) for the verdict: the leader asks its connection, the other ranks wait for
+ * the leader's NOTE_FAIL. Either way the error names the channel and the peer. */
+static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
+{
+    const xfer_config_t *cfg;
+    char mpi_msg[700];
+    double deadline;
+    int wait_ms;
+
+    if (st != XFER_ERR_MPI || !ch)
+        return st;
+    cfg = ch->x->cfg;
+    snprintf(mpi_msg, sizeof(mpi_msg), "%s", xfer_last_error());
+    ch->failed = 1;
+    if (!ch->x->use_ctl)
+        return xfer_err_raw(st, "channel %s: communication with component %s failed: %s",
+                            ch->cfg->name, xfer_ch_peer_name(ch), mpi_msg);
+    wait_ms =
+        2 * (cfg->heartbeat_timeout_ms > 0 ? cfg->heartbeat_timeout_ms : 4 * cfg->heartbeat_ms) +
+        cfg->heartbeat_ms;
+    deadline = MPI_Wtime() + 1e-3 * wait_ms;
+    while (!ch->peer_failed && MPI_Wtime() < deadline) {
+        const struct timespec nap = {0, 2 * 1000 * 1000};
+        if (ch->me == 0) {
+            (void) xfer_ch_check_peer(ch); /* telling the side's other ranks is best effort here */
+        } else {
+            int flag = 0;
+            MPI_Status ms;
+            note_t n;
+            while (!ch->peer_failed &&
+                   MPI_Iprobe(0, XFER_NOTE_TAG, ch->ctl_local, &flag, &ms) == MPI_SUCCESS && flag &&
+                   MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local,
+                            MPI_STATUS_IGNORE) == MPI_SUCCESS)
+                if (n.type == NOTE_FAIL)
+                    ch->peer_failed = 1;
+        }
+        if (!ch->peer_failed)
+            nanosleep(&nap, NULL); /* polling interval of a bounded wait */
+    }
+    if (ch->peer_failed)
+        return xfer_ch_peer_failed_error(ch);
+    return xfer_err_raw(st,
+                        "channel %s: communication with component %s failed, and xferd "
+                        "declared no failure within %d ms: %s",
+                        ch->cfg->name, xfer_ch_peer_name(ch), wait_ms, mpi_msg);
+}
+
+/* MPICH reports a failed request of MPI_Testany/Waitall through MPI_COMM_WORLD's error
+ * handler, not the request's communicator: while a call of ours runs, failures must come back
+ * as codes (the application's handlers are restored on return). */
+typedef struct errh_guard {
+    MPI_Errhandler world, self;
+    int set;
+} errh_guard_t;
+
+static void guard_begin(errh_guard_t *g)
+{
+    g->set = MPI_Comm_get_errhandler(MPI_COMM_WORLD, &g->world) == MPI_SUCCESS;
+    if (g->set && MPI_Comm_get_errhandler(MPI_COMM_SELF, &g->self) != MPI_SUCCESS) {
+        MPI_Errhandler_free(&g->world);
+        g->set = 0;
+    }
+    if (g->set) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    }
+}
+
+static xfer_status_t guard_end(errh_guard_t *g, xfer_status_t st)
+{
+    if (g->set) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, g->world);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, g->self);
+        MPI_Errhandler_free(&g->world);
+        MPI_Errhandler_free(&g->self);
+    }
+    return st;
+}
+
+xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
+{
+    errh_guard_t g;
+    guard_begin(&g);
+    return guard_end(&g, explain(ch, xfer_ch_put_impl(ch, d, block)));
+}
+
+xfer_status_t xfer_step_end(xfer_channel_t *ch)
+{
+    errh_guard_t g;
+    guard_begin(&g);
+    return guard_end(&g, explain(ch, xfer_ch_step_end_impl(ch)));
+}
+
+xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                                 const uint64_t count[], void *buf, size_t bufsize,
+                                 xfer_dataset_desc_t *out)
+{
+    errh_guard_t g;
+    guard_begin(&g);
+    return guard_end(&g, explain(ch, xfer_ch_get_impl(ch, dataset, start, count, buf, bufsize, out)));
+}
+
+xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize,
+                       xfer_dataset_desc_t *out)
+{
+    return xfer_get_selection(ch, dataset, NULL, NULL, buf, bufsize, out);
+}

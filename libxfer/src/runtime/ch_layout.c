@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Geometry of a channel's datasets: names for messages, boxes, the tiling check of every
+ * sending rank's blocks (their place in each contribution) and the copy of a block's part
+ * inside a selection. */
+#include <stdio.h>
+#include <string.h>
+
+#include "channel.h"
+
+const char *xfer_ch_side_name(const xfer_channel_t *ch, int side)
+{
+    const xfer_config_t *c = ch->x->cfg;
+    return c->components[side == 0 ? ch->cfg->from : ch->cfg->to].name;
+}
+
+const char *xfer_ch_peer_name(const xfer_channel_t *ch)
+{
+    return xfer_ch_side_name(ch, 1 - ch->side);
+}
+
+uint64_t xfer_ch_volume(int nd, const uint64_t *count)
+{
+    uint64_t v = 1;
+    int d;
+    for (d = 0; d < nd; d++)
+        v *= count[d];
+    return v;
+}
+
+void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const uint64_t *count)
+{
+    size_t o = 0;
+    int d;
+    o += (size_t) snprintf(buf + o, len - o, "[");
+    for (d = 0; d < nd && o < len; d++)
+        o += (size_t) snprintf(buf + o, len - o, "%s%llu:%llu", d ? ", " : "",
+                               (unsigned long long) start[d],
+                               (unsigned long long) (start[d] + count[d]));
+    if (o < len)
+        snprintf(buf + o, len - o, "]");
+}
+
+
+/* ---- setup: geometry of every sending rank, contributions, plans --------------------------- */
+
+/* Number of uint64 in one rank's geometry record for side k's datasets. */
+int xfer_ch_geo_len(const xfer_channel_t *ch, int k)
+{
+    int i, n = 0;
+    for (i = 0; i < ch->nds; i++)
+        if (ch->ds[i].cfg->from == (k == 0 ? ch->cfg->from : ch->cfg->to))
+            n += 2 * ch->ds[i].cfg->ndims;
+    return n;
+}
+
+int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
+{
+    return d->cfg->from == ch->cfg->from ? 0 : 1;
+}
+
+/* Check that side k's blocks of every dataset tile the global array exactly; fill the
+ * datasets' g_start/g_count from @p geo (nranks records) and the contribution sizes. */
+xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
+                             size_t *bytes, int fill_global)
+{
+    const int len = xfer_ch_geo_len(ch, k);
+    xfer_status_t st = XFER_SUCCESS;
+    int i, r;
+    size_t *off = NULL;
+
+    off = xfer_calloc((size_t) nranks, sizeof(*off));
+    if (!off)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "layout");
+    for (r = 0; r < nranks; r++)
+        off[r] = sizeof(xfer_rt_hdr_t);
+    for (i = 0; i < ch->nds; i++) {
+        xfer_rt_dset_t *d = &ch->ds[i];
+        const int nd = d->cfg->ndims;
+        uint64_t covered = 0;
+        int pos = 0, j;
+        if (xfer_ch_dset_side(ch, d) != k)
+            continue;
+        for (j = 0; j < i; j++)
+            if (xfer_ch_dset_side(ch, &ch->ds[j]) == k)
+                pos += 2 * ch->ds[j].cfg->ndims;
+        if (fill_global) {
+            d->g_start = xfer_calloc((size_t) nranks * (size_t) nd, sizeof(uint64_t));
+            d->g_count = xfer_calloc((size_t) nranks * (size_t) nd, sizeof(uint64_t));
+            d->g_off = xfer_calloc((size_t) nranks, sizeof(size_t));
+            if (!d->g_start || !d->g_count || !d->g_off) {
+                st = XFER_ERR(XFER_ERR_NO_MEMORY, "dataset layout");
+                goto out;
+            }
+        }
+        for (r = 0; r < nranks; r++) {
+            const uint64_t *s = geo + (size_t) r * (size_t) len + pos, *c = s + nd;
+            uint64_t v = xfer_ch_volume(nd, c);
+            int e;
+            covered += v;
+            for (e = 0; e < r && v > 0; e++) { /* blocks must not overlap */
+                const uint64_t *s2 = geo + (size_t) e * (size_t) len + pos, *c2 = s2 + nd;
+                int dd, disjoint = 0;
+                if (xfer_ch_volume(nd, c2) == 0)
+                    continue;
+                for (dd = 0; dd < nd; dd++)
+                    if (s[dd] + c[dd] <= s2[dd] || s2[dd] + c2[dd] <= s[dd])
+                        disjoint = 1;
+                if (!disjoint) {
+                    char b1[160], b2[160];
+                    xfer_ch_fmt_box(b1, sizeof(b1), nd, s, c);
+                    xfer_ch_fmt_box(b2, sizeof(b2), nd, s2, c2);
+                    st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                                  "channel %s: dataset %s: the block of %s rank %d %s overlaps "
+                                  "the block of rank %d %s",
+                                  ch->cfg->name, d->cfg->name, xfer_ch_side_name(ch, k), r, b1, e, b2);
+                    goto out;
+                }
+            }
+            if (fill_global) {
+                memcpy(d->g_start + (size_t) r * nd, s, (size_t) nd * sizeof(uint64_t));
+                memcpy(d->g_count + (size_t) r * nd, c, (size_t) nd * sizeof(uint64_t));
+                d->g_off[r] = off[r];
+            }
+            if (r == ch->me && k == ch->side) {
+                d->my_off = off[r];
+                d->my_bytes = (size_t) v * d->esize;
+            }
+            off[r] += ((size_t) v * d->esize + 7) & ~(size_t) 7;
+        }
+        d->never = covered == 0; /* no rank put it in step 0: this side never sends it */
+        if (covered != xfer_ch_volume(nd, d->cfg->dims) && covered != 0) {
+            st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                          "channel %s: dataset %s: the blocks of %s's %d ranks hold %llu of its "
+                          "%llu elements (each element must belong to exactly one rank's block)",
+                          ch->cfg->name, d->cfg->name, xfer_ch_side_name(ch, k), nranks,
+                          (unsigned long long) covered,
+                          (unsigned long long) xfer_ch_volume(nd, d->cfg->dims));
+            goto out;
+        }
+    }
+    for (r = 0; r < nranks; r++)
+        bytes[r] = off[r];
+out:
+    xfer_free(off);
+    return st;
+}
+
+
+/* Copy the part of a block inside a selection: @p src holds the block (start bs, count bc,
+ * contiguous), @p dst the selection (start ss, count sc, contiguous). */
+void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const char *src,
+                     const uint64_t *bs, const uint64_t *bc, int nd, size_t esize)
+{
+    uint64_t lo[XFER_MAX_DIMS] = {0}, n[XFER_MAX_DIMS] = {0}, idx[XFER_MAX_DIMS] = {0};
+    size_t sstride[XFER_MAX_DIMS] = {0}, dstride[XFER_MAX_DIMS] = {0}, run;
+    int d, inner;
+
+    for (d = 0; d < nd; d++) {
+        uint64_t a = XFER_MAX(ss[d], bs[d]);
+        uint64_t b = XFER_MIN(ss[d] + sc[d], bs[d] + bc[d]);
+        if (b <= a)
+            return; /* disjoint */
+        lo[d] = a;
+        n[d] = b - a;
+        idx[d] = 0;
+    }
+    sstride[nd - 1] = dstride[nd - 1] = esize;
+    for (d = nd - 2; d >= 0; d--) {
+        sstride[d] = sstride[d + 1] * (size_t) bc[d + 1];
+        dstride[d] = dstride[d + 1] * (size_t) sc[d + 1];
+    }
+    /* Merge trailing dimensions that are whole in both boxes into one contiguous run. */
+    inner = nd - 1;
+    run = (size_t) n[nd - 1] * esize;
+    while (inner > 0 && n[inner] == bc[inner] && n[inner] == sc[inner]) {
+        inner--;
+        run *= (size_t) n[inner];
+    }
+    for (;;) {
+        size_t so = 0, doff = 0;
+        for (d = 0; d < inner; d++) {
+            so += (size_t) (lo[d] - bs[d] + idx[d]) * sstride[d];
+            doff += (size_t) (lo[d] - ss[d] + idx[d]) * dstride[d];
+        }
+        so += (size_t) (lo[inner] - bs[inner]) * sstride[inner];
+        doff += (size_t) (lo[inner] - ss[inner]) * dstride[inner];
+        for (d = inner + 1; d < nd; d++) {
+            so += (size_t) (lo[d] - bs[d]) * sstride[d];
+            doff += (size_t) (lo[d] - ss[d]) * dstride[d];
+        }
+        memcpy(dst + doff, src + so, run);
+        for (d = inner - 1; d >= 0; d--) {
+            if (++idx[d] < n[d])
+                break;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            break;
+    }
+}

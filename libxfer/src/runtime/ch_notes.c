@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Control notes of the step protocol (runtime.h): sending, reaping, announcing, taking
+ * them in, and the peer-failure notice from the leader. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "channel.h"
+
+/* An outgoing note and its request: each has its own storage so the buffer never moves. */
+typedef struct note_out {
+    MPI_Request req;
+    note_t n;
+} note_out_t;
+
+xfer_status_t xfer_ch_note_send(xfer_channel_t *ch, MPI_Comm c, int dest, int type, int64_t value)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    note_out_t *o;
+
+    if (ch->nout == ch->cap_out) {
+        int cap = ch->cap_out ? 2 * ch->cap_out : 16;
+        void **grown = xfer_realloc_array(ch->out, (size_t) cap, sizeof(*grown));
+        if (!grown)
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "control notes");
+        ch->out = grown;
+        ch->cap_out = cap;
+    }
+    o = xfer_malloc(sizeof(*o));
+    if (!o)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "control note");
+    o->n.type = type;
+    o->n.value = value;
+    XFER_MPI_GOTO(MPI_Isend(&o->n, 2, MPI_INT64_T, dest, XFER_NOTE_TAG, c, &o->req), st, fail);
+    ch->out[ch->nout++] = o;
+    return XFER_SUCCESS;
+fail:
+    xfer_free(o);
+    return st;
+}
+
+/* Complete the notes that went out (they are small: the MPI library sends them eagerly). */
+xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int i, k = 0;
+    for (i = 0; i < ch->nout; i++) {
+        note_out_t *o = ch->out[i];
+        int flag = 0;
+        if (st == XFER_SUCCESS) {
+            int rc = wait ? MPI_Wait(&o->req, MPI_STATUS_IGNORE)
+                          : MPI_Test(&o->req, &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS)
+                st = xfer_err_mpi(rc, __func__, "MPI_Test(control note)");
+        }
+        if (wait || flag)
+            xfer_free(o);
+        else
+            ch->out[k++] = o;
+    }
+    ch->nout = k;
+    return st;
+}
+
+/* The announcer of this side tells every other rank of both sides. */
+xfer_status_t xfer_ch_announce(xfer_channel_t *ch, int type, int64_t value)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int r;
+    for (r = 0; r < ch->nremote && st == XFER_SUCCESS; r++)
+        st = xfer_ch_note_send(ch, ch->ctl_inter, r, type, value);
+    for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++)
+        st = xfer_ch_note_send(ch, ch->ctl_local, r, type, value);
+    return st;
+}
+
+int xfer_ch_is_announcer(const xfer_channel_t *ch)
+{
+    return ch->me == 0 && ch->sends[ch->side];
+}
+
+/* Steps that will run: the smallest end announced by a sending side (UINT64_MAX: open). */
+uint64_t xfer_ch_run_limit(const xfer_channel_t *ch)
+{
+    uint64_t lim = UINT64_MAX;
+    int k;
+    for (k = 0; k < 2; k++)
+        if (ch->sends[k] && ch->eos[k] >= 0 && (uint64_t) ch->eos[k] < lim)
+            lim = (uint64_t) ch->eos[k];
+    return lim;
+}
+
+xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch)
+{
+    if (!xfer_ch_is_announcer(ch) || ch->eos[ch->side] >= 0)
+        return XFER_SUCCESS;
+    ch->eos[ch->side] = (int64_t) ch->ann[ch->side];
+    return xfer_ch_announce(ch, NOTE_EOS, ch->eos[ch->side]);
+}
+
+/* The leader (rank 0, which holds the connection to xferd) learns that the peer failed and
+ * tells the other ranks of its side; their pending and later calls fail with PEER_FAILED. */
+xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int r;
+    if (ch->peer_failed || !ch->x->ctl || ch->me != 0 ||
+        !xfer_rt_ctl_failed(ch->x, ch->peer, ch->peer_why, sizeof(ch->peer_why)))
+        return XFER_SUCCESS;
+    ch->peer_failed = 1;
+    for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++)
+        st = xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_FAIL, ch->peer);
+    return st;
+}
+
+xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch)
+{
+    return xfer_err_raw(XFER_ERR_PEER_FAILED, "channel %s: component %s failed (xferd: %s)",
+                        ch->cfg->name, xfer_ch_peer_name(ch),
+                        ch->peer_why[0] ? ch->peer_why : "declared by the control plane");
+}
+
+xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int pass;
+    XFER_CHECK_GOTO(xfer_ch_check_peer(ch), st, out);
+    for (pass = 0; pass < 2; pass++) {
+        MPI_Comm c = pass == 0 ? ch->ctl_inter : ch->ctl_local;
+        const int side = pass == 0 ? 1 - ch->side : ch->side;
+        for (;;) {
+            int flag = 0;
+            MPI_Status s;
+            note_t n;
+            XFER_MPI_GOTO(MPI_Iprobe(MPI_ANY_SOURCE, XFER_NOTE_TAG, c, &flag, &s), st, out);
+            if (!flag)
+                break;
+            XFER_MPI_GOTO(
+                MPI_Recv(&n, 2, MPI_INT64_T, s.MPI_SOURCE, XFER_NOTE_TAG, c, MPI_STATUS_IGNORE), st,
+                out);
+            switch (n.type) {
+            case NOTE_ANN:
+                if ((uint64_t) n.value + 1 > ch->ann[side])
+                    ch->ann[side] = (uint64_t) n.value + 1;
+                break;
+            case NOTE_EOS:
+                ch->eos[side] = n.value;
+                break;
+            case NOTE_CLOSE:
+                ch->close_seen = 1;
+                break;
+            case NOTE_FIN:
+                ch->fin_seen = 1;
+                ch->fin_acks = n.value;
+                break;
+            case NOTE_ACK: /* announcer: remote rank s.MPI_SOURCE released n.value steps */
+                ch->acks_recv++;
+                if (ch->rel_of && s.MPI_SOURCE < ch->nremote &&
+                    (uint64_t) n.value > ch->rel_of[s.MPI_SOURCE]) {
+                    uint64_t m = UINT64_MAX;
+                    int r;
+                    ch->rel_of[s.MPI_SOURCE] = (uint64_t) n.value;
+                    for (r = 0; r < ch->nremote; r++)
+                        m = XFER_MIN(m, ch->rel_of[r]);
+                    if (m > ch->credit) {
+                        ch->credit = m;
+                        for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++)
+                            st = xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_CREDIT, (int64_t) m);
+                        if (st != XFER_SUCCESS)
+                            goto out;
+                    }
+                }
+                break;
+            case NOTE_END:
+                ch->end_seen = 1;
+                break;
+            case NOTE_CREDIT:
+                if ((uint64_t) n.value > ch->credit)
+                    ch->credit = (uint64_t) n.value;
+                break;
+            case NOTE_FAIL:
+                ch->peer_failed = 1;
+                break;
+            default:
+                return XFER_ERR(XFER_ERR_INTERNAL, "channel %s: unknown control note %lld",
+                                ch->cfg->name, (long long) n.type);
+            }
+        }
+    }
+    if (ch->close_seen)
+        st = xfer_ch_end_own_side(ch);
+    if (st == XFER_SUCCESS)
+        st = xfer_ch_notes_reap(ch, 0);
+out:
+    return st;
+}

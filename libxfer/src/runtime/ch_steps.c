@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Slots and steps: progress of a channel's collectives, bounded waits, the puts of a step,
+ * its commit and its end. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../coll/coll.h"
+#include "channel.h"
+
+xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step)
+{
+    return &ch->slots[step % (uint64_t) ch->nslots];
+}
+
+int xfer_ch_this_sends(const xfer_channel_t *ch)
+{
+    return ch->sends[ch->side];
+}
+
+int xfer_ch_this_recvs(const xfer_channel_t *ch)
+{
+    return ch->sends[1 - ch->side];
+}
+
+/* Can this rank start the collective of step ch->started now? */
+static int can_start(xfer_channel_t *ch)
+{
+    const uint64_t s = ch->started;
+    xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
+    int k;
+    if (s >= xfer_ch_run_limit(ch))
+        return 0;
+    for (k = 0; k < 2; k++)
+        if (ch->sends[k] && ch->ann[k] <= s)
+            return 0;
+    if (xfer_ch_this_sends(ch))
+        return s < ch->committed && sl->state == XFER_SLOT_COMMITTED && sl->step == s;
+    /* receive only: a free slot inside the window of steps the application has not released */
+    return sl->state == XFER_SLOT_FREE && s < ch->released + (uint64_t) ch->nslots;
+}
+
+static xfer_status_t start_next(xfer_channel_t *ch)
+{
+    xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, ch->started);
+    xfer_status_t st;
+    if (!ch->setup)
+        XFER_CHECK_GOTO(xfer_ch_setup(ch), st, out);
+    sl->step = ch->started;
+    sl->state = XFER_SLOT_ACTIVE;
+    XFER_CHECK_GOTO(xfer_start(sl->plan), st, out);
+    ch->started++;
+out:
+    if (st != XFER_SUCCESS)
+        ch->failed = 1;
+    return st;
+}
+
+static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
+{
+    sl->state = XFER_SLOT_DONE;
+    if (!xfer_ch_this_recvs(ch) || sl->step < ch->released)
+        sl->state = XFER_SLOT_FREE;
+}
+
+/* One pass over a channel: notes, collectives that can start, flat collectives that finished.
+ * With @p force, also run node-staged collectives of steps <= force_step (they progress only
+ * inside xfer_wait). */
+static xfer_status_t progress(xfer_channel_t *ch, int force, uint64_t force_step)
+{
+    /* Only a wait on this very channel may build its plans (a collective with the peer). */
+    const int allow_setup = force;
+    xfer_status_t st;
+    uint64_t lim;
+    int i;
+
+    if (ch->failed)
+        return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used",
+                        ch->cfg->name);
+    XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
+    if (ch->peer_failed)
+        return xfer_ch_peer_failed_error(ch);
+    /* Committed steps past the end of the channel will never run. */
+    lim = xfer_ch_run_limit(ch);
+    for (i = 0; i < ch->nslots; i++) {
+        xfer_rt_slot_t *sl = &ch->slots[i];
+        if (sl->state == XFER_SLOT_COMMITTED && sl->step >= lim)
+            sl->state = XFER_SLOT_FREE;
+    }
+    while ((ch->setup || allow_setup) && can_start(ch)) {
+        /* the first start builds the plans: collective with the peer, bounded */
+        XFER_CHECK_GOTO(start_next(ch), st, out);
+    }
+    for (i = 0; i < ch->nslots; i++) { /* in step order: oldest first */
+        xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, ch->started + (uint64_t) i);
+        int done = 0;
+        if (sl->state != XFER_SLOT_ACTIVE)
+            continue;
+        if (sl->hier) {
+            if (!force || sl->step > force_step)
+                continue;
+            st = xfer_wait(sl->plan);
+            done = st == XFER_SUCCESS;
+        } else {
+            st = xfer_test(sl->plan, &done);
+        }
+        if (st != XFER_SUCCESS) {
+            ch->failed = 1;
+            return XFER_ERR(st, "channel %s: step %llu between %s and %s failed: %.600s",
+                            ch->cfg->name, (unsigned long long) sl->step, xfer_ch_side_name(ch, 0),
+                            xfer_ch_side_name(ch, 1), xfer_last_error());
+        }
+        if (done)
+            slot_done(ch, sl);
+    }
+    return XFER_SUCCESS;
+out:
+    return st;
+}
+
+/* Progress every channel of the context (a wait on one channel must not starve the others:
+ * a pipeline's middle component waits on one while the next one needs its notes). */
+xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force, uint64_t force_step)
+{
+    xfer_status_t st = progress(ch, force, force_step);
+    int i;
+    for (i = 0; st == XFER_SUCCESS && i < ch->x->nch; i++) {
+        xfer_channel_t *o = ch->x->ch[i];
+        if (o && o != ch && !o->failed && o->inter != MPI_COMM_NULL && !o->finished)
+            progress(o, 0, 0); /* its own errors surface on its own calls */
+    }
+    return st;
+}
+
+xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, uint64_t force_step,
+                                const char *what)
+{
+    const double deadline = xfer_rt_deadline(ch->x);
+    xfer_status_t st;
+    for (;;) {
+        XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 1, force_step), st, out);
+        if (cond(ch, arg))
+            return XFER_SUCCESS;
+        if (MPI_Wtime() > deadline) {
+            st = XFER_ERR(XFER_ERR_TIMEOUT, "channel %s: %s: nothing from %s within %d ms",
+                          ch->cfg->name, what, xfer_ch_peer_name(ch), ch->x->timeout_ms);
+            goto out;
+        }
+    }
+out:
+    return st;
+}
+
+/* ---- the application's calls ------------------------------------------------------------- */
+
+xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch)
+{
+    if (ch->peer_failed)
+        return xfer_ch_peer_failed_error(ch);
+    if (ch->failed)
+        return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used",
+                        ch->cfg->name);
+    if (ch->finished)
+        return XFER_ERR(XFER_ERR_STATE, "channel %s was finalized", ch->cfg->name);
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step)
+{
+    const uint64_t lim = xfer_ch_run_limit(ch);
+    int k, who = 1 - ch->side;
+    for (k = 0; k < 2; k++)
+        if (ch->sends[k] && ch->eos[k] >= 0 && (uint64_t) ch->eos[k] == lim)
+            who = k;
+    ch->ended = 1;
+    if (who == ch->side && xfer_ch_this_sends(ch) && !xfer_ch_this_recvs(ch) && ch->close_seen)
+        return XFER_ERR(XFER_ERR_END_OF_STREAM,
+                        "channel %s: %s closed the channel after step %lld; step %llu is not sent",
+                        ch->cfg->name, xfer_ch_peer_name(ch), (long long) lim - 1,
+                        (unsigned long long) step);
+    return XFER_ERR(XFER_ERR_END_OF_STREAM, "channel %s: %s ended the channel after %llu step%s",
+                    ch->cfg->name, xfer_ch_side_name(ch, who), (unsigned long long) lim,
+                    lim == 1 ? "" : "s");
+}
+
+xfer_rt_dset_t *xfer_ch_find_dset(xfer_channel_t *ch, const char *name)
+{
+    int i;
+    for (i = 0; i < ch->nds; i++)
+        if (strcmp(ch->ds[i].cfg->name, name) == 0)
+            return &ch->ds[i];
+    return NULL;
+}
+
+xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name)
+{
+    char list[400];
+    size_t o = 0;
+    int i;
+    list[0] = '\0';
+    for (i = 0; i < ch->nds && o < sizeof(list); i++)
+        o += (size_t) snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+                               ch->ds[i].cfg->name);
+    return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s has no dataset \"%s\" (datasets: %s)",
+                    ch->cfg->name, name, list);
+}
+
+static int slot_free_cond(xfer_channel_t *ch, void *arg)
+{
+    const uint64_t s = *(uint64_t *) arg;
+    return xfer_ch_slot_of(ch, s)->state == XFER_SLOT_FREE || xfer_ch_run_limit(ch) <= s;
+}
+
+/* The slot of the current step, ready for puts. */
+static xfer_status_t fill_slot(xfer_channel_t *ch, xfer_rt_slot_t **out)
+{
+    xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, ch->cur);
+    xfer_status_t st;
+    uint64_t s = ch->cur;
+    if (sl->state == XFER_SLOT_FILLING && sl->step == ch->cur) {
+        *out = sl;
+        return XFER_SUCCESS;
+    }
+    if (sl->state != XFER_SLOT_FREE)
+        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, slot_free_cond, &s, s, "waiting for a free step slot"), st,
+                        out_err);
+    if (sl->state != XFER_SLOT_FREE)
+        return xfer_ch_ended(ch, s);
+    sl->state = XFER_SLOT_FILLING;
+    sl->step = ch->cur;
+    sl->mask = 0;
+    *out = sl;
+    return XFER_SUCCESS;
+out_err:
+    return st;
+}
+
+/* Step 0: keep a block in stage0 (see runtime.h) until the contribution is laid out. */
+static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
+                                 size_t bytes)
+{
+    const size_t padded = (bytes + 7) & ~(size_t) 7;
+    size_t base = ch->stage0_len ? ch->stage0_len : sizeof(xfer_rt_hdr_t);
+    char *grown;
+    if (ds->staged && ds->st_len == bytes) { /* put again, same block: in place */
+        memcpy(ch->stage0 + ds->st_off, block, bytes);
+        return XFER_SUCCESS;
+    }
+    if (padded > SIZE_MAX - base)
+        return XFER_ERR(XFER_ERR_TOO_LARGE, "staging dataset %s", ds->cfg->name);
+    /* exactly the size needed: glibc grows large blocks with mremap, without copying */
+    grown = xfer_realloc_array(ch->stage0, base + padded, 1);
+    if (!grown)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "staging dataset %s (%zu bytes)", ds->cfg->name, bytes);
+    if (!ch->stage0)
+        memset(grown, 0, base); /* the header's room */
+    ch->stage0 = grown;
+    memcpy(grown + base, block, bytes);
+    memset(grown + base + bytes, 0, padded - bytes);
+    ds->staged = 1;
+    ds->st_off = base;
+    ds->st_len = bytes;
+    ch->stage0_len = base + padded;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
+{
+    xfer_status_t st;
+    xfer_rt_dset_t *ds;
+    xfer_rt_slot_t *sl;
+    uint64_t v;
+    int i;
+
+    if (!ch || !d || !d->name)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel, descriptor or its name is NULL");
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    ds = xfer_ch_find_dset(ch, d->name);
+    if (!ds)
+        return xfer_ch_no_such_dataset(ch, d->name);
+    if (!ds->out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: dataset %s is sent by %s, not by %s",
+                        ch->cfg->name, d->name, xfer_ch_peer_name(ch), xfer_ch_side_name(ch, ch->side));
+    if (d->type != ds->cfg->type || d->ndims != ds->cfg->ndims ||
+        memcmp(d->dims, ds->cfg->dims, (size_t) d->ndims * sizeof(uint64_t)) != 0) {
+        char want[200], got[200];
+        uint64_t z[XFER_MAX_DIMS] = {0};
+        xfer_ch_fmt_box(want, sizeof(want), ds->cfg->ndims, z, ds->cfg->dims);
+        if (d->ndims >= 1 && d->ndims <= XFER_MAX_DIMS)
+            xfer_ch_fmt_box(got, sizeof(got), d->ndims, z, d->dims);
+        else
+            snprintf(got, sizeof(got), "(%d dimensions)", d->ndims);
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "channel %s: dataset %s is %s%s in the workflow file, the put says %s%s",
+                        ch->cfg->name, d->name, xfer_type_name(ds->cfg->type), want,
+                        xfer_type_name(d->type), got);
+    }
+    for (i = 0; i < d->ndims; i++)
+        if (d->count[i] > d->dims[i] || d->start[i] > d->dims[i] - d->count[i])
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "channel %s: dataset %s: block start %llu count %llu in dimension "
+                            "%d exceeds its size %llu",
+                            ch->cfg->name, d->name, (unsigned long long) d->start[i],
+                            (unsigned long long) d->count[i], i, (unsigned long long) d->dims[i]);
+    v = xfer_ch_volume(d->ndims, d->count);
+    if (v > 0 && !block)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: dataset %s: block is NULL",
+                        ch->cfg->name, d->name);
+    if (ch->cur_committed)
+        return XFER_ERR(XFER_ERR_STATE,
+                        "channel %s: step %llu was committed by its first xfer_get: put every "
+                        "dataset of a full-duplex step before getting",
+                        ch->cfg->name, (unsigned long long) ch->cur);
+    if (xfer_ch_run_limit(ch) <= ch->cur)
+        return xfer_ch_ended(ch, ch->cur);
+    if (ch->setup || ch->cur > 0) { /* the decomposition is fixed by step 0 */
+        const size_t len = (size_t) d->ndims * sizeof(uint64_t);
+        if (ds->declared
+                ? memcmp(ds->start, d->start, len) != 0 || memcmp(ds->count, d->count, len) != 0
+                : v > 0) { /* undeclared in step 0: an empty block */
+            char was[200], now[200];
+            uint64_t z[XFER_MAX_DIMS] = {0};
+            xfer_ch_fmt_box(was, sizeof(was), d->ndims, ds->declared ? ds->start : z,
+                    ds->declared ? ds->count : z);
+            xfer_ch_fmt_box(now, sizeof(now), d->ndims, d->start, d->count);
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "channel %s: dataset %s: this rank's block changed from %s to %s "
+                            "in step %llu; the decomposition is fixed by the first step",
+                            ch->cfg->name, d->name, was, now, (unsigned long long) ch->cur);
+        }
+    } else {
+        memcpy(ds->start, d->start, (size_t) d->ndims * sizeof(uint64_t));
+        memcpy(ds->count, d->count, (size_t) d->ndims * sizeof(uint64_t));
+        ds->declared = 1;
+    }
+    XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
+    sl->mask |= (uint64_t) 1 << ds->bit;
+    if (v > 0) {
+        if (!sl->sbuf) /* before the first step is set up: keep the block until then */
+            return stage_block(ch, ds, block, (size_t) v * ds->esize);
+        memcpy(sl->sbuf + ds->my_off, block, (size_t) v * ds->esize);
+    }
+    return XFER_SUCCESS;
+out:
+    return st;
+}
+
+static int step0_go(xfer_channel_t *ch, void *arg)
+{
+    int k;
+    (void) arg;
+    if (xfer_ch_run_limit(ch) == 0)
+        return 1;
+    for (k = 0; k < 2; k++)
+        if (ch->sends[k] && ch->ann[k] < 1)
+            return 0;
+    return 1;
+}
+
+/* Commit the current step of a sending rank: header, announcement, start when possible. */
+/* What a step of this side moves, for xferd's throughput figures: the datasets put in it,
+ * whole (the sending ranks' blocks tile them). */
+static uint64_t step_bytes(const xfer_channel_t *ch, uint64_t mask)
+{
+    uint64_t b = 0;
+    int i;
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        if (d->out && (mask >> d->bit & 1u))
+            b += xfer_ch_volume(d->cfg->ndims, d->cfg->dims) * d->esize;
+    }
+    return b;
+}
+
+xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
+{
+    xfer_rt_slot_t *sl;
+    xfer_rt_hdr_t h;
+    xfer_status_t st;
+    int i;
+
+    if (ch->cur_committed)
+        return XFER_SUCCESS;
+    XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
+    if (xfer_ch_run_limit(ch) <= ch->cur)
+        return xfer_ch_ended(ch, ch->cur);
+    XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
+    if (xfer_ch_is_announcer(ch)) {
+        ch->ann[ch->side] = ch->cur + 1;
+        XFER_CHECK_GOTO(xfer_ch_announce(ch, NOTE_ANN, (int64_t) ch->cur), st, out);
+        xfer_rt_ctl_step(ch->x, ch->index, ch->side, ch->cur, step_bytes(ch, sl->mask));
+    }
+    if (!ch->setup) {
+        /* Step 0 sizes the contributions: once every sending side said go, all ranks of both
+         * sides exchange their blocks and build the plans. */
+        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, step0_go, NULL, 0, "waiting for step 0 to start"), st, out);
+        if (xfer_ch_run_limit(ch) == 0)
+            return xfer_ch_ended(ch, ch->cur);
+        XFER_CHECK_GOTO(xfer_ch_setup(ch), st, out);
+        if (ch->stage0) { /* not adopted by setup: copy the blocks into place */
+            for (i = 0; i < ch->nds; i++) {
+                const xfer_rt_dset_t *d = &ch->ds[i];
+                if (d->staged && d->my_bytes)
+                    memcpy(sl->sbuf + d->my_off, ch->stage0 + d->st_off, d->my_bytes);
+            }
+            xfer_free(ch->stage0);
+            ch->stage0 = NULL;
+        }
+    }
+    memset(&h, 0, sizeof(h));
+    h.magic = XFER_RT_MAGIC;
+    h.step = ch->cur;
+    h.mask = sl->mask;
+    h.rank = (uint64_t) ch->me;
+    memcpy(sl->sbuf, &h, sizeof(h));
+    sl->state = XFER_SLOT_COMMITTED;
+    ch->committed = ch->cur + 1;
+    ch->cur_committed = 1;
+    st = xfer_ch_progress_all(ch, 0, 0);
+out:
+    return st;
+}
+
+int xfer_ch_step_ready(xfer_channel_t *ch, void *arg)
+{
+    const uint64_t s = *(uint64_t *) arg;
+    const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
+    return (sl->state == XFER_SLOT_DONE && sl->step == s) || xfer_ch_run_limit(ch) <= s;
+}
+
+static int ahead_ok(xfer_channel_t *ch, void *arg)
+{
+    const uint64_t next = *(uint64_t *) arg, w = (uint64_t) ch->cfg->max_in_flight_steps;
+    if (xfer_ch_run_limit(ch) <= next)
+        return 1;
+    return xfer_ch_slot_of(ch, next)->state == XFER_SLOT_FREE && ch->credit + w >= next;
+}
+
+xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch)
+{
+    xfer_status_t st;
+    xfer_rt_slot_t *sl;
+    uint64_t next;
+
+    if (!ch)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    if (ch->ended)
+        return xfer_ch_ended(ch, ch->cur);
+    if (xfer_ch_this_sends(ch))
+        XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out);
+    else
+        XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 0, 0), st, out);
+    if (xfer_ch_this_recvs(ch)) {
+        sl = xfer_ch_slot_of(ch, ch->cur);
+        ch->released = ch->cur + 1;
+        if (sl->step == ch->cur && sl->state == XFER_SLOT_DONE)
+            sl->state = XFER_SLOT_FREE;
+        /* credit for the sender: it may run max_in_flight_steps ahead of this */
+        XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_ACK, (int64_t) ch->released), st, out);
+        ch->acks_sent++;
+        if (ch->me == 0)
+            xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->released);
+    }
+    ch->cur++;
+    ch->cur_committed = 0;
+    /* Back-pressure: on return the peer has released every step up to cur - W (credit),
+     * and the next step's slot is free for its puts. */
+    next = ch->cur;
+    if (xfer_ch_this_sends(ch) && !ahead_ok(ch, &next))
+        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, ahead_ok, &next, next - 1,
+                                   "waiting for the receiver to catch up (max_in_flight_steps)"),
+                        st, out);
+    st = xfer_ch_progress_all(ch, 0, 0);
+out:
+    return st;
+}
