@@ -7,7 +7,12 @@
  *
  *   xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE] [--component NAME]
  *              [--skip DATASET] [--get DATASET] [--exit-after K] [--stall-after K]
- *              [--kill-after K] [--compute-ms MS] [--quiet]
+ *              [--kill-after K] [--sigstop-after K] [--compute-ms MS] [--begin TIMEOUT_MS
+ * [--deadline-ms MS]]
+ *              [--quiet]
+ * --begin uses the step-status API: every step starts with xfer_step_begin(TIMEOUT_MS), called
+ * again while it says NOT_READY (--deadline-ms: fail after that long), and the end of a
+ * receive-only stream is the END_OF_STREAM status.
  * A failing call is reported with its status, message and how long it ran.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -31,7 +36,10 @@ typedef struct opts {
     int exit_after;   /* exit(3) without finalizing after this many steps (-1: never) */
     int stall_after;  /* stop calling libxfer after this many steps, for ever (-1: never) */
     int kill_after;   /* rank 0 sends itself SIGKILL after this many steps (-1: never) */
+    int stop_after;   /* rank 0 sends itself SIGSTOP after this many steps (-1: never) */
     int compute_ms;   /* each step "computes" this long (a sleep) before its puts */
+    int begin_ms;     /* begin every step with xfer_step_begin(timeout), -2: do not */
+    int deadline_ms;  /* with begin_ms: give up on a step not begun within this (0: never) */
     int quiet;
     const char *put_order; /* forward, reverse (datasets against the channel's order), twice
                             * (each block first with wrong data, then again with the right) */
@@ -169,7 +177,8 @@ static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const 
 
 int main(int argc, char **argv)
 {
-    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, -1, -1, 0, 0, "forward"};
+    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, -1, -1, -1, 0, -2, 0, 0, "forward"};
+    uint64_t not_ready = 0;
     const xfer_config_t *cfg;
     xfer_channel_t **chs;
     xfer_t *x = NULL;
@@ -196,8 +205,14 @@ int main(int argc, char **argv)
             o.stall_after = atoi(argv[++a]);
         else if (strcmp(argv[a], "--kill-after") == 0 && a + 1 < argc)
             o.kill_after = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--sigstop-after") == 0 && a + 1 < argc)
+            o.stop_after = atoi(argv[++a]);
         else if (strcmp(argv[a], "--compute-ms") == 0 && a + 1 < argc)
             o.compute_ms = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--begin") == 0 && a + 1 < argc)
+            o.begin_ms = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--deadline-ms") == 0 && a + 1 < argc)
+            o.deadline_ms = atoi(argv[++a]);
         else if (strcmp(argv[a], "--put-order") == 0 && a + 1 < argc)
             o.put_order = argv[++a];
         else if (strcmp(argv[a], "--quiet") == 0)
@@ -207,8 +222,9 @@ int main(int argc, char **argv)
                     "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
                     "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
                     "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
+                    "                  [--sigstop-after K]\n"
                     "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
-                    "                  [--quiet]\n");
+                    "                  [--begin TIMEOUT_MS [--deadline-ms MS]] [--quiet]\n");
             return 2;
         }
     }
@@ -248,6 +264,14 @@ int main(int argc, char **argv)
             fflush(stderr);
             raise(SIGKILL);
         }
+        if (o.stop_after >= 0 && s == (uint64_t) o.stop_after && crank == 0) {
+            /* a stall that stops everything, the heartbeat thread too (a hung node, a
+             * debugger): only SIGKILL or SIGCONT end it */
+            fprintf(stderr, "xfer-synth: %s rank %d: SIGSTOP to myself after %d steps\n", me, crank,
+                    o.stop_after);
+            fflush(stderr);
+            raise(SIGSTOP);
+        }
         if (o.stall_after >= 0 && s == (uint64_t) o.stall_after) {
             /* a peer that stops answering: wait for a message nobody sends */
             int never;
@@ -259,6 +283,22 @@ int main(int argc, char **argv)
         if (o.compute_ms > 0) { /* a simulation's time step */
             struct timespec ts = {o.compute_ms / 1000, (long) (o.compute_ms % 1000) * 1000000L};
             nanosleep(&ts, NULL);
+        }
+        /* the step-status API: begin each channel's step, polling with the timeout */
+        for (i = 0; o.begin_ms >= -1 && i < cfg->nchannels; i++) {
+            const double t0 = MPI_Wtime();
+            xfer_step_status_t ss = XFER_STEP_NOT_READY;
+            while (chs[i] && ss == XFER_STEP_NOT_READY) {
+                XCHECK(xfer_step_begin(chs[i], o.begin_ms, &ss));
+                if (ss == XFER_STEP_NOT_READY)
+                    not_ready++;
+                if (ss == XFER_STEP_NOT_READY && o.deadline_ms > 0 &&
+                    MPI_Wtime() - t0 > 1e-3 * o.deadline_ms)
+                    FAIL("channel %s: step %" PRIu64 " did not begin within %d ms (%s)",
+                         cfg->channels[i].name, s, o.deadline_ms, "--deadline-ms");
+            }
+            if (ss == XFER_STEP_END_OF_STREAM)
+                FAIL("channel %s: the stream ended before step %" PRIu64, cfg->channels[i].name, s);
         }
         /* sends first: puts never wait */
         for (i = 0; i < cfg->nchannels; i++)
@@ -343,6 +383,15 @@ int main(int argc, char **argv)
             continue;
         d = &cfg->channels[i].datasets[0];
         n = vol(d->ndims, d->dims) * xfer_type_size(d->type);
+        if (o.begin_ms >= -1) { /* a status, not an error */
+            xfer_step_status_t ss = XFER_STEP_NOT_READY;
+            while (ss == XFER_STEP_NOT_READY)
+                XCHECK(xfer_step_begin(chs[i], o.begin_ms, &ss));
+            if (ss != XFER_STEP_END_OF_STREAM)
+                FAIL("channel %s: expected the end of the stream after %d steps, got step %s",
+                     cfg->channels[i].name, o.steps, ss == XFER_STEP_OK ? "OK" : "?");
+            continue;
+        }
         buf = malloc(n + 1);
         st = xfer_get(chs[i], d->name, buf, n, NULL);
         free(buf);
@@ -354,6 +403,9 @@ int main(int argc, char **argv)
     if (!o.quiet && crank == 0)
         printf("xfer-synth: %s: %d steps, %" PRIu64 " elements checked on rank 0: ok\n", me,
                o.steps, checked);
+    if (!o.quiet && crank == 0 && o.begin_ms >= -1)
+        printf("xfer-synth: %s: xfer_step_begin(%d ms) said NOT_READY %" PRIu64 " times\n", me,
+               o.begin_ms, not_ready);
     free(chs);
     MPI_Finalize();
     return 0;

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # kill -9 of one component under xfer-run with xferd (tests/runtime/tests.cmake):
-#   kill_test.sh XFER_RUN WORKFLOW.yaml VICTIM PEER BOUND_MS
-# The workflow's VICTIM sends itself SIGKILL (xfer-synth --kill-after). Checks: xfer-run exits
+#   kill_test.sh XFER_RUN WORKFLOW.yaml VICTIM PEER BOUND_MS [SIGNAL [LAUNCH]]
+# The workflow's VICTIM sends itself SIGNAL (KILL, the default: xfer-synth --kill-after; or
+# STOP: --sigstop-after, a stall that silences its heartbeats too). Checks: xfer-run exits
 # non-zero; PEER's pending call fails with XFER_ERR_PEER_FAILED naming VICTIM, within BOUND_MS
 # of waiting (2 x the heartbeat timeout), not by the plain timeout; no process of the run is
 # left once xfer-run has returned.
 set -u
-xr=$1 cfg=$2 victim=$3 peer=$4 bound=$5
+xr=$1 cfg=$2 victim=$3 peer=$4 bound=$5 sig=${6:-KILL} launch=${7:-separate}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 fails=0
@@ -16,12 +17,12 @@ fail() {
     fails=$((fails + 1))
 }
 
-timeout -k 10 120 "$xr" --launch separate "$cfg" >"$out" 2>&1
+timeout -k 10 120 "$xr" --launch "$launch" "$cfg" >"$out" 2>&1
 rc=$?
 sed 's/^/  out| /' "$out"
 [ "$rc" -ne 0 ] || fail "xfer-run exited 0"
 [ "$rc" -ne 124 ] || fail "xfer-run ran into the safety timeout (120 s)"
-grep -q "SIGKILL to myself" "$out" || fail "the victim did not kill itself"
+grep -q "SIG$sig to myself" "$out" || fail "the victim did not send itself SIG$sig"
 line=$(grep -E "^\[$peer\] .*XFER_ERR_PEER_FAILED: channel [a-z0-9_]+: component $victim failed \(xferd: .*\) \(after [0-9]+ ms\)" "$out" | head -1)
 if [ -z "$line" ]; then
     fail "no XFER_ERR_PEER_FAILED naming component $victim from $peer"

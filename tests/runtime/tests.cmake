@@ -238,10 +238,14 @@ rt_fail_test(mpmd.fail.shape_mismatch COMMAND ${cmd} MAXTIME 60
 rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 5 --exit-after 2 ARGS1 --steps 5)
 rt_fail_test(mpmd.fail.producer_exits COMMAND ${cmd} MAXTIME 60 EXPECT "exiting early after 2 steps")
 
-# the producer stops answering: the consumer's wait ends with a timeout naming channel and peer
-rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 5 --stall-after 2 ARGS1 --steps 5)
+# the producer stops answering (one MPMD job, no xferd: nothing tells a stall from a long
+# computation, so the wait has no clock); the consumer's own deadline, through the
+# step-status API, ends it (at step 2, or at step 1 when the producer stalled before its
+# collective of step 1 was through: its progress needs libxfer calls)
+rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 5 --stall-after 2
+        ARGS1 --steps 5 --begin 200 --deadline-ms 3000)
 rt_fail_test(mpmd.fail.producer_stalls COMMAND ${cmd} MAXTIME 90
-             EXPECT "channel c: waiting for a step: nothing from a within 5000 ms")
+             EXPECT "channel c: step [12] did not begin within 3000 ms")
 
 # ---- separate launches ------------------------------------------------------------------------
 # a consumer started alone: no port file from its producer within the timeout
@@ -332,6 +336,54 @@ channels:
                          LABELS "mpi;workflow;control"
                          ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
   endforeach()
+endif()
+
+# ---- liveness, not a clock (docs/runtime.md) and the step-status API ------------------------
+# A producer that computes longer than control.timeout_ms between steps is alive: one MPMD job
+# without xferd (the job shares its processes' fate), and through xfer-run with xferd (its
+# heartbeats say so), the issue's figures: 4000 ms of computing, timeout_ms 2000.
+file(WRITE ${RT_DIR}/live.yaml "workflow: rt_live
+control: {heartbeat_ms: 200, timeout_ms: 2000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"3\", --compute-ms, \"4000\"]}
+  - {name: b, nprocs: 3, cmd: [xfer-synth, --steps, \"3\", --begin, \"-1\"]}
+channels:
+  - {name: c, from: a, to: b, max_in_flight_steps: 1,
+     datasets: [{name: x, type: float64, dims: [1000]}, {name: y, type: int32, dims: [6, 7]}]}
+")
+rt_mpmd(cmd ${RT_DIR}/live.yaml NP 2 3 ARGS --steps 3 --compute-ms 4000 ARGS1 --steps 3)
+rt_pass_test(mpmd.live.compute_gap COMMAND ${cmd} EXPECT "b: 3 steps, [0-9]+ elements checked")
+# NOT_READY: the consumer polls (timeout 0) while the producer computes, and still checks
+# every byte; the end of the stream is a status
+rt_mpmd(cmd ${RT_DIR}/live.yaml NP 2 3 ARGS --steps 4 --compute-ms 300
+        ARGS1 --steps 4 --begin 0)
+rt_pass_test(mpmd.live.poll COMMAND ${cmd}
+             EXPECT "b: xfer_step_begin\\(0 ms\\) said NOT_READY [1-9][0-9]* times")
+# a producer that waits with begin on a slow consumer: back-pressure through begin's timeout
+rt_mpmd(cmd ${RT_DIR}/live.yaml NP 2 3 ARGS --steps 6 --begin 50
+        ARGS1 --steps 6 --compute-ms 200 --begin -1)
+rt_pass_test(mpmd.live.sender_begin COMMAND ${cmd}
+             EXPECT "a: xfer_step_begin\\(50 ms\\) said NOT_READY [1-9][0-9]* times")
+if(TARGET xfer-run AND TARGET xferd)
+  rt_pass_test(xferd.live.compute_gap COMMAND $<TARGET_FILE:xfer-run> --launch mpmd
+               ${RT_DIR}/live.yaml EXPECT "b: 3 steps, [0-9]+ elements checked" ENV ${RT_SEP_ENV})
+  # a stall that silences the heartbeats too (SIGSTOP of the producer's rank 0): the consumer
+  # fails with XFER_ERR_PEER_FAILED naming it within 2 x the heartbeat timeout (1000 ms)
+  file(WRITE ${RT_DIR}/stop-a.yaml "workflow: rt_stop_a
+control: {heartbeat_ms: 250, timeout_ms: 2000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"50\", --sigstop-after, \"3\"]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth, --steps, \"50\", --begin, \"-1\"]}
+channels:
+  - {name: c, from: a, to: b, max_in_flight_steps: 1,
+     datasets: [{name: x, type: float64, dims: [1000]}]}
+")
+  add_test(NAME ${P}.workflow.xferd.live.sigstop
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/kill_test.sh $<TARGET_FILE:xfer-run>
+                   ${RT_DIR}/stop-a.yaml a b 2000 STOP mpmd)
+  set_tests_properties(${P}.workflow.xferd.live.sigstop PROPERTIES TIMEOUT 180
+                       LABELS "mpi;workflow;control"
+                       ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
 endif()
 
 # ---- xferd killed mid-run: xfer-run restarts it, the journal restores the workflow's state ----

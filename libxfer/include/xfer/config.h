@@ -114,7 +114,7 @@ typedef struct xfer_config {
     char *token_file;            /**< "" none given */
     char *curve_public_key;      /**< "" no CURVE */
     char *curve_secret_key_file; /**< "" no CURVE (xferd only) */
-    int timeout_ms;              /**< bound on every wait for a peer, > 0 */
+    int timeout_ms;              /**< bound on detecting an unreachable peer, > 0 */
     xfer_topology_t topology;
     int ranks_per_node; /**< 0: auto (shared-memory nodes), else virtual nodes of this size */
     xfer_launch_t launch;

@@ -126,6 +126,10 @@ XFER_PUBLIC xfer_status_t xfer_ctl_send(xfer_ctl_t *c, xfer_ctl_msg_t *req);
 /** Next notice (a message the daemon sent unasked), waiting up to @p timeout_ms (0: poll).
  * XFER_ERR_TIMEOUT when none came; *@p notice NULL then. Replies are discarded. */
 XFER_PUBLIC xfer_status_t xfer_ctl_recv(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **notice);
+/** When the daemon was last heard from on @p c (any message: replies, dropped ones included,
+ * and notices), in ms of CLOCK_MONOTONIC; 0 before the first. Not thread safe: ask from the
+ * thread that uses @p c. */
+XFER_PUBLIC xfer_status_t xfer_ctl_last_heard(const xfer_ctl_t *c, double *mono_ms);
 /** The socket's file descriptor for poll(2) (ZMQ_FD semantics: edge-triggered, check with
  * xfer_ctl_recv(c, 0, ...)). */
 XFER_PUBLIC int xfer_ctl_fd(xfer_ctl_t *c);

@@ -64,7 +64,11 @@ typedef enum xfer_role {
  * Collective over @p comm. Forms the intercommunicator of every channel of this component, in
  * file order, and checks the channel's datasets, duplex and algorithm against the peer's: a
  * mismatch fails on both sides with XFER_ERR_MISMATCH naming the dataset and both shapes.
- * Every wait for a peer is bounded by control.timeout_ms (XFER_TIMEOUT_MS overrides).
+ * Waits for a peer last as long as the peer lives (see "Liveness" in docs/runtime.md): with
+ * the control plane (xferd), a peer's death or stall (missed heartbeats) ends them within
+ * about twice control.heartbeat_timeout_ms; in one MPMD launch a dead process ends the job;
+ * separate launches without xferd fall back to control.timeout_ms as a clock.
+ * Forming the channels (port files, lookups) is bounded by control.timeout_ms.
  * Caller owns *@p x and releases it with xfer_finalize().
  */
 XFER_PUBLIC xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm comm,
@@ -96,6 +100,27 @@ XFER_PUBLIC xfer_status_t xfer_channel_step(const xfer_channel_t *ch, uint64_t *
 /** The channel's intercommunicator (owned by libxfer: do not free it). */
 XFER_PUBLIC xfer_status_t xfer_channel_intercomm(const xfer_channel_t *ch, MPI_Comm *inter);
 
+/** What xfer_step_begin() found: a status, not an error. */
+typedef enum xfer_step_status {
+    XFER_STEP_OK = 0,           /**< the step began: put (sending side), get (receiving side) */
+    XFER_STEP_NOT_READY = 1,    /**< not within the timeout; nothing changed: call again */
+    XFER_STEP_END_OF_STREAM = 2 /**< the channel ended: no step comes any more */
+} xfer_step_status_t;
+
+/**
+ * Begin the current step of @p ch, waiting at most @p timeout_ms (0: poll once, -1: as long
+ * as the peer lives). Receiving side: OK once the step's data arrived (xfer_get then returns
+ * at once). Sending side: OK once the step has a free slot within max_in_flight_steps of the
+ * receiver's progress (xfer_step_end then never waits: the next xfer_step_begin does).
+ * Full duplex: as the sending side; the data is awaited by xfer_get. END_OF_STREAM once the
+ * peer ended the channel and every step it sent was begun; NOT_READY when the timeout
+ * passed first. Local: ranks of a component may see NOT_READY at different times, and every
+ * rank must come back until OK or END_OF_STREAM. Calling it again after OK for the same step
+ * returns OK. Errors (a failed peer, a lost control plane) are returned as statuses as usual.
+ */
+XFER_PUBLIC xfer_status_t xfer_step_begin(xfer_channel_t *ch, int timeout_ms,
+                                          xfer_step_status_t *status);
+
 /**
  * Stage the calling rank's block of dataset @p d->name for the current step. @p block holds
  * prod(count) elements, contiguous, slowest dimension first (NULL allowed for an empty block).
@@ -107,19 +132,21 @@ XFER_PUBLIC xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t
 
 /**
  * Commit (sending side) and release (receiving side) the current step, then move on to the
- * next. A sender waits only when max_in_flight_steps committed steps are still in flight;
- * the wait is bounded by the timeout. Collective over the component's ranks (each calls it
- * once per step).
+ * next. Without xfer_step_begin, a sender waits here when max_in_flight_steps committed steps
+ * are still in flight (as long as the receiver lives); after it, never. Collective over the
+ * component's ranks (each calls it once per step).
  */
 XFER_PUBLIC xfer_status_t xfer_step_end(xfer_channel_t *ch);
 
 /**
  * Receive the whole dataset @p dataset of the current step into @p buf (global layout,
- * slowest dimension first), waiting for it (bounded by the timeout). @p bufsize is checked:
- * a buffer too small fails with XFER_ERR_INVALID_ARG and writes nothing. @p out (may be NULL)
- * receives the shape and step. Returns XFER_ERR_END_OF_STREAM once the sender has ended the
- * channel and every step it committed was received, XFER_ERR_NOT_FOUND when the channel has
- * no such dataset or the sender did not put it in this step.
+ * slowest dimension first), waiting for it as long as the peer lives (after xfer_step_begin
+ * said OK: at once). @p bufsize is checked: a buffer too small fails with XFER_ERR_INVALID_ARG
+ * and writes nothing. @p out (may be NULL) receives the shape and step. Without
+ * xfer_step_begin, returns XFER_ERR_END_OF_STREAM once the sender has ended the channel and
+ * every step it committed was received (xfer_step_begin reports that as a status instead);
+ * XFER_ERR_NOT_FOUND when the channel has no such dataset or the sender did not put it in this
+ * step.
  */
 XFER_PUBLIC xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf,
                                    size_t bufsize, xfer_dataset_desc_t *out);

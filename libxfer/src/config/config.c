@@ -742,7 +742,8 @@ static const cfg_key_t control_keys[] = {
      .off = WF_(timeout_ms),
      .min = 1,
      .max = 86400000,
-     .doc = "bound on every wait for a peer; on expiry the call fails"},
+     .doc = "bound on detecting an unreachable peer: forming channels, xferd's silence; "
+            "without xferd in separate launches, every wait (docs/runtime.md, Liveness)"},
     {.key = "heartbeat_timeout_ms",
      .kind = CFG_INT,
      .dflt = "auto",

@@ -25,6 +25,7 @@ struct xfer_ctl {
     int64_t next_id;
     xfer_ctl_msg_t *queue[CTL_MAX_QUEUED];
     int qhead, qlen;
+    double heard; /* now_ms() of the last message received */
 };
 
 static double now_ms(void)
@@ -212,6 +213,7 @@ static xfer_status_t recv_one(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **m)
         return zmq_errno() == EAGAIN || zmq_errno() == EINTR ? XFER_SUCCESS
                                                              : zerr(c, "zmq_msg_recv");
     }
+    c->heard = now_ms();
     st = xfer_ctl_decode(zmq_msg_data(&z), zmq_msg_size(&z), XFER_CTL_MAX_REPLY, m);
     zmq_msg_close(&z);
     if (st != XFER_SUCCESS)
@@ -278,6 +280,14 @@ xfer_status_t xfer_ctl_send(xfer_ctl_t *c, xfer_ctl_msg_t *req)
     if (!c || !req)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "client and request are required");
     return stamp_and_send(c, req, &id);
+}
+
+xfer_status_t xfer_ctl_last_heard(const xfer_ctl_t *c, double *mono_ms)
+{
+    if (!c || !mono_ms)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "client and output are required");
+    *mono_ms = c->heard;
+    return XFER_SUCCESS;
 }
 
 xfer_status_t xfer_ctl_recv(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **notice)

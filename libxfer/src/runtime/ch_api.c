@@ -42,7 +42,7 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
                    MPI_Iprobe(0, XFER_NOTE_TAG, ch->ctl_local, &flag, &ms) == MPI_SUCCESS && flag &&
                    MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local,
                             MPI_STATUS_IGNORE) == MPI_SUCCESS)
-                if (n.type == NOTE_FAIL)
+                if (n.type == NOTE_FAIL && n.value >= 0)
                     ch->peer_failed = 1;
         }
         if (!ch->peer_failed)
@@ -95,6 +95,13 @@ xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const v
     return guard_end(&g, explain(ch, xfer_ch_put_impl(ch, d, block)));
 }
 
+xfer_status_t xfer_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
+{
+    errh_guard_t g;
+    guard_begin(&g);
+    return guard_end(&g, explain(ch, xfer_ch_step_begin_impl(ch, timeout_ms, status)));
+}
+
 xfer_status_t xfer_step_end(xfer_channel_t *ch)
 {
     errh_guard_t g;
@@ -108,7 +115,8 @@ xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const 
 {
     errh_guard_t g;
     guard_begin(&g);
-    return guard_end(&g, explain(ch, xfer_ch_get_impl(ch, dataset, start, count, buf, bufsize, out)));
+    return guard_end(&g,
+                     explain(ch, xfer_ch_get_impl(ch, dataset, start, count, buf, bufsize, out)));
 }
 
 xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize,

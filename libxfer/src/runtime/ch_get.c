@@ -6,8 +6,8 @@
 #include "channel.h"
 
 xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
-                              const uint64_t count[], void *buf, size_t bufsize,
-                              xfer_dataset_desc_t *out)
+                               const uint64_t count[], void *buf, size_t bufsize,
+                               xfer_dataset_desc_t *out)
 {
     xfer_status_t st;
     xfer_rt_dset_t *ds;
@@ -50,9 +50,11 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
     if (ch->ended)
         return xfer_ch_ended(ch, ch->cur);
     if (xfer_ch_this_sends(ch))
-        XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out_err); /* full duplex: this step's puts are done */
+        XFER_CHECK_GOTO(xfer_ch_commit(ch), st,
+                        out_err); /* full duplex: this step's puts are done */
     s = ch->cur;
-    XFER_CHECK_GOTO(xfer_ch_wait_until(ch, xfer_ch_step_ready, &s, s, "waiting for a step"), st, out_err);
+    XFER_CHECK_GOTO(xfer_ch_wait_until(ch, xfer_ch_step_ready, &s, "waiting for a step"), st,
+                    out_err);
     sl = xfer_ch_slot_of(ch, s);
     if (!(sl->state == XFER_SLOT_DONE && sl->step == s))
         return xfer_ch_ended(ch, s);
@@ -89,12 +91,13 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
     if (absent > 0)
         return XFER_ERR(XFER_ERR_MISMATCH,
                         "channel %s: step %llu: %d ranks of %s put dataset %s, rank %d did not",
-                        ch->cfg->name, (unsigned long long) s, present, xfer_ch_peer_name(ch), dataset,
-                        first_absent);
+                        ch->cfg->name, (unsigned long long) s, present, xfer_ch_peer_name(ch),
+                        dataset, first_absent);
     for (r = 0, off = 0; r < ch->nremote; r++) {
         const uint64_t *bs = ds->g_start + (size_t) r * nd, *bc = ds->g_count + (size_t) r * nd;
         if (xfer_ch_volume(nd, bc) > 0 && v > 0)
-            xfer_ch_copy_box(buf, start, count, sl->rbuf + off + ds->g_off[r], bs, bc, nd, ds->esize);
+            xfer_ch_copy_box(buf, start, count, sl->rbuf + off + ds->g_off[r], bs, bc, nd,
+                             ds->esize);
         off += ch->r_bytes[r];
     }
     if (out) {

@@ -40,7 +40,6 @@ void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const
         snprintf(buf + o, len - o, "]");
 }
 
-
 /* ---- setup: geometry of every sending rank, contributions, plans --------------------------- */
 
 /* Number of uint64 in one rank's geometry record for side k's datasets. */
@@ -61,7 +60,7 @@ int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
 /* Check that side k's blocks of every dataset tile the global array exactly; fill the
  * datasets' g_start/g_count from @p geo (nranks records) and the contribution sizes. */
 xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
-                             size_t *bytes, int fill_global)
+                              size_t *bytes, int fill_global)
 {
     const int len = xfer_ch_geo_len(ch, k);
     xfer_status_t st = XFER_SUCCESS;
@@ -112,7 +111,8 @@ xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint6
                     st = XFER_ERR(XFER_ERR_INVALID_ARG,
                                   "channel %s: dataset %s: the block of %s rank %d %s overlaps "
                                   "the block of rank %d %s",
-                                  ch->cfg->name, d->cfg->name, xfer_ch_side_name(ch, k), r, b1, e, b2);
+                                  ch->cfg->name, d->cfg->name, xfer_ch_side_name(ch, k), r, b1, e,
+                                  b2);
                     goto out;
                 }
             }
@@ -145,11 +145,10 @@ out:
     return st;
 }
 
-
 /* Copy the part of a block inside a selection: @p src holds the block (start bs, count bc,
  * contiguous), @p dst the selection (start ss, count sc, contiguous). */
 void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const char *src,
-                     const uint64_t *bs, const uint64_t *bc, int nd, size_t esize)
+                      const uint64_t *bs, const uint64_t *bc, int nd, size_t esize)
 {
     uint64_t lo[XFER_MAX_DIMS] = {0}, n[XFER_MAX_DIMS] = {0}, idx[XFER_MAX_DIMS] = {0};
     size_t sstride[XFER_MAX_DIMS] = {0}, dstride[XFER_MAX_DIMS] = {0}, run;

@@ -102,14 +102,34 @@ xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch)
 xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
-    int r;
-    if (ch->peer_failed || !ch->x->ctl || ch->me != 0 ||
-        !xfer_rt_ctl_failed(ch->x, ch->peer, ch->peer_why, sizeof(ch->peer_why)))
+    int r, value;
+    if (ch->peer_failed || ch->ctl_lost || !ch->x->ctl || ch->me != 0)
         return XFER_SUCCESS;
-    ch->peer_failed = 1;
+    if (xfer_rt_ctl_failed(ch->x, ch->peer, ch->peer_why, sizeof(ch->peer_why))) {
+        ch->peer_failed = 1;
+        value = ch->peer;
+    } else if (xfer_rt_ctl_lost(ch->x, ch->ctl_why, sizeof(ch->ctl_why))) {
+        ch->ctl_lost = 1;
+        value = -1;
+    } else {
+        return XFER_SUCCESS;
+    }
     for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++)
-        st = xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_FAIL, ch->peer);
+        st = xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_FAIL, value);
     return st;
+}
+
+/* Without its control plane a wait for data could last for ever: the peer may compute or be
+ * gone, and nothing tells which any more. */
+xfer_status_t xfer_ch_ctl_lost_error(const xfer_channel_t *ch)
+{
+    return xfer_err_raw(XFER_ERR_TIMEOUT,
+                        "channel %s: lost the control plane (%s): whether component %s is alive "
+                        "can no longer be told",
+                        ch->cfg->name,
+                        ch->ctl_why[0] ? ch->ctl_why
+                                       : "rank 0 of this component lost contact with xferd",
+                        xfer_ch_peer_name(ch));
 }
 
 xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch)
@@ -177,8 +197,11 @@ xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch)
                 if ((uint64_t) n.value > ch->credit)
                     ch->credit = (uint64_t) n.value;
                 break;
-            case NOTE_FAIL:
-                ch->peer_failed = 1;
+            case NOTE_FAIL: /* the peer failed, or (-1) the control plane is lost */
+                if (n.value >= 0)
+                    ch->peer_failed = 1;
+                else
+                    ch->ctl_lost = 1;
                 break;
             default:
                 return XFER_ERR(XFER_ERR_INTERNAL, "channel %s: unknown control note %lld",

@@ -8,6 +8,27 @@
 #include "../coll/coll.h"
 #include "channel.h"
 
+/* One poll of a set-up wait on @p req: done, or still alive (the peer's failure, a lost control
+ * plane or, in XFER_LIVE_CLOCK, the timeout end it with an error). */
+static xfer_status_t setup_poll(xfer_channel_t *ch, MPI_Request *req, double deadline,
+                                const char *what, int *flag)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    XFER_MPI_GOTO(MPI_Test(req, flag, MPI_STATUS_IGNORE), st, out);
+    if (*flag)
+        return XFER_SUCCESS;
+    XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
+    if (ch->peer_failed)
+        return xfer_ch_peer_failed_error(ch);
+    if (ch->ctl_lost)
+        return xfer_ch_ctl_lost_error(ch);
+    if (MPI_Wtime() > deadline)
+        return XFER_ERR(XFER_ERR_TIMEOUT, "channel %s: %s: no answer from %s within %d ms",
+                        ch->cfg->name, what, xfer_ch_peer_name(ch), ch->x->timeout_ms);
+out:
+    return st;
+}
+
 /* Every rank of both sides reaches the same verdict: the worst status of all. */
 xfer_status_t xfer_ch_agree(xfer_channel_t *ch, xfer_status_t st, const char *what)
 {
@@ -19,12 +40,8 @@ xfer_status_t xfer_ch_agree(xfer_channel_t *ch, xfer_status_t st, const char *wh
     XFER_MPI_GOTO(MPI_Allreduce(&mine, &local, 1, MPI_INT, MPI_MIN, ch->ctl_local), rc, out);
     XFER_MPI_GOTO(MPI_Iallreduce(&local, &remote, 1, MPI_INT, MPI_MIN, ch->ctl_inter, &req), rc,
                   out);
-    while (!flag) {
-        XFER_MPI_GOTO(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), rc, out);
-        if (!flag && MPI_Wtime() > deadline)
-            return XFER_ERR(XFER_ERR_TIMEOUT, "channel %s: %s: no answer from %s within %d ms",
-                            ch->cfg->name, what, xfer_ch_peer_name(ch), ch->x->timeout_ms);
-    }
+    while (!flag)
+        XFER_CHECK_GOTO(setup_poll(ch, &req, deadline, what, &flag), rc, out);
     if (st != XFER_SUCCESS)
         return st;
     if (local != XFER_SUCCESS)
@@ -43,12 +60,8 @@ xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char 
     double deadline = xfer_rt_deadline(ch->x);
     xfer_status_t st = XFER_SUCCESS;
     int flag = 0;
-    while (!flag) {
-        XFER_MPI_GOTO(MPI_Test(req, &flag, MPI_STATUS_IGNORE), st, out);
-        if (!flag && MPI_Wtime() > deadline)
-            return XFER_ERR(XFER_ERR_TIMEOUT, "channel %s: %s: no answer from %s within %d ms",
-                            ch->cfg->name, what, xfer_ch_peer_name(ch), ch->x->timeout_ms);
-    }
+    while (!flag)
+        XFER_CHECK_GOTO(setup_poll(ch, req, deadline, what, &flag), st, out);
 out:
     return st;
 }
@@ -64,9 +77,8 @@ static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
     o->hier_auto = h->enabled == 0 ? XFER_HIER_AUTO_NEVER : XFER_HIER_AUTO_ALLOW;
     o->hier_senders = h->leaders_per_node;
     o->hier_sync = (xfer_hier_sync_t) h->sync; /* XFER_HIER_SYNC_FLAGS or _BARRIER */
-    /* Flat collectives progress in xfer_test and our own waits bound them: a collective
-     * started early must not expire while the peer legitimately computes. A node-staged one
-     * runs inside xfer_wait and gets the bound there (setup). */
+    /* Every plan progresses in xfer_test and our own waits bound them by the peer's liveness:
+     * a collective started early must not expire while the peer legitimately computes. */
     o->timeout_ms = XFER_TIMEOUT_NONE;
     return XFER_SUCCESS;
 }
@@ -139,12 +151,12 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
         for (r = 0; r < ch->nremote; r++)
             ch->r_total += ch->sends[ko] ? ch->r_bytes[r] : 0;
         if (ch->my_bytes > INT_MAX || ch->r_total > INT_MAX)
-            st =
-                XFER_ERR(XFER_ERR_TOO_LARGE,
-                         "channel %s: one step moves %zu bytes per %s rank and %zu bytes in "
-                         "all from %s; steps over 2 GiB are not supported (split the datasets "
-                         "over more channels)",
-                         ch->cfg->name, ch->my_bytes, xfer_ch_side_name(ch, k), ch->r_total, xfer_ch_peer_name(ch));
+            st = XFER_ERR(XFER_ERR_TOO_LARGE,
+                          "channel %s: one step moves %zu bytes per %s rank and %zu bytes in "
+                          "all from %s; steps over 2 GiB are not supported (split the datasets "
+                          "over more channels)",
+                          ch->cfg->name, ch->my_bytes, xfer_ch_side_name(ch, k), ch->r_total,
+                          xfer_ch_peer_name(ch));
     }
     for (i = 0; st == XFER_SUCCESS && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
@@ -182,9 +194,6 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
                                                    rcounts, rdispls, MPI_BYTE, s->comm, &o,
                                                    &s->plan),
                         st, out);
-        s->hier = s->plan->hier != NULL; /* node-staged: progresses only inside xfer_wait */
-        if (s->hier)
-            s->plan->opts.timeout_ms = ch->x->timeout_ms;
     }
     if (ch->me == 0 && xfer_trace_level() > 0) {
         const char *alg = "?";

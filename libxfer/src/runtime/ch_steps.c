@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Slots and steps: progress of a channel's collectives, bounded waits, the puts of a step,
  * its commit and its end. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../coll/coll.h"
 #include "channel.h"
@@ -62,10 +64,9 @@ static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
         sl->state = XFER_SLOT_FREE;
 }
 
-/* One pass over a channel: notes, collectives that can start, flat collectives that finished.
- * With @p force, also run node-staged collectives of steps <= force_step (they progress only
- * inside xfer_wait). */
-static xfer_status_t progress(xfer_channel_t *ch, int force, uint64_t force_step)
+/* One pass over a channel: notes, collectives that can start, collectives that finished.
+ * @p force: a wait on this very channel, which may build its plans. */
+static xfer_status_t progress(xfer_channel_t *ch, int force)
 {
     /* Only a wait on this very channel may build its plans (a collective with the peer). */
     const int allow_setup = force;
@@ -79,6 +80,8 @@ static xfer_status_t progress(xfer_channel_t *ch, int force, uint64_t force_step
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
     if (ch->peer_failed)
         return xfer_ch_peer_failed_error(ch);
+    if (ch->ctl_lost)
+        return xfer_ch_ctl_lost_error(ch);
     /* Committed steps past the end of the channel will never run. */
     lim = xfer_ch_run_limit(ch);
     for (i = 0; i < ch->nslots; i++) {
@@ -95,14 +98,7 @@ static xfer_status_t progress(xfer_channel_t *ch, int force, uint64_t force_step
         int done = 0;
         if (sl->state != XFER_SLOT_ACTIVE)
             continue;
-        if (sl->hier) {
-            if (!force || sl->step > force_step)
-                continue;
-            st = xfer_wait(sl->plan);
-            done = st == XFER_SUCCESS;
-        } else {
-            st = xfer_test(sl->plan, &done);
-        }
+        st = xfer_test(sl->plan, &done); /* never blocks, whatever the plan */
         if (st != XFER_SUCCESS) {
             ch->failed = 1;
             return XFER_ERR(st, "channel %s: step %llu between %s and %s failed: %.600s",
@@ -119,35 +115,72 @@ out:
 
 /* Progress every channel of the context (a wait on one channel must not starve the others:
  * a pipeline's middle component waits on one while the next one needs its notes). */
-xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force, uint64_t force_step)
+xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force)
 {
-    xfer_status_t st = progress(ch, force, force_step);
+    xfer_status_t st = progress(ch, force);
     int i;
     for (i = 0; st == XFER_SUCCESS && i < ch->x->nch; i++) {
         xfer_channel_t *o = ch->x->ch[i];
         if (o && o != ch && !o->failed && o->inter != MPI_COMM_NULL && !o->finished)
-            progress(o, 0, 0); /* its own errors surface on its own calls */
+            progress(o, 0); /* its own errors surface on its own calls */
     }
     return st;
 }
 
-xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, uint64_t force_step,
-                                const char *what)
+/* Is any collective of this channel in flight? */
+static int busy(const xfer_channel_t *ch)
 {
-    const double deadline = xfer_rt_deadline(ch->x);
+    int i;
+    for (i = 0; i < ch->nslots; i++)
+        if (ch->slots[i].state == XFER_SLOT_ACTIVE)
+            return 1;
+    return 0;
+}
+
+xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what,
+                               double until, int *met)
+{
+    const double deadline = xfer_rt_deadline(ch->x), t0 = MPI_Wtime();
+    double idle_since = t0;
     xfer_status_t st;
+    *met = 0;
     for (;;) {
-        XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 1, force_step), st, out);
-        if (cond(ch, arg))
+        double now;
+        XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 1), st, out);
+        if (cond(ch, arg)) {
+            *met = 1;
             return XFER_SUCCESS;
-        if (MPI_Wtime() > deadline) {
-            st = XFER_ERR(XFER_ERR_TIMEOUT, "channel %s: %s: nothing from %s within %d ms",
+        }
+        now = MPI_Wtime();
+        if (now > until)
+            return XFER_SUCCESS;
+        if (now > deadline) {
+            st = XFER_ERR(XFER_ERR_TIMEOUT,
+                          "channel %s: %s: nothing from %s within %d ms (separate jobs without "
+                          "xferd: nothing tells a computing peer from a dead one, so "
+                          "control.timeout_ms bounds every wait; run with xferd to wait as long "
+                          "as the peer lives)",
                           ch->cfg->name, what, xfer_ch_peer_name(ch), ch->x->timeout_ms);
             goto out;
+        }
+        /* The peer computes: nothing moves until its next note. Poll gently (a waiting
+         * analysis must not take the cores of a simulation sharing its node), but spin while
+         * data is in flight, where every poll drives the transfer. */
+        if (busy(ch)) {
+            idle_since = now;
+        } else if (now - idle_since > XFER_RT_SPIN_S) {
+            const struct timespec nap = {0, XFER_RT_NAP_NS};
+            nanosleep(&nap, NULL);
         }
     }
 out:
     return st;
+}
+
+xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what)
+{
+    int met;
+    return xfer_ch_wait_for(ch, cond, arg, what, HUGE_VAL, &met);
 }
 
 /* ---- the application's calls ------------------------------------------------------------- */
@@ -156,6 +189,8 @@ xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch)
 {
     if (ch->peer_failed)
         return xfer_ch_peer_failed_error(ch);
+    if (ch->ctl_lost)
+        return xfer_ch_ctl_lost_error(ch);
     if (ch->failed)
         return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used",
                         ch->cfg->name);
@@ -221,8 +256,8 @@ static xfer_status_t fill_slot(xfer_channel_t *ch, xfer_rt_slot_t **out)
         return XFER_SUCCESS;
     }
     if (sl->state != XFER_SLOT_FREE)
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, slot_free_cond, &s, s, "waiting for a free step slot"), st,
-                        out_err);
+        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, slot_free_cond, &s, "waiting for a free step slot"),
+                        st, out_err);
     if (sl->state != XFER_SLOT_FREE)
         return xfer_ch_ended(ch, s);
     sl->state = XFER_SLOT_FILLING;
@@ -279,7 +314,8 @@ xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
         return xfer_ch_no_such_dataset(ch, d->name);
     if (!ds->out)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: dataset %s is sent by %s, not by %s",
-                        ch->cfg->name, d->name, xfer_ch_peer_name(ch), xfer_ch_side_name(ch, ch->side));
+                        ch->cfg->name, d->name, xfer_ch_peer_name(ch),
+                        xfer_ch_side_name(ch, ch->side));
     if (d->type != ds->cfg->type || d->ndims != ds->cfg->ndims ||
         memcmp(d->dims, ds->cfg->dims, (size_t) d->ndims * sizeof(uint64_t)) != 0) {
         char want[200], got[200];
@@ -320,7 +356,7 @@ xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
             char was[200], now[200];
             uint64_t z[XFER_MAX_DIMS] = {0};
             xfer_ch_fmt_box(was, sizeof(was), d->ndims, ds->declared ? ds->start : z,
-                    ds->declared ? ds->count : z);
+                            ds->declared ? ds->count : z);
             xfer_ch_fmt_box(now, sizeof(now), d->ndims, d->start, d->count);
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: this rank's block changed from %s to %s "
@@ -392,7 +428,8 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     if (!ch->setup) {
         /* Step 0 sizes the contributions: once every sending side said go, all ranks of both
          * sides exchange their blocks and build the plans. */
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, step0_go, NULL, 0, "waiting for step 0 to start"), st, out);
+        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, step0_go, NULL, "waiting for step 0 to start"), st,
+                        out);
         if (xfer_ch_run_limit(ch) == 0)
             return xfer_ch_ended(ch, ch->cur);
         XFER_CHECK_GOTO(xfer_ch_setup(ch), st, out);
@@ -415,7 +452,7 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     sl->state = XFER_SLOT_COMMITTED;
     ch->committed = ch->cur + 1;
     ch->cur_committed = 1;
-    st = xfer_ch_progress_all(ch, 0, 0);
+    st = xfer_ch_progress_all(ch, 0);
 out:
     return st;
 }
@@ -449,14 +486,15 @@ xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch)
     if (xfer_ch_this_sends(ch))
         XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out);
     else
-        XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 0, 0), st, out);
+        XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 0), st, out);
     if (xfer_ch_this_recvs(ch)) {
         sl = xfer_ch_slot_of(ch, ch->cur);
         ch->released = ch->cur + 1;
         if (sl->step == ch->cur && sl->state == XFER_SLOT_DONE)
             sl->state = XFER_SLOT_FREE;
         /* credit for the sender: it may run max_in_flight_steps ahead of this */
-        XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_ACK, (int64_t) ch->released), st, out);
+        XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_ACK, (int64_t) ch->released),
+                        st, out);
         ch->acks_sent++;
         if (ch->me == 0)
             xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->released);
@@ -464,13 +502,71 @@ xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch)
     ch->cur++;
     ch->cur_committed = 0;
     /* Back-pressure: on return the peer has released every step up to cur - W (credit),
-     * and the next step's slot is free for its puts. */
+     * and the next step's slot is free for its puts. A caller of xfer_step_begin waits there
+     * instead, with its own timeout. */
     next = ch->cur;
+    if (ch->begun) {
+        ch->begun = 0;
+        return xfer_ch_progress_all(ch, 0);
+    }
     if (xfer_ch_this_sends(ch) && !ahead_ok(ch, &next))
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, ahead_ok, &next, next - 1,
-                                   "waiting for the receiver to catch up (max_in_flight_steps)"),
-                        st, out);
-    st = xfer_ch_progress_all(ch, 0, 0);
+        XFER_CHECK_GOTO(
+            xfer_ch_wait_until(ch, ahead_ok, &next,
+                               "waiting for the receiver to catch up (max_in_flight_steps)"),
+            st, out);
+    st = xfer_ch_progress_all(ch, 0);
+out:
+    return st;
+}
+
+/* xfer_step_begin: may the current step begin? */
+static int begin_cond(xfer_channel_t *ch, void *arg)
+{
+    uint64_t s = ch->cur;
+    const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
+    (void) arg;
+    if (xfer_ch_run_limit(ch) <= s)
+        return 1;
+    if (xfer_ch_this_sends(ch)) /* room for the puts, within max_in_flight_steps */
+        return (sl->state == XFER_SLOT_FILLING && sl->step == s) || ahead_ok(ch, &s);
+    return xfer_ch_step_ready(ch, &s); /* receive only: the data arrived */
+}
+
+xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
+                                      xfer_step_status_t *status)
+{
+    xfer_status_t st;
+    double until;
+    int met = 0;
+
+    if (!ch || !status)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or status is NULL");
+    *status = XFER_STEP_NOT_READY;
+    if (timeout_ms < -1)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
+                        ch->cfg->name, timeout_ms);
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    if (ch->ended) {
+        *status = XFER_STEP_END_OF_STREAM;
+        return XFER_SUCCESS;
+    }
+    if (ch->begun) {
+        *status = XFER_STEP_OK;
+        return XFER_SUCCESS;
+    }
+    until = timeout_ms < 0 ? HUGE_VAL : MPI_Wtime() + 1e-3 * timeout_ms;
+    XFER_CHECK_GOTO(xfer_ch_wait_for(ch, begin_cond, NULL, "waiting for a step", until, &met), st,
+                    out);
+    if (!met)
+        return XFER_SUCCESS;
+    if (xfer_ch_run_limit(ch) <= ch->cur) {
+        ch->ended = 1;
+        *status = XFER_STEP_END_OF_STREAM;
+        return XFER_SUCCESS;
+    }
+    ch->begun = 1;
+    *status = XFER_STEP_OK;
 out:
     return st;
 }

@@ -273,7 +273,7 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
     for (i = 0; i < ch->nslots; i++)
         if (ch->slots[i].state == XFER_SLOT_DONE)
             ch->slots[i].state = XFER_SLOT_FREE;
-    XFER_CHECK_GOTO(xfer_ch_wait_until(ch, drained, NULL, UINT64_MAX, "finishing the steps in flight"), st,
+    XFER_CHECK_GOTO(xfer_ch_wait_until(ch, drained, NULL, "finishing the steps in flight"), st,
                     out);
     {
         uint64_t total = 0;
@@ -281,8 +281,9 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
             MPI_Reduce(&ch->acks_sent, &total, 1, MPI_UINT64_T, MPI_SUM, 0, ch->ctl_local), st,
             out);
         if (ch->me == 0) {
-            XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_FIN, (int64_t) total), st, out);
-            XFER_CHECK_GOTO(xfer_ch_wait_until(ch, fin_cond, NULL, 0, "saying goodbye"), st, out);
+            XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_FIN, (int64_t) total), st,
+                            out);
+            XFER_CHECK_GOTO(xfer_ch_wait_until(ch, fin_cond, NULL, "saying goodbye"), st, out);
         }
     }
     /* The announcer's notes to its own side end with END: drain them all. */
@@ -291,7 +292,7 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
         for (r = 1; r < ch->nlocal; r++)
             XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_END, 0), st, out);
     } else if (xfer_ch_this_sends(ch)) {
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, end_cond, NULL, 0, "finishing"), st, out);
+        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, end_cond, NULL, "finishing"), st, out);
     }
     XFER_CHECK_GOTO(xfer_ch_notes_reap(ch, 1), st, out);
     XFER_MPI_GOTO(MPI_Barrier(ch->ctl_local), st, out);

@@ -22,7 +22,8 @@ enum {
     NOTE_ACK = 5,
     NOTE_CREDIT = 6,
     NOTE_END = 7,
-    NOTE_FAIL = 8 /* rank 0 -> its own side: xferd declared the peer component failed */
+    NOTE_FAIL = 8 /* rank 0 -> its own side: xferd declared the peer failed (value: its index),
+                     or the control plane is lost (-1) */
 };
 
 typedef struct note {
@@ -31,48 +32,64 @@ typedef struct note {
 
 typedef int (*cond_fn)(xfer_channel_t *ch, void *arg);
 
+/* A wait with nothing in flight spins this long, then naps this long between polls. */
+#define XFER_RT_SPIN_S 0.02
+#define XFER_RT_NAP_NS 200000L
+
 /* ch_notes.c */
-xfer_status_t xfer_ch_note_send(xfer_channel_t *ch, MPI_Comm c, int dest, int type, int64_t value);;
-xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait);;
-xfer_status_t xfer_ch_announce(xfer_channel_t *ch, int type, int64_t value);;
-int xfer_ch_is_announcer(const xfer_channel_t *ch);;
-uint64_t xfer_ch_run_limit(const xfer_channel_t *ch);;
-xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch);;
-xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch);;
-xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch);;
-xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch);;
+xfer_status_t xfer_ch_note_send(xfer_channel_t *ch, MPI_Comm c, int dest, int type, int64_t value);
+xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait);
+xfer_status_t xfer_ch_announce(xfer_channel_t *ch, int type, int64_t value);
+int xfer_ch_is_announcer(const xfer_channel_t *ch);
+uint64_t xfer_ch_run_limit(const xfer_channel_t *ch);
+xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch);
+xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch);
+xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch);
+xfer_status_t xfer_ch_ctl_lost_error(const xfer_channel_t *ch);
+xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch);
 
 /* ch_layout.c */
-const char *xfer_ch_side_name(const xfer_channel_t *ch, int side);;
-const char *xfer_ch_peer_name(const xfer_channel_t *ch);;
-uint64_t xfer_ch_volume(int nd, const uint64_t *count);;
-void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const uint64_t *count);;
-int xfer_ch_geo_len(const xfer_channel_t *ch, int k);;
-int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d);;
-xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo, size_t *bytes, int fill_global);;
-void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const char *src, const uint64_t *bs, const uint64_t *bc, int nd, size_t esize);;
+const char *xfer_ch_side_name(const xfer_channel_t *ch, int side);
+const char *xfer_ch_peer_name(const xfer_channel_t *ch);
+uint64_t xfer_ch_volume(int nd, const uint64_t *count);
+void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const uint64_t *count);
+int xfer_ch_geo_len(const xfer_channel_t *ch, int k);
+int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d);
+xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
+                              size_t *bytes, int fill_global);
+void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const char *src,
+                      const uint64_t *bs, const uint64_t *bc, int nd, size_t esize);
 
 /* ch_setup.c */
-xfer_status_t xfer_ch_agree(xfer_channel_t *ch, xfer_status_t st, const char *what);;
-xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what);;
-xfer_status_t xfer_ch_setup(xfer_channel_t *ch);;
+xfer_status_t xfer_ch_agree(xfer_channel_t *ch, xfer_status_t st, const char *what);
+xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what);
+xfer_status_t xfer_ch_setup(xfer_channel_t *ch);
 
 /* ch_steps.c */
-xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);;
-int xfer_ch_this_sends(const xfer_channel_t *ch);;
-int xfer_ch_this_recvs(const xfer_channel_t *ch);;
-xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force, uint64_t force_step);;
-xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, uint64_t force_step, const char *what);;
-xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);;
-xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step);;
-xfer_rt_dset_t *xfer_ch_find_dset(xfer_channel_t *ch, const char *name);;
-xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name);;
-xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);;
-xfer_status_t xfer_ch_commit(xfer_channel_t *ch);;
+xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);
+int xfer_ch_this_sends(const xfer_channel_t *ch);
+int xfer_ch_this_recvs(const xfer_channel_t *ch);
+xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force);
+/* Progress until cond holds (*met = 1) or MPI_Wtime() passes @p until (*met = 0, success).
+ * Liveness bounds it: a failed peer or a lost control plane is an error, and so is the
+ * timeout in XFER_LIVE_CLOCK. */
+xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what,
+                               double until, int *met);
+xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what);
+xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);
+xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step);
+xfer_rt_dset_t *xfer_ch_find_dset(xfer_channel_t *ch, const char *name);
+xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name);
+xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
+xfer_status_t xfer_ch_commit(xfer_channel_t *ch);
 xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch);
-int xfer_ch_step_ready(xfer_channel_t *ch, void *arg);;
+xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
+                                      xfer_step_status_t *status);
+int xfer_ch_step_ready(xfer_channel_t *ch, void *arg);
 
 /* ch_get.c */
-xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[], const uint64_t count[], void *buf, size_t bufsize, xfer_dataset_desc_t *out);;
+xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                               const uint64_t count[], void *buf, size_t bufsize,
+                               xfer_dataset_desc_t *out);
 
 #endif /* XFER_RT_CHANNEL_H */

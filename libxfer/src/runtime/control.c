@@ -29,8 +29,10 @@ struct xfer_rt_ctl {
     pthread_t thread;
     int started;
     atomic_int stop;
-    atomic_int nfailed;   /* failure notices received (a cheap check for the main thread) */
-    atomic_int shutdown;  /* the daemon said it stops */
+    atomic_int nfailed;  /* failure notices received (a cheap check for the main thread) */
+    atomic_int shutdown; /* the daemon said it stops */
+    atomic_llong heard;  /* when xferd was last heard from, either connection (mono_ms) */
+    char endpoint[256];
     pthread_mutex_t lock; /* guards reason[] */
     char **reason;        /* per component: why xferd declared it failed (NULL: alive) */
     const xfer_config_t *cfg;
@@ -75,6 +77,15 @@ static void on_notice(xfer_rt_ctl_t *c, const xfer_ctl_msg_t *m)
         atomic_store(&c->shutdown, 1);
 }
 
+/* A connection's owner records when xferd last spoke on it (replies count: a heartbeat's reply
+ * is what proves the daemon alive). */
+static void note_heard(xfer_rt_ctl_t *c, const xfer_ctl_t *conn)
+{
+    double t = 0;
+    if (xfer_ctl_last_heard(conn, &t) == XFER_SUCCESS && (long long) t > atomic_load(&c->heard))
+        atomic_store(&c->heard, (long long) t);
+}
+
 /* The main thread reads its connection: notices, and replies to reports nobody waits for. */
 static void drain_main(xfer_rt_ctl_t *c)
 {
@@ -84,6 +95,7 @@ static void drain_main(xfer_rt_ctl_t *c)
         on_notice(c, m);
         xfer_ctl_msg_free(&m);
     }
+    note_heard(c, c->main);
 }
 
 static void *heartbeat_main(void *arg)
@@ -94,6 +106,7 @@ static void *heartbeat_main(void *arg)
     while (!atomic_load(&c->stop)) {
         xfer_ctl_msg_t *m = NULL;
         double left = next - mono_ms();
+        xfer_status_t st;
         if (left <= 0) {
             xfer_ctl_msg_t *hb = NULL;
             if (xfer_ctl_msg_new("heartbeat", &hb) == XFER_SUCCESS &&
@@ -103,9 +116,9 @@ static void *heartbeat_main(void *arg)
             next = mono_ms() + c->heartbeat_ms;
             continue;
         }
-        if (xfer_ctl_recv(c->hb, left < CTL_SLICE_MS ? (int) left + 1 : CTL_SLICE_MS, &m) !=
-                XFER_SUCCESS ||
-            !m)
+        st = xfer_ctl_recv(c->hb, left < CTL_SLICE_MS ? (int) left + 1 : CTL_SLICE_MS, &m);
+        note_heard(c, c->hb);
+        if (st != XFER_SUCCESS || !m)
             continue;
         on_notice(c, m);
         xfer_ctl_msg_free(&m);
@@ -172,6 +185,8 @@ static xfer_status_t leader_start(struct xfer *x, const char *endpoint)
                           cfg->components[x->comp].name, endpoint, xfer_last_error());
         goto out;
     }
+    atomic_store(&c->heard, (long long) mono_ms());
+    snprintf(c->endpoint, sizeof(c->endpoint), "%s", endpoint);
     c->session = xfer_ctl_int(rep, "session", 0);
     c->heartbeat_ms = (int) xfer_ctl_int(rep, "heartbeat_ms", cfg->heartbeat_ms);
     if (c->session < 1 || c->heartbeat_ms < 1) {
@@ -343,4 +358,23 @@ int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len)
     }
     pthread_mutex_unlock(&c->lock);
     return failed;
+}
+
+int xfer_rt_ctl_lost(struct xfer *x, char *why, size_t len)
+{
+    xfer_rt_ctl_t *c = x->ctl;
+    long long silent;
+    if (!c)
+        return 0;
+    if (atomic_load(&c->shutdown)) {
+        snprintf(why, len, "xferd at %s shut down", c->endpoint);
+        return 1;
+    }
+    silent = (long long) mono_ms() - atomic_load(&c->heard);
+    if (silent <= x->timeout_ms)
+        return 0;
+    snprintf(why, len,
+             "xferd at %s has not answered for %lld ms (heartbeats every %d ms, bound %d ms)",
+             c->endpoint, silent, c->heartbeat_ms, x->timeout_ms);
+    return 1;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The workflow context: configuration, component, channels (formation in intercomm.c, steps in
  * channel.c and the ch_*.c files). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 
 double xfer_rt_deadline(const struct xfer *x)
 {
-    return MPI_Wtime() + 1e-3 * x->timeout_ms;
+    return x->live == XFER_LIVE_CLOCK ? MPI_Wtime() + 1e-3 * x->timeout_ms : HUGE_VAL;
 }
 
 /* Every rank of @p comm learns the worst status; ranks that succeeded get a message saying
@@ -119,6 +120,9 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
     st = agree_local(x->comm, st);
     if (st != XFER_SUCCESS)
         goto fail;
+    x->live = x->use_ctl                      ? XFER_LIVE_CONTROL
+              : x->launch == XFER_LAUNCH_MPMD ? XFER_LIVE_JOB
+                                              : XFER_LIVE_CLOCK;
     x->nch = x->cfg->nchannels;
     x->ch = xfer_calloc((size_t) (x->nch ? x->nch : 1), sizeof(*x->ch));
     if (!x->ch) {

@@ -72,7 +72,6 @@ typedef struct xfer_rt_slot {
     char *sbuf, *rbuf; /* this rank's contribution; every remote contribution */
     MPI_Comm comm;     /* duplicate of the channel's intercommunicator */
     xfer_plan_t *plan;
-    int hier; /* the plan stages through nodes: it progresses only inside xfer_wait */
 } xfer_rt_slot_t;
 
 struct xfer_channel {
@@ -125,8 +124,18 @@ struct xfer_channel {
     uint64_t acks_recv; /* announcer: ACK notes received */
     int64_t fin_acks;   /* rank 0: the ACK total the other side's FIN announced */
     int peer_failed;    /* xferd declared the peer component failed */
+    int ctl_lost;       /* the control plane is gone: the peer's liveness is unknown */
+    int begun;          /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
     char peer_why[256]; /* why (the leader knows; other ranks learn it by NOTE_FAIL) */
+    char ctl_why[256];  /* why the control plane is lost (the leader's words) */
 };
+
+/* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */
+typedef enum xfer_rt_live {
+    XFER_LIVE_CONTROL, /* xferd: heartbeats, launcher exits; waits for data have no clock */
+    XFER_LIVE_JOB,     /* one MPMD job: a process that dies ends the job; waits have no clock */
+    XFER_LIVE_CLOCK    /* separate jobs without xferd: nothing does, timeout_ms bounds waits */
+} xfer_rt_live_t;
 
 struct xfer {
     xfer_config_t *cfg;
@@ -136,6 +145,7 @@ struct xfer {
     int rank, size;
     xfer_launch_t launch;
     int timeout_ms;
+    xfer_rt_live_t live;
     char run_dir[512];
     int *leader; /* MPMD: world rank of each component's rank 0 (-1: absent) */
     int *nranks; /* MPMD: ranks of each component */
@@ -166,8 +176,13 @@ void xfer_rt_ctl_step(struct xfer *x, int index, int side, uint64_t step, uint64
 void xfer_rt_ctl_ack(struct xfer *x, int index, int side, uint64_t released);
 /* rank 0: xferd declared component @p comp failed (its reason in @p why) */
 int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len);
+/* rank 0: the control plane is gone (shut down, or silent for more than timeout_ms): nothing
+ * tells a computing peer from a dead one any more (why in @p why) */
+int xfer_rt_ctl_lost(struct xfer *x, char *why, size_t len);
 
-/* Deadline helpers (MPI_Wtime based). */
+/* The deadline of a wait for the peer that starts now (MPI_Wtime based): timeout_ms from now
+ * when nothing else tells a dead peer from a computing one (XFER_LIVE_CLOCK), else none
+ * (HUGE_VAL). */
 double xfer_rt_deadline(const struct xfer *x);
 
 #endif /* XFER_RUNTIME_H */
