@@ -31,15 +31,17 @@ typedef struct opts {
     const char *decomp;
     const char *config;
     const char *component;
-    const char *skip; /* never put this dataset */
-    const char *get;  /* also get this (perhaps unknown) dataset every step */
-    int exit_after;   /* exit(3) without finalizing after this many steps (-1: never) */
-    int stall_after;  /* stop calling libxfer after this many steps, for ever (-1: never) */
-    int kill_after;   /* rank 0 sends itself SIGKILL after this many steps (-1: never) */
-    int stop_after;   /* rank 0 sends itself SIGSTOP after this many steps (-1: never) */
-    int compute_ms;   /* each step "computes" this long (a sleep) before its puts */
-    int begin_ms;     /* begin every step with xfer_step_begin(timeout), -2: do not */
-    int deadline_ms;  /* with begin_ms: give up on a step not begun within this (0: never) */
+    const char *skip;   /* never put this dataset */
+    const char *get;    /* also get this (perhaps unknown) dataset every step */
+    int exit_after;     /* exit(3) without finalizing after this many steps (-1: never) */
+    int stall_after;    /* stop calling libxfer after this many steps, for ever (-1: never) */
+    int kill_after;     /* rank 0 sends itself SIGKILL after this many steps (-1: never) */
+    int stop_after;     /* rank 0 sends itself SIGSTOP after this many steps (-1: never) */
+    int compute_ms;     /* each step "computes" this long (a sleep) before its puts */
+    int begin_ms;       /* begin every step with xfer_step_begin(timeout), -2: do not */
+    const char *select; /* xfer_select every received dataset: overlap, mixed (even ranks all,
+                         * odd ones overlap), corner, none, all */
+    int deadline_ms;    /* with begin_ms: give up on a step not begun within this (0: never) */
     int quiet;
     const char *put_order; /* forward, reverse (datasets against the channel's order), twice
                             * (each block first with wrong data, then again with the right) */
@@ -177,7 +179,7 @@ static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const 
 
 int main(int argc, char **argv)
 {
-    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, -1, -1, -1, 0, -2, 0, 0, "forward"};
+    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, -1, -1, -1, 0, -2, NULL, 0, 0, "forward"};
     uint64_t not_ready = 0;
     const xfer_config_t *cfg;
     xfer_channel_t **chs;
@@ -211,6 +213,8 @@ int main(int argc, char **argv)
             o.compute_ms = atoi(argv[++a]);
         else if (strcmp(argv[a], "--begin") == 0 && a + 1 < argc)
             o.begin_ms = atoi(argv[++a]);
+        else if (strcmp(argv[a], "--select") == 0 && a + 1 < argc)
+            o.select = argv[++a];
         else if (strcmp(argv[a], "--deadline-ms") == 0 && a + 1 < argc)
             o.deadline_ms = atoi(argv[++a]);
         else if (strcmp(argv[a], "--put-order") == 0 && a + 1 < argc)
@@ -224,7 +228,8 @@ int main(int argc, char **argv)
                     "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
                     "                  [--sigstop-after K]\n"
                     "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
-                    "                  [--begin TIMEOUT_MS [--deadline-ms MS]] [--quiet]\n");
+                    "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
+                    "                  [--select overlap|mixed|corner|none|all] [--quiet]\n");
             return 2;
         }
     }
@@ -250,6 +255,35 @@ int main(int argc, char **argv)
         if (cfg->channels[i].from == comp || cfg->channels[i].to == comp)
             XCHECK(xfer_channel_open(x, cfg->channels[i].name, &chs[i]));
 
+    /* M x N: declare what this rank receives of each dataset (the file's selection: user) */
+    for (i = 0; o.select && i < cfg->nchannels; i++)
+        for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
+            const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+            uint64_t st0[XFER_MAX_DIMS], c0[XFER_MAX_DIMS];
+            int k;
+            if (d->from == comp)
+                continue;
+            for (k = 0; k < d->ndims; k++) {
+                const uint64_t slab = (d->dims[k] + (uint64_t) csize - 1) / (uint64_t) csize;
+                const int slabs = strcmp(o.select, "overlap") == 0 ||
+                                  (strcmp(o.select, "mixed") == 0 && crank % 2 == 1);
+                if (slabs && k == 0) { /* two slabs, none past the end */
+                    st0[k] = ((uint64_t) crank * slab < d->dims[k] - 1 ? (uint64_t) crank * slab
+                                                                       : d->dims[k] - 1);
+                    c0[k] = (2 * slab < d->dims[k] - st0[k] ? 2 * slab : d->dims[k] - st0[k]);
+                } else if (strcmp(o.select, "corner") == 0) {
+                    st0[k] = 0;
+                    c0[k] = (d->dims[k] + 1) / 2;
+                } else if (strcmp(o.select, "none") == 0) {
+                    st0[k] = 0;
+                    c0[k] = 0;
+                } else {
+                    st0[k] = 0;
+                    c0[k] = d->dims[k];
+                }
+            }
+            XCHECK(xfer_select(chs[i], d->name, st0, c0));
+        }
     for (s = 0; s < (uint64_t) o.steps; s++) {
         if (o.exit_after >= 0 && s == (uint64_t) o.exit_after) {
             fprintf(stderr, "xfer-synth: %s rank %d: exiting early after %d steps (--exit-after)\n",
@@ -336,27 +370,36 @@ int main(int argc, char **argv)
                 uint64_t st0[XFER_MAX_DIMS] = {0}, c0[XFER_MAX_DIMS];
                 char *got, *want;
                 xfer_dataset_desc_t out;
+                uint64_t held;
                 int k;
                 if (d->from == comp)
                     continue;
                 got = malloc(n * es + 1);
                 want = malloc(n * es + 1);
+                /* what this rank receives: the whole dataset, or its selection */
                 XCHECK(xfer_get(chs[i], d->name, got, n * es, &out));
-                fill(d, i, j, s, st0, d->dims, want);
-                if (out.step != s || memcmp(got, want, n * es) != 0)
+                fill(d, i, j, s, out.start, out.count, want);
+                held = vol(d->ndims, out.count);
+                if (out.step != s || memcmp(got, want, held * es) != 0)
                     FAIL("channel %s dataset %s step %" PRIu64 ": data differs from the pattern",
                          cfg->channels[i].name, d->name, s);
-                /* a hyperslab: the middle third of every dimension (at least one element) */
+                /* a hyperslab: the middle third of every dimension (at least one element),
+                 * within what this rank holds */
                 for (k = 0; k < d->ndims; k++) {
-                    st0[k] = d->dims[k] / 3;
-                    c0[k] = d->dims[k] - 2 * (d->dims[k] / 3);
+                    uint64_t lo = d->dims[k] / 3, hi = d->dims[k] - d->dims[k] / 3;
+                    lo = lo > out.start[k] ? lo : out.start[k];
+                    hi = hi < out.start[k] + out.count[k] ? hi : out.start[k] + out.count[k];
+                    st0[k] = lo;
+                    c0[k] = hi > lo ? hi - lo : 0;
                 }
-                XCHECK(xfer_get_selection(chs[i], d->name, st0, c0, got, n * es, &out));
-                fill(d, i, j, s, st0, c0, want);
-                if (memcmp(got, want, vol(d->ndims, c0) * es) != 0)
-                    FAIL("channel %s dataset %s step %" PRIu64 ": hyperslab differs",
-                         cfg->channels[i].name, d->name, s);
-                checked += n + vol(d->ndims, c0);
+                if (vol(d->ndims, c0) > 0) {
+                    XCHECK(xfer_get_selection(chs[i], d->name, st0, c0, got, n * es, &out));
+                    fill(d, i, j, s, st0, c0, want);
+                    if (memcmp(got, want, vol(d->ndims, c0) * es) != 0)
+                        FAIL("channel %s dataset %s step %" PRIu64 ": hyperslab differs",
+                             cfg->channels[i].name, d->name, s);
+                }
+                checked += held + vol(d->ndims, c0);
                 free(got);
                 free(want);
             }

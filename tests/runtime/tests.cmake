@@ -233,7 +233,7 @@ rt_fail_test(mpmd.fail.never_sent COMMAND ${cmd} MAXTIME 60
 rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 3
         ARGS1 --steps 3 --config ${RT_DIR}/fail-other-shape.yaml)
 rt_fail_test(mpmd.fail.shape_mismatch COMMAND ${cmd} MAXTIME 60
-             EXPECT "dataset plane: (int32\\[13,9\\] from a at a, int32\\[13,10\\] from a at b|int32\\[13,10\\] from a at b, int32\\[13,9\\] from a at a)")
+             EXPECT "dataset plane: (int32\\[13,9\\] from a, selection all at a, int32\\[13,10\\] from a, selection all at b|int32\\[13,10\\] from a, selection all at b, int32\\[13,9\\] from a, selection all at a)")
 # the producer exits without finalizing after two steps
 rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 5 --exit-after 2 ARGS1 --steps 5)
 rt_fail_test(mpmd.fail.producer_exits COMMAND ${cmd} MAXTIME 60 EXPECT "exiting early after 2 steps")
@@ -337,6 +337,100 @@ channels:
                          ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
   endforeach()
 endif()
+
+# ---- M x N: each receiving rank holds its selection (docs/runtime.md) -------------------------
+# xfer-synth gets what its rank holds and checks it (and a hyperslab inside it) against the
+# pattern: selections by mode (rows, columns, block), per dataset (all mixed with slabs), and by
+# xfer_select (overlapping slabs, a corner, nothing, even ranks all and odd ones slabs), half
+# and full duplex; the direct path forced for whole datasets too (XFER_RT_DIRECT).
+function(rt_mxn_yaml out p q duplex sel)
+  set(f ${RT_DIR}/mxn-${p}x${q}-${duplex}-${sel}.yaml)
+  set(dsel "")
+  set(chsel "${sel}")
+  if(sel STREQUAL "perdataset")
+    set(chsel "rows")
+    set(dsel ", selection: all")
+  endif()
+  set(back "")
+  if(duplex STREQUAL "full")
+    set(back "
+      - {name: back2, type: float32, dims: [11, 7], from: b}")
+  endif()
+  file(WRITE ${f} "workflow: rt_mxn
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [xfer-synth]}
+  - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
+channels:
+  - name: c
+    from: a
+    to: b
+    duplex: ${duplex}
+    selection: ${chsel}
+    datasets:
+      - {name: line, type: float64, dims: [37]${dsel}}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: cube, type: uint8, dims: [5, 4, 3], selection: block}${back}
+")
+  set(${out} ${f} PARENT_SCOPE)
+endfunction()
+foreach(pq "1;1" "2;3" "3;2" "4;2")
+  list(GET pq 0 p)
+  list(GET pq 1 q)
+  foreach(sel rows columns block perdataset)
+    foreach(duplex half full)
+      rt_mxn_yaml(f ${p} ${q} ${duplex} ${sel})
+      rt_mpmd(cmd ${f} NP ${p} ${q} ARGS --steps 3)
+      rt_test(mpmd.mxn.${sel}.${duplex}.p${p}q${q} COMMAND ${cmd})
+    endforeach()
+  endforeach()
+  rt_mxn_yaml(f ${p} ${q} full user)
+  foreach(pick overlap mixed corner none)
+    rt_mpmd(cmd ${f} NP ${p} ${q} ARGS --steps 3 --select ${pick})
+    rt_test(mpmd.mxn.user_${pick}.p${p}q${q} COMMAND ${cmd})
+  endforeach()
+  rt_mxn_yaml(f ${p} ${q} full all)
+  rt_mpmd(cmd ${f} NP ${p} ${q} ARGS --steps 3 ENV XFER_RT_DIRECT=1)
+  rt_test(mpmd.mxn.direct_all.p${p}q${q} COMMAND ${cmd})
+endforeach()
+if(RT_SEPARATE)
+  rt_mxn_yaml(f 3 2 full block)
+  rt_test(separate.mxn.block.p3q2 COMMAND ${RT_SEPARATE} ${f} ENV ${RT_SEP_ENV})
+endif()
+# Steps beyond MPI's int counts (the direct path cuts messages of 1 GiB): 2.5 GiB per rank
+# (1 x 1), and 2.5 GiB in all with each consumer holding its half (2 x 2, rows). Each needs
+# about 8 GiB of memory at its peak: they run one at a time, and only where 20 GiB are.
+file(STRINGS /proc/meminfo rt_memtotal REGEX "^MemTotal:")
+string(REGEX MATCH "[0-9]+" rt_memkb "${rt_memtotal}")
+if(rt_memkb AND rt_memkb GREATER 20000000)
+  foreach(pq "1;1" "2;2")
+    list(GET pq 0 p)
+    list(GET pq 1 q)
+    set(f ${RT_DIR}/large-${p}x${q}.yaml)
+    file(WRITE ${f} "workflow: rt_large
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [xfer-synth]}
+  - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
+channels:
+  - {name: c, from: a, to: b, max_in_flight_steps: 1, selection: rows,
+     datasets: [{name: big, type: float64, dims: [335544320]}]}
+")
+    rt_mpmd(cmd ${f} NP ${p} ${q} ARGS --steps 1)
+    rt_pass_test(mpmd.large.p${p}q${q} COMMAND ${cmd}
+                 EXPECT "b: 1 steps, [0-9]+ elements checked on rank 0: ok")
+    set_tests_properties(${P}.workflow.mpmd.large.p${p}q${q} PROPERTIES TIMEOUT 900
+                         RESOURCE_LOCK xfer_large_memory LABELS "mpi;workflow;large")
+  endforeach()
+else()
+  message(STATUS "runtime: the > 2 GiB step tests need 20 GiB of memory; skipped")
+endif()
+
+# selection: user without xfer_select: both sides fail, naming the rank and the dataset
+rt_mxn_yaml(f 2 3 half user)
+rt_mpmd(cmd ${f} NP 2 3 ARGS --steps 2)
+rt_fail_test(mpmd.mxn.fail.user_undeclared COMMAND ${cmd} MAXTIME 60
+             EXPECT "dataset line has selection: user, but rank [0-9] of b did not call xfer_select")
 
 # ---- liveness, not a clock (docs/runtime.md) and the step-status API ------------------------
 # A producer that computes longer than control.timeout_ms between steps is alive: one MPMD job

@@ -63,13 +63,25 @@ typedef enum xfer_topology {
 } xfer_topology_t;
 
 /** One dataset of a channel. */
+/** What each receiving rank holds of a dataset (docs/runtime.md, "M x N"). */
+typedef enum xfer_selection_mode {
+    XFER_SELECT_ALL = 0,     /**< the whole dataset on every receiving rank */
+    XFER_SELECT_ROWS = 1,    /**< near-equal slabs of the first (slowest) dimension */
+    XFER_SELECT_COLUMNS = 2, /**< near-equal slabs of the last (fastest) dimension */
+    XFER_SELECT_BLOCK = 3,   /**< a balanced block grid over every dimension */
+    XFER_SELECT_USER = 4,    /**< each rank declares its box with xfer_select() */
+    XFER_SELECT_CHANNEL = 5  /**< (dataset entry in the file only) the channel's mode */
+} xfer_selection_mode_t;
+
 typedef struct xfer_cfg_dataset {
-    char *name;                   /**< unique within its channel */
-    xfer_type_t type;             /**< element type */
-    int ndims;                    /**< 1 .. XFER_MAX_DIMS */
-    uint64_t dims[XFER_MAX_DIMS]; /**< global shape, slowest dimension first */
-    int from;                     /**< index of the component that sends it */
-    int line, col;                /**< position in the file (1-based) */
+    char *name;                      /**< unique within its channel */
+    xfer_type_t type;                /**< element type */
+    int ndims;                       /**< 1 .. XFER_MAX_DIMS */
+    uint64_t dims[XFER_MAX_DIMS];    /**< global shape, slowest dimension first */
+    int from;                        /**< index of the component that sends it */
+    int line, col;                   /**< position in the file (1-based) */
+    xfer_selection_mode_t selection; /**< what each receiving rank holds (never _CHANNEL once
+                                        loaded: the channel's mode is filled in) */
 } xfer_cfg_dataset_t;
 
 /** Node-hierarchical staging of a channel. */
@@ -82,15 +94,16 @@ typedef struct xfer_cfg_hier {
 
 /** One channel: an intercommunicator between two components and the datasets it moves. */
 typedef struct xfer_cfg_channel {
-    char *name;                   /**< unique in the workflow */
-    int from, to;                 /**< component indices (different) */
-    xfer_duplex_t duplex;         /**< XFER_DUPLEX_HALF (from -> to) or XFER_DUPLEX_FULL */
-    char *algorithm;              /**< "auto" or a registered algorithm name */
-    xfer_cfg_hier_t hier;         /**< node-hierarchical staging */
-    int max_in_flight_steps;      /**< steps a sender may run ahead (1 .. 64) */
-    int ndatasets;                /**< >= 1 */
-    xfer_cfg_dataset_t *datasets; /**< in file order */
-    int line, col;                /**< position in the file (1-based) */
+    char *name;                      /**< unique in the workflow */
+    int from, to;                    /**< component indices (different) */
+    xfer_duplex_t duplex;            /**< XFER_DUPLEX_HALF (from -> to) or XFER_DUPLEX_FULL */
+    char *algorithm;                 /**< "auto" or a registered algorithm name */
+    xfer_cfg_hier_t hier;            /**< node-hierarchical staging */
+    int max_in_flight_steps;         /**< steps a sender may run ahead (1 .. 64) */
+    xfer_selection_mode_t selection; /**< default of its datasets' selection */
+    int ndatasets;                   /**< >= 1 */
+    xfer_cfg_dataset_t *datasets;    /**< in file order */
+    int line, col;                   /**< position in the file (1-based) */
 } xfer_cfg_channel_t;
 
 /** One component: an MPI application of the workflow. */

@@ -157,6 +157,28 @@ XFER_PUBLIC xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dat
                                              void *buf, size_t bufsize, xfer_dataset_desc_t *out);
 
 /**
+ * The box rank @p rank of @p nranks holds of an array of @p ndims dimensions @p dims under
+ * @p mode: all (the whole array), rows (near-equal slabs of dimension 0, the first dims[0] mod
+ * nranks one longer), columns (the same over the last dimension) or block (a grid of nranks
+ * over all dimensions, prime factors given to the dimensions with the most elements per part,
+ * ranks in row-major grid order). The helper both sides of a channel use: producers may use it
+ * for their blocks, and the channel's `selection` modes are defined by it.
+ */
+XFER_PUBLIC xfer_status_t xfer_decompose(xfer_selection_mode_t mode, int ndims,
+                                         const uint64_t dims[], int nranks, int rank,
+                                         uint64_t start[], uint64_t count[]);
+
+/**
+ * Declare the box of dataset @p dataset this rank receives (start[d] .. start[d] + count[d] - 1;
+ * NULL start and count: the whole dataset; a count of 0: nothing). Overrides the channel's
+ * `selection` mode for this rank and is required under `selection: user`. Only before step 0
+ * begins (the selections are fixed for the run, like the senders' decomposition): later,
+ * XFER_ERR_STATE. Local.
+ */
+XFER_PUBLIC xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset,
+                                      const uint64_t start[], const uint64_t count[]);
+
+/**
  * Leave the workflow: every committed step is delivered (bounded by the timeout), the peers
  * are told that no more steps come, and the intercommunicators are freed. Collective over
  * the component's ranks. Accepts NULL and sets *@p x to NULL.

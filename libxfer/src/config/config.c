@@ -53,9 +53,22 @@ static const cfg_enum_t enabled_names[] = {{"auto", -1}, {"true", 1}, {"false", 
 static const cfg_enum_t sync_names[] = {
     {"flags", XFER_HIER_SYNC_FLAGS}, {"barrier", XFER_HIER_SYNC_BARRIER}, {NULL, 0}};
 
+static const cfg_enum_t selection_names[] = {
+    {"all", XFER_SELECT_ALL},     {"rows", XFER_SELECT_ROWS}, {"columns", XFER_SELECT_COLUMNS},
+    {"block", XFER_SELECT_BLOCK}, {"user", XFER_SELECT_USER}, {NULL, 0}};
+
+static const cfg_enum_t dataset_selection_names[] = {{"channel", XFER_SELECT_CHANNEL},
+                                                     {"all", XFER_SELECT_ALL},
+                                                     {"rows", XFER_SELECT_ROWS},
+                                                     {"columns", XFER_SELECT_COLUMNS},
+                                                     {"block", XFER_SELECT_BLOCK},
+                                                     {"user", XFER_SELECT_USER},
+                                                     {NULL, 0}};
+
 /* CFG_ENUM stores through int *: the enums of config.h must be ints. */
 _Static_assert(sizeof(xfer_type_t) == sizeof(int) && sizeof(xfer_launch_t) == sizeof(int) &&
-                   sizeof(xfer_topology_t) == sizeof(int) && sizeof(xfer_duplex_t) == sizeof(int),
+                   sizeof(xfer_topology_t) == sizeof(int) && sizeof(xfer_duplex_t) == sizeof(int) &&
+                   sizeof(xfer_selection_mode_t) == sizeof(int),
                "enum fields are stored as int");
 
 size_t xfer_type_size(xfer_type_t type)
@@ -458,6 +471,7 @@ static xfer_status_t check_channel(cfg_parser_t *p, void *base, const void *pare
     xfer_cfg_channel_t *ch = base;
     xfer_status_t st;
     char shown[96];
+    int i;
 
     (void) parent;
     if ((st = resolve(p, "from", &ch->from)) != XFER_SUCCESS ||
@@ -468,6 +482,9 @@ static xfer_status_t check_channel(cfg_parser_t *p, void *base, const void *pare
         return xfer_cfg_fail_key(
             p, "to", "from and to are both %s: a channel joins two different components", name);
     }
+    for (i = 0; i < ch->ndatasets; i++) /* the datasets that follow the channel's mode */
+        if (ch->datasets[i].selection == XFER_SELECT_CHANNEL)
+            ch->datasets[i].selection = ch->selection;
     return check_algorithm(p, ch);
 }
 
@@ -560,6 +577,13 @@ static const cfg_key_t dataset_keys[] = {
      .dflt_doc = "the channel's `from`",
      .doc = "the component that sends it: the channel's `from`, or its `to` when the channel "
             "is full duplex"},
+    {.key = "selection",
+     .kind = CFG_ENUM,
+     .dflt = "channel",
+     .off = DS_(selection),
+     .names = dataset_selection_names,
+     .doc = "what each receiving rank holds of it: channel (the channel's `selection`), all, "
+            "rows, columns, block or user (xfer_select)"},
 };
 
 static const cfg_table_t dataset_table = {
@@ -652,6 +676,14 @@ static const cfg_key_t channel_keys[] = {
      .min = 1,
      .max = 64,
      .doc = "steps a sender may run ahead of its receivers"},
+    {.key = "selection",
+     .kind = CFG_ENUM,
+     .dflt = "all",
+     .off = CH_(selection),
+     .names = selection_names,
+     .doc = "what each receiving rank holds of each dataset: all (the whole of it), rows or "
+            "columns (near-equal slabs of the first or last dimension), block (a balanced grid "
+            "over every dimension), user (each rank calls xfer_select before step 0)"},
     {.key = "datasets",
      .kind = CFG_LIST,
      .required = 1,

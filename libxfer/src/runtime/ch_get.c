@@ -1,9 +1,39 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The get path: a received step's headers are checked, then the selection is copied out of
- * every remote contribution. */
+/* The get path: a received step's headers are checked, then the request is copied out of
+ * every remote contribution (the allgatherv path) or out of this rank's selection (the direct
+ * path). */
 #include <string.h>
 
 #include "channel.h"
+
+/* Elements of remote rank r's block of @p ds inside rank c's selection. */
+static uint64_t overlap(const xfer_rt_dset_t *ds, int r, int c)
+{
+    const int nd = ds->cfg->ndims;
+    const uint64_t *bs = ds->g_start + (size_t) r * nd, *bc = ds->g_count + (size_t) r * nd;
+    const uint64_t *ss = ds->gs_start + (size_t) c * nd, *sc = ds->gs_count + (size_t) c * nd;
+    uint64_t v = 1;
+    int d;
+    for (d = 0; d < nd; d++) {
+        const uint64_t a = XFER_MAX(bs[d], ss[d]), b = XFER_MIN(bs[d] + bc[d], ss[d] + sc[d]);
+        if (b <= a)
+            return 0;
+        v *= b - a;
+    }
+    return v;
+}
+
+/* The direct path: does remote rank r stream to this rank (mxn.h: rank 0 always)? */
+static int hears_from(const xfer_channel_t *ch, int r)
+{
+    int i;
+    if (r == 0)
+        return 1;
+    for (i = 0; i < ch->nds; i++)
+        if (!ch->ds[i].out && overlap(&ch->ds[i], r, ch->me) > 0)
+            return 1;
+    return 0;
+}
 
 xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
                                const uint64_t count[], void *buf, size_t bufsize,
@@ -28,6 +58,11 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         "channel %s: dataset %s is sent by %s (this component), not received",
                         ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
     nd = ds->cfg->ndims;
+    XFER_CHECK_GOTO(xfer_ch_own_selection(ch, ds), st, out_err);
+    if (!start && !count) { /* this rank's selection: the whole dataset unless it chose less */
+        start = ds->sel_start;
+        count = ds->sel_count;
+    }
     if (!start)
         start = zero;
     if (!count)
@@ -40,6 +75,17 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                             ch->cfg->name, dataset, (unsigned long long) start[d],
                             (unsigned long long) count[d], d,
                             (unsigned long long) ds->cfg->dims[d]);
+    for (d = 0; d < nd; d++)
+        if (start[d] < ds->sel_start[d] ||
+            start[d] + count[d] > ds->sel_start[d] + ds->sel_count[d]) {
+            char want[200], have[200];
+            xfer_ch_fmt_box(want, sizeof(want), nd, start, count);
+            xfer_ch_fmt_box(have, sizeof(have), nd, ds->sel_start, ds->sel_count);
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "channel %s: dataset %s: rank %d asks for %s, outside the selection "
+                            "it receives, %s (xfer_select or the dataset's selection mode)",
+                            ch->cfg->name, dataset, ch->me, want, have);
+        }
     v = xfer_ch_volume(nd, count);
     bytes = v * ds->esize;
     if (bytes > bufsize || (v > 0 && !buf))
@@ -63,10 +109,17 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         "channel %s: %s did not put dataset %s in step 0, so it never sends it "
                         "(the decomposition is fixed by step 0)",
                         ch->cfg->name, xfer_ch_peer_name(ch), dataset);
-    /* Headers: every sending rank sent this step; which datasets it put. */
+    /* Headers: every sending rank sent this step (on the direct path: every one that streams
+     * to this rank); which datasets it put. */
     for (r = 0; r < ch->nremote; r++) {
-        const xfer_rt_hdr_t *h = (const xfer_rt_hdr_t *) (sl->rbuf + off);
-        const uint64_t bv = xfer_ch_volume(nd, ds->g_count + (size_t) r * nd);
+        const xfer_rt_hdr_t *h =
+            (const xfer_rt_hdr_t *) (sl->rbuf + (ch->direct ? (size_t) r * sizeof(*h) : off));
+        const uint64_t bv =
+            ch->direct ? overlap(ds, r, ch->me) : xfer_ch_volume(nd, ds->g_count + (size_t) r * nd);
+        if (!ch->direct)
+            off += ch->r_bytes[r];
+        if (ch->direct && !hears_from(ch, r))
+            continue;
         if (h->magic != XFER_RT_MAGIC || h->step != s || h->rank != (uint64_t) r) {
             ch->failed = 1;
             return XFER_ERR(XFER_ERR_MISMATCH,
@@ -83,7 +136,6 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
             else if (absent++ == 0)
                 first_absent = r;
         }
-        off += ch->r_bytes[r];
     }
     if (present == 0 && absent > 0)
         return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: %s did not put dataset %s in step %llu",
@@ -93,7 +145,10 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         "channel %s: step %llu: %d ranks of %s put dataset %s, rank %d did not",
                         ch->cfg->name, (unsigned long long) s, present, xfer_ch_peer_name(ch),
                         dataset, first_absent);
-    for (r = 0, off = 0; r < ch->nremote; r++) {
+    if (ch->direct && v > 0) /* this rank's selection is in its receive area */
+        xfer_ch_copy_box(buf, start, count, sl->rbuf + ds->gs_off[ch->me], ds->sel_start,
+                         ds->sel_count, nd, ds->esize);
+    for (r = 0, off = 0; !ch->direct && r < ch->nremote; r++) {
         const uint64_t *bs = ds->g_start + (size_t) r * nd, *bc = ds->g_count + (size_t) r * nd;
         if (xfer_ch_volume(nd, bc) > 0 && v > 0)
             xfer_ch_copy_box(buf, start, count, sl->rbuf + off + ds->g_off[r], bs, bc, nd,

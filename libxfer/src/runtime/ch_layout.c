@@ -46,10 +46,18 @@ void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const
 int xfer_ch_geo_len(const xfer_channel_t *ch, int k)
 {
     int i, n = 0;
+    (void) k; /* the same length on both sides */
     for (i = 0; i < ch->nds; i++)
-        if (ch->ds[i].cfg->from == (k == 0 ? ch->cfg->from : ch->cfg->to))
-            n += 2 * ch->ds[i].cfg->ndims;
+        n += 2 * ch->ds[i].cfg->ndims;
     return n;
+}
+
+int xfer_ch_geo_pos(const xfer_channel_t *ch, int i)
+{
+    int j, pos = 0;
+    for (j = 0; j < i; j++)
+        pos += 2 * ch->ds[j].cfg->ndims;
+    return pos;
 }
 
 int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
@@ -76,12 +84,9 @@ xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint6
         xfer_rt_dset_t *d = &ch->ds[i];
         const int nd = d->cfg->ndims;
         uint64_t covered = 0;
-        int pos = 0, j;
+        const int pos = xfer_ch_geo_pos(ch, i);
         if (xfer_ch_dset_side(ch, d) != k)
             continue;
-        for (j = 0; j < i; j++)
-            if (xfer_ch_dset_side(ch, &ch->ds[j]) == k)
-                pos += 2 * ch->ds[j].cfg->ndims;
         if (fill_global) {
             d->g_start = xfer_calloc((size_t) nranks * (size_t) nd, sizeof(uint64_t));
             d->g_count = xfer_calloc((size_t) nranks * (size_t) nd, sizeof(uint64_t));

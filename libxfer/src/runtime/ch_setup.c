@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "../coll/coll.h"
+#include "../sched/exec.h"
+#include "mxn.h"
 #include "channel.h"
 
 /* One poll of a set-up wait on @p req: done, or still alive (the peer's failure, a lost control
@@ -99,79 +101,210 @@ static int stage0_fits(const xfer_channel_t *ch)
     return 1;
 }
 
+/* This rank's selection of received dataset @p d: declared, or the dataset's mode. */
+xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d)
+{
+    const xfer_cfg_dataset_t *c = d->cfg;
+    if (d->sel_declared)
+        return XFER_SUCCESS;
+    if (c->selection == XFER_SELECT_USER)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s has selection: user, but rank %d of %s did not "
+                        "call xfer_select for it before step 0",
+                        ch->cfg->name, c->name, ch->me, xfer_ch_side_name(ch, ch->side));
+    return xfer_decompose(c->selection, c->ndims, c->dims, ch->nlocal, ch->me, d->sel_start,
+                          d->sel_count);
+}
+
+/* Every receiving rank's selection of the datasets side @p k receives, from their geometry
+ * records; their place in each receive area (after the headers of the @p nsend senders).
+ * Sets *@p partial when some rank holds less than the whole of a dataset. */
+static xfer_status_t selections(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
+                                int nsend, int *partial)
+{
+    const int len = xfer_ch_geo_len(ch, k);
+    int i, r, e;
+    size_t *area = xfer_calloc((size_t) nranks, sizeof(size_t));
+    if (!area)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "selections");
+    for (r = 0; r < nranks; r++)
+        area[r] = (size_t) nsend * sizeof(xfer_rt_hdr_t);
+    for (i = 0; i < ch->nds; i++) {
+        xfer_rt_dset_t *d = &ch->ds[i];
+        const int nd = d->cfg->ndims, pos = xfer_ch_geo_pos(ch, i);
+        if (xfer_ch_dset_side(ch, d) == k)
+            continue; /* side k sends it */
+        d->gs_start = xfer_calloc((size_t) nranks * (size_t) nd, sizeof(uint64_t));
+        d->gs_count = xfer_calloc((size_t) nranks * (size_t) nd, sizeof(uint64_t));
+        d->gs_off = xfer_calloc((size_t) nranks, sizeof(size_t));
+        if (!d->gs_start || !d->gs_count || !d->gs_off) {
+            xfer_free(area);
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "selections");
+        }
+        for (r = 0; r < nranks; r++) {
+            const uint64_t *s0 = geo + (size_t) r * (size_t) len + pos, *c0 = s0 + nd;
+            memcpy(d->gs_start + (size_t) r * nd, s0, (size_t) nd * sizeof(uint64_t));
+            memcpy(d->gs_count + (size_t) r * nd, c0, (size_t) nd * sizeof(uint64_t));
+            for (e = 0; e < nd; e++)
+                *partial |= s0[e] != 0 || c0[e] != d->cfg->dims[e];
+            d->gs_off[r] = area[r];
+            area[r] += ((size_t) xfer_ch_volume(nd, c0) * d->esize + 7) & ~(size_t) 7;
+        }
+    }
+    if (k == ch->side) /* this side's receive area */
+        ch->r_area = area[ch->me];
+    xfer_free(area);
+    return XFER_SUCCESS;
+}
+
+/* The direct path: this rank's schedule (one for every slot) and each slot's executor over a
+ * merged communicator of its own (steps in flight never share a message space). */
+static xfer_status_t setup_direct(xfer_channel_t *ch)
+{
+    const int k = ch->side, n0 = k == 0 ? ch->nlocal : ch->nremote;
+    xfer_mxn_dset_t *md = xfer_calloc((size_t) ch->nds, sizeof(*md));
+    xfer_mxn_t m;
+    xfer_status_t st = XFER_SUCCESS;
+    int i;
+
+    if (!md)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: direct schedule", ch->cfg->name);
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        md[i].ndims = d->cfg->ndims;
+        md[i].dims = d->cfg->dims;
+        md[i].esize = d->esize;
+        md[i].from = xfer_ch_dset_side(ch, d);
+        md[i].bstart = d->g_start;
+        md[i].bcount = d->g_count;
+        md[i].boff = d->g_off;
+        md[i].sstart = d->gs_start;
+        md[i].scount = d->gs_count;
+        md[i].soff = d->gs_off;
+    }
+    m.n[k] = ch->nlocal;
+    m.n[1 - k] = ch->nremote;
+    m.nds = ch->nds;
+    m.ds = md;
+    m.msg_max = 0;
+    XFER_CHECK_GOTO(
+        xfer_mxn_build(&m, k == 0 ? ch->me : n0 + ch->me, ch->my_bytes, ch->r_area, &ch->mxn), st,
+        out);
+    for (i = 0; i < ch->nslots; i++) {
+        xfer_rt_slot_t *s = &ch->slots[i];
+        MPI_Comm comms[XFER_NCOMMS] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+        XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &s->comm), st, out);
+        XFER_MPI_GOTO(MPI_Intercomm_merge(s->comm, k, &s->merged), st, out);
+        XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->merged, MPI_ERRORS_RETURN), st, out);
+        comms[XFER_COMM_MAIN] = s->merged;
+        s->ex = xfer_calloc(1, sizeof(*s->ex));
+        if (!s->ex) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: executor", ch->cfg->name);
+            goto out;
+        }
+        XFER_CHECK_GOTO(
+            xfer_exec_init(s->ex, ch->mxn, comms, NULL, NULL, XFER_RT_EXEC_TAG, XFER_INTRA_MPI), st,
+            out);
+        xfer_exec_bind(s->ex, s->sbuf, s->rbuf, NULL);
+    }
+out:
+    xfer_free(md);
+    return st;
+}
+
 xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
 {
     const int k = ch->side, ko = 1 - k;
-    const int len_own = xfer_ch_geo_len(ch, k), len_rem = xfer_ch_geo_len(ch, ko);
+    const int len = xfer_ch_geo_len(ch, k);
     uint64_t *mine = NULL, *own_all = NULL, *rem_all = NULL;
-    size_t *own_bytes = NULL;
-    int *rcounts = NULL, *rdispls = NULL;
+    size_t *own_bytes = NULL, tot[2] = {0, 0};
+    int *rcounts = NULL, *rdispls = NULL, partial = 0;
     xfer_status_t st = XFER_SUCCESS, st2;
     MPI_Request req;
     int i, r, pos = 0;
 
     if (ch->setup)
         return XFER_SUCCESS;
-    mine = xfer_calloc((size_t) len_own + 1, sizeof(uint64_t));
-    own_all = xfer_calloc((size_t) ch->nlocal * (size_t) len_own + 1, sizeof(uint64_t));
-    rem_all = xfer_calloc((size_t) ch->nremote * (size_t) len_rem + 1, sizeof(uint64_t));
+    mine = xfer_calloc((size_t) len + 1, sizeof(uint64_t));
+    own_all = xfer_calloc((size_t) ch->nlocal * (size_t) len + 1, sizeof(uint64_t));
+    rem_all = xfer_calloc((size_t) ch->nremote * (size_t) len + 1, sizeof(uint64_t));
     own_bytes = xfer_calloc((size_t) ch->nlocal, sizeof(size_t));
     ch->r_bytes = xfer_calloc((size_t) ch->nremote, sizeof(size_t));
     if (!mine || !own_all || !rem_all || !own_bytes || !ch->r_bytes) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel setup");
         goto out;
     }
+    /* This rank's record: its block of each dataset it sends, its selection of each one it
+     * receives. A missing selection is an error all ranks learn at the agreement below. */
     for (i = 0; i < ch->nds; i++) {
-        const xfer_rt_dset_t *d = &ch->ds[i];
-        if (xfer_ch_dset_side(ch, d) != k)
-            continue;
-        if (d->declared) { /* undeclared: an empty block */
-            memcpy(mine + pos, d->start, (size_t) d->cfg->ndims * sizeof(uint64_t));
-            memcpy(mine + pos + d->cfg->ndims, d->count, (size_t) d->cfg->ndims * sizeof(uint64_t));
+        xfer_rt_dset_t *d = &ch->ds[i];
+        const int nd = d->cfg->ndims;
+        pos = xfer_ch_geo_pos(ch, i);
+        if (xfer_ch_dset_side(ch, d) != k) {
+            xfer_status_t s2 = xfer_ch_own_selection(ch, d);
+            if (s2 != XFER_SUCCESS) {
+                if (st == XFER_SUCCESS)
+                    st = s2;
+                continue;
+            }
+            memcpy(mine + pos, d->sel_start, (size_t) nd * sizeof(uint64_t));
+            memcpy(mine + pos + nd, d->sel_count, (size_t) nd * sizeof(uint64_t));
+        } else if (d->declared) { /* undeclared: an empty block */
+            memcpy(mine + pos, d->start, (size_t) nd * sizeof(uint64_t));
+            memcpy(mine + pos + nd, d->count, (size_t) nd * sizeof(uint64_t));
         }
-        pos += 2 * d->cfg->ndims;
     }
-    /* Blocks of this side (to check the tiling here too: both sides report the same error)
-     * and of the other side, whose data this side receives. */
+    /* Records of this side (to check the tiling here too: both sides report the same error)
+     * and of the other side. */
+    XFER_MPI_GOTO(MPI_Allgather(mine, len, MPI_UINT64_T, own_all, len, MPI_UINT64_T, ch->ctl_local),
+                  st2, fail_mpi);
     XFER_MPI_GOTO(
-        MPI_Allgather(mine, len_own, MPI_UINT64_T, own_all, len_own, MPI_UINT64_T, ch->ctl_local),
-        st, out);
-    XFER_MPI_GOTO(MPI_Iallgather(mine, len_own, MPI_UINT64_T, rem_all, len_rem, MPI_UINT64_T,
-                                 ch->ctl_inter, &req),
-                  st, out);
-    XFER_CHECK_GOTO(xfer_ch_wait_req(ch, &req, "exchanging the dataset blocks"), st, out);
+        MPI_Iallgather(mine, len, MPI_UINT64_T, rem_all, len, MPI_UINT64_T, ch->ctl_inter, &req),
+        st2, fail_mpi);
+    XFER_CHECK_GOTO(xfer_ch_wait_req(ch, &req, "exchanging the dataset blocks"), st2, fail_mpi);
 
-    if (ch->sends[k])
-        st = xfer_ch_lay_out(ch, k, ch->nlocal, own_all, own_bytes, 0);
+    if (st == XFER_SUCCESS && ch->sends[k])
+        st = xfer_ch_lay_out(ch, k, ch->nlocal, own_all, own_bytes, 1);
     if (st == XFER_SUCCESS && ch->sends[ko])
         st = xfer_ch_lay_out(ch, ko, ch->nremote, rem_all, ch->r_bytes, 1);
+    if (st == XFER_SUCCESS && ch->sends[ko]) /* what this side receives */
+        st = selections(ch, k, ch->nlocal, own_all, ch->nremote, &partial);
+    if (st == XFER_SUCCESS && ch->sends[k]) /* what the other side receives */
+        st = selections(ch, ko, ch->nremote, rem_all, ch->nlocal, &partial);
     if (st == XFER_SUCCESS) {
         ch->my_bytes = ch->sends[k] ? own_bytes[ch->me] : 0;
         ch->r_total = 0;
         for (r = 0; r < ch->nremote; r++)
             ch->r_total += ch->sends[ko] ? ch->r_bytes[r] : 0;
-        if (ch->my_bytes > INT_MAX || ch->r_total > INT_MAX)
-            st = XFER_ERR(XFER_ERR_TOO_LARGE,
-                          "channel %s: one step moves %zu bytes per %s rank and %zu bytes in "
-                          "all from %s; steps over 2 GiB are not supported (split the datasets "
-                          "over more channels)",
-                          ch->cfg->name, ch->my_bytes, xfer_ch_side_name(ch, k), ch->r_total,
-                          xfer_ch_peer_name(ch));
+        for (r = 0; r < ch->nlocal; r++)
+            tot[k] += ch->sends[k] ? own_bytes[r] : 0;
+        tot[ko] = ch->r_total;
+        /* The same verdict on every rank of both sides: they all know every block and
+         * selection. The allgatherv path moves whole contributions with int counts. */
+        ch->direct = partial || tot[0] > INT_MAX || tot[1] > INT_MAX ||
+                     xfer_env_long("XFER_RT_DIRECT", 0) > 0;
     }
     for (i = 0; st == XFER_SUCCESS && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
+        const size_t rlen = ch->direct ? ch->r_area : ch->r_total;
         if (i == 0 && stage0_fits(ch)) { /* slot 0 holds step 0, its blocks in place already */
             s->sbuf = ch->stage0;
             ch->stage0 = NULL;
         } else if (ch->my_bytes && !(s->sbuf = xfer_calloc(1, ch->my_bytes)))
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: send stage", ch->cfg->name);
-        if (ch->r_total && !(s->rbuf = xfer_malloc(ch->r_total)))
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: receive stage", ch->cfg->name);
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: send stage of %zu bytes", ch->cfg->name,
+                          ch->my_bytes);
+        if (rlen && !(s->rbuf = xfer_malloc(rlen)))
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: receive stage of %zu bytes",
+                          ch->cfg->name, rlen);
     }
     st2 = xfer_ch_agree(ch, st, "setting up the first step");
     if (st2 != XFER_SUCCESS) {
         st = st2;
         goto out;
+    }
+    if (ch->direct) {
+        XFER_CHECK_GOTO(setup_direct(ch), st, out);
+        goto done;
     }
 
     rcounts = xfer_calloc((size_t) ch->nremote, sizeof(int));
@@ -195,11 +328,14 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
                                                    &s->plan),
                         st, out);
     }
+done:
     if (ch->me == 0 && xfer_trace_level() > 0) {
-        const char *alg = "?";
-        xfer_plan_algorithm(ch->slots[0].plan, &alg);
+        const char *alg = "direct (M x N)";
+        if (!ch->direct)
+            xfer_plan_algorithm(ch->slots[0].plan, &alg);
         xfer_log(XFER_LOG_TRACE, "channel %s at %s: %s, %zu bytes per step from this rank, %zu in",
-                 ch->cfg->name, xfer_ch_side_name(ch, k), alg, ch->my_bytes, ch->r_total);
+                 ch->cfg->name, xfer_ch_side_name(ch, k), alg, ch->my_bytes,
+                 ch->direct ? ch->r_area : ch->r_total);
     }
     ch->setup = 1;
 out:
@@ -212,4 +348,49 @@ out:
     if (st != XFER_SUCCESS)
         ch->failed = 1;
     return st;
+fail_mpi:
+    st = st2;
+    goto out;
+}
+
+xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                          const uint64_t count[])
+{
+    xfer_rt_dset_t *d;
+    int nd, i;
+
+    if (!ch || !dataset)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "xfer_select: channel or dataset name is NULL");
+    d = xfer_ch_find_dset(ch, dataset);
+    if (!d)
+        return xfer_ch_no_such_dataset(ch, dataset);
+    if (d->out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s is sent by %s (this component): only a receiving "
+                        "rank selects",
+                        ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
+    if (ch->setup || ch->cur > 0 || ch->begun || ch->started > 0)
+        return XFER_ERR(XFER_ERR_STATE,
+                        "channel %s: dataset %s: selections are fixed once step 0 began; call "
+                        "xfer_select before it",
+                        ch->cfg->name, dataset);
+    if ((start == NULL) != (count == NULL))
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s: give both start and count, or neither (the "
+                        "whole dataset)",
+                        ch->cfg->name, dataset);
+    nd = d->cfg->ndims;
+    for (i = 0; start && i < nd; i++)
+        if (count[i] > d->cfg->dims[i] || start[i] > d->cfg->dims[i] - count[i])
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "channel %s: dataset %s: selection start %llu count %llu in "
+                            "dimension %d exceeds its size %llu",
+                            ch->cfg->name, dataset, (unsigned long long) start[i],
+                            (unsigned long long) count[i], i, (unsigned long long) d->cfg->dims[i]);
+    for (i = 0; i < nd; i++) {
+        d->sel_start[i] = start ? start[i] : 0;
+        d->sel_count[i] = start ? count[i] : d->cfg->dims[i];
+    }
+    d->sel_declared = 1;
+    return XFER_SUCCESS;
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "../coll/coll.h"
+#include "../sched/exec.h"
 #include "channel.h"
 
 xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step)
@@ -49,7 +50,10 @@ static xfer_status_t start_next(xfer_channel_t *ch)
         XFER_CHECK_GOTO(xfer_ch_setup(ch), st, out);
     sl->step = ch->started;
     sl->state = XFER_SLOT_ACTIVE;
-    XFER_CHECK_GOTO(xfer_start(sl->plan), st, out);
+    if (sl->ex)
+        XFER_CHECK_GOTO(xfer_exec_start(sl->ex, 0), st, out);
+    else
+        XFER_CHECK_GOTO(xfer_start(sl->plan), st, out);
     ch->started++;
 out:
     if (st != XFER_SUCCESS)
@@ -98,7 +102,10 @@ static xfer_status_t progress(xfer_channel_t *ch, int force)
         int done = 0;
         if (sl->state != XFER_SLOT_ACTIVE)
             continue;
-        st = xfer_test(sl->plan, &done); /* never blocks, whatever the plan */
+        if (sl->ex) /* the direct path */
+            st = xfer_exec_progress(sl->ex, 0, &done);
+        else
+            st = xfer_test(sl->plan, &done); /* never blocks, whatever the plan */
         if (st != XFER_SUCCESS) {
             ch->failed = 1;
             return XFER_ERR(st, "channel %s: step %llu between %s and %s failed: %.600s",

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../sched/exec.h"
 #include "../select/select.h"
 #include "channel.h"
 
@@ -54,7 +55,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
         goto fail;
     }
     for (i = 0; i < ch->nslots; i++)
-        ch->slots[i].comm = MPI_COMM_NULL;
+        ch->slots[i].comm = ch->slots[i].merged = MPI_COMM_NULL;
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
         const int k = c->datasets[i].from == c->from ? 0 : 1;
@@ -92,8 +93,10 @@ static void describe(const xfer_channel_t *ch, int i, char *buf, size_t len)
     for (k = 0; k < d->ndims && o < len; k++)
         o += (size_t) snprintf(buf + o, len - o, "%s%llu", k ? "," : "",
                                (unsigned long long) d->dims[k]);
+    static const char *const sel[] = {"all", "rows", "columns", "block", "user", "channel"};
     if (o < len)
-        snprintf(buf + o, len - o, "] from %s", ch->x->cfg->components[d->from].name);
+        snprintf(buf + o, len - o, "] from %s, selection %s", ch->x->cfg->components[d->from].name,
+                 (unsigned) d->selection < 6 ? sel[d->selection] : "?");
 }
 
 /* What one side sends the other at formation: a text table, compared line by line. */
@@ -101,10 +104,11 @@ static size_t channel_table(const xfer_channel_t *ch, char *buf, size_t len)
 {
     size_t o = 0;
     int i;
-    o += (size_t) snprintf(buf + o, len - o, "duplex %s\nalgorithm %s\nhier %d %d %d\n",
-                           ch->cfg->duplex == XFER_DUPLEX_FULL ? "full" : "half", ch->algorithm,
-                           ch->cfg->hier.enabled, ch->cfg->hier.leaders_per_node,
-                           ch->cfg->hier.sync);
+    o += (size_t) snprintf(
+        buf + o, len - o, "duplex %s\nalgorithm %s\nhier %d %d %d\ndirect path %s\n",
+        ch->cfg->duplex == XFER_DUPLEX_FULL ? "full" : "half", ch->algorithm, ch->cfg->hier.enabled,
+        ch->cfg->hier.leaders_per_node, ch->cfg->hier.sync,
+        xfer_env_long("XFER_RT_DIRECT", 0) > 0 ? "forced (XFER_RT_DIRECT)" : "when needed");
     for (i = 0; i < ch->nds && o < len; i++) {
         char d[256];
         describe(ch, i, d, sizeof(d));
@@ -313,6 +317,12 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
         xfer_rt_slot_t *s = &ch->slots[i];
         if (collective && s->plan)
             xfer_plan_free(&s->plan);
+        if (s->ex) {
+            xfer_exec_fini(s->ex);
+            xfer_free(s->ex);
+        }
+        if (collective && s->merged != MPI_COMM_NULL)
+            MPI_Comm_free(&s->merged);
         if (collective && s->comm != MPI_COMM_NULL) {
             if (ch->disconnect)
                 MPI_Comm_disconnect(&s->comm);
@@ -326,6 +336,9 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
         xfer_free(ch->ds[i].g_start);
         xfer_free(ch->ds[i].g_count);
         xfer_free(ch->ds[i].g_off);
+        xfer_free(ch->ds[i].gs_start);
+        xfer_free(ch->ds[i].gs_count);
+        xfer_free(ch->ds[i].gs_off);
     }
     xfer_free(ch->stage0);
     xfer_ch_notes_reap(ch, collective);
@@ -348,6 +361,7 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
                 MPI_Comm_free(&ch->inter);
         }
     }
+    xfer_sched_destroy(&ch->mxn);
     xfer_free(ch->r_bytes);
     xfer_free(ch->rel_of);
     xfer_free(ch->ds);

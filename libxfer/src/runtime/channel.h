@@ -12,6 +12,8 @@
 
 #include "runtime.h"
 
+#define XFER_RT_EXEC_TAG 0x5810 /* the direct path's messages (lanes above it) */
+
 #define XFER_NOTE_TAG 0x5801
 
 enum {
@@ -54,6 +56,8 @@ const char *xfer_ch_peer_name(const xfer_channel_t *ch);
 uint64_t xfer_ch_volume(int nd, const uint64_t *count);
 void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const uint64_t *count);
 int xfer_ch_geo_len(const xfer_channel_t *ch, int k);
+/* Where dataset @p i sits in a rank's geometry record (its block, or its selection). */
+int xfer_ch_geo_pos(const xfer_channel_t *ch, int i);
 int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d);
 xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
                               size_t *bytes, int fill_global);
@@ -64,6 +68,8 @@ void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const c
 xfer_status_t xfer_ch_agree(xfer_channel_t *ch, xfer_status_t st, const char *what);
 xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what);
 xfer_status_t xfer_ch_setup(xfer_channel_t *ch);
+/* This rank's selection of received dataset @p d into d->sel_*: declared, or by its mode. */
+xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d);
 
 /* ch_steps.c */
 xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);

@@ -54,6 +54,13 @@ typedef struct xfer_rt_dset {
     int staged;    /* step 0's block is in the channel's stage0 ... */
     size_t st_off; /* ... at this offset (padded to 8 bytes, as in a contribution) */
     size_t st_len;
+    /* receiving side: this rank's selection (xfer_select, else the dataset's mode) */
+    int sel_declared;
+    uint64_t sel_start[XFER_MAX_DIMS], sel_count[XFER_MAX_DIMS];
+    /* every receiving rank's selection (after setup): [rank * ndims], and where it sits in that
+     * rank's receive area (direct path) */
+    uint64_t *gs_start, *gs_count;
+    size_t *gs_off;
 } xfer_rt_dset_t;
 
 enum {
@@ -67,11 +74,13 @@ enum {
 typedef struct xfer_rt_slot {
     int state;
     uint64_t step;
-    int released;      /* the application finished with the step */
-    uint64_t mask;     /* datasets put (sending side) */
-    char *sbuf, *rbuf; /* this rank's contribution; every remote contribution */
-    MPI_Comm comm;     /* duplicate of the channel's intercommunicator */
-    xfer_plan_t *plan;
+    int released;         /* the application finished with the step */
+    uint64_t mask;        /* datasets put (sending side) */
+    char *sbuf, *rbuf;    /* this rank's contribution; every remote contribution */
+    MPI_Comm comm;        /* duplicate of the channel's intercommunicator */
+    xfer_plan_t *plan;    /* the allgatherv path's plan, or ... */
+    struct xfer_exec *ex; /* ... the direct path's executor over merged (M x N, mxn.h) */
+    MPI_Comm merged;
 } xfer_rt_slot_t;
 
 struct xfer_channel {
@@ -99,6 +108,12 @@ struct xfer_channel {
     size_t stage0_len;
     size_t *r_bytes; /* every remote rank's contribution */
     size_t r_total;
+    /* The direct path (M x N selections, or steps beyond int counts): one schedule of this
+     * rank, run by each slot's executor; the receive area holds the remote senders' headers and
+     * this rank's selections */
+    int direct;
+    struct xfer_sched *mxn;
+    size_t r_area;
     int nslots;
     xfer_rt_slot_t *slots;
     int setup;          /* geometry exchanged and plans built */

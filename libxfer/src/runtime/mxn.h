@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* M x N: the direct schedule of a channel's step when receiving ranks hold selections
+ * (docs/runtime.md, "M x N selections").
+ *
+ * Every sending rank r sends every receiving rank c one stream: r's 32-byte step header, then,
+ * for each dataset of its side in channel order, the intersection of r's block with c's
+ * selection, element by element in row-major order. The sender reads it from its contribution
+ * (header, then its blocks); the receiver writes the header to slot r of its header area and
+ * the elements into its selection buffers. Both ends cut the stream into the same pieces of
+ * contiguous bytes (an MPI struct datatype each message, nothing packed) and into messages of
+ * at most XFER_MXN_MSG_MAX bytes, so a step may exceed MPI's int counts. A pair exchanges a
+ * stream only when the intersection is not empty or r is its side's rank 0 (whose header every
+ * receiving rank reads). The schedule is a flat one (sched.h) over the merged communicator,
+ * side 0 first; the simulator checks it (tests/unit/test_mxn.c). */
+#ifndef XFER_RT_MXN_H
+#define XFER_RT_MXN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xfer/config.h>
+#include <xfer/status.h>
+
+#include "../sched/sched.h"
+
+#define XFER_MXN_HDR     32                 /* sizeof(xfer_rt_hdr_t) */
+#define XFER_MXN_MSG_MAX ((size_t) 1 << 30) /* bytes per message, far below INT_MAX */
+
+/* One dataset as the schedule sees it. */
+typedef struct xfer_mxn_dset {
+    int ndims;
+    const uint64_t *dims;
+    size_t esize;
+    int from;                        /* the side (0, 1) that sends it */
+    const uint64_t *bstart, *bcount; /* [n[from] * ndims]: the sending ranks' blocks */
+    const size_t *boff;              /* [n[from]]: each block's offset in its contribution */
+    const uint64_t *sstart, *scount; /* [n[1 - from] * ndims]: the receiving ranks' selections */
+    const size_t *soff; /* [n[1 - from]]: each selection's offset in its receive area */
+} xfer_mxn_dset_t;
+
+typedef struct xfer_mxn {
+    int n[2];
+    int nds;
+    const xfer_mxn_dset_t *ds;
+    size_t msg_max; /* bytes per message; 0: XFER_MXN_MSG_MAX (tests cut smaller ones) */
+} xfer_mxn_t;
+
+/* Merged rank of rank @p r of side @p k. */
+static inline int xfer_mxn_merged(const xfer_mxn_t *m, int k, int r)
+{
+    return k == 0 ? r : m->n[0] + r;
+}
+
+/* Does rank @p r of side @p k send a stream to rank @p c of the other side? */
+int xfer_mxn_pair(const xfer_mxn_t *m, int k, int r, int c);
+
+/* Bytes of the stream from rank @p r of side @p k to rank @p c of the other side. */
+size_t xfer_mxn_stream_bytes(const xfer_mxn_t *m, int k, int r, int c);
+
+/* The schedule of merged rank @p me (side 0 holds merged ranks 0 .. n[0] - 1): its SEND buffer
+ * is its contribution (@p send_bytes), its RECV buffer its receive area (@p recv_bytes: the
+ * headers of the other side's n ranks, XFER_MXN_HDR each, then its selection buffers). */
+xfer_status_t xfer_mxn_build(const xfer_mxn_t *m, int me, size_t send_bytes, size_t recv_bytes,
+                             xfer_sched_t **out);
+
+#endif /* XFER_RT_MXN_H */
