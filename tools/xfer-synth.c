@@ -43,6 +43,7 @@ typedef struct opts {
                          * odd ones overlap), corner, none, all */
     int deadline_ms;    /* with begin_ms: give up on a step not begun within this (0: never) */
     int quiet;
+    int attrs;             /* put and check per-step attributes */
     const char *put_order; /* forward, reverse (datasets against the channel's order), twice
                             * (each block first with wrong data, then again with the right) */
 } opts_t;
@@ -179,7 +180,14 @@ static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const 
 
 int main(int argc, char **argv)
 {
-    opts_t o = {4, "uneven", NULL, NULL, NULL, NULL, -1, -1, -1, -1, 0, -2, NULL, 0, 0, "forward"};
+    opts_t o = {.steps = 4,
+                .decomp = "uneven",
+                .exit_after = -1,
+                .stall_after = -1,
+                .kill_after = -1,
+                .stop_after = -1,
+                .begin_ms = -2,
+                .put_order = "forward"};
     uint64_t not_ready = 0;
     const xfer_config_t *cfg;
     xfer_channel_t **chs;
@@ -221,15 +229,18 @@ int main(int argc, char **argv)
             o.put_order = argv[++a];
         else if (strcmp(argv[a], "--quiet") == 0)
             o.quiet = 1;
+        else if (strcmp(argv[a], "--attrs") == 0)
+            o.attrs = 1;
         else {
-            fprintf(stderr,
-                    "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
-                    "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
-                    "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
-                    "                  [--sigstop-after K]\n"
-                    "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
-                    "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
-                    "                  [--select overlap|mixed|corner|none|all] [--quiet]\n");
+            fprintf(
+                stderr,
+                "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
+                "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
+                "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
+                "                  [--sigstop-after K]\n"
+                "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
+                "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
+                "                  [--select overlap|mixed|corner|none|all] [--attrs] [--quiet]\n");
             return 2;
         }
     }
@@ -362,7 +373,52 @@ int main(int argc, char **argv)
                 XCHECK(xfer_put(chs[i], &desc, blk));
                 free(blk);
             }
+        for (i = 0; o.attrs && i < cfg->nchannels; i++) { /* this step's attributes */
+            xfer_role_t role;
+            char label[96];
+            const double t = 0.5 * (double) s;
+            const int32_t v3[3] = {(int32_t) s, (int32_t) s + 1, (int32_t) s + 2};
+            if (!chs[i])
+                continue;
+            XCHECK(xfer_channel_role(chs[i], &role));
+            if (role == XFER_ROLE_RECV)
+                continue;
+            snprintf(label, sizeof(label), "%s step %" PRIu64, me, s);
+            XCHECK(xfer_put_attr(chs[i], "step", XFER_TYPE_UINT64, 1, &s));
+            XCHECK(xfer_put_attr(chs[i], "time", XFER_TYPE_FLOAT64, 1, &t));
+            XCHECK(xfer_put_attr(chs[i], "v3", XFER_TYPE_INT32, 3, v3));
+            XCHECK(xfer_put_attr_string(chs[i], "label", "replaced below"));
+            XCHECK(xfer_put_attr_string(chs[i], "label", label));
+        }
         for (i = 0; i < cfg->nchannels; i++) {
+            if (o.attrs && chs[i]) {
+                xfer_role_t role;
+                XCHECK(xfer_channel_role(chs[i], &role));
+                if (role != XFER_ROLE_SEND) {
+                    const int peer =
+                        cfg->channels[i].from == comp ? cfg->channels[i].to : cfg->channels[i].from;
+                    uint64_t got_s = 0;
+                    double got_t = 0;
+                    int32_t got_v[3] = {0, 0, 0};
+                    char label[96], want_label[96];
+                    xfer_type_t ty;
+                    size_t cnt;
+                    int na = 0;
+                    XCHECK(xfer_attr_count(chs[i], &na));
+                    XCHECK(xfer_get_attr(chs[i], "step", &ty, &cnt, &got_s, sizeof(got_s)));
+                    XCHECK(xfer_get_attr(chs[i], "time", NULL, NULL, &got_t, sizeof(got_t)));
+                    XCHECK(xfer_get_attr(chs[i], "v3", NULL, NULL, got_v, sizeof(got_v)));
+                    XCHECK(xfer_get_attr_string(chs[i], "label", label, sizeof(label)));
+                    snprintf(want_label, sizeof(want_label), "%s step %" PRIu64,
+                             cfg->components[peer].name, s);
+                    if (na != 4 || ty != XFER_TYPE_UINT64 || cnt != 1 || got_s != s ||
+                        got_t != 0.5 * (double) s || got_v[0] != (int32_t) s ||
+                        got_v[2] != (int32_t) s + 2 || strcmp(label, want_label) != 0)
+                        FAIL("channel %s step %" PRIu64 ": attributes differ (%d of them, step "
+                             "%" PRIu64 ", label \"%s\")",
+                             cfg->channels[i].name, s, na, got_s, label);
+                }
+            }
             for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
                 const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
                 const size_t es = xfer_type_size(d->type);

@@ -10,7 +10,8 @@
  * one from side 1; senders decomposed by rows, columns or blocks; every receiving rank picks
  * its own selection: all, rows, columns, block, the middle third (overlapping), a corner, or
  * nothing. Messages are cut small (7 and 64 bytes) as well as left whole, so the cuts that
- * keep a step under MPI's int counts are exercised. Then negative controls: a receive piece
+ * keep a step under MPI's int counts are exercised; half the worlds carry attributes after
+ * sender 0's header. Then negative controls: a receive piece
  * moved by one element, and a sender that skips one receiver, must fail.
  */
 #include <stdio.h>
@@ -86,7 +87,8 @@ static void selection(const uint64_t *dims, int nd, int q, int c, int kind, uint
     }
 }
 
-static void make_world(world_t *w, int p, int q, int full, int pmode, int seed, size_t msg_max)
+static void make_world(world_t *w, int p, int q, int full, int pmode, int seed, size_t msg_max,
+                       size_t attr)
 {
     static const uint64_t shapes[NDS][3] = {{37, 1, 1}, {13, 9, 1}, {5, 4, 3}, {6, 7, 1}};
     static const int nds[NDS] = {1, 2, 3, 2};
@@ -99,8 +101,8 @@ static void make_world(world_t *w, int p, int q, int full, int pmode, int seed, 
     w->nds = full ? 4 : 3;
     for (int k = 0; k < 2; k++)
         for (int r = 0; r < w->n[k]; r++) {
-            w->send[k][r] = XFER_MXN_HDR;
-            w->recv[k][r] = (size_t) w->n[1 - k] * XFER_MXN_HDR;
+            w->send[k][r] = XFER_MXN_HDR + (r == 0 ? attr : 0);
+            w->recv[k][r] = (size_t) w->n[1 - k] * XFER_MXN_HDR + attr;
         }
     for (int i = 0; i < w->nds; i++) {
         xfer_mxn_dset_t *d = &w->ds[i];
@@ -139,6 +141,7 @@ static void make_world(world_t *w, int p, int q, int full, int pmode, int seed, 
     w->m.nds = w->nds;
     w->m.ds = w->ds;
     w->m.msg_max = msg_max;
+    w->m.attr = attr;
 }
 
 static xfer_status_t build(void *ctx, int me, xfer_sched_t **out)
@@ -192,6 +195,12 @@ static int expect(void *ctx, int me, size_t u, size_t *want)
         *want = (size_t) xfer_mxn_merged(&w->m, ks, r) * w->smax + u % XFER_MXN_HDR;
         return 1;
     }
+    if (u < hdrs + w->m.attr) { /* the sending side's attributes, from its rank 0 */
+        if (!sends)
+            return 0;
+        *want = (size_t) xfer_mxn_merged(&w->m, ks, 0) * w->smax + XFER_MXN_HDR + (u - hdrs);
+        return 1;
+    }
     for (int i = 0; i < w->nds; i++) {
         const xfer_mxn_dset_t *d = &w->ds[i];
         const int nd = d->ndims;
@@ -229,7 +238,7 @@ static void run(int p, int q, int full, int pmode, int seed, size_t msg_max)
     xfer_sim_flat_t f;
     xfer_status_t st;
 
-    make_world(&w, p, q, full, pmode, seed, msg_max);
+    make_world(&w, p, q, full, pmode, seed, msg_max, (size_t) (seed % 2) * 24);
     f.n = p + q;
     f.ctx = &w;
     f.build = build;
@@ -246,7 +255,7 @@ static void negative(void)
     for (int fault = 1; fault <= 2; fault++) {
         xfer_sim_flat_t f;
         xfer_status_t st;
-        make_world(&w, 3, 2, 0, 0, 0, 0); /* receivers select all, rows: both get data */
+        make_world(&w, 3, 2, 0, 0, 0, 0, 8); /* receivers select all, rows: both get data */
         w.fault = fault;
         f.n = 5;
         f.ctx = &w;

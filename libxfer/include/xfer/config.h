@@ -101,6 +101,7 @@ typedef struct xfer_cfg_channel {
     xfer_cfg_hier_t hier;            /**< node-hierarchical staging */
     int max_in_flight_steps;         /**< steps a sender may run ahead (1 .. 64) */
     xfer_selection_mode_t selection; /**< default of its datasets' selection */
+    int attributes_bytes;            /**< room for one step's attributes (0 .. 1 MiB) */
     int ndatasets;                   /**< >= 1 */
     xfer_cfg_dataset_t *datasets;    /**< in file order */
     int line, col;                   /**< position in the file (1-based) */

@@ -157,6 +157,36 @@ XFER_PUBLIC xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dat
                                              void *buf, size_t bufsize, xfer_dataset_desc_t *out);
 
 /**
+ * Attach attribute @p name to the current step of the sending side: @p count values of
+ * @p type (a scalar: 1; a small array: more). Attributes travel in-band with the step, from
+ * the side's rank 0 (put them on rank 0, or on every rank: rank 0's travel), and are the
+ * step's own: the next step starts with none. Putting a name again replaces its value.
+ * XFER_ERR_TOO_LARGE when the step's attributes would exceed the channel's attributes_bytes
+ * (each takes its name, its values and 8 bytes, rounded up to 8). Before the step's commit.
+ */
+XFER_PUBLIC xfer_status_t xfer_put_attr(xfer_channel_t *ch, const char *name, xfer_type_t type,
+                                        size_t count, const void *values);
+/** As xfer_put_attr, for a string (its terminating NUL included). */
+XFER_PUBLIC xfer_status_t xfer_put_attr_string(xfer_channel_t *ch, const char *name,
+                                               const char *value);
+/**
+ * Read attribute @p name of the current step of the receiving side (waiting for the step as
+ * xfer_get does): its type and count into *@p type and *@p count (either may be NULL), its
+ * values into @p buf when @p buf is not NULL (@p bufsize is checked: too small fails with
+ * XFER_ERR_INVALID_ARG and writes nothing). XFER_ERR_NOT_FOUND when the step has no such
+ * attribute; XFER_ERR_MISMATCH for a string (use xfer_get_attr_string).
+ */
+XFER_PUBLIC xfer_status_t xfer_get_attr(xfer_channel_t *ch, const char *name, xfer_type_t *type,
+                                        size_t *count, void *buf, size_t bufsize);
+/** As xfer_get_attr, for a string attribute: NUL-terminated into @p buf. */
+XFER_PUBLIC xfer_status_t xfer_get_attr_string(xfer_channel_t *ch, const char *name, char *buf,
+                                               size_t bufsize);
+/** The attributes of the current step of the receiving side: how many, and the i-th's name
+ * (valid until the step ends). */
+XFER_PUBLIC xfer_status_t xfer_attr_count(xfer_channel_t *ch, int *count);
+XFER_PUBLIC xfer_status_t xfer_attr_name(xfer_channel_t *ch, int i, const char **name);
+
+/**
  * The box rank @p rank of @p nranks holds of an array of @p ndims dimensions @p dims under
  * @p mode: all (the whole array), rows (near-equal slabs of dimension 0, the first dims[0] mod
  * nranks one longer), columns (the same over the last dimension) or block (a grid of nranks

@@ -684,6 +684,14 @@ static const cfg_key_t channel_keys[] = {
      .doc = "what each receiving rank holds of each dataset: all (the whole of it), rows or "
             "columns (near-equal slabs of the first or last dimension), block (a balanced grid "
             "over every dimension), user (each rank calls xfer_select before step 0)"},
+    {.key = "attributes_bytes",
+     .kind = CFG_INT,
+     .dflt = "4096",
+     .off = CH_(attributes_bytes),
+     .min = 0,
+     .max = 1048576,
+     .doc = "room for one step's attributes (xfer_put_attr) from each sending side, in bytes "
+            "(names and values, 8 bytes of framing each)"},
     {.key = "datasets",
      .kind = CFG_LIST,
      .required = 1,

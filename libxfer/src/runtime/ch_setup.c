@@ -128,7 +128,7 @@ static xfer_status_t selections(xfer_channel_t *ch, int k, int nranks, const uin
     if (!area)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "selections");
     for (r = 0; r < nranks; r++)
-        area[r] = (size_t) nsend * sizeof(xfer_rt_hdr_t);
+        area[r] = (size_t) nsend * sizeof(xfer_rt_hdr_t) + ch->attr_cap;
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
         const int nd = d->cfg->ndims, pos = xfer_ch_geo_pos(ch, i);
@@ -187,6 +187,7 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
     m.nds = ch->nds;
     m.ds = md;
     m.msg_max = 0;
+    m.attr = ch->attr_cap;
     XFER_CHECK_GOTO(
         xfer_mxn_build(&m, k == 0 ? ch->me : n0 + ch->me, ch->my_bytes, ch->r_area, &ch->mxn), st,
         out);

@@ -281,7 +281,8 @@ static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const v
                                  size_t bytes)
 {
     const size_t padded = (bytes + 7) & ~(size_t) 7;
-    size_t base = ch->stage0_len ? ch->stage0_len : sizeof(xfer_rt_hdr_t);
+    size_t base =
+        ch->stage0_len ? ch->stage0_len : sizeof(xfer_rt_hdr_t) + (ch->me == 0 ? ch->attr_cap : 0);
     char *grown;
     if (ds->staged && ds->st_len == bytes) { /* put again, same block: in place */
         memcpy(ch->stage0 + ds->st_off, block, bytes);
@@ -455,6 +456,11 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     h.step = ch->cur;
     h.mask = sl->mask;
     h.rank = (uint64_t) ch->me;
+    if (ch->me == 0 && ch->attr_len) { /* the step's attributes travel after rank 0's header */
+        memcpy(sl->sbuf + sizeof(h), ch->attr_buf, ch->attr_len);
+        h.attr_len = (uint32_t) ch->attr_len;
+    }
+    ch->attr_len = 0;
     memcpy(sl->sbuf, &h, sizeof(h));
     sl->state = XFER_SLOT_COMMITTED;
     ch->committed = ch->cur + 1;

@@ -46,6 +46,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
                  strcmp(ch->algorithm, "auto") ? ch->algorithm : "");
     else
         snprintf(ch->plan_algorithm, sizeof(ch->plan_algorithm), "%s", ch->algorithm);
+    ch->attr_cap = ((size_t) c->attributes_bytes + 7) & ~(size_t) 7;
     ch->nds = c->ndatasets;
     ch->ds = xfer_calloc((size_t) ch->nds, sizeof(*ch->ds));
     ch->nslots = c->max_in_flight_steps + 1;
@@ -341,6 +342,7 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
         xfer_free(ch->ds[i].gs_off);
     }
     xfer_free(ch->stage0);
+    xfer_free(ch->attr_buf);
     xfer_ch_notes_reap(ch, collective);
     for (i = 0; i < ch->nout; i++)
         xfer_free(ch->out[i]); /* abandoned after a failure */

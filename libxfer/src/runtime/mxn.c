@@ -55,7 +55,7 @@ size_t xfer_mxn_stream_bytes(const xfer_mxn_t *m, int k, int r, int c)
     int i;
     if (!xfer_mxn_pair(m, k, r, c))
         return 0;
-    b = XFER_MXN_HDR;
+    b = XFER_MXN_HDR + (r == 0 ? m->attr : 0);
     for (i = 0; i < m->nds; i++)
         if (m->ds[i].from == k)
             b += (size_t) isect(&m->ds[i], r, c, lo, n) * m->ds[i].esize;
@@ -143,10 +143,13 @@ static void stream(xfer_sched_t *s, const xfer_mxn_t *m, int kind, int k, int r,
     uint64_t lo[XFER_MAX_DIMS], n[XFER_MAX_DIMS];
     int i;
 
-    if (kind == XFER_OP_SEND)
-        put(&t, XFER_BUF_SEND, 0, XFER_MXN_HDR);
-    else
+    if (kind == XFER_OP_SEND) {
+        put(&t, XFER_BUF_SEND, 0, XFER_MXN_HDR + (r == 0 ? m->attr : 0));
+    } else {
         put(&t, XFER_BUF_RECV, (size_t) r * XFER_MXN_HDR, XFER_MXN_HDR);
+        if (r == 0)
+            put(&t, XFER_BUF_RECV, (size_t) m->n[k] * XFER_MXN_HDR, m->attr);
+    }
     for (i = 0; i < m->nds; i++) {
         const xfer_mxn_dset_t *d = &m->ds[i];
         const int nd = d->ndims;

@@ -6,12 +6,13 @@
  * for each dataset of its side in channel order, the intersection of r's block with c's
  * selection, element by element in row-major order. The sender reads it from its contribution
  * (header, then its blocks); the receiver writes the header to slot r of its header area and
- * the elements into its selection buffers. Both ends cut the stream into the same pieces of
- * contiguous bytes (an MPI struct datatype each message, nothing packed) and into messages of
- * at most XFER_MXN_MSG_MAX bytes, so a step may exceed MPI's int counts. A pair exchanges a
- * stream only when the intersection is not empty or r is its side's rank 0 (whose header every
- * receiving rank reads). The schedule is a flat one (sched.h) over the merged communicator,
- * side 0 first; the simulator checks it (tests/unit/test_mxn.c). */
+ * the elements into its selection buffers. Rank 0's stream carries its side's attributes
+ * (m->attr bytes after its header) to the area after the header slots. Both ends cut the stream
+ * into the same pieces of contiguous bytes (an MPI struct datatype each message, nothing packed)
+ * and into messages of at most XFER_MXN_MSG_MAX bytes, so a step may exceed MPI's int counts. A
+ * pair exchanges a stream only when the intersection is not empty or r is its side's rank 0 (whose
+ * header every receiving rank reads). The schedule is a flat one (sched.h) over the merged
+ * communicator, side 0 first; the simulator checks it (tests/unit/test_mxn.c). */
 #ifndef XFER_RT_MXN_H
 #define XFER_RT_MXN_H
 
@@ -43,6 +44,8 @@ typedef struct xfer_mxn {
     int nds;
     const xfer_mxn_dset_t *ds;
     size_t msg_max; /* bytes per message; 0: XFER_MXN_MSG_MAX (tests cut smaller ones) */
+    size_t attr;    /* rank 0's attributes: after its header in its contribution, after the
+                       header slots in every receive area */
 } xfer_mxn_t;
 
 /* Merged rank of rank @p r of side @p k. */
@@ -59,7 +62,8 @@ size_t xfer_mxn_stream_bytes(const xfer_mxn_t *m, int k, int r, int c);
 
 /* The schedule of merged rank @p me (side 0 holds merged ranks 0 .. n[0] - 1): its SEND buffer
  * is its contribution (@p send_bytes), its RECV buffer its receive area (@p recv_bytes: the
- * headers of the other side's n ranks, XFER_MXN_HDR each, then its selection buffers). */
+ * headers of the other side's n ranks, XFER_MXN_HDR each, m->attr bytes of attributes, then
+ * its selection buffers). */
 xfer_status_t xfer_mxn_build(const xfer_mxn_t *m, int me, size_t send_bytes, size_t recv_bytes,
                              xfer_sched_t **out);
 

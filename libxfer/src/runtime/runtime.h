@@ -31,7 +31,7 @@
 /* Header at the start of every sending rank's contribution. */
 typedef struct xfer_rt_hdr {
     uint32_t magic;
-    uint32_t flags;
+    uint32_t attr_len; /* bytes of attributes after the header (the side's rank 0 only) */
     uint64_t step;
     uint64_t mask; /* bit i: dataset i of this direction was put in this step */
     uint64_t rank;
@@ -100,6 +100,11 @@ struct xfer_channel {
     char plan_algorithm[80]; /* what the plans are built with ("hier:..." when forced) */
     int nds;
     xfer_rt_dset_t *ds;
+    /* Attributes of the step being filled (xfer_put_attr), encoded; rank 0 of a sending side
+     * carries them after its header, in attr_cap bytes reserved in its contribution. */
+    size_t attr_cap;
+    char *attr_buf;
+    size_t attr_len;
     size_t my_bytes; /* this rank's contribution (header included), 0 if it sends nothing */
     /* Step 0's blocks, put before the contribution sizes are known, appended in put order after
      * room for the header. Put in the channel's order (the usual case) they are laid out as the

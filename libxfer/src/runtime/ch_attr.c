@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Per-step attributes (xfer_put_attr, xfer_get_attr): encoded records that travel after the
+ * sending side's rank 0 header, in the room its contribution reserves (attributes_bytes).
+ *
+ * Record: u16 name length (without NUL), u8 kind (0 values, 1 string), u8 type, u32 count,
+ * the name and its NUL, the values; padded to 8 bytes. */
+#include <string.h>
+
+#include "channel.h"
+
+enum { ATTR_VALUES = 0, ATTR_STRING = 1, ATTR_FRAME = 8, ATTR_NAME_MAX = 255 };
+
+static size_t rec_len(size_t name_len, size_t bytes)
+{
+    return (ATTR_FRAME + name_len + 1 + bytes + 7) & ~(size_t) 7;
+}
+
+typedef struct rec {
+    const char *name;
+    int kind;
+    xfer_type_t type;
+    size_t count, bytes, len;
+    const char *values;
+} rec_t;
+
+/* The record at @p p (0: malformed). */
+static int parse(const char *p, size_t left, rec_t *r)
+{
+    uint16_t nl;
+    uint32_t cnt;
+    if (left < ATTR_FRAME)
+        return 0;
+    memcpy(&nl, p, 2);
+    memcpy(&cnt, p + 4, 4);
+    r->kind = (unsigned char) p[2];
+    r->type = (xfer_type_t) (unsigned char) p[3];
+    r->count = cnt;
+    r->bytes = r->kind == ATTR_STRING ? cnt : cnt * xfer_type_size(r->type);
+    r->len = rec_len(nl, r->bytes);
+    if (r->len > left || p[ATTR_FRAME + nl] != '\0')
+        return 0;
+    r->name = p + ATTR_FRAME;
+    r->values = p + ATTR_FRAME + nl + 1;
+    return 1;
+}
+
+static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_type_t type,
+                         size_t count, const void *values, size_t bytes)
+{
+    size_t nl, need, o = 0;
+    xfer_status_t st;
+    rec_t r;
+    char *p;
+
+    if (!ch || !name || (bytes && !values))
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "xfer_put_attr: channel, name or values is NULL");
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    nl = strlen(name);
+    if (nl == 0 || nl > ATTR_NAME_MAX)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: attribute name \"%.40s\" (1 to %d characters)", ch->cfg->name,
+                        name, ATTR_NAME_MAX);
+    if (kind == ATTR_VALUES && xfer_type_size(type) == 0)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: attribute %s: no such type %d",
+                        ch->cfg->name, name, (int) type);
+    if (!xfer_ch_this_sends(ch))
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: attribute %s: %s only receives on this channel", ch->cfg->name,
+                        name, xfer_ch_side_name(ch, ch->side));
+    if (ch->cur_committed)
+        return XFER_ERR(XFER_ERR_STATE,
+                        "channel %s: attribute %s: step %llu was committed by its first xfer_get",
+                        ch->cfg->name, name, (unsigned long long) ch->cur);
+    if (count > UINT32_MAX)
+        return XFER_ERR(XFER_ERR_TOO_LARGE, "channel %s: attribute %s: %zu values", ch->cfg->name,
+                        name, count);
+    /* drop an earlier value of the name */
+    while (o < ch->attr_len && parse(ch->attr_buf + o, ch->attr_len - o, &r)) {
+        if (strcmp(r.name, name) == 0) {
+            memmove(ch->attr_buf + o, ch->attr_buf + o + r.len, ch->attr_len - o - r.len);
+            ch->attr_len -= r.len;
+            break;
+        }
+        o += r.len;
+    }
+    need = rec_len(nl, bytes);
+    if (ch->attr_len + need > ch->attr_cap)
+        return XFER_ERR(XFER_ERR_TOO_LARGE,
+                        "channel %s: attribute %s: the attributes of step %llu would take %zu "
+                        "bytes, the channel's attributes_bytes is %d (raise it in the workflow "
+                        "file)",
+                        ch->cfg->name, name, (unsigned long long) ch->cur, ch->attr_len + need,
+                        ch->cfg->attributes_bytes);
+    if (!ch->attr_buf && !(ch->attr_buf = xfer_calloc(1, ch->attr_cap)))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: attributes", ch->cfg->name);
+    p = ch->attr_buf + ch->attr_len;
+    memset(p, 0, need);
+    {
+        const uint16_t n16 = (uint16_t) nl;
+        const uint32_t c32 = (uint32_t) count;
+        memcpy(p, &n16, 2);
+        p[2] = (char) kind;
+        p[3] = (char) type;
+        memcpy(p + 4, &c32, 4);
+    }
+    memcpy(p + ATTR_FRAME, name, nl + 1);
+    if (bytes)
+        memcpy(p + ATTR_FRAME + nl + 1, values, bytes);
+    ch->attr_len += need;
+    return XFER_SUCCESS;
+out:
+    return st;
+}
+
+xfer_status_t xfer_put_attr(xfer_channel_t *ch, const char *name, xfer_type_t type, size_t count,
+                            const void *values)
+{
+    return put(ch, name, ATTR_VALUES, type, count, values, count * xfer_type_size(type));
+}
+
+xfer_status_t xfer_put_attr_string(xfer_channel_t *ch, const char *name, const char *value)
+{
+    if (!value)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "xfer_put_attr_string: value is NULL");
+    return put(ch, name, ATTR_STRING, XFER_TYPE_INT8, strlen(value) + 1, value, strlen(value) + 1);
+}
+
+/* The current step's attributes on the receiving side (waiting for the step as xfer_get). */
+static xfer_status_t area(xfer_channel_t *ch, const char **p, size_t *len)
+{
+    const xfer_rt_hdr_t *h;
+    const xfer_rt_slot_t *sl;
+    xfer_status_t st;
+    uint64_t s;
+
+    if (!ch)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    if (!xfer_ch_this_recvs(ch))
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: %s only sends on this channel",
+                        ch->cfg->name, xfer_ch_side_name(ch, ch->side));
+    if (ch->ended)
+        return xfer_ch_ended(ch, ch->cur);
+    if (xfer_ch_this_sends(ch))
+        XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out); /* full duplex: as the first xfer_get */
+    s = ch->cur;
+    XFER_CHECK_GOTO(xfer_ch_wait_until(ch, xfer_ch_step_ready, &s, "waiting for a step"), st, out);
+    sl = xfer_ch_slot_of(ch, s);
+    if (!(sl->state == XFER_SLOT_DONE && sl->step == s))
+        return xfer_ch_ended(ch, s);
+    h = (const xfer_rt_hdr_t *) sl->rbuf; /* rank 0's header comes first on both paths */
+    if (h->magic != XFER_RT_MAGIC || h->step != s || h->attr_len > ch->attr_cap)
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "channel %s: step %llu: rank 0's header of %s is not of this step",
+                        ch->cfg->name, (unsigned long long) s, xfer_ch_peer_name(ch));
+    *p = (const char *) sl->rbuf +
+         (ch->direct ? (size_t) ch->nremote * sizeof(xfer_rt_hdr_t) : sizeof(xfer_rt_hdr_t));
+    *len = h->attr_len;
+out:
+    return st;
+}
+
+static xfer_status_t find(xfer_channel_t *ch, const char *name, rec_t *r)
+{
+    const char *p;
+    size_t len, o = 0;
+    xfer_status_t st;
+    if (!name)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "attribute name is NULL");
+    XFER_CHECK_GOTO(area(ch, &p, &len), st, out);
+    while (o < len && parse(p + o, len - o, r)) {
+        if (strcmp(r->name, name) == 0)
+            return XFER_SUCCESS;
+        o += r->len;
+    }
+    return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: step %llu has no attribute \"%s\"",
+                    ch->cfg->name, (unsigned long long) ch->cur, name);
+out:
+    return st;
+}
+
+xfer_status_t xfer_get_attr(xfer_channel_t *ch, const char *name, xfer_type_t *type, size_t *count,
+                            void *buf, size_t bufsize)
+{
+    xfer_status_t st;
+    rec_t r;
+    XFER_CHECK_GOTO(find(ch, name, &r), st, out);
+    if (r.kind == ATTR_STRING)
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "channel %s: attribute %s is a string: read it with xfer_get_attr_string",
+                        ch->cfg->name, name);
+    if (buf && r.bytes > bufsize)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: attribute %s: %zu %s values need %zu bytes, the buffer "
+                        "holds %zu",
+                        ch->cfg->name, name, r.count, xfer_type_name(r.type), r.bytes, bufsize);
+    if (type)
+        *type = r.type;
+    if (count)
+        *count = r.count;
+    if (buf && r.bytes)
+        memcpy(buf, r.values, r.bytes);
+out:
+    return st;
+}
+
+xfer_status_t xfer_get_attr_string(xfer_channel_t *ch, const char *name, char *buf, size_t bufsize)
+{
+    xfer_status_t st;
+    rec_t r;
+    XFER_CHECK_GOTO(find(ch, name, &r), st, out);
+    if (r.kind != ATTR_STRING)
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "channel %s: attribute %s holds %zu %s values, not a string", ch->cfg->name,
+                        name, r.count, xfer_type_name(r.type));
+    if (!buf || r.bytes > bufsize)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: attribute %s: the string needs %zu bytes, the buffer holds "
+                        "%zu",
+                        ch->cfg->name, name, r.bytes, buf ? bufsize : 0);
+    memcpy(buf, r.values, r.bytes);
+out:
+    return st;
+}
+
+xfer_status_t xfer_attr_count(xfer_channel_t *ch, int *count)
+{
+    const char *p;
+    size_t len, o = 0;
+    xfer_status_t st;
+    rec_t r;
+    int n = 0;
+    if (!count)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "count is NULL");
+    XFER_CHECK_GOTO(area(ch, &p, &len), st, out);
+    while (o < len && parse(p + o, len - o, &r)) {
+        n++;
+        o += r.len;
+    }
+    *count = n;
+out:
+    return st;
+}
+
+xfer_status_t xfer_attr_name(xfer_channel_t *ch, int i, const char **name)
+{
+    const char *p;
+    size_t len, o = 0;
+    xfer_status_t st;
+    rec_t r;
+    int n = 0;
+    if (!name)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "name is NULL");
+    XFER_CHECK_GOTO(area(ch, &p, &len), st, out);
+    while (o < len && parse(p + o, len - o, &r)) {
+        if (n++ == i) {
+            *name = r.name;
+            return XFER_SUCCESS;
+        }
+        o += r.len;
+    }
+    return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: step %llu has %d attributes, no number %d",
+                    ch->cfg->name, (unsigned long long) ch->cur, n, i);
+out:
+    return st;
+}
