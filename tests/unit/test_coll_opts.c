@@ -130,6 +130,18 @@ static void defaults_and_env(void)
     r = resolve_ok(&o, "explicit values");
     UCHECK(r.check == 1 && r.timeout_ms == 40 && r.intra_allgather == XFER_INTRA_AUTO,
            "check ON, timeout 40, intra AUTO: %d %d %d", r.check, r.timeout_ms, r.intra_allgather);
+    /* ALWAYS: the named algorithm becomes the inner one of node staging, as "hier:ring_full" */
+    o.hier_auto = XFER_HIER_AUTO_ALWAYS;
+    r = resolve_ok(&o, "hier_auto ALWAYS");
+    UCHECK(r.hier == 1 && r.hier_inner && !strcmp(r.hier_inner, "ring_full") && !r.algorithm,
+           "hier_auto ALWAYS around ring_full: hier %d inner %s", r.hier,
+           r.hier_inner ? r.hier_inner : "(auto)");
+    o.algorithm = "auto";
+    r = resolve_ok(&o, "hier_auto ALWAYS, auto");
+    UCHECK(r.hier == 1 && !r.hier_inner, "hier_auto ALWAYS around auto: the automatic inner one");
+    o.algorithm = "hier:fc_half";
+    r = resolve_ok(&o, "hier_auto ALWAYS, hier:fc_half");
+    UCHECK(r.hier == 1 && r.hier_inner && !strcmp(r.hier_inner, "fc_half"), "an explicit hier:");
     clear_env();
 }
 
@@ -221,7 +233,7 @@ static void invalid(void)
     BAD(hier_sync, 3);
     BAD(hier_sync, -1);
     BAD(intra_allgather, 4);
-    BAD(hier_auto, 2);
+    BAD(hier_auto, 3);
     BAD(hier_auto, -1); /* the former "never" */
     BAD(hier_senders, -1);
     BAD(timeout_ms, -2);

@@ -78,11 +78,13 @@ typedef enum xfer_intra_allgather {
     XFER_INTRA_ALLGATHER_AUTO = 3      /**< the ring for blocks of 64 KiB and more, else MPI */
 } xfer_intra_allgather_t;
 
-/** Whether the automatic choice (algorithm auto) may use node-hierarchical staging. */
+/** Whether the automatic choice (algorithm auto) may use node-hierarchical staging, or must. */
 typedef enum xfer_hier_auto {
     XFER_HIER_AUTO_ALLOW = 0, /**< the cost model may choose it (default; no environment
                                    variable) */
-    XFER_HIER_AUTO_NEVER = 1  /**< the automatic choice stays flat */
+    XFER_HIER_AUTO_NEVER = 1, /**< the automatic choice stays flat */
+    XFER_HIER_AUTO_ALWAYS = 2 /**< stage through nodes around the algorithm named (or the
+                                   automatic inner choice): as algorithm "hier:<name>" */
 } xfer_hier_auto_t;
 
 /** xfer_coll_opts_t.timeout_ms: XFER_TIMEOUT_MS, else no bound. */

@@ -190,6 +190,13 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *user, xfer_resolved_opts
     case XFER_HIER_AUTO_NEVER:
         o->no_auto_hier = u->hier_auto == XFER_HIER_AUTO_NEVER;
         break;
+    case XFER_HIER_AUTO_ALWAYS: /* the named algorithm becomes the inner one */
+        if (!o->hier) {
+            o->hier = 1;
+            o->hier_inner = o->algorithm;
+            o->algorithm = NULL;
+        }
+        break;
     default:
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->hier_auto has an invalid value %d",
                         (int) u->hier_auto);

@@ -75,8 +75,10 @@ static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
     o->duplex = ch->cfg->duplex;
     o->check = XFER_CHECK_OFF; /* the handshake and the setup checked both sides */
     o->fallback = XFER_FALLBACK_WARN;
-    o->algorithm = ch->plan_algorithm;
-    o->hier_auto = h->enabled == 0 ? XFER_HIER_AUTO_NEVER : XFER_HIER_AUTO_ALLOW;
+    o->algorithm = ch->algorithm;
+    o->hier_auto = h->enabled == 0   ? XFER_HIER_AUTO_NEVER
+                   : h->enabled == 1 ? XFER_HIER_AUTO_ALWAYS /* forced node staging */
+                                     : XFER_HIER_AUTO_ALLOW;
     o->hier_senders = h->leaders_per_node;
     o->hier_sync = (xfer_hier_sync_t) h->sync; /* XFER_HIER_SYNC_FLAGS or _BARRIER */
     /* Every plan progresses in xfer_test and our own waits bound them by the peer's liveness:

@@ -40,12 +40,6 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
     if (!env_alg && strcmp(c->algorithm, "auto") == 0 && x->cfg->topology == XFER_TOPOLOGY_RING &&
         (ring = xfer_select_ring_default(c->duplex == XFER_DUPLEX_FULL)))
         snprintf(ch->algorithm, sizeof(ch->algorithm), "%s", ring->name);
-    if (c->hier.enabled == 1) /* forced node staging around the chosen (or automatic) one */
-        snprintf(ch->plan_algorithm, sizeof(ch->plan_algorithm), "hier%s%s",
-                 strcmp(ch->algorithm, "auto") ? ":" : "",
-                 strcmp(ch->algorithm, "auto") ? ch->algorithm : "");
-    else
-        snprintf(ch->plan_algorithm, sizeof(ch->plan_algorithm), "%s", ch->algorithm);
     ch->attr_cap = ((size_t) c->attributes_bytes + 7) & ~(size_t) 7;
     ch->nds = c->ndatasets;
     ch->ds = xfer_calloc((size_t) ch->nds, sizeof(*ch->ds));

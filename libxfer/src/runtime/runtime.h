@@ -96,8 +96,7 @@ struct xfer_channel {
     MPI_Comm ctl_inter; /* control notes to the other side */
     MPI_Comm ctl_local; /* control notes inside this side */
     int me, nlocal, nremote;
-    char algorithm[64];      /* effective algorithm name (after env and topology) */
-    char plan_algorithm[80]; /* what the plans are built with ("hier:..." when forced) */
+    char algorithm[64]; /* effective algorithm name (after env and topology) */
     int nds;
     xfer_rt_dset_t *ds;
     /* Attributes of the step being filled (xfer_put_attr), encoded; rank 0 of a sending side
