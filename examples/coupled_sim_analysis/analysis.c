@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* gray-scott-analysis: the consumer of the coupled example (docs/example.md). Each of its q
- * ranks gets its share of rows of U and V every coupled step (xfer_get_selection) and the
- * simulated time; together they compute the statistics the simulation computes on its own
- * data (min, max, mean of U and V, a histogram of V over [0, 1]) and write them to stats.csv.
- * With the HDF5 adapter, the fields and statistics also go to fields.h5 (collective parallel
- * writes, one dataset per variable with a leading step dimension, or one group per step).
+ * ranks declares its share of rows of U and V (xfer_select: it receives those rows only),
+ * begins each coupled step with xfer_step_begin (the end of the stream is a status) and gets
+ * its rows and the simulated time; together they compute the statistics the simulation computes on
+ * its own data (min, max, mean of U and V, a histogram of V over [0, 1]) and write them to
+ * stats.csv. With the HDF5 adapter, the fields and statistics also go to fields.h5 (collective
+ * parallel writes, one dataset per variable with a leading step dimension, or one group per step).
  * At the end rank 0 renders V of the last step and the statistics over time with gnuplot
  * (V_last.png, stats.png) and reports the bytes moved per step and the effective throughput.
  */
@@ -354,19 +355,23 @@ int main(int argc, char **argv)
     }
 #endif
 
+    /* M x N: this rank receives its rows of U and V only (and the time) */
     start[0] = r0;
     start[1] = 0;
     count[0] = nr;
     count[1] = nx;
+    XCHECK(xfer_select(ch, "U", start, count));
+    XCHECK(xfer_select(ch, "V", start, count));
     for (;;) {
         xfer_dataset_desc_t d;
-        xfer_status_t st;
+        xfer_step_status_t ss;
         t0 = MPI_Wtime();
-        st = xfer_get_selection(ch, "U", start, count, u, bytes, &d);
-        if (st == XFER_ERR_END_OF_STREAM)
+        /* wait as long as the simulation lives; the end of the stream is a status */
+        XCHECK(xfer_step_begin(ch, -1, &ss));
+        if (ss == XFER_STEP_END_OF_STREAM)
             break;
-        XCHECK(st);
-        XCHECK(xfer_get_selection(ch, "V", start, count, v, bytes, &d));
+        XCHECK(xfer_get(ch, "U", u, bytes, &d));
+        XCHECK(xfer_get(ch, "V", v, bytes, &d));
         XCHECK(xfer_get(ch, "time", &time, sizeof(time), NULL));
         t_now = MPI_Wtime();
         t_wait += t_now - t0;
@@ -425,23 +430,24 @@ int main(int argc, char **argv)
     XCHECK(xfer_finalize(&x));
 
     if (gs_rank == 0) {
-        /* each rank receives the whole arrays (allgatherv semantics) and keeps its rows */
+        /* each rank receives its rows of U and V (M x N selections) and the time */
         const double per_step = (double) (2 * ny * nx + 1) * sizeof(double);
+        const double delivered = (double) (2 * ny * nx + (uint64_t) csize) * sizeof(double);
         const double mib = 1024.0 * 1024.0;
         if (fclose(csv) != 0)
             FAIL("writing %s: %s", path, strerror(errno));
         if (o.plots && render(o.output, vall, ny, nx, time, err, sizeof(err)) != 0)
             FAIL("%s", err);
         printf("gray-scott-analysis: %" PRIu64 " steps received on %d ranks; per step %.3f MiB "
-               "(U, V, time), %.3f MiB delivered (every rank receives the whole arrays)\n",
-               step, csize, per_step / mib, per_step * csize / mib);
+               "(U, V, time), %.3f MiB delivered (each rank receives its rows)\n",
+               step, csize, per_step / mib, delivered / mib);
         if (step > 1 && gap_sum > 0)
             printf("gray-scott-analysis: steps arrived every %.3f s on average (min %.3f, max "
                    "%.3f): effective throughput %.2f MiB/s (%.2f MiB/s delivered); rank 0 "
-                   "spent %.3f s waiting in xfer_get, the first step included\n",
+                   "spent %.3f s waiting for steps, the first one included\n",
                    gap_sum / (double) (step - 1), gap_min, gap_max,
                    per_step * (double) (step - 1) / gap_sum / mib,
-                   per_step * csize * (double) (step - 1) / gap_sum / mib, t_wait);
+                   delivered * (double) (step - 1) / gap_sum / mib, t_wait);
         printf("gray-scott-analysis: outputs in %s: stats.csv%s%s\n", o.output,
                h5path[0] ? ", fields.h5" : "", o.plots ? ", V_last.png, stats.png" : "");
         fflush(stdout);
