@@ -639,13 +639,17 @@ static int do_recv(const opts_t *o)
         goto done;
     }
     for (;; step++) {
+        xfer_step_status_t ss = XFER_STEP_NOT_READY;
         t0 = MPI_Wtime();
-        st = xfer_get(ch, META_NAME, table, meta->dims[0], NULL);
+        /* as long as the sender lives; the end of the stream is a status */
+        st = xfer_step_begin(ch, -1, &ss);
+        if (st == XFER_SUCCESS && ss == XFER_STEP_OK)
+            st = xfer_get(ch, META_NAME, table, meta->dims[0], NULL);
         if (step == 0)
             t_first = MPI_Wtime() - t0;
         else
             t_get += MPI_Wtime() - t0;
-        if (st == XFER_ERR_END_OF_STREAM)
+        if (st == XFER_SUCCESS && ss == XFER_STEP_END_OF_STREAM)
             break;
         XTRY(st, fail_abort);
         if (step == 0) {

@@ -456,9 +456,14 @@ static int do_recv(const opts_t *o)
         FAIL("out of memory");
     ACHECK(ops->create(o->file, comm, &wo, &w));
     for (step = 0;; step++) {
-        st = xfer_get(ch, SCHEMA_DATASET, tbl, tlen, NULL);
-        if (st == XFER_ERR_END_OF_STREAM)
+        xfer_step_status_t ss = XFER_STEP_NOT_READY;
+        /* as long as the sender lives; the end of the stream is a status */
+        st = xfer_step_begin(ch, -1, &ss);
+        if (st != XFER_SUCCESS)
+            recv_fail(&w, "xfer_step_begin: %s: %s", xfer_status_name(st), xfer_last_error());
+        if (ss == XFER_STEP_END_OF_STREAM)
             break;
+        st = xfer_get(ch, SCHEMA_DATASET, tbl, tlen, NULL);
         if (st != XFER_SUCCESS)
             recv_fail(&w, "xfer_get(" SCHEMA_DATASET "): %s: %s", xfer_status_name(st),
                       xfer_last_error());
