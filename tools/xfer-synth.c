@@ -44,6 +44,7 @@ typedef struct opts {
     int deadline_ms;    /* with begin_ms: give up on a step not begun within this (0: never) */
     int quiet;
     int attrs;             /* put and check per-step attributes */
+    int bind;              /* xfer_bind_buffer every dataset: no copies in put and get */
     const char *put_order; /* forward, reverse (datasets against the channel's order), twice
                             * (each block first with wrong data, then again with the right) */
 } opts_t;
@@ -195,6 +196,8 @@ int main(int argc, char **argv)
     MPI_Comm comm;
     int comp, crank, csize, i, j, jj, a;
     uint64_t s, checked = 0;
+    void **bnd;
+    int nbnd;
 
     for (a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc)
@@ -231,6 +234,8 @@ int main(int argc, char **argv)
             o.quiet = 1;
         else if (strcmp(argv[a], "--attrs") == 0)
             o.attrs = 1;
+        else if (strcmp(argv[a], "--bind") == 0)
+            o.bind = 1;
         else {
             fprintf(
                 stderr,
@@ -240,7 +245,8 @@ int main(int argc, char **argv)
                 "                  [--sigstop-after K]\n"
                 "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
                 "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
-                "                  [--select overlap|mixed|corner|none|all] [--attrs] [--quiet]\n");
+                "                  [--select overlap|mixed|corner|none|all] [--attrs] [--bind]\n"
+                "                  [--quiet]\n");
             return 2;
         }
     }
@@ -294,6 +300,21 @@ int main(int argc, char **argv)
                 }
             }
             XCHECK(xfer_select(chs[i], d->name, st0, c0));
+        }
+    /* zero copy: every dataset sent from, or received into, a buffer of this program's own */
+    bnd = calloc((size_t) cfg->nchannels * 128 + 1, sizeof(*bnd));
+    for (i = 0; o.bind && i < cfg->nchannels; i++)
+        for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
+            const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+            const size_t es = xfer_type_size(d->type);
+            uint64_t st0[XFER_MAX_DIMS], c0[XFER_MAX_DIMS];
+            size_t n = (size_t) vol(d->ndims, d->dims) * es; /* a selection is no larger */
+            if (d->from == comp) {
+                block_of(d, crank, csize, o.decomp, st0, c0);
+                n = (size_t) vol(d->ndims, c0) * es;
+            }
+            bnd[i * 128 + j] = malloc(n + 1);
+            XCHECK(xfer_bind_buffer(chs[i], d->name, bnd[i * 128 + j], n));
         }
     for (s = 0; s < (uint64_t) o.steps; s++) {
         if (o.exit_after >= 0 && s == (uint64_t) o.exit_after) {
@@ -364,14 +385,15 @@ int main(int argc, char **argv)
                 memcpy(desc.dims, d->dims, sizeof(desc.dims));
                 block_of(d, crank, csize, o.decomp, desc.start, desc.count);
                 bytes = vol(d->ndims, desc.count) * xfer_type_size(d->type);
-                blk = malloc(bytes + 1);
+                blk = o.bind ? bnd[i * 128 + j] : malloc(bytes + 1);
                 if (strcmp(o.put_order, "twice") == 0) { /* the second put must replace it */
                     memset(blk, 0xa5, bytes);
                     XCHECK(xfer_put(chs[i], &desc, blk));
                 }
                 fill(d, i, j, s, desc.start, desc.count, blk);
                 XCHECK(xfer_put(chs[i], &desc, blk));
-                free(blk);
+                if (!o.bind)
+                    free(blk);
             }
         for (i = 0; o.attrs && i < cfg->nchannels; i++) { /* this step's attributes */
             xfer_role_t role;
@@ -430,7 +452,7 @@ int main(int argc, char **argv)
                 int k;
                 if (d->from == comp)
                     continue;
-                got = malloc(n * es + 1);
+                got = o.bind ? bnd[i * 128 + j] : malloc(n * es + 1);
                 want = malloc(n * es + 1);
                 /* what this rank receives: the whole dataset, or its selection */
                 XCHECK(xfer_get(chs[i], d->name, got, n * es, &out));
@@ -449,14 +471,21 @@ int main(int argc, char **argv)
                     c0[k] = hi > lo ? hi - lo : 0;
                 }
                 if (vol(d->ndims, c0) > 0) {
-                    XCHECK(xfer_get_selection(chs[i], d->name, st0, c0, got, n * es, &out));
+                    /* into a buffer of its own: a bound one holds the step's selection */
+                    char *hs = malloc(n * es + 1);
+                    if (!hs)
+                        FAIL("out of memory");
+                    XCHECK(xfer_get_selection(chs[i], d->name, st0, c0, hs, n * es, &out));
                     fill(d, i, j, s, st0, c0, want);
-                    if (memcmp(got, want, vol(d->ndims, c0) * es) != 0)
+                    k = memcmp(hs, want, vol(d->ndims, c0) * es);
+                    free(hs);
+                    if (k != 0)
                         FAIL("channel %s dataset %s step %" PRIu64 ": hyperslab differs",
                              cfg->channels[i].name, d->name, s);
                 }
                 checked += held + vol(d->ndims, c0);
-                free(got);
+                if (!o.bind)
+                    free(got);
                 free(want);
             }
             if (chs[i] && o.get) {
@@ -498,7 +527,21 @@ int main(int argc, char **argv)
             FAIL("channel %s: expected the end of the stream after %d steps, got %s: %s",
                  cfg->channels[i].name, o.steps, xfer_status_name(st), xfer_last_error());
     }
+    for (i = 0; !o.quiet && crank == 0 && i < cfg->nchannels; i++) {
+        xfer_channel_stats_t cs;
+        if (!chs[i])
+            continue;
+        XCHECK(xfer_channel_stats(chs[i], &cs));
+        printf("xfer-synth: %s: channel %s: %" PRIu64 " steps, %" PRIu64 " bytes sent, %" PRIu64
+               " received, %" PRIu64 " copied in, %" PRIu64 " copied out (rank 0)\n",
+               me, cfg->channels[i].name, cs.steps, cs.bytes_sent, cs.bytes_received,
+               cs.bytes_copied_in, cs.bytes_copied_out);
+    }
+    nbnd = cfg->nchannels * 128; /* the configuration goes with the context */
     XCHECK(xfer_finalize(&x));
+    for (i = 0; i < nbnd; i++)
+        free(bnd[i]);
+    free(bnd);
     if (!o.quiet && crank == 0)
         printf("xfer-synth: %s: %d steps, %" PRIu64 " elements checked on rank 0: ok\n", me,
                o.steps, checked);

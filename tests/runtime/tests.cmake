@@ -426,6 +426,16 @@ else()
   message(STATUS "runtime: the > 2 GiB step tests need 20 GiB of memory; skipped")
 endif()
 
+# zero copy (xfer_bind_buffer): nothing copied in by puts, only the hyperslab checks copied out
+rt_mxn_yaml(f 2 3 half all)
+rt_mpmd(cmd ${f} NP 2 3 ARGS --steps 3 --attrs --bind)
+rt_pass_test(mpmd.bind.half.p2q3 COMMAND ${cmd}
+             EXPECT "a: channel c: 3 steps, [0-9]+ bytes sent, 0 received, 0 copied in, 0 copied out")
+rt_mxn_yaml(f 3 2 full block)
+rt_mpmd(cmd ${f} NP 3 2 ARGS --steps 3 --attrs --bind --begin -1)
+rt_pass_test(mpmd.bind.full.p3q2 COMMAND ${cmd}
+             EXPECT "b: channel c: 3 steps, [0-9]+ bytes sent, [0-9]+ received, 0 copied in")
+
 # per-step attributes on the allgatherv path too (whole datasets), and their bound
 rt_mxn_yaml(f 3 2 full all)
 rt_mpmd(cmd ${f} NP 3 2 ARGS --steps 3 --attrs)

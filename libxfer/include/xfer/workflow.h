@@ -209,6 +209,34 @@ XFER_PUBLIC xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset,
                                       const uint64_t start[], const uint64_t count[]);
 
 /**
+ * Send (sending side) or receive (receiving side) dataset @p dataset of every step straight
+ * from or into the caller's @p buf, without the copies xfer_put and xfer_get make:
+ * - sending: @p buf is this rank's block; put it with xfer_put(ch, d, buf) each step (another
+ *   pointer fails). The block is read until xfer_step_end returns, which then waits until
+ *   this rank's part of the step has been sent (MPI's nonblocking contract): do not modify
+ *   it in between.
+ * - receiving: @p buf (at least the rank's selection, checked at step 0) receives the
+ *   selection of each step; it is valid from xfer_step_begin's OK (or xfer_get) until
+ *   xfer_step_end, and xfer_get into it copies nothing. The rank then receives one step at
+ *   a time: the next step lands only once this one is released.
+ * Only before step 0 begins, like selections; the step then takes the direct path.
+ */
+XFER_PUBLIC xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *buf,
+                                           size_t bufsize);
+
+/** What a channel moved and copied on this rank so far (payload bytes, all steps). */
+typedef struct xfer_channel_stats {
+    uint64_t steps;            /**< steps this rank ended (xfer_step_end) */
+    uint64_t bytes_sent;       /**< bytes of its blocks this rank sent */
+    uint64_t bytes_received;   /**< bytes that landed on this rank (its selections, or every
+                                    remote contribution on the allgatherv path) */
+    uint64_t bytes_copied_in;  /**< bytes xfer_put copied into the library's stages */
+    uint64_t bytes_copied_out; /**< bytes xfer_get copied out of them */
+} xfer_channel_stats_t;
+
+XFER_PUBLIC xfer_status_t xfer_channel_stats(const xfer_channel_t *ch, xfer_channel_stats_t *stats);
+
+/**
  * Leave the workflow: every committed step is delivered (bounded by the timeout), the peers
  * are told that no more steps come, and the intercommunicators are freed. Collective over
  * the component's ranks. Accepts NULL and sets *@p x to NULL.

@@ -686,12 +686,13 @@ static const cfg_key_t channel_keys[] = {
             "over every dimension), user (each rank calls xfer_select before step 0)"},
     {.key = "attributes_bytes",
      .kind = CFG_INT,
-     .dflt = "4096",
+     .dflt = "1024",
      .off = CH_(attributes_bytes),
      .min = 0,
      .max = 1048576,
      .doc = "room for one step's attributes (xfer_put_attr) from each sending side, in bytes "
-            "(names and values, 8 bytes of framing each)"},
+            "(names and values, 8 bytes of framing each); every step carries it from the "
+            "side's rank 0 to each receiving rank, used or not"},
     {.key = "datasets",
      .kind = CFG_LIST,
      .required = 1,

@@ -145,14 +145,20 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         "channel %s: step %llu: %d ranks of %s put dataset %s, rank %d did not",
                         ch->cfg->name, (unsigned long long) s, present, xfer_ch_peer_name(ch),
                         dataset, first_absent);
-    if (ch->direct && v > 0) /* this rank's selection is in its receive area */
-        xfer_ch_copy_box(buf, start, count, sl->rbuf + ds->gs_off[ch->me], ds->sel_start,
-                         ds->sel_count, nd, ds->esize);
+    if (ch->direct && v > 0) { /* this rank's selection: in its receive area, or bound */
+        const char *src = ds->bound ? ds->bound : sl->rbuf + ds->gs_off[ch->me];
+        if (src != buf || memcmp(start, ds->sel_start, (size_t) nd * sizeof(uint64_t)) != 0) {
+            xfer_ch_copy_box(buf, start, count, src, ds->sel_start, ds->sel_count, nd, ds->esize);
+            ch->stats.bytes_copied_out += bytes;
+        }
+    }
     for (r = 0, off = 0; !ch->direct && r < ch->nremote; r++) {
         const uint64_t *bs = ds->g_start + (size_t) r * nd, *bc = ds->g_count + (size_t) r * nd;
         if (xfer_ch_volume(nd, bc) > 0 && v > 0)
             xfer_ch_copy_box(buf, start, count, sl->rbuf + off + ds->g_off[r], bs, bc, nd,
                              ds->esize);
+        if (r == 0)
+            ch->stats.bytes_copied_out += bytes;
         off += ch->r_bytes[r];
     }
     if (out) {
@@ -168,4 +174,12 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
     return XFER_SUCCESS;
 out_err:
     return st;
+}
+
+xfer_status_t xfer_channel_stats(const xfer_channel_t *ch, xfer_channel_stats_t *stats)
+{
+    if (!ch || !stats)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or output is NULL");
+    *stats = ch->stats;
+    return XFER_SUCCESS;
 }

@@ -49,7 +49,7 @@ int xfer_ch_geo_len(const xfer_channel_t *ch, int k)
     (void) k; /* the same length on both sides */
     for (i = 0; i < ch->nds; i++)
         n += 2 * ch->ds[i].cfg->ndims;
-    return n;
+    return n + 1; /* and a last word of flags: 1, the rank bound a buffer */
 }
 
 int xfer_ch_geo_pos(const xfer_channel_t *ch, int i)

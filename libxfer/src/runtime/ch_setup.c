@@ -159,6 +159,48 @@ static xfer_status_t selections(xfer_channel_t *ch, int k, int nranks, const uin
     return XFER_SUCCESS;
 }
 
+/* Bound buffers must hold what they carry: the rank's block, or its selection. */
+static xfer_status_t check_bound(xfer_channel_t *ch)
+{
+    int i;
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        const size_t need =
+            d->out ? d->my_bytes : (size_t) xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
+        if (d->bound && d->bound_size < need)
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "channel %s: dataset %s: the buffer bound on rank %d holds %zu bytes, "
+                            "its %s needs %zu",
+                            ch->cfg->name, d->cfg->name, ch->me, d->bound_size,
+                            d->out ? "block" : "selection", need);
+    }
+    return XFER_SUCCESS;
+}
+
+/* The ranges of the contribution (0) and the receive area (1) that live in bound buffers. */
+static xfer_status_t bound_segments(xfer_channel_t *ch)
+{
+    int i, k;
+    for (k = 0; k < 2; k++) {
+        ch->seg[k] = xfer_calloc((size_t) ch->nds + 1, sizeof(xfer_exec_seg_t));
+        if (!ch->seg[k])
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: bound buffers", ch->cfg->name);
+    }
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        const int dir = d->out ? 0 : 1;
+        xfer_exec_seg_t *g;
+        if (!d->bound)
+            continue;
+        g = &ch->seg[dir][ch->nseg[dir]++];
+        g->ptr = d->bound;
+        g->off = d->out ? d->my_off : d->gs_off[ch->me];
+        g->len =
+            d->out ? d->my_bytes : (size_t) xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
+    }
+    return XFER_SUCCESS;
+}
+
 /* The direct path: this rank's schedule (one for every slot) and each slot's executor over a
  * merged communicator of its own (steps in flight never share a message space). */
 static xfer_status_t setup_direct(xfer_channel_t *ch)
@@ -193,6 +235,7 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
     XFER_CHECK_GOTO(
         xfer_mxn_build(&m, k == 0 ? ch->me : n0 + ch->me, ch->my_bytes, ch->r_area, &ch->mxn), st,
         out);
+    XFER_CHECK_GOTO(bound_segments(ch), st, out);
     for (i = 0; i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
         MPI_Comm comms[XFER_NCOMMS] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
@@ -209,6 +252,8 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
             xfer_exec_init(s->ex, ch->mxn, comms, NULL, NULL, XFER_RT_EXEC_TAG, XFER_INTRA_MPI), st,
             out);
         xfer_exec_bind(s->ex, s->sbuf, s->rbuf, NULL);
+        xfer_exec_remap(s->ex, XFER_BUF_SEND, ch->seg[0], ch->nseg[0]);
+        xfer_exec_remap(s->ex, XFER_BUF_RECV, ch->seg[1], ch->nseg[1]);
     }
 out:
     xfer_free(md);
@@ -257,6 +302,7 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
             memcpy(mine + pos + nd, d->count, (size_t) nd * sizeof(uint64_t));
         }
     }
+    mine[len - 1] = ch->bound_send || ch->bound_recv;
     /* Records of this side (to check the tiling here too: both sides report the same error)
      * and of the other side. */
     XFER_MPI_GOTO(MPI_Allgather(mine, len, MPI_UINT64_T, own_all, len, MPI_UINT64_T, ch->ctl_local),
@@ -284,8 +330,14 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
         tot[ko] = ch->r_total;
         /* The same verdict on every rank of both sides: they all know every block and
          * selection. The allgatherv path moves whole contributions with int counts. */
-        ch->direct = partial || tot[0] > INT_MAX || tot[1] > INT_MAX ||
+        int bound = 0;
+        for (r = 0; r < ch->nlocal; r++)
+            bound |= own_all[(size_t) r * (size_t) len + (size_t) len - 1] & 1;
+        for (r = 0; r < ch->nremote; r++)
+            bound |= rem_all[(size_t) r * (size_t) len + (size_t) len - 1] & 1;
+        ch->direct = partial || bound || tot[0] > INT_MAX || tot[1] > INT_MAX ||
                      xfer_env_long("XFER_RT_DIRECT", 0) > 0;
+        st = check_bound(ch);
     }
     for (i = 0; st == XFER_SUCCESS && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
@@ -395,5 +447,29 @@ xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset, const uint64_
         d->sel_count[i] = start ? count[i] : d->cfg->dims[i];
     }
     d->sel_declared = 1;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize)
+{
+    xfer_rt_dset_t *d;
+    if (!ch || !dataset || !buf)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "xfer_bind_buffer: channel, dataset name or buffer is NULL");
+    d = xfer_ch_find_dset(ch, dataset);
+    if (!d)
+        return xfer_ch_no_such_dataset(ch, dataset);
+    if (ch->setup || ch->cur > 0 || ch->begun || ch->started > 0 || ch->committed > 0 ||
+        d->staged || d->declared)
+        return XFER_ERR(XFER_ERR_STATE,
+                        "channel %s: dataset %s: bind a buffer before step 0 begins (and before "
+                        "its first put)",
+                        ch->cfg->name, dataset);
+    if (!d->bound && d->out)
+        ch->bound_send++;
+    else if (!d->bound)
+        ch->bound_recv++;
+    d->bound = buf;
+    d->bound_size = bufsize;
     return XFER_SUCCESS;
 }

@@ -39,7 +39,9 @@ static int can_start(xfer_channel_t *ch)
     if (xfer_ch_this_sends(ch))
         return s < ch->committed && sl->state == XFER_SLOT_COMMITTED && sl->step == s;
     /* receive only: a free slot inside the window of steps the application has not released */
-    return sl->state == XFER_SLOT_FREE && s < ch->released + (uint64_t) ch->nslots;
+    /* (bound receive buffers hold one step: the next lands once this one is released) */
+    return sl->state == XFER_SLOT_FREE &&
+           s < ch->released + (uint64_t) (ch->bound_recv ? 1 : ch->nslots);
 }
 
 static xfer_status_t start_next(xfer_channel_t *ch)
@@ -63,6 +65,15 @@ out:
 
 static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 {
+    int i;
+    for (i = 0; i < ch->nds && xfer_ch_this_recvs(ch); i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        if (!d->out)
+            ch->stats.bytes_received +=
+                ch->direct ? xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize : 0;
+    }
+    if (!ch->direct && xfer_ch_this_recvs(ch))
+        ch->stats.bytes_received += ch->r_total;
     sl->state = XFER_SLOT_DONE;
     if (!xfer_ch_this_recvs(ch) || sl->step < ch->released)
         sl->state = XFER_SLOT_FREE;
@@ -376,8 +387,16 @@ xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
         memcpy(ds->count, d->count, (size_t) d->ndims * sizeof(uint64_t));
         ds->declared = 1;
     }
+    if (ds->bound && v > 0 && block != ds->bound)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s is bound to the buffer at %p (xfer_bind_buffer): "
+                        "put it from there, not from %p",
+                        ch->cfg->name, d->name, ds->bound, block);
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
     sl->mask |= (uint64_t) 1 << ds->bit;
+    if (ds->bound) /* sent from the caller's buffer by the step's schedule */
+        return XFER_SUCCESS;
+    ch->stats.bytes_copied_in += v * ds->esize;
     if (v > 0) {
         if (!sl->sbuf) /* before the first step is set up: keep the block until then */
             return stage_block(ch, ds, block, (size_t) v * ds->esize);
@@ -462,6 +481,9 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     }
     ch->attr_len = 0;
     memcpy(sl->sbuf, &h, sizeof(h));
+    for (i = 0; i < ch->nds; i++)
+        if (ch->ds[i].out && (sl->mask >> ch->ds[i].bit & 1u))
+            ch->stats.bytes_sent += ch->ds[i].my_bytes;
     sl->state = XFER_SLOT_COMMITTED;
     ch->committed = ch->cur + 1;
     ch->cur_committed = 1;
@@ -483,6 +505,15 @@ static int ahead_ok(xfer_channel_t *ch, void *arg)
     if (xfer_ch_run_limit(ch) <= next)
         return 1;
     return xfer_ch_slot_of(ch, next)->state == XFER_SLOT_FREE && ch->credit + w >= next;
+}
+
+/* The collective of step *arg has completed on this rank (its sends are done). */
+static int sent_cond(xfer_channel_t *ch, void *arg)
+{
+    const uint64_t s = *(uint64_t *) arg;
+    const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
+    return xfer_ch_run_limit(ch) <= s || sl->step != s || sl->state == XFER_SLOT_DONE ||
+           sl->state == XFER_SLOT_FREE;
 }
 
 xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch)
@@ -512,6 +543,13 @@ xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch)
         if (ch->me == 0)
             xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->released);
     }
+    if (ch->bound_send) { /* the caller's blocks are read until this step's sends are done */
+        uint64_t cur = ch->cur;
+        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, sent_cond, &cur,
+                                           "sending from the bound buffers (xfer_bind_buffer)"),
+                        st, out);
+    }
+    ch->stats.steps++;
     ch->cur++;
     ch->cur_committed = 0;
     /* Back-pressure: on return the peer has released every step up to cur - W (credit),

@@ -358,6 +358,8 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
         }
     }
     xfer_sched_destroy(&ch->mxn);
+    xfer_free(ch->seg[0]);
+    xfer_free(ch->seg[1]);
     xfer_free(ch->r_bytes);
     xfer_free(ch->rel_of);
     xfer_free(ch->ds);

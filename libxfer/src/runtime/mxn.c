@@ -155,6 +155,7 @@ static void stream(xfer_sched_t *s, const xfer_mxn_t *m, int kind, int k, int r,
         const int nd = d->ndims;
         if (d->from != k || isect(d, r, c, lo, n) == 0)
             continue;
+        flush(&t); /* no piece spans two datasets: each may live elsewhere (xfer_bind_buffer) */
         if (kind == XFER_OP_SEND)
             put_box(&t, XFER_BUF_SEND, d->boff[r], d->esize, nd, d->bstart + (size_t) r * nd,
                     d->bcount + (size_t) r * nd, lo, n);

@@ -61,6 +61,10 @@ typedef struct xfer_rt_dset {
      * rank's receive area (direct path) */
     uint64_t *gs_start, *gs_count;
     size_t *gs_off;
+    /* xfer_bind_buffer: the application's buffer this rank sends the dataset from (its block)
+     * or receives it into (its selection), every step, without a copy */
+    void *bound;
+    size_t bound_size;
 } xfer_rt_dset_t;
 
 enum {
@@ -118,6 +122,10 @@ struct xfer_channel {
     int direct;
     struct xfer_sched *mxn;
     size_t r_area;
+    int bound_send, bound_recv;   /* datasets this rank bound, by direction */
+    struct xfer_exec_seg *seg[2]; /* their ranges in the contribution and receive area */
+    int nseg[2];
+    xfer_channel_stats_t stats;
     int nslots;
     xfer_rt_slot_t *slots;
     int setup;          /* geometry exchanged and plans built */

@@ -222,6 +222,13 @@ void xfer_exec_bind(xfer_exec_t *e, const void *send, void *recv, void *tmp)
     e->vstale = 1;
 }
 
+void xfer_exec_remap(xfer_exec_t *e, int buf, const xfer_exec_seg_t *seg, int n)
+{
+    e->remap[buf] = seg;
+    e->nremap[buf] = n;
+    e->vstale = 1;
+}
+
 void xfer_exec_set_unit(xfer_exec_t *e, int buf, MPI_Datatype type, int count, MPI_Aint stride)
 {
     e->unit_type[buf] = type;

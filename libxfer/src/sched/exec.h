@@ -42,6 +42,13 @@ typedef struct xfer_exec_task {
     const char *what; /* for error messages */
 } xfer_exec_task_t;
 
+/* A remapped range of a buffer: units [off, off + len) of it live at @p ptr instead (the
+ * application's own memory: the runtime's zero-copy puts and gets). */
+typedef struct xfer_exec_seg {
+    size_t off, len;
+    void *ptr;
+} xfer_exec_seg_t;
+
 /* What the executor measured of the last operation (for xfer_last_op_stats). */
 typedef struct xfer_exec_times {
     double inter_s; /* first transfer or task started .. last one completed */
@@ -96,6 +103,8 @@ typedef struct xfer_exec {
     double deadline; /* MPI_Wtime() bound, 0 for none */
     double t_first, t_last;
     xfer_exec_times_t times;
+    const xfer_exec_seg_t *remap[XFER_NBUFS]; /* borrowed; see xfer_exec_remap */
+    int nremap[XFER_NBUFS];
 } xfer_exec_t;
 
 /* @p comm: the communicators of op->comm (XFER_COMM_MAIN required, others when used). */
@@ -110,6 +119,9 @@ void xfer_exec_bind(xfer_exec_t *e, const void *send, void *recv, void *tmp);
  * blocks is one MPI count). SEND and RECV only (no COPY or collective on such a buffer). */
 void xfer_exec_set_unit(xfer_exec_t *e, int buf, MPI_Datatype type, int count, MPI_Aint stride);
 
+/* Ranges of buffer @p buf (SEND or RECV) that live elsewhere (@p seg, borrowed, @p n of them,
+ * disjoint): an operation's range or a piece must lie inside one of them or outside all. */
+void xfer_exec_remap(xfer_exec_t *e, int buf, const xfer_exec_seg_t *seg, int n);
 /* Bind the node window and the call's epoch (its parity selects NODE_S and NODE_R). */
 void xfer_exec_bind_node(xfer_exec_t *e, xfer_shwin_t *win, long epoch);
 

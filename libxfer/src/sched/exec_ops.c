@@ -48,6 +48,12 @@ void xfer_exec_free_types(xfer_exec_t *e)
 
 unsigned char *xfer_exec_addr(const xfer_exec_t *e, int buf, size_t off)
 {
+    int i;
+    for (i = 0; i < e->nremap[buf]; i++) {
+        const xfer_exec_seg_t *g = &e->remap[buf][i];
+        if (off >= g->off && off < g->off + g->len)
+            return (unsigned char *) g->ptr + (MPI_Aint) (off - g->off) * e->unit_stride[buf];
+    }
     return e->buf[buf] + (MPI_Aint) off * e->unit_stride[buf];
 }
 
