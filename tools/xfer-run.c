@@ -42,6 +42,8 @@
 #include <xfer/control.h>
 #include <xfer/xfer.h>
 
+#include "run_memory.h"
+
 #ifndef XFER_RUN_MPIEXEC
 #error "the build defines XFER_RUN_MPIEXEC, the launcher of the MPI flavour"
 #endif
@@ -1898,9 +1900,12 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     rc = 0;
-    if (o.check)
+    if (o.check) {
         printf("%s: ok (workflow %s: %d components, %d channels)\n", o.file, cfg->workflow,
                cfg->ncomponents, cfg->nchannels);
+        fflush(stdout);
+        xfer_run_memory_check(cfg, stdout, stderr); /* warnings only: the file is valid */
+    }
     if (o.print_config) {
         fflush(stdout);
         st = xfer_config_print(cfg, stdout);

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* xfer-run --check: what each receiving rank will hold per step, against this host's memory
+ * (run_memory.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "run_memory.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static uint64_t mem_total(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (uint64_t) kb * 1024;
+}
+
+static void human(char *buf, size_t len, double b)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024 && u < 4) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", b, unit[u]);
+}
+
+int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
+{
+    const uint64_t mem = mem_total();
+    int c, k, warnings = 0;
+    for (c = 0; c < cfg->nchannels; c++) {
+        const xfer_cfg_channel_t *ch = &cfg->channels[c];
+        for (k = 0; k < 2; k++) {
+            const int from = k == 0 ? ch->from : ch->to, to = k == 0 ? ch->to : ch->from;
+            const int q = cfg->components[to].nprocs, slots = ch->max_in_flight_steps + 1;
+            uint64_t most = 0, step = 0;
+            int r, i, user = 0, any = 0;
+            char a[32], b[32], t[32];
+            for (r = 0; r < q; r++) {
+                uint64_t held = 0;
+                for (i = 0; i < ch->ndatasets; i++) {
+                    const xfer_cfg_dataset_t *d = &ch->datasets[i];
+                    uint64_t s0[XFER_MAX_DIMS], n0[XFER_MAX_DIMS], v = xfer_type_size(d->type);
+                    int e;
+                    if (d->from != from)
+                        continue;
+                    any = 1;
+                    if (d->selection == XFER_SELECT_USER ||
+                        xfer_decompose(d->selection, d->ndims, d->dims, q, r, s0, n0) !=
+                            XFER_SUCCESS) {
+                        user = 1; /* xfer_select decides: at most the whole */
+                        memcpy(n0, d->dims, sizeof(n0));
+                    }
+                    for (e = 0; e < d->ndims; e++)
+                        v *= n0[e];
+                    held += v;
+                    if (r == 0) {
+                        uint64_t w = xfer_type_size(d->type);
+                        for (e = 0; e < d->ndims; e++)
+                            w *= d->dims[e];
+                        step += w;
+                    }
+                }
+                most = held > most ? held : most;
+            }
+            if (!any)
+                continue;
+            human(a, sizeof(a), (double) most);
+            human(b, sizeof(b), (double) most * slots);
+            human(t, sizeof(t), (double) step);
+            fprintf(out,
+                    "%s: channel %s, %s -> %s: a step is %s; each of the %d ranks of %s holds "
+                    "up to %s of it%s, %s in its %d slots (max_in_flight_steps %d), plus its "
+                    "own copy\n",
+                    cfg->path, ch->name, cfg->components[from].name, cfg->components[to].name, t, q,
+                    cfg->components[to].name, a,
+                    user ? " (user selections: at most the whole)" : "", b, slots,
+                    ch->max_in_flight_steps);
+            if (mem && (double) most * (slots + 1) > (double) mem) {
+                char m[32];
+                human(m, sizeof(m), (double) mem);
+                fprintf(err,
+                        "%s: warning: channel %s: a rank of %s needs %s for %d slots and its "
+                        "copy, more than this host's %s: lower max_in_flight_steps, select "
+                        "less (selection: rows, columns, block) or run %s on more ranks\n",
+                        cfg->path, ch->name, cfg->components[to].name, b, slots, m,
+                        cfg->components[to].name);
+                warnings++;
+            } else if (mem && (double) most * (slots + 1) * q > (double) mem) {
+                char m[32], all[32];
+                human(m, sizeof(m), (double) mem);
+                human(all, sizeof(all), (double) most * (slots + 1) * q);
+                fprintf(err,
+                        "%s: warning: channel %s: the %d ranks of %s need %s in all, more than "
+                        "this host's %s: spread them over several hosts\n",
+                        cfg->path, ch->name, q, cfg->components[to].name, all, m);
+                warnings++;
+            }
+        }
+    }
+    return warnings;
+}
