@@ -51,3 +51,16 @@ h5_test(tmpfs-group 2 1) # skipped (77) where a tmpfs cannot be mounted
 h5_test(tmpfs-stepdim 3 1)
 h5_test(tmpfs-group 2 2) # several writers: the free-space check refuses the step
 h5_test(tmpfs-stepdim 2 3)
+
+# The M x N benchmark checks every consumer's block each step: run it small as a test of the
+# three ways (its figures come from bench/mxn-bench.sh, never from here).
+if(TARGET xfer-mxnbench)
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/mxnbench)
+  xfer_mpi_launcher(mxn_launch NP 5)
+  add_test(NAME ${P}.adapters.mxnbench.p2q3
+           COMMAND ${mxn_launch} $<TARGET_FILE:xfer-mxnbench> --p 2 --n 97 --steps 2
+                   --ways select,all,h5 --dir ${CMAKE_CURRENT_BINARY_DIR}/mxnbench)
+  set_tests_properties(${P}.adapters.mxnbench.p2q3 PROPERTIES TIMEOUT 120
+                       LABELS "adapters;hdf5;mpi" ENVIRONMENT "${XFER_MPIEXEC_ENV}"
+                       PASS_REGULAR_EXPRESSION "h5,2,3,97,2,")
+endif()

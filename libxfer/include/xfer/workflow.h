@@ -224,6 +224,16 @@ XFER_PUBLIC xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset,
 XFER_PUBLIC xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *buf,
                                            size_t bufsize);
 
+/**
+ * Drive the transfers of @p ch (and of the context's other channels) once, without waiting:
+ * for a program that waits elsewhere (its own MPI calls, a barrier) while a step is still in
+ * flight. MPI has no asynchronous progress on most platforms, so a step moves only while one
+ * of its ranks is inside a libxfer call; a sender that computes between steps delays the
+ * step it ended until its next call. *@p busy (may be NULL): 1 while a step of @p ch is in
+ * flight on this rank.
+ */
+XFER_PUBLIC xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy);
+
 /** What a channel moved and copied on this rank so far (payload bytes, all steps). */
 typedef struct xfer_channel_stats {
     uint64_t steps;            /**< steps this rank ended (xfer_step_end) */

@@ -621,3 +621,21 @@ xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
 out:
     return st;
 }
+
+xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy_out)
+{
+    xfer_status_t st;
+    int i;
+    if (!ch)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 0), st, out);
+    if (busy_out) {
+        *busy_out = 0;
+        for (i = 0; i < ch->nslots; i++)
+            if (ch->slots[i].state == XFER_SLOT_ACTIVE || ch->slots[i].state == XFER_SLOT_COMMITTED)
+                *busy_out = 1;
+    }
+out:
+    return st;
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xfer-mxnbench: an N x N float64 field from P producer ranks (row slabs) to the other ranks of
+ * the job, the consumers, each of which needs one block of a grid over the field. Three ways:
+ *   select  the consumers declare their blocks (selection: block): M x N, each receives its own
+ *   all     the consumers receive the whole field (selection: all) and keep their block
+ *   h5      the producers write the step to a parallel HDF5 file (collective), the consumers
+ *           read their blocks back (collective hyperslab reads): what coupling through files
+ *           costs
+ * One MPI job; world ranks 0..P-1 produce (launch: user, the program forms the
+ * intercommunicator). Every step is framed by world barriers (the closing one nonblocking,
+ * driving the channel with xfer_channel_progress: a producer's step moves only while it is in
+ * libxfer) and timed on world rank 0 as the
+ * time from the first barrier to the second, after every consumer checked its block against
+ * the pattern. Prints one CSV line per way:
+ *   way,p,q,n,steps,median_ms,min_ms,max_ms,bytes_per_consumer,peak_rss_producer_kib,
+ *   peak_rss_consumer_kib
+ * (bytes a consumer received per step, by xfer_channel_stats for the streams and by the read's
+ * size for h5; peak RSS is the largest over the ranks of each side, getrusage, over the whole
+ * process: run one way per job to tell them apart).
+ *
+ *   xfer-mxnbench --p P [--n N] [--steps S] [--ways select,all,h5] [--dir DIR]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <hdf5.h>
+#include <inttypes.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <xfer/xfer.h>
+
+static int wrank, wsize, P, prod;
+static MPI_Comm comp;
+
+#define DIE(...)                                                                                   \
+    do {                                                                                           \
+        fprintf(stderr, "xfer-mxnbench: rank %d: ", wrank);                                        \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fprintf(stderr, "\n");                                                                     \
+        MPI_Abort(MPI_COMM_WORLD, 1);                                                              \
+    } while (0)
+#define XC(call)                                                                                   \
+    do {                                                                                           \
+        xfer_status_t st_ = (call);                                                                \
+        if (st_ != XFER_SUCCESS)                                                                   \
+            DIE("%s: %s: %s", #call, xfer_status_name(st_), xfer_last_error());                    \
+    } while (0)
+#define HC(call)                                                                                   \
+    do {                                                                                           \
+        if ((call) < 0)                                                                            \
+            DIE("%s failed", #call);                                                               \
+    } while (0)
+
+static double value(uint64_t step, uint64_t i, uint64_t j, uint64_t n)
+{
+    return (double) ((step * 7919u + i * n + j) % 1000003u);
+}
+
+static void fill(double *b, uint64_t step, const uint64_t *s, const uint64_t *c, uint64_t n)
+{
+    for (uint64_t i = 0; i < c[0]; i++)
+        for (uint64_t j = 0; j < c[1]; j++)
+            b[i * c[1] + j] = value(step, s[0] + i, s[1] + j, n);
+}
+
+static void check(const double *b, uint64_t step, const uint64_t *s, const uint64_t *c, uint64_t n,
+                  const char *way)
+{
+    for (uint64_t i = 0; i < c[0]; i++)
+        for (uint64_t j = 0; j < c[1]; j++)
+            if (b[i * c[1] + j] != value(step, s[0] + i, s[1] + j, n))
+                DIE("%s: step %" PRIu64 ": element (%" PRIu64 ", %" PRIu64 ") differs", way, step,
+                    s[0] + i, s[1] + j);
+}
+
+static long peak_rss_kib(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    const double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+static void report(const char *way, uint64_t n, int steps, double *t, uint64_t bytes)
+{
+    long rss = peak_rss_kib(), rp = 0, rc = 0, mine_p = prod ? rss : 0, mine_c = prod ? 0 : rss;
+    MPI_Reduce(&mine_p, &rp, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mine_c, &rc, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (wrank != 0)
+        return;
+    qsort(t, (size_t) steps, sizeof(double), cmp);
+    printf("%s,%d,%d,%" PRIu64 ",%d,%.3f,%.3f,%.3f,%" PRIu64 ",%ld,%ld\n", way, P, wsize - P, n,
+           steps, 1e3 * t[steps / 2], 1e3 * t[0], 1e3 * t[steps - 1], bytes, rp, rc);
+    fflush(stdout);
+}
+
+/* Through a channel: selection block (each consumer receives its block) or all. */
+static void stream(const char *way, uint64_t n, int steps, const char *dir)
+{
+    const int q = wsize - P, me = prod ? wrank : wrank - P;
+    const uint64_t dims[2] = {n, n};
+    uint64_t bs[2], bc[2], ss[2], sc[2];
+    char path[4096];
+    FILE *f;
+    xfer_t *x = NULL;
+    xfer_channel_t *ch;
+    MPI_Comm inter;
+    double *blk, *got, *t = calloc((size_t) steps, sizeof(double));
+    uint64_t bytes = 0;
+
+    snprintf(path, sizeof(path), "%s/mxnbench-%s.yaml", dir, way);
+    if (wrank == 0) {
+        if (!(f = fopen(path, "w")))
+            DIE("cannot write %s", path);
+        fprintf(f,
+                "workflow: mxnbench\nlaunch: user\ncontrol: {timeout_ms: 600000}\n"
+                "components:\n  - {name: prod, nprocs: %d, cmd: [none]}\n"
+                "  - {name: cons, nprocs: %d, cmd: [none]}\n"
+                "channels:\n  - {name: c, from: prod, to: cons, max_in_flight_steps: 1,\n"
+                "     selection: %s, attributes_bytes: 0,\n"
+                "     datasets: [{name: field, type: float64, dims: [%" PRIu64 ", %" PRIu64
+                "]}]}\n",
+                P, q, strcmp(way, "select") == 0 ? "block" : "all", n, n);
+        fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Intercomm_create(comp, 0, MPI_COMM_WORLD, prod ? P : 0, 17, &inter);
+    XC(xfer_init(path, prod ? "prod" : "cons", comp, &x));
+    XC(xfer_channel_attach(x, "c", inter));
+    XC(xfer_channel_open(x, "c", &ch));
+    XC(xfer_decompose(XFER_SELECT_ROWS, 2, dims, P, prod ? me : 0, bs, bc));
+    XC(xfer_decompose(XFER_SELECT_BLOCK, 2, dims, q, prod ? 0 : me, ss, sc));
+    blk = malloc((size_t) (bc[0] * bc[1]) * sizeof(double) + 8);
+    got = malloc((size_t) (strcmp(way, "all") == 0 ? n * n : sc[0] * sc[1]) * sizeof(double) + 8);
+    if (!blk || !got || !t)
+        DIE("out of memory");
+    for (int s = -1; s < steps; s++) { /* step -1: warm-up (step 0 of the channel) */
+        const uint64_t step = (uint64_t) (s + 1);
+        double t0;
+        if (prod)
+            fill(blk, step, bs, bc, n);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        if (prod) {
+            xfer_dataset_desc_t d;
+            memset(&d, 0, sizeof(d));
+            d.name = "field";
+            d.type = XFER_TYPE_FLOAT64;
+            d.ndims = 2;
+            memcpy(d.dims, dims, sizeof(dims));
+            memcpy(d.start, bs, sizeof(bs));
+            memcpy(d.count, bc, sizeof(bc));
+            XC(xfer_put(ch, &d, blk));
+            XC(xfer_step_end(ch));
+        } else {
+            xfer_step_status_t ss_;
+            xfer_dataset_desc_t o;
+            XC(xfer_step_begin(ch, -1, &ss_));
+            if (ss_ != XFER_STEP_OK)
+                DIE("step %d: no step", s);
+            if (strcmp(way, "all") == 0) { /* the whole field, then its block */
+                XC(xfer_get(ch, "field", got, n * n * sizeof(double), &o));
+                for (uint64_t i = 0; i < sc[0]; i++)
+                    memmove(got + i * sc[1], got + (ss[0] + i) * n + ss[1],
+                            (size_t) sc[1] * sizeof(double));
+            } else {
+                XC(xfer_get(ch, "field", got, sc[0] * sc[1] * sizeof(double), &o));
+            }
+            check(got, step, ss, sc, n, way);
+            XC(xfer_step_end(ch));
+        }
+        { /* the step is through on every rank: a barrier that keeps the transfers moving */
+            MPI_Request rq;
+            int done = 0;
+            MPI_Ibarrier(MPI_COMM_WORLD, &rq);
+            while (!done) {
+                XC(xfer_channel_progress(ch, NULL));
+                MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+            }
+        }
+        if (s >= 0)
+            t[s] = MPI_Wtime() - t0;
+    }
+    if (!prod) {
+        xfer_channel_stats_t cs;
+        XC(xfer_channel_stats(ch, &cs));
+        bytes = cs.bytes_received / (uint64_t) (steps + 1);
+    }
+    MPI_Bcast(&bytes, 1, MPI_UINT64_T, P, MPI_COMM_WORLD);
+    XC(xfer_finalize(&x));
+    MPI_Comm_free(&inter);
+    report(way, n, steps, t, bytes);
+    free(blk);
+    free(got);
+    free(t);
+}
+
+/* Through a file: the producers write the step (collective), the consumers read their blocks
+ * (collective) once the file is closed. */
+static void file(uint64_t n, int steps, const char *dir)
+{
+    const int q = wsize - P, me = prod ? wrank : wrank - P;
+    const hsize_t dims[2] = {n, n};
+    const uint64_t d64[2] = {n, n};
+    uint64_t s2[2], c2[2];
+    char path[4096];
+    double *buf, *t = calloc((size_t) steps, sizeof(double));
+    uint64_t bytes;
+
+    snprintf(path, sizeof(path), "%s/mxnbench.h5", dir);
+    if (prod)
+        XC(xfer_decompose(XFER_SELECT_ROWS, 2, d64, P, me, s2, c2));
+    else
+        XC(xfer_decompose(XFER_SELECT_BLOCK, 2, d64, q, me, s2, c2));
+    buf = malloc((size_t) (c2[0] * c2[1]) * sizeof(double) + 8);
+    if (!buf || !t)
+        DIE("out of memory");
+    bytes = (uint64_t) (c2[0] * c2[1]) * sizeof(double);
+    MPI_Bcast(&bytes, 1, MPI_UINT64_T, P, MPI_COMM_WORLD);
+    for (int s = -1; s < steps; s++) {
+        const uint64_t step = (uint64_t) (s + 1);
+        const hsize_t start[2] = {s2[0], s2[1]}, count[2] = {c2[0], c2[1]};
+        hid_t fapl, fid = -1, ds = -1, fs = -1, ms = -1, xp;
+        double t0;
+        if (prod)
+            fill(buf, step, s2, c2, n);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        HC(fapl = H5Pcreate(H5P_FILE_ACCESS));
+        HC(H5Pset_fapl_mpio(fapl, comp, MPI_INFO_NULL));
+        HC(xp = H5Pcreate(H5P_DATASET_XFER));
+        HC(H5Pset_dxpl_mpio(xp, H5FD_MPIO_COLLECTIVE));
+        if (prod) {
+            HC(fid = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
+            HC(fs = H5Screate_simple(2, dims, NULL));
+            HC(ds = H5Dcreate2(fid, "field", H5T_NATIVE_DOUBLE, fs, H5P_DEFAULT, H5P_DEFAULT,
+                               H5P_DEFAULT));
+            HC(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
+            HC(ms = H5Screate_simple(2, count, NULL));
+            HC(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, xp, buf));
+        }
+        MPI_Barrier(MPI_COMM_WORLD); /* (the consumers wait for the writers' close below) */
+        if (prod) {
+            H5Sclose(ms);
+            H5Sclose(fs);
+            H5Dclose(ds);
+            HC(H5Fclose(fid));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (!prod) {
+            HC(fid = H5Fopen(path, H5F_ACC_RDONLY, fapl));
+            HC(ds = H5Dopen2(fid, "field", H5P_DEFAULT));
+            HC(fs = H5Dget_space(ds));
+            HC(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
+            HC(ms = H5Screate_simple(2, count, NULL));
+            HC(H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, xp, buf));
+            H5Sclose(ms);
+            H5Sclose(fs);
+            H5Dclose(ds);
+            HC(H5Fclose(fid));
+            check(buf, step, s2, c2, n, "h5");
+        }
+        H5Pclose(xp);
+        H5Pclose(fapl);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (s >= 0)
+            t[s] = MPI_Wtime() - t0;
+    }
+    if (wrank == 0)
+        unlink(path);
+    report("h5", n, steps, t, bytes);
+    free(buf);
+    free(t);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n = 2048;
+    int steps = 5;
+    const char *ways = "select,all,h5", *dir = ".";
+    char list[256], *w, *save = NULL;
+
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--p") && a + 1 < argc)
+            P = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--n") && a + 1 < argc)
+            n = strtoull(argv[++a], NULL, 10);
+        else if (!strcmp(argv[a], "--steps") && a + 1 < argc)
+            steps = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--ways") && a + 1 < argc)
+            ways = argv[++a];
+        else if (!strcmp(argv[a], "--dir") && a + 1 < argc)
+            dir = argv[++a];
+        else {
+            fprintf(stderr, "usage: xfer-mxnbench --p P [--n N] [--steps S] "
+                            "[--ways select,all,h5] [--dir DIR]\n");
+            return 2;
+        }
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    if (P < 1 || P >= wsize || n < 2 || steps < 1)
+        DIE("--p must leave consumers (1 <= P < %d), --n >= 2, --steps >= 1", wsize);
+    prod = wrank < P;
+    MPI_Comm_split(MPI_COMM_WORLD, prod, wrank, &comp);
+    if (wrank == 0)
+        printf("way,p,q,n,steps,median_ms,min_ms,max_ms,bytes_per_consumer,"
+               "peak_rss_producer_kib,peak_rss_consumer_kib\n");
+    snprintf(list, sizeof(list), "%s", ways);
+    for (w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(w, "select") || !strcmp(w, "all"))
+            stream(w, n, steps, dir);
+        else if (!strcmp(w, "h5"))
+            file(n, steps, dir);
+        else
+            DIE("--ways: unknown way %s (select, all, h5)", w);
+    }
+    MPI_Comm_free(&comp);
+    MPI_Finalize();
+    return 0;
+}
