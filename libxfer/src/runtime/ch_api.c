@@ -22,7 +22,7 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
         return st;
     cfg = ch->x->cfg;
     snprintf(mpi_msg, sizeof(mpi_msg), "%s", xfer_last_error());
-    ch->failed = 1;
+    ch->health.failed = 1;
     if (!ch->x->use_ctl)
         return xfer_err_raw(st, "channel %s: communication with component %s failed: %s",
                             ch->cfg->name, xfer_ch_peer_name(ch), mpi_msg);
@@ -30,7 +30,7 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
         2 * (cfg->heartbeat_timeout_ms > 0 ? cfg->heartbeat_timeout_ms : 4 * cfg->heartbeat_ms) +
         cfg->heartbeat_ms;
     deadline = MPI_Wtime() + 1e-3 * wait_ms;
-    while (!ch->peer_failed && MPI_Wtime() < deadline) {
+    while (!ch->health.peer_failed && MPI_Wtime() < deadline) {
         const struct timespec nap = {0, 2 * 1000 * 1000};
         if (ch->me == 0) {
             (void) xfer_ch_check_peer(ch); /* telling the side's other ranks is best effort here */
@@ -38,17 +38,17 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
             int flag = 0;
             MPI_Status ms;
             note_t n;
-            while (!ch->peer_failed &&
+            while (!ch->health.peer_failed &&
                    MPI_Iprobe(0, XFER_NOTE_TAG, ch->ctl_local, &flag, &ms) == MPI_SUCCESS && flag &&
                    MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local,
                             MPI_STATUS_IGNORE) == MPI_SUCCESS)
                 if (n.type == NOTE_FAIL && n.value >= 0)
-                    ch->peer_failed = 1;
+                    ch->health.peer_failed = 1;
         }
-        if (!ch->peer_failed)
+        if (!ch->health.peer_failed)
             nanosleep(&nap, NULL); /* polling interval of a bounded wait */
     }
-    if (ch->peer_failed)
+    if (ch->health.peer_failed)
         return xfer_ch_peer_failed_error(ch);
     return xfer_err_raw(st,
                         "channel %s: communication with component %s failed, and xferd "

@@ -139,7 +139,7 @@ static xfer_status_t area(xfer_channel_t *ch, const char **p, size_t *len)
     if (!xfer_ch_this_recvs(ch))
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: %s only sends on this channel",
                         ch->cfg->name, xfer_ch_side_name(ch, ch->side));
-    if (ch->ended)
+    if (ch->health.ended)
         return xfer_ch_ended(ch, ch->cur);
     if (xfer_ch_this_sends(ch))
         XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out); /* full duplex: as the first xfer_get */
@@ -154,7 +154,7 @@ static xfer_status_t area(xfer_channel_t *ch, const char **p, size_t *len)
                         "channel %s: step %llu: rank 0's header of %s is not of this step",
                         ch->cfg->name, (unsigned long long) s, xfer_ch_peer_name(ch));
     *p = (const char *) sl->rbuf +
-         (ch->direct ? (size_t) ch->nremote * sizeof(xfer_rt_hdr_t) : sizeof(xfer_rt_hdr_t));
+         (ch->path.direct ? (size_t) ch->nremote * sizeof(xfer_rt_hdr_t) : sizeof(xfer_rt_hdr_t));
     *len = h->attr_len;
 out:
     return st;

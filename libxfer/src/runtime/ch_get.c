@@ -93,7 +93,7 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         "channel %s: dataset %s: the buffer holds %zu bytes, the selection needs "
                         "%llu",
                         ch->cfg->name, dataset, buf ? bufsize : 0, (unsigned long long) bytes);
-    if (ch->ended)
+    if (ch->health.ended)
         return xfer_ch_ended(ch, ch->cur);
     if (xfer_ch_this_sends(ch))
         XFER_CHECK_GOTO(xfer_ch_commit(ch), st,
@@ -113,15 +113,15 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
      * to this rank); which datasets it put. */
     for (r = 0; r < ch->nremote; r++) {
         const xfer_rt_hdr_t *h =
-            (const xfer_rt_hdr_t *) (sl->rbuf + (ch->direct ? (size_t) r * sizeof(*h) : off));
-        const uint64_t bv =
-            ch->direct ? overlap(ds, r, ch->me) : xfer_ch_volume(nd, ds->g_count + (size_t) r * nd);
-        if (!ch->direct)
+            (const xfer_rt_hdr_t *) (sl->rbuf + (ch->path.direct ? (size_t) r * sizeof(*h) : off));
+        const uint64_t bv = ch->path.direct ? overlap(ds, r, ch->me)
+                                            : xfer_ch_volume(nd, ds->g_count + (size_t) r * nd);
+        if (!ch->path.direct)
             off += ch->r_bytes[r];
-        if (ch->direct && !hears_from(ch, r))
+        if (ch->path.direct && !hears_from(ch, r))
             continue;
         if (h->magic != XFER_RT_MAGIC || h->step != s || h->rank != (uint64_t) r) {
-            ch->failed = 1;
+            ch->health.failed = 1;
             return XFER_ERR(XFER_ERR_MISMATCH,
                             "channel %s: step %llu: the data of %s rank %d is not of this step "
                             "(header step %llu, rank %llu)",
@@ -145,14 +145,14 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         "channel %s: step %llu: %d ranks of %s put dataset %s, rank %d did not",
                         ch->cfg->name, (unsigned long long) s, present, xfer_ch_peer_name(ch),
                         dataset, first_absent);
-    if (ch->direct && v > 0) { /* this rank's selection: in its receive area, or bound */
+    if (ch->path.direct && v > 0) { /* this rank's selection: in its receive area, or bound */
         const char *src = ds->bound ? ds->bound : sl->rbuf + ds->gs_off[ch->me];
         if (src != buf || memcmp(start, ds->sel_start, (size_t) nd * sizeof(uint64_t)) != 0) {
             xfer_ch_copy_box(buf, start, count, src, ds->sel_start, ds->sel_count, nd, ds->esize);
             ch->stats.bytes_copied_out += bytes;
         }
     }
-    for (r = 0, off = 0; !ch->direct && r < ch->nremote; r++) {
+    for (r = 0, off = 0; !ch->path.direct && r < ch->nremote; r++) {
         const uint64_t *bs = ds->g_start + (size_t) r * nd, *bc = ds->g_count + (size_t) r * nd;
         if (xfer_ch_volume(nd, bc) > 0 && v > 0)
             xfer_ch_copy_box(buf, start, count, sl->rbuf + off + ds->g_off[r], bs, bc, nd,

@@ -17,13 +17,13 @@ xfer_status_t xfer_ch_note_send(xfer_channel_t *ch, MPI_Comm c, int dest, int ty
     xfer_status_t st = XFER_SUCCESS;
     note_out_t *o;
 
-    if (ch->nout == ch->cap_out) {
-        int cap = ch->cap_out ? 2 * ch->cap_out : 16;
-        void **grown = xfer_realloc_array(ch->out, (size_t) cap, sizeof(*grown));
+    if (ch->proto.nout == ch->proto.cap_out) {
+        int cap = ch->proto.cap_out ? 2 * ch->proto.cap_out : 16;
+        void **grown = xfer_realloc_array(ch->proto.out, (size_t) cap, sizeof(*grown));
         if (!grown)
             return XFER_ERR(XFER_ERR_NO_MEMORY, "control notes");
-        ch->out = grown;
-        ch->cap_out = cap;
+        ch->proto.out = grown;
+        ch->proto.cap_out = cap;
     }
     o = xfer_malloc(sizeof(*o));
     if (!o)
@@ -31,7 +31,7 @@ xfer_status_t xfer_ch_note_send(xfer_channel_t *ch, MPI_Comm c, int dest, int ty
     o->n.type = type;
     o->n.value = value;
     XFER_MPI_GOTO(MPI_Isend(&o->n, 2, MPI_INT64_T, dest, XFER_NOTE_TAG, c, &o->req), st, fail);
-    ch->out[ch->nout++] = o;
+    ch->proto.out[ch->proto.nout++] = o;
     return XFER_SUCCESS;
 fail:
     xfer_free(o);
@@ -43,8 +43,8 @@ xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait)
 {
     xfer_status_t st = XFER_SUCCESS;
     int i, k = 0;
-    for (i = 0; i < ch->nout; i++) {
-        note_out_t *o = ch->out[i];
+    for (i = 0; i < ch->proto.nout; i++) {
+        note_out_t *o = ch->proto.out[i];
         int flag = 0;
         if (st == XFER_SUCCESS) {
             int rc = wait ? MPI_Wait(&o->req, MPI_STATUS_IGNORE)
@@ -55,9 +55,9 @@ xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait)
         if (wait || flag)
             xfer_free(o);
         else
-            ch->out[k++] = o;
+            ch->proto.out[k++] = o;
     }
-    ch->nout = k;
+    ch->proto.nout = k;
     return st;
 }
 
@@ -84,17 +84,17 @@ uint64_t xfer_ch_run_limit(const xfer_channel_t *ch)
     uint64_t lim = UINT64_MAX;
     int k;
     for (k = 0; k < 2; k++)
-        if (ch->sends[k] && ch->eos[k] >= 0 && (uint64_t) ch->eos[k] < lim)
-            lim = (uint64_t) ch->eos[k];
+        if (ch->sends[k] && ch->proto.eos[k] >= 0 && (uint64_t) ch->proto.eos[k] < lim)
+            lim = (uint64_t) ch->proto.eos[k];
     return lim;
 }
 
 xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch)
 {
-    if (!xfer_ch_is_announcer(ch) || ch->eos[ch->side] >= 0)
+    if (!xfer_ch_is_announcer(ch) || ch->proto.eos[ch->side] >= 0)
         return XFER_SUCCESS;
-    ch->eos[ch->side] = (int64_t) ch->ann[ch->side];
-    return xfer_ch_announce(ch, NOTE_EOS, ch->eos[ch->side]);
+    ch->proto.eos[ch->side] = (int64_t) ch->proto.ann[ch->side];
+    return xfer_ch_announce(ch, NOTE_EOS, ch->proto.eos[ch->side]);
 }
 
 /* The leader (rank 0, which holds the connection to xferd) learns that the peer failed and
@@ -103,13 +103,13 @@ xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
     int r, value;
-    if (ch->peer_failed || ch->ctl_lost || !ch->x->ctl || ch->me != 0)
+    if (ch->health.peer_failed || ch->health.ctl_lost || !ch->x->ctl || ch->me != 0)
         return XFER_SUCCESS;
-    if (xfer_rt_ctl_failed(ch->x, ch->peer, ch->peer_why, sizeof(ch->peer_why))) {
-        ch->peer_failed = 1;
+    if (xfer_rt_ctl_failed(ch->x, ch->peer, ch->health.peer_why, sizeof(ch->health.peer_why))) {
+        ch->health.peer_failed = 1;
         value = ch->peer;
-    } else if (xfer_rt_ctl_lost(ch->x, ch->ctl_why, sizeof(ch->ctl_why))) {
-        ch->ctl_lost = 1;
+    } else if (xfer_rt_ctl_lost(ch->x, ch->health.ctl_why, sizeof(ch->health.ctl_why))) {
+        ch->health.ctl_lost = 1;
         value = -1;
     } else {
         return XFER_SUCCESS;
@@ -127,8 +127,8 @@ xfer_status_t xfer_ch_ctl_lost_error(const xfer_channel_t *ch)
                         "channel %s: lost the control plane (%s): whether component %s is alive "
                         "can no longer be told",
                         ch->cfg->name,
-                        ch->ctl_why[0] ? ch->ctl_why
-                                       : "rank 0 of this component lost contact with xferd",
+                        ch->health.ctl_why[0] ? ch->health.ctl_why
+                                              : "rank 0 of this component lost contact with xferd",
                         xfer_ch_peer_name(ch));
 }
 
@@ -136,7 +136,8 @@ xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch)
 {
     return xfer_err_raw(XFER_ERR_PEER_FAILED, "channel %s: component %s failed (xferd: %s)",
                         ch->cfg->name, xfer_ch_peer_name(ch),
-                        ch->peer_why[0] ? ch->peer_why : "declared by the control plane");
+                        ch->health.peer_why[0] ? ch->health.peer_why
+                                               : "declared by the control plane");
 }
 
 xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch)
@@ -159,30 +160,30 @@ xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch)
                 out);
             switch (n.type) {
             case NOTE_ANN:
-                if ((uint64_t) n.value + 1 > ch->ann[side])
-                    ch->ann[side] = (uint64_t) n.value + 1;
+                if ((uint64_t) n.value + 1 > ch->proto.ann[side])
+                    ch->proto.ann[side] = (uint64_t) n.value + 1;
                 break;
             case NOTE_EOS:
-                ch->eos[side] = n.value;
+                ch->proto.eos[side] = n.value;
                 break;
             case NOTE_CLOSE:
-                ch->close_seen = 1;
+                ch->proto.close_seen = 1;
                 break;
             case NOTE_FIN:
-                ch->fin_seen = 1;
-                ch->fin_acks = n.value;
+                ch->proto.fin_seen = 1;
+                ch->proto.fin_acks = n.value;
                 break;
             case NOTE_ACK: /* announcer: remote rank s.MPI_SOURCE released n.value steps */
-                ch->acks_recv++;
-                if (ch->rel_of && s.MPI_SOURCE < ch->nremote &&
-                    (uint64_t) n.value > ch->rel_of[s.MPI_SOURCE]) {
+                ch->proto.acks_recv++;
+                if (ch->proto.rel_of && s.MPI_SOURCE < ch->nremote &&
+                    (uint64_t) n.value > ch->proto.rel_of[s.MPI_SOURCE]) {
                     uint64_t m = UINT64_MAX;
                     int r;
-                    ch->rel_of[s.MPI_SOURCE] = (uint64_t) n.value;
+                    ch->proto.rel_of[s.MPI_SOURCE] = (uint64_t) n.value;
                     for (r = 0; r < ch->nremote; r++)
-                        m = XFER_MIN(m, ch->rel_of[r]);
-                    if (m > ch->credit) {
-                        ch->credit = m;
+                        m = XFER_MIN(m, ch->proto.rel_of[r]);
+                    if (m > ch->proto.credit) {
+                        ch->proto.credit = m;
                         for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++)
                             st = xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_CREDIT, (int64_t) m);
                         if (st != XFER_SUCCESS)
@@ -191,17 +192,17 @@ xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch)
                 }
                 break;
             case NOTE_END:
-                ch->end_seen = 1;
+                ch->proto.end_seen = 1;
                 break;
             case NOTE_CREDIT:
-                if ((uint64_t) n.value > ch->credit)
-                    ch->credit = (uint64_t) n.value;
+                if ((uint64_t) n.value > ch->proto.credit)
+                    ch->proto.credit = (uint64_t) n.value;
                 break;
             case NOTE_FAIL: /* the peer failed, or (-1) the control plane is lost */
                 if (n.value >= 0)
-                    ch->peer_failed = 1;
+                    ch->health.peer_failed = 1;
                 else
-                    ch->ctl_lost = 1;
+                    ch->health.ctl_lost = 1;
                 break;
             default:
                 return XFER_ERR(XFER_ERR_INTERNAL, "channel %s: unknown control note %lld",
@@ -209,7 +210,7 @@ xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch)
             }
         }
     }
-    if (ch->close_seen)
+    if (ch->proto.close_seen)
         st = xfer_ch_end_own_side(ch);
     if (st == XFER_SUCCESS)
         st = xfer_ch_notes_reap(ch, 0);

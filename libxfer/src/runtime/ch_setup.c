@@ -20,9 +20,9 @@ static xfer_status_t setup_poll(xfer_channel_t *ch, MPI_Request *req, double dea
     if (*flag)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
-    if (ch->peer_failed)
+    if (ch->health.peer_failed)
         return xfer_ch_peer_failed_error(ch);
-    if (ch->ctl_lost)
+    if (ch->health.ctl_lost)
         return xfer_ch_ctl_lost_error(ch);
     if (MPI_Wtime() > deadline)
         return XFER_ERR(XFER_ERR_TIMEOUT, "channel %s: %s: no answer from %s within %d ms",
@@ -154,7 +154,7 @@ static xfer_status_t selections(xfer_channel_t *ch, int k, int nranks, const uin
         }
     }
     if (k == ch->side) /* this side's receive area */
-        ch->r_area = area[ch->me];
+        ch->path.r_area = area[ch->me];
     xfer_free(area);
     return XFER_SUCCESS;
 }
@@ -182,8 +182,8 @@ static xfer_status_t bound_segments(xfer_channel_t *ch)
 {
     int i, k;
     for (k = 0; k < 2; k++) {
-        ch->seg[k] = xfer_calloc((size_t) ch->nds + 1, sizeof(xfer_exec_seg_t));
-        if (!ch->seg[k])
+        ch->path.seg[k] = xfer_calloc((size_t) ch->nds + 1, sizeof(xfer_exec_seg_t));
+        if (!ch->path.seg[k])
             return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: bound buffers", ch->cfg->name);
     }
     for (i = 0; i < ch->nds; i++) {
@@ -192,7 +192,7 @@ static xfer_status_t bound_segments(xfer_channel_t *ch)
         xfer_exec_seg_t *g;
         if (!d->bound)
             continue;
-        g = &ch->seg[dir][ch->nseg[dir]++];
+        g = &ch->path.seg[dir][ch->path.nseg[dir]++];
         g->ptr = d->bound;
         g->off = d->out ? d->my_off : d->gs_off[ch->me];
         g->len =
@@ -232,9 +232,9 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
     m.ds = md;
     m.msg_max = 0;
     m.attr = ch->attr_cap;
-    XFER_CHECK_GOTO(
-        xfer_mxn_build(&m, k == 0 ? ch->me : n0 + ch->me, ch->my_bytes, ch->r_area, &ch->mxn), st,
-        out);
+    XFER_CHECK_GOTO(xfer_mxn_build(&m, k == 0 ? ch->me : n0 + ch->me, ch->my_bytes, ch->path.r_area,
+                                   &ch->path.mxn),
+                    st, out);
     XFER_CHECK_GOTO(bound_segments(ch), st, out);
     for (i = 0; i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
@@ -248,12 +248,12 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: executor", ch->cfg->name);
             goto out;
         }
-        XFER_CHECK_GOTO(
-            xfer_exec_init(s->ex, ch->mxn, comms, NULL, NULL, XFER_RT_EXEC_TAG, XFER_INTRA_MPI), st,
-            out);
+        XFER_CHECK_GOTO(xfer_exec_init(s->ex, ch->path.mxn, comms, NULL, NULL, XFER_RT_EXEC_TAG,
+                                       XFER_INTRA_MPI),
+                        st, out);
         xfer_exec_bind(s->ex, s->sbuf, s->rbuf, NULL);
-        xfer_exec_remap(s->ex, XFER_BUF_SEND, ch->seg[0], ch->nseg[0]);
-        xfer_exec_remap(s->ex, XFER_BUF_RECV, ch->seg[1], ch->nseg[1]);
+        xfer_exec_remap(s->ex, XFER_BUF_SEND, ch->path.seg[0], ch->path.nseg[0]);
+        xfer_exec_remap(s->ex, XFER_BUF_RECV, ch->path.seg[1], ch->path.nseg[1]);
     }
 out:
     xfer_free(md);
@@ -302,7 +302,7 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
             memcpy(mine + pos + nd, d->count, (size_t) nd * sizeof(uint64_t));
         }
     }
-    mine[len - 1] = ch->bound_send || ch->bound_recv;
+    mine[len - 1] = ch->path.bound_send || ch->path.bound_recv;
     /* Records of this side (to check the tiling here too: both sides report the same error)
      * and of the other side. */
     XFER_MPI_GOTO(MPI_Allgather(mine, len, MPI_UINT64_T, own_all, len, MPI_UINT64_T, ch->ctl_local),
@@ -335,13 +335,13 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
             bound |= own_all[(size_t) r * (size_t) len + (size_t) len - 1] & 1;
         for (r = 0; r < ch->nremote; r++)
             bound |= rem_all[(size_t) r * (size_t) len + (size_t) len - 1] & 1;
-        ch->direct = partial || bound || tot[0] > INT_MAX || tot[1] > INT_MAX ||
-                     xfer_env_long("XFER_RT_DIRECT", 0) > 0;
+        ch->path.direct = partial || bound || tot[0] > INT_MAX || tot[1] > INT_MAX ||
+                          xfer_env_long("XFER_RT_DIRECT", 0) > 0;
         st = check_bound(ch);
     }
     for (i = 0; st == XFER_SUCCESS && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
-        const size_t rlen = ch->direct ? ch->r_area : ch->r_total;
+        const size_t rlen = ch->path.direct ? ch->path.r_area : ch->r_total;
         if (i == 0 && stage0_fits(ch)) { /* slot 0 holds step 0, its blocks in place already */
             s->sbuf = ch->stage0;
             ch->stage0 = NULL;
@@ -357,7 +357,7 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
         st = st2;
         goto out;
     }
-    if (ch->direct) {
+    if (ch->path.direct) {
         XFER_CHECK_GOTO(setup_direct(ch), st, out);
         goto done;
     }
@@ -386,11 +386,11 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
 done:
     if (ch->me == 0 && xfer_trace_level() > 0) {
         const char *alg = "direct (M x N)";
-        if (!ch->direct)
+        if (!ch->path.direct)
             xfer_plan_algorithm(ch->slots[0].plan, &alg);
         xfer_log(XFER_LOG_TRACE, "channel %s at %s: %s, %zu bytes per step from this rank, %zu in",
                  ch->cfg->name, xfer_ch_side_name(ch, k), alg, ch->my_bytes,
-                 ch->direct ? ch->r_area : ch->r_total);
+                 ch->path.direct ? ch->path.r_area : ch->r_total);
     }
     ch->setup = 1;
 out:
@@ -401,7 +401,7 @@ out:
     xfer_free(rcounts);
     xfer_free(rdispls);
     if (st != XFER_SUCCESS)
-        ch->failed = 1;
+        ch->health.failed = 1;
     return st;
 fail_mpi:
     st = st2;
@@ -466,9 +466,9 @@ xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *bu
                         "its first put)",
                         ch->cfg->name, dataset);
     if (!d->bound && d->out)
-        ch->bound_send++;
+        ch->path.bound_send++;
     else if (!d->bound)
-        ch->bound_recv++;
+        ch->path.bound_recv++;
     d->bound = buf;
     d->bound_size = bufsize;
     return XFER_SUCCESS;

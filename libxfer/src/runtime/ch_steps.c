@@ -34,14 +34,14 @@ static int can_start(xfer_channel_t *ch)
     if (s >= xfer_ch_run_limit(ch))
         return 0;
     for (k = 0; k < 2; k++)
-        if (ch->sends[k] && ch->ann[k] <= s)
+        if (ch->sends[k] && ch->proto.ann[k] <= s)
             return 0;
     if (xfer_ch_this_sends(ch))
         return s < ch->committed && sl->state == XFER_SLOT_COMMITTED && sl->step == s;
     /* receive only: a free slot inside the window of steps the application has not released */
     /* (bound receive buffers hold one step: the next lands once this one is released) */
     return sl->state == XFER_SLOT_FREE &&
-           s < ch->released + (uint64_t) (ch->bound_recv ? 1 : ch->nslots);
+           s < ch->proto.released + (uint64_t) (ch->path.bound_recv ? 1 : ch->nslots);
 }
 
 static xfer_status_t start_next(xfer_channel_t *ch)
@@ -59,7 +59,7 @@ static xfer_status_t start_next(xfer_channel_t *ch)
     ch->started++;
 out:
     if (st != XFER_SUCCESS)
-        ch->failed = 1;
+        ch->health.failed = 1;
     return st;
 }
 
@@ -70,12 +70,12 @@ static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
         const xfer_rt_dset_t *d = &ch->ds[i];
         if (!d->out)
             ch->stats.bytes_received +=
-                ch->direct ? xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize : 0;
+                ch->path.direct ? xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize : 0;
     }
-    if (!ch->direct && xfer_ch_this_recvs(ch))
+    if (!ch->path.direct && xfer_ch_this_recvs(ch))
         ch->stats.bytes_received += ch->r_total;
     sl->state = XFER_SLOT_DONE;
-    if (!xfer_ch_this_recvs(ch) || sl->step < ch->released)
+    if (!xfer_ch_this_recvs(ch) || sl->step < ch->proto.released)
         sl->state = XFER_SLOT_FREE;
 }
 
@@ -89,13 +89,13 @@ static xfer_status_t progress(xfer_channel_t *ch, int force)
     uint64_t lim;
     int i;
 
-    if (ch->failed)
+    if (ch->health.failed)
         return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used",
                         ch->cfg->name);
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
-    if (ch->peer_failed)
+    if (ch->health.peer_failed)
         return xfer_ch_peer_failed_error(ch);
-    if (ch->ctl_lost)
+    if (ch->health.ctl_lost)
         return xfer_ch_ctl_lost_error(ch);
     /* Committed steps past the end of the channel will never run. */
     lim = xfer_ch_run_limit(ch);
@@ -118,7 +118,7 @@ static xfer_status_t progress(xfer_channel_t *ch, int force)
         else
             st = xfer_test(sl->plan, &done); /* never blocks, whatever the plan */
         if (st != XFER_SUCCESS) {
-            ch->failed = 1;
+            ch->health.failed = 1;
             return XFER_ERR(st, "channel %s: step %llu between %s and %s failed: %.600s",
                             ch->cfg->name, (unsigned long long) sl->step, xfer_ch_side_name(ch, 0),
                             xfer_ch_side_name(ch, 1), xfer_last_error());
@@ -139,7 +139,7 @@ xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force)
     int i;
     for (i = 0; st == XFER_SUCCESS && i < ch->x->nch; i++) {
         xfer_channel_t *o = ch->x->ch[i];
-        if (o && o != ch && !o->failed && o->inter != MPI_COMM_NULL && !o->finished)
+        if (o && o != ch && !o->health.failed && o->inter != MPI_COMM_NULL && !o->health.finished)
             progress(o, 0); /* its own errors surface on its own calls */
     }
     return st;
@@ -205,14 +205,14 @@ xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, co
 
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch)
 {
-    if (ch->peer_failed)
+    if (ch->health.peer_failed)
         return xfer_ch_peer_failed_error(ch);
-    if (ch->ctl_lost)
+    if (ch->health.ctl_lost)
         return xfer_ch_ctl_lost_error(ch);
-    if (ch->failed)
+    if (ch->health.failed)
         return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used",
                         ch->cfg->name);
-    if (ch->finished)
+    if (ch->health.finished)
         return XFER_ERR(XFER_ERR_STATE, "channel %s was finalized", ch->cfg->name);
     return XFER_SUCCESS;
 }
@@ -222,10 +222,11 @@ xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step)
     const uint64_t lim = xfer_ch_run_limit(ch);
     int k, who = 1 - ch->side;
     for (k = 0; k < 2; k++)
-        if (ch->sends[k] && ch->eos[k] >= 0 && (uint64_t) ch->eos[k] == lim)
+        if (ch->sends[k] && ch->proto.eos[k] >= 0 && (uint64_t) ch->proto.eos[k] == lim)
             who = k;
-    ch->ended = 1;
-    if (who == ch->side && xfer_ch_this_sends(ch) && !xfer_ch_this_recvs(ch) && ch->close_seen)
+    ch->health.ended = 1;
+    if (who == ch->side && xfer_ch_this_sends(ch) && !xfer_ch_this_recvs(ch) &&
+        ch->proto.close_seen)
         return XFER_ERR(XFER_ERR_END_OF_STREAM,
                         "channel %s: %s closed the channel after step %lld; step %llu is not sent",
                         ch->cfg->name, xfer_ch_peer_name(ch), (long long) lim - 1,
@@ -414,7 +415,7 @@ static int step0_go(xfer_channel_t *ch, void *arg)
     if (xfer_ch_run_limit(ch) == 0)
         return 1;
     for (k = 0; k < 2; k++)
-        if (ch->sends[k] && ch->ann[k] < 1)
+        if (ch->sends[k] && ch->proto.ann[k] < 1)
             return 0;
     return 1;
 }
@@ -448,7 +449,7 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
         return xfer_ch_ended(ch, ch->cur);
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
     if (xfer_ch_is_announcer(ch)) {
-        ch->ann[ch->side] = ch->cur + 1;
+        ch->proto.ann[ch->side] = ch->cur + 1;
         XFER_CHECK_GOTO(xfer_ch_announce(ch, NOTE_ANN, (int64_t) ch->cur), st, out);
         xfer_rt_ctl_step(ch->x, ch->index, ch->side, ch->cur, step_bytes(ch, sl->mask));
     }
@@ -504,7 +505,7 @@ static int ahead_ok(xfer_channel_t *ch, void *arg)
     const uint64_t next = *(uint64_t *) arg, w = (uint64_t) ch->cfg->max_in_flight_steps;
     if (xfer_ch_run_limit(ch) <= next)
         return 1;
-    return xfer_ch_slot_of(ch, next)->state == XFER_SLOT_FREE && ch->credit + w >= next;
+    return xfer_ch_slot_of(ch, next)->state == XFER_SLOT_FREE && ch->proto.credit + w >= next;
 }
 
 /* The collective of step *arg has completed on this rank (its sends are done). */
@@ -525,7 +526,7 @@ xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch)
     if (!ch)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    if (ch->ended)
+    if (ch->health.ended)
         return xfer_ch_ended(ch, ch->cur);
     if (xfer_ch_this_sends(ch))
         XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out);
@@ -533,17 +534,18 @@ xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch)
         XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 0), st, out);
     if (xfer_ch_this_recvs(ch)) {
         sl = xfer_ch_slot_of(ch, ch->cur);
-        ch->released = ch->cur + 1;
+        ch->proto.released = ch->cur + 1;
         if (sl->step == ch->cur && sl->state == XFER_SLOT_DONE)
             sl->state = XFER_SLOT_FREE;
         /* credit for the sender: it may run max_in_flight_steps ahead of this */
-        XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_ACK, (int64_t) ch->released),
-                        st, out);
-        ch->acks_sent++;
+        XFER_CHECK_GOTO(
+            xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_ACK, (int64_t) ch->proto.released), st,
+            out);
+        ch->proto.acks_sent++;
         if (ch->me == 0)
-            xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->released);
+            xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->proto.released);
     }
-    if (ch->bound_send) { /* the caller's blocks are read until this step's sends are done */
+    if (ch->path.bound_send) { /* the caller's blocks are read until this step's sends are done */
         uint64_t cur = ch->cur;
         XFER_CHECK_GOTO(xfer_ch_wait_until(ch, sent_cond, &cur,
                                            "sending from the bound buffers (xfer_bind_buffer)"),
@@ -598,7 +600,7 @@ xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
                         "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
                         ch->cfg->name, timeout_ms);
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    if (ch->ended) {
+    if (ch->health.ended) {
         *status = XFER_STEP_END_OF_STREAM;
         return XFER_SUCCESS;
     }
@@ -612,7 +614,7 @@ xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
     if (!met)
         return XFER_SUCCESS;
     if (xfer_ch_run_limit(ch) <= ch->cur) {
-        ch->ended = 1;
+        ch->health.ended = 1;
         *status = XFER_STEP_END_OF_STREAM;
         return XFER_SUCCESS;
     }

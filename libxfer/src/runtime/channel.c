@@ -29,7 +29,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
     ch->ctl_inter = ch->ctl_local = MPI_COMM_NULL;
     ch->side = c->from == x->comp ? 0 : 1;
     ch->peer = ch->side == 0 ? c->to : c->from;
-    ch->eos[0] = ch->eos[1] = -1;
+    ch->proto.eos[0] = ch->proto.eos[1] = -1;
     ch->role = c->duplex == XFER_DUPLEX_FULL ? XFER_ROLE_BOTH
                : ch->side == 0               ? XFER_ROLE_SEND
                                              : XFER_ROLE_RECV;
@@ -65,7 +65,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
     XFER_MPI_GOTO(MPI_Comm_remote_size(inter, &ch->nremote), st, fail);
     XFER_MPI_GOTO(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN), st, fail);
     if (ch->me == 0 && ch->sends[ch->side] &&
-        !(ch->rel_of = xfer_calloc((size_t) ch->nremote, sizeof(uint64_t)))) {
+        !(ch->proto.rel_of = xfer_calloc((size_t) ch->nremote, sizeof(uint64_t)))) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel");
         goto fail;
     }
@@ -210,7 +210,7 @@ out:
     xfer_free(mine);
     xfer_free(theirs);
     if (st != XFER_SUCCESS)
-        ch->failed = 1;
+        ch->health.failed = 1;
     return st;
 }
 
@@ -220,7 +220,7 @@ static int drained(xfer_channel_t *ch, void *arg)
     int i, k;
     (void) arg;
     for (k = 0; k < 2; k++)
-        if (ch->sends[k] && ch->eos[k] < 0)
+        if (ch->sends[k] && ch->proto.eos[k] < 0)
             return 0; /* a sending side has not said its last word (its notes still come) */
     if (ch->started < lim && ch->setup)
         return 0;
@@ -235,14 +235,15 @@ static int drained(xfer_channel_t *ch, void *arg)
 static int end_cond(xfer_channel_t *ch, void *arg)
 {
     (void) arg;
-    return ch->end_seen;
+    return ch->proto.end_seen;
 }
 
 static int fin_cond(xfer_channel_t *ch, void *arg)
 {
     (void) arg;
     /* the goodbye, and every ACK sent before it (they come from several ranks: no order) */
-    return ch->fin_seen && (!xfer_ch_is_announcer(ch) || (int64_t) ch->acks_recv >= ch->fin_acks);
+    return ch->proto.fin_seen &&
+           (!xfer_ch_is_announcer(ch) || (int64_t) ch->proto.acks_recv >= ch->proto.fin_acks);
 }
 
 /* Finish a channel: the sending sides announce their end, the receive-only side asks the
@@ -253,10 +254,10 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
     xfer_status_t st = XFER_SUCCESS;
     int i;
 
-    if (ch->failed || ch->finished)
+    if (ch->health.failed || ch->health.finished)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
-    if (ch->peer_failed) { /* nobody to finish with */
+    if (ch->health.peer_failed) { /* nobody to finish with */
         st = xfer_ch_peer_failed_error(ch);
         goto out;
     }
@@ -268,7 +269,7 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
         XFER_CHECK_GOTO(xfer_ch_end_own_side(ch), st, out);
     else if (ch->me == 0 && xfer_ch_run_limit(ch) == UINT64_MAX)
         XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_CLOSE, 0), st, out);
-    ch->released = UINT64_MAX / 2; /* receive what was announced, for nobody */
+    ch->proto.released = UINT64_MAX / 2; /* receive what was announced, for nobody */
     for (i = 0; i < ch->nslots; i++)
         if (ch->slots[i].state == XFER_SLOT_DONE)
             ch->slots[i].state = XFER_SLOT_FREE;
@@ -277,8 +278,8 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
     {
         uint64_t total = 0;
         XFER_MPI_GOTO(
-            MPI_Reduce(&ch->acks_sent, &total, 1, MPI_UINT64_T, MPI_SUM, 0, ch->ctl_local), st,
-            out);
+            MPI_Reduce(&ch->proto.acks_sent, &total, 1, MPI_UINT64_T, MPI_SUM, 0, ch->ctl_local),
+            st, out);
         if (ch->me == 0) {
             XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_FIN, (int64_t) total), st,
                             out);
@@ -295,10 +296,10 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
     }
     XFER_CHECK_GOTO(xfer_ch_notes_reap(ch, 1), st, out);
     XFER_MPI_GOTO(MPI_Barrier(ch->ctl_local), st, out);
-    ch->finished = 1;
+    ch->health.finished = 1;
 out:
     if (st != XFER_SUCCESS)
-        ch->failed = 1;
+        ch->health.failed = 1;
     return st;
 }
 
@@ -338,9 +339,9 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     xfer_free(ch->stage0);
     xfer_free(ch->attr_buf);
     xfer_ch_notes_reap(ch, collective);
-    for (i = 0; i < ch->nout; i++)
-        xfer_free(ch->out[i]); /* abandoned after a failure */
-    xfer_free(ch->out);
+    for (i = 0; i < ch->proto.nout; i++)
+        xfer_free(ch->proto.out[i]); /* abandoned after a failure */
+    xfer_free(ch->proto.out);
     if (collective) {
         if (ch->ctl_local != MPI_COMM_NULL)
             MPI_Comm_free(&ch->ctl_local);
@@ -357,11 +358,11 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
                 MPI_Comm_free(&ch->inter);
         }
     }
-    xfer_sched_destroy(&ch->mxn);
-    xfer_free(ch->seg[0]);
-    xfer_free(ch->seg[1]);
+    xfer_sched_destroy(&ch->path.mxn);
+    xfer_free(ch->path.seg[0]);
+    xfer_free(ch->path.seg[1]);
     xfer_free(ch->r_bytes);
-    xfer_free(ch->rel_of);
+    xfer_free(ch->proto.rel_of);
     xfer_free(ch->ds);
     xfer_free(ch->slots);
     xfer_free(ch);

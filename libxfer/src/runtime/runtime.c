@@ -253,7 +253,7 @@ xfer_status_t xfer_finalize(xfer_t **px)
             first = st;
             snprintf(first_msg, sizeof(first_msg), "%s", xfer_last_error());
         }
-        if (x->ch[i]->failed || x->ch[i]->peer_failed)
+        if (x->ch[i]->health.failed || x->ch[i]->health.peer_failed)
             failed = 1;
     }
     /* the leader says goodbye to xferd (a failed component says nothing: xfer-run reports) */

@@ -87,6 +87,49 @@ typedef struct xfer_rt_slot {
     MPI_Comm merged;
 } xfer_rt_slot_t;
 
+/* The step protocol's state on one rank of a channel (runtime.h's header, ch_notes.c). */
+typedef struct xfer_rt_proto {
+    uint64_t ann[2]; /* steps announced by side k's announcer */
+    int64_t eos[2];  /* side k ended after this many steps (-1: not ended) */
+    int close_seen;  /* announcer: the receive-only side asked to stop */
+    int close_sent;
+    void **out; /* control notes in flight */
+    int nout, cap_out;
+    int end_seen;       /* the own announcer's last note arrived */
+    int fin_seen;       /* the other side's rank 0 said it finished (rank 0 only) */
+    int64_t fin_acks;   /* rank 0: the ACK total the other side's FIN announced */
+    uint64_t acks_sent; /* ACK notes this rank sent; rank 0 learns its side's total */
+    uint64_t acks_recv; /* announcer: ACK notes received */
+    /* flow control */
+    uint64_t released; /* steps the application released (receiving side) */
+    uint64_t credit;   /* steps the other side released (what a sender may run ahead of) */
+    uint64_t *rel_of;  /* announcer: steps released by each remote rank */
+} xfer_rt_proto_t;
+
+/* How the channel's steps move: the allgatherv path (a plan per slot), or the direct path (M x N
+ * selections, steps beyond int counts, bound buffers): one schedule of this rank, run by each
+ * slot's executor; the receive area holds the remote senders' headers, the attributes and this
+ * rank's selections (ch_setup.c, mxn.h). */
+typedef struct xfer_rt_path {
+    int direct;
+    struct xfer_sched *mxn;
+    size_t r_area;
+    int bound_send, bound_recv;   /* datasets this rank bound (xfer_bind_buffer), by direction */
+    struct xfer_exec_seg *seg[2]; /* their ranges in the contribution and receive area */
+    int nseg[2];
+} xfer_rt_path_t;
+
+/* What failed or ended on a channel. */
+typedef struct xfer_rt_health {
+    int failed;         /* a collective failed: the channel is unusable */
+    int ended;          /* the application was told the channel ended */
+    int finished;       /* xfer_finalize completed this channel */
+    int peer_failed;    /* xferd declared the peer component failed */
+    int ctl_lost;       /* the control plane is gone: the peer's liveness is unknown */
+    char peer_why[256]; /* why (the leader knows; other ranks learn it by NOTE_FAIL) */
+    char ctl_why[256];  /* why the control plane is lost (the leader's words) */
+} xfer_rt_health_t;
+
 struct xfer_channel {
     struct xfer *x;
     int index;
@@ -116,45 +159,18 @@ struct xfer_channel {
     size_t stage0_len;
     size_t *r_bytes; /* every remote rank's contribution */
     size_t r_total;
-    /* The direct path (M x N selections, or steps beyond int counts): one schedule of this
-     * rank, run by each slot's executor; the receive area holds the remote senders' headers and
-     * this rank's selections */
-    int direct;
-    struct xfer_sched *mxn;
-    size_t r_area;
-    int bound_send, bound_recv;   /* datasets this rank bound, by direction */
-    struct xfer_exec_seg *seg[2]; /* their ranges in the contribution and receive area */
-    int nseg[2];
+    xfer_rt_path_t path;
     xfer_channel_stats_t stats;
     int nslots;
     xfer_rt_slot_t *slots;
-    int setup;          /* geometry exchanged and plans built */
-    uint64_t cur;       /* step of the application's next put/get */
-    int cur_committed;  /* full duplex: the first get of the step committed it */
-    uint64_t committed; /* steps this rank committed (sending side) */
-    uint64_t started;   /* steps whose collective this rank started */
-    uint64_t ann[2];    /* steps announced by side k's announcer */
-    int64_t eos[2];     /* side k ended after this many steps (-1: not ended) */
-    int close_seen;     /* announcer: the receive-only side asked to stop */
-    int close_sent;
-    int failed; /* a collective failed: the channel is unusable */
-    int ended;  /* the application was told the channel ended */
-    void **out; /* control notes in flight */
-    int nout, cap_out;
-    int end_seen;       /* the own announcer's last note arrived */
-    int fin_seen;       /* the other side's rank 0 said it finished (rank 0 only) */
-    int finished;       /* xfer_finalize completed this channel */
-    uint64_t released;  /* steps the application released (receiving side) */
-    uint64_t credit;    /* steps the other side released (what a sender may run ahead of) */
-    uint64_t *rel_of;   /* announcer: steps released by each remote rank */
-    uint64_t acks_sent; /* ACK notes this rank sent; rank 0 learns its side's total */
-    uint64_t acks_recv; /* announcer: ACK notes received */
-    int64_t fin_acks;   /* rank 0: the ACK total the other side's FIN announced */
-    int peer_failed;    /* xferd declared the peer component failed */
-    int ctl_lost;       /* the control plane is gone: the peer's liveness is unknown */
-    int begun;          /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
-    char peer_why[256]; /* why (the leader knows; other ranks learn it by NOTE_FAIL) */
-    char ctl_why[256];  /* why the control plane is lost (the leader's words) */
+    int setup;               /* geometry exchanged and plans built */
+    uint64_t cur;            /* step of the application's next put/get */
+    int cur_committed;       /* full duplex: the first get of the step committed it */
+    uint64_t committed;      /* steps this rank committed (sending side) */
+    uint64_t started;        /* steps whose collective this rank started */
+    xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (ch_notes.c) */
+    xfer_rt_health_t health; /* what failed or ended */
+    int begun; /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */
