@@ -223,41 +223,47 @@ out:
     return st;
 }
 
-xfer_status_t xfer_attr_count(xfer_channel_t *ch, int *count)
+/* The current step's attribute number @p i (-1: none; *@p n counts them all). Returns
+ * XFER_SUCCESS with *@p found set when there is one. */
+static xfer_status_t walk(xfer_channel_t *ch, int i, int *n, rec_t *r, int *found)
 {
     const char *p;
     size_t len, o = 0;
     xfer_status_t st;
-    rec_t r;
-    int n = 0;
-    if (!count)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "count is NULL");
+    *n = 0;
+    *found = 0;
     XFER_CHECK_GOTO(area(ch, &p, &len), st, out);
-    while (o < len && parse(p + o, len - o, &r)) {
-        n++;
-        o += r.len;
+    while (o < len && parse(p + o, len - o, r)) {
+        if ((*n)++ == i) {
+            *found = 1;
+            break;
+        }
+        o += r->len;
     }
-    *count = n;
 out:
     return st;
 }
 
+xfer_status_t xfer_attr_count(xfer_channel_t *ch, int *count)
+{
+    rec_t r;
+    int found;
+    if (!count)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "count is NULL");
+    return walk(ch, -1, count, &r, &found);
+}
+
 xfer_status_t xfer_attr_name(xfer_channel_t *ch, int i, const char **name)
 {
-    const char *p;
-    size_t len, o = 0;
     xfer_status_t st;
     rec_t r;
-    int n = 0;
+    int n, found;
     if (!name)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "name is NULL");
-    XFER_CHECK_GOTO(area(ch, &p, &len), st, out);
-    while (o < len && parse(p + o, len - o, &r)) {
-        if (n++ == i) {
-            *name = r.name;
-            return XFER_SUCCESS;
-        }
-        o += r.len;
+    XFER_CHECK_GOTO(walk(ch, i, &n, &r, &found), st, out);
+    if (found) {
+        *name = r.name;
+        return XFER_SUCCESS;
     }
     return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: step %llu has %d attributes, no number %d",
                     ch->cfg->name, (unsigned long long) ch->cur, n, i);

@@ -5,22 +5,15 @@
 #include <string.h>
 
 #include "channel.h"
+#include "mxn.h"
 
 /* Elements of remote rank r's block of @p ds inside rank c's selection. */
 static uint64_t overlap(const xfer_rt_dset_t *ds, int r, int c)
 {
     const int nd = ds->cfg->ndims;
-    const uint64_t *bs = ds->g_start + (size_t) r * nd, *bc = ds->g_count + (size_t) r * nd;
-    const uint64_t *ss = ds->gs_start + (size_t) c * nd, *sc = ds->gs_count + (size_t) c * nd;
-    uint64_t v = 1;
-    int d;
-    for (d = 0; d < nd; d++) {
-        const uint64_t a = XFER_MAX(bs[d], ss[d]), b = XFER_MIN(bs[d] + bc[d], ss[d] + sc[d]);
-        if (b <= a)
-            return 0;
-        v *= b - a;
-    }
-    return v;
+    return xfer_mxn_overlap(nd, ds->g_start + (size_t) r * nd, ds->g_count + (size_t) r * nd,
+                            ds->gs_start + (size_t) c * nd, ds->gs_count + (size_t) c * nd, NULL,
+                            NULL);
 }
 
 /* The direct path: does remote rank r stream to this rank (mxn.h: rank 0 always)? */
@@ -157,10 +150,10 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
         if (xfer_ch_volume(nd, bc) > 0 && v > 0)
             xfer_ch_copy_box(buf, start, count, sl->rbuf + off + ds->g_off[r], bs, bc, nd,
                              ds->esize);
-        if (r == 0)
-            ch->stats.bytes_copied_out += bytes;
         off += ch->r_bytes[r];
     }
+    if (!ch->path.direct)
+        ch->stats.bytes_copied_out += bytes;
     if (out) {
         memset(out, 0, sizeof(*out));
         out->name = ds->cfg->name;

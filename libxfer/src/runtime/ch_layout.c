@@ -42,11 +42,11 @@ void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const
 
 /* ---- setup: geometry of every sending rank, contributions, plans --------------------------- */
 
-/* Number of uint64 in one rank's geometry record for side k's datasets. */
-int xfer_ch_geo_len(const xfer_channel_t *ch, int k)
+/* Number of uint64 in one rank's geometry record, the same on both sides: a block (sent) or a
+ * selection (received) per dataset, then a word of flags. */
+int xfer_ch_geo_len(const xfer_channel_t *ch)
 {
     int i, n = 0;
-    (void) k; /* the same length on both sides */
     for (i = 0; i < ch->nds; i++)
         n += 2 * ch->ds[i].cfg->ndims;
     return n + 1; /* and a last word of flags: 1, the rank bound a buffer */
@@ -70,7 +70,7 @@ int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
 xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
                               size_t *bytes, int fill_global)
 {
-    const int len = xfer_ch_geo_len(ch, k);
+    const int len = xfer_ch_geo_len(ch);
     xfer_status_t st = XFER_SUCCESS;
     int i, r;
     size_t *off = NULL;

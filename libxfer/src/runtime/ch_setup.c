@@ -20,10 +20,7 @@ static xfer_status_t setup_poll(xfer_channel_t *ch, MPI_Request *req, double dea
     if (*flag)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
-    if (ch->health.peer_failed)
-        return xfer_ch_peer_failed_error(ch);
-    if (ch->health.ctl_lost)
-        return xfer_ch_ctl_lost_error(ch);
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out); /* a failed peer, a lost control plane */
     if (MPI_Wtime() > deadline)
         return XFER_ERR(XFER_ERR_TIMEOUT, "channel %s: %s: no answer from %s within %d ms",
                         ch->cfg->name, what, xfer_ch_peer_name(ch), ch->x->timeout_ms);
@@ -107,15 +104,18 @@ static int stage0_fits(const xfer_channel_t *ch)
 xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d)
 {
     const xfer_cfg_dataset_t *c = d->cfg;
-    if (d->sel_declared)
+    xfer_status_t st;
+    if (d->sel_declared || d->sel_resolved)
         return XFER_SUCCESS;
     if (c->selection == XFER_SELECT_USER)
         return XFER_ERR(XFER_ERR_INVALID_ARG,
                         "channel %s: dataset %s has selection: user, but rank %d of %s did not "
                         "call xfer_select for it before step 0",
                         ch->cfg->name, c->name, ch->me, xfer_ch_side_name(ch, ch->side));
-    return xfer_decompose(c->selection, c->ndims, c->dims, ch->nlocal, ch->me, d->sel_start,
-                          d->sel_count);
+    st = xfer_decompose(c->selection, c->ndims, c->dims, ch->nlocal, ch->me, d->sel_start,
+                        d->sel_count);
+    d->sel_resolved = st == XFER_SUCCESS; /* fixed for the run: once */
+    return st;
 }
 
 /* Every receiving rank's selection of the datasets side @p k receives, from their geometry
@@ -124,7 +124,7 @@ xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d)
 static xfer_status_t selections(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
                                 int nsend, int *partial)
 {
-    const int len = xfer_ch_geo_len(ch, k);
+    const int len = xfer_ch_geo_len(ch);
     int i, r, e;
     size_t *area = xfer_calloc((size_t) nranks, sizeof(size_t));
     if (!area)
@@ -263,7 +263,7 @@ out:
 xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
 {
     const int k = ch->side, ko = 1 - k;
-    const int len = xfer_ch_geo_len(ch, k);
+    const int len = xfer_ch_geo_len(ch);
     uint64_t *mine = NULL, *own_all = NULL, *rem_all = NULL;
     size_t *own_bytes = NULL, tot[2] = {0, 0};
     int *rcounts = NULL, *rdispls = NULL, partial = 0;
@@ -339,6 +339,13 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
                           xfer_env_long("XFER_RT_DIRECT", 0) > 0;
         st = check_bound(ch);
     }
+    for (i = 0; st == XFER_SUCCESS && i < ch->nds; i++) { /* what lands here per step */
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        if (ch->path.direct && !d->out)
+            ch->path.step_recv += xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
+    }
+    if (!ch->path.direct)
+        ch->path.step_recv = ch->r_total;
     for (i = 0; st == XFER_SUCCESS && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
         const size_t rlen = ch->path.direct ? ch->path.r_area : ch->r_total;

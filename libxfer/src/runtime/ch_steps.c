@@ -65,15 +65,8 @@ out:
 
 static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 {
-    int i;
-    for (i = 0; i < ch->nds && xfer_ch_this_recvs(ch); i++) {
-        const xfer_rt_dset_t *d = &ch->ds[i];
-        if (!d->out)
-            ch->stats.bytes_received +=
-                ch->path.direct ? xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize : 0;
-    }
-    if (!ch->path.direct && xfer_ch_this_recvs(ch))
-        ch->stats.bytes_received += ch->r_total;
+    if (xfer_ch_this_recvs(ch))
+        ch->stats.bytes_received += ch->path.step_recv;
     sl->state = XFER_SLOT_DONE;
     if (!xfer_ch_this_recvs(ch) || sl->step < ch->proto.released)
         sl->state = XFER_SLOT_FREE;

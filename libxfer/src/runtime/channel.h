@@ -55,7 +55,7 @@ const char *xfer_ch_side_name(const xfer_channel_t *ch, int side);
 const char *xfer_ch_peer_name(const xfer_channel_t *ch);
 uint64_t xfer_ch_volume(int nd, const uint64_t *count);
 void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const uint64_t *count);
-int xfer_ch_geo_len(const xfer_channel_t *ch, int k);
+int xfer_ch_geo_len(const xfer_channel_t *ch);
 /* Where dataset @p i sits in a rank's geometry record (its block, or its selection). */
 int xfer_ch_geo_pos(const xfer_channel_t *ch, int i);
 int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d);

@@ -4,13 +4,9 @@
 
 #include "../core/core.h"
 
-/* The intersection of rank r's block with rank c's selection for dataset @p d: its corner and
- * extents; returns its element count (0: empty). */
-static uint64_t isect(const xfer_mxn_dset_t *d, int r, int c, uint64_t lo[], uint64_t n[])
+uint64_t xfer_mxn_overlap(int nd, const uint64_t *bs, const uint64_t *bc, const uint64_t *ss,
+                          const uint64_t *sc, uint64_t *lo, uint64_t *n)
 {
-    const int nd = d->ndims;
-    const uint64_t *bs = d->bstart + (size_t) r * nd, *bc = d->bcount + (size_t) r * nd;
-    const uint64_t *ss = d->sstart + (size_t) c * nd, *sc = d->scount + (size_t) c * nd;
     uint64_t v = 1;
     int i;
     for (i = 0; i < nd; i++) {
@@ -18,11 +14,21 @@ static uint64_t isect(const xfer_mxn_dset_t *d, int r, int c, uint64_t lo[], uin
         const uint64_t b = XFER_MIN(bs[i] + bc[i], ss[i] + sc[i]);
         if (b <= a)
             return 0;
-        lo[i] = a;
-        n[i] = b - a;
-        v *= n[i];
+        if (lo)
+            lo[i] = a;
+        if (n)
+            n[i] = b - a;
+        v *= b - a;
     }
     return v;
+}
+
+/* The intersection of rank r's block with rank c's selection for dataset @p d. */
+static uint64_t isect(const xfer_mxn_dset_t *d, int r, int c, uint64_t lo[], uint64_t n[])
+{
+    const int nd = d->ndims;
+    return xfer_mxn_overlap(nd, d->bstart + (size_t) r * nd, d->bcount + (size_t) r * nd,
+                            d->sstart + (size_t) c * nd, d->scount + (size_t) c * nd, lo, n);
 }
 
 static int side_sends(const xfer_mxn_t *m, int k)
@@ -46,20 +52,6 @@ int xfer_mxn_pair(const xfer_mxn_t *m, int k, int r, int c)
         if (m->ds[i].from == k && isect(&m->ds[i], r, c, lo, n) > 0)
             return 1;
     return 0;
-}
-
-size_t xfer_mxn_stream_bytes(const xfer_mxn_t *m, int k, int r, int c)
-{
-    uint64_t lo[XFER_MAX_DIMS], n[XFER_MAX_DIMS];
-    size_t b;
-    int i;
-    if (!xfer_mxn_pair(m, k, r, c))
-        return 0;
-    b = XFER_MXN_HDR + (r == 0 ? m->attr : 0);
-    for (i = 0; i < m->nds; i++)
-        if (m->ds[i].from == k)
-            b += (size_t) isect(&m->ds[i], r, c, lo, n) * m->ds[i].esize;
-    return b;
 }
 
 /* One end of a stream, appended to the schedule as messages of pieces: contiguous pieces

@@ -57,8 +57,10 @@ static inline int xfer_mxn_merged(const xfer_mxn_t *m, int k, int r)
 /* Does rank @p r of side @p k send a stream to rank @p c of the other side? */
 int xfer_mxn_pair(const xfer_mxn_t *m, int k, int r, int c);
 
-/* Bytes of the stream from rank @p r of side @p k to rank @p c of the other side. */
-size_t xfer_mxn_stream_bytes(const xfer_mxn_t *m, int k, int r, int c);
+/* The intersection of the box (bs, bc) with the box (ss, sc) in @p nd dimensions: its corner
+ * and extents into @p lo and @p n (either may be NULL); returns its element count (0: empty). */
+uint64_t xfer_mxn_overlap(int nd, const uint64_t *bs, const uint64_t *bc, const uint64_t *ss,
+                          const uint64_t *sc, uint64_t *lo, uint64_t *n);
 
 /* The schedule of merged rank @p me (side 0 holds merged ranks 0 .. n[0] - 1): its SEND buffer
  * is its contribution (@p send_bytes), its RECV buffer its receive area (@p recv_bytes: the

@@ -55,7 +55,7 @@ typedef struct xfer_rt_dset {
     size_t st_off; /* ... at this offset (padded to 8 bytes, as in a contribution) */
     size_t st_len;
     /* receiving side: this rank's selection (xfer_select, else the dataset's mode) */
-    int sel_declared;
+    int sel_declared, sel_resolved; /* by xfer_select; by the mode, computed once */
     uint64_t sel_start[XFER_MAX_DIMS], sel_count[XFER_MAX_DIMS];
     /* every receiving rank's selection (after setup): [rank * ndims], and where it sits in that
      * rank's receive area (direct path) */
@@ -114,7 +114,8 @@ typedef struct xfer_rt_path {
     int direct;
     struct xfer_sched *mxn;
     size_t r_area;
-    int bound_send, bound_recv;   /* datasets this rank bound (xfer_bind_buffer), by direction */
+    uint64_t step_recv;         /* bytes that land on this rank per step (for xfer_channel_stats) */
+    int bound_send, bound_recv; /* datasets this rank bound (xfer_bind_buffer), by direction */
     struct xfer_exec_seg *seg[2]; /* their ranges in the contribution and receive area */
     int nseg[2];
 } xfer_rt_path_t;
