@@ -7,6 +7,7 @@
  *
  *   xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE] [--component NAME]
  *              [--skip DATASET] [--get DATASET] [--exit-after K] [--stall-after K]
+ *              [--mpi-thread single|multiple]
  *              [--kill-after K] [--sigstop-after K] [--compute-ms MS] [--begin TIMEOUT_MS
  * [--deadline-ms MS]]
  *              [--quiet]
@@ -31,17 +32,18 @@ typedef struct opts {
     const char *decomp;
     const char *config;
     const char *component;
-    const char *skip;   /* never put this dataset */
-    const char *get;    /* also get this (perhaps unknown) dataset every step */
-    int exit_after;     /* exit(3) without finalizing after this many steps (-1: never) */
-    int stall_after;    /* stop calling libxfer after this many steps, for ever (-1: never) */
-    int kill_after;     /* rank 0 sends itself SIGKILL after this many steps (-1: never) */
-    int stop_after;     /* rank 0 sends itself SIGSTOP after this many steps (-1: never) */
-    int compute_ms;     /* each step "computes" this long (a sleep) before its puts */
-    int begin_ms;       /* begin every step with xfer_step_begin(timeout), -2: do not */
-    const char *select; /* xfer_select every received dataset: overlap, mixed (even ranks all,
-                         * odd ones overlap), corner, none, all */
-    int deadline_ms;    /* with begin_ms: give up on a step not begun within this (0: never) */
+    const char *skip;       /* never put this dataset */
+    const char *get;        /* also get this (perhaps unknown) dataset every step */
+    int exit_after;         /* exit(3) without finalizing after this many steps (-1: never) */
+    const char *mpi_thread; /* MPI_Init_thread level: single (MPI_Init) or multiple */
+    int stall_after;        /* stop calling libxfer after this many steps, for ever (-1: never) */
+    int kill_after;         /* rank 0 sends itself SIGKILL after this many steps (-1: never) */
+    int stop_after;         /* rank 0 sends itself SIGSTOP after this many steps (-1: never) */
+    int compute_ms;         /* each step "computes" this long (a sleep) before its puts */
+    int begin_ms;           /* begin every step with xfer_step_begin(timeout), -2: do not */
+    const char *select;     /* xfer_select every received dataset: overlap, mixed (even ranks all,
+                             * odd ones overlap), corner, none, all */
+    int deadline_ms;        /* with begin_ms: give up on a step not begun within this (0: never) */
     int quiet;
     int attrs;             /* put and check per-step attributes */
     int bind;              /* xfer_bind_buffer every dataset: no copies in put and get */
@@ -236,6 +238,8 @@ int main(int argc, char **argv)
             o.attrs = 1;
         else if (strcmp(argv[a], "--bind") == 0)
             o.bind = 1;
+        else if (strcmp(argv[a], "--mpi-thread") == 0 && a + 1 < argc)
+            o.mpi_thread = argv[++a];
         else {
             fprintf(
                 stderr,
@@ -246,7 +250,7 @@ int main(int argc, char **argv)
                 "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
                 "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
                 "                  [--select overlap|mixed|corner|none|all] [--attrs] [--bind]\n"
-                "                  [--quiet]\n");
+                "                  [--mpi-thread single|multiple] [--quiet]\n");
             return 2;
         }
     }
@@ -259,7 +263,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "xfer-synth: --put-order: expected forward, reverse or twice\n");
         return 2;
     }
-    MPI_Init(&argc, &argv);
+    if (!o.mpi_thread) /* the whole test suite may run on the progress thread */
+        o.mpi_thread = getenv("XFER_SYNTH_MPI_THREAD");
+    if (o.mpi_thread && strcmp(o.mpi_thread, "single") && strcmp(o.mpi_thread, "multiple")) {
+        fprintf(stderr, "xfer-synth: --mpi-thread: expected single or multiple\n");
+        return 2;
+    }
+    if (o.mpi_thread && strcmp(o.mpi_thread, "multiple") == 0) {
+        /* libxfer's progress thread (progress: auto) moves steps while this computes */
+        int provided = MPI_THREAD_SINGLE;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided != MPI_THREAD_MULTIPLE) {
+            fprintf(stderr, "xfer-synth: --mpi-thread multiple: MPI provides only level %d\n",
+                    provided);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    } else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
     XCHECK(xfer_config_of(x, &cfg, &comp));

@@ -240,12 +240,24 @@ rt_fail_test(mpmd.fail.producer_exits COMMAND ${cmd} MAXTIME 60 EXPECT "exiting 
 
 # the producer stops answering (one MPMD job, no xferd: nothing tells a stall from a long
 # computation, so the wait has no clock); the consumer's own deadline, through the
-# step-status API, ends it (at step 2, or at step 1 when the producer stalled before its
-# collective of step 1 was through: its progress needs libxfer calls)
-rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 5 --stall-after 2
+# step-status API, ends it. With MPI_THREAD_MULTIPLE the progress thread delivers the two
+# steps the producer committed before it stalled, whatever the load: step 2 is the first
+# that never begins.
+rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 5 --stall-after 2 --mpi-thread multiple
         ARGS1 --steps 5 --begin 200 --deadline-ms 3000)
 rt_fail_test(mpmd.fail.producer_stalls COMMAND ${cmd} MAXTIME 90
-             EXPECT "channel c: step [12] did not begin within 3000 ms")
+             EXPECT "channel c: step 2 did not begin within 3000 ms")
+# without the thread (progress: calls) a committed step moves only inside the producer's
+# libxfer calls: a loaded machine may leave step 0 or 1 undelivered (docs/runtime.md, Progress)
+rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 5 --stall-after 2 --mpi-thread multiple
+        ARGS1 --steps 5 --begin 200 --deadline-ms 3000 ENV XFER_PROGRESS=calls)
+rt_fail_test(mpmd.fail.producer_stalls.calls COMMAND ${cmd} MAXTIME 90
+             EXPECT "channel c: step [012] did not begin within 3000 ms")
+# progress: thread asks for MPI_THREAD_MULTIPLE: said at xfer_init, naming the level MPI gave
+rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 1 --mpi-thread single
+        ARGS1 --steps 1 --mpi-thread single ENV XFER_PROGRESS=thread)
+rt_fail_test(mpmd.fail.progress_thread_single COMMAND ${cmd} MAXTIME 60
+             EXPECT "progress: thread needs MPI_THREAD_MULTIPLE, and MPI was initialised with MPI_THREAD_SINGLE")
 
 # ---- separate launches ------------------------------------------------------------------------
 # a consumer started alone: no port file from its producer within the timeout

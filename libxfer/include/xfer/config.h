@@ -56,6 +56,13 @@ typedef enum xfer_launch {
     XFER_LAUNCH_USER = 3      /**< the application supplies the intercommunicators */
 } xfer_launch_t;
 
+/** Who drives a channel's transfers while the application computes (docs/runtime.md). */
+typedef enum xfer_progress_mode {
+    XFER_PROGRESS_AUTO = 0,   /**< a thread when MPI gives MPI_THREAD_MULTIPLE, else calls */
+    XFER_PROGRESS_THREAD = 1, /**< a progress thread (needs MPI_THREAD_MULTIPLE) */
+    XFER_PROGRESS_CALLS = 2   /**< only the application's libxfer calls */
+} xfer_progress_mode_t;
+
 /** Network the channels run over (selects among the algorithms when algorithm is auto). */
 typedef enum xfer_topology {
     XFER_TOPOLOGY_FULLY_CONNECTED = 0, /**< any rank reaches any rank */
@@ -132,6 +139,7 @@ typedef struct xfer_config {
     xfer_topology_t topology;
     int ranks_per_node; /**< 0: auto (shared-memory nodes), else virtual nodes of this size */
     xfer_launch_t launch;
+    xfer_progress_mode_t progress;
     char *run_dir; /**< rendezvous directory ("" when not set: the runtime picks) */
     int ncomponents;
     xfer_cfg_component_t *components;

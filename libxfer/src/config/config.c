@@ -39,6 +39,10 @@ static const cfg_enum_t launch_names[] = {{"auto", XFER_LAUNCH_AUTO},
                                           {"separate", XFER_LAUNCH_SEPARATE},
                                           {"user", XFER_LAUNCH_USER},
                                           {NULL, 0}};
+static const cfg_enum_t progress_names[] = {{"auto", XFER_PROGRESS_AUTO},
+                                            {"thread", XFER_PROGRESS_THREAD},
+                                            {"calls", XFER_PROGRESS_CALLS},
+                                            {NULL, 0}};
 
 static const cfg_enum_t topology_names[] = {
     {"fully_connected", XFER_TOPOLOGY_FULLY_CONNECTED}, {"ring", XFER_TOPOLOGY_RING}, {NULL, 0}};
@@ -876,6 +880,14 @@ static const cfg_key_t top_keys[] = {
      .doc = "how xfer-run starts the components: auto (separate when the MPI library can open "
             "ports, else mpmd), mpmd (one mpiexec), separate (one mpiexec per component), user "
             "(the application supplies the intercommunicators)"},
+    {.key = "progress",
+     .kind = CFG_ENUM,
+     .dflt = "auto",
+     .off = WF_(progress),
+     .names = progress_names,
+     .doc = "who moves a step while the application computes: thread (a progress thread; MPI "
+            "must be initialised with MPI_THREAD_MULTIPLE), calls (only libxfer calls), auto "
+            "(thread when MPI gives MPI_THREAD_MULTIPLE, else calls); XFER_PROGRESS overrides"},
     {.key = "run_dir",
      .kind = CFG_STR,
      .dflt = "",

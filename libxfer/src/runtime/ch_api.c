@@ -59,12 +59,7 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
 /* MPICH reports a failed request of MPI_Testany/Waitall through MPI_COMM_WORLD's error
  * handler, not the request's communicator: while a call of ours runs, failures must come back
  * as codes (the application's handlers are restored on return). */
-typedef struct errh_guard {
-    MPI_Errhandler world, self;
-    int set;
-} errh_guard_t;
-
-static void guard_begin(errh_guard_t *g)
+void xfer_errh_guard_begin(xfer_errh_guard_t *g)
 {
     g->set = MPI_Comm_get_errhandler(MPI_COMM_WORLD, &g->world) == MPI_SUCCESS;
     if (g->set && MPI_Comm_get_errhandler(MPI_COMM_SELF, &g->self) != MPI_SUCCESS) {
@@ -77,7 +72,7 @@ static void guard_begin(errh_guard_t *g)
     }
 }
 
-static xfer_status_t guard_end(errh_guard_t *g, xfer_status_t st)
+xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st)
 {
     if (g->set) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, g->world);
@@ -88,39 +83,49 @@ static xfer_status_t guard_end(errh_guard_t *g, xfer_status_t st)
     return st;
 }
 
+/* A data call: the context's lock held (the progress thread waits), error handlers guarded, an
+ * MPI failure explained. */
+#define DATA_CALL(ch, call)                                                                        \
+    do {                                                                                           \
+        xfer_errh_guard_t g_;                                                                      \
+        xfer_status_t st_;                                                                         \
+        const struct xfer *x_ = (ch) ? (ch)->x : NULL;                                             \
+        xfer_rt_lock(x_);                                                                          \
+        xfer_errh_guard_begin(&g_);                                                                \
+        st_ = xfer_errh_guard_end(&g_, explain((ch), (call)));                                     \
+        xfer_rt_unlock(x_);                                                                        \
+        return st_;                                                                                \
+    } while (0)
+
 xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
 {
-    errh_guard_t g;
-    guard_begin(&g);
-    return guard_end(&g, explain(ch, xfer_ch_put_impl(ch, d, block)));
+    DATA_CALL(ch, xfer_ch_put_impl(ch, d, block));
 }
 
 xfer_status_t xfer_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
 {
-    errh_guard_t g;
-    guard_begin(&g);
-    return guard_end(&g, explain(ch, xfer_ch_step_begin_impl(ch, timeout_ms, status)));
+    DATA_CALL(ch, xfer_ch_step_begin_impl(ch, timeout_ms, status));
 }
 
 xfer_status_t xfer_step_end(xfer_channel_t *ch)
 {
-    errh_guard_t g;
-    guard_begin(&g);
-    return guard_end(&g, explain(ch, xfer_ch_step_end_impl(ch)));
+    DATA_CALL(ch, xfer_ch_step_end_impl(ch));
 }
 
 xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
                                  const uint64_t count[], void *buf, size_t bufsize,
                                  xfer_dataset_desc_t *out)
 {
-    errh_guard_t g;
-    guard_begin(&g);
-    return guard_end(&g,
-                     explain(ch, xfer_ch_get_impl(ch, dataset, start, count, buf, bufsize, out)));
+    DATA_CALL(ch, xfer_ch_get_impl(ch, dataset, start, count, buf, bufsize, out));
 }
 
 xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize,
                        xfer_dataset_desc_t *out)
 {
     return xfer_get_selection(ch, dataset, NULL, NULL, buf, bufsize, out);
+}
+
+xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy)
+{
+    DATA_CALL(ch, xfer_ch_channel_progress_impl(ch, busy));
 }

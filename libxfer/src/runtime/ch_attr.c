@@ -112,13 +112,13 @@ out:
     return st;
 }
 
-xfer_status_t xfer_put_attr(xfer_channel_t *ch, const char *name, xfer_type_t type, size_t count,
-                            const void *values)
+static xfer_status_t put_attr_locked(xfer_channel_t *ch, const char *name, xfer_type_t type,
+                                     size_t count, const void *values)
 {
     return put(ch, name, ATTR_VALUES, type, count, values, count * xfer_type_size(type));
 }
 
-xfer_status_t xfer_put_attr_string(xfer_channel_t *ch, const char *name, const char *value)
+static xfer_status_t put_attr_string_locked(xfer_channel_t *ch, const char *name, const char *value)
 {
     if (!value)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "xfer_put_attr_string: value is NULL");
@@ -179,8 +179,8 @@ out:
     return st;
 }
 
-xfer_status_t xfer_get_attr(xfer_channel_t *ch, const char *name, xfer_type_t *type, size_t *count,
-                            void *buf, size_t bufsize)
+static xfer_status_t get_attr_locked(xfer_channel_t *ch, const char *name, xfer_type_t *type,
+                                     size_t *count, void *buf, size_t bufsize)
 {
     xfer_status_t st;
     rec_t r;
@@ -204,7 +204,8 @@ out:
     return st;
 }
 
-xfer_status_t xfer_get_attr_string(xfer_channel_t *ch, const char *name, char *buf, size_t bufsize)
+static xfer_status_t get_attr_string_locked(xfer_channel_t *ch, const char *name, char *buf,
+                                            size_t bufsize)
 {
     xfer_status_t st;
     rec_t r;
@@ -244,7 +245,7 @@ out:
     return st;
 }
 
-xfer_status_t xfer_attr_count(xfer_channel_t *ch, int *count)
+static xfer_status_t attr_count_locked(xfer_channel_t *ch, int *count)
 {
     rec_t r;
     int found;
@@ -253,7 +254,7 @@ xfer_status_t xfer_attr_count(xfer_channel_t *ch, int *count)
     return walk(ch, -1, count, &r, &found);
 }
 
-xfer_status_t xfer_attr_name(xfer_channel_t *ch, int i, const char **name)
+static xfer_status_t attr_name_locked(xfer_channel_t *ch, int i, const char **name)
 {
     xfer_status_t st;
     rec_t r;
@@ -268,5 +269,62 @@ xfer_status_t xfer_attr_name(xfer_channel_t *ch, int i, const char **name)
     return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: step %llu has %d attributes, no number %d",
                     ch->cfg->name, (unsigned long long) ch->cur, n, i);
 out:
+    return st;
+}
+
+/* The public calls: under the context's lock (the progress thread, progress.c). */
+xfer_status_t xfer_put_attr(xfer_channel_t *ch, const char *name, xfer_type_t type, size_t count,
+                            const void *values)
+{
+    xfer_status_t st;
+    xfer_rt_lock(ch ? ch->x : NULL);
+    st = put_attr_locked(ch, name, type, count, values);
+    xfer_rt_unlock(ch ? ch->x : NULL);
+    return st;
+}
+
+xfer_status_t xfer_put_attr_string(xfer_channel_t *ch, const char *name, const char *value)
+{
+    xfer_status_t st;
+    xfer_rt_lock(ch ? ch->x : NULL);
+    st = put_attr_string_locked(ch, name, value);
+    xfer_rt_unlock(ch ? ch->x : NULL);
+    return st;
+}
+
+xfer_status_t xfer_get_attr(xfer_channel_t *ch, const char *name, xfer_type_t *type, size_t *count,
+                            void *buf, size_t bufsize)
+{
+    xfer_status_t st;
+    xfer_rt_lock(ch ? ch->x : NULL);
+    st = get_attr_locked(ch, name, type, count, buf, bufsize);
+    xfer_rt_unlock(ch ? ch->x : NULL);
+    return st;
+}
+
+xfer_status_t xfer_get_attr_string(xfer_channel_t *ch, const char *name, char *buf, size_t bufsize)
+{
+    xfer_status_t st;
+    xfer_rt_lock(ch ? ch->x : NULL);
+    st = get_attr_string_locked(ch, name, buf, bufsize);
+    xfer_rt_unlock(ch ? ch->x : NULL);
+    return st;
+}
+
+xfer_status_t xfer_attr_count(xfer_channel_t *ch, int *count)
+{
+    xfer_status_t st;
+    xfer_rt_lock(ch ? ch->x : NULL);
+    st = attr_count_locked(ch, count);
+    xfer_rt_unlock(ch ? ch->x : NULL);
+    return st;
+}
+
+xfer_status_t xfer_attr_name(xfer_channel_t *ch, int i, const char **name)
+{
+    xfer_status_t st;
+    xfer_rt_lock(ch ? ch->x : NULL);
+    st = attr_name_locked(ch, i, name);
+    xfer_rt_unlock(ch ? ch->x : NULL);
     return st;
 }

@@ -415,8 +415,8 @@ fail_mpi:
     goto out;
 }
 
-xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
-                          const uint64_t count[])
+static xfer_status_t select_locked(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                                   const uint64_t count[])
 {
     xfer_rt_dset_t *d;
     int nd, i;
@@ -457,7 +457,8 @@ xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset, const uint64_
     return XFER_SUCCESS;
 }
 
-xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize)
+static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset, void *buf,
+                                        size_t bufsize)
 {
     xfer_rt_dset_t *d;
     if (!ch || !dataset || !buf)
@@ -479,4 +480,24 @@ xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *bu
     d->bound = buf;
     d->bound_size = bufsize;
     return XFER_SUCCESS;
+}
+
+/* The public calls: under the context's lock (the progress thread, progress.c). */
+xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                          const uint64_t count[])
+{
+    xfer_status_t st;
+    xfer_rt_lock(ch ? ch->x : NULL);
+    st = select_locked(ch, dataset, start, count);
+    xfer_rt_unlock(ch ? ch->x : NULL);
+    return st;
+}
+
+xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize)
+{
+    xfer_status_t st;
+    xfer_rt_lock(ch ? ch->x : NULL);
+    st = bind_buffer_locked(ch, dataset, buf, bufsize);
+    xfer_rt_unlock(ch ? ch->x : NULL);
+    return st;
 }

@@ -83,8 +83,7 @@ static xfer_status_t progress(xfer_channel_t *ch, int force)
     int i;
 
     if (ch->health.failed)
-        return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used",
-                        ch->cfg->name);
+        return xfer_ch_failed_error(ch);
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
     if (ch->health.peer_failed)
         return xfer_ch_peer_failed_error(ch);
@@ -136,6 +135,28 @@ xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force)
             progress(o, 0); /* its own errors surface on its own calls */
     }
     return st;
+}
+
+/* One pass of the progress thread over a channel (progress.c), under the context's lock. A
+ * failure is kept, with its words, for the application's next call on the channel. */
+void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
+{
+    xfer_errh_guard_t g;
+    xfer_status_t st;
+    int i;
+    if (!ch->setup || ch->health.failed || ch->health.finished || ch->health.peer_failed ||
+        ch->health.ctl_lost || ch->inter == MPI_COMM_NULL)
+        return;
+    xfer_errh_guard_begin(&g);
+    st = xfer_errh_guard_end(&g, progress(ch, 0));
+    if (st != XFER_SUCCESS && !ch->health.peer_failed && !ch->health.ctl_lost) {
+        ch->health.failed = 1;
+        ch->health.fail_st = st;
+        snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
+    }
+    for (i = 0; i < ch->nslots; i++)
+        if (ch->slots[i].state == XFER_SLOT_ACTIVE)
+            *active = 1;
 }
 
 /* Is any collective of this channel in flight? */
@@ -196,6 +217,14 @@ xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, co
 
 /* ---- the application's calls ------------------------------------------------------------- */
 
+/* A channel failed earlier: in the progress thread (its words were kept) or in a call. */
+xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch)
+{
+    if (ch->health.fail_why[0])
+        return xfer_err_raw(ch->health.fail_st, "%s", ch->health.fail_why);
+    return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used", ch->cfg->name);
+}
+
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch)
 {
     if (ch->health.peer_failed)
@@ -203,8 +232,7 @@ xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch)
     if (ch->health.ctl_lost)
         return xfer_ch_ctl_lost_error(ch);
     if (ch->health.failed)
-        return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used",
-                        ch->cfg->name);
+        return xfer_ch_failed_error(ch);
     if (ch->health.finished)
         return XFER_ERR(XFER_ERR_STATE, "channel %s was finalized", ch->cfg->name);
     return XFER_SUCCESS;
@@ -482,6 +510,7 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     ch->committed = ch->cur + 1;
     ch->cur_committed = 1;
     st = xfer_ch_progress_all(ch, 0);
+    xfer_rt_progress_kick(ch->x); /* the step moves on while the application computes */
 out:
     return st;
 }
@@ -617,7 +646,7 @@ out:
     return st;
 }
 
-xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy_out)
+xfer_status_t xfer_ch_channel_progress_impl(xfer_channel_t *ch, int *busy_out)
 {
     xfer_status_t st;
     int i;

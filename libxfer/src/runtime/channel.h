@@ -83,9 +83,21 @@ xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, cons
                                double until, int *met);
 xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what);
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);
+xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch);
+xfer_status_t xfer_ch_channel_progress_impl(xfer_channel_t *ch, int *busy);
+/* one pass of the progress thread (progress.c); *active set when a collective is in flight */
+void xfer_ch_progress_background(xfer_channel_t *ch, int *active);
 xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step);
 xfer_rt_dset_t *xfer_ch_find_dset(xfer_channel_t *ch, const char *name);
 xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name);
+/* ch_api.c: MPI errors come back as codes while a call of ours runs (MPICH reports failed
+ * requests through MPI_COMM_WORLD's handler) */
+typedef struct xfer_errh_guard {
+    MPI_Errhandler world, self;
+    int set;
+} xfer_errh_guard_t;
+void xfer_errh_guard_begin(xfer_errh_guard_t *g);
+xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st);
 xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_commit(xfer_channel_t *ch);
 xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch);

@@ -43,6 +43,7 @@ static void free_ctx(struct xfer *x, int collective)
     int i;
     if (!x)
         return;
+    xfer_rt_progress_stop(x);
     for (i = 0; x->ch && i < x->nch; i++)
         xfer_rt_channel_free(&x->ch[i], collective);
     xfer_rt_ctl_stop(x, 0);
@@ -149,6 +150,11 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
             goto fail;
     }
 done:
+    /* channels formed: from here on the progress thread (if any) may pass over them */
+    st = xfer_rt_progress_start(x);
+    st = agree_local(x->comm, st);
+    if (st != XFER_SUCCESS)
+        goto fail;
     *out = x;
     return XFER_SUCCESS;
 fail:
@@ -186,7 +192,9 @@ xfer_status_t xfer_channel_attach(xfer_t *x, const char *channel, MPI_Comm inter
                         "intercommunicator",
                         channel);
     XFER_MPI_GOTO(MPI_Comm_dup(inter, &dup), st, out);
+    xfer_rt_lock(x); /* the progress thread passes over x->ch */
     st = setup_channel(x, i, dup, 0);
+    xfer_rt_unlock(x);
     if (st != XFER_SUCCESS && !x->ch[i] && dup != MPI_COMM_NULL)
         MPI_Comm_free(&dup);
 out:
@@ -244,6 +252,8 @@ xfer_status_t xfer_finalize(xfer_t **px)
 
     if (!x)
         return XFER_SUCCESS;
+    /* From here on only this thread progresses the channels. */
+    xfer_rt_progress_stop(x);
     /* Channels finish in file order; each finish keeps the others progressing. */
     for (i = 0; i < x->nch; i++) {
         if (!x->ch[i])

@@ -122,13 +122,15 @@ typedef struct xfer_rt_path {
 
 /* What failed or ended on a channel. */
 typedef struct xfer_rt_health {
-    int failed;         /* a collective failed: the channel is unusable */
-    int ended;          /* the application was told the channel ended */
-    int finished;       /* xfer_finalize completed this channel */
-    int peer_failed;    /* xferd declared the peer component failed */
-    int ctl_lost;       /* the control plane is gone: the peer's liveness is unknown */
-    char peer_why[256]; /* why (the leader knows; other ranks learn it by NOTE_FAIL) */
-    char ctl_why[256];  /* why the control plane is lost (the leader's words) */
+    int failed;            /* a collective failed: the channel is unusable */
+    int ended;             /* the application was told the channel ended */
+    int finished;          /* xfer_finalize completed this channel */
+    int peer_failed;       /* xferd declared the peer component failed */
+    int ctl_lost;          /* the control plane is gone: the peer's liveness is unknown */
+    char peer_why[256];    /* why (the leader knows; other ranks learn it by NOTE_FAIL) */
+    char ctl_why[256];     /* why the control plane is lost (the leader's words) */
+    xfer_status_t fail_st; /* a failure in the progress thread: its status and words, */
+    char fail_why[1024];   /* reported by the application's next call */
 } xfer_rt_health_t;
 
 struct xfer_channel {
@@ -194,9 +196,11 @@ struct xfer {
     int *leader; /* MPMD: world rank of each component's rank 0 (-1: absent) */
     int *nranks; /* MPMD: ranks of each component */
     int nch;
-    xfer_channel_t **ch;     /* by channel index; NULL for channels of other components */
-    int use_ctl;             /* the workflow has a control plane (every rank knows) */
-    struct xfer_rt_ctl *ctl; /* rank 0's connection to it (NULL elsewhere) */
+    xfer_channel_t **ch;           /* by channel index; NULL for channels of other components */
+    int use_ctl;                   /* the workflow has a control plane (every rank knows) */
+    struct xfer_rt_ctl *ctl;       /* rank 0's connection to it (NULL elsewhere) */
+    xfer_progress_mode_t progress; /* effective: XFER_PROGRESS_THREAD or _CALLS */
+    struct xfer_rt_progress *prog; /* the progress thread (NULL: none) */
 };
 
 /* intercomm.c */
@@ -223,6 +227,14 @@ int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len);
 /* rank 0: the control plane is gone (shut down, or silent for more than timeout_ms): nothing
  * tells a computing peer from a dead one any more (why in @p why) */
 int xfer_rt_ctl_lost(struct xfer *x, char *why, size_t len);
+
+/* progress.c: the progress thread (docs/runtime.md, "Progress"). Every public call that
+ * touches a channel holds the context's lock (xfer_rt_lock; no-ops without the thread). */
+xfer_status_t xfer_rt_progress_start(struct xfer *x);
+void xfer_rt_progress_stop(struct xfer *x);
+void xfer_rt_lock(const struct xfer *x);
+void xfer_rt_unlock(const struct xfer *x);
+void xfer_rt_progress_kick(struct xfer *x); /* a step was committed: a pass now */
 
 /* The deadline of a wait for the peer that starts now (MPI_Wtime based): timeout_ms from now
  * when nothing else tells a dead peer from a computing one (XFER_LIVE_CLOCK), else none
