@@ -19,7 +19,15 @@
  * size for h5; peak RSS is the largest over the ranks of each side, getrusage, over the whole
  * process: run one way per job to tell them apart).
  *
+ * With --compute-ms C the streams model a simulation that computes C ms (a sleep: the cores stay
+ * free) after each step's puts, and the consumers analyse nothing: no barriers frame the steps,
+ * the time is the whole run after the warm-up step divided by the steps (min = median = max),
+ * and the way is named select-cC-thread or select-cC-calls after who moved the data while the
+ * producers computed (--mpi-thread multiple: libxfer's progress thread; else their calls).
+ * The floor of such a step is max(C, the transfer alone).
+ *
  *   xfer-mxnbench --p P [--n N] [--steps S] [--ways select,all,h5] [--dir DIR]
+ *                 [--compute-ms C] [--mpi-thread single|multiple]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <hdf5.h>
@@ -29,11 +37,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xfer/xfer.h>
 
-static int wrank, wsize, P, prod;
+static int wrank, wsize, P, prod, compute_ms, threaded;
 static MPI_Comm comp;
 
 #define DIE(...)                                                                                   \
@@ -114,7 +123,8 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
     xfer_t *x = NULL;
     xfer_channel_t *ch;
     MPI_Comm inter;
-    double *blk, *got, *t = calloc((size_t) steps, sizeof(double));
+    double *blk, *got, *t = calloc((size_t) steps, sizeof(double)), trun = 0;
+    char name[64];
     uint64_t bytes = 0;
 
     snprintf(path, sizeof(path), "%s/mxnbench-%s.yaml", dir, way);
@@ -145,11 +155,15 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
         DIE("out of memory");
     for (int s = -1; s < steps; s++) { /* step -1: warm-up (step 0 of the channel) */
         const uint64_t step = (uint64_t) (s + 1);
-        double t0;
+        double t0 = 0;
         if (prod)
             fill(blk, step, bs, bc, n);
-        MPI_Barrier(MPI_COMM_WORLD);
-        t0 = MPI_Wtime();
+        if (!compute_ms || s < 1) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = MPI_Wtime();
+            if (s == 0)
+                trun = t0;
+        }
         if (prod) {
             xfer_dataset_desc_t d;
             memset(&d, 0, sizeof(d));
@@ -161,6 +175,10 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
             memcpy(d.count, bc, sizeof(bc));
             XC(xfer_put(ch, &d, blk));
             XC(xfer_step_end(ch));
+            if (compute_ms && s >= 0) { /* the simulation's next time step */
+                struct timespec ts = {compute_ms / 1000, (long) (compute_ms % 1000) * 1000000L};
+                nanosleep(&ts, NULL);
+            }
         } else {
             xfer_step_status_t ss_;
             xfer_dataset_desc_t o;
@@ -178,6 +196,8 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
             check(got, step, ss, sc, n, way);
             XC(xfer_step_end(ch));
         }
+        if (compute_ms && s >= 0 && s < steps - 1)
+            continue; /* no barrier: the steps flow */
         { /* the step is through on every rank: a barrier that keeps the transfers moving */
             MPI_Request rq;
             int done = 0;
@@ -187,8 +207,15 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
                 MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
             }
         }
-        if (s >= 0)
+        if (s >= 0 && !compute_ms)
             t[s] = MPI_Wtime() - t0;
+    }
+    if (compute_ms) { /* the run after the warm-up, per step */
+        const double per = (MPI_Wtime() - trun) / steps;
+        for (int s = 0; s < steps; s++)
+            t[s] = per;
+        snprintf(name, sizeof(name), "%s-c%d-%s", way, compute_ms, threaded ? "thread" : "calls");
+        way = name;
     }
     if (!prod) {
         xfer_channel_stats_t cs;
@@ -300,13 +327,24 @@ int main(int argc, char **argv)
             ways = argv[++a];
         else if (!strcmp(argv[a], "--dir") && a + 1 < argc)
             dir = argv[++a];
+        else if (!strcmp(argv[a], "--compute-ms") && a + 1 < argc)
+            compute_ms = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--mpi-thread") && a + 1 < argc)
+            threaded = !strcmp(argv[++a], "multiple");
         else {
             fprintf(stderr, "usage: xfer-mxnbench --p P [--n N] [--steps S] "
-                            "[--ways select,all,h5] [--dir DIR]\n");
+                            "[--ways select,all,h5] [--dir DIR] [--compute-ms C] "
+                            "[--mpi-thread single|multiple]\n");
             return 2;
         }
     }
-    MPI_Init(&argc, &argv);
+    if (threaded) {
+        int provided = MPI_THREAD_SINGLE;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided != MPI_THREAD_MULTIPLE)
+            DIE("--mpi-thread multiple: MPI provides only level %d", provided);
+    } else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     if (P < 1 || P >= wsize || n < 2 || steps < 1)
