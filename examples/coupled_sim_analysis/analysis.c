@@ -303,6 +303,7 @@ int main(int argc, char **argv)
     double gap_sum = 0, gap_min = 0, gap_max = 0;
     char err[4608], path[4096], h5path[4096] = "";
     FILE *csv = NULL;
+    int provided = MPI_THREAD_SINGLE;
     int comp, csize, wrank, k = 0;
     int *counts = NULL, *displs = NULL;
 #ifdef GS_WITH_HDF5
@@ -313,7 +314,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    MPI_Init(&argc, &argv);
+    /* MPI_THREAD_MULTIPLE when the library has it: libxfer's progress thread then moves each
+     * step while this rank computes (progress: auto; docs/runtime.md, Progress) */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     gs_rank = wrank;
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));

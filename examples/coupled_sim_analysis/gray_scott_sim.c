@@ -383,13 +383,15 @@ int main(int argc, char **argv)
     char err[512], ref[4096];
     FILE *csv = NULL;
     long s;
-    int comp, e = 0;
+    int comp, e = 0, provided = MPI_THREAD_SINGLE;
 
     if (parse_args(argc, argv, &o) != 0) {
         usage(stderr);
         return 2;
     }
-    MPI_Init(&argc, &argv);
+    /* MPI_THREAD_MULTIPLE when the library has it: libxfer's progress thread then moves each
+     * step while this rank computes (progress: auto; docs/runtime.md, Progress) */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     gs_rank = wrank;
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
