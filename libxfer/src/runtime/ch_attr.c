@@ -75,25 +75,26 @@ static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_ty
         return XFER_ERR(XFER_ERR_TOO_LARGE, "channel %s: attribute %s: %zu values", ch->cfg->name,
                         name, count);
     /* drop an earlier value of the name */
-    while (o < ch->attr_len && parse(ch->attr_buf + o, ch->attr_len - o, &r)) {
+    while (o < ch->attr_out.len && parse(ch->attr_out.buf + o, ch->attr_out.len - o, &r)) {
         if (strcmp(r.name, name) == 0) {
-            memmove(ch->attr_buf + o, ch->attr_buf + o + r.len, ch->attr_len - o - r.len);
-            ch->attr_len -= r.len;
+            memmove(ch->attr_out.buf + o, ch->attr_out.buf + o + r.len,
+                    ch->attr_out.len - o - r.len);
+            ch->attr_out.len -= r.len;
             break;
         }
         o += r.len;
     }
     need = rec_len(nl, bytes);
-    if (ch->attr_len + need > ch->attr_cap)
+    if (ch->attr_out.len + need > ch->lay.attr_cap)
         return XFER_ERR(XFER_ERR_TOO_LARGE,
                         "channel %s: attribute %s: the attributes of step %llu would take %zu "
                         "bytes, the channel's attributes_bytes is %d (raise it in the workflow "
                         "file)",
-                        ch->cfg->name, name, (unsigned long long) ch->cur, ch->attr_len + need,
+                        ch->cfg->name, name, (unsigned long long) ch->cur, ch->attr_out.len + need,
                         ch->cfg->attributes_bytes);
-    if (!ch->attr_buf && !(ch->attr_buf = xfer_calloc(1, ch->attr_cap)))
+    if (!ch->attr_out.buf && !(ch->attr_out.buf = xfer_calloc(1, ch->lay.attr_cap)))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: attributes", ch->cfg->name);
-    p = ch->attr_buf + ch->attr_len;
+    p = ch->attr_out.buf + ch->attr_out.len;
     memset(p, 0, need);
     {
         const uint16_t n16 = (uint16_t) nl;
@@ -106,7 +107,7 @@ static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_ty
     memcpy(p + ATTR_FRAME, name, nl + 1);
     if (bytes)
         memcpy(p + ATTR_FRAME + nl + 1, values, bytes);
-    ch->attr_len += need;
+    ch->attr_out.len += need;
     return XFER_SUCCESS;
 out:
     return st;
@@ -149,7 +150,7 @@ static xfer_status_t area(xfer_channel_t *ch, const char **p, size_t *len)
     if (!(sl->state == XFER_SLOT_DONE && sl->step == s))
         return xfer_ch_ended(ch, s);
     h = (const xfer_rt_hdr_t *) sl->rbuf; /* rank 0's header comes first on both paths */
-    if (h->magic != XFER_RT_MAGIC || h->step != s || h->attr_len > ch->attr_cap)
+    if (h->magic != XFER_RT_MAGIC || h->step != s || h->attr_len > ch->lay.attr_cap)
         return XFER_ERR(XFER_ERR_MISMATCH,
                         "channel %s: step %llu: rank 0's header of %s is not of this step",
                         ch->cfg->name, (unsigned long long) s, xfer_ch_peer_name(ch));

@@ -110,7 +110,7 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
         const uint64_t bv = ch->path.direct ? overlap(ds, r, ch->me)
                                             : xfer_ch_volume(nd, ds->g_count + (size_t) r * nd);
         if (!ch->path.direct)
-            off += ch->r_bytes[r];
+            off += ch->lay.r_bytes[r];
         if (ch->path.direct && !hears_from(ch, r))
             continue;
         if (h->magic != XFER_RT_MAGIC || h->step != s || h->rank != (uint64_t) r) {
@@ -150,7 +150,7 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
         if (xfer_ch_volume(nd, bc) > 0 && v > 0)
             xfer_ch_copy_box(buf, start, count, sl->rbuf + off + ds->g_off[r], bs, bc, nd,
                              ds->esize);
-        off += ch->r_bytes[r];
+        off += ch->lay.r_bytes[r];
     }
     if (!ch->path.direct)
         ch->stats.bytes_copied_out += bytes;

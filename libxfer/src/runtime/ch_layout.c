@@ -79,7 +79,7 @@ xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint6
     if (!off)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "layout");
     for (r = 0; r < nranks; r++) /* header; rank 0's attributes */
-        off[r] = sizeof(xfer_rt_hdr_t) + (r == 0 ? ch->attr_cap : 0);
+        off[r] = sizeof(xfer_rt_hdr_t) + (r == 0 ? ch->lay.attr_cap : 0);
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
         const int nd = d->cfg->ndims;

@@ -90,7 +90,7 @@ static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
 static int stage0_fits(const xfer_channel_t *ch)
 {
     int i;
-    if (!ch->stage0 || ch->stage0_len != ch->my_bytes)
+    if (!ch->lay.stage0 || ch->lay.stage0_len != ch->lay.my_bytes)
         return 0;
     for (i = 0; i < ch->nds; i++) {
         const xfer_rt_dset_t *d = &ch->ds[i];
@@ -130,7 +130,7 @@ static xfer_status_t selections(xfer_channel_t *ch, int k, int nranks, const uin
     if (!area)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "selections");
     for (r = 0; r < nranks; r++)
-        area[r] = (size_t) nsend * sizeof(xfer_rt_hdr_t) + ch->attr_cap;
+        area[r] = (size_t) nsend * sizeof(xfer_rt_hdr_t) + ch->lay.attr_cap;
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
         const int nd = d->cfg->ndims, pos = xfer_ch_geo_pos(ch, i);
@@ -231,9 +231,9 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
     m.nds = ch->nds;
     m.ds = md;
     m.msg_max = 0;
-    m.attr = ch->attr_cap;
-    XFER_CHECK_GOTO(xfer_mxn_build(&m, k == 0 ? ch->me : n0 + ch->me, ch->my_bytes, ch->path.r_area,
-                                   &ch->path.mxn),
+    m.attr = ch->lay.attr_cap;
+    XFER_CHECK_GOTO(xfer_mxn_build(&m, k == 0 ? ch->me : n0 + ch->me, ch->lay.my_bytes,
+                                   ch->path.r_area, &ch->path.mxn),
                     st, out);
     XFER_CHECK_GOTO(bound_segments(ch), st, out);
     for (i = 0; i < ch->nslots; i++) {
@@ -277,8 +277,8 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
     own_all = xfer_calloc((size_t) ch->nlocal * (size_t) len + 1, sizeof(uint64_t));
     rem_all = xfer_calloc((size_t) ch->nremote * (size_t) len + 1, sizeof(uint64_t));
     own_bytes = xfer_calloc((size_t) ch->nlocal, sizeof(size_t));
-    ch->r_bytes = xfer_calloc((size_t) ch->nremote, sizeof(size_t));
-    if (!mine || !own_all || !rem_all || !own_bytes || !ch->r_bytes) {
+    ch->lay.r_bytes = xfer_calloc((size_t) ch->nremote, sizeof(size_t));
+    if (!mine || !own_all || !rem_all || !own_bytes || !ch->lay.r_bytes) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel setup");
         goto out;
     }
@@ -315,19 +315,19 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
     if (st == XFER_SUCCESS && ch->sends[k])
         st = xfer_ch_lay_out(ch, k, ch->nlocal, own_all, own_bytes, 1);
     if (st == XFER_SUCCESS && ch->sends[ko])
-        st = xfer_ch_lay_out(ch, ko, ch->nremote, rem_all, ch->r_bytes, 1);
+        st = xfer_ch_lay_out(ch, ko, ch->nremote, rem_all, ch->lay.r_bytes, 1);
     if (st == XFER_SUCCESS && ch->sends[ko]) /* what this side receives */
         st = selections(ch, k, ch->nlocal, own_all, ch->nremote, &partial);
     if (st == XFER_SUCCESS && ch->sends[k]) /* what the other side receives */
         st = selections(ch, ko, ch->nremote, rem_all, ch->nlocal, &partial);
     if (st == XFER_SUCCESS) {
-        ch->my_bytes = ch->sends[k] ? own_bytes[ch->me] : 0;
-        ch->r_total = 0;
+        ch->lay.my_bytes = ch->sends[k] ? own_bytes[ch->me] : 0;
+        ch->lay.r_total = 0;
         for (r = 0; r < ch->nremote; r++)
-            ch->r_total += ch->sends[ko] ? ch->r_bytes[r] : 0;
+            ch->lay.r_total += ch->sends[ko] ? ch->lay.r_bytes[r] : 0;
         for (r = 0; r < ch->nlocal; r++)
             tot[k] += ch->sends[k] ? own_bytes[r] : 0;
-        tot[ko] = ch->r_total;
+        tot[ko] = ch->lay.r_total;
         /* The same verdict on every rank of both sides: they all know every block and
          * selection. The allgatherv path moves whole contributions with int counts. */
         int bound = 0;
@@ -345,16 +345,16 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
             ch->path.step_recv += xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
     }
     if (!ch->path.direct)
-        ch->path.step_recv = ch->r_total;
+        ch->path.step_recv = ch->lay.r_total;
     for (i = 0; st == XFER_SUCCESS && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
-        const size_t rlen = ch->path.direct ? ch->path.r_area : ch->r_total;
+        const size_t rlen = ch->path.direct ? ch->path.r_area : ch->lay.r_total;
         if (i == 0 && stage0_fits(ch)) { /* slot 0 holds step 0, its blocks in place already */
-            s->sbuf = ch->stage0;
-            ch->stage0 = NULL;
-        } else if (ch->my_bytes && !(s->sbuf = xfer_calloc(1, ch->my_bytes)))
+            s->sbuf = ch->lay.stage0;
+            ch->lay.stage0 = NULL;
+        } else if (ch->lay.my_bytes && !(s->sbuf = xfer_calloc(1, ch->lay.my_bytes)))
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: send stage of %zu bytes", ch->cfg->name,
-                          ch->my_bytes);
+                          ch->lay.my_bytes);
         if (rlen && !(s->rbuf = xfer_malloc(rlen)))
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: receive stage of %zu bytes",
                           ch->cfg->name, rlen);
@@ -376,7 +376,7 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
         goto out;
     }
     for (r = 0, pos = 0; r < ch->nremote; r++) {
-        rcounts[r] = ch->sends[ko] ? (int) ch->r_bytes[r] : 0;
+        rcounts[r] = ch->sends[ko] ? (int) ch->lay.r_bytes[r] : 0;
         rdispls[r] = pos;
         pos += rcounts[r];
     }
@@ -385,8 +385,8 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
         xfer_coll_opts_t o;
         plan_opts(ch, &o);
         XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &s->comm), st, out);
-        XFER_CHECK_GOTO(xfer_allgatherv_inter_init(s->sbuf, (int) ch->my_bytes, MPI_BYTE, s->rbuf,
-                                                   rcounts, rdispls, MPI_BYTE, s->comm, &o,
+        XFER_CHECK_GOTO(xfer_allgatherv_inter_init(s->sbuf, (int) ch->lay.my_bytes, MPI_BYTE,
+                                                   s->rbuf, rcounts, rdispls, MPI_BYTE, s->comm, &o,
                                                    &s->plan),
                         st, out);
     }
@@ -396,8 +396,8 @@ done:
         if (!ch->path.direct)
             xfer_plan_algorithm(ch->slots[0].plan, &alg);
         xfer_log(XFER_LOG_TRACE, "channel %s at %s: %s, %zu bytes per step from this rank, %zu in",
-                 ch->cfg->name, xfer_ch_side_name(ch, k), alg, ch->my_bytes,
-                 ch->path.direct ? ch->path.r_area : ch->r_total);
+                 ch->cfg->name, xfer_ch_side_name(ch, k), alg, ch->lay.my_bytes,
+                 ch->path.direct ? ch->path.r_area : ch->lay.r_total);
     }
     ch->setup = 1;
 out:

@@ -314,28 +314,28 @@ static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const v
                                  size_t bytes)
 {
     const size_t padded = (bytes + 7) & ~(size_t) 7;
-    size_t base =
-        ch->stage0_len ? ch->stage0_len : sizeof(xfer_rt_hdr_t) + (ch->me == 0 ? ch->attr_cap : 0);
+    size_t base = ch->lay.stage0_len ? ch->lay.stage0_len
+                                     : sizeof(xfer_rt_hdr_t) + (ch->me == 0 ? ch->lay.attr_cap : 0);
     char *grown;
     if (ds->staged && ds->st_len == bytes) { /* put again, same block: in place */
-        memcpy(ch->stage0 + ds->st_off, block, bytes);
+        memcpy(ch->lay.stage0 + ds->st_off, block, bytes);
         return XFER_SUCCESS;
     }
     if (padded > SIZE_MAX - base)
         return XFER_ERR(XFER_ERR_TOO_LARGE, "staging dataset %s", ds->cfg->name);
     /* exactly the size needed: glibc grows large blocks with mremap, without copying */
-    grown = xfer_realloc_array(ch->stage0, base + padded, 1);
+    grown = xfer_realloc_array(ch->lay.stage0, base + padded, 1);
     if (!grown)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "staging dataset %s (%zu bytes)", ds->cfg->name, bytes);
-    if (!ch->stage0)
+    if (!ch->lay.stage0)
         memset(grown, 0, base); /* the header's room */
-    ch->stage0 = grown;
+    ch->lay.stage0 = grown;
     memcpy(grown + base, block, bytes);
     memset(grown + base + bytes, 0, padded - bytes);
     ds->staged = 1;
     ds->st_off = base;
     ds->st_len = bytes;
-    ch->stage0_len = base + padded;
+    ch->lay.stage0_len = base + padded;
     return XFER_SUCCESS;
 }
 
@@ -482,14 +482,14 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
         if (xfer_ch_run_limit(ch) == 0)
             return xfer_ch_ended(ch, ch->cur);
         XFER_CHECK_GOTO(xfer_ch_setup(ch), st, out);
-        if (ch->stage0) { /* not adopted by setup: copy the blocks into place */
+        if (ch->lay.stage0) { /* not adopted by setup: copy the blocks into place */
             for (i = 0; i < ch->nds; i++) {
                 const xfer_rt_dset_t *d = &ch->ds[i];
                 if (d->staged && d->my_bytes)
-                    memcpy(sl->sbuf + d->my_off, ch->stage0 + d->st_off, d->my_bytes);
+                    memcpy(sl->sbuf + d->my_off, ch->lay.stage0 + d->st_off, d->my_bytes);
             }
-            xfer_free(ch->stage0);
-            ch->stage0 = NULL;
+            xfer_free(ch->lay.stage0);
+            ch->lay.stage0 = NULL;
         }
     }
     memset(&h, 0, sizeof(h));
@@ -497,11 +497,11 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     h.step = ch->cur;
     h.mask = sl->mask;
     h.rank = (uint64_t) ch->me;
-    if (ch->me == 0 && ch->attr_len) { /* the step's attributes travel after rank 0's header */
-        memcpy(sl->sbuf + sizeof(h), ch->attr_buf, ch->attr_len);
-        h.attr_len = (uint32_t) ch->attr_len;
+    if (ch->me == 0 && ch->attr_out.len) { /* the step's attributes travel after rank 0's header */
+        memcpy(sl->sbuf + sizeof(h), ch->attr_out.buf, ch->attr_out.len);
+        h.attr_len = (uint32_t) ch->attr_out.len;
     }
-    ch->attr_len = 0;
+    ch->attr_out.len = 0;
     memcpy(sl->sbuf, &h, sizeof(h));
     for (i = 0; i < ch->nds; i++)
         if (ch->ds[i].out && (sl->mask >> ch->ds[i].bit & 1u))

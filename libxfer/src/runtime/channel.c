@@ -40,7 +40,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
     if (!env_alg && strcmp(c->algorithm, "auto") == 0 && x->cfg->topology == XFER_TOPOLOGY_RING &&
         (ring = xfer_select_ring_default(c->duplex == XFER_DUPLEX_FULL)))
         snprintf(ch->algorithm, sizeof(ch->algorithm), "%s", ring->name);
-    ch->attr_cap = ((size_t) c->attributes_bytes + 7) & ~(size_t) 7;
+    ch->lay.attr_cap = ((size_t) c->attributes_bytes + 7) & ~(size_t) 7;
     ch->nds = c->ndatasets;
     ch->ds = xfer_calloc((size_t) ch->nds, sizeof(*ch->ds));
     ch->nslots = c->max_in_flight_steps + 1;
@@ -336,8 +336,8 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
         xfer_free(ch->ds[i].gs_count);
         xfer_free(ch->ds[i].gs_off);
     }
-    xfer_free(ch->stage0);
-    xfer_free(ch->attr_buf);
+    xfer_free(ch->lay.stage0);
+    xfer_free(ch->attr_out.buf);
     xfer_ch_notes_reap(ch, collective);
     for (i = 0; i < ch->proto.nout; i++)
         xfer_free(ch->proto.out[i]); /* abandoned after a failure */
@@ -361,7 +361,7 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     xfer_sched_destroy(&ch->path.mxn);
     xfer_free(ch->path.seg[0]);
     xfer_free(ch->path.seg[1]);
-    xfer_free(ch->r_bytes);
+    xfer_free(ch->lay.r_bytes);
     xfer_free(ch->proto.rel_of);
     xfer_free(ch->ds);
     xfer_free(ch->slots);

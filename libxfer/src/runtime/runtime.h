@@ -120,6 +120,27 @@ typedef struct xfer_rt_path {
     int nseg[2];
 } xfer_rt_path_t;
 
+/* The channel's contributions, fixed at set-up (ch_layout.c, ch_setup.c). */
+typedef struct xfer_rt_layout {
+    size_t my_bytes; /* this rank's contribution (header included), 0 if it sends nothing */
+    size_t *r_bytes; /* every remote rank's contribution */
+    size_t r_total;
+    /* rank 0 of a sending side carries the step's attributes after its header, in attr_cap
+     * bytes reserved in its contribution */
+    size_t attr_cap;
+    /* Step 0's blocks, put before the contribution sizes are known, appended in put order after
+     * room for the header. Put in the channel's order (the usual case) they are laid out as the
+     * contribution itself, and setup adopts stage0 as the first slot's send stage: no copy. */
+    char *stage0;
+    size_t stage0_len;
+} xfer_rt_layout_t;
+
+/* Attributes of the step being filled (xfer_put_attr), encoded (ch_attr.c). */
+typedef struct xfer_rt_attr_out {
+    char *buf;
+    size_t len;
+} xfer_rt_attr_out_t;
+
 /* What failed or ended on a channel. */
 typedef struct xfer_rt_health {
     int failed;            /* a collective failed: the channel is unusable */
@@ -149,19 +170,8 @@ struct xfer_channel {
     char algorithm[64]; /* effective algorithm name (after env and topology) */
     int nds;
     xfer_rt_dset_t *ds;
-    /* Attributes of the step being filled (xfer_put_attr), encoded; rank 0 of a sending side
-     * carries them after its header, in attr_cap bytes reserved in its contribution. */
-    size_t attr_cap;
-    char *attr_buf;
-    size_t attr_len;
-    size_t my_bytes; /* this rank's contribution (header included), 0 if it sends nothing */
-    /* Step 0's blocks, put before the contribution sizes are known, appended in put order after
-     * room for the header. Put in the channel's order (the usual case) they are laid out as the
-     * contribution itself, and setup adopts stage0 as the first slot's send stage: no copy. */
-    char *stage0;
-    size_t stage0_len;
-    size_t *r_bytes; /* every remote rank's contribution */
-    size_t r_total;
+    xfer_rt_layout_t lay;        /* sizes of the contributions and step 0's stage */
+    xfer_rt_attr_out_t attr_out; /* attributes of the step being filled (xfer_put_attr) */
     xfer_rt_path_t path;
     xfer_channel_stats_t stats;
     int nslots;
