@@ -69,6 +69,10 @@ typedef enum xfer_role {
  * about twice control.heartbeat_timeout_ms; in one MPMD launch a dead process ends the job;
  * separate launches without xferd fall back to control.timeout_ms as a clock.
  * Forming the channels (port files, lookups) is bounded by control.timeout_ms.
+ * When MPI was initialised with MPI_THREAD_MULTIPLE (and the file's `progress` is auto or
+ * thread), starts a progress thread that moves committed steps while the application computes;
+ * every call on a channel then holds the context's lock (docs/runtime.md, Progress). Channel
+ * calls of one context are not meant to be made from two application threads at once.
  * Caller owns *@p x and releases it with xfer_finalize().
  */
 XFER_PUBLIC xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm comm,
@@ -227,10 +231,11 @@ XFER_PUBLIC xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *datas
 /**
  * Drive the transfers of @p ch (and of the context's other channels) once, without waiting:
  * for a program that waits elsewhere (its own MPI calls, a barrier) while a step is still in
- * flight. MPI has no asynchronous progress on most platforms, so a step moves only while one
- * of its ranks is inside a libxfer call; a sender that computes between steps delays the
- * step it ended until its next call. *@p busy (may be NULL): 1 while a step of @p ch is in
- * flight on this rank.
+ * flight. MPI has no asynchronous progress on most platforms: without libxfer's progress
+ * thread (progress: calls, or MPI below MPI_THREAD_MULTIPLE) a step moves only while one of
+ * its ranks is inside a libxfer call, and a sender that computes between steps delays the
+ * step it ended until its next call (docs/runtime.md, Progress). *@p busy (may be NULL): 1
+ * while a step of @p ch is in flight on this rank.
  */
 XFER_PUBLIC xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy);
 
