@@ -31,7 +31,9 @@ else
     echo "peer failure noticed after $ms ms of waiting (bound $bound ms)"
     [ "$ms" -le "$bound" ] || fail "the failure took $ms ms to reach $peer (bound $bound)"
 fi
-grep -q "XFER_ERR_TIMEOUT" "$out" && fail "a plain timeout fired"
+# (the victim's own words do not count: a stopped victim resumed by the launcher's teardown,
+# SIGCONT before SIGTERM, may report the control plane it lost while stopped)
+grep -q "^\[$peer\] .*XFER_ERR_TIMEOUT" "$out" && fail "a plain timeout fired in $peer"
 # nothing of this run may outlive xfer-run: look for its workflow file in every environment
 left=""
 for e in /proc/[0-9]*/environ; do

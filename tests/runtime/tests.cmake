@@ -521,6 +521,25 @@ channels:
   set_tests_properties(${P}.workflow.xferd.live.sigstop PROPERTIES TIMEOUT 180
                        LABELS "mpi;workflow;control"
                        ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+  # the same stall met by the consumer's progress thread while the consumer computes: its next
+  # call reports the failure in the same words, at once
+  file(WRITE ${RT_DIR}/stop-a-thread.yaml "workflow: rt_stop_a_thread
+control: {heartbeat_ms: 250, timeout_ms: 2000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"50\", --sigstop-after, \"3\",
+                               --mpi-thread, multiple]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth, --steps, \"50\", --begin, \"-1\", --compute-ms,
+                               \"3000\", --mpi-thread, multiple]}
+channels:
+  - {name: c, from: a, to: b, max_in_flight_steps: 1,
+     datasets: [{name: x, type: float64, dims: [1000]}]}
+")
+  add_test(NAME ${P}.workflow.xferd.live.sigstop_thread
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/kill_test.sh $<TARGET_FILE:xfer-run>
+                   ${RT_DIR}/stop-a-thread.yaml a b 2000 STOP mpmd)
+  set_tests_properties(${P}.workflow.xferd.live.sigstop_thread PROPERTIES TIMEOUT 180
+                       LABELS "mpi;workflow;control"
+                       ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
 endif()
 
 # ---- xferd killed mid-run: xfer-run restarts it, the journal restores the workflow's state ----
