@@ -45,8 +45,9 @@ typedef struct opts {
                              * odd ones overlap), corner, none, all */
     int deadline_ms;        /* with begin_ms: give up on a step not begun within this (0: never) */
     int quiet;
-    int attrs;             /* put and check per-step attributes */
-    int bind;              /* xfer_bind_buffer every dataset: no copies in put and get */
+    int attrs; /* put and check per-step attributes */
+    int bind;  /* xfer_bind_buffer every dataset: no copies in put and get (2: two buffers each,
+                  in turn: even steps in the first, odd ones in the second) */
     const char *put_order; /* forward, reverse (datasets against the channel's order), twice
                             * (each block first with wrong data, then again with the right) */
 } opts_t;
@@ -181,6 +182,10 @@ static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const 
     }
 }
 
+/* The bound buffer of channel i, dataset j in step s (--bind-alternate: odd steps use the
+ * second set, after the first nchannels * 128) */
+#define BND(i, j, s) ((o.bind == 2 && ((s) &1) ? cfg->nchannels * 128 : 0) + (i) *128 + (j))
+
 int main(int argc, char **argv)
 {
     opts_t o = {.steps = 4,
@@ -238,19 +243,21 @@ int main(int argc, char **argv)
             o.attrs = 1;
         else if (strcmp(argv[a], "--bind") == 0)
             o.bind = 1;
+        else if (strcmp(argv[a], "--bind-alternate") == 0)
+            o.bind = 2;
         else if (strcmp(argv[a], "--mpi-thread") == 0 && a + 1 < argc)
             o.mpi_thread = argv[++a];
         else {
-            fprintf(
-                stderr,
-                "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
-                "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
-                "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
-                "                  [--sigstop-after K]\n"
-                "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
-                "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
-                "                  [--select overlap|mixed|corner|none|all] [--attrs] [--bind]\n"
-                "                  [--mpi-thread single|multiple] [--quiet]\n");
+            fprintf(stderr,
+                    "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
+                    "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
+                    "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
+                    "                  [--sigstop-after K]\n"
+                    "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
+                    "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
+                    "                  [--select overlap|mixed|corner|none|all] [--attrs]\n"
+                    "                  [--bind | --bind-alternate]\n"
+                    "                  [--mpi-thread single|multiple] [--quiet]\n");
             return 2;
         }
     }
@@ -322,7 +329,7 @@ int main(int argc, char **argv)
             XCHECK(xfer_select(chs[i], d->name, st0, c0));
         }
     /* zero copy: every dataset sent from, or received into, a buffer of this program's own */
-    bnd = calloc((size_t) cfg->nchannels * 128 + 1, sizeof(*bnd));
+    bnd = calloc((size_t) cfg->nchannels * 256 + 1, sizeof(*bnd));
     for (i = 0; o.bind && i < cfg->nchannels; i++)
         for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
             const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
@@ -334,6 +341,8 @@ int main(int argc, char **argv)
                 n = (size_t) vol(d->ndims, c0) * es;
             }
             bnd[i * 128 + j] = malloc(n + 1);
+            if (o.bind == 2) /* the odd steps' buffer */
+                bnd[cfg->nchannels * 128 + i * 128 + j] = calloc(1, n + 1);
             XCHECK(xfer_bind_buffer(chs[i], d->name, bnd[i * 128 + j], n));
         }
     for (s = 0; s < (uint64_t) o.steps; s++) {
@@ -405,7 +414,7 @@ int main(int argc, char **argv)
                 memcpy(desc.dims, d->dims, sizeof(desc.dims));
                 block_of(d, crank, csize, o.decomp, desc.start, desc.count);
                 bytes = vol(d->ndims, desc.count) * xfer_type_size(d->type);
-                blk = o.bind ? bnd[i * 128 + j] : malloc(bytes + 1);
+                blk = o.bind ? bnd[BND(i, j, s)] : malloc(bytes + 1);
                 if (strcmp(o.put_order, "twice") == 0) { /* the second put must replace it */
                     memset(blk, 0xa5, bytes);
                     XCHECK(xfer_put(chs[i], &desc, blk));
@@ -468,14 +477,22 @@ int main(int argc, char **argv)
                 uint64_t st0[XFER_MAX_DIMS] = {0}, c0[XFER_MAX_DIMS];
                 char *got, *want;
                 xfer_dataset_desc_t out;
+                xfer_channel_stats_t cs0, cs1;
                 uint64_t held;
                 int k;
                 if (d->from == comp)
                     continue;
-                got = o.bind ? bnd[i * 128 + j] : malloc(n * es + 1);
+                got = o.bind ? bnd[BND(i, j, s)] : malloc(n * es + 1);
                 want = malloc(n * es + 1);
                 /* what this rank receives: the whole dataset, or its selection */
+                XCHECK(xfer_channel_stats(chs[i], &cs0));
                 XCHECK(xfer_get(chs[i], d->name, got, n * es, &out));
+                XCHECK(xfer_channel_stats(chs[i], &cs1));
+                if (o.bind && cs1.bytes_copied_out != cs0.bytes_copied_out)
+                    FAIL("channel %s dataset %s step %" PRIu64 ": did not land in the buffer "
+                         "bound for it (xfer_get copied %" PRIu64 " bytes)",
+                         cfg->channels[i].name, d->name, s,
+                         cs1.bytes_copied_out - cs0.bytes_copied_out);
                 fill(d, i, j, s, out.start, out.count, want);
                 held = vol(d->ndims, out.count);
                 if (out.step != s || memcmp(got, want, held * es) != 0)
@@ -504,6 +521,13 @@ int main(int argc, char **argv)
                              cfg->channels[i].name, d->name, s);
                 }
                 checked += held + vol(d->ndims, c0);
+                if (o.bind == 2) {
+                    /* the next step lands in the other buffer: wipe it first, so that only
+                     * the step itself can make it match */
+                    char *next = bnd[BND(i, j, s + 1)];
+                    memset(next, 0, held * es);
+                    XCHECK(xfer_bind_buffer(chs[i], d->name, next, held * es));
+                }
                 if (!o.bind)
                     free(got);
                 free(want);
@@ -557,7 +581,7 @@ int main(int argc, char **argv)
                me, cfg->channels[i].name, cs.steps, cs.bytes_sent, cs.bytes_received,
                cs.bytes_copied_in, cs.bytes_copied_out);
     }
-    nbnd = cfg->nchannels * 128; /* the configuration goes with the context */
+    nbnd = cfg->nchannels * 256; /* the configuration goes with the context */
     XCHECK(xfer_finalize(&x));
     for (i = 0; i < nbnd; i++)
         free(bnd[i]);

@@ -457,6 +457,17 @@ rt_mxn_yaml(f 3 2 full block)
 rt_mpmd(cmd ${f} NP 3 2 ARGS --steps 3 --attrs --bind --begin -1)
 rt_pass_test(mpmd.bind.full.p3q2 COMMAND ${cmd}
              EXPECT "b: channel c: 3 steps, [0-9]+ bytes sent, [0-9]+ received, 0 copied in")
+# a buffer per step: even steps in one buffer, odd ones in another (rebound during the step
+# before, wiped first), sent and received in place; every step checked in the buffer it
+# landed in
+rt_mxn_yaml(f 2 3 full rows)
+rt_mpmd(cmd ${f} NP 2 3 ARGS --steps 5 --bind-alternate)
+rt_pass_test(mpmd.bind.alternate.full.p2q3 COMMAND ${cmd}
+             EXPECT "b: channel c: 5 steps, [0-9]+ bytes sent, [0-9]+ received, 0 copied in")
+rt_mxn_yaml(f 3 2 half block)
+rt_mpmd(cmd ${f} NP 3 2 ARGS --steps 5 --bind-alternate --begin -1)
+rt_pass_test(mpmd.bind.alternate.half.p3q2 COMMAND ${cmd}
+             EXPECT "b: channel c: 5 steps, 0 bytes sent, [0-9]+ received, 0 copied in")
 
 # per-step attributes on the allgatherv path too (whole datasets), and their bound
 rt_mxn_yaml(f 3 2 full all)

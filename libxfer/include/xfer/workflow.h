@@ -215,15 +215,18 @@ XFER_PUBLIC xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset,
 /**
  * Send (sending side) or receive (receiving side) dataset @p dataset of every step straight
  * from or into the caller's @p buf, without the copies xfer_put and xfer_get make:
- * - sending: @p buf is this rank's block; put it with xfer_put(ch, d, buf) each step (another
- *   pointer fails). The block is read until xfer_step_end returns, which then waits until
- *   this rank's part of the step has been sent (MPI's nonblocking contract): do not modify
- *   it in between.
+ * - sending: @p buf is this rank's block; each step is sent straight from the block its
+ *   xfer_put gives (@p buf, or another buffer for that step). The block is read until
+ *   xfer_step_end returns, which then waits until this rank's part of the step has been sent
+ *   (MPI's nonblocking contract): do not modify it in between.
  * - receiving: @p buf (at least the rank's selection, checked at step 0) receives the
  *   selection of each step; it is valid from xfer_step_begin's OK (or xfer_get) until
  *   xfer_step_end, and xfer_get into it copies nothing. The rank then receives one step at
- *   a time: the next step lands only once this one is released.
- * Only before step 0 begins, like selections; the step then takes the direct path.
+ *   a time: the next step lands only once this one is released. Binding again during a step
+ *   (after step 0) gives the buffer the next step lands in: one buffer per step, or two in
+ *   turn, still without a copy.
+ * The first binding comes before step 0 begins, like selections; the step then takes the
+ * direct path.
  */
 XFER_PUBLIC xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *buf,
                                            size_t bufsize);

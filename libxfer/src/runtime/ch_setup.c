@@ -177,6 +177,21 @@ static xfer_status_t check_bound(xfer_channel_t *ch)
     return XFER_SUCCESS;
 }
 
+/* The bound buffers' pointers into the ranges (same order as bound_segments). */
+void xfer_ch_bound_refresh(xfer_channel_t *ch)
+{
+    int i, n[2] = {0, 0};
+    if (!ch->path.seg[0] || !ch->path.seg[1])
+        return;
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        const int dir = d->out ? 0 : 1;
+        if (d->bound)
+            ch->path.seg[dir][n[dir]++].ptr = d->bound;
+    }
+    ch->path.bound_gen++;
+}
+
 /* The ranges of the contribution (0) and the receive area (1) that live in bound buffers. */
 static xfer_status_t bound_segments(xfer_channel_t *ch)
 {
@@ -467,6 +482,23 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
     d = xfer_ch_find_dset(ch, dataset);
     if (!d)
         return xfer_ch_no_such_dataset(ch, dataset);
+    if (d->bound && !d->out && (ch->setup || ch->cur > 0 || ch->begun)) {
+        /* a buffer for the next step: where the step lands when its collective starts */
+        const size_t need = (size_t) xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
+        if (ch->setup && bufsize < need)
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "channel %s: dataset %s: the buffer bound on rank %d holds %zu bytes, "
+                            "the rank's selection needs %zu",
+                            ch->cfg->name, d->cfg->name, ch->me, bufsize, need);
+        d->next_bound = buf;
+        d->next_bound_size = bufsize;
+        return XFER_SUCCESS;
+    }
+    if (d->bound && d->out && (ch->setup || ch->cur > 0 || ch->begun))
+        return XFER_ERR(XFER_ERR_STATE,
+                        "channel %s: dataset %s: after step 0, a sending rank's block is sent "
+                        "from where each xfer_put gives it",
+                        ch->cfg->name, dataset);
     if (ch->setup || ch->cur > 0 || ch->begun || ch->started > 0 || ch->committed > 0 ||
         d->staged || d->declared)
         return XFER_ERR(XFER_ERR_STATE,

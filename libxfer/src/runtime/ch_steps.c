@@ -44,6 +44,30 @@ static int can_start(xfer_channel_t *ch)
            s < ch->proto.released + (uint64_t) (ch->path.bound_recv ? 1 : ch->nslots);
 }
 
+/* Bound buffers of the step about to start: receiving datasets rebound during the previous
+ * step move now (a bound receiver starts a step only once the previous one is released, so its
+ * gets have read where it landed); the executor rebuilds its datatypes if anything moved. */
+static void rebind(xfer_channel_t *ch, xfer_rt_slot_t *sl)
+{
+    int i, moved = 0;
+    for (i = 0; i < ch->nds; i++) {
+        xfer_rt_dset_t *d = &ch->ds[i];
+        if (!d->next_bound)
+            continue;
+        moved |= d->next_bound != d->bound;
+        d->bound = d->next_bound;
+        d->bound_size = d->next_bound_size;
+        d->next_bound = NULL;
+    }
+    if (moved)
+        xfer_ch_bound_refresh(ch);
+    if (sl->bound_gen != ch->path.bound_gen) {
+        xfer_exec_remap(sl->ex, XFER_BUF_SEND, ch->path.seg[0], ch->path.nseg[0]);
+        xfer_exec_remap(sl->ex, XFER_BUF_RECV, ch->path.seg[1], ch->path.nseg[1]);
+        sl->bound_gen = ch->path.bound_gen;
+    }
+}
+
 static xfer_status_t start_next(xfer_channel_t *ch)
 {
     xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, ch->started);
@@ -52,6 +76,8 @@ static xfer_status_t start_next(xfer_channel_t *ch)
         XFER_CHECK_GOTO(xfer_ch_setup(ch), st, out);
     sl->step = ch->started;
     sl->state = XFER_SLOT_ACTIVE;
+    if (sl->ex && (ch->path.bound_send || ch->path.bound_recv))
+        rebind(ch, sl);
     if (sl->ex)
         XFER_CHECK_GOTO(xfer_exec_start(sl->ex, 0), st, out);
     else
@@ -409,12 +435,14 @@ xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
         memcpy(ds->count, d->count, (size_t) d->ndims * sizeof(uint64_t));
         ds->declared = 1;
     }
-    if (ds->bound && v > 0 && block != ds->bound)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: dataset %s is bound to the buffer at %p (xfer_bind_buffer): "
-                        "put it from there, not from %p",
-                        ch->cfg->name, d->name, ds->bound, block);
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
+    if (ds->bound && v > 0 && block != ds->bound) {
+        /* a bound dataset is sent from wherever this step's put says: the caller leaves the
+         * block alone until xfer_step_end returns (a bound sender has one step in flight) */
+        ds->bound = (void *) block;
+        ds->bound_size = (size_t) v * ds->esize;
+        xfer_ch_bound_refresh(ch);
+    }
     sl->mask |= (uint64_t) 1 << ds->bit;
     if (ds->bound) /* sent from the caller's buffer by the step's schedule */
         return XFER_SUCCESS;

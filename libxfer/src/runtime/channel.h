@@ -68,6 +68,8 @@ void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const c
 xfer_status_t xfer_ch_agree(xfer_channel_t *ch, xfer_status_t st, const char *what);
 xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what);
 xfer_status_t xfer_ch_setup(xfer_channel_t *ch);
+/* the bound buffers moved (a put from another block, a rebind): their ranges follow */
+void xfer_ch_bound_refresh(xfer_channel_t *ch);
 /* This rank's selection of received dataset @p d into d->sel_*: declared, or by its mode. */
 xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d);
 

@@ -63,8 +63,10 @@ typedef struct xfer_rt_dset {
     size_t *gs_off;
     /* xfer_bind_buffer: the application's buffer this rank sends the dataset from (its block)
      * or receives it into (its selection), every step, without a copy */
-    void *bound;
+    void *bound; /* the caller's buffer of the step in flight (xfer_bind_buffer) */
     size_t bound_size;
+    void *next_bound; /* receiving: rebound during a step, for the next one to start */
+    size_t next_bound_size;
 } xfer_rt_dset_t;
 
 enum {
@@ -85,6 +87,7 @@ typedef struct xfer_rt_slot {
     xfer_plan_t *plan;    /* the allgatherv path's plan, or ... */
     struct xfer_exec *ex; /* ... the direct path's executor over merged (M x N, mxn.h) */
     MPI_Comm merged;
+    unsigned bound_gen; /* the path's bound_gen its executor was remapped with */
 } xfer_rt_slot_t;
 
 /* The step protocol's state on one rank of a channel (runtime.h's header, ch_notes.c). */
@@ -116,6 +119,7 @@ typedef struct xfer_rt_path {
     size_t r_area;
     uint64_t step_recv;         /* bytes that land on this rank per step (for xfer_channel_stats) */
     int bound_send, bound_recv; /* datasets this rank bound (xfer_bind_buffer), by direction */
+    unsigned bound_gen;         /* bumped whenever a bound buffer moves (a step of its own) */
     struct xfer_exec_seg *seg[2]; /* their ranges in the contribution and receive area */
     int nseg[2];
 } xfer_rt_path_t;
