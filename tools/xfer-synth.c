@@ -182,9 +182,10 @@ static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const 
     }
 }
 
-/* The bound buffer of channel i, dataset j in step s (--bind-alternate: odd steps use the
- * second set, after the first nchannels * 128) */
-#define BND(i, j, s) ((o.bind == 2 && ((s) &1) ? cfg->nchannels * 128 : 0) + (i) *128 + (j))
+/* The bound buffer of channel i, dataset j in step s, in bnd[]: NDS_MAX slots per channel
+ * (--bind-alternate: odd steps use a second set of nchannels * NDS_MAX after the first) */
+#define NDS_MAX      (2 * XFER_MAX_DATASETS) /* datasets a channel may have */
+#define BND(i, j, s) ((o.bind == 2 && ((s) &1) ? cfg->nchannels * NDS_MAX : 0) + (i) *NDS_MAX + (j))
 
 int main(int argc, char **argv)
 {
@@ -329,7 +330,8 @@ int main(int argc, char **argv)
             XCHECK(xfer_select(chs[i], d->name, st0, c0));
         }
     /* zero copy: every dataset sent from, or received into, a buffer of this program's own */
-    bnd = calloc((size_t) cfg->nchannels * 256 + 1, sizeof(*bnd));
+    nbnd = 2 * cfg->nchannels * NDS_MAX; /* (the configuration goes with the context) */
+    bnd = calloc((size_t) nbnd + 1, sizeof(*bnd));
     for (i = 0; o.bind && i < cfg->nchannels; i++)
         for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
             const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
@@ -340,10 +342,10 @@ int main(int argc, char **argv)
                 block_of(d, crank, csize, o.decomp, st0, c0);
                 n = (size_t) vol(d->ndims, c0) * es;
             }
-            bnd[i * 128 + j] = malloc(n + 1);
+            bnd[BND(i, j, 0)] = malloc(n + 1);
             if (o.bind == 2) /* the odd steps' buffer */
-                bnd[cfg->nchannels * 128 + i * 128 + j] = calloc(1, n + 1);
-            XCHECK(xfer_bind_buffer(chs[i], d->name, bnd[i * 128 + j], n));
+                bnd[BND(i, j, 1)] = calloc(1, n + 1);
+            XCHECK(xfer_bind_buffer(chs[i], d->name, bnd[BND(i, j, 0)], n));
         }
     for (s = 0; s < (uint64_t) o.steps; s++) {
         if (o.exit_after >= 0 && s == (uint64_t) o.exit_after) {
@@ -581,7 +583,6 @@ int main(int argc, char **argv)
                me, cfg->channels[i].name, cs.steps, cs.bytes_sent, cs.bytes_received,
                cs.bytes_copied_in, cs.bytes_copied_out);
     }
-    nbnd = cfg->nchannels * 256; /* the configuration goes with the context */
     XCHECK(xfer_finalize(&x));
     for (i = 0; i < nbnd; i++)
         free(bnd[i]);

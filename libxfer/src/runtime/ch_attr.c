@@ -277,55 +277,31 @@ out:
 xfer_status_t xfer_put_attr(xfer_channel_t *ch, const char *name, xfer_type_t type, size_t count,
                             const void *values)
 {
-    xfer_status_t st;
-    xfer_rt_lock(ch ? ch->x : NULL);
-    st = put_attr_locked(ch, name, type, count, values);
-    xfer_rt_unlock(ch ? ch->x : NULL);
-    return st;
+    XFER_CH_LOCKED(ch, put_attr_locked(ch, name, type, count, values));
 }
 
 xfer_status_t xfer_put_attr_string(xfer_channel_t *ch, const char *name, const char *value)
 {
-    xfer_status_t st;
-    xfer_rt_lock(ch ? ch->x : NULL);
-    st = put_attr_string_locked(ch, name, value);
-    xfer_rt_unlock(ch ? ch->x : NULL);
-    return st;
+    XFER_CH_LOCKED(ch, put_attr_string_locked(ch, name, value));
 }
 
 xfer_status_t xfer_get_attr(xfer_channel_t *ch, const char *name, xfer_type_t *type, size_t *count,
                             void *buf, size_t bufsize)
 {
-    xfer_status_t st;
-    xfer_rt_lock(ch ? ch->x : NULL);
-    st = get_attr_locked(ch, name, type, count, buf, bufsize);
-    xfer_rt_unlock(ch ? ch->x : NULL);
-    return st;
+    XFER_CH_LOCKED(ch, get_attr_locked(ch, name, type, count, buf, bufsize));
 }
 
 xfer_status_t xfer_get_attr_string(xfer_channel_t *ch, const char *name, char *buf, size_t bufsize)
 {
-    xfer_status_t st;
-    xfer_rt_lock(ch ? ch->x : NULL);
-    st = get_attr_string_locked(ch, name, buf, bufsize);
-    xfer_rt_unlock(ch ? ch->x : NULL);
-    return st;
+    XFER_CH_LOCKED(ch, get_attr_string_locked(ch, name, buf, bufsize));
 }
 
 xfer_status_t xfer_attr_count(xfer_channel_t *ch, int *count)
 {
-    xfer_status_t st;
-    xfer_rt_lock(ch ? ch->x : NULL);
-    st = attr_count_locked(ch, count);
-    xfer_rt_unlock(ch ? ch->x : NULL);
-    return st;
+    XFER_CH_LOCKED(ch, attr_count_locked(ch, count));
 }
 
 xfer_status_t xfer_attr_name(xfer_channel_t *ch, int i, const char **name)
 {
-    xfer_status_t st;
-    xfer_rt_lock(ch ? ch->x : NULL);
-    st = attr_name_locked(ch, i, name);
-    xfer_rt_unlock(ch ? ch->x : NULL);
-    return st;
+    XFER_CH_LOCKED(ch, attr_name_locked(ch, i, name));
 }

@@ -180,9 +180,5 @@ static xfer_status_t channel_stats_locked(const xfer_channel_t *ch, xfer_channel
 /* The public calls: under the context's lock (the progress thread, progress.c). */
 xfer_status_t xfer_channel_stats(const xfer_channel_t *ch, xfer_channel_stats_t *stats)
 {
-    xfer_status_t st;
-    xfer_rt_lock(ch ? ch->x : NULL);
-    st = channel_stats_locked(ch, stats);
-    xfer_rt_unlock(ch ? ch->x : NULL);
-    return st;
+    XFER_CH_LOCKED(ch, channel_stats_locked(ch, stats));
 }

@@ -159,14 +159,25 @@ static xfer_status_t selections(xfer_channel_t *ch, int k, int nranks, const uin
     return XFER_SUCCESS;
 }
 
-/* Bound buffers must hold what they carry: the rank's block, or its selection. */
+/* Bytes of this rank's selection of @p d (what lands here per step on the direct path). */
+static size_t sel_bytes(const xfer_rt_dset_t *d)
+{
+    return (size_t) xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
+}
+
+/* What a bound buffer of @p d carries: the rank's block, or its selection. */
+static size_t bound_len(const xfer_rt_dset_t *d)
+{
+    return d->out ? d->my_bytes : sel_bytes(d);
+}
+
+/* Bound buffers must hold what they carry. */
 static xfer_status_t check_bound(xfer_channel_t *ch)
 {
     int i;
     for (i = 0; i < ch->nds; i++) {
         const xfer_rt_dset_t *d = &ch->ds[i];
-        const size_t need =
-            d->out ? d->my_bytes : (size_t) xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
+        const size_t need = bound_len(d);
         if (d->bound && d->bound_size < need)
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: the buffer bound on rank %d holds %zu bytes, "
@@ -210,8 +221,7 @@ static xfer_status_t bound_segments(xfer_channel_t *ch)
         g = &ch->path.seg[dir][ch->path.nseg[dir]++];
         g->ptr = d->bound;
         g->off = d->out ? d->my_off : d->gs_off[ch->me];
-        g->len =
-            d->out ? d->my_bytes : (size_t) xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
+        g->len = bound_len(d);
     }
     return XFER_SUCCESS;
 }
@@ -357,7 +367,7 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
     for (i = 0; st == XFER_SUCCESS && i < ch->nds; i++) { /* what lands here per step */
         const xfer_rt_dset_t *d = &ch->ds[i];
         if (ch->path.direct && !d->out)
-            ch->path.step_recv += xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
+            ch->path.step_recv += sel_bytes(d);
     }
     if (!ch->path.direct)
         ch->path.step_recv = ch->lay.r_total;
@@ -482,23 +492,22 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
     d = xfer_ch_find_dset(ch, dataset);
     if (!d)
         return xfer_ch_no_such_dataset(ch, dataset);
-    if (d->bound && !d->out && (ch->setup || ch->cur > 0 || ch->begun)) {
+    if (d->bound && (ch->setup || ch->cur > 0 || ch->begun)) { /* after step 0 began */
+        if (d->out)
+            return XFER_ERR(XFER_ERR_STATE,
+                            "channel %s: dataset %s: after step 0, a sending rank's block is "
+                            "sent from where each xfer_put gives it",
+                            ch->cfg->name, dataset);
         /* a buffer for the next step: where the step lands when its collective starts */
-        const size_t need = (size_t) xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
-        if (ch->setup && bufsize < need)
+        if (ch->setup && bufsize < sel_bytes(d))
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: the buffer bound on rank %d holds %zu bytes, "
                             "the rank's selection needs %zu",
-                            ch->cfg->name, d->cfg->name, ch->me, bufsize, need);
+                            ch->cfg->name, d->cfg->name, ch->me, bufsize, sel_bytes(d));
         d->next_bound = buf;
         d->next_bound_size = bufsize;
         return XFER_SUCCESS;
     }
-    if (d->bound && d->out && (ch->setup || ch->cur > 0 || ch->begun))
-        return XFER_ERR(XFER_ERR_STATE,
-                        "channel %s: dataset %s: after step 0, a sending rank's block is sent "
-                        "from where each xfer_put gives it",
-                        ch->cfg->name, dataset);
     if (ch->setup || ch->cur > 0 || ch->begun || ch->started > 0 || ch->committed > 0 ||
         d->staged || d->declared)
         return XFER_ERR(XFER_ERR_STATE,
@@ -518,18 +527,10 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
 xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
                           const uint64_t count[])
 {
-    xfer_status_t st;
-    xfer_rt_lock(ch ? ch->x : NULL);
-    st = select_locked(ch, dataset, start, count);
-    xfer_rt_unlock(ch ? ch->x : NULL);
-    return st;
+    XFER_CH_LOCKED(ch, select_locked(ch, dataset, start, count));
 }
 
 xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize)
 {
-    xfer_status_t st;
-    xfer_rt_lock(ch ? ch->x : NULL);
-    st = bind_buffer_locked(ch, dataset, buf, bufsize);
-    xfer_rt_unlock(ch ? ch->x : NULL);
-    return st;
+    XFER_CH_LOCKED(ch, bind_buffer_locked(ch, dataset, buf, bufsize));
 }

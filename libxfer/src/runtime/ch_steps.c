@@ -163,13 +163,22 @@ xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force)
     return st;
 }
 
+/* Is any collective of this channel in flight? */
+static int busy(const xfer_channel_t *ch)
+{
+    int i;
+    for (i = 0; i < ch->nslots; i++)
+        if (ch->slots[i].state == XFER_SLOT_ACTIVE)
+            return 1;
+    return 0;
+}
+
 /* One pass of the progress thread over a channel (progress.c), under the context's lock. A
  * failure is kept, with its words, for the application's next call on the channel. */
 void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
 {
     xfer_errh_guard_t g;
     xfer_status_t st;
-    int i;
     if (!ch->setup || ch->health.failed || ch->health.finished || ch->health.peer_failed ||
         ch->health.ctl_lost || ch->inter == MPI_COMM_NULL)
         return;
@@ -180,19 +189,7 @@ void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
         ch->health.fail_st = st;
         snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
     }
-    for (i = 0; i < ch->nslots; i++)
-        if (ch->slots[i].state == XFER_SLOT_ACTIVE)
-            *active = 1;
-}
-
-/* Is any collective of this channel in flight? */
-static int busy(const xfer_channel_t *ch)
-{
-    int i;
-    for (i = 0; i < ch->nslots; i++)
-        if (ch->slots[i].state == XFER_SLOT_ACTIVE)
-            return 1;
-    return 0;
+    *active |= busy(ch);
 }
 
 xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what,

@@ -92,6 +92,18 @@ void xfer_ch_progress_background(xfer_channel_t *ch, int *active);
 xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step);
 xfer_rt_dset_t *xfer_ch_find_dset(xfer_channel_t *ch, const char *name);
 xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name);
+/* The body of a public call on channel @p ch: @p call under the context's lock (the progress
+ * thread, progress.c; no lock without it). */
+#define XFER_CH_LOCKED(ch, call)                                                                   \
+    do {                                                                                           \
+        const struct xfer *x_ = (ch) ? (ch)->x : NULL;                                             \
+        xfer_status_t st_;                                                                         \
+        xfer_rt_lock(x_);                                                                          \
+        st_ = (call);                                                                              \
+        xfer_rt_unlock(x_);                                                                        \
+        return st_;                                                                                \
+    } while (0)
+
 /* ch_api.c: MPI errors come back as codes while a call of ours runs (MPICH reports failed
  * requests through MPI_COMM_WORLD's handler) */
 typedef struct xfer_errh_guard {
