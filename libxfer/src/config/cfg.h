@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Config layer internals: the descriptor tables that describe the workflow file, and the
  * generic engine that reads (cfg_parse.c), checks, prints and documents (cfg_print.c) any
- * structure described by them. config.c holds the tables themselves and the few handlers and
- * checks that a table entry cannot express. */
+ * structure described by them. config.c holds the tables themselves and the checks a table
+ * entry cannot express, cfg_values.c the handlers of the values it cannot describe. */
 #ifndef XFER_CFG_H
 #define XFER_CFG_H
 
@@ -45,6 +45,13 @@ typedef struct cfg_handler {
     void (*print)(FILE *out, const struct cfg_key *k, const void *base);
     void (*release)(const struct cfg_key *k, void *base);
 } cfg_handler_t;
+
+/* cfg_values.c: the custom values of the workflow file */
+extern const cfg_handler_t xfer_cfg_strings_handler; /* a command: a sequence of strings */
+extern const cfg_handler_t xfer_cfg_env_handler;     /* a mapping of NAME: value */
+extern const cfg_handler_t xfer_cfg_dims_handler;    /* a dataset's dimensions */
+
+#define XFER_CFG_MAX_SIZE_LOG2 62 /* largest dataset: 2^62 bytes */
 
 /* One key of a mapping. The same entry drives reading, defaults, checks, the effective
  * configuration dump and the reference in docs/workflow.md. */

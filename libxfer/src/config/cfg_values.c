@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The workflow file's values that a table entry cannot describe (cfg.h, CFG_CUSTOM): a
+ * component's command (a sequence of strings), its environment (a mapping of NAME: value) and a
+ * dataset's dimensions. Each handler reads, prints and releases its value. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "cfg.h"
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
+static xfer_status_t not_a(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *ev)
+{
+    char got[96];
+    return xfer_cfg_fail(p, ev->start_mark, "expected %s, got %s", k->handler->expected,
+                         xfer_cfg_got(ev, got, sizeof(got)));
+}
+
+/* cmd: a sequence of strings into char **argv (NULL-terminated) and int argc. */
+static xfer_status_t parse_strings(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *start,
+                                   void *base)
+{
+    char ***argv = CFG_FIELD(base, k->off, char **);
+    int *argc = CFG_FIELD(base, k->count_off, int);
+    xfer_status_t st = XFER_SUCCESS;
+    yaml_event_t ev;
+    size_t len;
+
+    if (start->type != YAML_SEQUENCE_START_EVENT)
+        return not_a(p, k, start);
+    memset(&ev, 0, sizeof(ev));
+    for (;;) {
+        char **a, *s;
+        XFER_CHECK_GOTO(xfer_cfg_next(p, &ev), st, out);
+        if (ev.type == YAML_SEQUENCE_END_EVENT)
+            break;
+        if ((len = xfer_cfg_push_index(p, *argc)) == (size_t) -1) {
+            st = XFER_ERR_NO_MEMORY;
+            goto out;
+        }
+        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &ev, "a string"), st, out);
+        a = xfer_realloc_array(*argv, (size_t) *argc + 2, sizeof(*a));
+        if (!a) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "%d arguments", *argc + 1);
+            goto out;
+        }
+        *argv = a;
+        a[*argc] = NULL;
+        if (!(s = xfer_cfg_strdup((const char *) ev.data.scalar.value))) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "argument");
+            goto out;
+        }
+        a[(*argc)++] = s;
+        a[*argc] = NULL;
+        yaml_event_delete(&ev);
+        xfer_cfg_pop(p, len);
+    }
+    if (*argc < k->nmin)
+        st = xfer_cfg_fail(p, start->start_mark,
+                           "expected at least %d string%s (the program to run), got %d", k->nmin,
+                           k->nmin == 1 ? "" : "s", *argc);
+out:
+    yaml_event_delete(&ev);
+    return st;
+}
+
+static void print_strings(FILE *out, const cfg_key_t *k, const void *base)
+{
+    char *const *argv = *CFG_CFIELD(base, k->off, char **);
+    const int argc = *CFG_CFIELD(base, k->count_off, int);
+    int i;
+
+    putc('[', out);
+    for (i = 0; i < argc; i++) {
+        if (i)
+            fputs(", ", out);
+        xfer_cfg_print_str(out, argv[i]);
+    }
+    putc(']', out);
+}
+
+static void release_strings(const cfg_key_t *k, void *base)
+{
+    char ***list = CFG_FIELD(base, k->off, char **);
+    int *n = CFG_FIELD(base, k->count_off, int);
+    int i;
+
+    for (i = 0; i < *n; i++)
+        xfer_free((*list)[i]);
+    xfer_free(*list);
+    *list = NULL;
+    *n = 0;
+}
+
+static int is_env_name(const char *s)
+{
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+        return 0;
+    for (s++; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* env: a mapping NAME: value into "NAME=value" strings. */
+static xfer_status_t parse_env(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *start,
+                               void *base)
+{
+    char ***env = CFG_FIELD(base, k->off, char **);
+    int *n = CFG_FIELD(base, k->count_off, int);
+    int *lines = NULL; /* where each name was set, for duplicates */
+    xfer_status_t st = XFER_SUCCESS;
+    char shown[96];
+    yaml_event_t key, val;
+    size_t len;
+    int i;
+
+    if (start->type != YAML_MAPPING_START_EVENT)
+        return not_a(p, k, start);
+    memset(&key, 0, sizeof(key));
+    memset(&val, 0, sizeof(val));
+    for (;;) {
+        const char *name, *value;
+        size_t nlen;
+        char **e, *s;
+        int *l;
+        XFER_CHECK_GOTO(xfer_cfg_next(p, &key), st, out);
+        if (key.type == YAML_MAPPING_END_EVENT)
+            break;
+        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &key, "a variable name"), st, out);
+        name = (const char *) key.data.scalar.value;
+        nlen = strlen(name);
+        if ((len = xfer_cfg_push_key(p, name)) == (size_t) -1) {
+            st = XFER_ERR_NO_MEMORY;
+            goto out;
+        }
+        if (!is_env_name(name)) {
+            st =
+                xfer_cfg_fail(p, key.start_mark,
+                              "not an environment variable name (expected [A-Za-z_][A-Za-z0-9_]*)");
+            goto out;
+        }
+        for (i = 0; i < *n; i++) {
+            if (strncmp((*env)[i], name, nlen) == 0 && (*env)[i][nlen] == '=') {
+                st = xfer_cfg_fail(p, key.start_mark, "duplicate key %s (first at line %d)",
+                                   xfer_cfg_quote(name, shown, sizeof(shown)), lines[i]);
+                goto out;
+            }
+        }
+        XFER_CHECK_GOTO(xfer_cfg_next(p, &val), st, out);
+        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &val, "a string"), st, out);
+        value = (const char *) val.data.scalar.value;
+        if (!(l = xfer_realloc_array(lines, (size_t) *n + 1, sizeof(*l)))) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "environment");
+            goto out;
+        }
+        lines = l;
+        if (!(e = xfer_realloc_array(*env, (size_t) *n + 1, sizeof(*e)))) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "environment");
+            goto out;
+        }
+        *env = e;
+        if (!(s = xfer_malloc(nlen + strlen(value) + 2))) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "environment");
+            goto out;
+        }
+        sprintf(s, "%s=%s", name, value);
+        lines[*n] = (int) key.start_mark.line + 1;
+        e[(*n)++] = s;
+        yaml_event_delete(&key);
+        yaml_event_delete(&val);
+        xfer_cfg_pop(p, len);
+    }
+out:
+    yaml_event_delete(&key);
+    yaml_event_delete(&val);
+    xfer_free(lines);
+    return st;
+}
+
+static void print_env(FILE *out, const cfg_key_t *k, const void *base)
+{
+    char *const *env = *CFG_CFIELD(base, k->off, char **);
+    const int n = *CFG_CFIELD(base, k->count_off, int);
+    char name[256];
+    int i;
+
+    putc('{', out);
+    for (i = 0; i < n; i++) {
+        const char *eq = strchr(env[i], '=');
+        const size_t nlen = (size_t) (eq - env[i]);
+        /* names are [A-Za-z_][A-Za-z0-9_]*: no escaping, only a bound */
+        snprintf(name, sizeof(name), "%.*s", (int) nlen, env[i]);
+        fprintf(out, "%s\"%s\": ", i ? ", " : "", name);
+        xfer_cfg_print_str(out, eq + 1);
+    }
+    putc('}', out);
+}
+
+/* dims: a sequence of positive integers into uint64_t dims[] and int ndims. */
+static xfer_status_t parse_dims(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *start,
+                                void *base)
+{
+    uint64_t *dims = CFG_FIELD(base, k->off, uint64_t);
+    int *ndims = CFG_FIELD(base, k->count_off, int);
+    xfer_status_t st = XFER_SUCCESS;
+    char got[96];
+    yaml_event_t ev;
+    size_t len;
+    int n = 0, rc;
+
+    if (start->type != YAML_SEQUENCE_START_EVENT)
+        return not_a(p, k, start);
+    memset(&ev, 0, sizeof(ev));
+    for (;;) {
+        uint64_t v = 0;
+        XFER_CHECK_GOTO(xfer_cfg_next(p, &ev), st, out);
+        if (ev.type == YAML_SEQUENCE_END_EVENT)
+            break;
+        if ((len = xfer_cfg_push_index(p, n)) == (size_t) -1) {
+            st = XFER_ERR_NO_MEMORY;
+            goto out;
+        }
+        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &ev, "a positive integer"), st, out);
+        rc = xfer_cfg_u64((const char *) ev.data.scalar.value, &v);
+        if (rc < 0 || v < (uint64_t) k->min) {
+            st = xfer_cfg_fail(p, ev.start_mark, "expected a positive integer, got %s",
+                               xfer_cfg_got(&ev, got, sizeof(got)));
+            goto out;
+        }
+        if (rc > 0 || v > (uint64_t) k->max) {
+            st = xfer_cfg_fail(p, ev.start_mark, "impossible extent %s (more than 2^%d)",
+                               xfer_cfg_got(&ev, got, sizeof(got)), XFER_CFG_MAX_SIZE_LOG2);
+            goto out;
+        }
+        if (n < k->nmax)
+            dims[n] = v;
+        n++;
+        yaml_event_delete(&ev);
+        xfer_cfg_pop(p, len);
+    }
+    if (n < k->nmin || n > k->nmax)
+        st = xfer_cfg_fail(p, start->start_mark, "expected %d..%d dimensions, got %d", k->nmin,
+                           k->nmax, n);
+    else
+        *ndims = n;
+out:
+    yaml_event_delete(&ev);
+    return st;
+}
+
+static void print_dims(FILE *out, const cfg_key_t *k, const void *base)
+{
+    const uint64_t *dims = CFG_CFIELD(base, k->off, uint64_t);
+    const int n = *CFG_CFIELD(base, k->count_off, int);
+    int i;
+
+    putc('[', out);
+    for (i = 0; i < n; i++)
+        fprintf(out, "%s%" PRIu64, i ? ", " : "", dims[i]);
+    putc(']', out);
+}
+
+static void release_nothing(const cfg_key_t *k, void *base)
+{
+    (void) k;
+    (void) base;
+}
+
+const cfg_handler_t xfer_cfg_strings_handler = {"a sequence of strings", parse_strings,
+                                                print_strings, release_strings};
+const cfg_handler_t xfer_cfg_env_handler = {"a mapping of NAME: value", parse_env, print_env,
+                                            release_strings};
+const cfg_handler_t xfer_cfg_dims_handler = {
+    "a sequence of 1.." STR(XFER_MAX_DIMS) " positive integers", parse_dims, print_dims,
+    release_nothing};
