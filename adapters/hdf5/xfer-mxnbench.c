@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * xfer-mxnbench: an N x N float64 field from P producer ranks (row slabs) to the other ranks of
- * the job, the consumers, each of which needs one block of a grid over the field. Three ways:
+ * the job, the consumers, each of which needs one block of a grid over the field. The ways:
  *   select  the consumers declare their blocks (selection: block): M x N, each receives its own
  *   all     the consumers receive the whole field (selection: all) and keep their block
+ *   mixed   select, and a second field of N/2 x N (rows from the producers too) that every
+ *           consumer takes whole: the hybrid path (the allgatherv plan moves it, the direct
+ *           schedule the blocks)
+ *   mixed_direct  the same with the hybrid path off (XFER_RT_HYBRID=0): everything direct
  *   h5      the producers write the step to a parallel HDF5 file (collective), the consumers
  *           read their blocks back (collective hyperslab reads): what coupling through files
  *           costs
@@ -26,7 +30,7 @@
  * producers computed (--mpi-thread multiple: libxfer's progress thread; else their calls).
  * The floor of such a step is max(C, the transfer alone).
  *
- *   xfer-mxnbench --p P [--n N] [--steps S] [--ways select,all,h5] [--dir DIR]
+ *   xfer-mxnbench --p P [--n N] [--steps S] [--ways select,all,mixed,mixed_direct,h5] [--dir DIR]
  *                 [--compute-ms C] [--mpi-thread single|multiple]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -116,8 +120,11 @@ static void report(const char *way, uint64_t n, int steps, double *t, uint64_t b
 static void stream(const char *way, uint64_t n, int steps, const char *dir)
 {
     const int q = wsize - P, me = prod ? wrank : wrank - P;
-    const uint64_t dims[2] = {n, n};
-    uint64_t bs[2], bc[2], ss[2], sc[2];
+    const int mixed = strncmp(way, "mixed", 5) == 0;
+    const uint64_t dims[2] = {n, n}, wdims[2] = {n / 2, n};
+    uint64_t bs[2], bc[2], ss[2], sc[2], ws[2], wc[2];
+    double *wblk = NULL, *wgot = NULL;
+    char extra[256] = "";
     char path[4096];
     FILE *f;
     xfer_t *x = NULL;
@@ -128,6 +135,14 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
     uint64_t bytes = 0;
 
     snprintf(path, sizeof(path), "%s/mxnbench-%s.yaml", dir, way);
+    if (mixed)
+        snprintf(extra, sizeof(extra),
+                 ",\n                {name: whole, type: float64, dims: [%" PRIu64 ", %" PRIu64
+                 "], selection: all}",
+                 wdims[0], wdims[1]);
+    /* every rank, before xfer_init: the path is chosen at step 0 from every rank's view */
+    if (setenv("XFER_RT_HYBRID", strcmp(way, "mixed_direct") == 0 ? "0" : "1", 1) != 0)
+        DIE("setenv");
     if (wrank == 0) {
         if (!(f = fopen(path, "w")))
             DIE("cannot write %s", path);
@@ -138,8 +153,8 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
                 "channels:\n  - {name: c, from: prod, to: cons, max_in_flight_steps: 1,\n"
                 "     selection: %s, attributes_bytes: 0,\n"
                 "     datasets: [{name: field, type: float64, dims: [%" PRIu64 ", %" PRIu64
-                "]}]}\n",
-                P, q, strcmp(way, "select") == 0 ? "block" : "all", n, n);
+                "]}%s]}\n",
+                P, q, strcmp(way, "all") != 0 ? "block" : "all", n, n, extra);
         fclose(f);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -149,6 +164,13 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
     XC(xfer_channel_open(x, "c", &ch));
     XC(xfer_decompose(XFER_SELECT_ROWS, 2, dims, P, prod ? me : 0, bs, bc));
     XC(xfer_decompose(XFER_SELECT_BLOCK, 2, dims, q, prod ? 0 : me, ss, sc));
+    XC(xfer_decompose(XFER_SELECT_ROWS, 2, wdims, P, prod ? me : 0, ws, wc));
+    if (mixed) {
+        wblk = malloc((size_t) (wc[0] * wc[1]) * sizeof(double) + 8);
+        wgot = malloc((size_t) (wdims[0] * wdims[1]) * sizeof(double) + 8);
+        if (!wblk || !wgot)
+            DIE("out of memory");
+    }
     blk = malloc((size_t) (bc[0] * bc[1]) * sizeof(double) + 8);
     got = malloc((size_t) (strcmp(way, "all") == 0 ? n * n : sc[0] * sc[1]) * sizeof(double) + 8);
     if (!blk || !got || !t)
@@ -158,6 +180,8 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
         double t0 = 0;
         if (prod)
             fill(blk, step, bs, bc, n);
+        if (prod && mixed)
+            fill(wblk, step + 1000, ws, wc, n);
         if (!compute_ms || s < 1) {
             MPI_Barrier(MPI_COMM_WORLD);
             t0 = MPI_Wtime();
@@ -174,6 +198,13 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
             memcpy(d.start, bs, sizeof(bs));
             memcpy(d.count, bc, sizeof(bc));
             XC(xfer_put(ch, &d, blk));
+            if (mixed) {
+                d.name = "whole";
+                memcpy(d.dims, wdims, sizeof(wdims));
+                memcpy(d.start, ws, sizeof(ws));
+                memcpy(d.count, wc, sizeof(wc));
+                XC(xfer_put(ch, &d, wblk));
+            }
             XC(xfer_step_end(ch));
             if (compute_ms && s >= 0) { /* the simulation's next time step */
                 struct timespec ts = {compute_ms / 1000, (long) (compute_ms % 1000) * 1000000L};
@@ -194,6 +225,11 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
                 XC(xfer_get(ch, "field", got, sc[0] * sc[1] * sizeof(double), &o));
             }
             check(got, step, ss, sc, n, way);
+            if (mixed) {
+                const uint64_t z[2] = {0, 0};
+                XC(xfer_get(ch, "whole", wgot, wdims[0] * wdims[1] * sizeof(double), &o));
+                check(wgot, step + 1000, z, wdims, n, way);
+            }
             XC(xfer_step_end(ch));
         }
         if (compute_ms && s >= 0 && s < steps - 1)
@@ -228,6 +264,8 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
     report(way, n, steps, t, bytes);
     free(blk);
     free(got);
+    free(wblk);
+    free(wgot);
     free(t);
 }
 
@@ -332,9 +370,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--mpi-thread") && a + 1 < argc)
             threaded = !strcmp(argv[++a], "multiple");
         else {
-            fprintf(stderr, "usage: xfer-mxnbench --p P [--n N] [--steps S] "
-                            "[--ways select,all,h5] [--dir DIR] [--compute-ms C] "
-                            "[--mpi-thread single|multiple]\n");
+            fprintf(stderr,
+                    "usage: xfer-mxnbench --p P [--n N] [--steps S] "
+                    "[--ways select,all,mixed,mixed_direct,h5] [--dir DIR] [--compute-ms C] "
+                    "[--mpi-thread single|multiple]\n");
             return 2;
         }
     }
@@ -356,12 +395,13 @@ int main(int argc, char **argv)
                "peak_rss_producer_kib,peak_rss_consumer_kib\n");
     snprintf(list, sizeof(list), "%s", ways);
     for (w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(w, "select") || !strcmp(w, "all"))
+        if (!strcmp(w, "select") || !strcmp(w, "all") || !strcmp(w, "mixed") ||
+            !strcmp(w, "mixed_direct"))
             stream(w, n, steps, dir);
         else if (!strcmp(w, "h5"))
             file(n, steps, dir);
         else
-            DIE("--ways: unknown way %s (select, all, h5)", w);
+            DIE("--ways: unknown way %s (select, all, mixed, mixed_direct, h5)", w);
     }
     MPI_Comm_free(&comp);
     MPI_Finalize();

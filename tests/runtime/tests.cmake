@@ -413,9 +413,27 @@ foreach(pq "1;1" "2;3" "3;2" "4;2")
   rt_mpmd(cmd ${f} NP ${p} ${q} ARGS --steps 3 --attrs ENV XFER_RT_DIRECT=1)
   rt_test(mpmd.mxn.direct_all.p${p}q${q} COMMAND ${cmd})
 endforeach()
+# The hybrid path (runtime.h): with a dataset every receiving rank takes whole (line) beside
+# slabs, the allgatherv plan moves the headers, the attributes and line while the direct
+# schedule moves the slabs; both sides say so in the trace. The same runs with the hybrid path
+# off (XFER_RT_HYBRID=0) keep the pure direct path's mixed case covered.
+foreach(pq "2;3" "3;2")
+  list(GET pq 0 p)
+  list(GET pq 1 q)
+  foreach(duplex half full)
+    rt_mxn_yaml(f ${p} ${q} ${duplex} perdataset)
+    rt_mpmd(cmd ${f} NP ${p} ${q} ARGS --steps 3 --attrs ENV XFER_TRACE=1)
+    rt_pass_test(mpmd.mxn.hybrid.${duplex}.p${p}q${q} COMMAND ${cmd}
+                 EXPECT "channel c at a: hybrid: [a-z_:]+ and direct.*channel c at b: hybrid|channel c at b: hybrid: [a-z_:]+ and direct.*channel c at a: hybrid")
+    rt_mpmd(cmd ${f} NP ${p} ${q} ARGS --steps 3 --attrs ENV XFER_RT_HYBRID=0)
+    rt_test(mpmd.mxn.no_hybrid.${duplex}.p${p}q${q} COMMAND ${cmd})
+  endforeach()
+endforeach()
 if(RT_SEPARATE)
   rt_mxn_yaml(f 3 2 full block)
   rt_test(separate.mxn.block.p3q2 COMMAND ${RT_SEPARATE} ${f} ENV ${RT_SEP_ENV})
+  rt_mxn_yaml(f 2 3 full perdataset)
+  rt_test(separate.mxn.hybrid.p2q3 COMMAND ${RT_SEPARATE} ${f} ENV ${RT_SEP_ENV})
 endif()
 # Steps beyond MPI's int counts (the direct path cuts messages of 1 GiB): 2.5 GiB per rank
 # (1 x 1), and 2.5 GiB in all with each consumer holding its half (2 x 2, rows). Each needs

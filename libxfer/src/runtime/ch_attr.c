@@ -149,13 +149,12 @@ static xfer_status_t area(xfer_channel_t *ch, const char **p, size_t *len)
     sl = xfer_ch_slot_of(ch, s);
     if (!(sl->state == XFER_SLOT_DONE && sl->step == s))
         return xfer_ch_ended(ch, s);
-    h = (const xfer_rt_hdr_t *) sl->rbuf; /* rank 0's header comes first on both paths */
+    h = (const xfer_rt_hdr_t *) (sl->rbuf + xfer_ch_hdr_at(ch, 0)); /* first on every path */
     if (h->magic != XFER_RT_MAGIC || h->step != s || h->attr_len > ch->lay.attr_cap)
         return XFER_ERR(XFER_ERR_MISMATCH,
                         "channel %s: step %llu: rank 0's header of %s is not of this step",
                         ch->cfg->name, (unsigned long long) s, xfer_ch_peer_name(ch));
-    *p = (const char *) sl->rbuf +
-         (ch->path.direct ? (size_t) ch->nremote * sizeof(xfer_rt_hdr_t) : sizeof(xfer_rt_hdr_t));
+    *p = (const char *) sl->rbuf + xfer_ch_attr_at(ch);
     *len = h->attr_len;
 out:
     return st;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The get path: a received step's headers are checked, then the request is copied out of
- * every remote contribution (the allgatherv path) or out of this rank's selection (the direct
- * path). */
+ * every remote contribution (a dataset the allgatherv plan moves) or out of this rank's
+ * selection (one the direct schedule moves). */
 #include <string.h>
 
 #include "channel.h"
@@ -16,7 +16,7 @@ static uint64_t overlap(const xfer_rt_dset_t *ds, int r, int c)
                             NULL);
 }
 
-/* The direct path: does remote rank r stream to this rank (mxn.h: rank 0 always)? */
+/* The pure direct path: does remote rank r stream to this rank (mxn.h: rank 0 always)? */
 static int hears_from(const xfer_channel_t *ch, int r)
 {
     int i;
@@ -38,7 +38,6 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
     const xfer_rt_hdr_t *h0 = NULL;
     uint64_t s, v, bytes, zero[XFER_MAX_DIMS] = {0};
     int nd, r, d, present = 0, absent = 0, first_absent = -1;
-    size_t off = 0;
 
     if (!ch || !dataset)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or dataset name is NULL");
@@ -102,16 +101,13 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         "channel %s: %s did not put dataset %s in step 0, so it never sends it "
                         "(the decomposition is fixed by step 0)",
                         ch->cfg->name, xfer_ch_peer_name(ch), dataset);
-    /* Headers: every sending rank sent this step (on the direct path: every one that streams
-     * to this rank); which datasets it put. */
+    /* Headers: every sending rank sent this step (on the pure direct path: every one that
+     * streams to this rank); which datasets it put. */
     for (r = 0; r < ch->nremote; r++) {
-        const xfer_rt_hdr_t *h =
-            (const xfer_rt_hdr_t *) (sl->rbuf + (ch->path.direct ? (size_t) r * sizeof(*h) : off));
-        const uint64_t bv = ch->path.direct ? overlap(ds, r, ch->me)
-                                            : xfer_ch_volume(nd, ds->g_count + (size_t) r * nd);
-        if (!ch->path.direct)
-            off += ch->lay.r_bytes[r];
-        if (ch->path.direct && !hears_from(ch, r))
+        const xfer_rt_hdr_t *h = (const xfer_rt_hdr_t *) (sl->rbuf + xfer_ch_hdr_at(ch, r));
+        const uint64_t bv = ds->by_plan ? xfer_ch_volume(nd, ds->g_count + (size_t) r * nd)
+                                        : overlap(ds, r, ch->me);
+        if (ch->path.direct && !ch->path.hybrid && !hears_from(ch, r))
             continue;
         if (h->magic != XFER_RT_MAGIC || h->step != s || h->rank != (uint64_t) r) {
             ch->health.failed = 1;
@@ -138,21 +134,20 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         "channel %s: step %llu: %d ranks of %s put dataset %s, rank %d did not",
                         ch->cfg->name, (unsigned long long) s, present, xfer_ch_peer_name(ch),
                         dataset, first_absent);
-    if (ch->path.direct && v > 0) { /* this rank's selection: in its receive area, or bound */
+    if (!ds->by_plan && v > 0) { /* this rank's selection: in its receive area, or bound */
         const char *src = ds->bound ? ds->bound : sl->rbuf + ds->gs_off[ch->me];
         if (src != buf || memcmp(start, ds->sel_start, (size_t) nd * sizeof(uint64_t)) != 0) {
             xfer_ch_copy_box(buf, start, count, src, ds->sel_start, ds->sel_count, nd, ds->esize);
             ch->stats.bytes_copied_out += bytes;
         }
     }
-    for (r = 0, off = 0; !ch->path.direct && r < ch->nremote; r++) {
+    for (r = 0; ds->by_plan && v > 0 && r < ch->nremote; r++) { /* from every contribution */
         const uint64_t *bs = ds->g_start + (size_t) r * nd, *bc = ds->g_count + (size_t) r * nd;
-        if (xfer_ch_volume(nd, bc) > 0 && v > 0)
-            xfer_ch_copy_box(buf, start, count, sl->rbuf + off + ds->g_off[r], bs, bc, nd,
-                             ds->esize);
-        off += ch->lay.r_bytes[r];
+        if (xfer_ch_volume(nd, bc) > 0)
+            xfer_ch_copy_box(buf, start, count, sl->rbuf + ch->lay.r_pre[r] + ds->g_off[r], bs, bc,
+                             nd, ds->esize);
     }
-    if (!ch->path.direct)
+    if (ds->by_plan)
         ch->stats.bytes_copied_out += bytes;
     if (out) {
         memset(out, 0, sizeof(*out));

@@ -119,18 +119,13 @@ xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d)
 }
 
 /* Every receiving rank's selection of the datasets side @p k receives, from their geometry
- * records; their place in each receive area (after the headers of the @p nsend senders).
- * Sets *@p partial when some rank holds less than the whole of a dataset. */
-static xfer_status_t selections(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
-                                int nsend, int *partial)
+ * records: whether every one takes a dataset whole (d->whole); sets *@p partial when some rank
+ * holds less than the whole of a dataset. */
+static xfer_status_t read_selections(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
+                                     int *partial)
 {
     const int len = xfer_ch_geo_len(ch);
     int i, r, e;
-    size_t *area = xfer_calloc((size_t) nranks, sizeof(size_t));
-    if (!area)
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "selections");
-    for (r = 0; r < nranks; r++)
-        area[r] = (size_t) nsend * sizeof(xfer_rt_hdr_t) + ch->lay.attr_cap;
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
         const int nd = d->cfg->ndims, pos = xfer_ch_geo_pos(ch, i);
@@ -139,24 +134,42 @@ static xfer_status_t selections(xfer_channel_t *ch, int k, int nranks, const uin
         d->gs_start = xfer_calloc((size_t) nranks * (size_t) nd, sizeof(uint64_t));
         d->gs_count = xfer_calloc((size_t) nranks * (size_t) nd, sizeof(uint64_t));
         d->gs_off = xfer_calloc((size_t) nranks, sizeof(size_t));
-        if (!d->gs_start || !d->gs_count || !d->gs_off) {
-            xfer_free(area);
+        if (!d->gs_start || !d->gs_count || !d->gs_off)
             return XFER_ERR(XFER_ERR_NO_MEMORY, "selections");
-        }
+        d->whole = 1;
         for (r = 0; r < nranks; r++) {
             const uint64_t *s0 = geo + (size_t) r * (size_t) len + pos, *c0 = s0 + nd;
             memcpy(d->gs_start + (size_t) r * nd, s0, (size_t) nd * sizeof(uint64_t));
             memcpy(d->gs_count + (size_t) r * nd, c0, (size_t) nd * sizeof(uint64_t));
             for (e = 0; e < nd; e++)
-                *partial |= s0[e] != 0 || c0[e] != d->cfg->dims[e];
-            d->gs_off[r] = area[r];
-            area[r] += ((size_t) xfer_ch_volume(nd, c0) * d->esize + 7) & ~(size_t) 7;
+                if (s0[e] != 0 || c0[e] != d->cfg->dims[e])
+                    d->whole = 0;
         }
+        *partial |= !d->whole;
     }
-    if (k == ch->side) /* this side's receive area */
-        ch->path.r_area = area[ch->me];
-    xfer_free(area);
     return XFER_SUCCESS;
+}
+
+/* Where each receiving rank of side @p k holds its selections of the datasets the direct
+ * schedule brings it: one after the other from @p base of its receive area. */
+static void place_selections(xfer_channel_t *ch, int k, int nranks, size_t base)
+{
+    int i, r;
+    size_t area = base;
+    for (r = 0; r < nranks; r++) {
+        area = base;
+        for (i = 0; i < ch->nds; i++) {
+            xfer_rt_dset_t *d = &ch->ds[i];
+            const int nd = d->cfg->ndims;
+            if (xfer_ch_dset_side(ch, d) == k || d->by_plan)
+                continue;
+            d->gs_off[r] = area;
+            area += ((size_t) xfer_ch_volume(nd, d->gs_count + (size_t) r * nd) * d->esize + 7) &
+                    ~(size_t) 7;
+        }
+        if (k == ch->side && r == ch->me) /* this side's receive area */
+            ch->path.r_area = area;
+    }
 }
 
 /* Bytes of this rank's selection of @p d (what lands here per step on the direct path). */
@@ -226,37 +239,42 @@ static xfer_status_t bound_segments(xfer_channel_t *ch)
     return XFER_SUCCESS;
 }
 
-/* The direct path: this rank's schedule (one for every slot) and each slot's executor over a
- * merged communicator of its own (steps in flight never share a message space). */
+/* The direct schedule (direct and hybrid paths): this rank's schedule (one for every slot) and
+ * each slot's executor over a merged communicator of its own (steps in flight never share a
+ * message space). */
 static xfer_status_t setup_direct(xfer_channel_t *ch)
 {
     const int k = ch->side, n0 = k == 0 ? ch->nlocal : ch->nremote;
     xfer_mxn_dset_t *md = xfer_calloc((size_t) ch->nds, sizeof(*md));
     xfer_mxn_t m;
     xfer_status_t st = XFER_SUCCESS;
-    int i;
+    int i, n = 0;
 
     if (!md)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: direct schedule", ch->cfg->name);
-    for (i = 0; i < ch->nds; i++) {
+    for (i = 0; i < ch->nds; i++) { /* the datasets the plan does not move */
         const xfer_rt_dset_t *d = &ch->ds[i];
-        md[i].ndims = d->cfg->ndims;
-        md[i].dims = d->cfg->dims;
-        md[i].esize = d->esize;
-        md[i].from = xfer_ch_dset_side(ch, d);
-        md[i].bstart = d->g_start;
-        md[i].bcount = d->g_count;
-        md[i].boff = d->g_off;
-        md[i].sstart = d->gs_start;
-        md[i].scount = d->gs_count;
-        md[i].soff = d->gs_off;
+        if (d->by_plan)
+            continue;
+        md[n].ndims = d->cfg->ndims;
+        md[n].dims = d->cfg->dims;
+        md[n].esize = d->esize;
+        md[n].from = xfer_ch_dset_side(ch, d);
+        md[n].bstart = d->g_start;
+        md[n].bcount = d->g_count;
+        md[n].boff = d->g_off;
+        md[n].sstart = d->gs_start;
+        md[n].scount = d->gs_count;
+        md[n].soff = d->gs_off;
+        n++;
     }
     m.n[k] = ch->nlocal;
     m.n[1 - k] = ch->nremote;
-    m.nds = ch->nds;
+    m.nds = n;
     m.ds = md;
     m.msg_max = 0;
     m.attr = ch->lay.attr_cap;
+    m.no_hdr = ch->path.hybrid; /* the plan brings the headers and the attributes */
     XFER_CHECK_GOTO(xfer_mxn_build(&m, k == 0 ? ch->me : n0 + ch->me, ch->lay.my_bytes,
                                    ch->path.r_area, &ch->path.mxn),
                     st, out);
@@ -285,13 +303,72 @@ out:
     return st;
 }
 
+/* The flags word of a rank's geometry record: what makes every rank choose the direct path. */
+enum { GEO_BOUND = 1, GEO_DIRECT = 2, GEO_NO_HYBRID = 4 };
+
+/* The path of the channel's steps (runtime.h), the same verdict on every rank of both sides:
+ * all of them know every block, every selection and every rank's flags (@p flags, or-ed). The
+ * allgatherv plan moves its part of each contribution with int counts and displacements. */
+static void choose_path(xfer_channel_t *ch, int partial, int flags, const size_t tot[2],
+                        const size_t plan_tot[2])
+{
+    int i, some_whole = 0;
+    for (i = 0; i < ch->nds; i++)
+        some_whole |= ch->ds[i].whole && !ch->ds[i].never;
+    ch->path.direct = 1;
+    ch->path.hybrid = 0;
+    if (flags & (GEO_BOUND | GEO_DIRECT))
+        ; /* bound buffers receive in place: only the direct schedule does */
+    else if (!partial && tot[0] <= INT_MAX && tot[1] <= INT_MAX)
+        ch->path.direct = 0;
+    else if (partial && some_whole && !(flags & GEO_NO_HYBRID) && plan_tot[0] <= INT_MAX &&
+             plan_tot[1] <= INT_MAX)
+        ch->path.hybrid = 1;
+    for (i = 0; i < ch->nds; i++)
+        ch->ds[i].by_plan = !ch->path.direct || (ch->path.hybrid && ch->ds[i].whole);
+}
+
+/* The allgatherv plan of every slot (allgatherv and hybrid paths): each rank's plan part. */
+static xfer_status_t setup_plans(xfer_channel_t *ch)
+{
+    int *rcounts = xfer_calloc((size_t) ch->nremote, sizeof(int));
+    int *rdispls = xfer_calloc((size_t) ch->nremote, sizeof(int));
+    xfer_status_t st = XFER_SUCCESS;
+    int i, r;
+
+    if (!rcounts || !rdispls) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel setup");
+        goto out;
+    }
+    for (r = 0; r < ch->nremote; r++) {
+        rcounts[r] = (int) ch->lay.r_plan[r];
+        rdispls[r] = (int) ch->lay.r_pre[r];
+    }
+    for (i = 0; i < ch->nslots; i++) {
+        xfer_rt_slot_t *s = &ch->slots[i];
+        xfer_coll_opts_t o;
+        plan_opts(ch, &o);
+        if (s->comm == MPI_COMM_NULL)
+            XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &s->comm), st, out);
+        XFER_CHECK_GOTO(xfer_allgatherv_inter_init(s->sbuf, (int) ch->lay.my_plan, MPI_BYTE,
+                                                   s->rbuf, rcounts, rdispls, MPI_BYTE, s->comm, &o,
+                                                   &s->plan),
+                        st, out);
+    }
+out:
+    xfer_free(rcounts);
+    xfer_free(rdispls);
+    return st;
+}
+
 xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
 {
     const int k = ch->side, ko = 1 - k;
     const int len = xfer_ch_geo_len(ch);
     uint64_t *mine = NULL, *own_all = NULL, *rem_all = NULL;
-    size_t *own_bytes = NULL, tot[2] = {0, 0};
-    int *rcounts = NULL, *rdispls = NULL, partial = 0;
+    size_t *own_bytes = NULL, *own_pre = NULL, *rem_pre = NULL, tot[2] = {0, 0};
+    size_t plan_tot[2] = {0, 0};
+    int partial = 0, flags = 0;
     xfer_status_t st = XFER_SUCCESS, st2;
     MPI_Request req;
     int i, r, pos = 0;
@@ -302,8 +379,13 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
     own_all = xfer_calloc((size_t) ch->nlocal * (size_t) len + 1, sizeof(uint64_t));
     rem_all = xfer_calloc((size_t) ch->nremote * (size_t) len + 1, sizeof(uint64_t));
     own_bytes = xfer_calloc((size_t) ch->nlocal, sizeof(size_t));
+    own_pre = xfer_calloc((size_t) ch->nlocal, sizeof(size_t));
+    rem_pre = xfer_calloc((size_t) ch->nremote, sizeof(size_t));
     ch->lay.r_bytes = xfer_calloc((size_t) ch->nremote, sizeof(size_t));
-    if (!mine || !own_all || !rem_all || !own_bytes || !ch->lay.r_bytes) {
+    ch->lay.r_plan = xfer_calloc((size_t) ch->nremote, sizeof(size_t));
+    ch->lay.r_pre = xfer_calloc((size_t) ch->nremote + 1, sizeof(size_t));
+    if (!mine || !own_all || !rem_all || !own_bytes || !own_pre || !rem_pre || !ch->lay.r_bytes ||
+        !ch->lay.r_plan || !ch->lay.r_pre) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel setup");
         goto out;
     }
@@ -327,7 +409,9 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
             memcpy(mine + pos + nd, d->count, (size_t) nd * sizeof(uint64_t));
         }
     }
-    mine[len - 1] = ch->path.bound_send || ch->path.bound_recv;
+    mine[len - 1] = (ch->path.bound_send || ch->path.bound_recv ? GEO_BOUND : 0) |
+                    (xfer_env_long("XFER_RT_DIRECT", 0) > 0 ? GEO_DIRECT : 0) |
+                    (xfer_env_long("XFER_RT_HYBRID", 1) == 0 ? GEO_NO_HYBRID : 0);
     /* Records of this side (to check the tiling here too: both sides report the same error)
      * and of the other side. */
     XFER_MPI_GOTO(MPI_Allgather(mine, len, MPI_UINT64_T, own_all, len, MPI_UINT64_T, ch->ctl_local),
@@ -337,40 +421,62 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
         st2, fail_mpi);
     XFER_CHECK_GOTO(xfer_ch_wait_req(ch, &req, "exchanging the dataset blocks"), st2, fail_mpi);
 
-    if (st == XFER_SUCCESS && ch->sends[k])
-        st = xfer_ch_lay_out(ch, k, ch->nlocal, own_all, own_bytes, 1);
-    if (st == XFER_SUCCESS && ch->sends[ko])
-        st = xfer_ch_lay_out(ch, ko, ch->nremote, rem_all, ch->lay.r_bytes, 1);
+    /* The selections first: the datasets taken whole lead the contributions. */
     if (st == XFER_SUCCESS && ch->sends[ko]) /* what this side receives */
-        st = selections(ch, k, ch->nlocal, own_all, ch->nremote, &partial);
+        st = read_selections(ch, k, ch->nlocal, own_all, &partial);
     if (st == XFER_SUCCESS && ch->sends[k]) /* what the other side receives */
-        st = selections(ch, ko, ch->nremote, rem_all, ch->nlocal, &partial);
+        st = read_selections(ch, ko, ch->nremote, rem_all, &partial);
+    if (st == XFER_SUCCESS && ch->sends[k])
+        st = xfer_ch_lay_out(ch, k, ch->nlocal, own_all, own_bytes, own_pre, 1);
+    if (st == XFER_SUCCESS && ch->sends[ko])
+        st = xfer_ch_lay_out(ch, ko, ch->nremote, rem_all, ch->lay.r_bytes, rem_pre, 1);
     if (st == XFER_SUCCESS) {
         ch->lay.my_bytes = ch->sends[k] ? own_bytes[ch->me] : 0;
         ch->lay.r_total = 0;
         for (r = 0; r < ch->nremote; r++)
             ch->lay.r_total += ch->sends[ko] ? ch->lay.r_bytes[r] : 0;
-        for (r = 0; r < ch->nlocal; r++)
+        for (r = 0; r < ch->nlocal; r++) {
             tot[k] += ch->sends[k] ? own_bytes[r] : 0;
+            plan_tot[k] += ch->sends[k] ? own_pre[r] : 0;
+        }
         tot[ko] = ch->lay.r_total;
-        /* The same verdict on every rank of both sides: they all know every block and
-         * selection. The allgatherv path moves whole contributions with int counts. */
-        int bound = 0;
-        for (r = 0; r < ch->nlocal; r++)
-            bound |= own_all[(size_t) r * (size_t) len + (size_t) len - 1] & 1;
         for (r = 0; r < ch->nremote; r++)
-            bound |= rem_all[(size_t) r * (size_t) len + (size_t) len - 1] & 1;
-        ch->path.direct = partial || bound || tot[0] > INT_MAX || tot[1] > INT_MAX ||
-                          xfer_env_long("XFER_RT_DIRECT", 0) > 0;
+            plan_tot[ko] += ch->sends[ko] ? rem_pre[r] : 0;
+        for (r = 0; r < ch->nlocal; r++)
+            flags |= (int) own_all[(size_t) r * (size_t) len + (size_t) len - 1];
+        for (r = 0; r < ch->nremote; r++)
+            flags |= (int) rem_all[(size_t) r * (size_t) len + (size_t) len - 1];
+        choose_path(ch, partial, flags, tot, plan_tot);
+        /* what the plan moves of each contribution: all of it, its lead, or nothing */
+        ch->lay.my_plan = ch->path.hybrid   ? (ch->sends[k] ? own_pre[ch->me] : 0)
+                          : ch->path.direct ? 0
+                                            : ch->lay.my_bytes;
+        for (r = 0; r < ch->nremote; r++) {
+            ch->lay.r_plan[r] = !ch->sends[ko]    ? 0
+                                : ch->path.hybrid ? rem_pre[r]
+                                : ch->path.direct ? 0
+                                                  : ch->lay.r_bytes[r];
+            ch->lay.r_pre[r + 1] = ch->lay.r_pre[r] + ch->lay.r_plan[r];
+        }
+        /* the direct schedule's selections: after the headers and the attributes, or after
+         * the plan's region (hybrid) */
+        if (ch->path.direct && ch->sends[ko])
+            place_selections(ch, k, ch->nlocal,
+                             ch->path.hybrid
+                                 ? ch->lay.r_pre[ch->nremote]
+                                 : (size_t) ch->nremote * sizeof(xfer_rt_hdr_t) + ch->lay.attr_cap);
+        if (ch->path.direct && ch->sends[k])
+            place_selections(ch, ko, ch->nremote,
+                             ch->path.hybrid
+                                 ? plan_tot[k]
+                                 : (size_t) ch->nlocal * sizeof(xfer_rt_hdr_t) + ch->lay.attr_cap);
         st = check_bound(ch);
     }
-    for (i = 0; st == XFER_SUCCESS && i < ch->nds; i++) { /* what lands here per step */
-        const xfer_rt_dset_t *d = &ch->ds[i];
-        if (ch->path.direct && !d->out)
-            ch->path.step_recv += sel_bytes(d);
-    }
-    if (!ch->path.direct)
-        ch->path.step_recv = ch->lay.r_total;
+    /* what lands here per step */
+    ch->path.step_recv = ch->lay.r_pre[ch->nremote];
+    for (i = 0; st == XFER_SUCCESS && ch->path.direct && i < ch->nds; i++)
+        if (!ch->ds[i].out && !ch->ds[i].by_plan)
+            ch->path.step_recv += sel_bytes(&ch->ds[i]);
     for (i = 0; st == XFER_SUCCESS && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
         const size_t rlen = ch->path.direct ? ch->path.r_area : ch->lay.r_total;
@@ -389,39 +495,19 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
         st = st2;
         goto out;
     }
-    if (ch->path.direct) {
+    if (ch->path.direct)
         XFER_CHECK_GOTO(setup_direct(ch), st, out);
-        goto done;
-    }
-
-    rcounts = xfer_calloc((size_t) ch->nremote, sizeof(int));
-    rdispls = xfer_calloc((size_t) ch->nremote, sizeof(int));
-    if (!rcounts || !rdispls) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel setup");
-        goto out;
-    }
-    for (r = 0, pos = 0; r < ch->nremote; r++) {
-        rcounts[r] = ch->sends[ko] ? (int) ch->lay.r_bytes[r] : 0;
-        rdispls[r] = pos;
-        pos += rcounts[r];
-    }
-    for (i = 0; i < ch->nslots; i++) {
-        xfer_rt_slot_t *s = &ch->slots[i];
-        xfer_coll_opts_t o;
-        plan_opts(ch, &o);
-        XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &s->comm), st, out);
-        XFER_CHECK_GOTO(xfer_allgatherv_inter_init(s->sbuf, (int) ch->lay.my_bytes, MPI_BYTE,
-                                                   s->rbuf, rcounts, rdispls, MPI_BYTE, s->comm, &o,
-                                                   &s->plan),
-                        st, out);
-    }
-done:
+    if (!ch->path.direct || ch->path.hybrid)
+        XFER_CHECK_GOTO(setup_plans(ch), st, out);
     if (ch->me == 0 && xfer_trace_level() > 0) {
         const char *alg = "direct (M x N)";
-        if (!ch->path.direct)
+        if (!ch->path.direct || ch->path.hybrid)
             xfer_plan_algorithm(ch->slots[0].plan, &alg);
-        xfer_log(XFER_LOG_TRACE, "channel %s at %s: %s, %zu bytes per step from this rank, %zu in",
-                 ch->cfg->name, xfer_ch_side_name(ch, k), alg, ch->lay.my_bytes,
+        xfer_log(XFER_LOG_TRACE,
+                 "channel %s at %s: %s%s%s, %zu bytes per step from this rank (%zu by the "
+                 "plan), %zu in",
+                 ch->cfg->name, xfer_ch_side_name(ch, k), ch->path.hybrid ? "hybrid: " : "", alg,
+                 ch->path.hybrid ? " and direct (M x N)" : "", ch->lay.my_bytes, ch->lay.my_plan,
                  ch->path.direct ? ch->path.r_area : ch->lay.r_total);
     }
     ch->setup = 1;
@@ -430,8 +516,8 @@ out:
     xfer_free(own_all);
     xfer_free(rem_all);
     xfer_free(own_bytes);
-    xfer_free(rcounts);
-    xfer_free(rdispls);
+    xfer_free(own_pre);
+    xfer_free(rem_pre);
     if (st != XFER_SUCCESS)
         ch->health.failed = 1;
     return st;

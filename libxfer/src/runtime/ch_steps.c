@@ -78,9 +78,10 @@ static xfer_status_t start_next(xfer_channel_t *ch)
     sl->state = XFER_SLOT_ACTIVE;
     if (sl->ex && (ch->path.bound_send || ch->path.bound_recv))
         rebind(ch, sl);
-    if (sl->ex)
+    sl->ex_done = sl->plan_done = 0;
+    if (sl->ex) /* the direct schedule */
         XFER_CHECK_GOTO(xfer_exec_start(sl->ex, 0), st, out);
-    else
+    if (sl->plan) /* the allgatherv plan */
         XFER_CHECK_GOTO(xfer_start(sl->plan), st, out);
     ch->started++;
 out:
@@ -128,20 +129,20 @@ static xfer_status_t progress(xfer_channel_t *ch, int force)
     }
     for (i = 0; i < ch->nslots; i++) { /* in step order: oldest first */
         xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, ch->started + (uint64_t) i);
-        int done = 0;
         if (sl->state != XFER_SLOT_ACTIVE)
             continue;
-        if (sl->ex) /* the direct path */
-            st = xfer_exec_progress(sl->ex, 0, &done);
-        else
-            st = xfer_test(sl->plan, &done); /* never blocks, whatever the plan */
+        st = XFER_SUCCESS;
+        if (sl->ex && !sl->ex_done) /* the direct schedule */
+            st = xfer_exec_progress(sl->ex, 0, &sl->ex_done);
+        if (st == XFER_SUCCESS && sl->plan && !sl->plan_done)
+            st = xfer_test(sl->plan, &sl->plan_done); /* never blocks, whatever the plan */
         if (st != XFER_SUCCESS) {
             ch->health.failed = 1;
             return XFER_ERR(st, "channel %s: step %llu between %s and %s failed: %.600s",
                             ch->cfg->name, (unsigned long long) sl->step, xfer_ch_side_name(ch, 0),
                             xfer_ch_side_name(ch, 1), xfer_last_error());
         }
-        if (done)
+        if ((!sl->ex || sl->ex_done) && (!sl->plan || sl->plan_done))
             slot_done(ch, sl);
     }
     return XFER_SUCCESS;

@@ -60,7 +60,10 @@ int xfer_ch_geo_len(const xfer_channel_t *ch);
 int xfer_ch_geo_pos(const xfer_channel_t *ch, int i);
 int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d);
 xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
-                              size_t *bytes, int fill_global);
+                              size_t *bytes, size_t *prefix, int fill_global);
+/* Where remote rank @p r's header, and the attributes, land in a slot's receive stage. */
+size_t xfer_ch_hdr_at(const xfer_channel_t *ch, int r);
+size_t xfer_ch_attr_at(const xfer_channel_t *ch);
 void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const char *src,
                       const uint64_t *bs, const uint64_t *bc, int nd, size_t esize);
 

@@ -46,7 +46,7 @@ int xfer_mxn_pair(const xfer_mxn_t *m, int k, int r, int c)
     int i;
     if (!side_sends(m, k))
         return 0;
-    if (r == 0)
+    if (r == 0 && !m->no_hdr)
         return 1;
     for (i = 0; i < m->nds; i++)
         if (m->ds[i].from == k && isect(&m->ds[i], r, c, lo, n) > 0)
@@ -135,7 +135,9 @@ static void stream(xfer_sched_t *s, const xfer_mxn_t *m, int kind, int k, int r,
     uint64_t lo[XFER_MAX_DIMS], n[XFER_MAX_DIMS];
     int i;
 
-    if (kind == XFER_OP_SEND) {
+    if (m->no_hdr) {
+        /* the elements only */
+    } else if (kind == XFER_OP_SEND) {
         put(&t, XFER_BUF_SEND, 0, XFER_MXN_HDR + (r == 0 ? m->attr : 0));
     } else {
         put(&t, XFER_BUF_RECV, (size_t) r * XFER_MXN_HDR, XFER_MXN_HDR);

@@ -11,7 +11,9 @@
  * into the same pieces of contiguous bytes (an MPI struct datatype each message, nothing packed)
  * and into messages of at most XFER_MXN_MSG_MAX bytes, so a step may exceed MPI's int counts. A
  * pair exchanges a stream only when the intersection is not empty or r is its side's rank 0 (whose
- * header every receiving rank reads). The schedule is a flat one (sched.h) over the merged
+ * header every receiving rank reads). On the hybrid path (runtime.h) the headers and the
+ * attributes travel in the allgatherv plan instead (no_hdr): a stream is the elements only, and
+ * only a non-empty intersection makes a pair. The schedule is a flat one (sched.h) over the merged
  * communicator, side 0 first; the simulator checks it (tests/unit/test_mxn.c). */
 #ifndef XFER_RT_MXN_H
 #define XFER_RT_MXN_H
@@ -46,6 +48,7 @@ typedef struct xfer_mxn {
     size_t msg_max; /* bytes per message; 0: XFER_MXN_MSG_MAX (tests cut smaller ones) */
     size_t attr;    /* rank 0's attributes: after its header in its contribution, after the
                        header slots in every receive area */
+    int no_hdr;     /* the streams carry no headers nor attributes (the hybrid path) */
 } xfer_mxn_t;
 
 /* Merged rank of rank @p r of side @p k. */

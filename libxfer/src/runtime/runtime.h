@@ -14,8 +14,9 @@
  * A rank starts the collective of step s only when every sending side announced s (and, on a
  * sending side, when it committed s itself). Every started collective therefore has all its
  * participants; nothing is ever abandoned half-posted, which lets both sides finish cleanly
- * whichever ends first. Each step moves one inter-group allgatherv: a sending rank contributes
- * a 32-byte header (step, datasets put) followed by its block of each dataset it sends. */
+ * whichever ends first. Each step moves a sending rank's contribution, a 32-byte header (step,
+ * datasets put) followed by its block of each dataset it sends, by an inter-group allgatherv,
+ * the direct M x N schedule or both (xfer_rt_path_t). */
 #ifndef XFER_RUNTIME_H
 #define XFER_RUNTIME_H
 
@@ -61,6 +62,8 @@ typedef struct xfer_rt_dset {
      * rank's receive area (direct path) */
     uint64_t *gs_start, *gs_count;
     size_t *gs_off;
+    int whole;   /* every receiving rank selects all of it (after setup) */
+    int by_plan; /* it travels in the allgatherv plan's part of each contribution (after setup) */
     /* xfer_bind_buffer: the application's buffer this rank sends the dataset from (its block)
      * or receives it into (its selection), every step, without a copy */
     void *bound; /* the caller's buffer of the step in flight (xfer_bind_buffer) */
@@ -84,10 +87,11 @@ typedef struct xfer_rt_slot {
     uint64_t mask;        /* datasets put (sending side) */
     char *sbuf, *rbuf;    /* this rank's contribution; every remote contribution */
     MPI_Comm comm;        /* duplicate of the channel's intercommunicator */
-    xfer_plan_t *plan;    /* the allgatherv path's plan, or ... */
-    struct xfer_exec *ex; /* ... the direct path's executor over merged (M x N, mxn.h) */
+    xfer_plan_t *plan;    /* the allgatherv plan (allgatherv and hybrid paths) */
+    struct xfer_exec *ex; /* the direct schedule's executor over merged (direct and hybrid) */
     MPI_Comm merged;
-    unsigned bound_gen; /* the path's bound_gen its executor was remapped with */
+    int plan_done, ex_done; /* the step's parts that completed */
+    unsigned bound_gen;     /* the path's bound_gen its executor was remapped with */
 } xfer_rt_slot_t;
 
 /* The step protocol's state on one rank of a channel (runtime.h's header, ch_notes.c). */
@@ -109,12 +113,19 @@ typedef struct xfer_rt_proto {
     uint64_t *rel_of;  /* announcer: steps released by each remote rank */
 } xfer_rt_proto_t;
 
-/* How the channel's steps move: the allgatherv path (a plan per slot), or the direct path (M x N
- * selections, steps beyond int counts, bound buffers): one schedule of this rank, run by each
- * slot's executor; the receive area holds the remote senders' headers, the attributes and this
- * rank's selections (ch_setup.c, mxn.h). */
+/* How the channel's steps move (docs/runtime.md, "M x N selections"):
+ *   allgatherv  every receiving rank takes every dataset whole: one inter-group allgatherv plan
+ *               per slot moves whole contributions (fc, ring, hier: the collectives' choice);
+ *   direct      M x N selections, steps beyond int counts, bound buffers: one schedule of this
+ *               rank (mxn.h), run by each slot's executor; the receive area holds the remote
+ *               senders' headers, the attributes and this rank's selections;
+ *   hybrid      some datasets are taken whole by every receiving rank, others in parts: the
+ *               contributions start with the headers, the attributes and the whole datasets,
+ *               which the allgatherv plan moves, while the direct schedule moves the parts of
+ *               the others into this rank's selections after the plan's region.
+ * direct is set on the direct and hybrid paths, hybrid on the hybrid one. */
 typedef struct xfer_rt_path {
-    int direct;
+    int direct, hybrid;
     struct xfer_sched *mxn;
     size_t r_area;
     uint64_t step_recv;         /* bytes that land on this rank per step (for xfer_channel_stats) */
@@ -129,6 +140,10 @@ typedef struct xfer_rt_layout {
     size_t my_bytes; /* this rank's contribution (header included), 0 if it sends nothing */
     size_t *r_bytes; /* every remote rank's contribution */
     size_t r_total;
+    size_t my_plan; /* bytes of this rank's contribution the allgatherv plan moves */
+    size_t *r_plan; /* ... of every remote rank's */
+    size_t *r_pre;  /* where each remote rank's plan part lands in a receive stage (exclusive
+                       prefix of r_plan, nremote + 1 entries) */
     /* rank 0 of a sending side carries the step's attributes after its header, in attr_cap
      * bytes reserved in its contribution */
     size_t attr_cap;
