@@ -7,6 +7,8 @@
 #   all     the consumers receive the whole field and keep their block
 #   h5      the producers write a parallel HDF5 file (on the machine's disk, shared by every
 #           namespace), the consumers read their blocks back
+#   mixed   select, plus a second field (N/2 x N) every consumer takes whole: the hybrid path
+#   mixed_direct  the same, everything through the direct schedule (XFER_RT_HYBRID=0)
 # With --compute-ms C, each stream way also runs twice with producers that compute C ms after
 # each step's puts (docs/runtime.md, Progress): MPI_THREAD_SINGLE (the step moves inside their
 # libxfer calls only: WAY-cC-calls) and MPI_THREAD_MULTIPLE (libxfer's progress thread moves it:
@@ -15,7 +17,7 @@
 # per job of STEPS steps. Output: CSV (xfer-mxnbench's columns, plus the repeat) in
 # OUT/mxn.csv.
 #
-#   sudo bash bench/mxn-bench.sh [--p 2] [--q 4] [--n 4096] [--steps 6] [--ways select,all,h5]
+#   sudo bash bench/mxn-bench.sh [--p 2] [--q 4] [--n 4096] [--steps 6] [--ways select,all,h5,mixed,mixed_direct]
 #                                [--compute-ms C] [--repeat 3] [--rate 200mbit]
 #                                [--out bench/results/mxn-YYYYMMDD]
 set -Eeuo pipefail
