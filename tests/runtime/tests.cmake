@@ -429,6 +429,20 @@ foreach(pq "2;3" "3;2")
     rt_test(mpmd.mxn.no_hybrid.${duplex}.p${p}q${q} COMMAND ${cmd})
   endforeach()
 endforeach()
+# Node staging of the direct schedule (mxn.h): on this one host every receiving rank shares a
+# node, so the runs above forward what node mates select in common; the same selections with
+# staging off (XFER_RT_NODE_STAGE=0), and on virtual nodes of 2 ranks (XFER_NODE_SIZE=2: some
+# mates share a node, some do not). The trace names the staged schedule.
+rt_mxn_yaml(f 2 3 full user)
+foreach(pick overlap mixed)
+  rt_mpmd(cmd ${f} NP 2 3 ARGS --steps 3 --select ${pick} ENV XFER_RT_NODE_STAGE=0)
+  rt_test(mpmd.mxn.no_stage.user_${pick}.p2q3 COMMAND ${cmd})
+  rt_mpmd(cmd ${f} NP 2 3 ARGS --steps 3 --select ${pick} ENV XFER_NODE_SIZE=2)
+  rt_test(mpmd.mxn.vnodes.user_${pick}.p2q3 COMMAND ${cmd})
+endforeach()
+rt_mpmd(cmd ${f} NP 2 3 ARGS --steps 3 --select overlap ENV XFER_TRACE=1)
+rt_pass_test(mpmd.mxn.staged_trace.p2q3 COMMAND ${cmd}
+             EXPECT "channel c at b: direct, node-staged \\(M x N\\)")
 if(RT_SEPARATE)
   rt_mxn_yaml(f 3 2 full block)
   rt_test(separate.mxn.block.p3q2 COMMAND ${RT_SEPARATE} ${f} ENV ${RT_SEP_ENV})

@@ -38,8 +38,10 @@ typedef struct world {
     size_t boff[NDS][MAXR], soff[NDS][MAXR];
     size_t send[2][MAXR], recv[2][MAXR]; /* contribution and receive area per rank */
     size_t smax;
+    int nodes[2][MAXR];
     xfer_mxn_t m;
-    int fault; /* 0 none, 1 a shifted receive piece, 2 a missing stream */
+    int fault; /* 0 none, 1 a shifted receive piece, 2 a missing stream, 3 a forward that does
+                  not wait for the owner's receives */
 } world_t;
 
 static uint64_t vol(int nd, const uint64_t *c)
@@ -89,7 +91,7 @@ static void selection(const uint64_t *dims, int nd, int q, int c, int kind, uint
 }
 
 static void make_world(world_t *w, int p, int q, int full, int pmode, int seed, size_t msg_max,
-                       size_t attr, int no_hdr)
+                       size_t attr, int no_hdr, int nsz)
 {
     static const uint64_t shapes[NDS][3] = {{37, 1, 1}, {13, 9, 1}, {5, 4, 3}, {6, 7, 1}};
     static const int nds[NDS] = {1, 2, 3, 2};
@@ -144,6 +146,11 @@ static void make_world(world_t *w, int p, int q, int full, int pmode, int seed, 
     w->m.msg_max = msg_max;
     w->m.attr = attr;
     w->m.no_hdr = no_hdr;
+    for (int k = 0; k < 2; k++) { /* nodes of nsz consecutive ranks (1: no staging) */
+        for (int r = 0; r < w->n[k]; r++)
+            w->nodes[k][r] = r / nsz;
+        w->m.node[k] = nsz > 1 ? w->nodes[k] : NULL;
+    }
 }
 
 static xfer_status_t build(void *ctx, int me, xfer_sched_t **out)
@@ -178,6 +185,16 @@ static xfer_status_t build(void *ctx, int me, xfer_sched_t **out)
                 s->ops[i].off += 1;
                 break;
             }
+    }
+    if (st == XFER_SUCCESS && w->fault == 3 && k == 1 && r == 0) {
+        xfer_sched_t *s = *out; /* receiver 0 forwards without waiting for its own receives */
+        int n = 0;
+        for (int i = 0; i < s->nops; i++)
+            if (s->ops[i].kind == XFER_OP_SEND && s->ops[i].ndeps > 0) {
+                s->ops[i].ndeps = 0;
+                n++;
+            }
+        UCHECK(n > 0, "fault 3: receiver 0 forwards nothing");
     }
     return st;
 }
@@ -236,30 +253,31 @@ static int expect(void *ctx, int me, size_t u, size_t *want)
     return 0; /* padding */
 }
 
-static void run(int p, int q, int full, int pmode, int seed, size_t msg_max)
+static void run(int p, int q, int full, int pmode, int seed, size_t msg_max, int nsz)
 {
     static world_t w;
     xfer_sim_flat_t f;
     xfer_status_t st;
 
-    make_world(&w, p, q, full, pmode, seed, msg_max, (size_t) (seed % 2) * 24, seed % 3 == 2);
+    make_world(&w, p, q, full, pmode, seed, msg_max, (size_t) (seed % 2) * 24, seed % 3 == 2, nsz);
     f.n = p + q;
     f.ctx = &w;
     f.build = build;
     f.expect = expect;
     st = xfer_sim_run_flat(&f, NULL, NULL);
-    UCHECK(st == XFER_SUCCESS, "p=%d q=%d full=%d pmode=%d seed=%d msg=%zu no_hdr=%d: %s: %s", p, q,
-           full, pmode, seed, msg_max, seed % 3 == 2, xfer_status_name(st), xfer_last_error());
+    UCHECK(st == XFER_SUCCESS,
+           "p=%d q=%d full=%d pmode=%d seed=%d msg=%zu no_hdr=%d node size %d: %s: %s", p, q, full,
+           pmode, seed, msg_max, seed % 3 == 2, nsz, xfer_status_name(st), xfer_last_error());
     checks++;
 }
 
 static void negative(void)
 {
     static world_t w;
-    for (int fault = 1; fault <= 2; fault++) {
+    for (int fault = 1; fault <= 3; fault++) {
         xfer_sim_flat_t f;
         xfer_status_t st;
-        make_world(&w, 3, 2, 0, 0, 0, 0, 8, fault == 2); /* receivers select all, rows */
+        make_world(&w, 3, 2, 0, 0, 0, 0, 8, fault == 2, fault == 3 ? 2 : 1);
         w.fault = fault;
         f.n = 5;
         f.ctx = &w;
@@ -315,7 +333,8 @@ int main(void)
             for (int full = 0; full < 2; full++)
                 for (int pmode = 0; pmode < 3; pmode++)
                     for (int seed = 0; seed < 7; seed += (p + q > 6 ? 3 : 1))
-                        run(p, q, full, pmode, seed, cuts[(p + q + seed) % 3]);
+                        for (int nsz = 1; nsz <= 3; nsz++)
+                            run(p, q, full, pmode, seed, cuts[(p + q + seed) % 3], nsz);
     negative();
     return unit_finish("test_mxn", checks);
 }

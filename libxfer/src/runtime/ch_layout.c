@@ -43,13 +43,14 @@ void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const
 /* ---- setup: geometry of every sending rank, contributions, plans --------------------------- */
 
 /* Number of uint64 in one rank's geometry record, the same on both sides: a block (sent) or a
- * selection (received) per dataset, then a word of flags. */
+ * selection (received) per dataset, then the rank's node key and a word of flags
+ * (ch_setup.c). */
 int xfer_ch_geo_len(const xfer_channel_t *ch)
 {
     int i, n = 0;
     for (i = 0; i < ch->nds; i++)
         n += 2 * ch->ds[i].cfg->ndims;
-    return n + 1; /* and a last word of flags: 1, the rank bound a buffer */
+    return n + 2;
 }
 
 int xfer_ch_geo_pos(const xfer_channel_t *ch, int i)

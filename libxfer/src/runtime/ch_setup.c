@@ -275,6 +275,8 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
     m.msg_max = 0;
     m.attr = ch->lay.attr_cap;
     m.no_hdr = ch->path.hybrid; /* the plan brings the headers and the attributes */
+    m.node[0] = ch->path.node[0];
+    m.node[1] = ch->path.node[1];
     XFER_CHECK_GOTO(xfer_mxn_build(&m, k == 0 ? ch->me : n0 + ch->me, ch->lay.my_bytes,
                                    ch->path.r_area, &ch->path.mxn),
                     st, out);
@@ -304,7 +306,45 @@ out:
 }
 
 /* The flags word of a rank's geometry record: what makes every rank choose the direct path. */
-enum { GEO_BOUND = 1, GEO_DIRECT = 2, GEO_NO_HYBRID = 4 };
+enum { GEO_BOUND = 1, GEO_DIRECT = 2, GEO_NO_HYBRID = 4, GEO_NO_STAGE = 8 };
+
+/* This rank's node among its component's ranks (the lowest rank on it): the ranks that share
+ * MPI_COMM_TYPE_SHARED, or virtual nodes of XFER_NODE_SIZE ranks (testing on one host). */
+static xfer_status_t node_key(xfer_channel_t *ch, int *key)
+{
+    const long k = xfer_env_long("XFER_NODE_SIZE", 0);
+    MPI_Comm nc = MPI_COMM_NULL;
+    xfer_status_t st = XFER_SUCCESS;
+    if (k > 0) {
+        *key = (int) (ch->me / k);
+        return XFER_SUCCESS;
+    }
+    XFER_MPI_GOTO(
+        MPI_Comm_split_type(ch->ctl_local, MPI_COMM_TYPE_SHARED, ch->me, MPI_INFO_NULL, &nc), st,
+        out);
+    XFER_MPI_GOTO(MPI_Allreduce(&ch->me, key, 1, MPI_INT, MPI_MIN, nc), st, out);
+out:
+    if (nc != MPI_COMM_NULL)
+        MPI_Comm_free(&nc);
+    return st;
+}
+
+/* The node keys of side k's @p nranks ranks from their geometry records (node staging of the
+ * direct schedule), unless some rank turned it off. */
+static xfer_status_t node_keys(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
+                               int flags)
+{
+    const int len = xfer_ch_geo_len(ch);
+    int r;
+    if (flags & GEO_NO_STAGE)
+        return XFER_SUCCESS;
+    ch->path.node[k] = xfer_malloc((size_t) nranks * sizeof(int));
+    if (!ch->path.node[k])
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: node keys", ch->cfg->name);
+    for (r = 0; r < nranks; r++)
+        ch->path.node[k][r] = (int) geo[(size_t) r * (size_t) len + (size_t) len - 2];
+    return XFER_SUCCESS;
+}
 
 /* The path of the channel's steps (runtime.h), the same verdict on every rank of both sides:
  * all of them know every block, every selection and every rank's flags (@p flags, or-ed). The
@@ -368,7 +408,7 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
     uint64_t *mine = NULL, *own_all = NULL, *rem_all = NULL;
     size_t *own_bytes = NULL, *own_pre = NULL, *rem_pre = NULL, tot[2] = {0, 0};
     size_t plan_tot[2] = {0, 0};
-    int partial = 0, flags = 0;
+    int partial = 0, flags = 0, key = 0;
     xfer_status_t st = XFER_SUCCESS, st2;
     MPI_Request req;
     int i, r, pos = 0;
@@ -409,9 +449,13 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
             memcpy(mine + pos + nd, d->count, (size_t) nd * sizeof(uint64_t));
         }
     }
+    if (st == XFER_SUCCESS)
+        st = node_key(ch, &key);
+    mine[len - 2] = (uint64_t) key;
     mine[len - 1] = (ch->path.bound_send || ch->path.bound_recv ? GEO_BOUND : 0) |
                     (xfer_env_long("XFER_RT_DIRECT", 0) > 0 ? GEO_DIRECT : 0) |
-                    (xfer_env_long("XFER_RT_HYBRID", 1) == 0 ? GEO_NO_HYBRID : 0);
+                    (xfer_env_long("XFER_RT_HYBRID", 1) == 0 ? GEO_NO_HYBRID : 0) |
+                    (xfer_env_long("XFER_RT_NODE_STAGE", 1) == 0 ? GEO_NO_STAGE : 0);
     /* Records of this side (to check the tiling here too: both sides report the same error)
      * and of the other side. */
     XFER_MPI_GOTO(MPI_Allgather(mine, len, MPI_UINT64_T, own_all, len, MPI_UINT64_T, ch->ctl_local),
@@ -447,6 +491,10 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
         for (r = 0; r < ch->nremote; r++)
             flags |= (int) rem_all[(size_t) r * (size_t) len + (size_t) len - 1];
         choose_path(ch, partial, flags, tot, plan_tot);
+        if (ch->path.direct)
+            st = node_keys(ch, k, ch->nlocal, own_all, flags);
+        if (st == XFER_SUCCESS && ch->path.direct)
+            st = node_keys(ch, ko, ch->nremote, rem_all, flags);
         /* what the plan moves of each contribution: all of it, its lead, or nothing */
         ch->lay.my_plan = ch->path.hybrid   ? (ch->sends[k] ? own_pre[ch->me] : 0)
                           : ch->path.direct ? 0
@@ -470,7 +518,8 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
                              ch->path.hybrid
                                  ? plan_tot[k]
                                  : (size_t) ch->nlocal * sizeof(xfer_rt_hdr_t) + ch->lay.attr_cap);
-        st = check_bound(ch);
+        if (st == XFER_SUCCESS)
+            st = check_bound(ch);
     }
     /* what lands here per step */
     ch->path.step_recv = ch->lay.r_pre[ch->nremote];
@@ -500,14 +549,15 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
     if (!ch->path.direct || ch->path.hybrid)
         XFER_CHECK_GOTO(setup_plans(ch), st, out);
     if (ch->me == 0 && xfer_trace_level() > 0) {
-        const char *alg = "direct (M x N)";
+        const char *alg = "", *mxn = ch->path.mxn ? ch->path.mxn->variant : "";
         if (!ch->path.direct || ch->path.hybrid)
             xfer_plan_algorithm(ch->slots[0].plan, &alg);
         xfer_log(XFER_LOG_TRACE,
-                 "channel %s at %s: %s%s%s, %zu bytes per step from this rank (%zu by the "
+                 "channel %s at %s: %s%s%s%s%s, %zu bytes per step from this rank (%zu by the "
                  "plan), %zu in",
                  ch->cfg->name, xfer_ch_side_name(ch, k), ch->path.hybrid ? "hybrid: " : "", alg,
-                 ch->path.hybrid ? " and direct (M x N)" : "", ch->lay.my_bytes, ch->lay.my_plan,
+                 ch->path.hybrid ? " and " : "", mxn, ch->path.direct ? " (M x N)" : "",
+                 ch->lay.my_bytes, ch->lay.my_plan,
                  ch->path.direct ? ch->path.r_area : ch->lay.r_total);
     }
     ch->setup = 1;

@@ -363,6 +363,8 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     xfer_free(ch->path.seg[1]);
     xfer_free(ch->lay.r_bytes);
     xfer_free(ch->lay.r_plan);
+    xfer_free(ch->path.node[0]);
+    xfer_free(ch->path.node[1]);
     xfer_free(ch->lay.r_pre);
     xfer_free(ch->proto.rel_of);
     xfer_free(ch->ds);

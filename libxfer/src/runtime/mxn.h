@@ -14,7 +14,9 @@
  * header every receiving rank reads). On the hybrid path (runtime.h) the headers and the
  * attributes travel in the allgatherv plan instead (no_hdr): a stream is the elements only, and
  * only a non-empty intersection makes a pair. The schedule is a flat one (sched.h) over the merged
- * communicator, side 0 first; the simulator checks it (tests/unit/test_mxn.c). */
+ * communicator, side 0 first; the simulator checks it (tests/unit/test_mxn.c). With node staging
+ * (node[] below) a receiving rank receives directly only the elements it owns, and the others
+ * of its selection from their owners on its node. */
 #ifndef XFER_RT_MXN_H
 #define XFER_RT_MXN_H
 
@@ -49,6 +51,12 @@ typedef struct xfer_mxn {
     size_t attr;    /* rank 0's attributes: after its header in its contribution, after the
                        header slots in every receive area */
     int no_hdr;     /* the streams carry no headers nor attributes (the hybrid path) */
+    /* Node staging: node[k][r] names the node of rank r of side k (NULL: every rank a node of
+     * its own). An element that several receiving ranks of one node select crosses the network
+     * once, to the lowest of them (its owner), which forwards it to the others over the node
+     * (lane 1, after the owner's own streams arrived): one forward stream per (owner, mate)
+     * pair, the senders in order, each dataset's elements in row-major order. */
+    const int *node[2];
 } xfer_mxn_t;
 
 /* Merged rank of rank @p r of side @p k. */

@@ -133,6 +133,7 @@ typedef struct xfer_rt_path {
     unsigned bound_gen;         /* bumped whenever a bound buffer moves (a step of its own) */
     struct xfer_exec_seg *seg[2]; /* their ranges in the contribution and receive area */
     int nseg[2];
+    int *node[2]; /* the direct schedule's node staging: node keys of side k's ranks (or NULL) */
 } xfer_rt_path_t;
 
 /* The channel's contributions, fixed at set-up (ch_layout.c, ch_setup.c). */
