@@ -8,6 +8,10 @@
  *           consumer takes whole: the hybrid path (the allgatherv plan moves it, the direct
  *           schedule the blocks)
  *   mixed_direct  the same with the hybrid path off (XFER_RT_HYBRID=0): everything direct
+ *   pairs   consumers 2i and 2i+1 (a node of 2 ranks) both select row slab i of (q+1)/2
+ *           (xfer_select): the direct schedule, node-staged (the slab crosses the network once
+ *           per node)
+ *   pairs_nostage  the same with node staging off (XFER_RT_NODE_STAGE=0): once per rank
  *   h5      the producers write the step to a parallel HDF5 file (collective), the consumers
  *           read their blocks back (collective hyperslab reads): what coupling through files
  *           costs
@@ -120,7 +124,7 @@ static void report(const char *way, uint64_t n, int steps, double *t, uint64_t b
 static void stream(const char *way, uint64_t n, int steps, const char *dir)
 {
     const int q = wsize - P, me = prod ? wrank : wrank - P;
-    const int mixed = strncmp(way, "mixed", 5) == 0;
+    const int mixed = strncmp(way, "mixed", 5) == 0, pairs = strncmp(way, "pairs", 5) == 0;
     const uint64_t dims[2] = {n, n}, wdims[2] = {n / 2, n};
     uint64_t bs[2], bc[2], ss[2], sc[2], ws[2], wc[2];
     double *wblk = NULL, *wgot = NULL;
@@ -141,7 +145,8 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
                  "], selection: all}",
                  wdims[0], wdims[1]);
     /* every rank, before xfer_init: the path is chosen at step 0 from every rank's view */
-    if (setenv("XFER_RT_HYBRID", strcmp(way, "mixed_direct") == 0 ? "0" : "1", 1) != 0)
+    if (setenv("XFER_RT_HYBRID", strcmp(way, "mixed_direct") == 0 ? "0" : "1", 1) != 0 ||
+        setenv("XFER_RT_NODE_STAGE", strcmp(way, "pairs_nostage") == 0 ? "0" : "1", 1) != 0)
         DIE("setenv");
     if (wrank == 0) {
         if (!(f = fopen(path, "w")))
@@ -154,7 +159,11 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
                 "     selection: %s, attributes_bytes: 0,\n"
                 "     datasets: [{name: field, type: float64, dims: [%" PRIu64 ", %" PRIu64
                 "]}%s]}\n",
-                P, q, strcmp(way, "all") != 0 ? "block" : "all", n, n, extra);
+                P, q,
+                pairs                     ? "user"
+                : strcmp(way, "all") != 0 ? "block"
+                                          : "all",
+                n, n, extra);
         fclose(f);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -163,7 +172,12 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
     XC(xfer_channel_attach(x, "c", inter));
     XC(xfer_channel_open(x, "c", &ch));
     XC(xfer_decompose(XFER_SELECT_ROWS, 2, dims, P, prod ? me : 0, bs, bc));
-    XC(xfer_decompose(XFER_SELECT_BLOCK, 2, dims, q, prod ? 0 : me, ss, sc));
+    if (pairs) /* a row slab per pair of consumers */
+        XC(xfer_decompose(XFER_SELECT_ROWS, 2, dims, (q + 1) / 2, prod ? 0 : me / 2, ss, sc));
+    else
+        XC(xfer_decompose(XFER_SELECT_BLOCK, 2, dims, q, prod ? 0 : me, ss, sc));
+    if (pairs && !prod)
+        XC(xfer_select(ch, "field", ss, sc));
     XC(xfer_decompose(XFER_SELECT_ROWS, 2, wdims, P, prod ? me : 0, ws, wc));
     if (mixed) {
         wblk = malloc((size_t) (wc[0] * wc[1]) * sizeof(double) + 8);
@@ -396,12 +410,14 @@ int main(int argc, char **argv)
     snprintf(list, sizeof(list), "%s", ways);
     for (w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         if (!strcmp(w, "select") || !strcmp(w, "all") || !strcmp(w, "mixed") ||
-            !strcmp(w, "mixed_direct"))
+            !strcmp(w, "mixed_direct") || !strcmp(w, "pairs") || !strcmp(w, "pairs_nostage"))
             stream(w, n, steps, dir);
         else if (!strcmp(w, "h5"))
             file(n, steps, dir);
         else
-            DIE("--ways: unknown way %s (select, all, mixed, mixed_direct, h5)", w);
+            DIE("--ways: unknown way %s (select, all, mixed, mixed_direct, pairs, pairs_nostage, "
+                "h5)",
+                w);
     }
     MPI_Comm_free(&comp);
     MPI_Finalize();
