@@ -37,7 +37,7 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
     xfer_rt_slot_t *sl;
     const xfer_rt_hdr_t *h0 = NULL;
     uint64_t s, v, bytes, zero[XFER_MAX_DIMS] = {0};
-    int nd, r, d, present = 0, absent = 0, first_absent = -1;
+    int nd, r, d, present = 0, absent = 0, first_absent = -1, by_plan;
 
     if (!ch || !dataset)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or dataset name is NULL");
@@ -101,12 +101,13 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         "channel %s: %s did not put dataset %s in step 0, so it never sends it "
                         "(the decomposition is fixed by step 0)",
                         ch->cfg->name, xfer_ch_peer_name(ch), dataset);
+    by_plan = xfer_ch_by_plan(ch, ds);
     /* Headers: every sending rank sent this step (on the pure direct path: every one that
      * streams to this rank); which datasets it put. */
     for (r = 0; r < ch->nremote; r++) {
         const xfer_rt_hdr_t *h = (const xfer_rt_hdr_t *) (sl->rbuf + xfer_ch_hdr_at(ch, r));
-        const uint64_t bv = ds->by_plan ? xfer_ch_volume(nd, ds->g_count + (size_t) r * nd)
-                                        : overlap(ds, r, ch->me);
+        const uint64_t bv =
+            by_plan ? xfer_ch_volume(nd, ds->g_count + (size_t) r * nd) : overlap(ds, r, ch->me);
         if (ch->path.direct && !ch->path.hybrid && !hears_from(ch, r))
             continue;
         if (h->magic != XFER_RT_MAGIC || h->step != s || h->rank != (uint64_t) r) {
@@ -134,20 +135,20 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         "channel %s: step %llu: %d ranks of %s put dataset %s, rank %d did not",
                         ch->cfg->name, (unsigned long long) s, present, xfer_ch_peer_name(ch),
                         dataset, first_absent);
-    if (!ds->by_plan && v > 0) { /* this rank's selection: in its receive area, or bound */
+    if (!by_plan && v > 0) { /* this rank's selection: in its receive area, or bound */
         const char *src = ds->bound ? ds->bound : sl->rbuf + ds->gs_off[ch->me];
         if (src != buf || memcmp(start, ds->sel_start, (size_t) nd * sizeof(uint64_t)) != 0) {
             xfer_ch_copy_box(buf, start, count, src, ds->sel_start, ds->sel_count, nd, ds->esize);
             ch->stats.bytes_copied_out += bytes;
         }
     }
-    for (r = 0; ds->by_plan && v > 0 && r < ch->nremote; r++) { /* from every contribution */
+    for (r = 0; by_plan && v > 0 && r < ch->nremote; r++) { /* from every contribution */
         const uint64_t *bs = ds->g_start + (size_t) r * nd, *bc = ds->g_count + (size_t) r * nd;
         if (xfer_ch_volume(nd, bc) > 0)
             xfer_ch_copy_box(buf, start, count, sl->rbuf + ch->lay.r_pre[r] + ds->g_off[r], bs, bc,
                              nd, ds->esize);
     }
-    if (ds->by_plan)
+    if (by_plan)
         ch->stats.bytes_copied_out += bytes;
     if (out) {
         memset(out, 0, sizeof(*out));

@@ -7,6 +7,7 @@
 
 #include "../coll/coll.h"
 #include "../sched/exec.h"
+#include "../topo/topo.h"
 #include "mxn.h"
 #include "channel.h"
 
@@ -155,13 +156,12 @@ static xfer_status_t read_selections(xfer_channel_t *ch, int k, int nranks, cons
 static void place_selections(xfer_channel_t *ch, int k, int nranks, size_t base)
 {
     int i, r;
-    size_t area = base;
     for (r = 0; r < nranks; r++) {
-        area = base;
+        size_t area = base;
         for (i = 0; i < ch->nds; i++) {
             xfer_rt_dset_t *d = &ch->ds[i];
             const int nd = d->cfg->ndims;
-            if (xfer_ch_dset_side(ch, d) == k || d->by_plan)
+            if (xfer_ch_dset_side(ch, d) == k || xfer_ch_by_plan(ch, d))
                 continue;
             d->gs_off[r] = area;
             area += ((size_t) xfer_ch_volume(nd, d->gs_count + (size_t) r * nd) * d->esize + 7) &
@@ -254,7 +254,7 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: direct schedule", ch->cfg->name);
     for (i = 0; i < ch->nds; i++) { /* the datasets the plan does not move */
         const xfer_rt_dset_t *d = &ch->ds[i];
-        if (d->by_plan)
+        if (xfer_ch_by_plan(ch, d))
             continue;
         md[n].ndims = d->cfg->ndims;
         md[n].dims = d->cfg->dims;
@@ -308,24 +308,14 @@ out:
 /* The flags word of a rank's geometry record: what makes every rank choose the direct path. */
 enum { GEO_BOUND = 1, GEO_DIRECT = 2, GEO_NO_HYBRID = 4, GEO_NO_STAGE = 8 };
 
-/* This rank's node among its component's ranks (the lowest rank on it): the ranks that share
- * MPI_COMM_TYPE_SHARED, or virtual nodes of XFER_NODE_SIZE ranks (testing on one host). */
+/* This rank's node among its component's ranks, placed as node staging places them
+ * (xfer_node_split: MPI_COMM_TYPE_SHARED, or XFER_NODE_SIZE virtual nodes). */
 static xfer_status_t node_key(xfer_channel_t *ch, int *key)
 {
-    const long k = xfer_env_long("XFER_NODE_SIZE", 0);
     MPI_Comm nc = MPI_COMM_NULL;
-    xfer_status_t st = XFER_SUCCESS;
-    if (k > 0) {
-        *key = (int) (ch->me / k);
-        return XFER_SUCCESS;
-    }
-    XFER_MPI_GOTO(
-        MPI_Comm_split_type(ch->ctl_local, MPI_COMM_TYPE_SHARED, ch->me, MPI_INFO_NULL, &nc), st,
-        out);
-    XFER_MPI_GOTO(MPI_Allreduce(&ch->me, key, 1, MPI_INT, MPI_MIN, nc), st, out);
-out:
-    if (nc != MPI_COMM_NULL)
-        MPI_Comm_free(&nc);
+    int is_virtual;
+    xfer_status_t st = xfer_node_split(ch->ctl_local, ch->me, ch->nlocal, &nc, key, &is_virtual);
+    xfer_comm_release(&nc);
     return st;
 }
 
@@ -364,8 +354,15 @@ static void choose_path(xfer_channel_t *ch, int partial, int flags, const size_t
     else if (partial && some_whole && !(flags & GEO_NO_HYBRID) && plan_tot[0] <= INT_MAX &&
              plan_tot[1] <= INT_MAX)
         ch->path.hybrid = 1;
-    for (i = 0; i < ch->nds; i++)
-        ch->ds[i].by_plan = !ch->path.direct || (ch->path.hybrid && ch->ds[i].whole);
+}
+
+/* What the allgatherv plan moves of a contribution of side @p k (@p bytes, of which @p lead
+ * come before the datasets taken in parts): all of it, its lead (hybrid), or nothing. */
+static size_t plan_part(const xfer_channel_t *ch, int k, size_t bytes, size_t lead)
+{
+    if (!ch->sends[k] || (ch->path.direct && !ch->path.hybrid))
+        return 0;
+    return ch->path.hybrid ? lead : bytes;
 }
 
 /* The allgatherv plan of every slot (allgatherv and hybrid paths): each rank's plan part. */
@@ -495,15 +492,9 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
             st = node_keys(ch, k, ch->nlocal, own_all, flags);
         if (st == XFER_SUCCESS && ch->path.direct)
             st = node_keys(ch, ko, ch->nremote, rem_all, flags);
-        /* what the plan moves of each contribution: all of it, its lead, or nothing */
-        ch->lay.my_plan = ch->path.hybrid   ? (ch->sends[k] ? own_pre[ch->me] : 0)
-                          : ch->path.direct ? 0
-                                            : ch->lay.my_bytes;
+        ch->lay.my_plan = plan_part(ch, k, own_bytes[ch->me], own_pre[ch->me]);
         for (r = 0; r < ch->nremote; r++) {
-            ch->lay.r_plan[r] = !ch->sends[ko]    ? 0
-                                : ch->path.hybrid ? rem_pre[r]
-                                : ch->path.direct ? 0
-                                                  : ch->lay.r_bytes[r];
+            ch->lay.r_plan[r] = plan_part(ch, ko, ch->lay.r_bytes[r], rem_pre[r]);
             ch->lay.r_pre[r + 1] = ch->lay.r_pre[r] + ch->lay.r_plan[r];
         }
         /* the direct schedule's selections: after the headers and the attributes, or after
@@ -524,7 +515,7 @@ xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
     /* what lands here per step */
     ch->path.step_recv = ch->lay.r_pre[ch->nremote];
     for (i = 0; st == XFER_SUCCESS && ch->path.direct && i < ch->nds; i++)
-        if (!ch->ds[i].out && !ch->ds[i].by_plan)
+        if (!ch->ds[i].out && !xfer_ch_by_plan(ch, &ch->ds[i]))
             ch->path.step_recv += sel_bytes(&ch->ds[i]);
     for (i = 0; st == XFER_SUCCESS && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];

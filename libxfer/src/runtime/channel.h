@@ -61,6 +61,12 @@ int xfer_ch_geo_pos(const xfer_channel_t *ch, int i);
 int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d);
 xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
                               size_t *bytes, size_t *prefix, int fill_global);
+/* Does dataset @p d travel in the allgatherv plan's part of each contribution (runtime.h,
+ * xfer_rt_path_t), rather than by the direct schedule? (After setup.) */
+static inline int xfer_ch_by_plan(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
+{
+    return !ch->path.direct || (ch->path.hybrid && d->whole);
+}
 /* Where remote rank @p r's header, and the attributes, land in a slot's receive stage. */
 size_t xfer_ch_hdr_at(const xfer_channel_t *ch, int r);
 size_t xfer_ch_attr_at(const xfer_channel_t *ch);

@@ -62,8 +62,7 @@ typedef struct xfer_rt_dset {
      * rank's receive area (direct path) */
     uint64_t *gs_start, *gs_count;
     size_t *gs_off;
-    int whole;   /* every receiving rank selects all of it (after setup) */
-    int by_plan; /* it travels in the allgatherv plan's part of each contribution (after setup) */
+    int whole; /* every receiving rank selects all of it (after setup) */
     /* xfer_bind_buffer: the application's buffer this rank sends the dataset from (its block)
      * or receives it into (its selection), every step, without a copy */
     void *bound; /* the caller's buffer of the step in flight (xfer_bind_buffer) */

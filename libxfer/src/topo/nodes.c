@@ -109,10 +109,36 @@ xfer_status_t xfer_nodes_virtual(xfer_nodes_t *L, int n, int k, int roundrobin)
     return st;
 }
 
-xfer_status_t xfer_topo_nodes(xfer_topo_t *t)
+xfer_status_t xfer_node_split(MPI_Comm local, int rank, int n, MPI_Comm *nc, int *key,
+                              int *is_virtual)
 {
     const long k = xfer_env_long("XFER_NODE_SIZE", 0);
     const char *map = xfer_env_str("XFER_NODE_MAP");
+    xfer_status_t st = XFER_SUCCESS;
+
+    *nc = MPI_COMM_NULL;
+    if (k < 0)
+        return XFER_ERR(XFER_ERR_CONFIG, "XFER_NODE_SIZE=%ld must be >= 0", k);
+    if (map && strcmp(map, "block") != 0 && strcmp(map, "roundrobin") != 0)
+        return XFER_ERR(XFER_ERR_CONFIG, "XFER_NODE_MAP=\"%s\": expected block or roundrobin", map);
+    if (k > 0) { /* virtual nodes on one host */
+        *key = virtual_key(rank, n, k, map && strcmp(map, "roundrobin") == 0);
+        *is_virtual = 1;
+        XFER_MPI_GOTO(MPI_Comm_split(local, *key, rank, nc), st, out);
+    } else {
+        XFER_MPI_GOTO(MPI_Comm_split_type(local, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, nc), st,
+                      out);
+        XFER_MPI_GOTO(MPI_Allreduce(&rank, key, 1, MPI_INT, MPI_MIN, *nc), st, out);
+        *is_virtual = 0;
+    }
+out:
+    if (st != XFER_SUCCESS)
+        xfer_comm_release(nc);
+    return st;
+}
+
+xfer_status_t xfer_topo_nodes(xfer_topo_t *t)
+{
     const int g = t->group, n = t->n[g], N = t->n[0] + t->n[1];
     int mine[2], *all = NULL, *keys = NULL, i, gg;
     xfer_status_t st = XFER_SUCCESS;
@@ -120,21 +146,7 @@ xfer_status_t xfer_topo_nodes(xfer_topo_t *t)
 
     if (t->hm->have_nodes)
         return XFER_SUCCESS;
-    if (k < 0)
-        return XFER_ERR(XFER_ERR_CONFIG, "XFER_NODE_SIZE=%ld must be >= 0", k);
-    if (map && strcmp(map, "block") != 0 && strcmp(map, "roundrobin") != 0)
-        return XFER_ERR(XFER_ERR_CONFIG, "XFER_NODE_MAP=\"%s\": expected block or roundrobin", map);
-    if (k > 0) { /* virtual nodes on one host */
-        mine[0] = virtual_key(t->rank, n, k, map && strcmp(map, "roundrobin") == 0);
-        mine[1] = 1;
-        XFER_MPI_GOTO(MPI_Comm_split(t->local, mine[0], t->rank, &nc), st, out);
-    } else {
-        XFER_MPI_GOTO(
-            MPI_Comm_split_type(t->local, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &nc), st,
-            out);
-        XFER_MPI_GOTO(MPI_Allreduce(&t->rank, &mine[0], 1, MPI_INT, MPI_MIN, nc), st, out);
-        mine[1] = 0;
-    }
+    XFER_CHECK_GOTO(xfer_node_split(t->local, t->rank, n, &nc, &mine[0], &mine[1]), st, out);
     XFER_MPI_GOTO(MPI_Comm_set_errhandler(nc, MPI_ERRORS_RETURN), st, out);
     all = xfer_malloc((size_t) N * 2 * sizeof(int));
     keys = xfer_malloc((size_t) XFER_MAX(t->n[0], t->n[1]) * sizeof(int));

@@ -109,6 +109,12 @@ xfer_status_t xfer_topo_split(xfer_topo_t *t, const char *key, int color, int or
  * ceil(n/k)-th rank with XFER_NODE_MAP=roundrobin) for testing a hierarchy on one host. */
 xfer_status_t xfer_topo_nodes(xfer_topo_t *t);
 
+/* The node of rank @p rank of the @p n ranks of @p local, as xfer_topo_nodes places them: its
+ * communicator (*@p nc, the caller frees it) and key (the node's lowest rank, or the virtual
+ * node's index), and whether the node is virtual. Collective over @p local. */
+xfer_status_t xfer_node_split(MPI_Comm local, int rank, int n, MPI_Comm *nc, int *key,
+                              int *is_virtual);
+
 /* The stripe intercommunicator of this rank for @p senders stripes (collective over both
  * groups on first use; senders must not exceed any node's size). */
 xfer_status_t xfer_topo_stripes(xfer_topo_t *t, int senders, MPI_Comm *out);
