@@ -55,7 +55,7 @@ np=$((P + Q))
 hosts=$(((np + PPN - 1) / PPN))
 bash bench/emucluster/emucluster.sh up --hosts "$hosts" --rate "$RATE" --ranks-per-host "$PPN"
 csv=$OUT/mxn.csv
-echo "repeat,way,p,q,n,steps,median_ms,min_ms,max_ms,bytes_per_consumer,peak_rss_producer_kib,peak_rss_consumer_kib" >"$csv"
+echo "repeat,way,p,q,n,steps,median_ms,min_ms,max_ms,bytes_per_consumer,peak_rss_producer_kib,peak_rss_consumer_kib,copied_per_byte_producer,copied_per_byte_consumer" >"$csv"
 run() { # $1: repeat, $2: way, rest: more xfer-mxnbench options
     local r=$1 way=$2 line
     shift 2

@@ -12,6 +12,8 @@
  *           (xfer_select): the direct schedule, node-staged (the slab crosses the network once
  *           per node)
  *   pairs_nostage  the same with node staging off (XFER_RT_NODE_STAGE=0): once per rank
+ *   bind    select with bound buffers (xfer_bind_buffer) on both sides: each step is sent
+ *           straight from the producer's block and lands straight in the consumer's buffer
  *   h5      the producers write the step to a parallel HDF5 file (collective), the consumers
  *           read their blocks back (collective hyperslab reads): what coupling through files
  *           costs
@@ -22,10 +24,12 @@
  * time from the first barrier to the second, after every consumer checked its block against
  * the pattern. Prints one CSV line per way:
  *   way,p,q,n,steps,median_ms,min_ms,max_ms,bytes_per_consumer,peak_rss_producer_kib,
- *   peak_rss_consumer_kib
+ *   peak_rss_consumer_kib,copied_per_byte_producer,copied_per_byte_consumer
  * (bytes a consumer received per step, by xfer_channel_stats for the streams and by the read's
  * size for h5; peak RSS is the largest over the ranks of each side, getrusage, over the whole
- * process: run one way per job to tell them apart).
+ * process: run one way per job to tell them apart; bytes libxfer copied per byte moved, the
+ * largest over the ranks of each side, by xfer_channel_stats: a producer's copies into the
+ * stages per byte it sent, a consumer's copies out per byte it received; empty for h5).
  *
  * With --compute-ms C the streams model a simulation that computes C ms (a sleep: the cores stay
  * free) after each step's puts, and the consumers analyse nothing: no barriers frame the steps,
@@ -34,8 +38,8 @@
  * producers computed (--mpi-thread multiple: libxfer's progress thread; else their calls).
  * The floor of such a step is max(C, the transfer alone).
  *
- *   xfer-mxnbench --p P [--n N] [--steps S] [--ways select,all,mixed,mixed_direct,h5] [--dir DIR]
- *                 [--compute-ms C] [--mpi-thread single|multiple]
+ *   xfer-mxnbench --p P [--n N] [--steps S] [--ways select,all,mixed,mixed_direct,pairs,
+ *                 pairs_nostage,bind,h5] [--dir DIR] [--compute-ms C] [--mpi-thread single|multiple]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <hdf5.h>
@@ -107,16 +111,27 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void report(const char *way, uint64_t n, int steps, double *t, uint64_t bytes)
+/* @p copied: this rank's bytes copied per byte moved (negative: not measured). */
+static void report(const char *way, uint64_t n, int steps, double *t, uint64_t bytes,
+                   double copied)
 {
     long rss = peak_rss_kib(), rp = 0, rc = 0, mine_p = prod ? rss : 0, mine_c = prod ? 0 : rss;
+    double cp_mine[2] = {prod ? copied : -1, prod ? -1 : copied}, cp[2];
+    char cps[2][32];
     MPI_Reduce(&mine_p, &rp, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&mine_c, &rc, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(cp_mine, cp, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (wrank != 0)
         return;
+    for (int i = 0; i < 2; i++)
+        if (cp[i] < 0)
+            cps[i][0] = '\0';
+        else
+            snprintf(cps[i], sizeof(cps[i]), "%.3f", cp[i]);
     qsort(t, (size_t) steps, sizeof(double), cmp);
-    printf("%s,%d,%d,%" PRIu64 ",%d,%.3f,%.3f,%.3f,%" PRIu64 ",%ld,%ld\n", way, P, wsize - P, n,
-           steps, 1e3 * t[steps / 2], 1e3 * t[0], 1e3 * t[steps - 1], bytes, rp, rc);
+    printf("%s,%d,%d,%" PRIu64 ",%d,%.3f,%.3f,%.3f,%" PRIu64 ",%ld,%ld,%s,%s\n", way, P,
+           wsize - P, n, steps, 1e3 * t[steps / 2], 1e3 * t[0], 1e3 * t[steps - 1], bytes, rp, rc,
+           cps[0], cps[1]);
     fflush(stdout);
 }
 
@@ -125,6 +140,7 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
 {
     const int q = wsize - P, me = prod ? wrank : wrank - P;
     const int mixed = strncmp(way, "mixed", 5) == 0, pairs = strncmp(way, "pairs", 5) == 0;
+    const int bind = strcmp(way, "bind") == 0;
     const uint64_t dims[2] = {n, n}, wdims[2] = {n / 2, n};
     uint64_t bs[2], bc[2], ss[2], sc[2], ws[2], wc[2];
     double *wblk = NULL, *wgot = NULL;
@@ -137,6 +153,7 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
     double *blk, *got, *t = calloc((size_t) steps, sizeof(double)), trun = 0;
     char name[64];
     uint64_t bytes = 0;
+    double copied = -1;
 
     snprintf(path, sizeof(path), "%s/mxnbench-%s.yaml", dir, way);
     if (mixed)
@@ -189,6 +206,9 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
     got = malloc((size_t) (strcmp(way, "all") == 0 ? n * n : sc[0] * sc[1]) * sizeof(double) + 8);
     if (!blk || !got || !t)
         DIE("out of memory");
+    if (bind) /* before step 0: sent from blk, received into got, no copies */
+        XC(xfer_bind_buffer(ch, "field", prod ? (void *) blk : (void *) got,
+                            (size_t) (prod ? bc[0] * bc[1] : sc[0] * sc[1]) * sizeof(double)));
     for (int s = -1; s < steps; s++) { /* step -1: warm-up (step 0 of the channel) */
         const uint64_t step = (uint64_t) (s + 1);
         double t0 = 0;
@@ -267,15 +287,20 @@ static void stream(const char *way, uint64_t n, int steps, const char *dir)
         snprintf(name, sizeof(name), "%s-c%d-%s", way, compute_ms, threaded ? "thread" : "calls");
         way = name;
     }
-    if (!prod) {
+    {
         xfer_channel_stats_t cs;
         XC(xfer_channel_stats(ch, &cs));
-        bytes = cs.bytes_received / (uint64_t) (steps + 1);
+        if (!prod)
+            bytes = cs.bytes_received / (uint64_t) (steps + 1);
+        if (prod && cs.bytes_sent)
+            copied = (double) cs.bytes_copied_in / (double) cs.bytes_sent;
+        else if (!prod && cs.bytes_received)
+            copied = (double) cs.bytes_copied_out / (double) cs.bytes_received;
     }
     MPI_Bcast(&bytes, 1, MPI_UINT64_T, P, MPI_COMM_WORLD);
     XC(xfer_finalize(&x));
     MPI_Comm_free(&inter);
-    report(way, n, steps, t, bytes);
+    report(way, n, steps, t, bytes, copied);
     free(blk);
     free(got);
     free(wblk);
@@ -356,7 +381,7 @@ static void file(uint64_t n, int steps, const char *dir)
     }
     if (wrank == 0)
         unlink(path);
-    report("h5", n, steps, t, bytes);
+    report("h5", n, steps, t, bytes, -1);
     free(buf);
     free(t);
 }
@@ -386,7 +411,8 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: xfer-mxnbench --p P [--n N] [--steps S] "
-                    "[--ways select,all,mixed,mixed_direct,h5] [--dir DIR] [--compute-ms C] "
+                    "[--ways select,all,mixed,mixed_direct,pairs,pairs_nostage,bind,h5] [--dir DIR] "
+                    "[--compute-ms C] "
                     "[--mpi-thread single|multiple]\n");
             return 2;
         }
@@ -406,17 +432,19 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, prod, wrank, &comp);
     if (wrank == 0)
         printf("way,p,q,n,steps,median_ms,min_ms,max_ms,bytes_per_consumer,"
-               "peak_rss_producer_kib,peak_rss_consumer_kib\n");
+               "peak_rss_producer_kib,peak_rss_consumer_kib,copied_per_byte_producer,"
+               "copied_per_byte_consumer\n");
     snprintf(list, sizeof(list), "%s", ways);
     for (w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         if (!strcmp(w, "select") || !strcmp(w, "all") || !strcmp(w, "mixed") ||
-            !strcmp(w, "mixed_direct") || !strcmp(w, "pairs") || !strcmp(w, "pairs_nostage"))
+            !strcmp(w, "mixed_direct") || !strcmp(w, "pairs") || !strcmp(w, "pairs_nostage") ||
+            !strcmp(w, "bind"))
             stream(w, n, steps, dir);
         else if (!strcmp(w, "h5"))
             file(n, steps, dir);
         else
             DIE("--ways: unknown way %s (select, all, mixed, mixed_direct, pairs, pairs_nostage, "
-                "h5)",
+                "bind, h5)",
                 w);
     }
     MPI_Comm_free(&comp);

@@ -59,7 +59,7 @@ if(TARGET xfer-mxnbench)
   xfer_mpi_launcher(mxn_launch NP 5)
   add_test(NAME ${P}.adapters.mxnbench.p2q3
            COMMAND ${mxn_launch} $<TARGET_FILE:xfer-mxnbench> --p 2 --n 97 --steps 2
-                   --ways select,all,h5 --dir ${CMAKE_CURRENT_BINARY_DIR}/mxnbench)
+                   --ways select,all,bind,h5 --dir ${CMAKE_CURRENT_BINARY_DIR}/mxnbench)
   set_tests_properties(${P}.adapters.mxnbench.p2q3 PROPERTIES TIMEOUT 120
                        LABELS "adapters;hdf5;mpi" ENVIRONMENT "${XFER_MPIEXEC_ENV}"
                        PASS_REGULAR_EXPRESSION "h5,2,3,97,2,")
