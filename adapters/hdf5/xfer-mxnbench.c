@@ -39,7 +39,8 @@
  * The floor of such a step is max(C, the transfer alone).
  *
  *   xfer-mxnbench --p P [--n N] [--steps S] [--ways select,all,mixed,mixed_direct,pairs,
- *                 pairs_nostage,bind,h5] [--dir DIR] [--compute-ms C] [--mpi-thread single|multiple]
+ *                 pairs_nostage,bind,h5] [--dir DIR] [--compute-ms C] [--mpi-thread
+ * single|multiple]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <hdf5.h>
@@ -112,8 +113,7 @@ static int cmp(const void *a, const void *b)
 }
 
 /* @p copied: this rank's bytes copied per byte moved (negative: not measured). */
-static void report(const char *way, uint64_t n, int steps, double *t, uint64_t bytes,
-                   double copied)
+static void report(const char *way, uint64_t n, int steps, double *t, uint64_t bytes, double copied)
 {
     long rss = peak_rss_kib(), rp = 0, rc = 0, mine_p = prod ? rss : 0, mine_c = prod ? 0 : rss;
     double cp_mine[2] = {prod ? copied : -1, prod ? -1 : copied}, cp[2];
@@ -129,9 +129,9 @@ static void report(const char *way, uint64_t n, int steps, double *t, uint64_t b
         else
             snprintf(cps[i], sizeof(cps[i]), "%.3f", cp[i]);
     qsort(t, (size_t) steps, sizeof(double), cmp);
-    printf("%s,%d,%d,%" PRIu64 ",%d,%.3f,%.3f,%.3f,%" PRIu64 ",%ld,%ld,%s,%s\n", way, P,
-           wsize - P, n, steps, 1e3 * t[steps / 2], 1e3 * t[0], 1e3 * t[steps - 1], bytes, rp, rc,
-           cps[0], cps[1]);
+    printf("%s,%d,%d,%" PRIu64 ",%d,%.3f,%.3f,%.3f,%" PRIu64 ",%ld,%ld,%s,%s\n", way, P, wsize - P,
+           n, steps, 1e3 * t[steps / 2], 1e3 * t[0], 1e3 * t[steps - 1], bytes, rp, rc, cps[0],
+           cps[1]);
     fflush(stdout);
 }
 
@@ -409,11 +409,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--mpi-thread") && a + 1 < argc)
             threaded = !strcmp(argv[++a], "multiple");
         else {
-            fprintf(stderr,
-                    "usage: xfer-mxnbench --p P [--n N] [--steps S] "
-                    "[--ways select,all,mixed,mixed_direct,pairs,pairs_nostage,bind,h5] [--dir DIR] "
-                    "[--compute-ms C] "
-                    "[--mpi-thread single|multiple]\n");
+            fprintf(
+                stderr,
+                "usage: xfer-mxnbench --p P [--n N] [--steps S] "
+                "[--ways select,all,mixed,mixed_direct,pairs,pairs_nostage,bind,h5] [--dir DIR] "
+                "[--compute-ms C] "
+                "[--mpi-thread single|multiple]\n");
             return 2;
         }
     }
