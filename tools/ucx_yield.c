@@ -27,6 +27,13 @@ unsigned ucp_worker_progress(void *worker)
 
     if (!real)
         real = (progress_fn) dlsym(RTLD_NEXT, "ucp_worker_progress");
+    if (!real) {
+        /* MPI loaded with dlopen(RTLD_LOCAL), as by a Python extension module: UCX is not in
+         * the global scope that RTLD_NEXT searches, but it is loaded */
+        void *ucp = dlopen("libucp.so.0", RTLD_LAZY | RTLD_NOLOAD);
+        if (ucp)
+            real = (progress_fn) dlsym(ucp, "ucp_worker_progress");
+    }
     if (!real)
         return 0;
     n = real(worker);
