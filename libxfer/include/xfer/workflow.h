@@ -213,6 +213,17 @@ XFER_PUBLIC xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset,
                                       const uint64_t start[], const uint64_t count[]);
 
 /**
+ * The box of dataset @p dataset this rank receives: what xfer_get returns, start[d] ..
+ * start[d] + count[d] - 1 (count 0 in some dimension: nothing). Before step 0 it is the box
+ * declared with xfer_select, else the one the dataset's selection mode gives this rank;
+ * XFER_ERR_INVALID_ARG for a dataset this side sends, or one under `selection: user` that this
+ * rank has not declared yet. @p start and @p count hold the dataset's ndims entries. Local;
+ * does not fix the selection.
+ */
+XFER_PUBLIC xfer_status_t xfer_selection_of(xfer_channel_t *ch, const char *dataset,
+                                            uint64_t start[], uint64_t count[]);
+
+/**
  * Send (sending side) or receive (receiving side) dataset @p dataset of every step straight
  * from or into the caller's @p buf, without the copies xfer_put and xfer_get make:
  * - sending: @p buf is this rank's block; each step is sent straight from the block its
@@ -253,6 +264,22 @@ typedef struct xfer_channel_stats {
 } xfer_channel_stats_t;
 
 XFER_PUBLIC xfer_status_t xfer_channel_stats(const xfer_channel_t *ch, xfer_channel_stats_t *stats);
+
+/** An application's check for an interruption, such as a pending signal: nonzero ends the wait. */
+typedef int (*xfer_interrupt_fn)(void *arg);
+
+/**
+ * Let the waits for a peer on @p x's channels be interrupted, for language bindings whose
+ * signals are handled outside the wait (Python's KeyboardInterrupt). While xfer_step_begin,
+ * xfer_get, xfer_get_selection, xfer_get_attr, xfer_get_attr_string, xfer_attr_count or
+ * xfer_attr_name waits for the step's data, or xfer_put or a sender's xfer_step_end waits for a
+ * free slot, it calls @p fn(@p arg) about every 50 ms from the calling thread; when @p fn
+ * returns nonzero, the call returns XFER_ERR_INTERRUPTED without having changed anything, and
+ * making it again resumes the wait. The other waits (the rest of xfer_step_end, step 0's set-up,
+ * xfer_init, xfer_finalize) are bounded by the peer's liveness and are not interrupted. @p fn
+ * NULL removes the check. Local.
+ */
+XFER_PUBLIC xfer_status_t xfer_set_interrupt(xfer_t *x, xfer_interrupt_fn fn, void *arg);
 
 /**
  * Leave the workflow: every committed step is delivered (bounded by the timeout), the peers

@@ -145,7 +145,8 @@ static xfer_status_t area(xfer_channel_t *ch, const char **p, size_t *len)
     if (xfer_ch_this_sends(ch))
         XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out); /* full duplex: as the first xfer_get */
     s = ch->cur;
-    XFER_CHECK_GOTO(xfer_ch_wait_until(ch, xfer_ch_step_ready, &s, "waiting for a step"), st, out);
+    XFER_CHECK_GOTO(xfer_ch_wait_resumable(ch, xfer_ch_step_ready, &s, "waiting for a step"), st,
+                    out);
     sl = xfer_ch_slot_of(ch, s);
     if (!(sl->state == XFER_SLOT_DONE && sl->step == s))
         return xfer_ch_ended(ch, s);

@@ -91,7 +91,7 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
         XFER_CHECK_GOTO(xfer_ch_commit(ch), st,
                         out_err); /* full duplex: this step's puts are done */
     s = ch->cur;
-    XFER_CHECK_GOTO(xfer_ch_wait_until(ch, xfer_ch_step_ready, &s, "waiting for a step"), st,
+    XFER_CHECK_GOTO(xfer_ch_wait_resumable(ch, xfer_ch_step_ready, &s, "waiting for a step"), st,
                     out_err);
     sl = xfer_ch_slot_of(ch, s);
     if (!(sl->state == XFER_SLOT_DONE && sl->step == s))

@@ -651,6 +651,42 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
 }
 
 /* The public calls: under the context's lock (the progress thread, progress.c). */
+static xfer_status_t selection_of_locked(xfer_channel_t *ch, const char *dataset, uint64_t start[],
+                                         uint64_t count[])
+{
+    xfer_rt_dset_t *d;
+    const xfer_cfg_dataset_t *c;
+
+    if (!ch || !dataset || !start || !count)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "xfer_selection_of: channel, dataset name, start or count is NULL");
+    d = xfer_ch_find_dset(ch, dataset);
+    if (!d)
+        return xfer_ch_no_such_dataset(ch, dataset);
+    c = d->cfg;
+    if (d->out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s is sent by %s (this component), not received",
+                        ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
+    if (d->sel_declared || d->sel_resolved) {
+        memcpy(start, d->sel_start, (size_t) c->ndims * sizeof(uint64_t));
+        memcpy(count, d->sel_count, (size_t) c->ndims * sizeof(uint64_t));
+        return XFER_SUCCESS;
+    }
+    if (c->selection == XFER_SELECT_USER)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s has selection: user, and rank %d of %s has not "
+                        "declared its box with xfer_select yet",
+                        ch->cfg->name, dataset, ch->me, xfer_ch_side_name(ch, ch->side));
+    return xfer_decompose(c->selection, c->ndims, c->dims, ch->nlocal, ch->me, start, count);
+}
+
+xfer_status_t xfer_selection_of(xfer_channel_t *ch, const char *dataset, uint64_t start[],
+                                uint64_t count[])
+{
+    XFER_CH_LOCKED(ch, selection_of_locked(ch, dataset, start, count));
+}
+
 xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
                           const uint64_t count[])
 {

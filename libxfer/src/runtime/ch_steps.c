@@ -194,10 +194,11 @@ void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
 }
 
 xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what,
-                               double until, int *met)
+                               double until, int resumable, int *met)
 {
     const double deadline = xfer_rt_deadline(ch->x), t0 = MPI_Wtime();
-    double idle_since = t0;
+    const struct xfer *x = ch->x;
+    double idle_since = t0, asked = t0;
     xfer_status_t st;
     *met = 0;
     for (;;) {
@@ -210,6 +211,14 @@ xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, cons
         now = MPI_Wtime();
         if (now > until)
             return XFER_SUCCESS;
+        if (resumable && x->intr_fn && now - asked >= XFER_RT_INTR_S) {
+            asked = now;
+            if (x->intr_fn(x->intr_arg))
+                return XFER_ERR(XFER_ERR_INTERRUPTED,
+                                "channel %s: %s: interrupted by the application; nothing changed, "
+                                "the call may be made again",
+                                ch->cfg->name, what);
+        }
         if (now > deadline) {
             st = XFER_ERR(XFER_ERR_TIMEOUT,
                           "channel %s: %s: nothing from %s within %d ms (separate jobs without "
@@ -236,7 +245,13 @@ out:
 xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what)
 {
     int met;
-    return xfer_ch_wait_for(ch, cond, arg, what, HUGE_VAL, &met);
+    return xfer_ch_wait_for(ch, cond, arg, what, HUGE_VAL, 0, &met);
+}
+
+xfer_status_t xfer_ch_wait_resumable(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what)
+{
+    int met;
+    return xfer_ch_wait_for(ch, cond, arg, what, HUGE_VAL, 1, &met);
 }
 
 /* ---- the application's calls ------------------------------------------------------------- */
@@ -320,8 +335,9 @@ static xfer_status_t fill_slot(xfer_channel_t *ch, xfer_rt_slot_t **out)
         return XFER_SUCCESS;
     }
     if (sl->state != XFER_SLOT_FREE)
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, slot_free_cond, &s, "waiting for a free step slot"),
-                        st, out_err);
+        XFER_CHECK_GOTO(
+            xfer_ch_wait_resumable(ch, slot_free_cond, &s, "waiting for a free step slot"), st,
+            out_err);
     if (sl->state != XFER_SLOT_FREE)
         return xfer_ch_ended(ch, s);
     sl->state = XFER_SLOT_FILLING;
@@ -657,8 +673,8 @@ xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
         return XFER_SUCCESS;
     }
     until = timeout_ms < 0 ? HUGE_VAL : MPI_Wtime() + 1e-3 * timeout_ms;
-    XFER_CHECK_GOTO(xfer_ch_wait_for(ch, begin_cond, NULL, "waiting for a step", until, &met), st,
-                    out);
+    XFER_CHECK_GOTO(xfer_ch_wait_for(ch, begin_cond, NULL, "waiting for a step", until, 1, &met),
+                    st, out);
     if (!met)
         return XFER_SUCCESS;
     if (xfer_ch_run_limit(ch) <= ch->cur) {

@@ -37,6 +37,8 @@ typedef int (*cond_fn)(xfer_channel_t *ch, void *arg);
 /* A wait with nothing in flight spins this long, then naps this long between polls. */
 #define XFER_RT_SPIN_S 0.02
 #define XFER_RT_NAP_NS 200000L
+/* A resumable wait asks the application's interrupt check this often (s). */
+#define XFER_RT_INTR_S 0.05
 
 /* ch_notes.c */
 xfer_status_t xfer_ch_note_send(xfer_channel_t *ch, MPI_Comm c, int dest, int type, int64_t value);
@@ -89,10 +91,14 @@ int xfer_ch_this_recvs(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force);
 /* Progress until cond holds (*met = 1) or MPI_Wtime() passes @p until (*met = 0, success).
  * Liveness bounds it: a failed peer or a lost control plane is an error, and so is the
- * timeout in XFER_LIVE_CLOCK. */
+ * timeout in XFER_LIVE_CLOCK. A @p resumable wait is one its caller entered without changing
+ * anything: the application's interrupt check (xfer_set_interrupt) may end it with
+ * XFER_ERR_INTERRUPTED, and the call can be made again. */
 xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what,
-                               double until, int *met);
+                               double until, int resumable, int *met);
 xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what);
+/* As xfer_ch_wait_until, for a resumable wait (see xfer_ch_wait_for). */
+xfer_status_t xfer_ch_wait_resumable(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what);
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);
 xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_channel_progress_impl(xfer_channel_t *ch, int *busy);

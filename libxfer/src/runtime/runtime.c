@@ -232,6 +232,17 @@ xfer_status_t xfer_comm(const xfer_t *x, MPI_Comm *comm)
     return XFER_SUCCESS;
 }
 
+xfer_status_t xfer_set_interrupt(xfer_t *x, xfer_interrupt_fn fn, void *arg)
+{
+    if (!x)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "xfer_set_interrupt: context is NULL");
+    xfer_rt_lock(x);
+    x->intr_fn = fn;
+    x->intr_arg = arg;
+    xfer_rt_unlock(x);
+    return XFER_SUCCESS;
+}
+
 xfer_status_t xfer_config_of(const xfer_t *x, const xfer_config_t **cfg, int *component)
 {
     if (!x)

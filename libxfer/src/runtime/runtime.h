@@ -230,6 +230,8 @@ struct xfer {
     struct xfer_rt_ctl *ctl;       /* rank 0's connection to it (NULL elsewhere) */
     xfer_progress_mode_t progress; /* effective: XFER_PROGRESS_THREAD or _CALLS */
     struct xfer_rt_progress *prog; /* the progress thread (NULL: none) */
+    xfer_interrupt_fn intr_fn;     /* the application's interrupt check (xfer_set_interrupt) */
+    void *intr_arg;
 };
 
 /* intercomm.c */
