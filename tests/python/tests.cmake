@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# The Python package (bindings/python, docs/bindings.md): unit tests in one process, the
+# workflow API's behaviour (cases.py), Ctrl-C (interrupt.py), reference and memory leaks over
+# 1000 steps (refleak.py), the collectives with and without mpi4py (colls.py), and couplings
+# across languages with xfer-synth (C) and synth.py (Python) in both directions, byte for byte.
+#
+# Not under the sanitizers: an instrumented libxfer inside the uninstrumented python3 would need
+# the ASan runtime preloaded, and LeakSanitizer reports the interpreter's own allocations.
+if(NOT TARGET xfer_python OR XFER_ENABLE_SANITIZERS OR NOT TARGET xfer-synth)
+  return()
+endif()
+set(PY_SRC ${CMAKE_CURRENT_SOURCE_DIR}/python)
+set(PY_DIR ${CMAKE_CURRENT_BINARY_DIR}/python)
+file(MAKE_DIRECTORY ${PY_DIR})
+set(PY ${XFER_PYTHON_EXECUTABLE})
+set(PY_ENV "PYTHONPATH=${XFER_PYTHON_BUILD_DIR}:${PY_SRC}")
+
+# Is mpi4py there, and built for this flavour? (Debian's python3-mpi4py is built for Open MPI.)
+execute_process(COMMAND ${PY} -c "import mpi4py; print(mpi4py.get_config().get('mpicc', ''))"
+                RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_QUIET)
+set(PY_MPI4PY OFF)
+if(_rc EQUAL 0)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env OMPI_ALLOW_RUN_AS_ROOT=1
+                          OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ${PY} -c
+                          "from mpi4py import MPI; print(MPI.Get_library_version())"
+                  RESULT_VARIABLE _rc OUTPUT_VARIABLE _lib ERROR_QUIET)
+  if(_rc EQUAL 0 AND ((_lib MATCHES "Open MPI" AND XFER_MPI_FLAVOR STREQUAL "openmpi") OR
+                      (_lib MATCHES "MPICH" AND XFER_MPI_FLAVOR STREQUAL "mpich")))
+    set(PY_MPI4PY ON)
+  endif()
+endif()
+
+function(py_test name)
+  cmake_parse_arguments(T "WILL_FAIL" "TIMEOUT" "COMMAND;ENV" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  add_test(NAME ${P}.python.${name} COMMAND ${T_COMMAND})
+  set_tests_properties(${P}.python.${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "python;mpi"
+                       ENVIRONMENT "${XFER_MPIEXEC_ENV};${PY_ENV};${T_ENV}")
+  if(T_WILL_FAIL)
+    set_tests_properties(${P}.python.${name} PROPERTIES WILL_FAIL TRUE)
+  endif()
+endfunction()
+
+# A workflow file of two components a -> b (datasets of xfer-synth's runs: 1-D to 3-D, three
+# types; full duplex adds two going back), with a channel selection mode.
+function(py_workflow file p q duplex selection)
+  set(back "")
+  if(duplex STREQUAL "full")
+    set(back "
+      - {name: back2, type: float32, dims: [11, 7], from: b}
+      - {name: back3, type: int64, dims: [3, 5, 2], from: b}")
+  endif()
+  file(WRITE ${file} "workflow: py_${p}x${q}_${duplex}
+launch: mpmd
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [x]}
+  - {name: b, nprocs: ${q}, cmd: [x]}
+channels:
+  - name: c
+    from: a
+    to: b
+    duplex: ${duplex}
+    selection: ${selection}
+    max_in_flight_steps: 2
+    datasets:
+      - {name: line, type: float64, dims: [37]}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: cube, type: uint8, dims: [5, 4, 3]}${back}
+")
+endfunction()
+
+# One MPMD launch: <p> ranks run <cmd_a...>, <q> ranks <cmd_b...> (separated by ":" in ARGS).
+function(py_mpmd out cfg p q)
+  cmake_parse_arguments(M "" "" "A;B" ${ARGN})
+  xfer_mpi_envflags(genv ENV XFER_CONFIG=${cfg} ${PY_ENV})
+  xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${cfg} ${PY_ENV})
+  set(${out} ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} ${p}
+      ${M_A} : ${MPIEXEC_NUMPROC_FLAG} ${q} ${lenv} ${M_B} PARENT_SCOPE)
+endfunction()
+
+set(PY_SYNTH ${PY} ${PY_SRC}/synth.py)
+
+# ---- one process --------------------------------------------------------------------------
+py_test(local COMMAND ${PY} ${PY_SRC}/test_local.py)
+
+# ---- the workflow API, Python to Python ----------------------------------------------------
+file(WRITE ${PY_DIR}/cases.yaml "workflow: cases
+launch: mpmd
+control: {timeout_ms: 60000}
+components:
+  - {name: prod, nprocs: 2, cmd: [x]}
+  - {name: cons, nprocs: 3, cmd: [x]}
+channels:
+  - name: c
+    from: prod
+    to: cons
+    max_in_flight_steps: 2
+    datasets:
+      - {name: f64_2d, type: float64, dims: [7, 5], selection: rows}
+      - {name: u8_2d, type: uint8, dims: [6, 6], selection: user}
+      - {name: u16_2d, type: uint16, dims: [4, 9], selection: columns}
+      - {name: i8, type: int8, dims: [11]}
+      - {name: i16, type: int16, dims: [3, 3]}
+      - {name: u32, type: uint32, dims: [5, 2]}
+      - {name: i64, type: int64, dims: [2, 3]}
+      - {name: u64, type: uint64, dims: [9]}
+      - {name: i32_1d, type: int32, dims: [10], selection: block}
+      - {name: f32_3d, type: float32, dims: [4, 3, 5]}
+      - {name: f64_4d, type: float64, dims: [3, 2, 4, 2], selection: block}
+")
+py_mpmd(cmd ${PY_DIR}/cases.yaml 2 3 A ${PY} ${PY_SRC}/cases.py B ${PY} ${PY_SRC}/cases.py)
+py_test(cases.p2q3 COMMAND ${cmd})
+
+foreach(duplex half full)
+  py_workflow(${PY_DIR}/py-${duplex}.yaml 2 2 ${duplex} all)
+  py_mpmd(cmd ${PY_DIR}/py-${duplex}.yaml 2 2 A ${PY_SYNTH} --attrs B ${PY_SYNTH} --attrs)
+  py_test(py_to_py.${duplex}.p2q2 COMMAND ${cmd})
+endforeach()
+py_mpmd(cmd ${PY_DIR}/py-full.yaml 2 2 A ${PY_SYNTH} --strided B ${PY_SYNTH} --bind)
+py_test(py_to_py.full.strided_bind.p2q2 COMMAND ${cmd})
+
+# ---- across languages: C (xfer-synth) and Python (synth.py), each checks what it receives ---
+set(XS $<TARGET_FILE:xfer-synth>)
+foreach(duplex half full)
+  py_workflow(${PY_DIR}/mix-${duplex}-p2q3.yaml 2 3 ${duplex} all)
+  py_workflow(${PY_DIR}/mix-${duplex}-p3q2.yaml 3 2 ${duplex} rows)
+  py_mpmd(cmd ${PY_DIR}/mix-${duplex}-p2q3.yaml 2 3 A ${XS} --attrs B ${PY_SYNTH} --attrs)
+  py_test(c_to_py.${duplex}.p2q3 COMMAND ${cmd})
+  py_mpmd(cmd ${PY_DIR}/mix-${duplex}-p2q3.yaml 2 3 A ${PY_SYNTH} --attrs B ${XS} --attrs)
+  py_test(py_to_c.${duplex}.p2q3 COMMAND ${cmd})
+  py_mpmd(cmd ${PY_DIR}/mix-${duplex}-p3q2.yaml 3 2 A ${XS} B ${PY_SYNTH} --strided)
+  py_test(c_to_py.${duplex}.rows.p3q2 COMMAND ${cmd})
+  py_mpmd(cmd ${PY_DIR}/mix-${duplex}-p3q2.yaml 3 2 A ${PY_SYNTH} --bind B ${XS} --bind)
+  py_test(py_to_c.${duplex}.rows_bind.p3q2 COMMAND ${cmd})
+endforeach()
+# Negative controls: the comparisons catch one wrong element.
+py_mpmd(cmd ${PY_DIR}/mix-half-p2q3.yaml 2 3 A ${PY_SYNTH} --corrupt B ${XS})
+py_test(negative.corrupt_to_c COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 100
+        --contains "data differs from the pattern" -- ${cmd})
+py_mpmd(cmd ${PY_DIR}/mix-half-p2q3.yaml 2 3 A ${PY_SYNTH} --corrupt B ${PY_SYNTH})
+py_test(negative.corrupt_to_py COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 100
+        --contains "line step 1: differs" -- ${cmd})
+
+# ---- Ctrl-C, leaks ---------------------------------------------------------------------------
+file(WRITE ${PY_DIR}/one.yaml "workflow: one
+launch: mpmd
+control: {timeout_ms: 60000}
+components:
+  - {name: prod, nprocs: 1, cmd: [x]}
+  - {name: cons, nprocs: 1, cmd: [x]}
+channels:
+  - {name: c, from: prod, to: cons, datasets: [{name: x, type: float64, dims: [1000]}]}
+")
+py_mpmd(cmd ${PY_DIR}/one.yaml 1 1 A ${PY} ${PY_SRC}/interrupt.py B ${PY} ${PY_SRC}/interrupt.py)
+py_test(interrupt COMMAND ${cmd})
+py_mpmd(cmd ${PY_DIR}/one.yaml 1 1 A ${PY} ${PY_SRC}/interrupt.py --uncaught
+        B ${PY} ${PY_SRC}/interrupt.py --uncaught)
+py_test(interrupt.uncaught COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 60
+        --contains KeyboardInterrupt -- ${cmd})
+py_mpmd(cmd ${PY_DIR}/one.yaml 1 1 A ${PY} ${PY_SRC}/refleak.py B ${PY} ${PY_SRC}/refleak.py)
+py_test(refleak COMMAND ${cmd} TIMEOUT 300)
+
+# ---- the collectives -------------------------------------------------------------------------
+xfer_mpi_launcher(launch NP 5 ENV ${PY_ENV})
+py_test(colls.p2q3 COMMAND ${launch} ${PY} ${PY_SRC}/colls.py --p 2)
+if(PY_MPI4PY)
+  py_test(colls.mpi4py.p3q2 COMMAND ${launch} ${PY} ${PY_SRC}/colls.py --p 3 --mpi4py)
+else()
+  message(STATUS "libxfer: no mpi4py for ${XFER_MPI_FLAVOR}: its Python tests are skipped")
+endif()
