@@ -27,6 +27,8 @@
 
 #include <xfer/xfer.h>
 
+#include "synth_pattern.h"
+
 typedef struct opts {
     int steps;
     const char *decomp;
@@ -72,41 +74,6 @@ static char me[64] = "?";
             FAIL("%s: %s: %s (after %.0f ms)", #call, xfer_status_name(st_), xfer_last_error(),    \
                  1e3 * (MPI_Wtime() - t0_));                                                       \
     } while (0)
-
-/* The pattern: a hash of where an element is, written in the dataset's type. Both sides compute
- * it the same way, so a byte comparison is exact for floating-point types too. */
-static void element(xfer_type_t t, uint64_t ch, uint64_t ds, uint64_t step, uint64_t g, void *out)
-{
-    uint64_t h = (ch + 1) * 0x9E3779B97F4A7C15ull ^ (ds + 1) * 0xC2B2AE3D27D4EB4Full ^
-                 (step + 1) * 0x165667B19E3779F9ull ^ (g + 1) * 0x27D4EB2F165667C5ull;
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 32;
-    switch (t) {
-    case XFER_TYPE_INT8:
-    case XFER_TYPE_UINT8:
-        *(uint8_t *) out = (uint8_t) h;
-        break;
-    case XFER_TYPE_INT16:
-    case XFER_TYPE_UINT16:
-        *(uint16_t *) out = (uint16_t) h;
-        break;
-    case XFER_TYPE_INT32:
-    case XFER_TYPE_UINT32:
-        *(uint32_t *) out = (uint32_t) h;
-        break;
-    case XFER_TYPE_INT64:
-    case XFER_TYPE_UINT64:
-        *(uint64_t *) out = h;
-        break;
-    case XFER_TYPE_FLOAT32:
-        *(float *) out = (float) (h % 1000003) / 7.0f;
-        break;
-    case XFER_TYPE_FLOAT64:
-        *(double *) out = (double) (h % 1000003) / 7.0;
-        break;
-    }
-}
 
 /* Part i of n of a length: even, uneven (weights 1, 2, 3 ...) or with part 0 empty. */
 static void split(uint64_t len, int n, int i, const char *mode, uint64_t *start, uint64_t *count)
@@ -173,7 +140,7 @@ static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const 
         uint64_t g = 0;
         for (k = 0; k < d->ndims; k++)
             g = g * d->dims[k] + start[k] + idx[k];
-        element(d->type, (uint64_t) ch, (uint64_t) di, s, g, buf + e * es);
+        xfer_synth_element(d->type, (uint64_t) ch, (uint64_t) di, s, g, buf + e * es);
         for (k = d->ndims - 1; k >= 0; k--) {
             if (++idx[k] < count[k])
                 break;

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The C side of the Fortran module `xfer` (xfer.f90, docs/bindings.md).
+ *
+ * Arrays arrive as C descriptors (ISO_Fortran_binding.h: assumed-type, assumed-rank dummies), so
+ * one routine takes every type and rank. Fortran arrays are column-major: a Fortran array of
+ * shape (n1, ..., nr) is the C-order array of shape (nr, ..., n1), the same bytes. So the
+ * dataset's dims, and every start and count, are reversed here: Fortran callers give and get
+ * them in Fortran order (fastest dimension first), as 0-based offsets. Non-contiguous arrays
+ * (sections) are packed into, or unpacked from, a contiguous copy.
+ *
+ * Communicators are Fortran handles (MPI_Fint: `use mpi` integers, mpi_f08's MPI_VAL). Every
+ * routine returns an xfer_status_t; xfer_f_error_message gives the words of the last failure. */
+#include <ISO_Fortran_binding.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfer/xfer.h>
+
+/* Prototypes: these are called from Fortran only (bind(C) interfaces in xfer.f90). */
+int xfer_f_init(const char *config, const char *component, int has_comm, MPI_Fint comm, void **x);
+int xfer_f_finalize(void **x);
+int xfer_f_comm(void *x, MPI_Fint *comm);
+int xfer_f_channel_open(void *x, const char *name, void **ch, int *index);
+int xfer_f_step_begin(void *ch, int timeout_ms, int *status);
+int xfer_f_step_end(void *ch);
+int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t *a,
+               const int64_t *start, int nstart);
+int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, const int64_t *start,
+               const int64_t *count, int nbox);
+int xfer_f_select(void *ch, const char *name, const int64_t *start, const int64_t *count, int n);
+int xfer_f_selection(void *x, void *ch, int index, const char *name, int64_t *start, int64_t *count,
+                     int n, int *ndims);
+int xfer_f_put_attr(void *ch, const char *name, const CFI_cdesc_t *a, int is_unsigned);
+int xfer_f_put_attr_string(void *ch, const char *name, const char *value);
+int xfer_f_get_attr(void *ch, const char *name, CFI_cdesc_t *a);
+int xfer_f_get_attr_string(void *ch, const char *name, char *buf, size_t len);
+int xfer_f_ndatasets(void *x, int index, int *n);
+int xfer_f_dataset(void *x, int index, int i, char *name, size_t namelen, int *type, int *ndims,
+                   int64_t *dims, int *sent);
+int xfer_f_decompose(int mode, int ndims, const int64_t *dims, int nranks, int rank, int64_t *start,
+                     int64_t *count);
+void xfer_f_error_message(char *buf, size_t len);
+int xfer_f_set_error(int st, const char *msg);
+void xfer_f_status_name(int st, char *buf, size_t len);
+
+static _Thread_local char f_err[2048];
+
+static int fail(int st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f_err, sizeof(f_err), fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A libxfer status: its words kept for xfer_f_error_message. */
+static int lib(xfer_status_t st)
+{
+    if (st != XFER_SUCCESS)
+        snprintf(f_err, sizeof(f_err), "%s", xfer_last_error());
+    return st;
+}
+
+/* A C string into a blank-padded Fortran string of @p len characters. */
+static void to_fstr(char *buf, size_t len, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > len)
+        n = len;
+    memcpy(buf, s, n);
+    memset(buf + n, ' ', len - n);
+}
+
+/* A failure found on the Fortran side (an argument's size): its words, for the message. */
+int xfer_f_set_error(int st, const char *msg)
+{
+    snprintf(f_err, sizeof(f_err), "%s", msg);
+    return st;
+}
+
+void xfer_f_error_message(char *buf, size_t len)
+{
+    to_fstr(buf, len, f_err);
+}
+
+void xfer_f_status_name(int st, char *buf, size_t len)
+{
+    to_fstr(buf, len, xfer_status_name((xfer_status_t) st));
+}
+
+/* ---- the workflow ------------------------------------------------------------------------ */
+
+int xfer_f_init(const char *config, const char *component, int has_comm, MPI_Fint comm, void **x)
+{
+    MPI_Comm c = has_comm ? MPI_Comm_f2c(comm) : MPI_COMM_WORLD;
+    f_err[0] = '\0';
+    *x = NULL;
+    return lib(
+        xfer_init(config[0] ? config : NULL, component[0] ? component : NULL, c, (xfer_t **) x));
+}
+
+int xfer_f_finalize(void **x)
+{
+    f_err[0] = '\0';
+    return lib(xfer_finalize((xfer_t **) x));
+}
+
+int xfer_f_comm(void *x, MPI_Fint *comm)
+{
+    MPI_Comm c;
+    xfer_status_t st = xfer_comm((const xfer_t *) x, &c);
+    if (st == XFER_SUCCESS)
+        *comm = MPI_Comm_c2f(c);
+    return lib(st);
+}
+
+int xfer_f_channel_open(void *x, const char *name, void **ch, int *index)
+{
+    const xfer_config_t *cfg;
+    xfer_status_t st;
+    int comp;
+    f_err[0] = '\0';
+    if (!x)
+        return fail(XFER_ERR_STATE, "xfer_channel_open: the workflow is not initialised");
+    if ((st = xfer_channel_open((xfer_t *) x, name, (xfer_channel_t **) ch)) != XFER_SUCCESS ||
+        (st = xfer_config_of((const xfer_t *) x, &cfg, &comp)) != XFER_SUCCESS ||
+        (st = xfer_config_channel(cfg, name, index)) != XFER_SUCCESS)
+        return lib(st);
+    return XFER_SUCCESS;
+}
+
+int xfer_f_step_begin(void *ch, int timeout_ms, int *status)
+{
+    xfer_step_status_t s = XFER_STEP_NOT_READY;
+    xfer_status_t st;
+    f_err[0] = '\0';
+    st = xfer_step_begin((xfer_channel_t *) ch, timeout_ms, &s);
+    *status = (int) s;
+    return lib(st);
+}
+
+int xfer_f_step_end(void *ch)
+{
+    f_err[0] = '\0';
+    return lib(xfer_step_end((xfer_channel_t *) ch));
+}
+
+/* ---- datasets ---------------------------------------------------------------------------- */
+
+/* Dataset @p name of channel @p index and whether this component sends it. */
+static const xfer_cfg_dataset_t *dataset(void *x, int index, const char *name, int *sends)
+{
+    const xfer_config_t *cfg;
+    const xfer_cfg_channel_t *c;
+    int comp, i;
+    if (!x || xfer_config_of((const xfer_t *) x, &cfg, &comp) != XFER_SUCCESS || index < 0 ||
+        index >= cfg->nchannels) {
+        fail(XFER_ERR_STATE, "the workflow is not initialised, or the channel not open");
+        return NULL;
+    }
+    c = &cfg->channels[index];
+    for (i = 0; i < c->ndatasets; i++)
+        if (strcmp(c->datasets[i].name, name) == 0) {
+            *sends = c->datasets[i].from == comp;
+            return &c->datasets[i];
+        }
+    fail(XFER_ERR_NOT_FOUND, "channel %s has no dataset \"%s\"", c->name, name);
+    return NULL;
+}
+
+/* The array's element type is the dataset's: a Fortran integer of its size (signed or not:
+ * Fortran has no unsigned integers), or a real of its size. */
+static int type_ok(const CFI_cdesc_t *a, xfer_type_t t)
+{
+    const int cat = a->type & CFI_type_mask;
+    const size_t es = xfer_type_size(t);
+    if (a->elem_len != es)
+        return 0;
+    if (t == XFER_TYPE_FLOAT32 || t == XFER_TYPE_FLOAT64)
+        return cat == CFI_type_Real;
+    return cat == CFI_type_Integer;
+}
+
+static const char *type_word(const CFI_cdesc_t *a)
+{
+    switch (a->type & CFI_type_mask) {
+    case CFI_type_Integer:
+        return "integer";
+    case CFI_type_Real:
+        return "real";
+    case CFI_type_Logical:
+        return "logical";
+    case CFI_type_Complex:
+        return "complex";
+    case CFI_type_Character:
+        return "character";
+    default:
+        return "derived or other";
+    }
+}
+
+static uint64_t volume(int n, const uint64_t *c)
+{
+    uint64_t v = 1;
+    int i;
+    for (i = 0; i < n; i++)
+        v *= c[i];
+    return v;
+}
+
+/* Copy between a (non-contiguous) array and a contiguous buffer in Fortran element order. */
+static void strided_copy(const CFI_cdesc_t *a, char *buf, int to_buf)
+{
+    CFI_index_t idx[CFI_MAX_RANK] = {0};
+    const int r = a->rank;
+    const uint64_t n = r ? (uint64_t) a->dim[0].extent : 1;
+    uint64_t total = 1, e;
+    int k;
+    for (k = 0; k < r; k++)
+        total *= (uint64_t) a->dim[k].extent;
+    for (e = 0; e < total; e += n) {
+        char *p = (char *) a->base_addr;
+        uint64_t i;
+        for (k = 1; k < r; k++)
+            p += idx[k] * a->dim[k].sm;
+        for (i = 0; i < n; i++) {
+            char *el = p + (r ? (CFI_index_t) i * a->dim[0].sm : 0);
+            if (to_buf)
+                memcpy(buf + (e + i) * a->elem_len, el, a->elem_len);
+            else
+                memcpy(el, buf + (e + i) * a->elem_len, a->elem_len);
+        }
+        for (k = 1; k < r; k++) {
+            if (++idx[k] < a->dim[k].extent)
+                break;
+            idx[k] = 0;
+        }
+    }
+}
+
+/* The array's shape in C order (reversed), checked against the dataset's rank. */
+static int c_shape(const CFI_cdesc_t *a, const xfer_cfg_dataset_t *d, uint64_t *count,
+                   const char *what)
+{
+    int k;
+    if (a->rank == 0) { /* a scalar: one element */
+        for (k = 0; k < d->ndims; k++)
+            count[k] = 1;
+        return 1;
+    }
+    if (a->rank != d->ndims) {
+        fail(XFER_ERR_INVALID_ARG,
+             "dataset %s: %s has rank %d, the dataset %d dimensions (a Fortran array of shape "
+             "(n1, ..., nr) is the dataset of dims [nr, ..., n1])",
+             d->name, what, (int) a->rank, d->ndims);
+        return 0;
+    }
+    for (k = 0; k < d->ndims; k++)
+        count[k] = (uint64_t) a->dim[d->ndims - 1 - k].extent;
+    return 1;
+}
+
+static void fmt_fortran(char *buf, size_t len, int n, const uint64_t *c_order)
+{
+    size_t o = 0;
+    int k;
+    o += (size_t) snprintf(buf, len, "(");
+    for (k = n - 1; k >= 0 && o < len; k--)
+        o += (size_t) snprintf(buf + o, len - o, "%llu%s", (unsigned long long) c_order[k],
+                               k ? ", " : ")");
+}
+
+int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t *a,
+               const int64_t *start, int nstart)
+{
+    const xfer_cfg_dataset_t *d;
+    xfer_dataset_desc_t desc;
+    char *packed = NULL;
+    const void *data;
+    int sends, k, st;
+
+    f_err[0] = '\0';
+    if (!(d = dataset(x, index, name, &sends)))
+        return XFER_ERR_NOT_FOUND;
+    if (!sends)
+        return fail(XFER_ERR_INVALID_ARG, "dataset %s is received by this component, not sent",
+                    name);
+    if (!type_ok(a, d->type))
+        return fail(XFER_ERR_INVALID_ARG,
+                    "dataset %s: the array is %s of %zu bytes, the dataset %s; nothing was sent",
+                    name, type_word(a), a->elem_len, xfer_type_name(d->type));
+    memset(&desc, 0, sizeof(desc));
+    desc.name = d->name;
+    desc.type = d->type;
+    desc.ndims = d->ndims;
+    memcpy(desc.dims, d->dims, (size_t) d->ndims * sizeof(uint64_t));
+    if (!c_shape(a, d, desc.count, "the block"))
+        return XFER_ERR_INVALID_ARG;
+    if (nstart) {
+        if (nstart != d->ndims)
+            return fail(XFER_ERR_INVALID_ARG,
+                        "dataset %s: start has %d entries, the dataset %d dimensions", name, nstart,
+                        d->ndims);
+        for (k = 0; k < d->ndims; k++) {
+            if (start[k] < 0)
+                return fail(XFER_ERR_INVALID_ARG, "dataset %s: start(%d) is negative", name, k + 1);
+            desc.start[d->ndims - 1 - k] = (uint64_t) start[k];
+        }
+    } else {
+        for (k = 0; k < d->ndims; k++)
+            if (desc.count[k] != d->dims[k]) {
+                char got[128], want[128];
+                fmt_fortran(got, sizeof(got), d->ndims, desc.count);
+                fmt_fortran(want, sizeof(want), d->ndims, d->dims);
+                return fail(XFER_ERR_INVALID_ARG,
+                            "dataset %s: a block of shape %s is part of the dataset's %s: give "
+                            "start (0-based, Fortran order); nothing was sent",
+                            name, got, want);
+            }
+    }
+    data = a->base_addr;
+    if (!CFI_is_contiguous(a)) {
+        packed = malloc((size_t) volume(d->ndims, desc.count) * a->elem_len + 1);
+        if (!packed)
+            return fail(XFER_ERR_NO_MEMORY, "dataset %s: out of memory for a copy", name);
+        strided_copy(a, packed, 1);
+        data = packed;
+    }
+    st = lib(xfer_put((xfer_channel_t *) ch, &desc, data));
+    free(packed);
+    return st;
+}
+
+int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, const int64_t *start,
+               const int64_t *count, int nbox)
+{
+    const xfer_cfg_dataset_t *d;
+    uint64_t s[XFER_MAX_DIMS], c[XFER_MAX_DIMS], shape[XFER_MAX_DIMS];
+    xfer_dataset_desc_t out;
+    char *buf = NULL;
+    size_t bytes;
+    int sends, k, st;
+
+    f_err[0] = '\0';
+    if (!(d = dataset(x, index, name, &sends)))
+        return XFER_ERR_NOT_FOUND;
+    if (sends)
+        return fail(XFER_ERR_INVALID_ARG, "dataset %s is sent by this component, not received",
+                    name);
+    if (!type_ok(a, d->type))
+        return fail(XFER_ERR_INVALID_ARG,
+                    "dataset %s: the array is %s of %zu bytes, the dataset %s; nothing was "
+                    "received",
+                    name, type_word(a), a->elem_len, xfer_type_name(d->type));
+    if (nbox) {
+        if (nbox != d->ndims)
+            return fail(XFER_ERR_INVALID_ARG,
+                        "dataset %s: start and count have %d entries, the dataset %d dimensions",
+                        name, nbox, d->ndims);
+        for (k = 0; k < d->ndims; k++) {
+            if (start[k] < 0 || count[k] < 0)
+                return fail(XFER_ERR_INVALID_ARG, "dataset %s: a negative start or count", name);
+            s[d->ndims - 1 - k] = (uint64_t) start[k];
+            c[d->ndims - 1 - k] = (uint64_t) count[k];
+        }
+    } else if ((st = lib(xfer_selection_of((xfer_channel_t *) ch, name, s, c))) != XFER_SUCCESS) {
+        return st;
+    }
+    if (!c_shape(a, d, shape, "the array"))
+        return XFER_ERR_INVALID_ARG;
+    for (k = 0; k < d->ndims; k++)
+        if (shape[k] != c[k]) {
+            char got[128], want[128];
+            fmt_fortran(got, sizeof(got), d->ndims, shape);
+            fmt_fortran(want, sizeof(want), d->ndims, c);
+            return fail(XFER_ERR_INVALID_ARG,
+                        "dataset %s: the array has shape %s, the selection %s (Fortran order); "
+                        "nothing was received",
+                        name, got, want);
+        }
+    bytes = (size_t) volume(d->ndims, c) * a->elem_len;
+    if (!CFI_is_contiguous(a) && !(buf = malloc(bytes + 1)))
+        return fail(XFER_ERR_NO_MEMORY, "dataset %s: out of memory for a copy", name);
+    st = lib(xfer_get_selection((xfer_channel_t *) ch, name, nbox ? s : NULL, nbox ? c : NULL,
+                                buf ? buf : a->base_addr, bytes, &out));
+    if (st == XFER_SUCCESS && buf)
+        strided_copy(a, buf, 0);
+    free(buf);
+    return st;
+}
+
+int xfer_f_select(void *ch, const char *name, const int64_t *start, const int64_t *count, int n)
+{
+    uint64_t s[XFER_MAX_DIMS], c[XFER_MAX_DIMS];
+    int k;
+    f_err[0] = '\0';
+    if (n < 0 || n > XFER_MAX_DIMS)
+        return fail(XFER_ERR_INVALID_ARG, "xfer_select: %d dimensions", n);
+    for (k = 0; k < n; k++) {
+        if (start[k] < 0 || count[k] < 0)
+            return fail(XFER_ERR_INVALID_ARG, "xfer_select %s: a negative start or count", name);
+        s[n - 1 - k] = (uint64_t) start[k];
+        c[n - 1 - k] = (uint64_t) count[k];
+    }
+    return lib(xfer_select((xfer_channel_t *) ch, name, n ? s : NULL, n ? c : NULL));
+}
+
+int xfer_f_selection(void *x, void *ch, int index, const char *name, int64_t *start, int64_t *count,
+                     int n, int *ndims)
+{
+    const xfer_cfg_dataset_t *d;
+    uint64_t s[XFER_MAX_DIMS], c[XFER_MAX_DIMS];
+    int sends, k, st;
+    f_err[0] = '\0';
+    if (!(d = dataset(x, index, name, &sends)))
+        return XFER_ERR_NOT_FOUND;
+    if (n < d->ndims)
+        return fail(XFER_ERR_INVALID_ARG, "xfer_selection %s: start and count need %d entries",
+                    name, d->ndims);
+    if ((st = lib(xfer_selection_of((xfer_channel_t *) ch, name, s, c))) != XFER_SUCCESS)
+        return st;
+    for (k = 0; k < d->ndims; k++) {
+        start[k] = (int64_t) s[d->ndims - 1 - k];
+        count[k] = (int64_t) c[d->ndims - 1 - k];
+    }
+    *ndims = d->ndims;
+    return XFER_SUCCESS;
+}
+
+/* ---- attributes -------------------------------------------------------------------------- */
+
+static xfer_type_t attr_type(const CFI_cdesc_t *a)
+{
+    const int cat = a->type & CFI_type_mask;
+    if (cat == CFI_type_Real)
+        return a->elem_len == 4 ? XFER_TYPE_FLOAT32 : a->elem_len == 8 ? XFER_TYPE_FLOAT64 : 0;
+    if (cat == CFI_type_Integer)
+        switch (a->elem_len) {
+        case 1:
+            return XFER_TYPE_INT8;
+        case 2:
+            return XFER_TYPE_INT16;
+        case 4:
+            return XFER_TYPE_INT32;
+        case 8:
+            return XFER_TYPE_INT64;
+        }
+    return (xfer_type_t) 0;
+}
+
+int xfer_f_put_attr(void *ch, const char *name, const CFI_cdesc_t *a, int is_unsigned)
+{
+    xfer_type_t t = attr_type(a);
+    size_t n = a->rank ? (size_t) a->dim[0].extent : 1;
+    char *packed = NULL;
+    int st;
+    f_err[0] = '\0';
+    if (!t || a->rank > 1)
+        return fail(XFER_ERR_INVALID_ARG,
+                    "attribute %s: expected an integer or real scalar or 1-D array, got %s of "
+                    "rank %d",
+                    name, type_word(a), (int) a->rank);
+    if (is_unsigned && t != XFER_TYPE_FLOAT32 && t != XFER_TYPE_FLOAT64)
+        t = (xfer_type_t) (t + 1); /* each unsigned type follows its signed one */
+    if (!CFI_is_contiguous(a)) {
+        if (!(packed = malloc(n * a->elem_len + 1)))
+            return fail(XFER_ERR_NO_MEMORY, "attribute %s: out of memory", name);
+        strided_copy(a, packed, 1);
+    }
+    st = lib(xfer_put_attr((xfer_channel_t *) ch, name, t, n, packed ? packed : a->base_addr));
+    free(packed);
+    return st;
+}
+
+int xfer_f_put_attr_string(void *ch, const char *name, const char *value)
+{
+    f_err[0] = '\0';
+    return lib(xfer_put_attr_string((xfer_channel_t *) ch, name, value));
+}
+
+int xfer_f_get_attr(void *ch, const char *name, CFI_cdesc_t *a)
+{
+    const xfer_type_t want = attr_type(a);
+    const size_t n = a->rank ? (size_t) a->dim[0].extent : 1;
+    xfer_type_t t = 0;
+    size_t count = 0;
+    char *buf;
+    int st;
+    f_err[0] = '\0';
+    if (!want || a->rank > 1)
+        return fail(XFER_ERR_INVALID_ARG,
+                    "attribute %s: expected an integer or real scalar or 1-D array, got %s of "
+                    "rank %d",
+                    name, type_word(a), (int) a->rank);
+    if ((st = lib(xfer_get_attr((xfer_channel_t *) ch, name, &t, &count, NULL, 0))) != XFER_SUCCESS)
+        return st;
+    if (xfer_type_size(t) != a->elem_len ||
+        (want == XFER_TYPE_FLOAT32) != (t == XFER_TYPE_FLOAT32) ||
+        (want == XFER_TYPE_FLOAT64) != (t == XFER_TYPE_FLOAT64) || count != n)
+        return fail(XFER_ERR_INVALID_ARG,
+                    "attribute %s is %zu value%s of %s; the argument holds %zu of %s %zu bytes",
+                    name, count, count == 1 ? "" : "s", xfer_type_name(t), n, type_word(a),
+                    a->elem_len);
+    if (!(buf = malloc(n * a->elem_len + 1)))
+        return fail(XFER_ERR_NO_MEMORY, "attribute %s: out of memory", name);
+    st = lib(xfer_get_attr((xfer_channel_t *) ch, name, NULL, NULL, buf, n * a->elem_len));
+    if (st == XFER_SUCCESS)
+        strided_copy(a, buf, 0);
+    free(buf);
+    return st;
+}
+
+int xfer_f_get_attr_string(void *ch, const char *name, char *buf, size_t len)
+{
+    char *tmp = malloc(len + 1);
+    int st;
+    f_err[0] = '\0';
+    if (!tmp)
+        return fail(XFER_ERR_NO_MEMORY, "attribute %s: out of memory", name);
+    st = lib(xfer_get_attr_string((xfer_channel_t *) ch, name, tmp, len + 1));
+    if (st == XFER_SUCCESS)
+        to_fstr(buf, len, tmp);
+    free(tmp);
+    return st;
+}
+
+/* ---- the channel's datasets, decompositions ------------------------------------------------ */
+
+int xfer_f_ndatasets(void *x, int index, int *n)
+{
+    const xfer_config_t *cfg;
+    int comp;
+    f_err[0] = '\0';
+    if (!x || xfer_config_of((const xfer_t *) x, &cfg, &comp) != XFER_SUCCESS || index < 0 ||
+        index >= cfg->nchannels)
+        return fail(XFER_ERR_STATE, "the workflow is not initialised, or the channel not open");
+    *n = cfg->channels[index].ndatasets;
+    return XFER_SUCCESS;
+}
+
+int xfer_f_dataset(void *x, int index, int i, char *name, size_t namelen, int *type, int *ndims,
+                   int64_t *dims, int *sent)
+{
+    const xfer_config_t *cfg;
+    const xfer_cfg_dataset_t *d;
+    int comp, k;
+    f_err[0] = '\0';
+    if (!x || xfer_config_of((const xfer_t *) x, &cfg, &comp) != XFER_SUCCESS || index < 0 ||
+        index >= cfg->nchannels)
+        return fail(XFER_ERR_STATE, "the workflow is not initialised, or the channel not open");
+    if (i < 1 || i > cfg->channels[index].ndatasets)
+        return fail(XFER_ERR_INVALID_ARG, "xfer_dataset: index %d of %d datasets", i,
+                    cfg->channels[index].ndatasets);
+    d = &cfg->channels[index].datasets[i - 1];
+    to_fstr(name, namelen, d->name);
+    *type = (int) d->type;
+    *ndims = d->ndims;
+    for (k = 0; k < d->ndims; k++)
+        dims[k] = (int64_t) d->dims[d->ndims - 1 - k];
+    *sent = d->from == comp;
+    return XFER_SUCCESS;
+}
+
+int xfer_f_decompose(int mode, int ndims, const int64_t *dims, int nranks, int rank, int64_t *start,
+                     int64_t *count)
+{
+    uint64_t dc[XFER_MAX_DIMS], s[XFER_MAX_DIMS], c[XFER_MAX_DIMS];
+    int k, st;
+    f_err[0] = '\0';
+    if (ndims < 1 || ndims > XFER_MAX_DIMS)
+        return fail(XFER_ERR_INVALID_ARG, "xfer_decompose: %d dimensions", ndims);
+    for (k = 0; k < ndims; k++) {
+        if (dims[k] < 0)
+            return fail(XFER_ERR_INVALID_ARG, "xfer_decompose: dims(%d) is negative", k + 1);
+        dc[ndims - 1 - k] = (uint64_t) dims[k];
+    }
+    if ((st = lib(xfer_decompose((xfer_selection_mode_t) mode, ndims, dc, nranks, rank, s, c))) !=
+        XFER_SUCCESS)
+        return st;
+    for (k = 0; k < ndims; k++) {
+        start[k] = (int64_t) s[ndims - 1 - k];
+        count[k] = (int64_t) c[ndims - 1 - k];
+    }
+    return XFER_SUCCESS;
+}

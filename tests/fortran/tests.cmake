@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# The Fortran module (bindings/fortran, docs/bindings.md): fsynth (tests/fortran/fsynth.f90)
+# coupled with xfer-synth (C) and synth.py (Python) in both directions; each side compares
+# every element it receives with xfer-synth's pattern at the element's global position, so
+# the column-major mapping (a Fortran array of shape (n1, ..., nr) is the dataset of dims
+# [nr, ..., n1]) is checked element by element.
+if(NOT TARGET xfer_fortran OR NOT TARGET xfer-synth)
+  return()
+endif()
+add_executable(fsynth fortran/fsynth.f90 fortran/pattern.c)
+target_include_directories(fsynth PRIVATE ${PROJECT_SOURCE_DIR}/tools)
+target_link_libraries(fsynth PRIVATE libxfer::xfer_fortran)
+target_compile_options(fsynth PRIVATE $<$<COMPILE_LANGUAGE:Fortran>:-Wall -Werror
+                                      -Wno-maybe-uninitialized>)
+set(F_DIR ${CMAKE_CURRENT_BINARY_DIR}/fortran)
+file(MAKE_DIRECTORY ${F_DIR})
+
+# f_workflow(<file> <p> <q> <half|full>)
+function(f_workflow file p q duplex)
+  set(back "")
+  if(duplex STREQUAL "full")
+    set(back "
+      - {name: back2, type: float32, dims: [11, 7], from: b}
+      - {name: back3, type: int64, dims: [3, 5, 2], from: b}")
+  endif()
+  file(WRITE ${file} "workflow: f_${p}x${q}_${duplex}
+launch: mpmd
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [x]}
+  - {name: b, nprocs: ${q}, cmd: [x]}
+channels:
+  - name: c
+    from: a
+    to: b
+    duplex: ${duplex}
+    selection: block
+    max_in_flight_steps: 2
+    datasets:
+      - {name: line, type: float64, dims: [37]}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: cube, type: uint8, dims: [5, 4, 3]}
+      - {name: hyper, type: float64, dims: [3, 2, 4, 5]}${back}
+")
+endfunction()
+
+# f_test(<name> <cfg> <p> <q> A <cmd...> B <cmd...>)
+function(f_test name cfg p q)
+  cmake_parse_arguments(T "" "" "A;B" ${ARGN})
+  set(env XFER_CONFIG=${cfg})
+  if(TARGET xfer_python)
+    list(APPEND env "PYTHONPATH=${XFER_PYTHON_BUILD_DIR}:${CMAKE_CURRENT_SOURCE_DIR}/python")
+  endif()
+  xfer_mpi_envflags(genv ENV ${env})
+  xfer_mpi_envflags(lenv LOCAL ENV ${env})
+  add_test(NAME ${P}.fortran.${name}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG}
+                   ${p} ${T_A} : ${MPIEXEC_NUMPROC_FLAG} ${q} ${lenv} ${T_B})
+  set_tests_properties(${P}.fortran.${name} PROPERTIES TIMEOUT 120 LABELS "fortran;mpi"
+                       ENVIRONMENT "${XFER_MPIEXEC_ENV}")
+endfunction()
+
+set(F $<TARGET_FILE:fsynth>)
+set(XS $<TARGET_FILE:xfer-synth>)
+foreach(duplex half full)
+  f_workflow(${F_DIR}/f-${duplex}.yaml 2 3 ${duplex})
+  f_workflow(${F_DIR}/f-${duplex}-p3q2.yaml 3 2 ${duplex})
+  f_test(f_to_c.${duplex}.p2q3 ${F_DIR}/f-${duplex}.yaml 2 3 A ${F} a 4 attrs B ${XS} --attrs)
+  f_test(c_to_f.${duplex}.p3q2 ${F_DIR}/f-${duplex}-p3q2.yaml 3 2 A ${XS} --attrs
+         B ${F} b 4 attrs strided)
+  f_test(f_to_f.${duplex}.p2q3 ${F_DIR}/f-${duplex}.yaml 2 3 A ${F} a 3 strided B ${F} b 3)
+  # Negative control: a producer that fills its arrays as if Fortran were row-major is caught.
+  f_test(negative.rowmajor_to_c.${duplex} ${F_DIR}/f-${duplex}.yaml 2 3 A ${F} a 2 rowmajor
+         B ${XS})
+  set_tests_properties(${P}.fortran.negative.rowmajor_to_c.${duplex} PROPERTIES
+                       PASS_REGULAR_EXPRESSION "dataset plane step 0: data differs")
+  if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
+    f_test(f_to_py.${duplex}.p2q3 ${F_DIR}/f-${duplex}.yaml 2 3 A ${F} a 4 attrs strided
+           B ${XFER_PYTHON_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/python/synth.py --attrs)
+    f_test(py_to_f.${duplex}.p3q2 ${F_DIR}/f-${duplex}-p3q2.yaml 3 2
+           A ${XFER_PYTHON_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/python/synth.py --attrs
+           B ${F} b 4 attrs)
+  endif()
+endforeach()
