@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Checks of the coupled Gray-Scott example (tests/example/tests.cmake, docs/example.md).
 
-  check_example.py run --out DIR --rows N [--hdf5] [--same-as BASE] -- COMMAND...
+  check_example.py run --out DIR --rows N [--hdf5] [--same-as BASE] [--pngs A.png,B.png]
+                      -- COMMAND...
       run the example (COMMAND writes into DIR), then check its outputs: the analysis'
       statistics equal the simulation's reference, the PNGs are PNGs, fields.h5 is HDF5;
       with --same-as, DIR/reference_stats.csv must also be byte-identical to that of the run
@@ -96,7 +97,7 @@ def check_hdf5(path, rows):
     return errs
 
 
-def check_outputs(out, rows, hdf5):
+def check_outputs(out, rows, hdf5, pngs=("V_last.png", "stats.png")):
     errs = []
     ref, got = os.path.join(out, "reference_stats.csv"), os.path.join(out, "stats.csv")
     for p in (ref, got):
@@ -107,7 +108,7 @@ def check_outputs(out, rows, hdf5):
         if len(r) != rows:
             errs.append(f"{ref}: {len(r)} steps, expected {rows}")
         errs += compare(ref, got)
-    for png in ("V_last.png", "stats.png"):
+    for png in pngs:
         e = check_png(os.path.join(out, png))
         if e:
             errs.append(e)
@@ -140,7 +141,7 @@ def cmd_run(a):
     if rc != 0:
         print(f"FAIL: the example exited with {rc}")
         return 1
-    errs = check_outputs(a.out, a.rows, a.hdf5)
+    errs = check_outputs(a.out, a.rows, a.hdf5, a.pngs.split(",") if a.pngs else ())
     if not errs and a.same_as:
         errs = check_same_as(a.out, a.same_as)
     for e in errs:
@@ -214,6 +215,8 @@ def main():
     r.add_argument("--rows", type=int, required=True)
     r.add_argument("--hdf5", action="store_true")
     r.add_argument("--same-as", metavar="BASE")
+    r.add_argument("--pngs", default="V_last.png,stats.png",
+                   help="the PNGs the run must write (comma-separated; empty: none)")
     r.add_argument("command", nargs=argparse.REMAINDER)
     c = sub.add_parser("compare")
     c.add_argument("reference")

@@ -50,13 +50,17 @@ channels:
 endfunction()
 
 function(ex_test name)
-  cmake_parse_arguments(T "" "OUT;SAME_AS" "COMMAND;ENV" ${ARGN})
+  cmake_parse_arguments(T "PYTHON" "OUT;SAME_AS" "COMMAND;ENV" ${ARGN})
   set(same "")
   if(T_SAME_AS)
     set(same --same-as ${T_SAME_AS})
   endif()
+  set(extra ${EX_HDF5})
+  if(T_PYTHON) # the Python analysis: no HDF5, its own figures
+    set(extra --pngs V_steps.png,stats.png)
+  endif()
   add_test(NAME ${P}.example.${name}
-           COMMAND ${EX_CHECK} run --out ${T_OUT} --rows ${EX_ROWS} ${EX_HDF5} ${same} --
+           COMMAND ${EX_CHECK} run --out ${T_OUT} --rows ${EX_ROWS} ${extra} ${same} --
                    ${T_COMMAND})
   set_tests_properties(${P}.example.${name} PROPERTIES TIMEOUT 300 LABELS "example;mpi"
                        ENVIRONMENT "${XFER_MPIEXEC_ENV};${T_ENV}")
@@ -117,6 +121,33 @@ function(ex_halo_test mode p base)
 endfunction()
 ex_halo_test(vonneumann 4 mpmd-p4q3)
 ex_halo_test(moore 3 xfer-run-p3q2)
+
+# ---- the analysis in Python (analysis.py through gray-scott-analysis-py, docs/bindings.md):
+# its statistics must equal the simulation's, and the simulation's reference must be identical
+# to that of the C analysis' run on the same blocks (and its statistics equal to the C
+# analysis'): one MPMD mpiexec (4 + 3), and xfer-run as the README runs config/coupled-python.yaml
+if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
+  set(out ${EX_DIR}/python-p4q3)
+  ex_workflow(${out}.yaml 4 3 ${out})
+  xfer_mpi_envflags(genv ENV XFER_CONFIG=${out}.yaml)
+  xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${out}.yaml)
+  ex_test(python.mpmd.p4q3 PYTHON OUT ${out} SAME_AS ${EX_DIR}/mpmd-p4q3
+          COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} 4
+                  $<TARGET_FILE:gray-scott-sim> --steps ${EX_STEPS} --every ${EX_EVERY}
+                  --output ${out} : ${MPIEXEC_NUMPROC_FLAG} 3 ${lenv}
+                  ${CMAKE_BINARY_DIR}/tools/gray-scott-analysis-py --output ${out})
+  set_tests_properties(${P}.example.python.mpmd.p4q3 PROPERTIES FIXTURES_REQUIRED
+                       ${P}.example.outputs)
+  set(out ${EX_DIR}/python-xfer-run-p3q2)
+  ex_workflow(${out}.yaml 3 2 ${out})
+  file(READ ${out}.yaml text)
+  string(REPLACE "cmd: [gray-scott-analysis," "cmd: [gray-scott-analysis-py," text "${text}")
+  file(WRITE ${out}.yaml "${text}")
+  ex_test(python.xfer_run.p3q2 PYTHON OUT ${out} SAME_AS ${EX_DIR}/xfer-run-p3q2
+          COMMAND $<TARGET_FILE:xfer-run> ${out}.yaml ENV ${ex_env})
+  set_tests_properties(${P}.example.python.xfer_run.p3q2 PROPERTIES FIXTURES_REQUIRED
+                       ${P}.example.outputs)
+endif()
 
 # ---- negative control: the comparison must fail on perturbed statistics ----------------------
 add_test(NAME ${P}.example.compare_negative COMMAND ${EX_CHECK} negative --out ${EX_DIR}/mpmd-p4q3)

@@ -102,6 +102,15 @@ def main():
             if ref.tobytes() != np.ascontiguousarray(recv).tobytes():
                 fail(f"allgatherv {algo}: differs from mpi4py's Allgatherv")
         checked += recv.size
+    # the component-side reduction the analyses use without mpi4py
+    lc = xfer.Comm(local)
+    got = lc.allreduce(np.array([lrank, -lrank, 1.5], np.float64), "sum")
+    n_l = lc.size
+    if got.tolist() != [n_l * (n_l - 1) / 2, -n_l * (n_l - 1) / 2, 1.5 * n_l]:
+        fail(f"allreduce sum: {got}")
+    if lc.allreduce(np.array([lrank], np.int64), "max")[0] != n_l - 1 or \
+            lc.allreduce(np.array([lrank + 5], np.uint64), "min")[0] != 5:
+        fail("allreduce min/max")
     # bad input, on every rank (nothing is sent: the checks come before communication)
     try:
         xfer.allgather_inter(send, np.zeros(rsize * 3 + 1, np.int32), inter)

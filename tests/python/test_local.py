@@ -132,6 +132,16 @@ class Helpers(unittest.TestCase):
         with self.assertRaises(TypeError):
             xfer.Comm("world")
 
+    def test_allreduce(self):
+        w = xfer.Comm.world()
+        a = np.arange(6, dtype=np.float32).reshape(2, 3)
+        r = w.allreduce(a, "max")
+        self.assertTrue(np.array_equal(r, a) and r is not a and r.dtype == np.float32)
+        with self.assertRaises(xfer.InvalidArgumentError):
+            w.allreduce(a, "prod")
+        with self.assertRaises(xfer.InvalidArgumentError):
+            w.allreduce(np.zeros(2, np.int8), "sum")
+
     def test_thread_level(self):
         self.assertTrue(xfer.mpi_initialized())
         with self.assertRaises(xfer.InvalidArgumentError):

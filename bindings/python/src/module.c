@@ -469,6 +469,62 @@ static PyObject *py_barrier(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* allreduce(array, op, comm) -> a new array: MPI_Allreduce of a numeric array (sum, min, max),
+ * for analyses that reduce their statistics without mpi4py. */
+static PyObject *py_allreduce(PyObject *self, PyObject *args)
+{
+    static const struct {
+        int npy;
+        MPI_Datatype t;
+    } types[] = {{NPY_FLOAT64, MPI_DOUBLE}, {NPY_FLOAT32, MPI_FLOAT}, {NPY_INT64, MPI_INT64_T},
+                 {NPY_UINT64, MPI_UINT64_T}, {NPY_INT32, MPI_INT32_T}, {NPY_UINT32, MPI_UINT32_T}};
+    PyObject *o;
+    PyArrayObject *in, *out;
+    const char *opname;
+    MPI_Comm c;
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    MPI_Op op;
+    size_t i;
+    int rc;
+    (void) self;
+    if (!PyArg_ParseTuple(args, "OsO&", &o, &opname, xpy_comm_converter, &c))
+        return NULL;
+    if (strcmp(opname, "sum") == 0)
+        op = MPI_SUM;
+    else if (strcmp(opname, "min") == 0)
+        op = MPI_MIN;
+    else if (strcmp(opname, "max") == 0)
+        op = MPI_MAX;
+    else
+        return xpy_invalid("allreduce: op %s: expected sum, min or max", opname);
+    if (!(in = (PyArrayObject *) PyArray_FROM_OF(o, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED)))
+        return NULL;
+    for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (PyArray_EquivTypenums(PyArray_TYPE(in), types[i].npy) && PyArray_ISNOTSWAPPED(in))
+            t = types[i].t;
+    if (t == MPI_DATATYPE_NULL || PyArray_SIZE(in) > INT32_MAX) {
+        PyObject *r = xpy_invalid("allreduce: expected float64, float32, int64, uint64, int32 or "
+                                  "uint32 values (at most 2^31 - 1), got %s",
+                                  PyArray_DESCR(in)->typeobj->tp_name);
+        Py_DECREF(in);
+        return r;
+    }
+    out = (PyArrayObject *) PyArray_NewLikeArray(in, NPY_CORDER, NULL, 0);
+    if (!out) {
+        Py_DECREF(in);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = MPI_Allreduce(PyArray_DATA(in), PyArray_DATA(out), (int) PyArray_SIZE(in), t, op, c);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(in);
+    if (rc != MPI_SUCCESS) {
+        Py_DECREF(out);
+        return mpi_fail(rc, "MPI_Allreduce");
+    }
+    return (PyObject *) out;
+}
+
 static PyObject *py_appnum(PyObject *self, PyObject *noargs)
 {
     int *v = NULL, flag = 0;
@@ -704,6 +760,8 @@ static PyMethodDef methods[] = {
     {"intercomm_create", py_intercomm_create, METH_VARARGS,
      "MPI_Intercomm_create(local, local_leader, peer, remote_leader, tag)"},
     {"barrier", py_barrier, METH_VARARGS, "MPI_Barrier"},
+    {"allreduce", py_allreduce, METH_VARARGS,
+     "allreduce(array, op, comm) -> array: MPI_Allreduce with sum, min or max"},
     {"appnum", py_appnum, METH_NOARGS, "MPI_APPNUM of this process, or None"},
     {"status_name", py_status_name, METH_VARARGS, "(symbolic name, description) of a status"},
     {"load_config", py_load_config, METH_VARARGS, "the validated workflow file as a dict"},

@@ -241,6 +241,11 @@ class Comm:
     def barrier(self) -> None:
         _core.barrier(self)
 
+    def allreduce(self, values: Any, op: str = "sum") -> np.ndarray:
+        """MPI_Allreduce of a numeric array (float64, float32, int64, uint64, int32, uint32)
+        with op 'sum', 'min' or 'max' (collective): a new array of the same shape."""
+        return _core.allreduce(values, op, self)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Comm) and other._handle == self._handle
 
