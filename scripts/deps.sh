@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev valgrind libyaml-dev
     libzmq3-dev libmsgpack-dev
     libhdf5-mpich-dev libhdf5-openmpi-dev hdf5-tools libnetcdf-dev netcdf-bin gnuplot-nox
-    python3-dev python3-numpy python3-mpi4py gfortran)
+    python3-dev python3-numpy python3-mpi4py python3-matplotlib gfortran)
 if [[ "${1:-}" == "--ci" ]]; then
     pkgs+=(clang-format clang)
 fi
