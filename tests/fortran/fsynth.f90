@@ -4,9 +4,9 @@
 !!     fsynth COMPONENT [STEPS] [strided] [attrs] [rowmajor]
 !!
 !! It plays COMPONENT (a or b) of channel c of the workflow file in XFER_CONFIG, whose datasets
-!! are line (float64 [37]), plane (int32 [13, 9]), cube (uint8 [5, 4, 3]) and hyper (float64
-!! [3, 2, 4, 5]) from a, and in full duplex back2 (float32 [11, 7]) and back3 (int64
-!! [3, 5, 2]) from b. Each is held the way a Fortran code holds it: plane as plane(9, 13),
+!! are line (float64 [37]), plane (int32 [13, 9]), cube (uint8 [5, 4, 3]), hyper (float64
+!! [3, 2, 4, 5]) and short (uint16 [23]) from a, and in full duplex back2 (float32 [11, 7]) and
+!! back3 (int64 [3, 5, 2]) from b. Each is held the way a Fortran code holds it: plane as plane(9, 13),
 !! indexed plane(i, j) with i the fastest, and so on, and filled in nested loops with
 !! xfer-synth's pattern of the element's global position (the Fortran column-major index of
 !! the global array, which is the C-order index of the dataset). A receiving rank gets its
@@ -44,6 +44,10 @@ program fsynth
             import :: c_int8_t, c_int64_t
             integer(c_int64_t), value :: ds, step, g
         end function pi8
+        integer(c_int16_t) function pi16(ds, step, g) bind(C, name='fsynth_i16')
+            import :: c_int16_t, c_int64_t
+            integer(c_int64_t), value :: ds, step, g
+        end function pi16
     end interface
 
     type(xfer_t) :: x
@@ -175,11 +179,18 @@ contains
         real(c_double), allocatable, target :: f1(:), f4(:, :, :, :)
         integer(c_int32_t), allocatable, target :: i2(:, :), big(:, :)
         integer(c_int8_t), allocatable :: b3(:, :, :)
+        integer(c_int16_t), allocatable :: h1(:)
         real(c_float), allocatable :: r2(:, :)
         integer(c_int64_t), allocatable :: l3(:, :, :)
         integer(c_int64_t) :: d, i, j, l, m
         d = ds
         select case (trim(name))
+        case ('short')
+            allocate (h1(count(1)))
+            do i = 1, count(1)
+                h1(i) = pi16(d, int(s, c_int64_t), gidx(nd, dims, start, [i]))
+            end do
+            call xfer_put(ch, name, h1, start=start(1:nd))
         case ('line')
             allocate (f1(count(1)))
             do i = 1, count(1)
@@ -254,12 +265,20 @@ contains
         real(c_double), allocatable :: f1(:), f4(:, :, :, :)
         integer(c_int32_t), allocatable :: i2(:, :)
         integer(c_int8_t), allocatable :: b3(:, :, :)
+        integer(c_int16_t), allocatable :: h1(:)
         real(c_float), allocatable :: r2(:, :), big(:, :)
         integer(c_int64_t), allocatable :: l3(:, :, :)
         integer(c_int64_t) :: d, i, j, l, m, t
         d = ds
         t = s
         select case (trim(name))
+        case ('short')
+            allocate (h1(count(1)))
+            call xfer_get(ch, name, h1)
+            do i = 1, count(1)
+                if (h1(i) /= pi16(d, t, gidx(nd, dims, start, [i]))) call differs(name)
+            end do
+            checked = checked + size(h1)
         case ('line')
             allocate (f1(count(1)))
             call xfer_get(ch, name, f1)

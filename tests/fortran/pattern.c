@@ -11,6 +11,7 @@ float fsynth_f32(int64_t ds, int64_t step, int64_t g);
 int64_t fsynth_i64(int64_t ds, int64_t step, int64_t g);
 int32_t fsynth_i32(int64_t ds, int64_t step, int64_t g);
 int8_t fsynth_i8(int64_t ds, int64_t step, int64_t g);
+int16_t fsynth_i16(int64_t ds, int64_t step, int64_t g);
 
 #define FSYNTH_VALUE(T, XT)                                                                        \
     T v;                                                                                           \
@@ -40,4 +41,9 @@ int32_t fsynth_i32(int64_t ds, int64_t step, int64_t g)
 int8_t fsynth_i8(int64_t ds, int64_t step, int64_t g)
 {
     FSYNTH_VALUE(int8_t, XFER_TYPE_UINT8);
+}
+
+int16_t fsynth_i16(int64_t ds, int64_t step, int64_t g)
+{
+    FSYNTH_VALUE(int16_t, XFER_TYPE_UINT16);
 }

@@ -12,6 +12,9 @@ target_include_directories(fsynth PRIVATE ${PROJECT_SOURCE_DIR}/tools)
 target_link_libraries(fsynth PRIVATE libxfer::xfer_fortran)
 target_compile_options(fsynth PRIVATE $<$<COMPILE_LANGUAGE:Fortran>:-Wall -Werror
                                       -Wno-maybe-uninitialized>)
+if(XFER_ENABLE_SANITIZERS)
+  target_compile_options(fsynth PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+endif()
 set(F_DIR ${CMAKE_CURRENT_BINARY_DIR}/fortran)
 file(MAKE_DIRECTORY ${F_DIR})
 
@@ -40,7 +43,8 @@ channels:
       - {name: line, type: float64, dims: [37]}
       - {name: plane, type: int32, dims: [13, 9]}
       - {name: cube, type: uint8, dims: [5, 4, 3]}
-      - {name: hyper, type: float64, dims: [3, 2, 4, 5]}${back}
+      - {name: hyper, type: float64, dims: [3, 2, 4, 5]}
+      - {name: short, type: uint16, dims: [23]}${back}
 ")
 endfunction()
 
