@@ -476,7 +476,7 @@ static PyObject *py_allreduce(PyObject *self, PyObject *args)
     static const struct {
         int npy;
         MPI_Datatype t;
-    } types[] = {{NPY_FLOAT64, MPI_DOUBLE}, {NPY_FLOAT32, MPI_FLOAT}, {NPY_INT64, MPI_INT64_T},
+    } types[] = {{NPY_FLOAT64, MPI_DOUBLE},  {NPY_FLOAT32, MPI_FLOAT}, {NPY_INT64, MPI_INT64_T},
                  {NPY_UINT64, MPI_UINT64_T}, {NPY_INT32, MPI_INT32_T}, {NPY_UINT32, MPI_UINT32_T}};
     PyObject *o;
     PyArrayObject *in, *out;
@@ -514,10 +514,9 @@ static PyObject *py_allreduce(PyObject *self, PyObject *args)
         Py_DECREF(in);
         return NULL;
     }
-    Py_BEGIN_ALLOW_THREADS
-    rc = MPI_Allreduce(PyArray_DATA(in), PyArray_DATA(out), (int) PyArray_SIZE(in), t, op, c);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(in);
+    Py_BEGIN_ALLOW_THREADS rc =
+        MPI_Allreduce(PyArray_DATA(in), PyArray_DATA(out), (int) PyArray_SIZE(in), t, op, c);
+    Py_END_ALLOW_THREADS Py_DECREF(in);
     if (rc != MPI_SUCCESS) {
         Py_DECREF(out);
         return mpi_fail(rc, "MPI_Allreduce");
