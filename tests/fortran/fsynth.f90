@@ -161,16 +161,26 @@ contains
         integer(c_int64_t), intent(in) :: dims(:), start(:), idx(:)
         integer :: m
         gidx = 0
-        if (rowmajor) then ! the negative control's mistake
-            do m = 1, nd
-                gidx = gidx*dims(m) + start(m) + idx(m) - 1
-            end do
-            return
-        end if
         do m = nd, 1, -1
             gidx = gidx*dims(m) + start(m) + idx(m) - 1
         end do
     end function gidx
+
+    !> The global index a producer fills element idx with: gidx, or with `rowmajor` (the
+    !! negative control) the index of a row-major array.
+    integer(c_int64_t) function gfill(nd, dims, start, idx)
+        integer, intent(in) :: nd
+        integer(c_int64_t), intent(in) :: dims(:), start(:), idx(:)
+        integer :: m
+        if (.not. rowmajor) then
+            gfill = gidx(nd, dims, start, idx)
+            return
+        end if
+        gfill = 0
+        do m = 1, nd
+            gfill = gfill*dims(m) + start(m) + idx(m) - 1
+        end do
+    end function gfill
 
     subroutine put_one(ds, name, nd, dims, start, count, s)
         integer, intent(in) :: ds, nd, s
@@ -188,20 +198,20 @@ contains
         case ('short')
             allocate (h1(count(1)))
             do i = 1, count(1)
-                h1(i) = pi16(d, int(s, c_int64_t), gidx(nd, dims, start, [i]))
+                h1(i) = pi16(d, int(s, c_int64_t), gfill(nd, dims, start, [i]))
             end do
             call xfer_put(ch, name, h1, start=start(1:nd))
         case ('line')
             allocate (f1(count(1)))
             do i = 1, count(1)
-                f1(i) = pf64(d, int(s, c_int64_t), gidx(nd, dims, start, [i]))
+                f1(i) = pf64(d, int(s, c_int64_t), gfill(nd, dims, start, [i]))
             end do
             call xfer_put(ch, name, f1, start=start(1:nd))
         case ('plane')
             allocate (i2(count(1), count(2)))
             do j = 1, count(2)
                 do i = 1, count(1)
-                    i2(i, j) = pi32(d, int(s, c_int64_t), gidx(nd, dims, start, [i, j]))
+                    i2(i, j) = pi32(d, int(s, c_int64_t), gfill(nd, dims, start, [i, j]))
                 end do
             end do
             if (strided) then ! a section: every other element of the first dimension
@@ -217,7 +227,7 @@ contains
             do l = 1, count(3)
                 do j = 1, count(2)
                     do i = 1, count(1)
-                        b3(i, j, l) = pi8(d, int(s, c_int64_t), gidx(nd, dims, start, [i, j, l]))
+                        b3(i, j, l) = pi8(d, int(s, c_int64_t), gfill(nd, dims, start, [i, j, l]))
                     end do
                 end do
             end do
@@ -229,7 +239,7 @@ contains
                     do j = 1, count(2)
                         do i = 1, count(1)
                             f4(i, j, l, m) = pf64(d, int(s, c_int64_t), &
-                                                  gidx(nd, dims, start, [i, j, l, m]))
+                                                  gfill(nd, dims, start, [i, j, l, m]))
                         end do
                     end do
                 end do
@@ -239,7 +249,7 @@ contains
             allocate (r2(count(1), count(2)))
             do j = 1, count(2)
                 do i = 1, count(1)
-                    r2(i, j) = pf32(d, int(s, c_int64_t), gidx(nd, dims, start, [i, j]))
+                    r2(i, j) = pf32(d, int(s, c_int64_t), gfill(nd, dims, start, [i, j]))
                 end do
             end do
             call xfer_put(ch, name, r2, start=start(1:nd))
@@ -248,7 +258,7 @@ contains
             do l = 1, count(3)
                 do j = 1, count(2)
                     do i = 1, count(1)
-                        l3(i, j, l) = pi64(d, int(s, c_int64_t), gidx(nd, dims, start, [i, j, l]))
+                        l3(i, j, l) = pi64(d, int(s, c_int64_t), gfill(nd, dims, start, [i, j, l]))
                     end do
                 end do
             end do

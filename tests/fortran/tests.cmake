@@ -18,34 +18,19 @@ endif()
 set(F_DIR ${CMAKE_CURRENT_BINARY_DIR}/fortran)
 file(MAKE_DIRECTORY ${F_DIR})
 
-# f_workflow(<file> <p> <q> <half|full>)
+# f_workflow(<file> <p> <q> <half|full>): fsynth's datasets, ranks 1 to 4, block selections.
 function(f_workflow file p q duplex)
-  set(back "")
-  if(duplex STREQUAL "full")
-    set(back "
-      - {name: back2, type: float32, dims: [11, 7], from: b}
-      - {name: back3, type: int64, dims: [3, 5, 2], from: b}")
-  endif()
-  file(WRITE ${file} "workflow: f_${p}x${q}_${duplex}
-launch: mpmd
-control: {timeout_ms: 60000}
-components:
-  - {name: a, nprocs: ${p}, cmd: [x]}
-  - {name: b, nprocs: ${q}, cmd: [x]}
-channels:
-  - name: c
-    from: a
-    to: b
-    duplex: ${duplex}
-    selection: block
-    max_in_flight_steps: 2
-    datasets:
-      - {name: line, type: float64, dims: [37]}
+  set(ds "      - {name: line, type: float64, dims: [37]}
       - {name: plane, type: int32, dims: [13, 9]}
       - {name: cube, type: uint8, dims: [5, 4, 3]}
       - {name: hyper, type: float64, dims: [3, 2, 4, 5]}
-      - {name: short, type: uint16, dims: [23]}${back}
-")
+      - {name: short, type: uint16, dims: [23]}")
+  if(duplex STREQUAL "full")
+    string(APPEND ds "
+      - {name: back2, type: float32, dims: [11, 7], from: b}
+      - {name: back3, type: int64, dims: [3, 5, 2], from: b}")
+  endif()
+  xfer_ab_workflow(${file} ${p} ${q} ${duplex} block "${ds}")
 endfunction()
 
 # f_test(<name> <cfg> <p> <q> A <cmd...> B <cmd...>)

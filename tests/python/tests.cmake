@@ -43,33 +43,18 @@ function(py_test name)
   endif()
 endfunction()
 
-# A workflow file of two components a -> b (datasets of xfer-synth's runs: 1-D to 3-D, three
-# types; full duplex adds two going back), with a channel selection mode.
+# A workflow file a -> b with xfer-synth's datasets (1-D to 3-D, three types; full duplex adds
+# two going back) and a channel selection mode.
 function(py_workflow file p q duplex selection)
-  set(back "")
+  set(ds "      - {name: line, type: float64, dims: [37]}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: cube, type: uint8, dims: [5, 4, 3]}")
   if(duplex STREQUAL "full")
-    set(back "
+    string(APPEND ds "
       - {name: back2, type: float32, dims: [11, 7], from: b}
       - {name: back3, type: int64, dims: [3, 5, 2], from: b}")
   endif()
-  file(WRITE ${file} "workflow: py_${p}x${q}_${duplex}
-launch: mpmd
-control: {timeout_ms: 60000}
-components:
-  - {name: a, nprocs: ${p}, cmd: [x]}
-  - {name: b, nprocs: ${q}, cmd: [x]}
-channels:
-  - name: c
-    from: a
-    to: b
-    duplex: ${duplex}
-    selection: ${selection}
-    max_in_flight_steps: 2
-    datasets:
-      - {name: line, type: float64, dims: [37]}
-      - {name: plane, type: int32, dims: [13, 9]}
-      - {name: cube, type: uint8, dims: [5, 4, 3]}${back}
-")
+  xfer_ab_workflow(${file} ${p} ${q} ${duplex} ${selection} "${ds}")
 endfunction()
 
 # One MPMD launch: <p> ranks run <cmd_a...>, <q> ranks <cmd_b...> (separated by ":" in ARGS).

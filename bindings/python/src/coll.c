@@ -19,7 +19,7 @@ static int item_type(Py_ssize_t itemsize, MPI_Datatype *t)
     }
     if (MPI_Type_contiguous((int) itemsize, MPI_BYTE, t) != MPI_SUCCESS ||
         MPI_Type_commit(t) != MPI_SUCCESS) {
-        xpy_raise(XFER_ERR_MPI, "MPI_Type_contiguous");
+        xpy_error(XFER_ERR_MPI, "MPI_Type_contiguous of %zd bytes failed", itemsize);
         return 0;
     }
     return 1;
@@ -67,14 +67,61 @@ static int item_size(const Py_buffer *s, const Py_buffer *r, Py_ssize_t *out)
     return 1;
 }
 
-static int set_opts(xfer_coll_opts_t *o, const char *algorithm)
+/* What both collectives check and hold: the buffers, their element size and counts, the
+ * element type, the options. */
+typedef struct coll_call {
+    const char *name;
+    Py_buffer sb, rb;
+    Py_ssize_t isz, scount, rtotal;
+    int rsize;
+    MPI_Datatype t;
+    xfer_coll_opts_t opts;
+} coll_call_t;
+
+static void call_end(coll_call_t *c)
 {
-    if (xfer_coll_opts_init(o) != XFER_SUCCESS) {
-        xpy_raise(XFER_ERR_INTERNAL, "xfer_coll_opts_init");
+    free_type(&c->t);
+    release(&c->sb);
+    release(&c->rb);
+}
+
+/* 1, or 0 with an exception set and nothing held. */
+static int call_begin(coll_call_t *c, const char *name, PyObject *so, PyObject *ro, MPI_Comm comm,
+                      const char *algorithm)
+{
+    char what[64];
+    int inter = 0;
+    memset(c, 0, sizeof(*c));
+    c->name = name;
+    c->t = MPI_DATATYPE_NULL;
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || !inter) {
+        xpy_error(XFER_ERR_NOT_INTERCOMM, "%s: comm is not an intercommunicator", name);
         return 0;
     }
-    o->algorithm = algorithm;
+    MPI_Comm_remote_size(comm, &c->rsize);
+    snprintf(what, sizeof(what), "%s: sendbuf", name);
+    if (!get_buffer(so, &c->sb, 0, what))
+        return 0;
+    snprintf(what, sizeof(what), "%s: recvbuf", name);
+    if (!get_buffer(ro, &c->rb, 1, what) || !item_size(&c->sb, &c->rb, &c->isz))
+        goto fail;
+    c->scount = c->sb.obj ? c->sb.len / c->isz : 0;
+    c->rtotal = c->rb.obj ? c->rb.len / c->isz : 0;
+    if (c->scount > INT_MAX) {
+        xpy_error(XFER_ERR_TOO_LARGE, "%s: sendbuf beyond INT_MAX elements", name);
+        goto fail;
+    }
+    if (!item_type(c->isz, &c->t))
+        goto fail;
+    if (xfer_coll_opts_init(&c->opts) != XFER_SUCCESS) {
+        xpy_error(XFER_ERR_INTERNAL, "%s: xfer_coll_opts_init failed", name);
+        goto fail;
+    }
+    c->opts.algorithm = algorithm;
     return 1;
+fail:
+    call_end(c);
+    return 0;
 }
 
 static PyObject *py_allgather_inter(PyObject *self, PyObject *args, PyObject *kw)
@@ -83,153 +130,95 @@ static PyObject *py_allgather_inter(PyObject *self, PyObject *args, PyObject *kw
     PyObject *so, *ro;
     const char *algorithm = NULL;
     MPI_Comm comm;
-    Py_buffer sb, rb;
-    Py_ssize_t isz, scount, rtotal;
-    MPI_Datatype t = MPI_DATATYPE_NULL;
-    xfer_coll_opts_t opts;
+    coll_call_t c;
     xfer_status_t st;
-    int inter = 0, rsize = 0;
     (void) self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO&|z", kwlist, &so, &ro, xpy_comm_converter,
-                                     &comm, &algorithm))
+                                     &comm, &algorithm) ||
+        !call_begin(&c, "allgather_inter", so, ro, comm, algorithm))
         return NULL;
-    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || !inter)
-        return xpy_raise(XFER_ERR_NOT_INTERCOMM, "allgather_inter: comm is not an "
-                                                 "intercommunicator");
-    MPI_Comm_remote_size(comm, &rsize);
-    if (!get_buffer(so, &sb, 0, "allgather_inter: sendbuf"))
-        return NULL;
-    if (!get_buffer(ro, &rb, 1, "allgather_inter: recvbuf")) {
-        release(&sb);
-        return NULL;
-    }
-    if (!item_size(&sb, &rb, &isz))
-        goto fail;
-    scount = sb.obj ? sb.len / isz : 0;
-    rtotal = rb.obj ? rb.len / isz : 0;
-    if (rtotal % rsize) {
+    if (c.rtotal % c.rsize) {
         xpy_invalid("allgather_inter: recvbuf holds %zd elements, not a multiple of the %d "
                     "ranks of the other group",
-                    rtotal, rsize);
-        goto fail;
+                    c.rtotal, c.rsize);
+        call_end(&c);
+        return NULL;
     }
-    if (scount > INT_MAX || rtotal / rsize > INT_MAX) {
-        xpy_raise(XFER_ERR_TOO_LARGE, "allgather_inter: more than INT_MAX elements per rank");
-        goto fail;
+    if (c.rtotal / c.rsize > INT_MAX) {
+        xpy_error(XFER_ERR_TOO_LARGE, "allgather_inter: more than INT_MAX elements per rank");
+        call_end(&c);
+        return NULL;
     }
-    if (!item_type(isz, &t) || !set_opts(&opts, algorithm))
-        goto fail;
-    Py_BEGIN_ALLOW_THREADS st = xfer_allgather_inter(sb.buf, (int) scount, t, rb.buf,
-                                                     (int) (rtotal / rsize), t, comm, &opts);
-    Py_END_ALLOW_THREADS free_type(&t);
-    release(&sb);
-    release(&rb);
+    Py_BEGIN_ALLOW_THREADS st = xfer_allgather_inter(
+        c.sb.buf, (int) c.scount, c.t, c.rb.buf, (int) (c.rtotal / c.rsize), c.t, comm, &c.opts);
+    Py_END_ALLOW_THREADS call_end(&c);
     if (st != XFER_SUCCESS)
         return xpy_raise(st, "allgather_inter");
     Py_RETURN_NONE;
-fail:
-    free_type(&t);
-    release(&sb);
-    release(&rb);
-    return NULL;
 }
 
 static PyObject *py_allgatherv_inter(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"sendbuf", "recvbuf", "counts", "displs", "comm", "algorithm", NULL};
-    PyObject *so, *ro, *co, *dobj;
+    PyObject *so, *ro, *co, *dobj, *result = NULL;
     const char *algorithm = NULL;
     MPI_Comm comm;
-    Py_buffer sb, rb;
-    Py_ssize_t isz, scount, rtotal;
-    MPI_Datatype t = MPI_DATATYPE_NULL;
-    xfer_coll_opts_t opts;
+    coll_call_t c;
     xfer_status_t st;
     uint64_t *c64 = NULL, *d64 = NULL;
-    int *counts = NULL, *displs = NULL, inter = 0, rsize = 0, i;
+    int *counts = NULL, *displs = NULL, i;
     (void) self;
 
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOO&|z", kwlist, &so, &ro, &co, &dobj,
-                                     xpy_comm_converter, &comm, &algorithm))
+                                     xpy_comm_converter, &comm, &algorithm) ||
+        !call_begin(&c, "allgatherv_inter", so, ro, comm, algorithm))
         return NULL;
-    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || !inter)
-        return xpy_raise(XFER_ERR_NOT_INTERCOMM, "allgatherv_inter: comm is not an "
-                                                 "intercommunicator");
-    MPI_Comm_remote_size(comm, &rsize);
-    c64 = PyMem_Calloc((size_t) rsize, sizeof(uint64_t));
-    d64 = PyMem_Calloc((size_t) rsize, sizeof(uint64_t));
-    counts = PyMem_Calloc((size_t) rsize, sizeof(int));
-    displs = PyMem_Calloc((size_t) rsize, sizeof(int));
+    c64 = PyMem_Calloc((size_t) c.rsize, sizeof(uint64_t));
+    d64 = PyMem_Calloc((size_t) c.rsize, sizeof(uint64_t));
+    counts = PyMem_Calloc((size_t) c.rsize, sizeof(int));
+    displs = PyMem_Calloc((size_t) c.rsize, sizeof(int));
     if (!c64 || !d64 || !counts || !displs) {
-        PyMem_Free(c64);
-        PyMem_Free(d64);
-        PyMem_Free(counts);
-        PyMem_Free(displs);
-        return PyErr_NoMemory();
+        PyErr_NoMemory();
+        goto out;
     }
-    memset(&sb, 0, sizeof(sb));
-    memset(&rb, 0, sizeof(rb));
-    if (!xpy_u64_seq(co, rsize, c64,
+    if (!xpy_u64_seq(co, c.rsize, c64,
                      "allgatherv_inter: counts (one per rank of the other "
                      "group)"))
-        goto fail;
-    if (dobj != Py_None && !xpy_u64_seq(dobj, rsize, d64,
+        goto out;
+    if (dobj != Py_None && !xpy_u64_seq(dobj, c.rsize, d64,
                                         "allgatherv_inter: displs (one per rank of the other "
                                         "group)"))
-        goto fail;
-    if (dobj == Py_None)
-        for (i = 1; i < rsize; i++)
-            d64[i] = d64[i - 1] + c64[i - 1];
-    if (!get_buffer(so, &sb, 0, "allgatherv_inter: sendbuf") ||
-        !get_buffer(ro, &rb, 1, "allgatherv_inter: recvbuf"))
-        goto fail;
-    if (!item_size(&sb, &rb, &isz))
-        goto fail;
-    scount = sb.obj ? sb.len / isz : 0;
-    rtotal = rb.obj ? rb.len / isz : 0;
-    for (i = 0; i < rsize; i++) {
+        goto out;
+    for (i = 1; dobj == Py_None && i < c.rsize; i++)
+        d64[i] = d64[i - 1] + c64[i - 1];
+    for (i = 0; i < c.rsize; i++) {
         if (c64[i] > INT_MAX || d64[i] > INT_MAX) {
-            xpy_raise(XFER_ERR_TOO_LARGE, "allgatherv_inter: a count or displacement beyond "
+            xpy_error(XFER_ERR_TOO_LARGE, "allgatherv_inter: a count or displacement beyond "
                                           "INT_MAX elements");
-            goto fail;
+            goto out;
         }
-        if (c64[i] && c64[i] + d64[i] > (uint64_t) rtotal) {
+        if (c64[i] && c64[i] + d64[i] > (uint64_t) c.rtotal) {
             xpy_invalid("allgatherv_inter: rank %d of the other group: counts[%d] = %llu at "
                         "displs[%d] = %llu ends past recvbuf's %zd elements",
-                        i, i, (unsigned long long) c64[i], i, (unsigned long long) d64[i], rtotal);
-            goto fail;
+                        i, i, (unsigned long long) c64[i], i, (unsigned long long) d64[i],
+                        c.rtotal);
+            goto out;
         }
         counts[i] = (int) c64[i];
         displs[i] = (int) d64[i];
     }
-    if (scount > INT_MAX) {
-        xpy_raise(XFER_ERR_TOO_LARGE, "allgatherv_inter: sendbuf beyond INT_MAX elements");
-        goto fail;
-    }
-    if (!item_type(isz, &t) || !set_opts(&opts, algorithm))
-        goto fail;
-    Py_BEGIN_ALLOW_THREADS st =
-        xfer_allgatherv_inter(sb.buf, (int) scount, t, rb.buf, counts, displs, t, comm, &opts);
-    Py_END_ALLOW_THREADS free_type(&t);
-    release(&sb);
-    release(&rb);
+    Py_BEGIN_ALLOW_THREADS st = xfer_allgatherv_inter(c.sb.buf, (int) c.scount, c.t, c.rb.buf,
+                                                      counts, displs, c.t, comm, &c.opts);
+    Py_END_ALLOW_THREADS if (st != XFER_SUCCESS) xpy_raise(st, "allgatherv_inter");
+    else result = Py_NewRef(Py_None);
+out:
+    call_end(&c);
     PyMem_Free(c64);
     PyMem_Free(d64);
     PyMem_Free(counts);
     PyMem_Free(displs);
-    if (st != XFER_SUCCESS)
-        return xpy_raise(st, "allgatherv_inter");
-    Py_RETURN_NONE;
-fail:
-    free_type(&t);
-    release(&sb);
-    release(&rb);
-    PyMem_Free(c64);
-    PyMem_Free(d64);
-    PyMem_Free(counts);
-    PyMem_Free(displs);
-    return NULL;
+    return result;
 }
 
 PyMethodDef xpy_coll_methods[] = {
