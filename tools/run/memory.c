@@ -2,7 +2,7 @@
 /* xfer-run --check: what each receiving rank will hold per step, against this host's memory
  * (run_memory.h). */
 #define _POSIX_C_SOURCE 200809L
-#include "run_memory.h"
+#include "memory.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* xfer-run: the launch plan: the launch mode, commands, the run directory, the control plane. */
+#define _XOPEN_SOURCE 700
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+/* The device line of MPICH's version text, e.g. "ch4:ucx" (NULL when absent). */
+static char *mpich_device(const char *version)
+{
+    const char *p = strstr(version, "MPICH Device:"), *end;
+
+    if (!p)
+        return NULL;
+    p += strlen("MPICH Device:");
+    p += strspn(p, " \t");
+    end = p + strcspn(p, " \t\r\n");
+    return checked(strndup(p, (size_t) (end - p)));
+}
+
+/* launch: auto -> separate where the MPI library can open ports, else mpmd. MPI_Get_library_
+ * version may be called before MPI_Init (MPI-3.1 sec. 8.1.1); xfer-run never initializes MPI. */
+static xfer_launch_t auto_launch(void)
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
+    int len = 0;
+    xfer_launch_t mode = XFER_LAUNCH_MPMD;
+
+    if (MPI_Get_library_version(version, &len) != MPI_SUCCESS) {
+        run_note("launch auto: cannot read the MPI library version; using mpmd");
+        return XFER_LAUNCH_MPMD;
+    }
+    if (strstr(version, "Open MPI")) {
+        char *server = find_in_path("ompi-server");
+        if (server)
+            mode = XFER_LAUNCH_SEPARATE;
+        else
+            run_note("launch auto: ompi-server not found in PATH; using mpmd");
+        free(server);
+    } else if (strstr(version, "MPICH")) {
+        /* ch4:ucx (Debian's build) cannot open ports; ch3 can */
+        char *dev = mpich_device(version);
+        if (dev && strncmp(dev, "ch3", 3) == 0)
+            mode = XFER_LAUNCH_SEPARATE;
+        free(dev);
+    }
+    return mode;
+}
+
+static int choose_launch(const opts_t *o, const xfer_config_t *cfg, xfer_launch_t *mode)
+{
+    xfer_launch_t want = cfg->launch;
+
+    if (o->launch)
+        want = !strcmp(o->launch, "mpmd")       ? XFER_LAUNCH_MPMD
+               : !strcmp(o->launch, "separate") ? XFER_LAUNCH_SEPARATE
+                                                : XFER_LAUNCH_AUTO;
+    if (want == XFER_LAUNCH_USER) {
+        run_error("launch: user: the application forms its intercommunicators itself; start it "
+                  "with mpiexec");
+        return -1;
+    }
+    *mode = want == XFER_LAUNCH_AUTO ? auto_launch() : want;
+    return 0;
+}
+
+static char *resolve_command(const char *component, const char *cmd, const char *self_dir,
+                             const char *yaml_dir)
+{
+    char *path;
+
+    if (strchr(cmd, '/')) {
+        char *joined = cmd[0] == '/' ? xstrdup(cmd) : xprintf("%s/%s", yaml_dir, cmd);
+        path = abs_path(joined);
+        free(joined);
+        if (!is_exec_file(path)) {
+            run_error("component %s: command \"%s\" (%s): %s", component, cmd, path,
+                      access(path, F_OK) != 0 ? strerror(errno) : "not an executable file");
+            free(path);
+            return NULL;
+        }
+        return path;
+    }
+    path = xprintf("%s/%s", self_dir, cmd);
+    if (is_exec_file(path))
+        return path;
+    free(path);
+    path = find_in_path(cmd);
+    if (!path)
+        run_error("component %s: command \"%s\" not found (looked in %s and PATH)", component, cmd,
+                  self_dir);
+    return path;
+}
+
+static int make_dir(const char *dir)
+{
+    struct stat sb;
+
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        run_error("cannot create the run directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        run_error("run directory %s: not a directory", dir);
+        return -1;
+    }
+    return 0;
+}
+
+static int setup_run_dir(plan_t *pl, const opts_t *o)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *tmpl;
+
+    if (o->run_dir || pl->cfg->run_dir[0]) {
+        const char *d = o->run_dir ? o->run_dir : pl->cfg->run_dir;
+        /* relative to the working directory, which the ranks share: the runtime, started
+         * without xfer-run, reads the file's run_dir the same way */
+        pl->run_dir = abs_path(d);
+        return o->dry_run ? 0 : make_dir(pl->run_dir);
+    }
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    tmpl = xprintf("%s/xfer-run.XXXXXX", tmp);
+    pl->run_dir = abs_path(tmpl);
+    free(tmpl);
+    if (o->dry_run)
+        return 0; /* shown as the template; nothing is created */
+    if (!mkdtemp(pl->run_dir)) {
+        run_error("cannot create a run directory from %s: %s", pl->run_dir, strerror(errno));
+        return -1;
+    }
+    pl->run_dir_tmp = 1;
+    return 0;
+}
+
+/* xferd: --xferd, $XFER_XFERD, next to this executable, the build tree, PATH. */
+static char *find_xferd(const opts_t *o, const char *self_dir)
+{
+    const char *env = getenv("XFER_XFERD");
+    char *p;
+
+    if (o->xferd)
+        return is_exec_file(o->xferd) ? abs_path(o->xferd) : NULL;
+    if (env && *env)
+        return is_exec_file(env) ? abs_path(env) : NULL;
+    p = xprintf("%s/xferd", self_dir);
+    if (is_exec_file(p))
+        return p;
+    free(p);
+#ifdef XFER_RUN_XFERD_BUILD
+    if (is_exec_file(XFER_RUN_XFERD_BUILD))
+        return xstrdup(XFER_RUN_XFERD_BUILD);
+#endif
+    return find_in_path("xferd");
+}
+
+/* The control plane: a running xferd the file names, or one started here in the run
+ * directory (ipc socket, a fresh token), or none with --no-daemon. */
+static int plan_daemon(plan_t *pl, const opts_t *o, const char *self_dir)
+{
+    const xfer_config_t *cfg = pl->cfg;
+    const char *env_tf = getenv("XFER_CONTROL_TOKEN_FILE");
+    char *path;
+
+    pl->hb_timeout_ms =
+        cfg->heartbeat_timeout_ms > 0 ? cfg->heartbeat_timeout_ms : 4 * cfg->heartbeat_ms;
+    if (o->no_daemon)
+        return 0;
+    if (cfg->token_file[0])
+        pl->token_file = abs_path(cfg->token_file);
+    else if (env_tf && *env_tf)
+        pl->token_file = abs_path(env_tf);
+    if (cfg->control_endpoint[0]) { /* somebody runs it: components and xfer-run connect */
+        pl->endpoint = xstrdup(cfg->control_endpoint);
+        if (!pl->token_file) {
+            run_error("control.endpoint %s is given, but no token: set control.token_file or "
+                      "XFER_CONTROL_TOKEN_FILE",
+                      cfg->control_endpoint);
+            return -1;
+        }
+        return 0;
+    }
+    path = find_xferd(o, self_dir);
+    if (!path) {
+        run_error("xferd not found (%s): pass --xferd PATH, or --no-daemon to run without the "
+                  "control plane",
+                  o->xferd ? o->xferd : "looked next to xfer-run, in the build tree and in PATH");
+        return -1;
+    }
+    pl->endpoint = xprintf("ipc://%s/xferd.sock", pl->run_dir);
+    if (strlen(pl->endpoint) > 100) { /* sockaddr_un.sun_path holds 108 bytes */
+        run_error("run directory %s is too long for xferd's ipc socket (at most 86 characters): "
+                  "choose a shorter --run-dir, or run xferd yourself and set control.endpoint",
+                  pl->run_dir);
+        free(path);
+        return -1;
+    }
+    if (!pl->token_file) {
+        pl->token_file = xprintf("%s/token", pl->run_dir);
+        pl->make_token = 1;
+    }
+    pl->ready = xprintf("%s/xferd.ready", pl->run_dir);
+    pl->journal = xprintf("%s/xferd.journal", pl->run_dir);
+    sv_take(&pl->xferd, path);
+    sv_push(&pl->xferd, "--config");
+    sv_push(&pl->xferd, pl->config_path);
+    sv_push(&pl->xferd, "--run-dir");
+    sv_push(&pl->xferd, pl->run_dir);
+    sv_push(&pl->xferd, "--endpoint");
+    sv_push(&pl->xferd, pl->endpoint);
+    sv_push(&pl->xferd, "--token-file");
+    sv_push(&pl->xferd, pl->token_file);
+    sv_push(&pl->xferd, "--ready-file");
+    sv_push(&pl->xferd, pl->ready);
+    sv_push(&pl->xferd, "--journal");
+    sv_push(&pl->xferd, pl->journal);
+    if (quiet)
+        sv_push(&pl->xferd, "--quiet");
+    return 0;
+}
+
+int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
+{
+    char self[PATH_MAX], *self_dir = NULL, *yaml_dir = NULL, **cmds = NULL;
+    ssize_t n;
+    int c, rc = -1;
+
+    memset(pl, 0, sizeof *pl);
+    pl->cfg = cfg;
+    pl->openmpi = strcmp(XFER_MPI_FLAVOR, "openmpi") == 0;
+    if (choose_launch(o, cfg, &pl->mode) != 0)
+        return -1;
+    n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n < 0) {
+        run_error("cannot find this executable (/proc/self/exe): %s", strerror(errno));
+        return -1;
+    }
+    self[n] = '\0';
+    pl->self = xstrdup(self);
+    self_dir = dir_of(self);
+    pl->config_path = abs_path(o->file);
+    yaml_dir = dir_of(pl->config_path);
+
+    /* everything is checked before anything starts */
+    if (!is_exec_file(o->mpiexec)) {
+        run_error("launcher %s: %s", o->mpiexec,
+                  access(o->mpiexec, F_OK) != 0 ? strerror(errno) : "not an executable file");
+        goto out;
+    }
+    cmds = checked(calloc((size_t) cfg->ncomponents, sizeof(char *)));
+    for (c = 0; c < cfg->ncomponents; c++) {
+        cmds[c] = resolve_command(cfg->components[c].name, cfg->components[c].argv[0], self_dir,
+                                  yaml_dir);
+        if (!cmds[c])
+            goto out;
+    }
+    if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE) {
+        char *server = find_in_path("ompi-server");
+        if (!server) {
+            run_error("launch separate with Open MPI needs ompi-server in PATH");
+            goto out;
+        }
+        sv_take(&pl->server, server);
+        sv_push(&pl->server, "--no-daemonize");
+        sv_push(&pl->server, "-r");
+    }
+    if (setup_run_dir(pl, o) != 0)
+        goto out;
+    if (pl->server.n) {
+        pl->uri = xprintf("%s/ompi-server.uri", pl->run_dir);
+        sv_push(&pl->server, pl->uri);
+    }
+    if (plan_daemon(pl, o, self_dir) != 0)
+        goto out;
+    if (pl->openmpi && geteuid() == 0) {
+        /* Open MPI refuses to run as root without these; set for xfer-run's children */
+        static const char *const names[] = {"OMPI_ALLOW_RUN_AS_ROOT",
+                                            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"};
+        size_t i;
+        for (i = 0; i < 2; i++) {
+            if (getenv(names[i]))
+                continue;
+            if (setenv(names[i], "1", 0) != 0) {
+                run_error("setenv %s: %s", names[i], strerror(errno));
+                goto out;
+            }
+            sv_take(&pl->rootenv, xprintf("%s=1", names[i]));
+        }
+    }
+
+    if (pl->mode == XFER_LAUNCH_MPMD) {
+        pl->nlines = 1;
+        pl->lines = checked(calloc(1, sizeof(strv_t)));
+        add_launcher(pl, o, &pl->lines[0]);
+        for (c = 0; c < cfg->ncomponents; c++) {
+            if (c > 0)
+                sv_push(&pl->lines[0], ":");
+            add_context(pl, c, cmds[c], &pl->lines[0]);
+        }
+    } else {
+        pl->nlines = cfg->ncomponents;
+        pl->lines = checked(calloc((size_t) cfg->ncomponents, sizeof(strv_t)));
+        for (c = 0; c < cfg->ncomponents; c++) {
+            add_launcher(pl, o, &pl->lines[c]);
+            add_context(pl, c, cmds[c], &pl->lines[c]);
+        }
+    }
+    rc = 0;
+out:
+    if (cmds)
+        for (c = 0; c < cfg->ncomponents; c++)
+            free(cmds[c]);
+    free(cmds);
+    free(self_dir);
+    free(yaml_dir);
+    return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void) sb;
+    (void) type;
+    (void) ftw;
+    if (remove(path) != 0)
+        run_error("cannot remove %s: %s", path, strerror(errno));
+    return 0;
+}
+
+void free_plan(plan_t *pl, int keep_run_dir)
+{
+    int i;
+
+    if (pl->run_dir_tmp) {
+        if (keep_run_dir)
+            run_note("run directory kept: %s", pl->run_dir);
+        else
+            nftw(pl->run_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    } else if (pl->uri) {
+        unlink(pl->uri); /* stale once the server is gone */
+    }
+    for (i = 0; i < pl->nlines; i++)
+        sv_free(&pl->lines[i]);
+    free(pl->lines);
+    sv_free(&pl->server);
+    sv_free(&pl->rootenv);
+    sv_free(&pl->xferd);
+    free(pl->endpoint);
+    free(pl->token_file);
+    free(pl->ready);
+    free(pl->journal);
+    free(pl->uri);
+    free(pl->run_dir);
+    free(pl->config_path);
+    free(pl->self);
+}
+
+static void print_quoted(const char *s)
+{
+    const char *safe = "@%+=:,./_-";
+    const char *p;
+    int plain = *s != '\0';
+
+    for (p = s; *p && plain; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr(safe, *p)))
+            plain = 0;
+    if (plain) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('\'');
+    for (p = s; *p; p++) {
+        if (*p == '\'')
+            fputs("'\\''", stdout);
+        else
+            putchar(*p);
+    }
+    putchar('\'');
+}
+
+void print_command(const strv_t *env, const strv_t *cmd)
+{
+    size_t i;
+
+    for (i = 0; i < env->n; i++) {
+        fputs(env->v[i], stdout);
+        putchar(' ');
+    }
+    for (i = 0; i < cmd->n; i++) {
+        if (i)
+            putchar(' ');
+        print_quoted(cmd->v[i]);
+    }
+    putchar('\n');
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* xfer-run's modules (tools/run/): what they share. xfer-run.c parses the options and runs the
+ * stages: plan.c builds the launch plan, with launch.c's launcher command lines; supervise.c
+ * runs it, with proc.c (descendants, signals, spawning) and output.c (prefixed output); util.c
+ * has the small helpers, memory.c the --check memory estimate. */
+#ifndef XFER_RUN_H
+#define XFER_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <xfer/xfer.h>
+
+#ifndef XFER_RUN_MPIEXEC
+#error "the build defines XFER_RUN_MPIEXEC, the launcher of the MPI flavour"
+#endif
+
+enum {
+    EXIT_USAGE = 2,     /* bad options, invalid file, command not found, start failure */
+    EXIT_WALLTIME = 124 /* --walltime exceeded */
+};
+
+#define KILL_AFTER_MS     5000  /* SIGTERM (or the forwarded signal), then SIGKILL after this */
+#define LEFTOVER_GRACE_MS 2000  /* leftovers of a finished launch may exit on their own first */
+#define SERVER_WAIT_MS    10000 /* bound on ompi-server writing its URI, xferd its ready file */
+#define XFERD_STOP_MS     3000  /* bound on xferd answering "stop" */
+#define XFERD_RESTARTS    3     /* a crashed xferd is restarted (from its journal) this often */
+#define LINE_MAX_BYTES    65536 /* longer output lines are split */
+
+extern int quiet;       /* -q: no prefixes, no notes */
+extern int sig_pipe[2]; /* signals arrive here as bytes (proc.c) */
+
+/* A growing, NULL-terminated argument vector that owns its strings. */
+typedef struct strv {
+    char **v;
+    size_t n, cap;
+} strv_t;
+
+typedef struct stream {
+    int fd;             /* read end; -1 at EOF */
+    int dest;           /* 1 or 2 */
+    const char *prefix; /* "[name] " */
+    char *buf;          /* the pending partial line */
+    size_t len;
+} stream_t;
+
+typedef struct opts {
+    const char *file;
+    const char *mpiexec;
+    const char *mpiexec_flags;
+    const char *run_dir;
+    const char *launch;
+    const char *walltime_text;
+    const char *xferd;
+    double walltime;
+    int check, print_config, dry_run, keep_run_dir, no_daemon;
+} opts_t;
+
+typedef struct plan {
+    const xfer_config_t *cfg;
+    xfer_launch_t mode;
+    int openmpi;
+    char *self;        /* this executable, absolute */
+    char *config_path; /* the workflow file, absolute */
+    char *run_dir;     /* absolute */
+    int run_dir_tmp;   /* made by mkdtemp: removed at the end */
+    char *uri;         /* ompi-server's URI file (Open MPI, separate) */
+    strv_t server;     /* the ompi-server command */
+    strv_t *lines;     /* the mpiexec commands: one (mpmd) or one per component (separate) */
+    int nlines;
+    strv_t rootenv; /* NAME=value xfer-run adds to its own environment */
+    /* the control plane: xferd, started here unless the file names a running one */
+    char *endpoint;    /* NULL: no control plane */
+    char *token_file;  /* the workflow token */
+    int make_token;    /* xfer-run writes a fresh token there */
+    char *ready;       /* xferd writes its endpoint here once it serves */
+    char *journal;     /* xferd's journal */
+    strv_t xferd;      /* the xferd command (empty: none to start) */
+    int hb_timeout_ms; /* xferd's failure detection bound */
+} plan_t;
+
+/* util.c: small helpers: messages, allocation, argument vectors, time, descriptors, paths */
+char *abs_path(const char *path);
+char *dir_of(const char *path);
+char *find_in_path(const char *name);
+char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xstrdup(const char *s);
+int cloexec_pipe(int p[2]);
+int is_exec_file(const char *path);
+int set_cloexec(int fd);
+int status_code(int st);
+int64_t now_ms(void);
+void *checked(void *p);
+void close_fd(int *fd);
+void run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void run_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sv_free(strv_t *s);
+void sv_push(strv_t *s, const char *str);
+void sv_take(strv_t *s, char *str);
+
+/* output.c: output forwarding ("[name] " before every line) and the --exec-prefixed mode */
+int exec_prefixed(int argc, char **argv);
+int stream_init(stream_t *s, int fd, int dest, const char *prefix);
+int stream_pump(stream_t *s);
+
+/* proc.c: the descendants of this process, signals as poll events, spawning */
+int install_signals(void);
+int signal_descendants(int sig);
+int spawn(char *const argv[], int in_fd, int out_fd, int err_fd, pid_t *pid_out);
+
+/* plan.c: the launch plan: the launch mode, commands, the run directory, the control plane */
+int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg);
+void free_plan(plan_t *pl, int keep_run_dir);
+void print_command(const strv_t *env, const strv_t *cmd);
+
+/* launch.c: the launchers: how a plan's contexts become launcher command lines */
+void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s);
+void add_launcher(const plan_t *pl, const opts_t *o, strv_t *s);
+
+/* supervise.c: running the plan: servers, xferd, the launches, supervision to the end */
+int run_workflow(const plan_t *pl, const opts_t *o);
+
+#endif

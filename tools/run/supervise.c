@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* xfer-run: running the plan: servers, xferd, the launches, supervision to the end. */
+#define _XOPEN_SOURCE 700
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <xfer/control.h>
+
+#include "run.h"
+
+/* ---- running ------------------------------------------------------------------------------ */
+
+typedef struct job {
+    const char *name; /* the component (separate) or "mpiexec" (mpmd) */
+    char *prefix;
+    pid_t pid; /* > 0 while running */
+    stream_t out, err;
+    int stdin_w; /* Hydra, separate: the write end of its stdin, held open while it runs */
+} job_t;
+
+typedef struct runner {
+    job_t *jobs;
+    int njobs, running;
+    int report_components; /* separate: name the failing component */
+    pid_t server;
+    int server_stopped;
+    pid_t xferd;
+    int xferd_stopped;
+    int xferd_restarts;
+    xfer_ctl_t *ctl;  /* xfer-run's connection to xferd: it reports exits */
+    int grace_ms;     /* with xferd: a failure's peers get this long to fail on their own */
+    int64_t stop_due; /* when the others are stopped after a failure (0: not pending) */
+    const plan_t *pl;
+    int devnull;
+    int result;        /* exit code, fixed by the first cause; -1 while none */
+    int64_t stop_at;   /* when the stop signal went out (0: not stopping) */
+    int64_t walltime;  /* deadline (0: none) */
+    int64_t leftovers; /* when the launch ended with processes left (0: not yet) */
+    const char *walltime_text;
+} runner_t;
+
+static void stop_jobs(runner_t *r, int sig)
+{
+    int j;
+
+    for (j = 0; j < r->njobs; j++)
+        if (r->jobs[j].pid > 0)
+            kill(-r->jobs[j].pid, sig);
+    r->stop_at = now_ms();
+}
+
+/* Tell xferd that a job's components ended: it declares those that did not say goodbye failed
+ * and notifies their peers. */
+static void report_exit(runner_t *r, int j, int code)
+{
+    int c, c0 = j, c1 = j + 1;
+
+    if (!r->ctl)
+        return;
+    if (!r->report_components) { /* mpmd: the one job held every component */
+        c0 = 0;
+        c1 = r->pl->cfg->ncomponents;
+    }
+    for (c = c0; c < c1; c++) {
+        xfer_ctl_msg_t *m = NULL;
+        if (xfer_ctl_msg_new("exited", &m) != XFER_SUCCESS ||
+            xfer_ctl_set_str(m, "component", r->pl->cfg->components[c].name) != XFER_SUCCESS ||
+            xfer_ctl_set_int(m, "code", code) != XFER_SUCCESS ||
+            xfer_ctl_send(r->ctl, m) != XFER_SUCCESS)
+            run_note("cannot report the exit of %s to xferd: %s", r->pl->cfg->components[c].name,
+                     xfer_last_error());
+        xfer_ctl_msg_free(&m);
+    }
+}
+
+/* After component @p failed failed: do running peers of it hold a session with xferd? They
+ * then learn of the failure from xferd and end with an error naming it; give them that
+ * chance before stopping them. */
+static int peers_registered(runner_t *r, int failed)
+{
+    const xfer_config_t *cfg = r->pl->cfg;
+    xfer_ctl_msg_t *req = NULL, *rep = NULL;
+    int i, k, n = 0;
+
+    if (!r->ctl || !r->report_components || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
+        return 0;
+    if (xfer_ctl_request(r->ctl, req, 1000, &rep) == XFER_SUCCESS) {
+        for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
+            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
+            const char *name = xfer_ctl_str(it, "name", "");
+            if (strcmp(xfer_ctl_str(it, "state", ""), "running") != 0)
+                continue;
+            for (k = 0; k < cfg->nchannels; k++) {
+                const xfer_cfg_channel_t *ch = &cfg->channels[k];
+                int other = ch->from == failed ? ch->to : ch->to == failed ? ch->from : -1;
+                if (other >= 0 && strcmp(cfg->components[other].name, name) == 0 &&
+                    r->jobs[other].pid > 0) {
+                    n++;
+                    break;
+                }
+            }
+        }
+    }
+    xfer_ctl_msg_free(&req);
+    xfer_ctl_msg_free(&rep);
+    return n;
+}
+
+static void reap(runner_t *r)
+{
+    int st, j;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        int code = status_code(st);
+        if (pid == r->server) {
+            r->server = 0;
+            if (!r->server_stopped)
+                run_note("ompi-server exited early (exit code %d)", code);
+            continue;
+        }
+        if (pid == r->xferd) {
+            r->xferd = 0;
+            if (r->xferd_stopped)
+                continue;
+            /* The components keep their sessions: the new daemon reads the journal and ZeroMQ
+             * reconnects them. Its ready file is not awaited: nobody needs it now. */
+            if (r->running > 0 && r->xferd_restarts < XFERD_RESTARTS) {
+                r->xferd_restarts++;
+                run_note("xferd exited early (exit code %d); restarting it from its journal "
+                         "(%d of %d)",
+                         code, r->xferd_restarts, XFERD_RESTARTS);
+                if (spawn(r->pl->xferd.v, r->devnull, r->devnull, -1, &r->xferd) != 0)
+                    r->xferd = 0;
+            } else {
+                run_note("xferd exited early (exit code %d)", code);
+            }
+            continue;
+        }
+        for (j = 0; j < r->njobs && r->jobs[j].pid != pid; j++)
+            ;
+        if (j == r->njobs)
+            continue; /* a leftover re-parented to us */
+        r->jobs[j].pid = 0;
+        r->running--;
+        close_fd(&r->jobs[j].stdin_w);
+        report_exit(r, j, code);
+        if (code == 0 || r->result >= 0)
+            continue; /* later exits of a stopping run are consequences, not causes */
+        r->result = code;
+        if (!r->report_components) {
+            run_note("mpiexec exited with code %d", code);
+        } else if (WIFSIGNALED(st)) {
+            run_error("component %s failed (signal %d, %s); stopping the others", r->jobs[j].name,
+                      WTERMSIG(st), strsignal(WTERMSIG(st)));
+        } else {
+            run_error("component %s failed (exit code %d); stopping the others", r->jobs[j].name,
+                      code);
+        }
+        if (r->running > 0 && r->grace_ms > 0 && peers_registered(r, j) > 0)
+            r->stop_due = now_ms() + r->grace_ms; /* the peers fail on their own first */
+        else
+            stop_jobs(r, SIGTERM);
+    }
+}
+
+/* A signal to xfer-run: forward it, then the usual stop; a second one kills at once. */
+static void on_user_signal(runner_t *r, int sig)
+{
+    if (r->stop_at) {
+        signal_descendants(SIGKILL);
+        return;
+    }
+    if (r->result < 0)
+        r->result = 128 + sig;
+    run_note("%s received; stopping all components", sig == SIGINT    ? "SIGINT"
+                                                     : sig == SIGTERM ? "SIGTERM"
+                                                                      : "SIGHUP");
+    stop_jobs(r, sig);
+}
+
+/* Drain the self-pipe and act on the signals it carried. */
+static void handle_signals(runner_t *r)
+{
+    unsigned char buf[64];
+    ssize_t n, i;
+
+    while ((n = read(sig_pipe[0], buf, sizeof buf)) > 0)
+        for (i = 0; i < n; i++)
+            if (buf[i] != SIGCHLD)
+                on_user_signal(r, buf[i]);
+}
+
+static int streams_open(const runner_t *r)
+{
+    int j;
+
+    for (j = 0; j < r->njobs; j++)
+        if (r->jobs[j].out.fd >= 0 || r->jobs[j].err.fd >= 0)
+            return 1;
+    return 0;
+}
+
+static int64_t earlier(int64_t a, int64_t b)
+{
+    return a == 0 ? b : (b == 0 || b > a) ? a : b;
+}
+
+/* Every component ended: xferd may go ("stop", then SIGTERM if it does not answer). */
+static void stop_xferd(runner_t *r)
+{
+    xfer_ctl_msg_t *req = NULL;
+    r->xferd_stopped = 1;
+    if (!r->ctl || xfer_ctl_msg_new("stop", &req) != XFER_SUCCESS ||
+        xfer_ctl_request(r->ctl, req, XFERD_STOP_MS, NULL) != XFER_SUCCESS) {
+        run_note("xferd did not answer \"stop\" (%s); terminating it",
+                 r->ctl ? xfer_last_error() : "no connection");
+        kill(-r->xferd, SIGTERM);
+    }
+    xfer_ctl_msg_free(&req);
+}
+
+/* Supervise until every launcher has exited, the output is drained and no descendant is left. */
+static void supervise(runner_t *r, struct pollfd *pfd)
+{
+    for (;;) {
+        int64_t now, deadline = 0;
+        int nfd = 0, j, timeout, alive = 0;
+
+        reap(r);
+        now = now_ms();
+        if (r->walltime && r->running > 0 && !r->stop_at && now >= r->walltime) {
+            run_error("walltime of %s s exceeded; stopped all components", r->walltime_text);
+            if (r->result < 0)
+                r->result = EXIT_WALLTIME;
+            stop_jobs(r, SIGTERM);
+        }
+        if (r->stop_due && !r->stop_at && r->running > 0 && now >= r->stop_due)
+            stop_jobs(r, SIGTERM);
+        if (r->stop_due && !r->stop_at && r->running > 0)
+            deadline = earlier(deadline, r->stop_due);
+        if (r->running == 0) {
+            if (r->server > 0 && !r->server_stopped) {
+                r->server_stopped = 1;
+                kill(-r->server, SIGTERM);
+            }
+            if (r->xferd > 0 && !r->xferd_stopped)
+                stop_xferd(r);
+            alive = signal_descendants(0);
+            if (!alive && !streams_open(r))
+                return;
+            if (alive && !r->leftovers)
+                r->leftovers = now;
+            if (alive && !r->stop_at && now >= r->leftovers + LEFTOVER_GRACE_MS) {
+                signal_descendants(SIGTERM);
+                r->stop_at = now;
+            }
+            if (!r->stop_at)
+                deadline = earlier(deadline, r->leftovers + LEFTOVER_GRACE_MS);
+            /* what is left is not always our child (no SIGCHLD): look again soon */
+            deadline = earlier(deadline, now + 100);
+        }
+        if (r->stop_at) {
+            if (now >= r->stop_at + KILL_AFTER_MS) {
+                signal_descendants(SIGKILL);
+                deadline = earlier(deadline, now + 50);
+            } else {
+                deadline = earlier(deadline, r->stop_at + KILL_AFTER_MS);
+            }
+        } else if (r->walltime && r->running > 0) {
+            deadline = earlier(deadline, r->walltime);
+        }
+
+        pfd[nfd].fd = sig_pipe[0];
+        pfd[nfd++].events = POLLIN;
+        for (j = 0; j < r->njobs; j++) {
+            pfd[nfd].fd = r->jobs[j].out.fd; /* -1 is ignored by poll */
+            pfd[nfd++].events = POLLIN;
+            pfd[nfd].fd = r->jobs[j].err.fd;
+            pfd[nfd++].events = POLLIN;
+        }
+        for (j = 0; j < nfd; j++)
+            pfd[j].revents = 0;
+        timeout = deadline ? (int) (deadline > now ? deadline - now : 0) : -1;
+        if (poll(pfd, (nfds_t) nfd, timeout) < 0 && errno != EINTR) {
+            run_error("poll: %s", strerror(errno));
+            if (r->result < 0)
+                r->result = EXIT_USAGE;
+            if (!r->stop_at)
+                stop_jobs(r, SIGTERM);
+            continue;
+        }
+        if (pfd[0].revents & POLLIN)
+            handle_signals(r);
+        for (j = 0; j < r->njobs; j++) {
+            if (r->jobs[j].out.fd >= 0 && (pfd[1 + 2 * j].revents & (POLLIN | POLLHUP | POLLERR)))
+                stream_pump(&r->jobs[j].out);
+            if (r->jobs[j].err.fd >= 0 && (pfd[2 + 2 * j].revents & (POLLIN | POLLHUP | POLLERR)))
+                stream_pump(&r->jobs[j].err);
+        }
+    }
+}
+
+/* Start ompi-server and wait (bounded) for its URI file. */
+static int start_server(runner_t *r, const plan_t *pl, int devnull)
+{
+    int64_t deadline;
+
+    unlink(pl->uri);
+    if (spawn(pl->server.v, devnull, devnull, -1, &r->server) != 0)
+        return -1;
+    deadline = now_ms() + SERVER_WAIT_MS;
+    for (;;) {
+        struct pollfd pfd = {sig_pipe[0], POLLIN, 0};
+        struct stat sb;
+        FILE *f;
+
+        /* ready when the URI line is complete */
+        if (stat(pl->uri, &sb) == 0 && sb.st_size > 0 && (f = fopen(pl->uri, "r")) != NULL) {
+            int c, last = EOF;
+            while ((c = fgetc(f)) != EOF)
+                last = c;
+            fclose(f);
+            if (last == '\n')
+                return 0;
+        }
+        reap(r);
+        if (r->server == 0) {
+            run_error("ompi-server exited before writing %s", pl->uri);
+            return -1;
+        }
+        if (now_ms() >= deadline) {
+            run_error("ompi-server did not write %s within %d s", pl->uri, SERVER_WAIT_MS / 1000);
+            return -1;
+        }
+        if (poll(&pfd, 1, 20) > 0) {
+            handle_signals(r);
+            if (r->stop_at)
+                return -1;
+        }
+    }
+}
+
+/* A fresh workflow token, readable by the owner only. */
+static int write_token(const char *path)
+{
+    char tok[65];
+    int fd;
+
+    if (xfer_ctl_make_token(tok, 32) != XFER_SUCCESS) {
+        run_error("cannot make a workflow token: %s", xfer_last_error());
+        return -1;
+    }
+    unlink(path);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || write(fd, tok, 64) != 64 || write(fd, "\n", 1) != 1) {
+        run_error("cannot write the workflow token %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return close(fd) == 0 ? 0 : -1;
+}
+
+/* Start xferd when the plan has one and wait (bounded) for its ready file; then connect. */
+static int start_xferd(runner_t *r, const plan_t *pl, int devnull)
+{
+    xfer_ctl_opts_t co;
+    char *token = NULL;
+    int64_t deadline;
+    int rc;
+
+    if (!pl->endpoint)
+        return 0;
+    if (pl->xferd.n) {
+        if (pl->make_token && write_token(pl->token_file) != 0)
+            return -1;
+        unlink(pl->ready);
+        /* a journal of an earlier run in a reused run directory is not this run's state */
+        if (pl->journal && unlink(pl->journal) != 0 && errno != ENOENT) {
+            run_error("cannot remove the old journal %s: %s", pl->journal, strerror(errno));
+            return -1;
+        }
+        if (spawn(pl->xferd.v, devnull, devnull, -1, &r->xferd) != 0)
+            return -1;
+        deadline = now_ms() + SERVER_WAIT_MS;
+        for (;;) {
+            struct pollfd pfd = {sig_pipe[0], POLLIN, 0};
+            if (access(pl->ready, F_OK) == 0) /* written whole, then renamed */
+                break;
+            reap(r);
+            if (r->xferd == 0) {
+                run_error("xferd exited before it was ready (see its messages above)");
+                return -1;
+            }
+            if (now_ms() >= deadline) {
+                run_error("xferd did not write %s within %d s", pl->ready, SERVER_WAIT_MS / 1000);
+                return -1;
+            }
+            if (poll(&pfd, 1, 20) > 0) {
+                handle_signals(r);
+                if (r->stop_at)
+                    return -1;
+            }
+        }
+    }
+    if (xfer_ctl_read_token(pl->token_file, &token) != XFER_SUCCESS) {
+        run_error("%s", xfer_last_error());
+        return -1;
+    }
+    co.endpoint = pl->endpoint;
+    co.workflow = pl->cfg->workflow;
+    co.token = token;
+    co.server_key = pl->cfg->curve_public_key;
+    rc = xfer_ctl_connect(&co, &r->ctl) == XFER_SUCCESS ? 0 : -1;
+    if (rc != 0)
+        run_error("cannot reach xferd at %s: %s", pl->endpoint, xfer_last_error());
+    free(token);
+    return rc;
+}
+
+int run_workflow(const plan_t *pl, const opts_t *o)
+{
+    runner_t r;
+    struct pollfd *pfd = NULL;
+    int devnull = -1, stdin_fd, j;
+
+    memset(&r, 0, sizeof r);
+    r.result = -1;
+    r.report_components = pl->mode == XFER_LAUNCH_SEPARATE;
+    r.pl = pl;
+    r.devnull = -1;
+    /* a failure's peers: xferd's detection bound twice over, plus their exit */
+    r.grace_ms = pl->endpoint ? 2 * pl->hb_timeout_ms + 2000 : 0;
+    r.njobs = pl->nlines;
+    r.walltime_text = o->walltime_text;
+    if (o->walltime > 0)
+        r.walltime = now_ms() + (int64_t) (o->walltime * 1000.0);
+#ifdef __linux__
+    /* whatever a launcher leaves behind becomes our child, so none of it outlives us */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+        run_note("cannot become a child subreaper: %s", strerror(errno));
+#endif
+    if (install_signals() != 0) {
+        run_error("cannot install signal handlers: %s", strerror(errno));
+        return EXIT_USAGE;
+    }
+    devnull = open("/dev/null", O_RDWR);
+    r.devnull = devnull;
+    if (devnull < 0 || set_cloexec(devnull) != 0) {
+        run_error("/dev/null: %s", strerror(errno));
+        return EXIT_USAGE;
+    }
+    /* one launch may read stdin as usual; several launchers may not compete for it */
+    stdin_fd = (pl->mode == XFER_LAUNCH_MPMD && !isatty(0)) ? -1 : devnull;
+
+    r.jobs = calloc((size_t) r.njobs, sizeof(job_t));
+    pfd = calloc((size_t) (1 + 2 * r.njobs), sizeof *pfd);
+    if (!r.jobs || !pfd) {
+        run_error("out of memory");
+        r.result = EXIT_USAGE;
+        goto out;
+    }
+    for (j = 0; j < r.njobs; j++) {
+        job_t *jb = &r.jobs[j];
+        jb->name = pl->mode == XFER_LAUNCH_SEPARATE ? pl->cfg->components[j].name : "mpiexec";
+        jb->out.fd = jb->err.fd = jb->stdin_w = -1;
+    }
+
+    if (pl->server.n && start_server(&r, pl, devnull) != 0) {
+        if (r.result < 0)
+            r.result = EXIT_USAGE;
+        if (!r.stop_at)
+            r.stop_at = now_ms();
+    }
+    if (!r.stop_at && start_xferd(&r, pl, devnull) != 0) {
+        if (r.result < 0)
+            r.result = EXIT_USAGE;
+        if (!r.stop_at)
+            r.stop_at = now_ms();
+    }
+    for (j = 0; j < r.njobs && !r.stop_at; j++) {
+        job_t *jb = &r.jobs[j];
+        int po[2] = {-1, -1}, pe[2] = {-1, -1}, rc;
+
+        handle_signals(&r); /* a signal now: start no more */
+        if (r.stop_at)
+            break;
+
+        if (pl->mode == XFER_LAUNCH_SEPARATE && !quiet) {
+            jb->prefix = xprintf("[%s] ", jb->name);
+            if (cloexec_pipe(po) != 0 || cloexec_pipe(pe) != 0) {
+                run_error("pipe: %s", strerror(errno));
+                close_fd(&po[0]);
+                close_fd(&po[1]);
+                r.result = EXIT_USAGE;
+                stop_jobs(&r, SIGTERM);
+                break;
+            }
+            /* both take their read end, so the cleanup below closes both */
+            rc = stream_init(&jb->out, po[0], 1, jb->prefix);
+            rc |= stream_init(&jb->err, pe[0], 2, jb->prefix);
+            if (rc != 0) {
+                run_error("out of memory");
+                close_fd(&po[1]);
+                close_fd(&pe[1]);
+                r.result = EXIT_USAGE;
+                stop_jobs(&r, SIGTERM);
+                break;
+            }
+        }
+        /* Hydra (MPICH) forwards the end of its stdin to the proxy of the job; when the proxy
+         * has already gone, which concurrent launches make likely, mpiexec dies of SIGPIPE
+         * (measured: 6 of 40 pairs of concurrent mpiexec.mpich < /dev/null). So each separate
+         * MPICH launch gets an empty stdin that ends only when it has exited. */
+        if (pl->mode == XFER_LAUNCH_SEPARATE && !pl->openmpi) {
+            int pi[2];
+            if (cloexec_pipe(pi) != 0) {
+                run_error("pipe: %s", strerror(errno));
+                close_fd(&po[1]);
+                close_fd(&pe[1]);
+                r.result = EXIT_USAGE;
+                stop_jobs(&r, SIGTERM);
+                break;
+            }
+            jb->stdin_w = pi[1];
+            rc = spawn(pl->lines[j].v, pi[0], po[1], pe[1], &jb->pid);
+            close_fd(&pi[0]);
+        } else {
+            rc = spawn(pl->lines[j].v, stdin_fd, po[1], pe[1], &jb->pid);
+        }
+        close_fd(&po[1]);
+        close_fd(&pe[1]);
+        if (rc != 0) {
+            jb->pid = 0;
+            r.result = EXIT_USAGE;
+            stop_jobs(&r, SIGTERM);
+            break;
+        }
+        r.running++;
+    }
+    supervise(&r, pfd);
+    reap(&r);
+
+out:
+    for (j = 0; r.jobs && j < r.njobs; j++) {
+        close_fd(&r.jobs[j].out.fd);
+        close_fd(&r.jobs[j].err.fd);
+        close_fd(&r.jobs[j].stdin_w);
+        free(r.jobs[j].out.buf);
+        free(r.jobs[j].err.buf);
+        free(r.jobs[j].prefix);
+    }
+    free(r.jobs);
+    free(pfd);
+    xfer_ctl_close(&r.ctl);
+    close_fd(&devnull);
+    return r.result < 0 ? 0 : r.result;
+}
