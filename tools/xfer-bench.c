@@ -51,6 +51,7 @@
 #include <xfer/xfer.h>
 
 #include "calibrate.h"
+#include "common/cli.h"
 #include "xbench.h"
 
 #define CSV_HEADER                                                                                 \
@@ -65,81 +66,118 @@ typedef struct {
     double skew, link_mbit, link_mbit2;
 } args_t;
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr,
+    fprintf(f,
             "usage: mpiexec -n P+Q xfer-bench --p P [--q Q] [--algos a,b,...] [--sizes 32K,1M]\n"
             "                 [--duplex half|full|both] [--v SKEW] [--iters N] [--warmup W]\n"
             "                 [--link-mbit R [--link-mbit-two-way R2]] [--csv FILE] [--label L]\n"
-            "                 [--calibrate FILE]\n"
-            "       or an MPMD launch of two applications (the first is group A)\n");
+            "                 [--calibrate FILE] [-h|--help] [--version]\n"
+            "       or an MPMD launch of two applications (the first is group A)\n"
+            "Every algorithm side by side with native and root_gather; docs/benchmarks.md.\n");
 }
 
-/* 0, or 2 with a message (rank 0) on bad usage. */
-static int parse_args(int argc, char **argv, args_t *a, int wrank)
+/* Exits 0 (help, version) or 2 (a usage error) itself; called before MPI_Init. */
+static void parse_args(int argc, char **argv, args_t *a)
 {
-    int i;
-    const char *bad = NULL;
-    for (i = 1; i < argc && !bad; i++) {
-        const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        if (!val) {
-            bad = o;
+    enum {
+        O_P = 256,
+        O_Q,
+        O_ITERS,
+        O_WARMUP,
+        O_V,
+        O_LINK,
+        O_LINK2,
+        O_ALGOS,
+        O_SIZES,
+        O_CSV,
+        O_CALIB,
+        O_LABEL,
+        O_DUPLEX,
+        O_VERSION
+    };
+    static const struct option longopts[] = {
+        {"p", required_argument, NULL, O_P},
+        {"q", required_argument, NULL, O_Q},
+        {"iters", required_argument, NULL, O_ITERS},
+        {"warmup", required_argument, NULL, O_WARMUP},
+        {"v", required_argument, NULL, O_V},
+        {"link-mbit", required_argument, NULL, O_LINK},
+        {"link-mbit-two-way", required_argument, NULL, O_LINK2},
+        {"algos", required_argument, NULL, O_ALGOS},
+        {"sizes", required_argument, NULL, O_SIZES},
+        {"csv", required_argument, NULL, O_CSV},
+        {"calibrate", required_argument, NULL, O_CALIB},
+        {"label", required_argument, NULL, O_LABEL},
+        {"duplex", required_argument, NULL, O_DUPLEX},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0}};
+    const char *prog = "xfer-bench";
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            exit(0);
+        case O_VERSION:
+            xfer_cli_version(prog);
+            exit(0);
+        case O_P:
+            a->p = (int) xfer_cli_long(prog, "--p", optarg, 1, 1 << 20);
             break;
-        }
-        errno = 0;
-        if (!strcmp(o, "--p"))
-            a->p = (int) strtol(val, &end, 10);
-        else if (!strcmp(o, "--q"))
-            a->q = (int) strtol(val, &end, 10);
-        else if (!strcmp(o, "--iters"))
-            a->iters = (int) strtol(val, &end, 10);
-        else if (!strcmp(o, "--warmup"))
-            a->warmup = (int) strtol(val, &end, 10);
-        else if (!strcmp(o, "--v")) {
-            a->skew = strtod(val, &end);
+        case O_Q:
+            a->q = (int) xfer_cli_long(prog, "--q", optarg, 1, 1 << 20);
+            break;
+        case O_ITERS:
+            a->iters = (int) xfer_cli_long(prog, "--iters", optarg, 1, 1 << 30);
+            break;
+        case O_WARMUP:
+            a->warmup = (int) xfer_cli_long(prog, "--warmup", optarg, 0, 1 << 30);
+            break;
+        case O_V:
+            a->skew = xfer_cli_double(prog, "--v (the skew)", optarg, 0, 1);
             a->v = 1;
-            if (a->skew < 0 || a->skew > 1)
-                bad = "--v (the skew must be in [0, 1])";
-        } else if (!strcmp(o, "--link-mbit"))
-            a->link_mbit = strtod(val, &end);
-        else if (!strcmp(o, "--link-mbit-two-way"))
-            a->link_mbit2 = strtod(val, &end);
-        else if (!strcmp(o, "--algos"))
-            a->algos = argv[i + 1];
-        else if (!strcmp(o, "--sizes"))
-            a->sizes = argv[i + 1];
-        else if (!strcmp(o, "--csv"))
-            a->csv = argv[i + 1];
-        else if (!strcmp(o, "--calibrate"))
-            a->calibrate = argv[i + 1];
-        else if (!strcmp(o, "--label"))
-            a->label = argv[i + 1];
-        else if (!strcmp(o, "--duplex")) {
-            a->dmin = !strcmp(val, "full");
-            a->dmax = strcmp(val, "half") != 0;
-            if (strcmp(val, "half") && strcmp(val, "full") && strcmp(val, "both"))
-                bad = "--duplex (half, full or both)";
-        } else
-            bad = o;
-        if (!bad && end && (*end || errno))
-            bad = o;
-        i++;
-    }
-    if (!bad && (a->iters < 1 || a->warmup < 0 || a->link_mbit < 0 || a->link_mbit2 < 0))
-        bad = "--iters >= 1, --warmup >= 0, --link-mbit >= 0, --link-mbit-two-way >= 0";
-    if (!bad && a->link_mbit2 > 0 && a->link_mbit <= 0)
-        bad = "--link-mbit-two-way (needs --link-mbit)";
-    if (!bad && a->label && strpbrk(a->label, ",\"\n"))
-        bad = "--label (no commas, quotes or newlines)";
-    if (bad) {
-        if (wrank == 0) {
-            fprintf(stderr, "xfer-bench: bad option or value: %s\n", bad);
-            usage();
+            break;
+        case O_LINK:
+            a->link_mbit = xfer_cli_double(prog, "--link-mbit", optarg, 0, 1e9);
+            break;
+        case O_LINK2:
+            a->link_mbit2 = xfer_cli_double(prog, "--link-mbit-two-way", optarg, 0, 1e9);
+            break;
+        case O_ALGOS:
+            a->algos = optarg;
+            break;
+        case O_SIZES:
+            a->sizes = optarg;
+            break;
+        case O_CSV:
+            a->csv = optarg;
+            break;
+        case O_CALIB:
+            a->calibrate = optarg;
+            break;
+        case O_LABEL:
+            if (strpbrk(optarg, ",\"\n"))
+                xfer_cli_usage_error(prog, "--label: no commas, quotes or newlines");
+            a->label = optarg;
+            break;
+        case O_DUPLEX:
+            if (strcmp(optarg, "half") && strcmp(optarg, "full") && strcmp(optarg, "both"))
+                xfer_cli_usage_error(prog, "--duplex: expected half, full or both, got \"%s\"",
+                                     optarg);
+            a->dmin = !strcmp(optarg, "full");
+            a->dmax = strcmp(optarg, "half") != 0;
+            break;
+        default:
+            xfer_cli_bad_option(prog, c, argv);
         }
-        return 2;
     }
-    return 0;
+    if (optind < argc)
+        xfer_cli_usage_error(prog, "unexpected argument \"%s\"", argv[optind]);
+    if (a->link_mbit2 > 0 && a->link_mbit <= 0)
+        xfer_cli_usage_error(prog, "--link-mbit-two-way needs --link-mbit");
 }
 
 static int fmt_ratio(char *buf, size_t len, const xb_result_t *ref, const xb_result_t *r)
@@ -225,13 +263,10 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     xb_setup_t su;
 
+    parse_args(argc, argv, &a);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    if (parse_args(argc, argv, &a, wrank)) {
-        MPI_Finalize();
-        return 2;
-    }
     nalg = xb_split_list(a.algos, alg, XB_MAXALG);
     nsizes = xb_parse_sizes(a.sizes, sizes, &maxsize);
     if (nalg < 1 || nsizes < 1 || (a.p >= 0 && (a.p < 1 || a.p >= wsize))) {
@@ -240,7 +275,7 @@ int main(int argc, char **argv)
                     "xfer-bench: need --algos and --sizes lists (at most %d entries each, sizes "
                     "1 B .. 1 GiB), 1 <= p < %d and p + q = %d (the ranks launched)\n",
                     XB_MAXALG, wsize, wsize);
-            usage();
+            usage(stderr);
         }
         MPI_Finalize();
         return 2;

@@ -42,15 +42,19 @@
 
 #include <xfer/xfer.h>
 
+#include "common/cli.h"
 #include "xbench.h"
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr,
-            "usage: mpiexec -n P+Q xfer-demo --p P [--sizes 64K,1M] [--iters N] [--warmup W]\n"
+    fprintf(f,
+            "usage: mpiexec -n P+Q xfer-demo [--p P] [--sizes 64K,1M] [--iters N] [--warmup W]\n"
             "                                [--algos a,b,...] [--duplex half|full|both]\n"
             "                                [--delay-us D] [--delay-group A|B|both] [--seed S]\n"
-            "                                [--link-mbit R]\n");
+            "                                [--link-mbit R] [-h|--help] [--version]\n"
+            "Moves a dataset between two groups of the job (P ranks, default half, and the rest)\n"
+            "with every algorithm beside the MPI library's own MPI_Allgather: time, ratio,\n"
+            "verified.\n");
 }
 
 int main(int argc, char **argv)
@@ -69,47 +73,100 @@ int main(int argc, char **argv)
     double link_mbit = 0.0;
     xb_setup_t su;
 
-    MPI_Init(&argc, &argv);
-    for (i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--p") && i + 1 < argc)
-            p = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-            iters = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc)
-            warmup = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--algos") && i + 1 < argc)
-            algos_arg = argv[++i];
-        else if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
-            sizes_arg = argv[++i];
-        else if (!strcmp(argv[i], "--delay-us") && i + 1 < argc)
-            delay_us = atol(argv[++i]);
-        else if (!strcmp(argv[i], "--delay-group") && i + 1 < argc) {
-            i++;
-            delay_group = !strcmp(argv[i], "A") ? 0 : !strcmp(argv[i], "B") ? 1 : -1;
-            if (delay_group < 0 && strcmp(argv[i], "both"))
-                delay_us = -1; /* reported as bad input below */
-        } else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed = (unsigned) atol(argv[++i]);
-        else if (!strcmp(argv[i], "--link-mbit") && i + 1 < argc)
-            link_mbit = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--duplex") && i + 1 < argc) {
-            i++;
-            dmin = !strcmp(argv[i], "full");
-            dmax = strcmp(argv[i], "half") ? 1 : 0;
-        } else
-            break;
+    {
+        enum {
+            O_P = 256,
+            O_ITERS,
+            O_WARMUP,
+            O_ALGOS,
+            O_SIZES,
+            O_DELAY,
+            O_DGROUP,
+            O_SEED,
+            O_LINK,
+            O_DUPLEX,
+            O_VERSION
+        };
+        static const struct option longopts[] = {{"p", required_argument, NULL, O_P},
+                                                 {"iters", required_argument, NULL, O_ITERS},
+                                                 {"warmup", required_argument, NULL, O_WARMUP},
+                                                 {"algos", required_argument, NULL, O_ALGOS},
+                                                 {"sizes", required_argument, NULL, O_SIZES},
+                                                 {"delay-us", required_argument, NULL, O_DELAY},
+                                                 {"delay-group", required_argument, NULL, O_DGROUP},
+                                                 {"seed", required_argument, NULL, O_SEED},
+                                                 {"link-mbit", required_argument, NULL, O_LINK},
+                                                 {"duplex", required_argument, NULL, O_DUPLEX},
+                                                 {"help", no_argument, NULL, 'h'},
+                                                 {"version", no_argument, NULL, O_VERSION},
+                                                 {NULL, 0, NULL, 0}};
+        const char *prog = "xfer-demo";
+        int c;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+            switch (c) {
+            case 'h':
+                usage(stdout);
+                return 0;
+            case O_VERSION:
+                xfer_cli_version(prog);
+                return 0;
+            case O_P:
+                p = (int) xfer_cli_long(prog, "--p", optarg, 1, 1 << 20);
+                break;
+            case O_ITERS:
+                iters = (int) xfer_cli_long(prog, "--iters", optarg, 1, 1 << 30);
+                break;
+            case O_WARMUP:
+                warmup = (int) xfer_cli_long(prog, "--warmup", optarg, 0, 1 << 30);
+                break;
+            case O_ALGOS:
+                algos_arg = optarg;
+                break;
+            case O_SIZES:
+                sizes_arg = optarg;
+                break;
+            case O_DELAY:
+                delay_us = xfer_cli_long(prog, "--delay-us", optarg, 0, 1L << 40);
+                break;
+            case O_DGROUP:
+                if (!strcmp(optarg, "A"))
+                    delay_group = 0;
+                else if (!strcmp(optarg, "B"))
+                    delay_group = 1;
+                else if (strcmp(optarg, "both"))
+                    xfer_cli_usage_error(prog, "--delay-group: expected A, B or both, got \"%s\"",
+                                         optarg);
+                break;
+            case O_SEED:
+                seed = (unsigned) xfer_cli_long(prog, "--seed", optarg, 0, 4294967295L);
+                break;
+            case O_LINK:
+                link_mbit = xfer_cli_double(prog, "--link-mbit", optarg, 0, 1e9);
+                break;
+            case O_DUPLEX:
+                if (strcmp(optarg, "half") && strcmp(optarg, "full") && strcmp(optarg, "both"))
+                    xfer_cli_usage_error(prog, "--duplex: expected half, full or both, got \"%s\"",
+                                         optarg);
+                dmin = !strcmp(optarg, "full");
+                dmax = strcmp(optarg, "half") ? 1 : 0;
+                break;
+            default:
+                xfer_cli_bad_option(prog, c, argv);
+            }
+        }
+        if (optind < argc)
+            xfer_cli_usage_error(prog, "unexpected argument \"%s\"", argv[optind]);
     }
+    MPI_Init(&argc, &argv);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     if (p < 0)
         p = wsize / 2;
-    if (i < argc || p < 1 || p >= wsize || iters < 1 || warmup < 0 || delay_us < 0 ||
-        link_mbit < 0 || xb_setup(&su, p) != 0) {
-        if (wrank == 0) {
-            fprintf(stderr, "xfer-demo: need 1 <= p < %d ranks, iters >= 1 and known options\n",
+    if (p < 1 || p >= wsize || xb_setup(&su, p) != 0) {
+        if (wrank == 0)
+            fprintf(stderr, "xfer-demo: --p %d: need 1 <= p < %d, the ranks of the job\n", p,
                     wsize);
-            usage();
-        }
         MPI_Finalize();
         return 2;
     }

@@ -14,6 +14,8 @@
 
 #include <xfer/xfer.h>
 
+#include "common/cli.h"
+
 #define XC(call)                                                                                   \
     do {                                                                                           \
         xfer_status_t st_ = (call);                                                                \
@@ -36,18 +38,37 @@ int main(int argc, char **argv)
     xfer_channel_t *ch;
     xfer_t *x = NULL;
     xfer_step_status_t ss;
-    int comp, steps = 50, s, a;
+    int comp, steps = 50, s;
     size_t bytes;
     unsigned char *buf;
     double *t;
 
-    for (a = 1; a < argc; a++)
-        if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc)
-            steps = atoi(argv[++a]);
-        else {
-            fprintf(stderr, "usage: xfer-getbench [--steps N]\n");
-            return 2;
+    {
+        static const struct option longopts[] = {{"steps", required_argument, NULL, 's'},
+                                                 {"help", no_argument, NULL, 'h'},
+                                                 {"version", no_argument, NULL, 'V'},
+                                                 {NULL, 0, NULL, 0}};
+        int c;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+            if (c == 'h') {
+                printf("usage: xfer-getbench [--steps N] [-h|--help] [--version]\n"
+                       "The cost of one xfer_get (bench/get-bench.sh; XFER_CONFIG: a workflow of\n"
+                       "prod -> cons with one uint8 dataset x).\n");
+                return 0;
+            }
+            if (c == 'V') {
+                xfer_cli_version("xfer-getbench");
+                return 0;
+            }
+            if (c == 's')
+                steps = (int) xfer_cli_long("xfer-getbench", "--steps", optarg, 2, 1 << 30);
+            else
+                xfer_cli_bad_option("xfer-getbench", c, argv);
         }
+        if (optind < argc)
+            xfer_cli_usage_error("xfer-getbench", "unexpected argument \"%s\"", argv[optind]);
+    }
     MPI_Init(&argc, &argv);
     XC(xfer_init(NULL, NULL, MPI_COMM_WORLD, &x));
     XC(xfer_config_of(x, &cfg, &comp));

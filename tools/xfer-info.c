@@ -5,6 +5,8 @@
 
 #include <xfer/xfer.h>
 
+#include "common/cli.h"
+
 /* The names of the flags set in @p flags, space-separated ("-" for none). */
 static void print_flags(unsigned flags)
 {
@@ -18,12 +20,36 @@ static void print_flags(unsigned flags)
     fputs(any ? "\n" : "-\n", stdout);
 }
 
-int main(void)
+static void usage(void)
 {
-    int n = 0, i;
+    printf("usage: xfer-info [-h|--help] [--version]\n"
+           "The libxfer version, the MPI flavour it was built for and the algorithm registry\n"
+           "with each algorithm's flags. Runs without mpiexec.\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+    int n = 0, i, c;
     unsigned flags, f;
     xfer_algo_info_t info;
     const char *name, *meaning;
+
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage();
+            return 0;
+        }
+        if (c == 'V') {
+            xfer_cli_version("xfer-info");
+            return 0;
+        }
+        xfer_cli_bad_option("xfer-info", c, argv);
+    }
+    if (optind < argc)
+        xfer_cli_usage_error("xfer-info", "unexpected argument \"%s\"", argv[optind]);
 
     if (xfer_algorithm_count(&n) != XFER_SUCCESS)
         return 1;

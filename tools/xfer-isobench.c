@@ -19,6 +19,8 @@
 
 #include <xfer/xfer.h>
 
+#include "common/cli.h"
+
 enum { MAXD = 8, NMETH = 7 };
 
 static const char *meth_name[NMETH] = {"MPI_Neighbor", "straight", "posted",        "torus",
@@ -64,37 +66,71 @@ int main(int argc, char **argv)
     struct rusage ru;
     long rss, rss_max;
 
+    nsizes = parse_list("8,64,512,4096,65536", sizes, 32);
+    {
+        enum { O_D = 256, O_RADIUS, O_VN, O_OP, O_SIZES, O_REPS, O_DIMS, O_CSV, O_VERSION };
+        static const struct option longopts[] = {{"d", required_argument, NULL, O_D},
+                                                 {"radius", required_argument, NULL, O_RADIUS},
+                                                 {"vonneumann", no_argument, NULL, O_VN},
+                                                 {"op", required_argument, NULL, O_OP},
+                                                 {"sizes", required_argument, NULL, O_SIZES},
+                                                 {"reps", required_argument, NULL, O_REPS},
+                                                 {"dims", required_argument, NULL, O_DIMS},
+                                                 {"csv", required_argument, NULL, O_CSV},
+                                                 {"help", no_argument, NULL, 'h'},
+                                                 {"version", no_argument, NULL, O_VERSION},
+                                                 {NULL, 0, NULL, 0}};
+        const char *prog = "xfer-isobench";
+        int c;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+            switch (c) {
+            case 'h':
+                printf("usage: mpiexec -n N xfer-isobench [--d D] [--radius R] [--vonneumann]\n"
+                       "           [--op alltoall|allgather] [--sizes a,b,...] [--reps N]\n"
+                       "           [--dims x,y,...] [--csv FILE] [-h|--help] [--version]\n"
+                       "The isomorphic neighbourhood collectives against MPI_Neighbor_*\n"
+                       "(docs/isomorphic.md).\n");
+                return 0;
+            case O_VERSION:
+                xfer_cli_version(prog);
+                return 0;
+            case O_D:
+                d = (int) xfer_cli_long(prog, "--d", optarg, 1, MAXD);
+                break;
+            case O_RADIUS:
+                radius = (int) xfer_cli_long(prog, "--radius", optarg, 1, 64);
+                break;
+            case O_VN:
+                vonneumann = 1;
+                break;
+            case O_OP:
+                if (strcmp(optarg, "alltoall") && strcmp(optarg, "allgather"))
+                    xfer_cli_usage_error(prog, "--op: expected alltoall or allgather");
+                allgather = strcmp(optarg, "allgather") == 0;
+                break;
+            case O_SIZES:
+                nsizes = parse_list(optarg, sizes, 32);
+                break;
+            case O_REPS:
+                reps = (int) xfer_cli_long(prog, "--reps", optarg, 1, 1 << 30);
+                break;
+            case O_DIMS:
+                ndims_given = parse_list(optarg, dims, MAXD);
+                break;
+            case O_CSV:
+                csv_path = optarg;
+                break;
+            default:
+                xfer_cli_bad_option(prog, c, argv);
+            }
+        }
+        if (optind < argc)
+            xfer_cli_usage_error(prog, "unexpected argument \"%s\"", argv[optind]);
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    nsizes = parse_list("8,64,512,4096,65536", sizes, 32);
-    for (int a = 1; a < argc; a++) {
-        if (strcmp(argv[a], "--d") == 0 && a + 1 < argc)
-            d = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--radius") == 0 && a + 1 < argc)
-            radius = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--vonneumann") == 0)
-            vonneumann = 1;
-        else if (strcmp(argv[a], "--op") == 0 && a + 1 < argc)
-            allgather = strcmp(argv[++a], "allgather") == 0;
-        else if (strcmp(argv[a], "--sizes") == 0 && a + 1 < argc)
-            nsizes = parse_list(argv[++a], sizes, 32);
-        else if (strcmp(argv[a], "--reps") == 0 && a + 1 < argc)
-            reps = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--dims") == 0 && a + 1 < argc)
-            ndims_given = parse_list(argv[++a], dims, MAXD);
-        else if (strcmp(argv[a], "--csv") == 0 && a + 1 < argc)
-            csv_path = argv[++a];
-        else {
-            if (rank == 0)
-                fprintf(stderr,
-                        "usage: xfer-isobench [--d D] [--radius R] [--vonneumann] "
-                        "[--op alltoall|allgather] [--sizes a,b,...] [--reps N] [--dims x,y,...] "
-                        "[--csv FILE]\n");
-            MPI_Finalize();
-            return 2;
-        }
-    }
     if (d < 1 || d > MAXD || radius < 1 || reps < 1 || nsizes < 1 ||
         (ndims_given && ndims_given != d)) {
         if (rank == 0)

@@ -38,6 +38,10 @@
 
 #include <xfer/xfer.h>
 
+#include "common/cli.h"
+
+#define PROG "xfer-sched"
+
 typedef struct {
     const char *cmd, *algo, *counts_file, *rank;
     int p, q, max, duplex_set, full, reverse;
@@ -72,109 +76,143 @@ static void usage(FILE *f)
                "                      [--dump RANK [--algo NAME] [--allgather]]\n");
 }
 
-static int parse_long(const char *s, const char *what, long lo, long hi, long *out)
+/* The options of verify, cost, dump and sweep (argv[1] is the command); a usage error or
+ * --help exits. */
+static void parse_args(int argc, char **argv, opts_t *o)
 {
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "xfer-sched: %s: \"%s\" is not an integer in [%ld, %ld]\n", what, s, lo,
-                hi);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
-static int parse_double(const char *s, const char *what, double *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtod(s, &end);
-    if (errno || end == s || *end || *out < 0) {
-        fprintf(stderr, "xfer-sched: %s: \"%s\" is not a non-negative number\n", what, s);
-        return 0;
-    }
-    return 1;
-}
-
-static int parse_args(int argc, char **argv, opts_t *o)
-{
-    int i;
-    long v;
+    enum {
+        O_ALGO = 256,
+        O_P,
+        O_Q,
+        O_MAX,
+        O_COUNT,
+        O_COUNTB,
+        O_FILE,
+        O_RANK,
+        O_ALPHA,
+        O_BETA,
+        O_NODE,
+        O_NODEB,
+        O_SENDERS,
+        O_JITTER,
+        O_CALLS,
+        O_SYNC,
+        O_DUPLEX,
+        O_REVERSE,
+        O_RR
+    };
+    static const struct option longopts[] = {{"algo", required_argument, NULL, O_ALGO},
+                                             {"p", required_argument, NULL, O_P},
+                                             {"q", required_argument, NULL, O_Q},
+                                             {"max", required_argument, NULL, O_MAX},
+                                             {"count", required_argument, NULL, O_COUNT},
+                                             {"count-b", required_argument, NULL, O_COUNTB},
+                                             {"counts-file", required_argument, NULL, O_FILE},
+                                             {"rank", required_argument, NULL, O_RANK},
+                                             {"alpha", required_argument, NULL, O_ALPHA},
+                                             {"beta", required_argument, NULL, O_BETA},
+                                             {"node-size", required_argument, NULL, O_NODE},
+                                             {"node-size-b", required_argument, NULL, O_NODEB},
+                                             {"senders", required_argument, NULL, O_SENDERS},
+                                             {"jitter", required_argument, NULL, O_JITTER},
+                                             {"calls", required_argument, NULL, O_CALLS},
+                                             {"hier-sync", required_argument, NULL, O_SYNC},
+                                             {"duplex", required_argument, NULL, O_DUPLEX},
+                                             {"reverse", no_argument, NULL, O_REVERSE},
+                                             {"roundrobin", no_argument, NULL, O_RR},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    int c;
     memset(o, 0, sizeof(*o));
     o->count = 1024;
     o->algo = "all";
     xfer_sim_params_init(&o->params);
     xfer_sim_nodes_init(&o->nodes);
-    if (argc < 2)
-        return 0;
     o->cmd = argv[1];
-    for (i = 2; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--reverse")) {
-            o->reverse = 1;
-            continue;
-        }
-        if (!strcmp(a, "--roundrobin")) {
-            o->nodes.roundrobin = o->nodes_set = 1;
-            continue;
-        }
-        if (!val) {
-            fprintf(stderr, "xfer-sched: %s needs a value\n", a);
-            return 0;
-        }
-        i++;
-        if (!strcmp(a, "--algo"))
-            o->algo = val;
-        else if (!strcmp(a, "--p") && parse_long(val, "--p", 1, 1 << 20, &v))
-            o->p = (int) v;
-        else if (!strcmp(a, "--q") && parse_long(val, "--q", 1, 1 << 20, &v))
-            o->q = (int) v;
-        else if (!strcmp(a, "--max") && parse_long(val, "--max", 1, 4096, &v))
-            o->max = (int) v;
-        else if (!strcmp(a, "--count") && parse_long(val, "--count", 0, 1L << 40, &v))
-            o->count = (size_t) v;
-        else if (!strcmp(a, "--count-b") && parse_long(val, "--count-b", 0, 1L << 40, &v)) {
-            o->count_b = (size_t) v;
+    optind = 2;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            exit(0);
+        case O_ALGO:
+            o->algo = optarg;
+            break;
+        case O_P:
+            o->p = (int) xfer_cli_long(PROG, "--p", optarg, 1, 1 << 20);
+            break;
+        case O_Q:
+            o->q = (int) xfer_cli_long(PROG, "--q", optarg, 1, 1 << 20);
+            break;
+        case O_MAX:
+            o->max = (int) xfer_cli_long(PROG, "--max", optarg, 1, 4096);
+            break;
+        case O_COUNT:
+            o->count = (size_t) xfer_cli_long(PROG, "--count", optarg, 0, 1L << 40);
+            break;
+        case O_COUNTB:
+            o->count_b = (size_t) xfer_cli_long(PROG, "--count-b", optarg, 0, 1L << 40);
             o->count_b_set = 1;
-        } else if (!strcmp(a, "--counts-file"))
-            o->counts_file = val;
-        else if (!strcmp(a, "--rank"))
-            o->rank = val;
-        else if (!strcmp(a, "--alpha") && parse_double(val, "--alpha", &o->params.alpha))
-            ;
-        else if (!strcmp(a, "--beta") && parse_double(val, "--beta", &o->params.beta))
-            ;
-        else if (!strcmp(a, "--node-size") && parse_long(val, a, 1, 1 << 20, &v)) {
-            o->nodes.node_size[0] = o->nodes.node_size[1] = (int) v;
+            break;
+        case O_FILE:
+            o->counts_file = optarg;
+            break;
+        case O_RANK:
+            o->rank = optarg;
+            break;
+        case O_ALPHA:
+            o->params.alpha = xfer_cli_double(PROG, "--alpha", optarg, 0, 1e9);
+            break;
+        case O_BETA:
+            o->params.beta = xfer_cli_double(PROG, "--beta", optarg, 0, 1e9);
+            break;
+        case O_NODE:
+            o->nodes.node_size[0] = o->nodes.node_size[1] =
+                (int) xfer_cli_long(PROG, "--node-size", optarg, 1, 1 << 20);
             o->nodes_set = 1;
-        } else if (!strcmp(a, "--node-size-b") && parse_long(val, a, 1, 1 << 20, &v)) {
-            o->nodes.node_size[1] = (int) v;
+            break;
+        case O_NODEB:
+            o->nodes.node_size[1] = (int) xfer_cli_long(PROG, "--node-size-b", optarg, 1, 1 << 20);
             o->nodes_set = 1;
-        } else if (!strcmp(a, "--senders") && parse_long(val, a, 1, 1 << 20, &v)) {
-            o->nodes.senders = (int) v;
+            break;
+        case O_SENDERS:
+            o->nodes.senders = (int) xfer_cli_long(PROG, "--senders", optarg, 1, 1 << 20);
             o->nodes_set = 1;
-        } else if (!strcmp(a, "--jitter") && parse_long(val, a, 0, 100000, &v)) {
-            o->nodes.jitter_runs = (int) v;
+            break;
+        case O_JITTER:
+            o->nodes.jitter_runs = (int) xfer_cli_long(PROG, "--jitter", optarg, 0, 100000);
             o->nodes_set = 1;
-        } else if (!strcmp(a, "--calls") && parse_long(val, a, 1, 1000, &v)) {
-            o->nodes.calls = (int) v;
+            break;
+        case O_CALLS:
+            o->nodes.calls = (int) xfer_cli_long(PROG, "--calls", optarg, 1, 1000);
             o->nodes_set = 1;
-        } else if (!strcmp(a, "--hier-sync") &&
-                   (!strcmp(val, "flags") || !strcmp(val, "barrier"))) {
-            o->nodes.barrier = !strcmp(val, "barrier");
+            break;
+        case O_SYNC:
+            if (strcmp(optarg, "flags") && strcmp(optarg, "barrier"))
+                xfer_cli_usage_error(PROG, "--hier-sync: expected flags or barrier, got \"%s\"",
+                                     optarg);
+            o->nodes.barrier = !strcmp(optarg, "barrier");
             o->nodes_set = 1;
-        } else if (!strcmp(a, "--duplex") && (!strcmp(val, "half") || !strcmp(val, "full"))) {
+            break;
+        case O_DUPLEX:
+            if (strcmp(optarg, "half") && strcmp(optarg, "full"))
+                xfer_cli_usage_error(PROG, "--duplex: expected half or full, got \"%s\"", optarg);
             o->duplex_set = 1;
-            o->full = !strcmp(val, "full");
-        } else {
-            fprintf(stderr, "xfer-sched: bad option or value: %s %s\n", a, val);
-            return 0;
+            o->full = !strcmp(optarg, "full");
+            break;
+        case O_REVERSE:
+            o->reverse = 1;
+            break;
+        case O_RR:
+            o->nodes.roundrobin = o->nodes_set = 1;
+            break;
+        default:
+            xfer_cli_bad_option(PROG, c, argv);
         }
     }
-    return 1;
+    if (optind < argc)
+        xfer_cli_usage_error(PROG, "unexpected argument \"%s\"", argv[optind]);
 }
 
 /* P + Q integers from @p path; errors name file:line. */
@@ -318,11 +356,9 @@ static int cmd_dump(const opts_t *o, const size_t *file)
     int group, rank;
     long v;
 
-    if (!o->rank || (o->rank[0] != 'A' && o->rank[0] != 'B') ||
-        !parse_long(o->rank + 1, "--rank", 0, 1 << 20, &v) || !strcmp(o->algo, "all")) {
-        fprintf(stderr, "xfer-sched: dump needs --algo NAME and --rank A<i> or B<j>\n");
-        return 2;
-    }
+    if (!o->rank || (o->rank[0] != 'A' && o->rank[0] != 'B') || !strcmp(o->algo, "all"))
+        xfer_cli_usage_error(PROG, "dump needs --algo NAME and --rank A<i> or B<j>");
+    v = xfer_cli_long(PROG, "--rank", o->rank + 1, 0, 1 << 20);
     group = o->rank[0] == 'B';
     rank = (int) v;
     if (rank >= (group ? o->q : o->p)) {
@@ -468,39 +504,85 @@ static int cmd_iso(int argc, char **argv)
                  vn = 0, *off = NULL, bytes[16], nbytes = 0, rc = 0, dump = -1, gather = 0;
     const char *offsets = NULL, *algo = "torus";
     double alpha = 2e-6, beta = 1e-10;
-    for (int a = 2; a < argc; a++) {
-        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
-        if (!strcmp(argv[a], "--dims") && v)
-            d = parse_ints(argv[++a], ',', dims, 8);
-        else if (!strcmp(argv[a], "--periods") && v) {
-            if (parse_ints(argv[++a], ',', periods, 8) < 0)
+    enum {
+        O_DIMS = 256,
+        O_PERIODS,
+        O_MOORE,
+        O_POS,
+        O_VN,
+        O_OFFSETS,
+        O_ALPHA,
+        O_BETA,
+        O_BYTES,
+        O_DUMP,
+        O_ALGO,
+        O_GATHER
+    };
+    static const struct option longopts[] = {{"dims", required_argument, NULL, O_DIMS},
+                                             {"periods", required_argument, NULL, O_PERIODS},
+                                             {"moore", required_argument, NULL, O_MOORE},
+                                             {"positive", no_argument, NULL, O_POS},
+                                             {"vonneumann", no_argument, NULL, O_VN},
+                                             {"offsets", required_argument, NULL, O_OFFSETS},
+                                             {"alpha", required_argument, NULL, O_ALPHA},
+                                             {"beta", required_argument, NULL, O_BETA},
+                                             {"bytes", required_argument, NULL, O_BYTES},
+                                             {"dump", required_argument, NULL, O_DUMP},
+                                             {"algo", required_argument, NULL, O_ALGO},
+                                             {"allgather", no_argument, NULL, O_GATHER},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
+    int c;
+    optind = 2;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case O_DIMS:
+            d = parse_ints(optarg, ',', dims, 8);
+            break;
+        case O_PERIODS:
+            if (parse_ints(optarg, ',', periods, 8) < 0)
                 d = -1;
-        } else if (!strcmp(argv[a], "--moore") && v)
-            moore = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--positive"))
+            break;
+        case O_MOORE:
+            moore = (int) xfer_cli_long(PROG, "--moore", optarg, 1, 64);
+            break;
+        case O_POS:
             positive = 1;
-        else if (!strcmp(argv[a], "--vonneumann"))
+            break;
+        case O_VN:
             vn = 1;
-        else if (!strcmp(argv[a], "--offsets") && v)
-            offsets = argv[++a];
-        else if (!strcmp(argv[a], "--alpha") && v)
-            alpha = atof(argv[++a]);
-        else if (!strcmp(argv[a], "--beta") && v)
-            beta = atof(argv[++a]);
-        else if (!strcmp(argv[a], "--bytes") && v)
-            nbytes = parse_ints(argv[++a], ',', bytes, 16);
-        else if (!strcmp(argv[a], "--dump") && v)
-            dump = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--algo") && v)
-            algo = argv[++a];
-        else if (!strcmp(argv[a], "--allgather"))
+            break;
+        case O_OFFSETS:
+            offsets = optarg;
+            break;
+        case O_ALPHA:
+            alpha = xfer_cli_double(PROG, "--alpha", optarg, 0, 1e9);
+            break;
+        case O_BETA:
+            beta = xfer_cli_double(PROG, "--beta", optarg, 0, 1e9);
+            break;
+        case O_BYTES:
+            nbytes = parse_ints(optarg, ',', bytes, 16);
+            break;
+        case O_DUMP:
+            dump = (int) xfer_cli_long(PROG, "--dump", optarg, 0, 1 << 30);
+            break;
+        case O_ALGO:
+            algo = optarg;
+            break;
+        case O_GATHER:
             gather = 1;
-        else {
-            fprintf(stderr, "xfer-sched iso: unknown or incomplete option %s\n", argv[a]);
-            usage(stderr);
-            return 2;
+            break;
+        default:
+            xfer_cli_bad_option(PROG, c, argv);
         }
     }
+    if (optind < argc)
+        xfer_cli_usage_error(PROG, "unexpected argument \"%s\"", argv[optind]);
     if (d < 1 || nbytes < 0 || alpha <= 0 || beta <= 0 || (!!moore + vn + !!offsets) != 1) {
         fprintf(stderr, "xfer-sched iso: needs --dims and one of --moore R, --vonneumann, "
                         "--offsets (and positive --alpha, --beta)\n");
@@ -601,24 +683,36 @@ int main(int argc, char **argv)
     size_t *file = NULL;
     int rc;
 
-    if (argc >= 2 && !strcmp(argv[1], "measure"))
-        return cmd_measure(argc, argv);
-    if (argc >= 2 && !strcmp(argv[1], "iso"))
-        return cmd_iso(argc, argv);
-    if (!parse_args(argc, argv, &o)) {
-        usage(stderr);
-        return 2;
+    if (argc < 2)
+        xfer_cli_usage_error(PROG, "a command is required: verify, cost, dump, sweep, measure or "
+                                   "iso");
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(stdout);
+        return 0;
     }
+    if (!strcmp(argv[1], "--version")) {
+        xfer_cli_version(PROG);
+        return 0;
+    }
+    if (argv[1][0] == '-')
+        xfer_cli_usage_error(PROG, "unknown option %.*s", (int) strcspn(argv[1], "="), argv[1]);
+    if (!strcmp(argv[1], "measure"))
+        return cmd_measure(argc, argv);
+    if (!strcmp(argv[1], "iso"))
+        return cmd_iso(argc, argv);
+    if (strcmp(argv[1], "verify") && strcmp(argv[1], "cost") && strcmp(argv[1], "dump") &&
+        strcmp(argv[1], "sweep"))
+        xfer_cli_usage_error(PROG,
+                             "unknown command \"%s\" (verify, cost, dump, sweep, measure, "
+                             "iso)",
+                             argv[1]);
+    parse_args(argc, argv, &o);
     if (!strcmp(o.cmd, "sweep")) {
         if (o.max < 1) {
             fprintf(stderr, "xfer-sched: sweep needs --max N\n");
             return 2;
         }
         return cmd_sweep(&o);
-    }
-    if (strcmp(o.cmd, "verify") && strcmp(o.cmd, "cost") && strcmp(o.cmd, "dump")) {
-        usage(stderr);
-        return 2;
     }
     if (o.p < 1 || o.q < 1) {
         fprintf(stderr, "xfer-sched: %s needs --p P and --q Q (>= 1)\n", o.cmd);

@@ -27,6 +27,7 @@
 
 #include <xfer/xfer.h>
 
+#include "common/cli.h"
 #include "synth_pattern.h"
 
 typedef struct opts {
@@ -169,54 +170,66 @@ int main(int argc, char **argv)
     xfer_channel_t **chs;
     xfer_t *x = NULL;
     MPI_Comm comm;
-    int comp, crank, csize, i, j, jj, a;
+    int comp, crank, csize, i, j, jj;
     uint64_t s, checked = 0;
     void **bnd;
     int nbnd;
 
-    for (a = 1; a < argc; a++) {
-        if (strcmp(argv[a], "--steps") == 0 && a + 1 < argc)
-            o.steps = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--decomp") == 0 && a + 1 < argc)
-            o.decomp = argv[++a];
-        else if (strcmp(argv[a], "--config") == 0 && a + 1 < argc)
-            o.config = argv[++a];
-        else if (strcmp(argv[a], "--component") == 0 && a + 1 < argc)
-            o.component = argv[++a];
-        else if (strcmp(argv[a], "--skip") == 0 && a + 1 < argc)
-            o.skip = argv[++a];
-        else if (strcmp(argv[a], "--get") == 0 && a + 1 < argc)
-            o.get = argv[++a];
-        else if (strcmp(argv[a], "--exit-after") == 0 && a + 1 < argc)
-            o.exit_after = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--stall-after") == 0 && a + 1 < argc)
-            o.stall_after = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--kill-after") == 0 && a + 1 < argc)
-            o.kill_after = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--sigstop-after") == 0 && a + 1 < argc)
-            o.stop_after = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--compute-ms") == 0 && a + 1 < argc)
-            o.compute_ms = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--begin") == 0 && a + 1 < argc)
-            o.begin_ms = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--select") == 0 && a + 1 < argc)
-            o.select = argv[++a];
-        else if (strcmp(argv[a], "--deadline-ms") == 0 && a + 1 < argc)
-            o.deadline_ms = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--put-order") == 0 && a + 1 < argc)
-            o.put_order = argv[++a];
-        else if (strcmp(argv[a], "--quiet") == 0)
-            o.quiet = 1;
-        else if (strcmp(argv[a], "--attrs") == 0)
-            o.attrs = 1;
-        else if (strcmp(argv[a], "--bind") == 0)
-            o.bind = 1;
-        else if (strcmp(argv[a], "--bind-alternate") == 0)
-            o.bind = 2;
-        else if (strcmp(argv[a], "--mpi-thread") == 0 && a + 1 < argc)
-            o.mpi_thread = argv[++a];
-        else {
-            fprintf(stderr,
+    {
+        enum {
+            O_STEPS = 256,
+            O_DECOMP,
+            O_CONFIG,
+            O_COMPONENT,
+            O_SKIP,
+            O_GET,
+            O_EXIT,
+            O_STALL,
+            O_KILL,
+            O_STOP,
+            O_COMPUTE,
+            O_BEGIN,
+            O_SELECT,
+            O_DEADLINE,
+            O_ORDER,
+            O_QUIET,
+            O_ATTRS,
+            O_BIND,
+            O_BINDALT,
+            O_THREAD,
+            O_VERSION
+        };
+        static const struct option longopts[] = {
+            {"steps", required_argument, NULL, O_STEPS},
+            {"decomp", required_argument, NULL, O_DECOMP},
+            {"config", required_argument, NULL, O_CONFIG},
+            {"component", required_argument, NULL, O_COMPONENT},
+            {"skip", required_argument, NULL, O_SKIP},
+            {"get", required_argument, NULL, O_GET},
+            {"exit-after", required_argument, NULL, O_EXIT},
+            {"stall-after", required_argument, NULL, O_STALL},
+            {"kill-after", required_argument, NULL, O_KILL},
+            {"sigstop-after", required_argument, NULL, O_STOP},
+            {"compute-ms", required_argument, NULL, O_COMPUTE},
+            {"begin", required_argument, NULL, O_BEGIN},
+            {"select", required_argument, NULL, O_SELECT},
+            {"deadline-ms", required_argument, NULL, O_DEADLINE},
+            {"put-order", required_argument, NULL, O_ORDER},
+            {"quiet", no_argument, NULL, O_QUIET},
+            {"attrs", no_argument, NULL, O_ATTRS},
+            {"bind", no_argument, NULL, O_BIND},
+            {"bind-alternate", no_argument, NULL, O_BINDALT},
+            {"mpi-thread", required_argument, NULL, O_THREAD},
+            {"help", no_argument, NULL, 'h'},
+            {"version", no_argument, NULL, O_VERSION},
+            {NULL, 0, NULL, 0}};
+        const char *prog = "xfer-synth";
+        int c;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+            switch (c) {
+            case 'h':
+                printf(
                     "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
                     "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
                     "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
@@ -225,18 +238,85 @@ int main(int argc, char **argv)
                     "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
                     "                  [--select overlap|mixed|corner|none|all] [--attrs]\n"
                     "                  [--bind | --bind-alternate]\n"
-                    "                  [--mpi-thread single|multiple] [--quiet]\n");
-            return 2;
+                    "                  [--mpi-thread single|multiple] [--quiet]\n"
+                    "                  [-h|--help] [--version]\n"
+                    "A synthetic workflow component: it plays its part of every channel of the\n"
+                    "workflow file with a checkable pattern (tools/xfer-synth.c).\n");
+                return 0;
+            case O_VERSION:
+                xfer_cli_version(prog);
+                return 0;
+            case O_STEPS:
+                o.steps = (int) xfer_cli_long(prog, "--steps", optarg, 0, 1 << 30);
+                break;
+            case O_DECOMP:
+                if (strcmp(optarg, "even") && strcmp(optarg, "uneven") && strcmp(optarg, "empty"))
+                    xfer_cli_usage_error(prog, "--decomp: expected even, uneven or empty");
+                o.decomp = optarg;
+                break;
+            case O_CONFIG:
+                o.config = optarg;
+                break;
+            case O_COMPONENT:
+                o.component = optarg;
+                break;
+            case O_SKIP:
+                o.skip = optarg;
+                break;
+            case O_GET:
+                o.get = optarg;
+                break;
+            case O_EXIT:
+                o.exit_after = (int) xfer_cli_long(prog, "--exit-after", optarg, -1, 1 << 30);
+                break;
+            case O_STALL:
+                o.stall_after = (int) xfer_cli_long(prog, "--stall-after", optarg, -1, 1 << 30);
+                break;
+            case O_KILL:
+                o.kill_after = (int) xfer_cli_long(prog, "--kill-after", optarg, -1, 1 << 30);
+                break;
+            case O_STOP:
+                o.stop_after = (int) xfer_cli_long(prog, "--sigstop-after", optarg, -1, 1 << 30);
+                break;
+            case O_COMPUTE:
+                o.compute_ms = (int) xfer_cli_long(prog, "--compute-ms", optarg, 0, 1 << 30);
+                break;
+            case O_BEGIN:
+                o.begin_ms = (int) xfer_cli_long(prog, "--begin", optarg, -1, 1 << 30);
+                break;
+            case O_SELECT:
+                o.select = optarg;
+                break;
+            case O_DEADLINE:
+                o.deadline_ms = (int) xfer_cli_long(prog, "--deadline-ms", optarg, 0, 1 << 30);
+                break;
+            case O_ORDER:
+                if (strcmp(optarg, "forward") && strcmp(optarg, "reverse") &&
+                    strcmp(optarg, "twice"))
+                    xfer_cli_usage_error(prog, "--put-order: expected forward, reverse or twice");
+                o.put_order = optarg;
+                break;
+            case O_QUIET:
+                o.quiet = 1;
+                break;
+            case O_ATTRS:
+                o.attrs = 1;
+                break;
+            case O_BIND:
+                o.bind = 1;
+                break;
+            case O_BINDALT:
+                o.bind = 2;
+                break;
+            case O_THREAD:
+                o.mpi_thread = optarg;
+                break;
+            default:
+                xfer_cli_bad_option(prog, c, argv);
+            }
         }
-    }
-    if (strcmp(o.decomp, "even") && strcmp(o.decomp, "uneven") && strcmp(o.decomp, "empty")) {
-        fprintf(stderr, "xfer-synth: --decomp: expected even, uneven or empty\n");
-        return 2;
-    }
-    if (strcmp(o.put_order, "forward") && strcmp(o.put_order, "reverse") &&
-        strcmp(o.put_order, "twice")) {
-        fprintf(stderr, "xfer-synth: --put-order: expected forward, reverse or twice\n");
-        return 2;
+        if (optind < argc)
+            xfer_cli_usage_error(prog, "unexpected argument \"%s\"", argv[optind]);
     }
     if (!o.mpi_thread) /* the whole test suite may run on the progress thread */
         o.mpi_thread = getenv("XFER_SYNTH_MPI_THREAD");

@@ -36,6 +36,8 @@
 #include <xfer/adapter.h>
 #include <xfer/xfer.h>
 
+#include "common/cli.h"
+
 #include "adapter_common.h"
 
 #define META_NAME "xfer-meta"
@@ -68,28 +70,18 @@ static void abort_output(const xfer_adapter_ops_t *ops, void **h)
         }                                                                                          \
     } while (0)
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr,
-            "usage: xfer-h5stream config IN.h5 -o WF.yaml [--datasets a,b] [--producers P]\n"
-            "                     [--consumers Q] [--steps N] [--output OUT.h5]\n"
-            "                     [--layout group|stepdim|same] [--chunked] [--timeout-ms MS]\n"
-            "       xfer-h5stream send IN.h5 [--datasets a,b] [--steps N] [--config WF]\n"
-            "                     [--component NAME]\n"
-            "       xfer-h5stream recv OUT.h5 [--layout group|stepdim|same] [--chunked]\n"
-            "                     [--chunk c0,c1,...] [--config WF] [--component NAME]\n");
-}
-
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = (int) v;
-    return 0;
+    fprintf(f, "usage: xfer-h5stream config IN.h5 -o WF.yaml [--datasets a,b] [--producers P]\n"
+               "                     [--consumers Q] [--steps N] [--output OUT.h5]\n"
+               "                     [--layout group|stepdim|same] [--chunked] [--timeout-ms MS]\n"
+               "       xfer-h5stream send IN.h5 [--datasets a,b] [--steps N] [--config WF]\n"
+               "                     [--component NAME]\n"
+               "       xfer-h5stream recv OUT.h5 [--layout group|stepdim|same] [--chunked]\n"
+               "                     [--chunk c0,c1,...] [--config WF] [--component NAME]\n"
+               "       xfer-h5stream -h|--help | --version\n"
+               "Streams an HDF5 file's datasets between MPI components, step by step\n"
+               "(docs/adapters.md).\n");
 }
 
 /* ---- names --------------------------------------------------------------------------------- */
@@ -751,85 +743,121 @@ fail:
 
 int main(int argc, char **argv)
 {
+    enum {
+        O_CHUNKED = 256,
+        O_NOSPACE,
+        O_OUTPUT,
+        O_DATASETS,
+        O_CONFIG,
+        O_COMPONENT,
+        O_LAYOUT,
+        O_PRODUCERS,
+        O_CONSUMERS,
+        O_STEPS,
+        O_TIMEOUT,
+        O_MAXFILE,
+        O_CHUNK,
+        O_VERSION
+    };
+    static const struct option longopts[] = {
+        {"chunked", no_argument, NULL, O_CHUNKED},
+        {"no-space-check", no_argument, NULL, O_NOSPACE}, /* recv, tests: a full disk hits HDF5 */
+        {"output", required_argument, NULL, O_OUTPUT},
+        {"datasets", required_argument, NULL, O_DATASETS},
+        {"config", required_argument, NULL, O_CONFIG},
+        {"component", required_argument, NULL, O_COMPONENT},
+        {"layout", required_argument, NULL, O_LAYOUT},
+        {"producers", required_argument, NULL, O_PRODUCERS},
+        {"consumers", required_argument, NULL, O_CONSUMERS},
+        {"steps", required_argument, NULL, O_STEPS},
+        {"timeout-ms", required_argument, NULL, O_TIMEOUT},
+        {"max-file-size", required_argument, NULL, O_MAXFILE},
+        {"chunk", required_argument, NULL, O_CHUNK},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0}};
+    const char *prog = "xfer-h5stream";
     opts_t o;
-    int a, rc;
+    int c, rc;
     memset(&o, 0, sizeof(o));
     o.producers = o.consumers = o.steps = 1;
     o.layout = "group";
-    if (argc < 3 || argv[1][0] == '-') {
-        usage();
-        return 2;
-    }
-    o.mode = argv[1];
-    o.file = argv[2];
-    for (a = 3; a < argc; a++) {
-        const char *arg = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
-        int bad = 0;
-        if (strcmp(arg, "--chunked") == 0) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case O_VERSION:
+            xfer_cli_version(prog);
+            return 0;
+        case O_CHUNKED:
             o.chunked = 1;
-            continue;
-        }
-        if (strcmp(arg, "--no-space-check") == 0) { /* recv, tests: let a full disk hit HDF5 */
+            break;
+        case O_NOSPACE:
             o.no_space_check = 1;
-            continue;
-        }
-        if (!val) {
-            fprintf(stderr, "xfer-h5stream: %s needs a value\n", arg);
-            return 2;
-        }
-        a++;
-        if (strcmp(arg, "-o") == 0)
-            o.yaml = val;
-        else if (strcmp(arg, "--output") == 0)
-            o.output = val;
-        else if (strcmp(arg, "--datasets") == 0)
-            o.datasets = val;
-        else if (strcmp(arg, "--config") == 0)
-            o.config = val;
-        else if (strcmp(arg, "--component") == 0)
-            o.component = val;
-        else if (strcmp(arg, "--layout") == 0)
-            o.layout = val;
-        else if (strcmp(arg, "--producers") == 0)
-            bad = parse_int(val, 1, 1 << 20, &o.producers);
-        else if (strcmp(arg, "--consumers") == 0)
-            bad = parse_int(val, 1, 1 << 20, &o.consumers);
-        else if (strcmp(arg, "--steps") == 0)
-            bad = parse_int(val, 1, INT_MAX, &o.steps);
-        else if (strcmp(arg, "--timeout-ms") == 0)
-            bad = parse_int(val, 1, 86400000, &o.timeout_ms);
-        else if (strcmp(arg, "--max-file-size") == 0)
-            bad = (o.max_file_size = atoll(val)) <= 0;
-        else if (strcmp(arg, "--chunk") == 0) {
-            const char *p = val;
+            break;
+        case 'o':
+            o.yaml = optarg;
+            break;
+        case O_OUTPUT:
+            o.output = optarg;
+            break;
+        case O_DATASETS:
+            o.datasets = optarg;
+            break;
+        case O_CONFIG:
+            o.config = optarg;
+            break;
+        case O_COMPONENT:
+            o.component = optarg;
+            break;
+        case O_LAYOUT:
+            o.layout = optarg;
+            break;
+        case O_PRODUCERS:
+            o.producers = (int) xfer_cli_long(prog, "--producers", optarg, 1, 1 << 20);
+            break;
+        case O_CONSUMERS:
+            o.consumers = (int) xfer_cli_long(prog, "--consumers", optarg, 1, 1 << 20);
+            break;
+        case O_STEPS:
+            o.steps = (int) xfer_cli_long(prog, "--steps", optarg, 1, INT_MAX);
+            break;
+        case O_TIMEOUT:
+            o.timeout_ms = (int) xfer_cli_long(prog, "--timeout-ms", optarg, 1, 86400000);
+            break;
+        case O_MAXFILE:
+            o.max_file_size = xfer_cli_long(prog, "--max-file-size", optarg, 1, LONG_MAX);
+            break;
+        case O_CHUNK: {
+            const char *p = optarg;
             int d = 0;
             while (*p) {
                 char *end;
-                if (d == XFER_MAX_DIMS) {
-                    bad = 1;
-                    break;
-                }
+                if (d == XFER_MAX_DIMS)
+                    xfer_cli_usage_error(prog, "--chunk: more than %d dimensions", XFER_MAX_DIMS);
                 o.chunk[d] = strtoull(p, &end, 10);
-                if (end == p || o.chunk[d] == 0 || (*end && *end != ',')) {
-                    bad = 1;
-                    break;
-                }
+                if (end == p || o.chunk[d] == 0 || (*end && *end != ','))
+                    xfer_cli_usage_error(prog,
+                                         "--chunk: expected positive integers c0,c1,..., "
+                                         "got \"%s\"",
+                                         optarg);
                 d++;
                 p = *end ? end + 1 : end;
             }
-        } else {
-            usage();
-            return 2;
+            break;
         }
-        if (bad) {
-            fprintf(stderr, "xfer-h5stream: %s: invalid value \"%s\"\n", arg, val);
-            return 2;
+        default:
+            xfer_cli_bad_option(prog, c, argv);
         }
     }
-    if (strcmp(o.mode, "config") && strcmp(o.mode, "send") && strcmp(o.mode, "recv")) {
-        usage();
-        return 2;
-    }
+    if (argc - optind != 2)
+        xfer_cli_usage_error(prog, "expected a mode (config, send or recv) and a file");
+    o.mode = argv[optind];
+    o.file = argv[optind + 1];
+    if (strcmp(o.mode, "config") && strcmp(o.mode, "send") && strcmp(o.mode, "recv"))
+        xfer_cli_usage_error(prog, "unknown mode \"%s\" (config, send or recv)", o.mode);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     if (strcmp(o.mode, "config") == 0)

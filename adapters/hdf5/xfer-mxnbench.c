@@ -55,6 +55,8 @@
 
 #include <xfer/xfer.h>
 
+#include "common/cli.h"
+
 static int wrank, wsize, P, prod, compute_ms, threaded;
 static MPI_Comm comp;
 
@@ -393,30 +395,66 @@ int main(int argc, char **argv)
     const char *ways = "select,all,h5", *dir = ".";
     char list[256], *w, *save = NULL;
 
-    for (int a = 1; a < argc; a++) {
-        if (!strcmp(argv[a], "--p") && a + 1 < argc)
-            P = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--n") && a + 1 < argc)
-            n = strtoull(argv[++a], NULL, 10);
-        else if (!strcmp(argv[a], "--steps") && a + 1 < argc)
-            steps = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--ways") && a + 1 < argc)
-            ways = argv[++a];
-        else if (!strcmp(argv[a], "--dir") && a + 1 < argc)
-            dir = argv[++a];
-        else if (!strcmp(argv[a], "--compute-ms") && a + 1 < argc)
-            compute_ms = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--mpi-thread") && a + 1 < argc)
-            threaded = !strcmp(argv[++a], "multiple");
-        else {
-            fprintf(
-                stderr,
-                "usage: xfer-mxnbench --p P [--n N] [--steps S] "
-                "[--ways select,all,mixed,mixed_direct,pairs,pairs_nostage,bind,h5] [--dir DIR] "
-                "[--compute-ms C] "
-                "[--mpi-thread single|multiple]\n");
-            return 2;
+    {
+        enum { O_P = 256, O_N, O_STEPS, O_WAYS, O_DIR, O_COMPUTE, O_THREAD, O_VERSION };
+        static const struct option longopts[] = {{"p", required_argument, NULL, O_P},
+                                                 {"n", required_argument, NULL, O_N},
+                                                 {"steps", required_argument, NULL, O_STEPS},
+                                                 {"ways", required_argument, NULL, O_WAYS},
+                                                 {"dir", required_argument, NULL, O_DIR},
+                                                 {"compute-ms", required_argument, NULL, O_COMPUTE},
+                                                 {"mpi-thread", required_argument, NULL, O_THREAD},
+                                                 {"help", no_argument, NULL, 'h'},
+                                                 {"version", no_argument, NULL, O_VERSION},
+                                                 {NULL, 0, NULL, 0}};
+        const char *prog = "xfer-mxnbench";
+        int c;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+            switch (c) {
+            case 'h':
+                printf(
+                    "usage: mpiexec -n P+Q xfer-mxnbench --p P [--n N] [--steps S]\n"
+                    "           [--ways "
+                    "select,all,mixed,mixed_direct,pairs,pairs_nostage,bind,h5]\n"
+                    "           [--dir DIR] [--compute-ms C] [--mpi-thread single|multiple]\n"
+                    "           [-h|--help] [--version]\n"
+                    "An N x N field from P producers to consumers that each need a block: M x N\n"
+                    "selections against the whole field and a parallel HDF5 file\n"
+                    "(docs/benchmarks.md).\n");
+                return 0;
+            case O_VERSION:
+                xfer_cli_version(prog);
+                return 0;
+            case O_P:
+                P = (int) xfer_cli_long(prog, "--p", optarg, 1, 1 << 20);
+                break;
+            case O_N:
+                n = (uint64_t) xfer_cli_long(prog, "--n", optarg, 2, 1L << 32);
+                break;
+            case O_STEPS:
+                steps = (int) xfer_cli_long(prog, "--steps", optarg, 1, 1 << 30);
+                break;
+            case O_WAYS:
+                ways = optarg;
+                break;
+            case O_DIR:
+                dir = optarg;
+                break;
+            case O_COMPUTE:
+                compute_ms = (int) xfer_cli_long(prog, "--compute-ms", optarg, 0, 1 << 30);
+                break;
+            case O_THREAD:
+                if (strcmp(optarg, "single") && strcmp(optarg, "multiple"))
+                    xfer_cli_usage_error(prog, "--mpi-thread: expected single or multiple");
+                threaded = !strcmp(optarg, "multiple");
+                break;
+            default:
+                xfer_cli_bad_option(prog, c, argv);
+            }
         }
+        if (optind < argc)
+            xfer_cli_usage_error(prog, "unexpected argument \"%s\"", argv[optind]);
     }
     if (threaded) {
         int provided = MPI_THREAD_SINGLE;

@@ -33,6 +33,8 @@
 #include <xfer/adapter_netcdf.h>
 #include <xfer/xfer.h>
 
+#include "common/cli.h"
+
 #include "adapter_common.h"
 
 #define SCHEMA_DATASET "xfer-meta"
@@ -68,17 +70,19 @@ typedef struct opts {
     int producers, consumers, steps, timeout_ms;
 } opts_t;
 
-static void usage(void)
+static void usage(FILE *f)
 {
     fprintf(
-        stderr,
+        f,
         "usage: xfer-ncstream config IN.nc -o WF.yaml [--variables a,b] [--producers P]\n"
         "                            [--consumers Q] [--out OUT.nc]\n"
         "                            [--layout stepdim|group|same] [--steps N] [--timeout-ms MS]\n"
         "       xfer-ncstream send IN.nc [--steps N] [--config WF.yaml] [--component NAME]\n"
         "       xfer-ncstream recv OUT.nc [--layout stepdim|group|same] [--config WF.yaml]\n"
-        "                            [--component NAME]\n");
-    exit(2);
+        "                            [--component NAME]\n"
+        "       xfer-ncstream -h|--help | --version\n"
+        "Streams a netCDF-4 file's variables between MPI components, step by step\n"
+        "(docs/adapters.md).\n");
 }
 
 /* Dataset names of variables: [A-Za-z0-9_.-], unique, never the schema's. */
@@ -156,7 +160,7 @@ static int do_config(const opts_t *o)
     FILE *f;
 
     if (!o->wf)
-        usage();
+        xfer_cli_usage_error("xfer-ncstream", "config needs -o WF.yaml");
     ACHECK(ops->open_read(o->file, MPI_COMM_SELF, &r));
     ACHECK(ops->vars(r, &nv, &vars));
     ACHECK(xfer_netcdf_table(r, &tbl, &tlen));
@@ -438,7 +442,7 @@ static int do_recv(const opts_t *o)
 
     memset(&wo, 0, sizeof(wo));
     if (xfer_adapter_layout_parse(o->layout, &wo.layout) != 0)
-        usage();
+        xfer_cli_usage_error("xfer-ncstream", "--layout: expected stepdim, group or same");
     XCHECK(xfer_init(o->config, o->component, MPI_COMM_WORLD, &x));
     XCHECK(xfer_comm(x, &comm));
     MPI_Comm_rank(comm, &rank);
@@ -529,44 +533,87 @@ static int do_recv(const opts_t *o)
 
 int main(int argc, char **argv)
 {
+    enum {
+        O_VARS = 256,
+        O_OUT,
+        O_LAYOUT,
+        O_CONFIG,
+        O_COMPONENT,
+        O_PRODUCERS,
+        O_CONSUMERS,
+        O_TIMEOUT,
+        O_STEPS,
+        O_VERSION
+    };
+    static const struct option longopts[] = {{"variables", required_argument, NULL, O_VARS},
+                                             {"out", required_argument, NULL, O_OUT},
+                                             {"output", required_argument, NULL, O_OUT},
+                                             {"layout", required_argument, NULL, O_LAYOUT},
+                                             {"config", required_argument, NULL, O_CONFIG},
+                                             {"component", required_argument, NULL, O_COMPONENT},
+                                             {"producers", required_argument, NULL, O_PRODUCERS},
+                                             {"consumers", required_argument, NULL, O_CONSUMERS},
+                                             {"timeout-ms", required_argument, NULL, O_TIMEOUT},
+                                             {"steps", required_argument, NULL, O_STEPS},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, O_VERSION},
+                                             {NULL, 0, NULL, 0}};
+    const char *prog = "xfer-ncstream";
     opts_t o = {NULL, NULL, NULL, NULL, NULL, "stepdim", NULL, NULL, 1, 1, 1, 0};
     xfer_adapter_layout_t lay;
-    int a, rc;
+    int c, rc;
 
-    if (argc < 3)
-        usage();
-    o.mode = argv[1];
-    o.file = argv[2];
-    for (a = 3; a < argc; a++) {
-        const int more = a + 1 < argc;
-        if (strcmp(argv[a], "-o") == 0 && more)
-            o.wf = argv[++a];
-        else if (strcmp(argv[a], "--variables") == 0 && more)
-            o.vars = argv[++a];
-        else if ((strcmp(argv[a], "--out") == 0 || strcmp(argv[a], "--output") == 0) && more)
-            o.out = argv[++a];
-        else if (strcmp(argv[a], "--layout") == 0 && more)
-            o.layout = argv[++a];
-        else if (strcmp(argv[a], "--config") == 0 && more)
-            o.config = argv[++a];
-        else if (strcmp(argv[a], "--component") == 0 && more)
-            o.component = argv[++a];
-        else if (strcmp(argv[a], "--producers") == 0 && more)
-            o.producers = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--consumers") == 0 && more)
-            o.consumers = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--timeout-ms") == 0 && more)
-            o.timeout_ms = atoi(argv[++a]);
-        else if (strcmp(argv[a], "--steps") == 0 && more)
-            o.steps = atoi(argv[++a]);
-        else
-            usage();
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "ho:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case O_VERSION:
+            xfer_cli_version(prog);
+            return 0;
+        case 'o':
+            o.wf = optarg;
+            break;
+        case O_VARS:
+            o.vars = optarg;
+            break;
+        case O_OUT:
+            o.out = optarg;
+            break;
+        case O_LAYOUT:
+            if (xfer_adapter_layout_parse(optarg, &lay) != 0)
+                xfer_cli_usage_error(prog, "--layout: expected stepdim, group or same");
+            o.layout = optarg;
+            break;
+        case O_CONFIG:
+            o.config = optarg;
+            break;
+        case O_COMPONENT:
+            o.component = optarg;
+            break;
+        case O_PRODUCERS:
+            o.producers = (int) xfer_cli_long(prog, "--producers", optarg, 1, 1 << 20);
+            break;
+        case O_CONSUMERS:
+            o.consumers = (int) xfer_cli_long(prog, "--consumers", optarg, 1, 1 << 20);
+            break;
+        case O_TIMEOUT:
+            o.timeout_ms = (int) xfer_cli_long(prog, "--timeout-ms", optarg, 0, 86400000);
+            break;
+        case O_STEPS:
+            o.steps = (int) xfer_cli_long(prog, "--steps", optarg, 1, 1 << 30);
+            break;
+        default:
+            xfer_cli_bad_option(prog, c, argv);
+        }
     }
-    if (xfer_adapter_layout_parse(o.layout, &lay) != 0 || o.producers < 1 || o.consumers < 1 ||
-        o.steps < 1 || o.timeout_ms < 0)
-        usage();
+    if (argc - optind != 2)
+        xfer_cli_usage_error(prog, "expected a mode (config, send or recv) and a file");
+    o.mode = argv[optind];
+    o.file = argv[optind + 1];
     if (strcmp(o.mode, "config") && strcmp(o.mode, "send") && strcmp(o.mode, "recv"))
-        usage();
+        xfer_cli_usage_error(prog, "unknown mode \"%s\" (config, send or recv)", o.mode);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     if (strcmp(o.mode, "config") == 0)

@@ -22,6 +22,8 @@
 #include <xfer/control.h>
 #include <xfer/status.h>
 
+#include "common/cli.h"
+
 enum {
     EXIT_OK = 0,
     EXIT_REPLY = 1,    /* the daemon answered with an error */
@@ -125,102 +127,109 @@ static char *xasprintf(const char *fmt, ...)
     return s;
 }
 
-/* A positive decimal integer no larger than @p max; -1 otherwise. */
-static long parse_count(const char *s, long max)
-{
-    char *end;
-    long v;
-    if (!s || !*s || *s == '-' || *s == '+')
-        return -1;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || v < 1 || v > max)
-        return -1;
-    return v;
-}
-
-/* "--name VALUE" or "--name=VALUE" at argv[*i]: the value, advancing *i; NULL when argv[*i] is
- * another option. Exits with a usage error when the value is missing. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0)
-        return NULL;
-    if (a[n] == '=')
-        return a + n + 1;
-    if (a[n] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        err("%s needs a value (xferctl --help)", name);
-        exit(EXIT_USAGE);
-    }
-    return argv[++*i];
-}
-
-static long opt_number(const char *name, const char *v, long max)
-{
-    long n = parse_count(v, max);
-    if (n < 0) {
-        err("%s: expected an integer in 1..%ld, got \"%s\"", name, max, v);
-        exit(EXIT_USAGE);
-    }
-    return n;
-}
-
+/* The global options up to COMMAND (getopt_long stops there: "+"), then COMMAND's own. */
 static void parse_args(int argc, char **argv, opts_t *o)
 {
-    const char *v;
-    int i;
+    enum {
+        O_CONFIG = 256,
+        O_ENDPOINT,
+        O_WORKFLOW,
+        O_TOKEN,
+        O_RUNDIR,
+        O_TIMEOUT,
+        O_VERSION,
+        O_JSON,
+        O_INTERVAL,
+        O_COUNT
+    };
+    static const struct option global[] = {{"config", required_argument, NULL, O_CONFIG},
+                                           {"endpoint", required_argument, NULL, O_ENDPOINT},
+                                           {"workflow", required_argument, NULL, O_WORKFLOW},
+                                           {"token-file", required_argument, NULL, O_TOKEN},
+                                           {"run-dir", required_argument, NULL, O_RUNDIR},
+                                           {"timeout", required_argument, NULL, O_TIMEOUT},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {"version", no_argument, NULL, O_VERSION},
+                                           {NULL, 0, NULL, 0}};
+    static const struct option status_opts[] = {
+        {"json", no_argument, NULL, O_JSON}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const struct option watch_opts[] = {{"interval", required_argument, NULL, O_INTERVAL},
+                                               {"count", required_argument, NULL, O_COUNT},
+                                               {"help", no_argument, NULL, 'h'},
+                                               {NULL, 0, NULL, 0}};
+    static const struct option stop_opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const struct option *cmd_opts;
+    int c;
 
     memset(o, 0, sizeof(*o));
     o->timeout_ms = DEFAULT_TIMEOUT_MS;
     o->interval_ms = DEFAULT_INTERVAL_MS;
-    for (i = 1; i < argc && !o->command; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+" XFER_CLI_OPTS "h", global, NULL)) != -1) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             exit(EXIT_OK);
-        } else if ((v = opt_value(argc, argv, &i, "--config"))) {
-            o->config = v;
-        } else if ((v = opt_value(argc, argv, &i, "--endpoint"))) {
-            o->endpoint = v;
-        } else if ((v = opt_value(argc, argv, &i, "--workflow"))) {
-            o->workflow = v;
-        } else if ((v = opt_value(argc, argv, &i, "--token-file"))) {
-            o->token_file = v;
-        } else if ((v = opt_value(argc, argv, &i, "--run-dir"))) {
-            o->run_dir = v;
-        } else if ((v = opt_value(argc, argv, &i, "--timeout"))) {
-            o->timeout_ms = (int) opt_number("--timeout", v, 86400000);
-        } else if (a[0] == '-') {
-            err("unknown option \"%s\" (xferctl --help)", a);
-            exit(EXIT_USAGE);
-        } else {
-            o->command = a;
+        case O_VERSION:
+            xfer_cli_version("xferctl");
+            exit(EXIT_OK);
+        case O_CONFIG:
+            o->config = optarg;
+            break;
+        case O_ENDPOINT:
+            o->endpoint = optarg;
+            break;
+        case O_WORKFLOW:
+            o->workflow = optarg;
+            break;
+        case O_TOKEN:
+            o->token_file = optarg;
+            break;
+        case O_RUNDIR:
+            o->run_dir = optarg;
+            break;
+        case O_TIMEOUT:
+            o->timeout_ms = (int) xfer_cli_long("xferctl", "--timeout", optarg, 1, 86400000);
+            break;
+        default:
+            xfer_cli_bad_option("xferctl", c, argv);
         }
     }
-    if (!o->command) {
-        usage(stderr);
-        exit(EXIT_USAGE);
-    }
-    if (strcmp(o->command, "status") && strcmp(o->command, "watch") && strcmp(o->command, "stop")) {
-        err("unknown command \"%s\": expected status, watch or stop", o->command);
-        exit(EXIT_USAGE);
-    }
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(o->command, "status") && !strcmp(a, "--json")) {
+    if (optind >= argc)
+        xfer_cli_usage_error("xferctl", "a command is required: status, watch or stop");
+    o->command = argv[optind];
+    if (!strcmp(o->command, "status"))
+        cmd_opts = status_opts;
+    else if (!strcmp(o->command, "watch"))
+        cmd_opts = watch_opts;
+    else if (!strcmp(o->command, "stop"))
+        cmd_opts = stop_opts;
+    else
+        xfer_cli_usage_error("xferctl", "unknown command \"%s\": expected status, watch or stop",
+                             o->command);
+    argc -= optind;
+    argv += optind;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", cmd_opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            exit(EXIT_OK);
+        case O_JSON:
             o->json = 1;
-        } else if (!strcmp(o->command, "watch") && (v = opt_value(argc, argv, &i, "--interval"))) {
-            o->interval_ms = (int) opt_number("--interval", v, 86400000);
-        } else if (!strcmp(o->command, "watch") && (v = opt_value(argc, argv, &i, "--count"))) {
-            o->count = opt_number("--count", v, 1000000000L);
-        } else {
-            err("%s: unexpected argument \"%s\" (xferctl --help)", o->command, a);
-            exit(EXIT_USAGE);
+            break;
+        case O_INTERVAL:
+            o->interval_ms = (int) xfer_cli_long("xferctl", "--interval", optarg, 1, 86400000);
+            break;
+        case O_COUNT:
+            o->count = xfer_cli_long("xferctl", "--count", optarg, 1, 1000000000L);
+            break;
+        default:
+            xfer_cli_bad_option("xferctl", c, argv);
         }
     }
+    if (optind < argc)
+        xfer_cli_usage_error("xferctl", "%s: unexpected argument \"%s\"", o->command, argv[optind]);
 }
 
 static const char *env_nonempty(const char *name)

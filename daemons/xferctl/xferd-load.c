@@ -28,6 +28,8 @@
 #include <xfer/control.h>
 #include <xfer/status.h>
 
+#include "common/cli.h"
+
 enum { OP_REGISTER = 0, OP_HEARTBEAT = 1, OP_STATUS = 2, NOPS = 3 };
 static const char *const op_name[NOPS] = {"register", "heartbeat", "status"};
 
@@ -68,22 +70,9 @@ static void usage(FILE *out)
     fprintf(out, "usage: xferd-load --make-config FILE N\n"
                  "       xferd-load --config WF.yaml --endpoint EP --token-file F [--clients N]\n"
                  "                  [--polls K] [--threads T] [--status-every S] [--timeout MS]\n"
+                 "       xferd-load -h|--help | --version\n"
                  "defaults: --clients 500 --polls 10 --threads 4 --status-every 5 "
                  "--timeout 30000\n");
-}
-
-static long number(const char *name, const char *s, long lo, long hi)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = s && *s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || errno || *end || v < lo || v > hi) {
-        fprintf(stderr, "xferd-load: %s: expected an integer in %ld..%ld, got \"%s\"\n", name, lo,
-                hi, s ? s : "");
-        exit(2);
-    }
-    return v;
 }
 
 static int lat_add(lat_t *l, double ms)
@@ -295,45 +284,85 @@ int main(int argc, char **argv)
     sh.threads = 4;
     sh.status_every = 5;
     sh.timeout_ms = 30000;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
+    {
+        enum {
+            O_MAKE = 256,
+            O_CONFIG,
+            O_ENDPOINT,
+            O_TOKEN,
+            O_CLIENTS,
+            O_POLLS,
+            O_THREADS,
+            O_STATUS,
+            O_TIMEOUT,
+            O_VERSION
+        };
+        static const struct option longopts[] = {
+            {"make-config", required_argument, NULL, O_MAKE},
+            {"config", required_argument, NULL, O_CONFIG},
+            {"endpoint", required_argument, NULL, O_ENDPOINT},
+            {"token-file", required_argument, NULL, O_TOKEN},
+            {"clients", required_argument, NULL, O_CLIENTS},
+            {"polls", required_argument, NULL, O_POLLS},
+            {"threads", required_argument, NULL, O_THREADS},
+            {"status-every", required_argument, NULL, O_STATUS},
+            {"timeout", required_argument, NULL, O_TIMEOUT},
+            {"help", no_argument, NULL, 'h'},
+            {"version", no_argument, NULL, O_VERSION},
+            {NULL, 0, NULL, 0}};
+        const char *prog = "xferd-load", *make = NULL;
+        int c;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+            switch (c) {
+            case 'h':
+                usage(stdout);
+                return 0;
+            case O_VERSION:
+                xfer_cli_version(prog);
+                return 0;
+            case O_MAKE:
+                make = optarg;
+                break;
+            case O_CONFIG:
+                config = optarg;
+                break;
+            case O_ENDPOINT:
+                sh.endpoint = optarg;
+                break;
+            case O_TOKEN:
+                token_file = optarg;
+                break;
+            case O_CLIENTS:
+                sh.clients = (int) xfer_cli_long(prog, "--clients", optarg, 1, 4096);
+                break;
+            case O_POLLS:
+                sh.polls = (int) xfer_cli_long(prog, "--polls", optarg, 0, 1000000);
+                break;
+            case O_THREADS:
+                sh.threads = (int) xfer_cli_long(prog, "--threads", optarg, 1, 1024);
+                break;
+            case O_STATUS:
+                sh.status_every = (int) xfer_cli_long(prog, "--status-every", optarg, 0, 1000000);
+                break;
+            case O_TIMEOUT:
+                sh.timeout_ms = (int) xfer_cli_long(prog, "--timeout", optarg, 1, 86400000);
+                break;
+            default:
+                xfer_cli_bad_option(prog, c, argv);
+            }
         }
-        if (!v) {
-            usage(stderr);
-            return 2;
+        if (make) { /* --make-config FILE N */
+            if (optind + 1 != argc)
+                xfer_cli_usage_error(prog, "--make-config FILE needs N, the number of components");
+            return make_config(make, xfer_cli_long(prog, "N", argv[optind], 1, 4096));
         }
-        i++;
-        if (!strcmp(a, "--make-config"))
-            return make_config(v, number("N", i + 1 < argc ? argv[i + 1] : NULL, 1, 4096));
-        else if (!strcmp(a, "--config"))
-            config = v;
-        else if (!strcmp(a, "--endpoint"))
-            sh.endpoint = v;
-        else if (!strcmp(a, "--token-file"))
-            token_file = v;
-        else if (!strcmp(a, "--clients"))
-            sh.clients = (int) number(a, v, 1, 4096);
-        else if (!strcmp(a, "--polls"))
-            sh.polls = (int) number(a, v, 0, 1000000);
-        else if (!strcmp(a, "--threads"))
-            sh.threads = (int) number(a, v, 1, 1024);
-        else if (!strcmp(a, "--status-every"))
-            sh.status_every = (int) number(a, v, 0, 1000000);
-        else if (!strcmp(a, "--timeout"))
-            sh.timeout_ms = (int) number(a, v, 1, 86400000);
-        else {
-            fprintf(stderr, "xferd-load: unknown option \"%s\"\n", a);
-            usage(stderr);
-            return 2;
-        }
+        if (optind < argc)
+            xfer_cli_usage_error(prog, "unexpected argument \"%s\"", argv[optind]);
+        if (!config || !sh.endpoint || !token_file)
+            xfer_cli_usage_error(prog, "--config, --endpoint and --token-file are required");
     }
-    if (!config || !sh.endpoint || !token_file) {
-        usage(stderr);
-        return 2;
-    }
+
     if (xfer_config_load(config, &cfg) != XFER_SUCCESS) {
         fprintf(stderr, "xferd-load: %s\n", xfer_last_error());
         return 2;

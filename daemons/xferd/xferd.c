@@ -25,6 +25,7 @@
 
 #include <zmq.h>
 
+#include "common/cli.h"
 #include "xferd.h"
 
 typedef struct opts {
@@ -310,29 +311,29 @@ static void drain(xferd_t *d)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: xferd --config WORKFLOW.yaml [--endpoint EP] [--run-dir DIR] "
-               "[--journal FILE]\n"
-               "             [--token-file FILE] [--allow-remote] [--log FILE] [--quiet] "
-               "[--ready-file FILE]\n");
+    fprintf(f,
+            "usage: xferd --config WORKFLOW.yaml [--endpoint EP] [--run-dir DIR] "
+            "[--journal FILE]\n"
+            "             [--token-file FILE] [--allow-remote] [--log FILE] [--quiet] "
+            "[--ready-file FILE]\n"
+            "       xferd -h|--help | --version\n"
+            "The control daemon of a workflow (docs/control-protocol.md); xfer-run starts it.\n");
 }
 
 static int parse_opts(int argc, char **argv, opts_t *o)
 {
-    static const struct option longs[] = {{"config", required_argument, NULL, 'c'},
-                                          {"endpoint", required_argument, NULL, 'e'},
-                                          {"run-dir", required_argument, NULL, 'r'},
-                                          {"journal", required_argument, NULL, 'j'},
-                                          {"token-file", required_argument, NULL, 't'},
-                                          {"allow-remote", no_argument, NULL, 'a'},
-                                          {"log", required_argument, NULL, 'l'},
-                                          {"quiet", no_argument, NULL, 'q'},
-                                          {"ready-file", required_argument, NULL, 'R'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+        {"config", required_argument, NULL, 'c'},     {"endpoint", required_argument, NULL, 'e'},
+        {"run-dir", required_argument, NULL, 'r'},    {"journal", required_argument, NULL, 'j'},
+        {"token-file", required_argument, NULL, 't'}, {"allow-remote", no_argument, NULL, 'a'},
+        {"log", required_argument, NULL, 'l'},        {"quiet", no_argument, NULL, 'q'},
+        {"ready-file", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},          {NULL, 0, NULL, 0}};
     int c;
 
     memset(o, 0, sizeof(*o));
-    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longs, NULL)) != -1) {
         switch (c) {
         case 'c':
             o->config = optarg;
@@ -364,21 +365,17 @@ static int parse_opts(int argc, char **argv, opts_t *o)
         case 'h':
             usage(stdout);
             exit(0);
+        case 'V':
+            xfer_cli_version("xferd");
+            exit(0);
         default:
-            usage(stderr);
-            return -1;
+            xfer_cli_bad_option("xferd", c, argv);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "xferd: unexpected argument \"%s\"\n", argv[optind]);
-        usage(stderr);
-        return -1;
-    }
-    if (!o->config) {
-        fprintf(stderr, "xferd: --config is required\n");
-        usage(stderr);
-        return -1;
-    }
+    if (optind < argc)
+        xfer_cli_usage_error("xferd", "unexpected argument \"%s\"", argv[optind]);
+    if (!o->config)
+        xfer_cli_usage_error("xferd", "--config is required");
     return 0;
 }
 

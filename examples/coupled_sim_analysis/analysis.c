@@ -24,6 +24,7 @@
 #include <xfer/adapter.h>
 #endif
 
+#include "common/cli.h"
 #include "gs_common.h"
 
 extern char **environ;
@@ -70,59 +71,77 @@ static void usage(FILE *f)
             "  per step (group).\n");
 }
 
-static int parse_args(int argc, char **argv, opts_t *o)
+/* The options; --help, --version and usage errors exit. */
+static void parse_args(int argc, char **argv, opts_t *o)
 {
-    int a;
-    for (a = 1; a < argc; a++) {
-        const char *k = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(k, "-h") == 0 || strcmp(k, "--help") == 0) {
+    enum {
+        O_BINS = 256,
+        O_NOHDF5,
+        O_NOPLOTS,
+        O_LAYOUT,
+        O_OUTPUT,
+        O_CHANNEL,
+        O_CONFIG,
+        O_COMPONENT,
+        O_VERSION
+    };
+    static const struct option longopts[] = {{"bins", required_argument, NULL, O_BINS},
+                                             {"no-hdf5", no_argument, NULL, O_NOHDF5},
+                                             {"no-plots", no_argument, NULL, O_NOPLOTS},
+                                             {"layout", required_argument, NULL, O_LAYOUT},
+                                             {"output", required_argument, NULL, O_OUTPUT},
+                                             {"channel", required_argument, NULL, O_CHANNEL},
+                                             {"config", required_argument, NULL, O_CONFIG},
+                                             {"component", required_argument, NULL, O_COMPONENT},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, O_VERSION},
+                                             {NULL, 0, NULL, 0}};
+    const char *prog = "gray-scott-analysis";
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             exit(0);
-        } else if (strcmp(k, "--no-hdf5") == 0) {
+        case O_VERSION:
+            xfer_cli_version(prog);
+            exit(0);
+        case O_BINS:
+            o->bins = (int) xfer_cli_long(prog, "--bins", optarg, 1, 1000000);
+            break;
+        case O_NOHDF5:
             o->hdf5 = 0;
-            continue;
-        } else if (strcmp(k, "--no-plots") == 0) {
+            break;
+        case O_NOPLOTS:
             o->plots = 0;
-            continue;
-        }
-        if (!val) {
-            fprintf(stderr, "gray-scott-analysis: %s: unknown option or missing value\n", k);
-            return -1;
-        }
-        if (strcmp(k, "--bins") == 0) {
-            char *end;
-            long v;
-            errno = 0;
-            v = strtol(val, &end, 10);
-            if (errno || end == val || *end || v < 1 || v > 1000000) {
-                fprintf(stderr, "gray-scott-analysis: --bins: bad value \"%s\"\n", val);
-                return -1;
-            }
-            o->bins = (int) v;
-        } else if (strcmp(k, "--layout") == 0) {
-            if (strcmp(val, "step") == 0)
+            break;
+        case O_LAYOUT:
+            if (strcmp(optarg, "step") == 0)
                 o->layout = 1;
-            else if (strcmp(val, "group") == 0)
+            else if (strcmp(optarg, "group") == 0)
                 o->layout = 0;
-            else {
-                fprintf(stderr, "gray-scott-analysis: --layout: expected step or group\n");
-                return -1;
-            }
-        } else if (strcmp(k, "--output") == 0) {
-            o->output = val;
-        } else if (strcmp(k, "--channel") == 0) {
-            o->channel = val;
-        } else if (strcmp(k, "--config") == 0) {
-            o->config = val;
-        } else if (strcmp(k, "--component") == 0) {
-            o->component = val;
-        } else {
-            fprintf(stderr, "gray-scott-analysis: unknown option %s\n", k);
-            return -1;
+            else
+                xfer_cli_usage_error(prog, "--layout: expected step or group, got \"%s\"", optarg);
+            break;
+        case O_OUTPUT:
+            o->output = optarg;
+            break;
+        case O_CHANNEL:
+            o->channel = optarg;
+            break;
+        case O_CONFIG:
+            o->config = optarg;
+            break;
+        case O_COMPONENT:
+            o->component = optarg;
+            break;
+        default:
+            xfer_cli_bad_option(prog, c, argv);
         }
-        a++;
     }
-    return 0;
+    if (optind < argc)
+        xfer_cli_usage_error(prog, "unexpected argument \"%s\"", argv[optind]);
 }
 
 /* Run gnuplot on a script; 0 when it exited with 0, else a message in err. */
@@ -310,10 +329,7 @@ int main(int argc, char **argv)
     h5vars_t hv;
 #endif
 
-    if (parse_args(argc, argv, &o) != 0) {
-        usage(stderr);
-        return 2;
-    }
+    parse_args(argc, argv, &o);
     /* MPI_THREAD_MULTIPLE when the library has it: libxfer's progress thread then moves each
      * step while this rank computes (progress: auto; docs/runtime.md, Progress) */
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);

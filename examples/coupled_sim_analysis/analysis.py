@@ -10,7 +10,7 @@ figures: V_steps.png (V at up to six steps) and stats.png (the statistics and th
 over time), with matplotlib.
 
     gray-scott-analysis-py [--bins B] [--output DIR] [--channel NAME] [--no-plots]
-                           [--config FILE] [--component NAME]
+                           [--config FILE] [--component NAME] [-h|--help] [--version]
 """
 import argparse
 import os
@@ -104,6 +104,9 @@ def main():
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--config")
     p.add_argument("--component")
+    p.add_argument("--version", action="version",
+                   version=f"gray-scott-analysis-py (libxfer {xfer.__version__}, MPI flavour "
+                           f"{xfer.MPI_FLAVOR})")
     a = p.parse_args()
     if a.bins < 1:
         p.error("--bins must be at least 1")

@@ -26,6 +26,7 @@
 
 #include <xfer/xfer.h>
 
+#include "common/cli.h"
 #include "gs_common.h"
 
 /* How the halo is exchanged (--halo). */
@@ -92,93 +93,122 @@ static void usage(FILE *f)
                "  give the same results.\n");
 }
 
-static int parse_long(const char *s, long lo, long *out)
+/* The options; --help, --version and usage errors exit. */
+static void parse_args(int argc, char **argv, opts_t *o)
 {
-    char *end;
-    long v = 0;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtod(s, &end);
-    return errno || end == s || *end ? -1 : 0;
-}
-
-static int parse_args(int argc, char **argv, opts_t *o)
-{
-    int a;
-    long v = 0;
-    for (a = 1; a < argc; a++) {
-        const char *k = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
-        int bad = 0;
-        if (strcmp(k, "-h") == 0 || strcmp(k, "--help") == 0) {
+    enum {
+        O_STEPS = 256,
+        O_EVERY,
+        O_SIZE,
+        O_BINS,
+        O_SEED,
+        O_F,
+        O_K,
+        O_DU,
+        O_DV,
+        O_DT,
+        O_NOISE,
+        O_OUTPUT,
+        O_CHANNEL,
+        O_CONFIG,
+        O_COMPONENT,
+        O_HALO,
+        O_VERSION
+    };
+    static const struct option longopts[] = {{"steps", required_argument, NULL, O_STEPS},
+                                             {"every", required_argument, NULL, O_EVERY},
+                                             {"size", required_argument, NULL, O_SIZE},
+                                             {"bins", required_argument, NULL, O_BINS},
+                                             {"seed", required_argument, NULL, O_SEED},
+                                             {"F", required_argument, NULL, O_F},
+                                             {"k", required_argument, NULL, O_K},
+                                             {"Du", required_argument, NULL, O_DU},
+                                             {"Dv", required_argument, NULL, O_DV},
+                                             {"dt", required_argument, NULL, O_DT},
+                                             {"noise", required_argument, NULL, O_NOISE},
+                                             {"output", required_argument, NULL, O_OUTPUT},
+                                             {"channel", required_argument, NULL, O_CHANNEL},
+                                             {"config", required_argument, NULL, O_CONFIG},
+                                             {"component", required_argument, NULL, O_COMPONENT},
+                                             {"halo", required_argument, NULL, O_HALO},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, O_VERSION},
+                                             {NULL, 0, NULL, 0}};
+    const char *prog = "gray-scott-sim";
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             exit(0);
-        }
-        if (!val) {
-            fprintf(stderr, "gray-scott-sim: %s: unknown option or missing value\n", k);
-            return -1;
-        }
-        if (strcmp(k, "--steps") == 0)
-            bad = parse_long(val, 1, &o->steps);
-        else if (strcmp(k, "--every") == 0)
-            bad = parse_long(val, 1, &o->every);
-        else if (strcmp(k, "--size") == 0)
-            bad = parse_long(val, 1, &o->size);
-        else if (strcmp(k, "--bins") == 0) {
-            bad = parse_long(val, 1, &v) || v > 1000000;
-            o->bins = (int) v;
-        } else if (strcmp(k, "--seed") == 0) {
-            bad = parse_long(val, 0, &v);
-            o->seed = (uint64_t) v;
-        } else if (strcmp(k, "--F") == 0)
-            bad = parse_double(val, &o->feed);
-        else if (strcmp(k, "--k") == 0)
-            bad = parse_double(val, &o->kill);
-        else if (strcmp(k, "--Du") == 0)
-            bad = parse_double(val, &o->du);
-        else if (strcmp(k, "--Dv") == 0)
-            bad = parse_double(val, &o->dv);
-        else if (strcmp(k, "--dt") == 0)
-            bad = parse_double(val, &o->dt);
-        else if (strcmp(k, "--noise") == 0)
-            bad = parse_double(val, &o->noise);
-        else if (strcmp(k, "--output") == 0)
-            o->output = val;
-        else if (strcmp(k, "--channel") == 0)
-            o->channel = val;
-        else if (strcmp(k, "--config") == 0)
-            o->config = val;
-        else if (strcmp(k, "--component") == 0)
-            o->component = val;
-        else if (strcmp(k, "--halo") == 0) {
-            for (o->halo = 0; o->halo < HALO_MODES && strcmp(val, halo_names[o->halo]); o->halo++)
+        case O_VERSION:
+            xfer_cli_version(prog);
+            exit(0);
+        case O_STEPS:
+            o->steps = xfer_cli_long(prog, "--steps", optarg, 1, LONG_MAX);
+            break;
+        case O_EVERY:
+            o->every = xfer_cli_long(prog, "--every", optarg, 1, LONG_MAX);
+            break;
+        case O_SIZE:
+            o->size = xfer_cli_long(prog, "--size", optarg, 1, 1L << 30);
+            break;
+        case O_BINS:
+            o->bins = (int) xfer_cli_long(prog, "--bins", optarg, 1, 1000000);
+            break;
+        case O_SEED:
+            o->seed = (uint64_t) xfer_cli_long(prog, "--seed", optarg, 0, LONG_MAX);
+            break;
+        case O_F:
+            o->feed = xfer_cli_double(prog, "--F", optarg, -1e300, 1e300);
+            break;
+        case O_K:
+            o->kill = xfer_cli_double(prog, "--k", optarg, -1e300, 1e300);
+            break;
+        case O_DU:
+            o->du = xfer_cli_double(prog, "--Du", optarg, -1e300, 1e300);
+            break;
+        case O_DV:
+            o->dv = xfer_cli_double(prog, "--Dv", optarg, -1e300, 1e300);
+            break;
+        case O_DT:
+            o->dt = xfer_cli_double(prog, "--dt", optarg, -1e300, 1e300);
+            break;
+        case O_NOISE:
+            o->noise = xfer_cli_double(prog, "--noise", optarg, -1e300, 1e300);
+            break;
+        case O_OUTPUT:
+            o->output = optarg;
+            break;
+        case O_CHANNEL:
+            o->channel = optarg;
+            break;
+        case O_CONFIG:
+            o->config = optarg;
+            break;
+        case O_COMPONENT:
+            o->component = optarg;
+            break;
+        case O_HALO:
+            for (o->halo = 0; o->halo < HALO_MODES && strcmp(optarg, halo_names[o->halo]);
+                 o->halo++)
                 ;
-            bad = o->halo == HALO_MODES;
-        } else {
-            fprintf(stderr, "gray-scott-sim: unknown option %s\n", k);
-            return -1;
+            if (o->halo == HALO_MODES)
+                xfer_cli_usage_error(prog,
+                                     "--halo: expected sendrecv, vonneumann or moore, got "
+                                     "\"%s\"",
+                                     optarg);
+            break;
+        default:
+            xfer_cli_bad_option(prog, c, argv);
         }
-        if (bad) {
-            fprintf(stderr, "gray-scott-sim: %s: bad value \"%s\"\n", k, val);
-            return -1;
-        }
-        a++;
     }
-    if (o->every > o->steps) {
-        fprintf(stderr, "gray-scott-sim: --every %ld exceeds --steps %ld: nothing to send\n",
-                o->every, o->steps);
-        return -1;
-    }
-    return 0;
+    if (optind < argc)
+        xfer_cli_usage_error(prog, "unexpected argument \"%s\"", argv[optind]);
+    if (o->every > o->steps)
+        xfer_cli_usage_error(prog, "--every %ld exceeds --steps %ld: nothing to send", o->every,
+                             o->steps);
 }
 
 /* Uniform in [0, 1) from the seed and a global cell index (splitmix64). */
@@ -385,10 +415,7 @@ int main(int argc, char **argv)
     long s;
     int comp, e = 0, provided = MPI_THREAD_SINGLE;
 
-    if (parse_args(argc, argv, &o) != 0) {
-        usage(stderr);
-        return 2;
-    }
+    parse_args(argc, argv, &o);
     /* MPI_THREAD_MULTIPLE when the library has it: libxfer's progress thread then moves each
      * step while this rank computes (progress: auto; docs/runtime.md, Progress) */
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);

@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if a.version:
         import xfer
-        print(f"xfer {xfer.__version__}")
+        print(f"python3 -m xfer (libxfer {xfer.__version__}, MPI flavour {xfer.MPI_FLAVOR})")
         return 0
     if a.command == "info":
         return info()
