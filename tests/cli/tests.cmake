@@ -19,7 +19,7 @@ if(TARGET xfer-sched)
   add_test(NAME ${P}.cli.xfer-sched COMMAND ${_cli_check} --command verify xfer-sched
                                             $<TARGET_FILE:xfer-sched>)
 endif()
-if(TARGET xfer_python)
+if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS) # python3 is not instrumented
   add_test(NAME ${P}.cli.gray-scott-analysis-py
            COMMAND ${_cli_check} gray-scott-analysis-py ${CMAKE_BINARY_DIR}/tools/gray-scott-analysis-py)
   add_test(NAME ${P}.cli.python-m-xfer
