@@ -36,9 +36,17 @@ static void usage(FILE *f)
             "  --print-config          print the effective configuration and exit\n"
             "  --dry-run               print the commands that would run and exit\n"
             "  --launch MODE           auto | mpmd | separate (overrides the file's launch)\n"
+            "  --launcher NAME         auto | mpiexec | slurm: Slurm's srun inside an\n"
+            "                          allocation (auto), else mpiexec (default:\n"
+            "                          $XFER_RUN_LAUNCHER, else auto)\n"
             "  --mpiexec PATH          launcher (default %s)\n"
             "  --mpiexec-flags FLAGS   extra launcher flags, split on spaces\n"
             "                          (default: $XFER_RUN_MPIEXEC_FLAGS)\n"
+            "  --srun PATH             Slurm's srun (default: PATH)\n"
+            "  --srun-flags FLAGS      extra srun flags, split on spaces\n"
+            "                          (default: $XFER_RUN_SRUN_FLAGS)\n"
+            "  --slurm-het             Slurm, mpmd: a heterogeneous step (one component per\n"
+            "                          part) instead of --multi-prog\n"
             "  --run-dir DIR           rendezvous directory (default: the file's run_dir, else\n"
             "                          a fresh $TMPDIR/xfer-run.XXXXXX removed at the end)\n"
             "  --keep-run-dir          do not remove the fresh run directory\n"
@@ -70,7 +78,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
         O_WALL,
         O_XFERD,
         O_NODAEMON,
-        O_VERSION
+        O_VERSION,
+        O_LAUNCHER,
+        O_SRUN,
+        O_SRUNFLAGS,
+        O_HET
     };
     static const struct option longopts[] = {{"check", no_argument, NULL, O_CHECK},
                                              {"print-config", no_argument, NULL, O_PRINT},
@@ -83,6 +95,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                              {"walltime", required_argument, NULL, O_WALL},
                                              {"xferd", required_argument, NULL, O_XFERD},
                                              {"no-daemon", no_argument, NULL, O_NODAEMON},
+                                             {"launcher", required_argument, NULL, O_LAUNCHER},
+                                             {"srun", required_argument, NULL, O_SRUN},
+                                             {"srun-flags", required_argument, NULL, O_SRUNFLAGS},
+                                             {"slurm-het", no_argument, NULL, O_HET},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, O_VERSION},
@@ -92,6 +108,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
     memset(o, 0, sizeof *o);
     o->mpiexec = XFER_RUN_MPIEXEC;
     o->mpiexec_flags = getenv("XFER_RUN_MPIEXEC_FLAGS");
+    o->srun_flags = getenv("XFER_RUN_SRUN_FLAGS");
+    o->launcher = getenv("XFER_RUN_LAUNCHER");
+    if (!o->launcher || !*o->launcher)
+        o->launcher = "auto";
     opterr = 0; /* our words, below */
     while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
         switch (c) {
@@ -131,6 +151,18 @@ static int parse_args(int argc, char **argv, opts_t *o)
             break;
         case O_MPIEXEC:
             o->mpiexec = optarg;
+            break;
+        case O_LAUNCHER:
+            o->launcher = optarg;
+            break;
+        case O_SRUN:
+            o->srun = optarg;
+            break;
+        case O_SRUNFLAGS:
+            o->srun_flags = optarg;
+            break;
+        case O_HET:
+            o->slurm_het = 1;
             break;
         case O_FLAGS:
             o->mpiexec_flags = optarg;
@@ -172,6 +204,12 @@ static int parse_args(int argc, char **argv, opts_t *o)
         return -1;
     }
     o->file = argv[optind];
+    if (strcmp(o->launcher, "auto") && strcmp(o->launcher, "mpiexec") &&
+        strcmp(o->launcher, "slurm")) {
+        run_error("--launcher (or XFER_RUN_LAUNCHER): expected auto|mpiexec|slurm, got \"%s\"",
+                  o->launcher);
+        return -1;
+    }
     return 0;
 }
 
@@ -227,6 +265,8 @@ int main(int argc, char **argv)
             print_command(&pl.rootenv, &pl.xferd);
         for (i = 0; i < pl.nlines; i++)
             print_command(&pl.rootenv, &pl.lines[i]);
+        for (i = 0; i < (int) pl.mp_lines.n; i++) /* what --multi-prog's file would hold */
+            printf("  %s\n", pl.mp_lines.v[i]);
         goto plan_out;
     }
     fflush(NULL);

@@ -288,6 +288,16 @@ signal)
         [ -e "${pids[0]}" ] && [ ${#pids[@]} = 3 ] && break
         sleep 0.05
     done
+    # the run directory and the xferctl command xfer-run printed at start work as printed
+    watch=$(sed -n 's/^xfer-run: run directory .*; watch it with: xferctl //p' "$work/err")
+    xferctl=$(dirname "$xr")/../daemons/xferctl/xferctl
+    if [ -z "$watch" ]; then
+        fail "xfer-run did not print the xferctl command"
+    elif [ -x "$xferctl" ]; then
+        # shellcheck disable=SC2086 # the printed command, split as a shell would
+        "$xferctl" ${watch% watch} status >"$work/status" 2>&1 || fail "xferctl ${watch% watch} status failed"
+        grep -q "launcher-sleepers" "$work/status" || fail "xferctl status: $(cat "$work/status")"
+    fi
     t0=$(now_ms)
     kill -s "$sig" "$xp"
     wait "$xp"

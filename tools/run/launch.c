@@ -2,6 +2,8 @@
 /* xfer-run: the launchers: how a plan's contexts become launcher command lines. */
 #define _XOPEN_SOURCE 700
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,4 +83,155 @@ void add_launcher(const plan_t *pl, const opts_t *o, strv_t *s)
         sv_push(s, "--ompi-server");
         sv_take(s, xprintf("file:%s", pl->uri));
     }
+}
+
+/* ---- Slurm: srun -------------------------------------------------------------------------- */
+
+/* srun and the flags every srun of this run shares: the MPI plugin of the flavour (MPICH
+ * speaks PMI-2, Open MPI PMIx; the wrong one starts N singletons without a word, so it is
+ * never left to a cluster default unless SLURM_MPI_TYPE says which), no stdin (a background
+ * srun would read the caller's), and a failing task ends the step. */
+static void add_srun(const plan_t *pl, const opts_t *o, strv_t *s)
+{
+    const char *f = o->srun_flags ? o->srun_flags : "";
+    const char *mpi_type = getenv("SLURM_MPI_TYPE");
+
+    sv_push(s, pl->srun);
+    while (*f) {
+        size_t n;
+        f += strspn(f, " \t");
+        n = strcspn(f, " \t");
+        if (n)
+            sv_take(s, checked(strndup(f, n)));
+        f += n;
+    }
+    if (!mpi_type || !*mpi_type)
+        sv_push(s, pl->openmpi ? "--mpi=pmix" : "--mpi=pmi2");
+    sv_push(s, "--input=none");
+    sv_push(s, "--kill-on-bad-exit=1");
+    sv_take(s, xprintf("--job-name=%s", pl->cfg->workflow));
+}
+
+/* Component @p c's command: its environment as `env NAME=VALUE ...` (srun passes xfer-run's
+ * environment on, and under srun MPI_APPNUM does not tell components apart), then the
+ * command and its arguments; in an MPMD launch behind xfer-run's output prefixer. */
+static void add_srun_command(const plan_t *pl, int c, const char *cmd, int het, strv_t *s)
+{
+    const xfer_cfg_component_t *k = &pl->cfg->components[c];
+    int i;
+
+    if (pl->mode == XFER_LAUNCH_MPMD && !quiet) {
+        sv_push(s, pl->self);
+        sv_push(s, "--exec-prefixed");
+        sv_push(s, k->name);
+        sv_push(s, "--");
+    }
+    sv_push(s, pl->env);
+    sv_take(s, xprintf("XFER_CONFIG=%s", pl->config_path));
+    sv_take(s, xprintf("XFER_COMPONENT=%s", k->name));
+    sv_take(s, xprintf("XFER_RUN_DIR=%s", pl->run_dir));
+    sv_take(s, xprintf("XFER_LAUNCH=%s", pl->mode == XFER_LAUNCH_MPMD ? "mpmd" : "separate"));
+    if (pl->endpoint) {
+        sv_take(s, xprintf("XFER_CONTROL_ENDPOINT=%s", pl->endpoint));
+        if (pl->token_file)
+            sv_take(s, xprintf("XFER_CONTROL_TOKEN_FILE=%s", pl->token_file));
+    }
+    /* Open MPI in a heterogeneous step: its shared-memory transport crashed (2 of 2) */
+    if (het && pl->openmpi && !getenv("OMPI_MCA_btl"))
+        sv_push(s, "OMPI_MCA_btl=self,tcp");
+    for (i = 0; i < k->nenv; i++)
+        sv_push(s, k->env[i]);
+    sv_push(s, cmd);
+    for (i = 1; i < k->argc; i++)
+        sv_push(s, k->argv[i]);
+}
+
+/* A word of a --multi-prog line: srun splits on blanks and honours single quotes only. */
+static int multiprog_word(const char *w, char **out)
+{
+    if (strchr(w, '\'') || strchr(w, '\n')) {
+        run_error("srun --multi-prog cannot carry the argument \"%s\" (a quote or newline in it); "
+                  "use --slurm-het",
+                  w);
+        return -1;
+    }
+    *out = xprintf("'%s'", w);
+    return 0;
+}
+
+int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds)
+{
+    const xfer_config_t *cfg = pl->cfg;
+    int c, i, first = 0;
+
+    if (pl->mode == XFER_LAUNCH_SEPARATE) { /* one srun (a job, or a step) per component */
+        pl->nlines = cfg->ncomponents;
+        pl->lines = checked(calloc((size_t) cfg->ncomponents, sizeof(strv_t)));
+        for (c = 0; c < cfg->ncomponents; c++) {
+            add_srun(pl, o, &pl->lines[c]);
+            sv_push(&pl->lines[c], "-n");
+            sv_take(&pl->lines[c], xprintf("%d", cfg->components[c].nprocs));
+            if (pl->in_allocation) /* steps of one allocation that share its CPUs */
+                sv_push(&pl->lines[c], "--overlap");
+            add_srun_command(pl, c, cmds[c], 0, &pl->lines[c]);
+        }
+        return 0;
+    }
+    pl->nlines = 1;
+    pl->lines = checked(calloc(1, sizeof(strv_t)));
+    add_srun(pl, o, &pl->lines[0]);
+    if (o->slurm_het) { /* srun -n P CMD_A : -n Q CMD_B (needs two nodes in the allocation) */
+        for (c = 0; c < cfg->ncomponents; c++) {
+            if (c > 0)
+                sv_push(&pl->lines[0], ":");
+            sv_push(&pl->lines[0], "-n");
+            sv_take(&pl->lines[0], xprintf("%d", cfg->components[c].nprocs));
+            add_srun_command(pl, c, cmds[c], 1, &pl->lines[0]);
+        }
+        return 0;
+    }
+    /* srun -n P+Q --multi-prog FILE: a line per component, "FIRST-LAST WORDS..." */
+    for (c = 0; c < cfg->ncomponents; c++) {
+        strv_t words = {NULL, 0, 0};
+        char *line = xprintf("%d-%d", first, first + cfg->components[c].nprocs - 1);
+        add_srun_command(pl, c, cmds[c], 0, &words);
+        for (i = 0; i < (int) words.n; i++) {
+            char *q, *l2;
+            if (multiprog_word(words.v[i], &q) != 0) {
+                sv_free(&words);
+                free(line);
+                return -1;
+            }
+            l2 = xprintf("%s %s", line, q);
+            free(q);
+            free(line);
+            line = l2;
+        }
+        sv_free(&words);
+        sv_take(&pl->mp_lines, line);
+        first += cfg->components[c].nprocs;
+    }
+    pl->multiprog = xprintf("%s/slurm.multi-prog", pl->run_dir);
+    sv_push(&pl->lines[0], "-n");
+    sv_take(&pl->lines[0], xprintf("%d", first));
+    sv_push(&pl->lines[0], "--multi-prog");
+    sv_push(&pl->lines[0], pl->multiprog);
+    if (o->dry_run)
+        return 0; /* printed, not written */
+    {
+        FILE *f = fopen(pl->multiprog, "w");
+        size_t j;
+        if (!f) {
+            run_error("cannot write %s: %s", pl->multiprog, strerror(errno));
+            return -1;
+        }
+        fprintf(f, "# written by xfer-run for workflow %s: srun --multi-prog\n", cfg->workflow);
+        for (j = 0; j < pl->mp_lines.n; j++)
+            fprintf(f, "%s\n", pl->mp_lines.v[j]);
+        if (fclose(f) != 0) {
+            run_error("cannot write %s: %s", pl->multiprog, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
 }

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "run.h"
 
@@ -27,7 +30,7 @@ static char *mpich_device(const char *version)
 
 /* launch: auto -> separate where the MPI library can open ports, else mpmd. MPI_Get_library_
  * version may be called before MPI_Init (MPI-3.1 sec. 8.1.1); xfer-run never initializes MPI. */
-static xfer_launch_t auto_launch(void)
+static xfer_launch_t auto_launch(int slurm)
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
     int len = 0;
@@ -37,7 +40,10 @@ static xfer_launch_t auto_launch(void)
         run_note("launch auto: cannot read the MPI library version; using mpmd");
         return XFER_LAUNCH_MPMD;
     }
-    if (strstr(version, "Open MPI")) {
+    if (strstr(version, "Open MPI") && slurm) {
+        /* separate srun jobs have no ompi-server to meet at (direct launch, PMIx in slurmd) */
+        mode = XFER_LAUNCH_MPMD;
+    } else if (strstr(version, "Open MPI")) {
         char *server = find_in_path("ompi-server");
         if (server)
             mode = XFER_LAUNCH_SEPARATE;
@@ -54,7 +60,7 @@ static xfer_launch_t auto_launch(void)
     return mode;
 }
 
-static int choose_launch(const opts_t *o, const xfer_config_t *cfg, xfer_launch_t *mode)
+static int choose_launch(const opts_t *o, const xfer_config_t *cfg, int slurm, xfer_launch_t *mode)
 {
     xfer_launch_t want = cfg->launch;
 
@@ -67,7 +73,47 @@ static int choose_launch(const opts_t *o, const xfer_config_t *cfg, xfer_launch_
                   "with mpiexec");
         return -1;
     }
-    *mode = want == XFER_LAUNCH_AUTO ? auto_launch() : want;
+    *mode = want == XFER_LAUNCH_AUTO ? auto_launch(slurm) : want;
+    if (slurm && *mode == XFER_LAUNCH_SEPARATE && strcmp(XFER_MPI_FLAVOR, "openmpi") == 0) {
+        run_error("launch: separate under Slurm with Open MPI: separately started srun jobs "
+                  "cannot connect (direct launch has no ompi-server to meet at); use launch: "
+                  "mpmd (one srun for every component)");
+        return -1;
+    }
+    return 0;
+}
+
+/* --launcher auto: Slurm's srun inside an allocation, else mpiexec. */
+static int choose_launcher(const opts_t *o, plan_t *pl)
+{
+    const char *job = getenv("SLURM_JOB_ID");
+    char *srun = NULL;
+
+    pl->in_allocation = job && *job;
+    if (!strcmp(o->launcher, "mpiexec"))
+        return 0;
+    if (o->srun)
+        srun = is_exec_file(o->srun) ? abs_path(o->srun) : NULL;
+    else
+        srun = find_in_path("srun");
+    if (!strcmp(o->launcher, "auto")) {
+        pl->slurm = pl->in_allocation && srun;
+        if (pl->slurm) {
+            run_note("inside Slurm job %s: launching with %s (--launcher mpiexec to use mpiexec)",
+                     job, srun);
+            pl->srun = srun;
+        } else {
+            free(srun);
+        }
+        return 0;
+    }
+    if (!srun) {
+        run_error("--launcher slurm: srun %s",
+                  o->srun ? "is not an executable file" : "not found in PATH (--srun PATH)");
+        return -1;
+    }
+    pl->slurm = 1;
+    pl->srun = srun;
     return 0;
 }
 
@@ -128,7 +174,9 @@ static int setup_run_dir(plan_t *pl, const opts_t *o)
     }
     if (!tmp || !*tmp)
         tmp = "/tmp";
-    tmpl = xprintf("%s/xfer-run.XXXXXX", tmp);
+    /* Slurm: the nodes share the working directory (the submit directory), not /tmp; the
+     * token, the port files and the multi-prog file live in the run directory */
+    tmpl = pl->slurm ? xstrdup("xfer-run.XXXXXX") : xprintf("%s/xfer-run.XXXXXX", tmp);
     pl->run_dir = abs_path(tmpl);
     free(tmpl);
     if (o->dry_run)
@@ -139,6 +187,36 @@ static int setup_run_dir(plan_t *pl, const opts_t *o)
     }
     pl->run_dir_tmp = 1;
     return 0;
+}
+
+/* Do the components run on other hosts than this one? Under Slurm, when the allocation has
+ * several nodes, or srun makes its own (outside an allocation: perhaps on other nodes). */
+static int multi_node(const plan_t *pl)
+{
+    const char *n = getenv("SLURM_JOB_NUM_NODES");
+    if (!pl->slurm)
+        return 0;
+    if (!pl->in_allocation)
+        return 1;
+    return n && atoi(n) > 1;
+}
+
+/* A TCP port free now (the kernel's choice), for xferd to bind in a moment. */
+static int free_tcp_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+    if (fd < 0)
+        return -1;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (bind(fd, (struct sockaddr *) &a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *) &a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
 }
 
 /* xferd: --xferd, $XFER_XFERD, next to this executable, the build tree, PATH. */
@@ -195,7 +273,21 @@ static int plan_daemon(plan_t *pl, const opts_t *o, const char *self_dir)
                   o->xferd ? o->xferd : "looked next to xfer-run, in the build tree and in PATH");
         return -1;
     }
-    pl->endpoint = xprintf("ipc://%s/xferd.sock", pl->run_dir);
+    if (multi_node(pl)) { /* components on other nodes: TCP on this host's name */
+        char host[256];
+        int port = free_tcp_port();
+        if (gethostname(host, sizeof host) != 0 || port <= 0) {
+            run_error("cannot choose xferd's TCP endpoint (%s); set control.endpoint",
+                      strerror(errno));
+            free(path);
+            return -1;
+        }
+        host[sizeof host - 1] = '\0';
+        pl->endpoint = xprintf("tcp://%s:%d", host, port);
+        pl->bind = xprintf("tcp://0.0.0.0:%d", port);
+    } else {
+        pl->endpoint = xprintf("ipc://%s/xferd.sock", pl->run_dir);
+    }
     if (strlen(pl->endpoint) > 100) { /* sockaddr_un.sun_path holds 108 bytes */
         run_error("run directory %s is too long for xferd's ipc socket (at most 86 characters): "
                   "choose a shorter --run-dir, or run xferd yourself and set control.endpoint",
@@ -215,7 +307,9 @@ static int plan_daemon(plan_t *pl, const opts_t *o, const char *self_dir)
     sv_push(&pl->xferd, "--run-dir");
     sv_push(&pl->xferd, pl->run_dir);
     sv_push(&pl->xferd, "--endpoint");
-    sv_push(&pl->xferd, pl->endpoint);
+    sv_push(&pl->xferd, pl->bind ? pl->bind : pl->endpoint);
+    if (pl->bind)
+        sv_push(&pl->xferd, "--allow-remote"); /* the token guards it; components are remote */
     sv_push(&pl->xferd, "--token-file");
     sv_push(&pl->xferd, pl->token_file);
     sv_push(&pl->xferd, "--ready-file");
@@ -236,7 +330,7 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
     memset(pl, 0, sizeof *pl);
     pl->cfg = cfg;
     pl->openmpi = strcmp(XFER_MPI_FLAVOR, "openmpi") == 0;
-    if (choose_launch(o, cfg, &pl->mode) != 0)
+    if (choose_launcher(o, pl) != 0 || choose_launch(o, cfg, pl->slurm, &pl->mode) != 0)
         return -1;
     n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n < 0) {
@@ -250,7 +344,7 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
     yaml_dir = dir_of(pl->config_path);
 
     /* everything is checked before anything starts */
-    if (!is_exec_file(o->mpiexec)) {
+    if (!pl->slurm && !is_exec_file(o->mpiexec)) {
         run_error("launcher %s: %s", o->mpiexec,
                   access(o->mpiexec, F_OK) != 0 ? strerror(errno) : "not an executable file");
         goto out;
@@ -262,7 +356,7 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
         if (!cmds[c])
             goto out;
     }
-    if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE) {
+    if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE && !pl->slurm) {
         char *server = find_in_path("ompi-server");
         if (!server) {
             run_error("launch separate with Open MPI needs ompi-server in PATH");
@@ -296,7 +390,15 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
         }
     }
 
-    if (pl->mode == XFER_LAUNCH_MPMD) {
+    if (pl->slurm) {
+        if (!(pl->env = find_in_path("env"))) {
+            run_error("env(1) not found in PATH: srun needs it to set each component's "
+                      "environment");
+            goto out;
+        }
+        if (slurm_lines(pl, o, (const char *const *) cmds) != 0)
+            goto out;
+    } else if (pl->mode == XFER_LAUNCH_MPMD) {
         pl->nlines = 1;
         pl->lines = checked(calloc(1, sizeof(strv_t)));
         add_launcher(pl, o, &pl->lines[0]);
@@ -353,6 +455,11 @@ void free_plan(plan_t *pl, int keep_run_dir)
     sv_free(&pl->rootenv);
     sv_free(&pl->xferd);
     free(pl->endpoint);
+    free(pl->bind);
+    free(pl->multiprog);
+    free(pl->srun);
+    free(pl->env);
+    sv_free(&pl->mp_lines);
     free(pl->token_file);
     free(pl->ready);
     free(pl->journal);

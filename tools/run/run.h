@@ -54,14 +54,23 @@ typedef struct opts {
     const char *launch;
     const char *walltime_text;
     const char *xferd;
+    const char *launcher;   /* auto | mpiexec | slurm (default: $XFER_RUN_LAUNCHER, else auto) */
+    const char *srun;       /* Slurm's srun (default: PATH) */
+    const char *srun_flags; /* extra srun flags (default: $XFER_RUN_SRUN_FLAGS) */
     double walltime;
-    int check, print_config, dry_run, keep_run_dir, no_daemon;
+    int check, print_config, dry_run, keep_run_dir, no_daemon, slurm_het;
 } opts_t;
 
 typedef struct plan {
     const xfer_config_t *cfg;
     xfer_launch_t mode;
     int openmpi;
+    int slurm;         /* the launcher is Slurm's srun (else mpiexec) */
+    char *srun;        /* its path */
+    char *env;         /* env(1), which sets a component's environment under srun */
+    int in_allocation; /* inside a Slurm allocation (SLURM_JOB_ID): srun starts job steps */
+    char *multiprog;   /* srun --multi-prog: the file (in the run directory) */
+    strv_t mp_lines;   /* its lines */
     char *self;        /* this executable, absolute */
     char *config_path; /* the workflow file, absolute */
     char *run_dir;     /* absolute */
@@ -73,6 +82,7 @@ typedef struct plan {
     strv_t rootenv; /* NAME=value xfer-run adds to its own environment */
     /* the control plane: xferd, started here unless the file names a running one */
     char *endpoint;    /* NULL: no control plane */
+    char *bind;        /* what xferd binds, when not endpoint (TCP for remote components) */
     char *token_file;  /* the workflow token */
     int make_token;    /* xfer-run writes a fresh token there */
     char *ready;       /* xferd writes its endpoint here once it serves */
@@ -118,6 +128,7 @@ void print_command(const strv_t *env, const strv_t *cmd);
 /* launch.c: the launchers: how a plan's contexts become launcher command lines */
 void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s);
 void add_launcher(const plan_t *pl, const opts_t *o, strv_t *s);
+int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds);
 
 /* supervise.c: running the plan: servers, xferd, the launches, supervision to the end */
 int run_workflow(const plan_t *pl, const opts_t *o);

@@ -22,7 +22,7 @@
 /* ---- running ------------------------------------------------------------------------------ */
 
 typedef struct job {
-    const char *name; /* the component (separate) or "mpiexec" (mpmd) */
+    const char *name; /* the component (separate) or the launcher (mpmd: "mpiexec", "srun") */
     char *prefix;
     pid_t pid; /* > 0 while running */
     stream_t out, err;
@@ -160,7 +160,7 @@ static void reap(runner_t *r)
             continue; /* later exits of a stopping run are consequences, not causes */
         r->result = code;
         if (!r->report_components) {
-            run_note("mpiexec exited with code %d", code);
+            run_note("%s exited with code %d", r->jobs[j].name, code);
         } else if (WIFSIGNALED(st)) {
             run_error("component %s failed (signal %d, %s); stopping the others", r->jobs[j].name,
                       WTERMSIG(st), strsignal(WTERMSIG(st)));
@@ -483,7 +483,9 @@ int run_workflow(const plan_t *pl, const opts_t *o)
     }
     for (j = 0; j < r.njobs; j++) {
         job_t *jb = &r.jobs[j];
-        jb->name = pl->mode == XFER_LAUNCH_SEPARATE ? pl->cfg->components[j].name : "mpiexec";
+        jb->name = pl->mode == XFER_LAUNCH_SEPARATE ? pl->cfg->components[j].name
+                   : pl->slurm                      ? "srun"
+                                                    : "mpiexec";
         jb->out.fd = jb->err.fd = jb->stdin_w = -1;
     }
 
@@ -498,6 +500,19 @@ int run_workflow(const plan_t *pl, const opts_t *o)
             r.result = EXIT_USAGE;
         if (!r.stop_at)
             r.stop_at = now_ms();
+    }
+    if (!r.stop_at) { /* where the run lives, and how to watch it */
+        char *ep_default = xprintf("ipc://%s/xferd.sock", pl->run_dir);
+        if (!pl->endpoint)
+            run_note("run directory %s (no control plane: nothing to watch)", pl->run_dir);
+        else if (!strcmp(pl->endpoint, ep_default))
+            run_note("run directory %s; watch it with: xferctl --config %s --run-dir %s watch",
+                     pl->run_dir, pl->config_path, pl->run_dir);
+        else
+            run_note("run directory %s; watch it with: xferctl --config %s --endpoint %s "
+                     "--token-file %s watch",
+                     pl->run_dir, pl->config_path, pl->endpoint, pl->token_file);
+        free(ep_default);
     }
     for (j = 0; j < r.njobs && !r.stop_at; j++) {
         job_t *jb = &r.jobs[j];
