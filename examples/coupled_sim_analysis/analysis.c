@@ -250,6 +250,10 @@ static void h5vars_init(h5vars_t *w, uint64_t ny, uint64_t nx, int bins)
     w->u.ndims = w->v.ndims = 2;
     w->u.dims[0] = w->v.dims[0] = ny;
     w->u.dims[1] = w->v.dims[1] = nx;
+    /* named axes: xarray and ParaView see (time, y, x) */
+    snprintf(w->u.dim_names[0], sizeof(w->u.dim_names[0]), "y");
+    snprintf(w->u.dim_names[1], sizeof(w->u.dim_names[1]), "x");
+    memcpy(w->v.dim_names, w->u.dim_names, sizeof(w->v.dim_names));
 
     snprintf(w->cols.name, sizeof(w->cols.name), "columns");
     w->cols.is_text = 1;
@@ -259,6 +263,7 @@ static void h5vars_init(h5vars_t *w, uint64_t ny, uint64_t nx, int bins)
     w->summary.type = XFER_TYPE_FLOAT64;
     w->summary.ndims = 1;
     w->summary.dims[0] = 6;
+    snprintf(w->summary.dim_names[0], sizeof(w->summary.dim_names[0]), "statistic");
     w->summary.nattrs = 1;
     w->summary.attrs = &w->cols;
 
@@ -272,6 +277,7 @@ static void h5vars_init(h5vars_t *w, uint64_t ny, uint64_t nx, int bins)
     w->hist.type = XFER_TYPE_UINT64;
     w->hist.ndims = 1;
     w->hist.dims[0] = (uint64_t) bins;
+    snprintf(w->hist.dim_names[0], sizeof(w->hist.dim_names[0]), "bin");
     w->hist.nattrs = 1;
     w->hist.attrs = &w->range;
 
@@ -292,6 +298,8 @@ static void h5_write_step(const h5vars_t *w, uint64_t step, uint64_t r0, uint64_
     uint64_t start[2] = {r0, 0}, count[2] = {nr, w->u.dims[1]}, z = 0, c6 = 6, cb = w->hist.dims[0],
              c1 = 1;
 
+    if (ops->set_time) /* the file's time coordinate: the simulated time */
+        HCHECK(ops->set_time(h5, step, time));
     HCHECK(ops->write(h5, step, &w->u, start, count, u));
     HCHECK(ops->write(h5, step, &w->v, start, count, v));
     HCHECK(ops->write(h5, step, &w->summary, &z, root ? &c6 : &z, summary));

@@ -94,6 +94,64 @@ def check_hdf5(path, rows):
     for name in ("fields/U", "fields/V", "stats/summary", "stats/v_hist", "stats/time"):
         if name not in out.stdout:
             errs.append(f"{path}: no {name} in h5ls -r:\n{out.stdout}")
+    return errs + check_coords(path, rows)
+
+
+def check_coords(path, rows):
+    """The coordinates a reader sees (h5py, xarray with h5netcdf) and the XDMF description
+    ParaView opens: /fields/U is (time, y, x) with /time the simulated times of stats.csv, and
+    fields.xmf a temporal collection of `rows` grids over datasets that exist. Skipped (with a
+    note) where h5py or xarray is not installed."""
+    import xml.etree.ElementTree as ET
+    errs = []
+    try:
+        import h5py
+    except ImportError:
+        print(f"note: no h5py: the coordinates of {path} are not checked")
+        return []
+    _, stats = read_csv(os.path.join(os.path.dirname(path), "stats.csv"))
+    want_t = [float(r["time"]) for r in stats]
+    with h5py.File(path, "r") as f:
+        u = f["fields/U"]
+        got = [u.dims[k][0].name if len(u.dims[k]) else None for k in range(3)]
+        if got != ["/time", "/fields/y", "/fields/x"]:
+            errs.append(f"{path}: /fields/U's dimension scales are {got}")
+        t = list(f["time"][:])
+        if t != want_t:
+            errs.append(f"{path}: /time is {t}, stats.csv's times {want_t}")
+        shapes = {name: f[name].shape for name in ("fields/U", "fields/V")}
+    try:
+        import xarray
+        with xarray.open_dataset(path, engine="h5netcdf", group="fields") as ds:
+            if ds["U"].dims != ("time", "y", "x") or ds["V"].dims != ("time", "y", "x"):
+                errs.append(f"{path}: xarray sees U {ds['U'].dims}, V {ds['V'].dims}")
+        with xarray.open_dataset(path, engine="h5netcdf") as root:
+            if list(root["time"].values) != want_t:
+                errs.append(f"{path}: xarray's time coordinate {list(root['time'].values)}")
+    except ImportError:
+        print(f"note: no xarray (or h5netcdf): {path} is not opened with it")
+    xmf = os.path.splitext(path)[0] + ".xmf"
+    if not os.path.isfile(xmf):
+        return errs + [f"{xmf}: missing"]
+    try:
+        root = ET.parse(xmf).getroot()
+    except ET.ParseError as e:
+        return errs + [f"{xmf}: not XML: {e}"]
+    grids = root.findall("./Domain/Grid[@CollectionType='Temporal']/Grid")
+    if len(grids) != rows:
+        errs.append(f"{xmf}: {len(grids)} steps, expected {rows}")
+    times = [float(g.find("Time").get("Value")) for g in grids]
+    if times != want_t:
+        errs.append(f"{xmf}: times {times}, stats.csv's {want_t}")
+    for item in root.iter("DataItem"):
+        if item.get("Format") != "HDF":
+            continue
+        fname, _, dset = item.text.strip().partition(":")
+        dims = tuple(int(x) for x in item.get("Dimensions").split())
+        if fname != os.path.basename(path) or dset.lstrip("/") not in shapes or \
+                shapes[dset.lstrip("/")] != dims:
+            errs.append(f"{xmf}: {item.text.strip()} {dims} does not match the file")
+            break
     return errs
 
 

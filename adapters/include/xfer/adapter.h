@@ -26,6 +26,8 @@ extern "C" {
 #endif
 
 #define XFER_ADAPTER_MAX_NAME 256 /* bytes of a variable's full name, NUL included */
+/** Longest axis name (dim_names), terminating NUL included. */
+#define XFER_ADAPTER_MAX_DIMNAME 32
 
 /** An attribute: numeric (a small array of @c type) or text. */
 typedef struct xfer_adapter_attr {
@@ -49,6 +51,10 @@ typedef struct xfer_adapter_var {
     uint64_t dims[XFER_MAX_DIMS];
     int nattrs;
     xfer_adapter_attr_t *attrs;
+    /** Optional names of the axes ("y", "x"): writers that keep coordinates (HDF5, step
+     *  dimension) name the dimension scales so; "" gives VAR_dK. Variables of a group that name
+     *  an axis alike share it. */
+    char dim_names[XFER_MAX_DIMS][XFER_ADAPTER_MAX_DIMNAME];
 } xfer_adapter_var_t;
 
 /** How received steps are laid out in the output file. */
@@ -102,6 +108,9 @@ typedef struct xfer_adapter_ops {
     xfer_status_t (*write_group)(void *h, uint64_t step, const xfer_adapter_var_t *g);
     /** Producer: what open_read left out, one "NAME: reason" line each (attributes too). */
     xfer_status_t (*skipped)(void *h, int *n, const char *const **lines);
+    /** Consumer: the time of step @p step (before its end), kept as the file's time coordinate
+     *  (HDF5, step dimension: /time; the step number when not given). */
+    xfer_status_t (*set_time)(void *h, uint64_t step, double t);
 } xfer_adapter_ops_t;
 
 /** The adapters (each defined by its own library). */

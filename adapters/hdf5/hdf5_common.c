@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The HDF5 adapter (hdf5_adapter.c): errors, types, growing arrays, selections. */
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "hdf5_internal.h"
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+typedef struct h5walk {
+    char outer[256];
+    char inner[512];
+} h5walk_t;
+
+static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
+{
+    h5walk_t *w = data;
+    if (n == 0)
+        snprintf(w->outer, sizeof(w->outer), "%s", e->desc ? e->desc : "");
+    snprintf(w->inner, sizeof(w->inner), "%s(): %s", e->func_name ? e->func_name : "?",
+             e->desc ? e->desc : "");
+    return 0;
+}
+
+/* The HDF5 error stack of this thread, in one line, then cleared. */
+void h5_message(char *out, size_t cap)
+{
+    h5walk_t w = {"", ""};
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, &w);
+    H5Eclear2(H5E_DEFAULT);
+    if (w.outer[0] && w.inner[0] && strlen(w.outer) + strlen(w.inner) + 4 <= cap)
+        snprintf(out, cap, "%.255s [%.511s]", w.outer, w.inner);
+    else
+        snprintf(out, cap, "%s", w.outer[0] ? w.outer : "no HDF5 error message");
+}
+
+/* "FILE: OBJECT: CALL failed: message" (OBJECT may be ""). */
+xfer_status_t h5_fail(xfer_status_t st, const char *file, const char *obj, const char *call)
+{
+    char msg[800];
+    h5_message(msg, sizeof(msg));
+    xfer_adapter_set_error("%s: %s%s%s failed: %s", file, obj, obj[0] ? ": " : "", call, msg);
+    return st;
+}
+
+/* Every rank gets the same status and the text of the lowest failing rank. */
+xfer_status_t h5_agree(MPI_Comm comm, xfer_status_t st)
+{
+    int in[2], out[2], rank;
+    MPI_Comm_rank(comm, &rank);
+    in[0] = (int) st;
+    in[1] = rank;
+    if (MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS) {
+        xfer_adapter_set_error("MPI_Allreduce failed while agreeing on an HDF5 status");
+        return XFER_ERR_MPI;
+    }
+    if (out[0] != XFER_SUCCESS) {
+        char text[1024];
+        snprintf(text, sizeof(text), "%s", xfer_adapter_error());
+        MPI_Bcast(text, (int) sizeof(text), MPI_CHAR, out[1], comm);
+        if (rank != out[1])
+            xfer_adapter_set_error("%s", text);
+    }
+    return (xfer_status_t) out[0];
+}
+
+hid_t h5_native_of(xfer_type_t t)
+{
+    switch (t) {
+    case XFER_TYPE_INT8:
+        return H5T_NATIVE_INT8;
+    case XFER_TYPE_UINT8:
+        return H5T_NATIVE_UINT8;
+    case XFER_TYPE_INT16:
+        return H5T_NATIVE_INT16;
+    case XFER_TYPE_UINT16:
+        return H5T_NATIVE_UINT16;
+    case XFER_TYPE_INT32:
+        return H5T_NATIVE_INT32;
+    case XFER_TYPE_UINT32:
+        return H5T_NATIVE_UINT32;
+    case XFER_TYPE_INT64:
+        return H5T_NATIVE_INT64;
+    case XFER_TYPE_UINT64:
+        return H5T_NATIVE_UINT64;
+    case XFER_TYPE_FLOAT32:
+        return H5T_NATIVE_FLOAT;
+    case XFER_TYPE_FLOAT64:
+        return H5T_NATIVE_DOUBLE;
+    }
+    return H5I_INVALID_HID;
+}
+
+const char *h5_class_name(H5T_class_t c)
+{
+    switch (c) {
+    case H5T_INTEGER:
+        return "integer";
+    case H5T_FLOAT:
+        return "float";
+    case H5T_TIME:
+        return "time";
+    case H5T_STRING:
+        return "string";
+    case H5T_BITFIELD:
+        return "bitfield";
+    case H5T_OPAQUE:
+        return "opaque";
+    case H5T_COMPOUND:
+        return "compound";
+    case H5T_REFERENCE:
+        return "reference";
+    case H5T_ENUM:
+        return "enum";
+    case H5T_VLEN:
+        return "variable-length";
+    case H5T_ARRAY:
+        return "array";
+    default:
+        return "unknown";
+    }
+}
+
+/* The xfer type of an HDF5 integer or float type; 0 (and why) otherwise. */
+xfer_type_t h5_type_of(hid_t t, char *why, size_t cap)
+{
+    const H5T_class_t c = H5Tget_class(t);
+    const size_t size = H5Tget_size(t);
+    if (c == H5T_INTEGER) {
+        const int sgn = H5Tget_sign(t) == H5T_SGN_2;
+        switch (size) {
+        case 1:
+            return sgn ? XFER_TYPE_INT8 : XFER_TYPE_UINT8;
+        case 2:
+            return sgn ? XFER_TYPE_INT16 : XFER_TYPE_UINT16;
+        case 4:
+            return sgn ? XFER_TYPE_INT32 : XFER_TYPE_UINT32;
+        case 8:
+            return sgn ? XFER_TYPE_INT64 : XFER_TYPE_UINT64;
+        }
+    } else if (c == H5T_FLOAT) {
+        if (size == 4)
+            return XFER_TYPE_FLOAT32;
+        if (size == 8)
+            return XFER_TYPE_FLOAT64;
+    }
+    snprintf(why, cap, "%s type of %zu bytes not supported (native integers and floats only)",
+             h5_class_name(c), size);
+    return (xfer_type_t) 0;
+}
+
+/* Make room for element @p n of the array *p of *cap elements (zeroed); -1 when out of memory. */
+int h5_grow(void **p, int *cap, int n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    {
+        const int nc = *cap ? 2 * *cap : 16;
+        void *np = realloc(*p, (size_t) nc * elem);
+        if (!np)
+            return -1;
+        memset((char *) np + (size_t) *cap * elem, 0, (size_t) (nc - *cap) * elem);
+        *p = np;
+        *cap = nc;
+    }
+    return 0;
+}
+
+/* Select start/count in @p fs, after @p lead leading indices fixed at @p step (the step
+ * dimension), or nothing when the box is empty; returns the matching memory space. */
+hid_t h5_select_box(hid_t fs, int lead, uint64_t step, int ndims, const uint64_t start[],
+                    const uint64_t count[], int *empty)
+{
+    hsize_t st[XFER_MAX_DIMS + 1], ct[XFER_MAX_DIMS + 1], one = 1;
+    hid_t ms;
+    int d;
+    *empty = xfer_adapter_volume(ndims, count) == 0;
+    if (*empty) {
+        if (H5Sselect_none(fs) < 0 || (ms = H5Screate_simple(1, &one, NULL)) < 0)
+            return H5I_INVALID_HID;
+        if (H5Sselect_none(ms) < 0) {
+            H5Sclose(ms);
+            return H5I_INVALID_HID;
+        }
+        return ms;
+    }
+    if (lead) {
+        st[0] = step;
+        ct[0] = 1;
+    }
+    for (d = 0; d < ndims; d++) {
+        st[lead + d] = start[d];
+        ct[lead + d] = count[d];
+    }
+    if (H5Sselect_hyperslab(fs, H5S_SELECT_SET, st, NULL, ct, NULL) < 0)
+        return H5I_INVALID_HID;
+    return H5Screate_simple(ndims, ct + lead, NULL);
+}

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The HDF5 adapter (hdf5_adapter.c): coordinates of what the consumer side writes in the
+ * step-dimension layout, so that netCDF-4 readers (xarray with h5netcdf, ncdump) and ParaView
+ * see a time series:
+ *  - /time, a dimension scale of the steps (float64, one value per completed step: the time the
+ *    writer gave with set_time, else the step number), attached to axis 0 of every variable;
+ *  - a dimension scale per spatial axis, named by the variable (dim_names) or VAR_dK, beside the
+ *    variable in its group (indices 0 .. n-1; variables of one group that name an axis alike
+ *    share it);
+ *  - PATH.xmf beside PATH (XDMF 3, written when the file gets its final name): a temporal
+ *    collection of uniform grids over the 2-D and 3-D variables of the most common shape, each
+ *    step a hyperslab of the step dimension of the HDF5 datasets. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5_hl.h>
+
+#include "hdf5_internal.h"
+
+#define TIME_NAME "/time"
+
+/* Create the /time scale (empty, unlimited) at the file's creation (collective). */
+xfer_status_t h5c_create_time(hid_t file, const char *where)
+{
+    hsize_t dims = 0, maxd = H5S_UNLIMITED, chunk = 256;
+    hid_t sp = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, ds = H5I_INVALID_HID;
+    xfer_status_t st = XFER_SUCCESS;
+    static const char desc[] = "the time of each step: what the writer gave (set_time), else "
+                               "the step number";
+    if ((sp = H5Screate_simple(1, &dims, &maxd)) < 0 ||
+        (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0 ||
+        (ds = H5Dcreate2(file, TIME_NAME, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) <
+            0 ||
+        H5DSset_scale(ds, "time") < 0 ||
+        H5LTset_attribute_string(file, TIME_NAME, "long_name", desc) < 0 ||
+        H5LTset_attribute_string(file, TIME_NAME, XFER_COORD_ATTR, "time") < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Dcreate2/H5DSset_scale");
+    if (ds >= 0)
+        H5Dclose(ds);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return st;
+}
+
+/* Append the time of step @p step to /time (collective; rank 0 writes the value). */
+xfer_status_t h5c_time_step(hid_t file, const char *where, uint64_t step, double t, int rank)
+{
+    hsize_t dims = step + 1, start = step, one = 1;
+    hid_t ds = H5I_INVALID_HID, fs = H5I_INVALID_HID, ms = H5I_INVALID_HID, dx = H5I_INVALID_HID;
+    xfer_status_t st = XFER_SUCCESS;
+    if ((ds = H5Dopen2(file, TIME_NAME, H5P_DEFAULT)) < 0 || H5Dset_extent(ds, &dims) < 0 ||
+        (fs = H5Dget_space(ds)) < 0 || (ms = H5Screate_simple(1, &one, NULL)) < 0 ||
+        (dx = H5Pcreate(H5P_DATASET_XFER)) < 0 || H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE) < 0) {
+        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Dset_extent");
+        goto out;
+    }
+    if (rank == 0 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL) < 0
+                  : (H5Sselect_none(fs) < 0 || H5Sselect_none(ms) < 0)) {
+        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Sselect_hyperslab");
+        goto out;
+    }
+    if (H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, dx, &t) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Dwrite (collective)");
+out:
+    if (dx >= 0)
+        H5Pclose(dx);
+    if (ms >= 0)
+        H5Sclose(ms);
+    if (fs >= 0)
+        H5Sclose(fs);
+    if (ds >= 0)
+        H5Dclose(ds);
+    return st;
+}
+
+/* The group part of a dataset path ("/fields/U" -> "/fields", "/U" -> ""). */
+static void group_of(const char *name, char *out, size_t cap)
+{
+    const char *slash = strrchr(name, '/');
+    size_t n = slash ? (size_t) (slash - name) : 0;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, name, n);
+    out[n] = '\0';
+}
+
+/* A scale for axis @p axis (of @p n points) of variable @p v written as dataset @p ds: the
+ * group's scale of the axis' name, made on first use (its values 0 .. n-1, written by rank 0),
+ * or the variable's own when the name is taken by a scale of another length (collective). */
+static xfer_status_t attach_axis(hid_t file, hid_t ds, const char *dsname,
+                                 const xfer_adapter_var_t *v, int axis, hsize_t n, int rank,
+                                 const char *where)
+{
+    char grp[XFER_ADAPTER_MAX_NAME], base[XFER_ADAPTER_MAX_NAME], path[3 * XFER_ADAPTER_MAX_NAME];
+    const char *slash = strrchr(dsname, '/');
+    hid_t sc = H5I_INVALID_HID, sp = H5I_INVALID_HID, dx = H5I_INVALID_HID;
+    xfer_status_t st = XFER_SUCCESS;
+    int attempt;
+
+    group_of(dsname, grp, sizeof grp);
+    snprintf(base, sizeof base, "%s", slash ? slash + 1 : dsname);
+    for (attempt = 0; attempt < 2 && sc < 0; attempt++) {
+        if (attempt == 0 && v->dim_names[axis][0])
+            snprintf(path, sizeof path, "%s/%s", grp, v->dim_names[axis]);
+        else
+            snprintf(path, sizeof path, "%s/%s_d%d", grp, base, axis);
+        if (H5Lexists(file, path, H5P_DEFAULT) > 0) {
+            hsize_t len = 0;
+            hid_t s2;
+            if ((sc = H5Dopen2(file, path, H5P_DEFAULT)) < 0)
+                continue;
+            s2 = H5Dget_space(sc);
+            if (s2 < 0 || H5Sget_simple_extent_ndims(s2) != 1 ||
+                H5Sget_simple_extent_dims(s2, &len, NULL) < 0 || len != n ||
+                H5DSis_scale(sc) <= 0) { /* taken, not by this axis' kind of scale */
+                H5Dclose(sc);
+                sc = H5I_INVALID_HID;
+            }
+            if (s2 >= 0)
+                H5Sclose(s2);
+            H5Eclear2(H5E_DEFAULT);
+            continue;
+        }
+        {
+            const char *label = strrchr(path, '/') + 1;
+            int64_t *vals = rank == 0 ? malloc((size_t) n * sizeof(int64_t) + 1) : NULL;
+            hsize_t i;
+            if (rank == 0 && !vals) {
+                xfer_adapter_set_error("%s: %s: out of memory", where, path);
+                return XFER_ERR_NO_MEMORY;
+            }
+            for (i = 0; rank == 0 && i < n; i++)
+                vals[i] = (int64_t) i;
+            if ((sp = H5Screate_simple(1, &n, NULL)) < 0 ||
+                (sc = H5Dcreate2(file, path, H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                 H5P_DEFAULT)) < 0 ||
+                (dx = H5Pcreate(H5P_DATASET_XFER)) < 0 ||
+                H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE) < 0 ||
+                (rank != 0 && H5Sselect_none(sp) < 0) ||
+                H5Dwrite(sc, H5T_NATIVE_INT64, sp, sp, dx, vals) < 0 ||
+                H5DSset_scale(sc, label) < 0 ||
+                H5LTset_attribute_string(file, path, XFER_COORD_ATTR, "axis") < 0)
+                st = h5_fail(XFER_ERR_INTERNAL, where, path, "H5Dcreate2/H5DSset_scale");
+            free(vals);
+            if (dx >= 0)
+                H5Pclose(dx);
+            if (sp >= 0)
+                H5Sclose(sp);
+            dx = sp = H5I_INVALID_HID;
+            if (st != XFER_SUCCESS) {
+                if (sc >= 0)
+                    H5Dclose(sc);
+                return st;
+            }
+        }
+    }
+    if (sc < 0) {
+        xfer_adapter_set_error("%s: %s: no dimension scale for axis %d", where, dsname, axis);
+        return XFER_ERR_INTERNAL;
+    }
+    if (H5DSattach_scale(ds, sc, (unsigned) (axis + 1)) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, dsname, "H5DSattach_scale");
+    H5Dclose(sc);
+    return st;
+}
+
+/* A new step-dimension variable: /time on axis 0, a scale on every other (collective). */
+xfer_status_t h5c_attach(hid_t file, hid_t ds, const char *dsname, const xfer_adapter_var_t *v,
+                         int rank, const char *where)
+{
+    hid_t t;
+    xfer_status_t st = XFER_SUCCESS;
+    int d;
+    if ((t = H5Dopen2(file, TIME_NAME, H5P_DEFAULT)) < 0 || H5DSattach_scale(ds, t, 0) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, dsname, "H5DSattach_scale (time)");
+    if (t >= 0)
+        H5Dclose(t);
+    for (d = 0; st == XFER_SUCCESS && d < v->ndims; d++)
+        st = attach_axis(file, ds, dsname, v, d, (hsize_t) v->dims[d], rank, where);
+    return st;
+}
+
+/* ---- XDMF ------------------------------------------------------------------------------------ */
+
+static const char *xdmf_number(xfer_type_t t, int *precision)
+{
+    *precision = (int) xfer_type_size(t);
+    switch (t) {
+    case XFER_TYPE_FLOAT32:
+    case XFER_TYPE_FLOAT64:
+        return "Float";
+    case XFER_TYPE_UINT8:
+        return "UChar";
+    case XFER_TYPE_INT8:
+        return "Char";
+    case XFER_TYPE_UINT16:
+    case XFER_TYPE_UINT32:
+    case XFER_TYPE_UINT64:
+        return "UInt";
+    default:
+        return "Int";
+    }
+}
+
+/* Write @p xmf (via a temporary and a rename: readers never see half of it) describing the
+ * @p nsteps steps of @p h5name's step-dimension variables @p vars (rank 0 only). Variables of
+ * 2 or 3 dimensions of the most common shape become the grid's attributes; without any, no
+ * file is written. Returns 0, or -1 with the reason in @p why. */
+int h5c_write_xdmf(const char *xmf, const char *h5name, const xfer_adapter_var_t *vars, int n,
+                   uint64_t nsteps, const double *times, char *why, size_t cap)
+{
+    char tmp[4200];
+    int best = -1, bestn = 0, i, j;
+    uint64_t s;
+    FILE *f;
+
+    for (i = 0; i < n; i++) { /* the most common 2-D or 3-D shape */
+        int same = 0;
+        if (vars[i].ndims < 2 || vars[i].ndims > 3)
+            continue;
+        for (j = 0; j < n; j++)
+            same += vars[j].ndims == vars[i].ndims &&
+                    !memcmp(vars[j].dims, vars[i].dims, (size_t) vars[i].ndims * sizeof(uint64_t));
+        if (same > bestn) {
+            best = i;
+            bestn = same;
+        }
+    }
+    if (best < 0 || nsteps == 0)
+        return 0;
+    snprintf(tmp, sizeof tmp, "%s.tmp", xmf);
+    if (!(f = fopen(tmp, "w"))) {
+        snprintf(why, cap, "cannot write %s", tmp);
+        return -1;
+    }
+    {
+        const xfer_adapter_var_t *g = &vars[best];
+        const int nd = g->ndims;
+        char shape[128];
+        if (nd == 2)
+            snprintf(shape, sizeof shape, "%llu %llu", (unsigned long long) g->dims[0],
+                     (unsigned long long) g->dims[1]);
+        else
+            snprintf(shape, sizeof shape, "%llu %llu %llu", (unsigned long long) g->dims[0],
+                     (unsigned long long) g->dims[1], (unsigned long long) g->dims[2]);
+        fprintf(f,
+                "<?xml version=\"1.0\" ?>\n<!-- written by libxfer's HDF5 adapter: the "
+                "steps of %s -->\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"steps\" "
+                "GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+                h5name);
+        for (s = 0; s < nsteps; s++) {
+            fprintf(
+                f,
+                "   <Grid Name=\"step %llu\" GridType=\"Uniform\">\n    <Time Value=\"%.17g\"/>\n"
+                "    <Topology TopologyType=\"%s\" Dimensions=\"%s\"/>\n"
+                "    <Geometry GeometryType=\"%s\">\n"
+                "     <DataItem Dimensions=\"%d\" Format=\"XML\">%s</DataItem>\n"
+                "     <DataItem Dimensions=\"%d\" Format=\"XML\">%s</DataItem>\n"
+                "    </Geometry>\n",
+                (unsigned long long) s, times ? times[s] : (double) s,
+                nd == 2 ? "2DCoRectMesh" : "3DCoRectMesh", shape,
+                nd == 2 ? "ORIGIN_DXDY" : "ORIGIN_DXDYDZ", nd, nd == 2 ? "0 0" : "0 0 0", nd,
+                nd == 2 ? "1 1" : "1 1 1");
+            for (i = 0; i < n; i++) {
+                const xfer_adapter_var_t *v = &vars[i];
+                const char *num;
+                int prec;
+                if (v->ndims != nd || memcmp(v->dims, g->dims, (size_t) nd * sizeof(uint64_t)))
+                    continue;
+                num = xdmf_number(v->type, &prec);
+                fprintf(f,
+                        "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+                        "     <DataItem ItemType=\"HyperSlab\" Dimensions=\"%s\" "
+                        "Type=\"HyperSlab\">\n"
+                        "      <DataItem Dimensions=\"3 %d\" Format=\"XML\">%llu%s 1%s 1 %s"
+                        "</DataItem>\n"
+                        "      <DataItem Dimensions=\"%llu %s\" NumberType=\"%s\" "
+                        "Precision=\"%d\" Format=\"HDF\">%s:%s</DataItem>\n"
+                        "     </DataItem>\n    </Attribute>\n",
+                        strrchr(v->name, '/') ? strrchr(v->name, '/') + 1 : v->name, shape, nd + 1,
+                        (unsigned long long) s, nd == 2 ? " 0 0" : " 0 0 0",
+                        nd == 2 ? " 1 1" : " 1 1 1", shape, (unsigned long long) nsteps, shape, num,
+                        prec, h5name, v->name);
+            }
+            fprintf(f, "   </Grid>\n");
+        }
+        fprintf(f, "  </Grid>\n </Domain>\n</Xdmf>\n");
+    }
+    if (fclose(f) != 0 || rename(tmp, xmf) != 0) {
+        snprintf(why, cap, "cannot write %s", xmf);
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The HDF5 adapter (hdf5_adapter.c): the producer side: list a file's variables, read them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "hdf5_internal.h"
+
+/* ---- producer ------------------------------------------------------------------------------ */
+
+typedef struct h5read {
+    char *path;
+    MPI_Comm comm;
+    int rank;
+    hid_t file;
+    int nvars, capvars;
+    xfer_adapter_var_t *vars;
+    int ngroups, capgroups;
+    xfer_adapter_var_t *groups;
+    int nskipped, capskipped;
+    char **skipped;
+    xfer_status_t st; /* first failure of a visit */
+} h5read_t;
+
+static void skip(h5read_t *r, const char *name, const char *why)
+{
+    char line[XFER_ADAPTER_MAX_NAME + 256];
+    if (h5_grow((void **) &r->skipped, &r->capskipped, r->nskipped, sizeof(char *)) != 0)
+        return;
+    snprintf(line, sizeof(line), "%s: %s", name, why);
+    r->skipped[r->nskipped] = strdup(line);
+    if (r->skipped[r->nskipped])
+        r->nskipped++;
+}
+
+typedef struct attr_walk {
+    h5read_t *r;
+    const char *obj;
+    xfer_adapter_var_t *v;
+    int cap;
+} attr_walk_t;
+
+/* Read one attribute of object w->obj into w->v (numeric or scalar string); skip the others. */
+static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    attr_walk_t *w = data;
+    h5read_t *r = w->r;
+    xfer_adapter_attr_t a;
+    char where[2 * XFER_ADAPTER_MAX_NAME], why[160];
+    hid_t at = H5I_INVALID_HID, ft = H5I_INVALID_HID, sp = H5I_INVALID_HID;
+    hssize_t npts;
+    herr_t rc = 0;
+    (void) info;
+    memset(&a, 0, sizeof(a));
+    snprintf(where, sizeof(where), "%s@%s", w->obj, name);
+    if (strlen(name) >= sizeof(a.name)) {
+        skip(r, where, "attribute name too long");
+        return 0;
+    }
+    snprintf(a.name, sizeof(a.name), "%s", name);
+    if ((at = H5Aopen(loc, name, H5P_DEFAULT)) < 0 || (ft = H5Aget_type(at)) < 0 ||
+        (sp = H5Aget_space(at)) < 0 || (npts = H5Sget_simple_extent_npoints(sp)) < 0) {
+        r->st = h5_fail(XFER_ERR_INTERNAL, r->path, where, "H5Aopen/H5Aget_type/H5Aget_space");
+        rc = -1;
+        goto out;
+    }
+    if (npts == 0 || H5Sget_simple_extent_type(sp) == H5S_NULL) {
+        skip(r, where, "empty attribute not supported");
+        goto out;
+    }
+    if (H5Tget_class(ft) == H5T_STRING) {
+        const htri_t vl = H5Tis_variable_str(ft);
+        if (npts != 1 || vl < 0) {
+            skip(r, where, "string attributes must hold one string");
+            goto out;
+        }
+        if (vl) {
+            char *s = NULL;
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            if (mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Aread(at, mt, &s) < 0) {
+                r->st = h5_fail(XFER_ERR_INTERNAL, r->path, where, "H5Aread (variable string)");
+                if (mt >= 0)
+                    H5Tclose(mt);
+                rc = -1;
+                goto out;
+            }
+            a.is_text = 2;
+            a.count = s ? strlen(s) : 0;
+            a.data = malloc(a.count + 1);
+            if (a.data && a.count)
+                memcpy(a.data, s, a.count);
+            H5free_memory(s);
+            H5Tclose(mt);
+        } else {
+            a.is_text = 1;
+            a.count = H5Tget_size(ft);
+            a.data = malloc(a.count + 1);
+            if (a.data && H5Aread(at, ft, a.data) < 0) {
+                r->st = h5_fail(XFER_ERR_INTERNAL, r->path, where, "H5Aread (fixed string)");
+                free(a.data);
+                rc = -1;
+                goto out;
+            }
+        }
+    } else {
+        hsize_t dims[XFER_MAX_DIMS];
+        const int nd = H5Sget_simple_extent_ndims(sp);
+        int d;
+        a.type = h5_type_of(ft, why, sizeof(why));
+        if (a.type == 0) {
+            skip(r, where, why);
+            goto out;
+        }
+        if (nd < 0 || nd > XFER_MAX_DIMS || H5Sget_simple_extent_dims(sp, dims, NULL) < 0) {
+            skip(r, where, "attribute dataspace not supported");
+            goto out;
+        }
+        a.shape_set = 1;
+        a.ndims = nd;
+        for (d = 0; d < nd; d++)
+            a.dims[d] = dims[d];
+        a.count = (size_t) npts;
+        a.data = malloc(a.count * xfer_type_size(a.type) + 1);
+        if (a.data && H5Aread(at, h5_native_of(a.type), a.data) < 0) {
+            r->st = h5_fail(XFER_ERR_INTERNAL, r->path, where, "H5Aread");
+            free(a.data);
+            rc = -1;
+            goto out;
+        }
+    }
+    if (!a.data || h5_grow((void **) &w->v->attrs, &w->cap, w->v->nattrs, sizeof(a)) != 0) {
+        free(a.data);
+        xfer_adapter_set_error("%s: %s: out of memory", r->path, where);
+        r->st = XFER_ERR_NO_MEMORY;
+        rc = -1;
+        goto out;
+    }
+    w->v->attrs[w->v->nattrs++] = a;
+out:
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (at >= 0)
+        H5Aclose(at);
+    return rc;
+}
+
+static int read_attrs(h5read_t *r, hid_t obj, const char *name, xfer_adapter_var_t *v)
+{
+    attr_walk_t w = {r, name, v, 0};
+    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, NULL, attr_cb, &w) < 0) {
+        if (r->st == XFER_SUCCESS)
+            r->st = h5_fail(XFER_ERR_INTERNAL, r->path, name, "H5Aiterate2");
+        return -1;
+    }
+    return 0;
+}
+
+static int add_group(h5read_t *r, hid_t g, const char *name)
+{
+    xfer_adapter_var_t *v;
+    if (h5_grow((void **) &r->groups, &r->capgroups, r->ngroups, sizeof(*v)) != 0) {
+        xfer_adapter_set_error("%s: out of memory", r->path);
+        r->st = XFER_ERR_NO_MEMORY;
+        return -1;
+    }
+    v = &r->groups[r->ngroups++];
+    snprintf(v->name, sizeof(v->name), "%s", name);
+    return read_attrs(r, g, name, v);
+}
+
+static int add_dataset(h5read_t *r, hid_t ds, const char *name)
+{
+    xfer_adapter_var_t v;
+    hsize_t dims[XFER_MAX_DIMS];
+    hid_t t = H5I_INVALID_HID, sp = H5I_INVALID_HID;
+    char why[160];
+    int nd, d, rc = 0;
+    memset(&v, 0, sizeof(v));
+    snprintf(v.name, sizeof(v.name), "%s", name);
+    if ((t = H5Dget_type(ds)) < 0 || (sp = H5Dget_space(ds)) < 0) {
+        r->st = h5_fail(XFER_ERR_INTERNAL, r->path, name, "H5Dget_type/H5Dget_space");
+        rc = -1;
+        goto out;
+    }
+    if (H5Aexists(ds, XFER_COORD_ATTR) > 0) { /* one the adapter wrote: not the stream's */
+        skip(r, name, "a coordinate the HDF5 adapter wrote (time or axis indices)");
+        goto out;
+    }
+    v.type = h5_type_of(t, why, sizeof(why));
+    if (v.type == 0) {
+        skip(r, name, why);
+        goto out;
+    }
+    nd = H5Sget_simple_extent_type(sp) == H5S_SIMPLE ? H5Sget_simple_extent_ndims(sp) : 0;
+    if (nd < 1 || nd > XFER_MAX_DIMS) {
+        snprintf(why, sizeof(why), "%s not supported (1 to %d dimensions)",
+                 nd == 0 ? "a scalar or empty dataspace" : "more dimensions", XFER_MAX_DIMS);
+        skip(r, name, why);
+        goto out;
+    }
+    if (H5Sget_simple_extent_dims(sp, dims, NULL) < 0) {
+        r->st = h5_fail(XFER_ERR_INTERNAL, r->path, name, "H5Sget_simple_extent_dims");
+        rc = -1;
+        goto out;
+    }
+    v.ndims = nd;
+    for (d = 0; d < nd; d++) {
+        v.dims[d] = dims[d];
+        if (dims[d] == 0) {
+            skip(r, name, "an extent of 0 (an empty dataset) not supported");
+            goto out;
+        }
+    }
+    if (read_attrs(r, ds, name, &v) != 0) {
+        xfer_adapter_var_clear(&v);
+        rc = -1;
+        goto out;
+    }
+    if (h5_grow((void **) &r->vars, &r->capvars, r->nvars, sizeof(v)) != 0) {
+        xfer_adapter_var_clear(&v);
+        xfer_adapter_set_error("%s: out of memory", r->path);
+        r->st = XFER_ERR_NO_MEMORY;
+        rc = -1;
+        goto out;
+    }
+    r->vars[r->nvars++] = v;
+out:
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (t >= 0)
+        H5Tclose(t);
+    return rc;
+}
+
+static herr_t visit_cb(hid_t root, const char *rel, const H5L_info_t *info, void *data)
+{
+    h5read_t *r = data;
+    char name[XFER_ADAPTER_MAX_NAME];
+    H5I_type_t kind;
+    hid_t obj;
+    int rc = 0;
+    if (strlen(rel) + 2 > sizeof(name)) {
+        skip(r, rel, "path too long");
+        return 0;
+    }
+    snprintf(name, sizeof(name), "/%s", rel);
+    if (info->type != H5L_TYPE_HARD) {
+        skip(r, name, "soft or external link (not followed)");
+        return 0;
+    }
+    if ((obj = H5Oopen(root, rel, H5P_DEFAULT)) < 0) {
+        r->st = h5_fail(XFER_ERR_INTERNAL, r->path, name, "H5Oopen");
+        return -1;
+    }
+    kind = H5Iget_type(obj);
+    if (kind == H5I_GROUP)
+        rc = add_group(r, obj, name);
+    else if (kind == H5I_DATASET)
+        rc = add_dataset(r, obj, name);
+    else
+        skip(r, name, "named datatype (not a dataset)");
+    H5Oclose(obj);
+    return rc < 0 ? -1 : 0;
+}
+
+xfer_status_t h5_close_read(void **hp)
+{
+    h5read_t *r = hp ? *hp : NULL;
+    xfer_status_t st = XFER_SUCCESS;
+    int i;
+    if (!r)
+        return XFER_SUCCESS;
+    if (r->file >= 0 && H5Fclose(r->file) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, r->path, "", "H5Fclose");
+    for (i = 0; i < r->nvars; i++)
+        xfer_adapter_var_clear(&r->vars[i]);
+    for (i = 0; i < r->ngroups; i++)
+        xfer_adapter_var_clear(&r->groups[i]);
+    for (i = 0; i < r->nskipped; i++)
+        free(r->skipped[i]);
+    free(r->vars);
+    free(r->groups);
+    free(r->skipped);
+    free(r->path);
+    free(r);
+    *hp = NULL;
+    return st;
+}
+
+xfer_status_t h5_open_read(const char *path, MPI_Comm comm, void **hp)
+{
+    h5read_t *r = calloc(1, sizeof(*r));
+    hid_t fapl = H5I_INVALID_HID, root = H5I_INVALID_HID;
+    xfer_status_t st = XFER_SUCCESS;
+    *hp = NULL;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported through the status */
+    if (!r || !(r->path = strdup(path))) {
+        free(r);
+        xfer_adapter_set_error("%s: out of memory", path);
+        return h5_agree(comm, XFER_ERR_NO_MEMORY);
+    }
+    r->comm = comm;
+    r->file = H5I_INVALID_HID;
+    MPI_Comm_rank(comm, &r->rank);
+    if (access(path, R_OK) != 0) {
+        xfer_adapter_set_error("%s: cannot open for reading: %s", path, strerror(errno));
+        st = XFER_ERR_NOT_FOUND;
+        goto out;
+    }
+    if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
+        H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0) {
+        st = h5_fail(XFER_ERR_INTERNAL, path, "", "H5Pset_fapl_mpio");
+        goto out;
+    }
+    if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) {
+        st = h5_fail(XFER_ERR_INVALID_ARG, path, "", "H5Fopen (read-only, MPI-IO)");
+        goto out;
+    }
+    if ((root = H5Gopen2(r->file, "/", H5P_DEFAULT)) < 0) {
+        st = h5_fail(XFER_ERR_INTERNAL, path, "/", "H5Gopen2");
+        goto out;
+    }
+    if (add_group(r, root, "/") != 0 ||
+        H5Lvisit(root, H5_INDEX_NAME, H5_ITER_INC, visit_cb, r) < 0) {
+        st = r->st != XFER_SUCCESS ? r->st : h5_fail(XFER_ERR_INTERNAL, path, "/", "H5Lvisit");
+        goto out;
+    }
+out:
+    if (root >= 0)
+        H5Gclose(root);
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    st = h5_agree(comm, st);
+    if (st != XFER_SUCCESS) {
+        char keep[1024];
+        void *tmp = r;
+        snprintf(keep, sizeof(keep), "%s", xfer_adapter_error());
+        h5_close_read(&tmp);
+        xfer_adapter_set_error("%s", keep);
+        return st;
+    }
+    *hp = r;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t h5_vars(void *h, int *n, const xfer_adapter_var_t **vars)
+{
+    h5read_t *r = h;
+    *n = r->nvars;
+    *vars = r->vars;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t h5_groups(void *h, int *n, const xfer_adapter_var_t **groups)
+{
+    h5read_t *r = h;
+    *n = r->ngroups;
+    *groups = r->groups;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t h5_skipped(void *h, int *n, const char *const **lines)
+{
+    h5read_t *r = h;
+    *n = r->nskipped;
+    *lines = (const char *const *) r->skipped;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t h5_lookup(void *h, const char *name)
+{
+    h5read_t *r = h;
+    const size_t len = strlen(name);
+    int i;
+    for (i = 0; i < r->nvars; i++)
+        if (strcmp(r->vars[i].name, name) == 0)
+            return XFER_SUCCESS;
+    for (i = 0; i < r->nskipped; i++)
+        if (strncmp(r->skipped[i], name, len) == 0 && strncmp(r->skipped[i] + len, ": ", 2) == 0) {
+            xfer_adapter_set_error("%s: dataset %s", r->path, r->skipped[i]);
+            return XFER_ERR_NOT_SUPPORTED;
+        }
+    for (i = 0; i < r->ngroups; i++)
+        if (strcmp(r->groups[i].name, name) == 0) {
+            xfer_adapter_set_error("%s: %s is a group, not a dataset", r->path, name);
+            return XFER_ERR_NOT_SUPPORTED;
+        }
+    xfer_adapter_set_error("%s: no dataset %s", r->path, name);
+    return XFER_ERR_NOT_FOUND;
+}
+
+xfer_status_t h5_read(void *h, int var, const uint64_t start[], const uint64_t count[], void *buf)
+{
+    h5read_t *r = h;
+    const xfer_adapter_var_t *v;
+    hid_t ds = H5I_INVALID_HID, fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
+    hid_t dx = H5I_INVALID_HID;
+    xfer_status_t st = XFER_SUCCESS;
+    char dummy[16];
+    int empty;
+    if (var < 0 || var >= r->nvars) {
+        xfer_adapter_set_error("%s: no variable %d", r->path, var);
+        return h5_agree(r->comm, XFER_ERR_INVALID_ARG);
+    }
+    v = &r->vars[var];
+    if ((ds = H5Dopen2(r->file, v->name, H5P_DEFAULT)) < 0) {
+        st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Dopen2");
+        goto out;
+    }
+    if ((fs = H5Dget_space(ds)) < 0 ||
+        (ms = h5_select_box(fs, 0, 0, v->ndims, start, count, &empty)) < 0) {
+        st = h5_fail(XFER_ERR_INVALID_ARG, r->path, v->name, "H5Sselect_hyperslab");
+        goto out;
+    }
+    if ((dx = H5Pcreate(H5P_DATASET_XFER)) < 0 || H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE) < 0) {
+        st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Pset_dxpl_mpio");
+        goto out;
+    }
+    if (H5Dread(ds, h5_native_of(v->type), ms, fs, dx, empty || !buf ? (void *) dummy : buf) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Dread (collective)");
+out:
+    if (dx >= 0)
+        H5Pclose(dx);
+    if (ms >= 0)
+        H5Sclose(ms);
+    if (fs >= 0)
+        H5Sclose(fs);
+    if (ds >= 0)
+        H5Dclose(ds);
+    return h5_agree(r->comm, st);
+}

@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The HDF5 adapter (hdf5_adapter.c): the consumer side: write received steps. */
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "hdf5_internal.h"
+
+/* ---- consumer ------------------------------------------------------------------------------ */
+
+typedef struct h5write {
+    char *path, *tmp;
+    MPI_Comm comm;
+    int rank;
+    hid_t file;
+    xfer_adapter_wopts_t o;
+    uint64_t completed; /* steps ended */
+    int in_step;        /* something of step `completed` was written */
+    /* rank 0: the file's allocated bytes after the last completed step, and the most a step
+     * has added to them (the free-space check before each step) */
+    uint64_t alloc_last, growth_max;
+    int nnames, capnames;
+    char **names; /* STEP_DIM: the datasets, created in step 0 */
+    /* STEP_DIM: the coordinates (hdf5_coords.c) */
+    xfer_adapter_var_t *vars; /* the datasets' shapes, by their paths, for the XDMF file */
+    int nvars, capvars;
+    double *times; /* each completed step's time */
+    uint64_t captimes;
+    double step_time; /* set_time for the current step */
+    int step_time_set;
+} h5write_t;
+
+/* A step-dimension variable's shape, under its path, for the XDMF description. */
+static xfer_status_t remember_var(h5write_t *w, const char *path, const xfer_adapter_var_t *v)
+{
+    const size_t len = strlen(path);
+    if (w->nvars == w->capvars) {
+        const int cap = w->capvars ? 2 * w->capvars : 16;
+        xfer_adapter_var_t *nv = realloc(w->vars, (size_t) cap * sizeof(*nv));
+        if (!nv) {
+            xfer_adapter_set_error("%s: %s: out of memory", w->tmp, path);
+            return XFER_ERR_NO_MEMORY;
+        }
+        w->vars = nv;
+        w->capvars = cap;
+    }
+    if (len >= sizeof(w->vars[0].name)) {
+        xfer_adapter_set_error("%s: %s: path longer than %zu bytes", w->tmp, path,
+                               sizeof(w->vars[0].name) - 1);
+        return XFER_ERR_INVALID_ARG;
+    }
+    w->vars[w->nvars] = *v;
+    w->vars[w->nvars].nattrs = 0;
+    w->vars[w->nvars].attrs = NULL;
+    memcpy(w->vars[w->nvars].name, path, len + 1);
+    w->nvars++;
+    return XFER_SUCCESS;
+}
+
+/* Steps are written in order, one at a time; the same-paths layout holds one. */
+static xfer_status_t check_step(h5write_t *w, uint64_t step, const char *what)
+{
+    if (w->file < 0) {
+        xfer_adapter_set_error("%s: %s: the file is closed", w->tmp, what);
+        return XFER_ERR_STATE;
+    }
+    if (step != w->completed) {
+        xfer_adapter_set_error("%s: %s: step %llu written while step %llu is the current one",
+                               w->tmp, what, (unsigned long long) step,
+                               (unsigned long long) w->completed);
+        return XFER_ERR_STATE;
+    }
+    if (w->o.layout == XFER_ADAPTER_SAME_PATHS && step > 0) {
+        xfer_adapter_set_error("%s: %s: the same-paths layout holds one step (step %llu given)",
+                               w->tmp, what, (unsigned long long) step);
+        return XFER_ERR_INVALID_ARG;
+    }
+    return XFER_SUCCESS;
+}
+
+/* The directory of @p path ("." for a bare name, "/" for a file in the root). */
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+    char *slash;
+    snprintf(dir, cap, "%s", path);
+    slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    else
+        snprintf(dir, cap, ".");
+}
+
+/* Bytes allocated to @p path on its file system (0 if it cannot be told). */
+static uint64_t allocated(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (uint64_t) sb.st_blocks * 512u : 0;
+}
+
+/* Before the first write of a step after step 0: does the file system hold another step as
+ * large as the largest so far, with a quarter and 16 KiB to spare? A step refused here leaves
+ * the file as the last step end flushed it. Why: a full disk met inside HDF5 1.10 with several
+ * writer ranks can leave the ranks in different collective calls (an error path that skips one)
+ * and hang them; met here, the failure is agreed before any HDF5 call (docs/adapters.md). */
+static xfer_status_t space_check(h5write_t *w, uint64_t step)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    if (w->in_step || step == 0 || w->o.no_space_check)
+        return XFER_SUCCESS;
+    if (w->rank == 0) {
+        const uint64_t need = w->growth_max + w->growth_max / 4 + (16u << 10);
+        char dir[4096];
+        struct statvfs fs;
+        dir_of(w->tmp, dir, sizeof(dir));
+        if (statvfs(dir, &fs) == 0 && (uint64_t) fs.f_bavail * fs.f_frsize < need) {
+            xfer_adapter_set_error("%s: step %llu not started: %llu bytes free on its file system, "
+                                   "the largest step so far took %llu (No space left on device)",
+                                   w->tmp, (unsigned long long) step,
+                                   (unsigned long long) fs.f_bavail * fs.f_frsize,
+                                   (unsigned long long) w->growth_max);
+            st = XFER_ERR_INTERNAL;
+        }
+    }
+    return h5_agree(w->comm, st);
+}
+
+/* Where object @p name of step @p step lives in the output file. */
+static void out_name(const h5write_t *w, uint64_t step, const char *name, char *out, size_t cap)
+{
+    if (w->o.layout == XFER_ADAPTER_GROUP_PER_STEP)
+        snprintf(out, cap, "/step_%06llu%s", (unsigned long long) step,
+                 strcmp(name, "/") == 0 ? "" : name);
+    else
+        snprintf(out, cap, "%s", name);
+}
+
+static xfer_status_t write_attr(h5write_t *w, hid_t loc, const char *obj,
+                                const xfer_adapter_attr_t *a)
+{
+    char where[2 * XFER_ADAPTER_MAX_NAME];
+    hid_t ty = H5I_INVALID_HID, sp = H5I_INVALID_HID, at = H5I_INVALID_HID;
+    xfer_status_t st = XFER_SUCCESS;
+    char *text = NULL;
+    snprintf(where, sizeof(where), "%s@%s", obj, a->name);
+    if (a->is_text) {
+        text = calloc(1, a->count + 1);
+        if (!text) {
+            xfer_adapter_set_error("%s: %s: out of memory", w->tmp, where);
+            return XFER_ERR_NO_MEMORY;
+        }
+        if (a->count)
+            memcpy(text, a->data, a->count);
+        if ((ty = H5Tcopy(H5T_C_S1)) < 0 ||
+            H5Tset_size(ty, a->is_text == 2 ? H5T_VARIABLE : (a->count ? a->count : 1)) < 0 ||
+            (sp = H5Screate(H5S_SCALAR)) < 0) {
+            st = h5_fail(XFER_ERR_INTERNAL, w->tmp, where, "H5Tset_size");
+            goto out;
+        }
+    } else {
+        hsize_t dims[XFER_MAX_DIMS];
+        int d, nd = a->shape_set ? a->ndims : 1;
+        for (d = 0; d < nd; d++)
+            dims[d] = a->shape_set ? a->dims[d] : a->count;
+        if ((ty = H5Tcopy(h5_native_of(a->type))) < 0 ||
+            (sp = nd == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(nd, dims, NULL)) < 0) {
+            st = h5_fail(XFER_ERR_INTERNAL, w->tmp, where, "H5Screate");
+            goto out;
+        }
+    }
+    if ((at = H5Acreate2(loc, a->name, ty, sp, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, where, "H5Acreate2");
+        goto out;
+    }
+    if (H5Awrite(at, ty, a->is_text == 2 ? (const void *) &text : a->is_text ? text : a->data) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, where, "H5Awrite");
+out:
+    if (at >= 0)
+        H5Aclose(at);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ty >= 0)
+        H5Tclose(ty);
+    free(text);
+    return st;
+}
+
+static xfer_status_t write_attrs(h5write_t *w, hid_t loc, const char *obj,
+                                 const xfer_adapter_var_t *v)
+{
+    int a;
+    for (a = 0; a < v->nattrs; a++) {
+        const xfer_status_t st = write_attr(w, loc, obj, &v->attrs[a]);
+        if (st != XFER_SUCCESS)
+            return st;
+    }
+    return XFER_SUCCESS;
+}
+
+static hid_t intermediate_lcpl(void)
+{
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    if (lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) < 0) {
+        H5Pclose(lcpl);
+        return H5I_INVALID_HID;
+    }
+    return lcpl;
+}
+
+xfer_status_t h5_write_group(void *h, uint64_t step, const xfer_adapter_var_t *g)
+{
+    h5write_t *w = h;
+    char name[XFER_ADAPTER_MAX_NAME + 32];
+    hid_t grp = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
+    xfer_status_t st = check_step(w, step, g->name);
+    if (st != XFER_SUCCESS)
+        return h5_agree(w->comm, st);
+    if ((st = space_check(w, step)) != XFER_SUCCESS)
+        return st;
+    w->in_step = 1;
+    if (w->o.layout == XFER_ADAPTER_STEP_DIM && step > 0)
+        return h5_agree(w->comm, XFER_SUCCESS); /* groups and their attributes exist since step 0 */
+    out_name(w, step, g->name, name, sizeof(name));
+    if (strcmp(name, "/") == 0)
+        grp = H5Gopen2(w->file, "/", H5P_DEFAULT);
+    else if ((lcpl = intermediate_lcpl()) >= 0)
+        grp = H5Gcreate2(w->file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    if (grp < 0) {
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Gcreate2");
+        goto out;
+    }
+    st = write_attrs(w, grp, name, g);
+out:
+    if (grp >= 0)
+        H5Gclose(grp);
+    if (lcpl >= 0)
+        H5Pclose(lcpl);
+    return h5_agree(w->comm, st);
+}
+
+/* The chunk shape: the options' (clipped to the extents) or the whole extents, halved along the
+ * slowest dimensions until a chunk holds at most 1 MiB. */
+static void chunk_of(const h5write_t *w, const xfer_adapter_var_t *v, hsize_t *c)
+{
+    const size_t es = xfer_type_size(v->type);
+    uint64_t bytes = es;
+    int d;
+    for (d = 0; d < v->ndims; d++) {
+        c[d] = w->o.chunk[d] && w->o.chunk[d] < v->dims[d] ? w->o.chunk[d] : v->dims[d];
+        bytes *= c[d];
+    }
+    for (d = 0; d < v->ndims && bytes > (1u << 20); d++)
+        while (c[d] > 1 && bytes > (1u << 20)) {
+            bytes /= c[d];
+            c[d] = (c[d] + 1) / 2;
+            bytes *= c[d];
+        }
+}
+
+static int remember(h5write_t *w, const char *name)
+{
+    if (h5_grow((void **) &w->names, &w->capnames, w->nnames, sizeof(char *)) != 0 ||
+        !(w->names[w->nnames] = strdup(name)))
+        return -1;
+    w->nnames++;
+    return 0;
+}
+
+xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, const uint64_t start[],
+                       const uint64_t count[], const void *buf)
+{
+    h5write_t *w = h;
+    const int lead = w->o.layout == XFER_ADAPTER_STEP_DIM;
+    hsize_t dims[XFER_MAX_DIMS + 1], maxd[XFER_MAX_DIMS + 1], chunk[XFER_MAX_DIMS + 1];
+    hid_t ds = H5I_INVALID_HID, sp = H5I_INVALID_HID, fs = H5I_INVALID_HID;
+    hid_t ms = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
+    hid_t dx = H5I_INVALID_HID;
+    char name[XFER_ADAPTER_MAX_NAME + 32], dummy[16];
+    xfer_status_t st = check_step(w, step, v->name);
+    int d, empty;
+    if (st != XFER_SUCCESS)
+        return h5_agree(w->comm, st);
+    if (v->ndims < 1 || v->ndims > XFER_MAX_DIMS || xfer_type_size(v->type) == 0) {
+        xfer_adapter_set_error("%s: %s: invalid type or shape", w->tmp, v->name);
+        return h5_agree(w->comm, XFER_ERR_INVALID_ARG);
+    }
+    if ((st = space_check(w, step)) != XFER_SUCCESS)
+        return st;
+    w->in_step = 1;
+    out_name(w, step, v->name, name, sizeof(name));
+    dims[0] = maxd[0] = chunk[0] = step + 1;
+    for (d = 0; d < v->ndims; d++)
+        dims[lead + d] = maxd[lead + d] = v->dims[d];
+    if (!lead || step == 0) {
+        if (lead) {
+            maxd[0] = H5S_UNLIMITED;
+            chunk[0] = 1;
+        }
+        chunk_of(w, v, chunk + lead);
+        if ((sp = H5Screate_simple(v->ndims + lead, dims, maxd)) < 0 ||
+            (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
+            ((lead || w->o.chunked) && H5Pset_chunk(dcpl, v->ndims + lead, chunk) < 0) ||
+            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || (lcpl = intermediate_lcpl()) < 0) {
+            st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_chunk");
+            goto out;
+        }
+        if ((ds = H5Dcreate2(w->file, name, h5_native_of(v->type), sp, lcpl, dcpl, H5P_DEFAULT)) <
+            0) {
+            st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dcreate2");
+            goto out;
+        }
+        if ((st = write_attrs(w, ds, name, v)) != XFER_SUCCESS)
+            goto out;
+        if (lead && ((st = h5c_attach(w->file, ds, name, v, w->rank, w->tmp)) != XFER_SUCCESS ||
+                     (st = remember_var(w, name, v)) != XFER_SUCCESS))
+            goto out;
+        if (lead && remember(w, name) != 0) {
+            xfer_adapter_set_error("%s: %s: out of memory", w->tmp, name);
+            st = XFER_ERR_NO_MEMORY;
+            goto out;
+        }
+    } else {
+        hsize_t cur[XFER_MAX_DIMS + 1];
+        if ((ds = H5Dopen2(w->file, name, H5P_DEFAULT)) < 0) {
+            st = h5_fail(XFER_ERR_NOT_FOUND, w->tmp, name, "H5Dopen2 (not written in step 0)");
+            goto out;
+        }
+        if ((sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_ndims(sp) != v->ndims + 1 ||
+            H5Sget_simple_extent_dims(sp, cur, NULL) < 0) {
+            xfer_adapter_set_error("%s: %s: shape differs from step 0", w->tmp, name);
+            st = XFER_ERR_MISMATCH;
+            goto out;
+        }
+        for (d = 0; d < v->ndims; d++)
+            if (cur[1 + d] != dims[1 + d]) {
+                xfer_adapter_set_error("%s: %s: shape differs from step 0", w->tmp, name);
+                st = XFER_ERR_MISMATCH;
+                goto out;
+            }
+        if (cur[0] < step + 1 && H5Dset_extent(ds, dims) < 0) {
+            st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dset_extent");
+            goto out;
+        }
+    }
+    if ((fs = H5Dget_space(ds)) < 0 ||
+        (ms = h5_select_box(fs, lead, step, v->ndims, start, count, &empty)) < 0) {
+        st = h5_fail(XFER_ERR_INVALID_ARG, w->tmp, name, "H5Sselect_hyperslab");
+        goto out;
+    }
+    if ((dx = H5Pcreate(H5P_DATASET_XFER)) < 0 || H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE) < 0) {
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_dxpl_mpio");
+        goto out;
+    }
+    if (H5Dwrite(ds, h5_native_of(v->type), ms, fs, dx,
+                 empty || !buf ? (const void *) dummy : buf) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dwrite (collective)");
+out:
+    if (dx >= 0)
+        H5Pclose(dx);
+    if (ms >= 0)
+        H5Sclose(ms);
+    if (fs >= 0)
+        H5Sclose(fs);
+    if (ds >= 0)
+        H5Dclose(ds);
+    if (lcpl >= 0)
+        H5Pclose(lcpl);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return h5_agree(w->comm, st);
+}
+
+static xfer_status_t write_step_count(h5write_t *w, uint64_t n)
+{
+    hid_t sp = H5I_INVALID_HID, at = H5I_INVALID_HID;
+    xfer_status_t st = XFER_SUCCESS;
+    const htri_t ex = H5Aexists(w->file, STEPS_ATTR);
+    if (ex < 0) {
+        return h5_fail(XFER_ERR_INTERNAL, w->tmp, "/@" STEPS_ATTR, "H5Aexists");
+    } else if (ex) {
+        at = H5Aopen(w->file, STEPS_ATTR, H5P_DEFAULT);
+    } else if ((sp = H5Screate(H5S_SCALAR)) >= 0) {
+        at = H5Acreate2(w->file, STEPS_ATTR, H5T_NATIVE_UINT64, sp, H5P_DEFAULT, H5P_DEFAULT);
+    }
+    if (at < 0 || H5Awrite(at, H5T_NATIVE_UINT64, &n) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "/@" STEPS_ATTR, "H5Acreate2/H5Awrite");
+    if (at >= 0)
+        H5Aclose(at);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return st;
+}
+
+xfer_status_t h5_end_step(void *h, uint64_t step)
+{
+    h5write_t *w = h;
+    xfer_status_t st = check_step(w, step, "end of step");
+    const double t = w->step_time_set ? w->step_time : (double) step;
+    if (st == XFER_SUCCESS && w->o.layout == XFER_ADAPTER_STEP_DIM) {
+        if (step >= w->captimes) {
+            const uint64_t cap = w->captimes ? 2 * w->captimes : 64;
+            double *nt = realloc(w->times, (size_t) cap * sizeof(double));
+            if (!nt) {
+                xfer_adapter_set_error("%s: out of memory", w->tmp);
+                st = XFER_ERR_NO_MEMORY;
+            } else {
+                w->times = nt;
+                w->captimes = cap;
+            }
+        }
+        if (st == XFER_SUCCESS) {
+            w->times[step] = t;
+            st = h5c_time_step(w->file, w->tmp, step, t, w->rank);
+        }
+    }
+    if (st == XFER_SUCCESS && w->o.layout != XFER_ADAPTER_SAME_PATHS)
+        st = write_step_count(w, step + 1);
+    if (st == XFER_SUCCESS && H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Fflush (end of step)");
+    st = h5_agree(w->comm, st);
+    if (st == XFER_SUCCESS) {
+        w->completed++;
+        w->in_step = 0;
+        w->step_time_set = 0;
+        if (w->rank == 0) {
+            const uint64_t a = allocated(w->tmp);
+            if (a > w->alloc_last && a - w->alloc_last > w->growth_max)
+                w->growth_max = a - w->alloc_last;
+            w->alloc_last = a;
+        }
+    }
+    return st;
+}
+
+/* One rank reopens the closed file (serial driver) and checks that its completed steps are
+ * there: the step counter and, per layout, each step's group or the step extent. */
+static int verify_kept(const h5write_t *w, char *why, size_t cap)
+{
+    hid_t f, at;
+    uint64_t n = 0;
+    int ok = 1, i;
+    if ((f = H5Fopen(w->tmp, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0) {
+        h5_message(why, cap);
+        return 0;
+    }
+    if (w->o.layout != XFER_ADAPTER_SAME_PATHS) {
+        if ((at = H5Aopen(f, STEPS_ATTR, H5P_DEFAULT)) < 0 ||
+            H5Aread(at, H5T_NATIVE_UINT64, &n) < 0 || n < w->completed) {
+            snprintf(why, cap, "step counter missing or short");
+            ok = 0;
+        }
+        if (at >= 0)
+            H5Aclose(at);
+    }
+    if (ok && w->o.layout == XFER_ADAPTER_GROUP_PER_STEP) {
+        char g[64];
+        snprintf(g, sizeof(g), "/step_%06llu", (unsigned long long) (w->completed - 1));
+        if (H5Lexists(f, g, H5P_DEFAULT) <= 0) {
+            snprintf(why, cap, "%s missing", g);
+            ok = 0;
+        }
+    }
+    for (i = 0; ok && w->o.layout == XFER_ADAPTER_STEP_DIM && i < w->nnames; i++) {
+        hid_t ds = H5Dopen2(f, w->names[i], H5P_DEFAULT), sp = -1;
+        hsize_t dims[XFER_MAX_DIMS + 1];
+        if (ds < 0 || (sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_dims(sp, dims, 0) < 0 ||
+            dims[0] < w->completed) {
+            snprintf(why, cap, "%s unreadable or short", w->names[i]);
+            ok = 0;
+        }
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (ds >= 0)
+            H5Dclose(ds);
+    }
+    H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);
+    return ok;
+}
+
+/* Drop what the step in progress left: its group, or its index of the step dimension, and
+ * set the counter back (a failed end_step may have raised it). */
+static xfer_status_t write_step_count(h5write_t *w, uint64_t n);
+
+static void drop_partial(h5write_t *w)
+{
+    char g[64];
+    int i;
+    if (w->o.layout != XFER_ADAPTER_SAME_PATHS)
+        write_step_count(w, w->completed);
+    if (w->o.layout == XFER_ADAPTER_GROUP_PER_STEP) {
+        snprintf(g, sizeof(g), "/step_%06llu", (unsigned long long) w->completed);
+        if (H5Lexists(w->file, g, H5P_DEFAULT) > 0)
+            H5Ldelete(w->file, g, H5P_DEFAULT);
+    }
+    for (i = 0; w->o.layout == XFER_ADAPTER_STEP_DIM && i < w->nnames; i++) {
+        hid_t ds = H5Dopen2(w->file, w->names[i], H5P_DEFAULT), sp = -1;
+        hsize_t dims[XFER_MAX_DIMS + 1];
+        if (ds >= 0 && (sp = H5Dget_space(ds)) >= 0 &&
+            H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 && dims[0] > w->completed) {
+            dims[0] = w->completed;
+            H5Dset_extent(ds, dims);
+        }
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (ds >= 0)
+            H5Dclose(ds);
+    }
+    H5Eclear2(H5E_DEFAULT);
+}
+
+static void free_write(h5write_t *w)
+{
+    int i;
+    for (i = 0; i < w->nnames; i++)
+        free(w->names[i]);
+    free(w->names);
+    free(w->vars);
+    free(w->times);
+    free(w->path);
+    free(w->tmp);
+    free(w);
+}
+
+/* Rank 0, step dimension: PATH.xmf (PATH without .h5/.hdf5), the XDMF description of the
+ * completed steps, beside the file that now has its final name. */
+static int write_xdmf(const h5write_t *w, char *why, size_t cap)
+{
+    char xmf[4200];
+    const char *base = strrchr(w->path, '/') ? strrchr(w->path, '/') + 1 : w->path;
+    size_t n = strlen(w->path);
+    if (w->o.layout != XFER_ADAPTER_STEP_DIM)
+        return 1;
+    if (n > 3 && !strcmp(w->path + n - 3, ".h5"))
+        n -= 3;
+    else if (n > 5 && !strcmp(w->path + n - 5, ".hdf5"))
+        n -= 5;
+    snprintf(xmf, sizeof(xmf), "%.*s.xmf", (int) n, w->path);
+    return h5c_write_xdmf(xmf, base, w->vars, w->nvars, w->completed, w->times, why, cap) == 0;
+}
+
+/* Rank 0 gives the closed temporary file its final name (and syncs the directory), then writes
+ * its XDMF description: a failure there (the disk just filled up) loses no data, the file stays
+ * under its final name, and leaves the reason in @p xwhy. */
+static int rename_final(const h5write_t *w, char *why, size_t cap, char *xwhy, size_t xcap)
+{
+    char dir[4096];
+    int fd;
+    if (rename(w->tmp, w->path) != 0) {
+        snprintf(why, cap, "rename(%s, %s): %s", w->tmp, w->path, strerror(errno));
+        return 0;
+    }
+    dir_of(w->path, dir, sizeof(dir));
+    if ((fd = open(dir, O_RDONLY)) >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    if (!write_xdmf(w, xwhy, xcap) && !xwhy[0])
+        snprintf(xwhy, xcap, "cannot write its XDMF description");
+    return 1;
+}
+
+xfer_status_t h5_commit(void **hp)
+{
+    h5write_t *w = *hp;
+    xfer_status_t st = XFER_SUCCESS;
+    char why[512] = "", xwhy[512] = "";
+    int ok = 1;
+    if (w->in_step) {
+        xfer_adapter_set_error("%s: commit with step %llu incomplete", w->tmp,
+                               (unsigned long long) w->completed);
+        st = XFER_ERR_STATE;
+    }
+    st = h5_agree(w->comm, st);
+    if (st != XFER_SUCCESS)
+        return st; /* the handle stays: the caller aborts, keeping the completed steps */
+    if (H5Fclose(w->file) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Fclose");
+    w->file = H5I_INVALID_HID;
+    st = h5_agree(w->comm, st);
+    if (st == XFER_SUCCESS) {
+        if (w->rank == 0)
+            ok = rename_final(w, why, sizeof(why), xwhy, sizeof(xwhy));
+        MPI_Bcast(&ok, 1, MPI_INT, 0, w->comm);
+        if (!ok) {
+            MPI_Bcast(why, (int) sizeof(why), MPI_CHAR, 0, w->comm);
+            xfer_adapter_set_error("%s", why);
+            return XFER_ERR_INTERNAL; /* the caller aborts: the handle stays for abort() */
+        }
+        /* the data is in place under its final name; only the description may be missing */
+        MPI_Bcast(xwhy, (int) sizeof(xwhy), MPI_CHAR, 0, w->comm);
+        if (xwhy[0]) {
+            xfer_adapter_set_error("%s: all %llu step(s) written, but %s", w->path,
+                                   (unsigned long long) w->completed, xwhy);
+            st = XFER_ERR_INTERNAL;
+        }
+        free_write(w);
+        *hp = NULL; /* nothing left to abort */
+    }
+    return st; /* on failure before the rename the caller aborts: the handle stays */
+}
+
+void h5_abort(void **hp)
+{
+    h5write_t *w = hp ? *hp : NULL;
+    char err[1024], why[512] = "", xwhy[512] = "", outcome[1200];
+    int kept = 0;
+    if (!w)
+        return;
+    snprintf(err, sizeof(err), "%s", xfer_adapter_error());
+    if (w->file >= 0) {
+        if (w->completed > 0 && w->in_step)
+            drop_partial(w);
+        H5Fclose(w->file); /* a failure here is judged by reading the file back */
+        H5Eclear2(H5E_DEFAULT);
+        w->file = H5I_INVALID_HID;
+    }
+    MPI_Barrier(w->comm);
+    if (w->rank == 0) {
+        if (w->completed == 0) {
+            unlink(w->tmp);
+            snprintf(outcome, sizeof(outcome), "no step completed: nothing kept");
+        } else if (verify_kept(w, why, sizeof(why)) &&
+                   rename_final(w, why, sizeof(why), xwhy, sizeof(xwhy))) {
+            kept = 1;
+            snprintf(outcome, sizeof(outcome), "kept the %llu completed step(s) in %s%s%s%s",
+                     (unsigned long long) w->completed, w->path, xwhy[0] ? " (" : "", xwhy,
+                     xwhy[0] ? ")" : "");
+        } else {
+            snprintf(outcome, sizeof(outcome), "%s left for inspection, not readable: %s", w->tmp,
+                     why);
+        }
+    }
+    MPI_Bcast(outcome, (int) sizeof(outcome), MPI_CHAR, 0, w->comm);
+    MPI_Bcast(&kept, 1, MPI_INT, 0, w->comm);
+    xfer_adapter_set_error("%s%s%s", err, err[0] ? "; " : "", outcome);
+    free_write(w);
+    *hp = NULL;
+}
+
+xfer_status_t h5_set_time(void *h, uint64_t step, double t)
+{
+    h5write_t *w = h;
+    xfer_status_t st = check_step(w, step, "set_time");
+    if (st == XFER_SUCCESS) {
+        w->step_time = t;
+        w->step_time_set = 1;
+    }
+    return st; /* local: no file access */
+}
+
+xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapter_wopts_t *o, void **hp)
+{
+    h5write_t *w = calloc(1, sizeof(*w));
+    hid_t fapl = H5I_INVALID_HID;
+    MPI_Info info = MPI_INFO_NULL;
+    xfer_status_t st = XFER_SUCCESS;
+    *hp = NULL;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (!w || !(w->path = strdup(path)) || !(w->tmp = malloc(strlen(path) + 5))) {
+        if (w)
+            free(w->path);
+        free(w);
+        xfer_adapter_set_error("%s: out of memory", path);
+        return h5_agree(comm, XFER_ERR_NO_MEMORY);
+    }
+    sprintf(w->tmp, "%s.tmp", path);
+    w->comm = comm;
+    w->file = H5I_INVALID_HID;
+    MPI_Comm_rank(comm, &w->rank);
+    w->o = *o;
+    if (o->layout != XFER_ADAPTER_GROUP_PER_STEP && o->layout != XFER_ADAPTER_STEP_DIM &&
+        o->layout != XFER_ADAPTER_SAME_PATHS) {
+        xfer_adapter_set_error("%s: unknown layout %d", path, (int) o->layout);
+        st = XFER_ERR_INVALID_ARG;
+        goto out;
+    }
+    /* Collective metadata writes: a failing write (a full disk) fails on every rank alike.
+     * ROMIO: no data sieving for writes, whose fcntl lock a failed write leaves held (another
+     * rank then waits on it for ever); HDF5 writes few strided pieces, and OMPIO ignores it. */
+    if (MPI_Info_create(&info) != MPI_SUCCESS ||
+        MPI_Info_set(info, "romio_ds_write", "disable") != MPI_SUCCESS) {
+        xfer_adapter_set_error("%s: MPI_Info_create/MPI_Info_set failed", w->tmp);
+        st = XFER_ERR_MPI;
+        goto out;
+    }
+    if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 || H5Pset_fapl_mpio(fapl, comm, info) < 0 ||
+        H5Pset_coll_metadata_write(fapl, 1) < 0 || H5Pset_all_coll_metadata_ops(fapl, 1) < 0) {
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Pset_fapl_mpio");
+        goto out;
+    }
+    if ((w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0) {
+        st = h5_fail(XFER_ERR_INVALID_ARG, w->tmp, "", "H5Fcreate (MPI-IO)");
+        goto out;
+    }
+    if (o->layout == XFER_ADAPTER_STEP_DIM &&
+        (st = h5c_create_time(w->file, w->tmp)) != XFER_SUCCESS)
+        goto out;
+    if (w->rank == 0)
+        w->alloc_last = allocated(w->tmp);
+out:
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    st = h5_agree(comm, st);
+    if (st != XFER_SUCCESS) {
+        if (w->file >= 0)
+            H5Fclose(w->file);
+        if (w->rank == 0 && w->file >= 0)
+            unlink(w->tmp);
+        free_write(w);
+        return st;
+    }
+    *hp = w;
+    return XFER_SUCCESS;
+}
