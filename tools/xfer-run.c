@@ -36,6 +36,8 @@ static void usage(FILE *f)
             "  --print-config          print the effective configuration and exit\n"
             "  --dry-run               print the commands that would run and exit\n"
             "  --launch MODE           auto | mpmd | separate (overrides the file's launch)\n"
+            "  --transport T           stream | file: every channel over MPI or through HDF5\n"
+            "                          step files (default: $XFER_TRANSPORT, else the file's)\n"
             "  --launcher NAME         auto | mpiexec | slurm: Slurm's srun inside an\n"
             "                          allocation (auto), else mpiexec (default:\n"
             "                          $XFER_RUN_LAUNCHER, else auto)\n"
@@ -82,7 +84,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
         O_LAUNCHER,
         O_SRUN,
         O_SRUNFLAGS,
-        O_HET
+        O_HET,
+        O_TRANSPORT
     };
     static const struct option longopts[] = {{"check", no_argument, NULL, O_CHECK},
                                              {"print-config", no_argument, NULL, O_PRINT},
@@ -99,6 +102,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                              {"srun", required_argument, NULL, O_SRUN},
                                              {"srun-flags", required_argument, NULL, O_SRUNFLAGS},
                                              {"slurm-het", no_argument, NULL, O_HET},
+                                             {"transport", required_argument, NULL, O_TRANSPORT},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, O_VERSION},
@@ -110,6 +114,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
     o->mpiexec_flags = getenv("XFER_RUN_MPIEXEC_FLAGS");
     o->srun_flags = getenv("XFER_RUN_SRUN_FLAGS");
     o->launcher = getenv("XFER_RUN_LAUNCHER");
+    o->transport = getenv("XFER_TRANSPORT");
+    if (o->transport && !*o->transport)
+        o->transport = NULL;
     if (!o->launcher || !*o->launcher)
         o->launcher = "auto";
     opterr = 0; /* our words, below */
@@ -164,6 +171,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         case O_HET:
             o->slurm_het = 1;
             break;
+        case O_TRANSPORT:
+            o->transport = optarg;
+            break;
         case O_FLAGS:
             o->mpiexec_flags = optarg;
             break;
@@ -208,6 +218,11 @@ static int parse_args(int argc, char **argv, opts_t *o)
         strcmp(o->launcher, "slurm")) {
         run_error("--launcher (or XFER_RUN_LAUNCHER): expected auto|mpiexec|slurm, got \"%s\"",
                   o->launcher);
+        return -1;
+    }
+    if (o->transport && strcmp(o->transport, "stream") && strcmp(o->transport, "file")) {
+        run_error("--transport (or XFER_TRANSPORT): expected stream|file, got \"%s\"",
+                  o->transport);
         return -1;
     }
     return 0;

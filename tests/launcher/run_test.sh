@@ -87,6 +87,14 @@ envre() {
         printf -- '-env %s %s' "$(q "$1")" "$(q "$2")"
     fi
 }
+# the run's identity: fresh every run (xfer-run-HOST-PID-TIME)
+runid_re() {
+    if [ "$flavour" = openmpi ]; then
+        printf -- '-x XFER_RUN_ID=xfer-run-[^ ]*'
+    else
+        printf -- '-env XFER_RUN_ID xfer-run-[^ ]*'
+    fi
+}
 
 cd "$here" || exit 1
 case "$kase" in
@@ -107,7 +115,8 @@ dryrun)
     ctl=1 # the control daemon's environment is expected (not with --no-daemon)
     ctx() { # ctx COMPONENT NPROCS LAUNCH
         printf -- '-n %s %s %s %s %s' "$2" "$(envre XFER_CONFIG "$here/hello.yaml")" \
-            "$(envre XFER_COMPONENT "$1")" "$(envre XFER_RUN_DIR "$rd")" "$(envre XFER_LAUNCH "$3")"
+            "$(envre XFER_COMPONENT "$1")" "$(envre XFER_RUN_DIR "$rd") $(runid_re)" \
+            "$(envre XFER_LAUNCH "$3")"
         if [ "$ctl" = 1 ]; then
             printf -- ' %s %s' "$(envre XFER_CONTROL_ENDPOINT "ipc://$rd/xferd.sock")" \
                 "$(envre XFER_CONTROL_TOKEN_FILE "$rd/token")"

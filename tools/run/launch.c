@@ -33,7 +33,12 @@ void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
     add_env(s, pl->openmpi, "XFER_CONFIG", pl->config_path);
     add_env(s, pl->openmpi, "XFER_COMPONENT", k->name);
     add_env(s, pl->openmpi, "XFER_RUN_DIR", pl->run_dir);
+    add_env(s, pl->openmpi, "XFER_RUN_ID", pl->run_id);
     add_env(s, pl->openmpi, "XFER_LAUNCH", pl->mode == XFER_LAUNCH_MPMD ? "mpmd" : "separate");
+    if (pl->transport)
+        add_env(s, pl->openmpi, "XFER_TRANSPORT", pl->transport);
+    if (pl->transport_dir)
+        add_env(s, pl->openmpi, "XFER_TRANSPORT_DIR", pl->transport_dir);
     if (pl->endpoint) {
         add_env(s, pl->openmpi, "XFER_CONTROL_ENDPOINT", pl->endpoint);
         if (pl->token_file)
@@ -130,7 +135,12 @@ static void add_srun_command(const plan_t *pl, int c, const char *cmd, int het, 
     sv_take(s, xprintf("XFER_CONFIG=%s", pl->config_path));
     sv_take(s, xprintf("XFER_COMPONENT=%s", k->name));
     sv_take(s, xprintf("XFER_RUN_DIR=%s", pl->run_dir));
+    sv_take(s, xprintf("XFER_RUN_ID=%s", pl->run_id));
     sv_take(s, xprintf("XFER_LAUNCH=%s", pl->mode == XFER_LAUNCH_MPMD ? "mpmd" : "separate"));
+    if (pl->transport)
+        sv_take(s, xprintf("XFER_TRANSPORT=%s", pl->transport));
+    if (pl->transport_dir)
+        sv_take(s, xprintf("XFER_TRANSPORT_DIR=%s", pl->transport_dir));
     if (pl->endpoint) {
         sv_take(s, xprintf("XFER_CONTROL_ENDPOINT=%s", pl->endpoint));
         if (pl->token_file)

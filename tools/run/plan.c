@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -368,6 +369,18 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
     }
     if (setup_run_dir(pl, o) != 0)
         goto out;
+    {
+        char host[64] = "host";
+        struct timespec ts;
+        gethostname(host, sizeof host - 1);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        pl->run_id = xprintf("xfer-run-%s-%ld-%lld.%09ld", host, (long) getpid(),
+                             (long long) ts.tv_sec, ts.tv_nsec);
+    }
+    pl->transport = o->transport;
+    pl->transport_dir = getenv("XFER_TRANSPORT_DIR");
+    if (pl->transport_dir && !*pl->transport_dir)
+        pl->transport_dir = NULL;
     if (pl->server.n) {
         pl->uri = xprintf("%s/ompi-server.uri", pl->run_dir);
         sv_push(&pl->server, pl->uri);
@@ -465,6 +478,7 @@ void free_plan(plan_t *pl, int keep_run_dir)
     free(pl->journal);
     free(pl->uri);
     free(pl->run_dir);
+    free(pl->run_id);
     free(pl->config_path);
     free(pl->self);
 }

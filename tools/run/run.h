@@ -57,6 +57,7 @@ typedef struct opts {
     const char *launcher;   /* auto | mpiexec | slurm (default: $XFER_RUN_LAUNCHER, else auto) */
     const char *srun;       /* Slurm's srun (default: PATH) */
     const char *srun_flags; /* extra srun flags (default: $XFER_RUN_SRUN_FLAGS) */
+    const char *transport;  /* stream | file for every channel (default: $XFER_TRANSPORT) */
     double walltime;
     int check, print_config, dry_run, keep_run_dir, no_daemon, slurm_het;
 } opts_t;
@@ -75,6 +76,9 @@ typedef struct plan {
     char *config_path; /* the workflow file, absolute */
     char *run_dir;     /* absolute */
     int run_dir_tmp;   /* made by mkdtemp: removed at the end */
+    char *run_id;      /* XFER_RUN_ID: tells this run's step files (transport: file) from others */
+    const char *transport;     /* XFER_TRANSPORT for every component (NULL: the file's) */
+    const char *transport_dir; /* XFER_TRANSPORT_DIR (NULL: the file's) */
     char *uri;         /* ompi-server's URI file (Open MPI, separate) */
     strv_t server;     /* the ompi-server command */
     strv_t *lines;     /* the mpiexec commands: one (mpmd) or one per component (separate) */
