@@ -159,3 +159,35 @@ endif()
 add_test(NAME ${P}.example.compare_negative COMMAND ${EX_CHECK} negative --out ${EX_DIR}/mpmd-p4q3)
 set_tests_properties(${P}.example.compare_negative PROPERTIES TIMEOUT 60 LABELS "example"
                      FIXTURES_REQUIRED ${P}.example.outputs)
+
+# ---- stream or file, one switch: the same components through HDF5 step files (xfer-run
+# --transport file) give statistics identical to the stream's run on the same blocks, in one
+# launch and in separate launches (which need no MPI connection over files: any MPI does)
+if(TARGET xfer_hdf5)
+  set(out ${EX_DIR}/file-xfer-run-p3q2)
+  ex_workflow(${out}.yaml 3 2 ${out})
+  ex_test(file.xfer_run.p3q2 OUT ${out} SAME_AS ${EX_DIR}/xfer-run-p3q2
+          COMMAND $<TARGET_FILE:xfer-run> --transport file ${out}.yaml
+          ENV ${ex_env} XFER_TRANSPORT_DIR=${out}-steps)
+  set_tests_properties(${P}.example.file.xfer_run.p3q2 PROPERTIES FIXTURES_REQUIRED
+                       ${P}.example.outputs)
+  set(out ${EX_DIR}/file-separate-p4q3)
+  ex_workflow(${out}.yaml 4 3 ${out})
+  ex_test(file.separate.p4q3 OUT ${out} SAME_AS ${EX_DIR}/mpmd-p4q3
+          COMMAND $<TARGET_FILE:xfer-run> --transport file --launch separate ${out}.yaml
+          ENV ${ex_env} XFER_TRANSPORT_DIR=${out}-steps)
+  set_tests_properties(${P}.example.file.separate.p4q3 PROPERTIES FIXTURES_REQUIRED
+                       ${P}.example.outputs)
+  if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
+    set(out ${EX_DIR}/file-python-p3q2)
+    ex_workflow(${out}.yaml 3 2 ${out})
+    file(READ ${out}.yaml text)
+    string(REPLACE "cmd: [gray-scott-analysis," "cmd: [gray-scott-analysis-py," text "${text}")
+    file(WRITE ${out}.yaml "${text}")
+    ex_test(file.python.p3q2 PYTHON OUT ${out} SAME_AS ${EX_DIR}/xfer-run-p3q2
+            COMMAND $<TARGET_FILE:xfer-run> --transport file ${out}.yaml
+            ENV ${ex_env} XFER_TRANSPORT_DIR=${out}-steps)
+    set_tests_properties(${P}.example.file.python.p3q2 PROPERTIES FIXTURES_REQUIRED
+                         ${P}.example.outputs)
+  endif()
+endif()

@@ -156,3 +156,52 @@ if(PY_MPI4PY)
 else()
   message(STATUS "libxfer: no mpi4py for ${XFER_MPI_FLAVOR}: its Python tests are skipped")
 endif()
+
+# ---- transport: file (docs/runtime.md, "Stream or file"): what xfer-synth does not reach ----
+if(TARGET xfer_hdf5)
+  set(ft_yaml "workflow: file_transport
+launch: mpmd
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [x]}
+  - {name: b, nprocs: 3, cmd: [x]}
+channels:
+  - name: c
+    from: a
+    to: b
+    transport: file
+    file: {keep: KEEP}
+    max_in_flight_steps: 1
+    selection: rows
+    datasets:
+      - {name: f, type: float64, dims: [12, 5]}
+")
+  string(REPLACE "KEEP" "false" text "${ft_yaml}")
+  file(WRITE ${PY_DIR}/file-nokeep.yaml "${text}")
+  string(REPLACE "KEEP" "true" text "${ft_yaml}")
+  file(WRITE ${PY_DIR}/file-keep.yaml "${text}")
+  set(FT ${PY} ${PY_SRC}/file_transport.py)
+  # the receiver stops after 2 of 8 steps: the sender's next commit says EndOfStream;
+  # keep: false bounds the files waiting and leaves none
+  foreach(sc close keep)
+    py_mpmd(cmd ${PY_DIR}/file-nokeep.yaml 2 3 A ${FT} ${sc} B ${FT} ${sc})
+    py_test(file.${sc}.p2q3 COMMAND ${cmd} ENV XFER_TRANSPORT_DIR=${PY_DIR}/file-${sc})
+  endforeach()
+  # a sender alone, its receiver later (separate launches, no xferd): the data, the attributes
+  # and the end; after the sender ran again, the second run's data only (and the first run's
+  # values no longer match: the negative control)
+  set(ft_env XFER_CONFIG=${PY_DIR}/file-keep.yaml XFER_TRANSPORT_DIR=${PY_DIR}/file-later
+             XFER_LAUNCH=separate ${PY_ENV})
+  xfer_mpi_launcher(la NP 2 ENV ${ft_env} XFER_COMPONENT=a)
+  xfer_mpi_launcher(lb NP 3 ENV ${ft_env} XFER_COMPONENT=b)
+  list(APPEND la ${FT})
+  list(APPEND lb ${FT})
+  list(JOIN la "|" la)
+  list(JOIN lb "|" lb)
+  py_test(file.later.p2q3
+          COMMAND ${CMAKE_COMMAND} -DN=5 "-DCMD1=${la}|write" "-DCMD2=${lb}|read"
+                  "-DCMD3=${la}|write|--second" "-DCMD4=${lb}|rerun|--second"
+                  "-DCMD5=${lb}|rerun" -DLAST_FAILS=ON
+                  "-DEXPECT=step 0: data differs from what was sent"
+                  -P ${CMAKE_CURRENT_SOURCE_DIR}/support/run_sequence.cmake)
+endif()

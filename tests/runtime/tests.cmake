@@ -604,3 +604,88 @@ channels:
                        LABELS "mpi;workflow;control"
                        ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
 endif()
+
+# ---- transport: file (docs/runtime.md, "Stream or file"): the same synthetic components, one
+# switch (XFER_TRANSPORT=file), every shape of the stream's tests above; the step files of each
+# test in a directory of its own. Separate launches need no MPI connection over files: any MPI
+# runs them, Debian's ch4:ucx MPICH included.
+if(TARGET xfer_hdf5)
+  set(FT_DIR ${RT_DIR}/file-steps)
+  # ft_mpmd(<name> <cfg> NP ... ARGS ...): rt_mpmd through files
+  function(ft_mpmd name cfg)
+    cmake_parse_arguments(F "" "" "NP;ARGS;ARGS1" ${ARGN})
+    set(a1 "")
+    if(F_ARGS1)
+      set(a1 ARGS1 ${F_ARGS1})
+    endif()
+    rt_mpmd(cmd ${cfg} NP ${F_NP} ARGS ${F_ARGS} ${a1}
+            ENV XFER_TRANSPORT=file XFER_TRANSPORT_DIR=${FT_DIR}/${name})
+    rt_test(file.${name} COMMAND ${cmd})
+  endfunction()
+  ft_mpmd(mpmd.half.p3q5 ${RT_DIR}/pair-3x5-half.yaml NP 3 5 ARGS --steps 4 --decomp uneven)
+  ft_mpmd(mpmd.full.p5q3 ${RT_DIR}/pair-5x3-full.yaml NP 5 3 ARGS --steps 3 --decomp empty)
+  ft_mpmd(mpmd.full.attrs.p2q1 ${RT_DIR}/pair-2x1-full.yaml NP 2 1 ARGS --steps 3 --attrs)
+  ft_mpmd(mpmd.bind.alternate.full.p3q5 ${RT_DIR}/pair-3x5-full.yaml NP 3 5
+          ARGS --steps 4 --bind-alternate --attrs)
+  ft_mpmd(mpmd.bind.half.p3q5 ${RT_DIR}/pair-3x5-half.yaml NP 3 5 ARGS --steps 3 --bind)
+  ft_mpmd(mpmd.begin.select_mixed.p3q5 ${RT_DIR}/pair-3x5-half.yaml NP 3 5
+          ARGS --steps 4 --begin 0 --select mixed)
+  ft_mpmd(mpmd.select_corner.p5q3 ${RT_DIR}/pair-5x3-half.yaml NP 5 3
+          ARGS --steps 3 --select corner --decomp uneven)
+  ft_mpmd(mpmd.chain ${RT_DIR}/chain.yaml NP 3 2 1 ARGS --steps 4 --decomp uneven)
+  # separate launches through xfer-run --transport file, with xferd
+  if(TARGET xfer-run)
+    rt_workflow(${RT_DIR}/file-sep-3x5-full.yaml 3 5 full
+                ARGS ", --steps, \"4\", --decomp, uneven")
+    rt_test(file.separate.full.p3q5 COMMAND $<TARGET_FILE:xfer-run> --launch separate
+            --transport file ${RT_DIR}/file-sep-3x5-full.yaml
+            ENV ${RT_SEP_ENV} XFER_TRANSPORT_DIR=${FT_DIR}/separate)
+  endif()
+  # the two sides disagree on a shape: the receiver names it, from the sender's manifest
+  rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 3
+          ARGS1 --steps 3 --config ${RT_DIR}/fail-other-shape.yaml
+          ENV XFER_TRANSPORT=file XFER_TRANSPORT_DIR=${FT_DIR}/mismatch)
+  rt_fail_test(file.fail.shape_mismatch COMMAND ${cmd} MAXTIME 60
+               EXPECT "XFER_ERR_MISMATCH: .*channel c: dataset plane: int32\\[13,10\\] at b, int32\\[13,9\\] at a")
+  # no HDF5 adapter to load: a clear error, at xfer_init
+  rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 3
+          ENV XFER_TRANSPORT=file XFER_TRANSPORT_DIR=${FT_DIR}/noadapter
+              XFER_HDF5_ADAPTER=${FT_DIR}/no-such-libxfer_hdf5.so)
+  rt_fail_test(file.fail.no_adapter COMMAND ${cmd} MAXTIME 60
+               EXPECT "channel c: transport: file needs libxfer's HDF5 adapter .*no-such-libxfer_hdf5.so")
+  # XFER_TRANSPORT with a word that is neither
+  rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 3 ENV XFER_TRANSPORT=files)
+  rt_fail_test(file.fail.bad_env COMMAND ${cmd} MAXTIME 60
+               EXPECT "XFER_TRANSPORT=files: stream or file")
+  # kill -9 under xferd: the receiver waiting for the next step's file learns the sender died
+  # (PEER_FAILED within 2 x the heartbeat timeout), and the sender waiting for the receiver to
+  # catch up learns it likewise. keep: false, one step in flight: the sender cannot run ahead,
+  # so whichever dies, the other is running and waits for it.
+  if(TARGET xfer-run AND TARGET xferd)
+    foreach(victim a b)
+      set(kill_a "")
+      set(kill_b "")
+      set(kill_${victim} ", --kill-after, \"3\"")
+      set(peer b)
+      if(victim STREQUAL "b")
+        set(peer a)
+      endif()
+      file(WRITE ${RT_DIR}/file-kill-${victim}.yaml "workflow: rt_file_kill_${victim}
+control: {heartbeat_ms: 250, heartbeat_timeout_ms: 1000, timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"50\"${kill_a}]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth, --steps, \"50\", --compute-ms, \"100\"${kill_b}]}
+channels:
+  - {name: c, from: a, to: b, transport: file, file: {dir: ${FT_DIR}/kill-${victim}, keep: false},
+     max_in_flight_steps: 1, datasets: [{name: x, type: float64, dims: [1000]}]}
+")
+      add_test(NAME ${P}.workflow.file.kill9.${victim}
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/kill_test.sh
+                       $<TARGET_FILE:xfer-run> ${RT_DIR}/file-kill-${victim}.yaml ${victim} ${peer}
+                       2000)
+      set_tests_properties(${P}.workflow.file.kill9.${victim} PROPERTIES TIMEOUT 180
+                           LABELS "mpi;workflow;control"
+                           ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+    endforeach()
+  endif()
+endif()

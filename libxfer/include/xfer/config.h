@@ -99,6 +99,18 @@ typedef struct xfer_cfg_hier {
     int sync;             /**< XFER_HIER_SYNC_FLAGS or XFER_HIER_SYNC_BARRIER (xfer_hier_sync_t) */
 } xfer_cfg_hier_t;
 
+/** How a channel's steps travel. */
+typedef enum xfer_transport {
+    XFER_TRANSPORT_STREAM = 0, /**< over MPI, through the channel's intercommunicator */
+    XFER_TRANSPORT_FILE = 1    /**< through one parallel HDF5 file per step (docs/runtime.md) */
+} xfer_transport_t;
+
+/** The file transport's settings of a channel. */
+typedef struct xfer_cfg_file {
+    char *dir; /**< where the step files go; "": $XFER_RUN_DIR/steps, else ./xfer-steps */
+    int keep;  /**< 1: keep every step file; 0: the receiver removes each once released */
+} xfer_cfg_file_t;
+
 /** One channel: an intercommunicator between two components and the datasets it moves. */
 typedef struct xfer_cfg_channel {
     char *name;                      /**< unique in the workflow */
@@ -112,6 +124,8 @@ typedef struct xfer_cfg_channel {
     int ndatasets;                   /**< >= 1 */
     xfer_cfg_dataset_t *datasets;    /**< in file order */
     int line, col;                   /**< position in the file (1-based) */
+    xfer_transport_t transport;      /**< stream (MPI) or file (HDF5 step files) */
+    xfer_cfg_file_t file;            /**< the file transport's settings */
 } xfer_cfg_channel_t;
 
 /** One component: an MPI application of the workflow. */

@@ -51,6 +51,9 @@ static const cfg_enum_t duplex_names[] = {
 
 static const cfg_enum_t bool_names[] = {{"true", 1}, {"false", 0}, {NULL, 0}};
 
+static const cfg_enum_t transport_names[] = {
+    {"stream", XFER_TRANSPORT_STREAM}, {"file", XFER_TRANSPORT_FILE}, {NULL, 0}};
+
 static const cfg_enum_t enabled_names[] = {{"auto", -1}, {"true", 1}, {"false", 0}, {NULL, 0}};
 
 static const cfg_enum_t sync_names[] = {
@@ -369,6 +372,32 @@ static const cfg_table_t hier_table = {
     .check = check_hier,
     .doc = "Node-hierarchical staging: data crosses between the groups once per node."};
 
+#define FI_(f) offsetof(xfer_cfg_file_t, f)
+static const cfg_key_t file_keys[] = {
+    {.key = "dir",
+     .kind = CFG_STR,
+     .dflt = "",
+     .dflt_doc = "$XFER_RUN_DIR/steps (xfer-run's run directory), else ./xfer-steps",
+     .off = FI_(dir),
+     .doc = "the directory of the step files: DIR/WORKFLOW/CHANNEL/SENDER.NNNNNN.h5 (XFER_"
+            "TRANSPORT_DIR overrides it)"},
+    {.key = "keep",
+     .kind = CFG_ENUM,
+     .dflt = "true",
+     .off = FI_(keep),
+     .names = bool_names,
+     .doc = "true: every step file stays (a record of the run, readable later); false: the "
+            "receiver removes each step's file once all its ranks released the step, and the "
+            "sender keeps at most max_in_flight_steps files ahead of it"},
+};
+
+static const cfg_table_t file_table = {
+    .path = "channels[].file",
+    .keys = file_keys,
+    .nkeys = NKEYS(file_keys),
+    .doc = "The file transport: each step is one parallel HDF5 file, written by the sending "
+           "component and read by the receiving one."};
+
 #define CH_(f) offsetof(xfer_cfg_channel_t, f)
 static const cfg_key_t channel_keys[] = {
     {.key = "name",
@@ -427,6 +456,18 @@ static const cfg_key_t channel_keys[] = {
      .doc = "room for one step's attributes (xfer_put_attr) from each sending side, in bytes "
             "(names and values, 8 bytes of framing each); every step carries it from the "
             "side's rank 0 to each receiving rank, used or not"},
+    {.key = "transport",
+     .kind = CFG_ENUM,
+     .dflt = "stream",
+     .off = CH_(transport),
+     .names = transport_names,
+     .doc = "stream: over MPI; file: through one parallel HDF5 file per step (`file`), the same "
+            "components unmodified (XFER_TRANSPORT=stream|file overrides it for every channel)"},
+    {.key = "file",
+     .kind = CFG_MAP,
+     .off = CH_(file),
+     .sub = &file_table,
+     .doc = "the file transport's settings"},
     {.key = "datasets",
      .kind = CFG_LIST,
      .required = 1,

@@ -6,7 +6,7 @@
  * the name and its NUL, the values; padded to 8 bytes. */
 #include <string.h>
 
-#include "channel.h"
+#include "ch_file.h"
 
 enum { ATTR_VALUES = 0, ATTR_STRING = 1, ATTR_FRAME = 8, ATTR_NAME_MAX = 255 };
 
@@ -42,6 +42,63 @@ static int parse(const char *p, size_t left, rec_t *r)
     r->name = p + ATTR_FRAME;
     r->values = p + ATTR_FRAME + nl + 1;
     return 1;
+}
+
+int xfer_ch_attr_next(const char *buf, size_t len, size_t *o, xfer_ch_attr_t *a)
+{
+    rec_t r;
+    if (*o >= len || !parse(buf + *o, len - *o, &r))
+        return 0;
+    a->name = r.name;
+    a->is_string = r.kind == ATTR_STRING;
+    a->type = r.type;
+    a->count = r.count;
+    a->bytes = r.bytes;
+    a->values = r.values;
+    *o += r.len;
+    return 1;
+}
+
+/* Encode one record at @p p (rec_len(strlen(name), bytes) bytes, zeroed by the caller). */
+static void encode(char *p, const char *name, size_t nl, int kind, xfer_type_t type, size_t count,
+                   const void *values, size_t bytes)
+{
+    const uint16_t n16 = (uint16_t) nl;
+    const uint32_t c32 = (uint32_t) count;
+    memcpy(p, &n16, 2);
+    p[2] = (char) kind;
+    p[3] = (char) type;
+    memcpy(p + 4, &c32, 4);
+    memcpy(p + ATTR_FRAME, name, nl + 1);
+    if (bytes)
+        memcpy(p + ATTR_FRAME + nl + 1, values, bytes);
+}
+
+xfer_status_t xfer_ch_attr_append(char **buf, size_t *len, size_t *cap, const xfer_ch_attr_t *a)
+{
+    const size_t nl = strlen(a->name);
+    size_t need;
+    if (nl == 0 || nl > ATTR_NAME_MAX || a->count > UINT32_MAX)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "attribute \"%.40s\": name of 1 to %d characters, "
+                        "at most 2^32 - 1 values",
+                        a->name, ATTR_NAME_MAX);
+    need = rec_len(nl, a->bytes);
+    if (*len + need > *cap) {
+        size_t nc = *cap ? *cap : 256;
+        char *nb;
+        while (nc < *len + need)
+            nc *= 2;
+        if (!(nb = xfer_realloc_array(*buf, nc, 1)))
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "attributes");
+        *buf = nb;
+        *cap = nc;
+    }
+    memset(*buf + *len, 0, need);
+    encode(*buf + *len, a->name, nl, a->is_string ? ATTR_STRING : ATTR_VALUES, a->type, a->count,
+           a->values, a->bytes);
+    *len += need;
+    return XFER_SUCCESS;
 }
 
 static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_type_t type,
@@ -96,17 +153,7 @@ static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_ty
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: attributes", ch->cfg->name);
     p = ch->attr_out.buf + ch->attr_out.len;
     memset(p, 0, need);
-    {
-        const uint16_t n16 = (uint16_t) nl;
-        const uint32_t c32 = (uint32_t) count;
-        memcpy(p, &n16, 2);
-        p[2] = (char) kind;
-        p[3] = (char) type;
-        memcpy(p + 4, &c32, 4);
-    }
-    memcpy(p + ATTR_FRAME, name, nl + 1);
-    if (bytes)
-        memcpy(p + ATTR_FRAME + nl + 1, values, bytes);
+    encode(p, name, nl, kind, type, count, values, bytes);
     ch->attr_out.len += need;
     return XFER_SUCCESS;
 out:
@@ -136,6 +183,8 @@ static xfer_status_t area(xfer_channel_t *ch, const char **p, size_t *len)
 
     if (!ch)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
+    if (ch->file)
+        return xfer_chf_attr_area(ch, p, len);
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
     if (!xfer_ch_this_recvs(ch))
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: %s only sends on this channel",

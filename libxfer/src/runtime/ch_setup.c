@@ -619,7 +619,8 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
     d = xfer_ch_find_dset(ch, dataset);
     if (!d)
         return xfer_ch_no_such_dataset(ch, dataset);
-    if (d->bound && (ch->setup || ch->cur > 0 || ch->begun)) { /* after step 0 began */
+    if (d->bound &&
+        (ch->setup || ch->cur > 0 || ch->begun || ch->started > 0)) { /* after step 0 began */
         if (d->out)
             return XFER_ERR(XFER_ERR_STATE,
                             "channel %s: dataset %s: after step 0, a sending rank's block is "

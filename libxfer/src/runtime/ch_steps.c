@@ -164,6 +164,16 @@ xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force)
     return st;
 }
 
+void xfer_ch_progress_others(xfer_channel_t *ch)
+{
+    int i;
+    for (i = 0; i < ch->x->nch; i++) {
+        xfer_channel_t *o = ch->x->ch[i];
+        if (o && o != ch && !o->health.failed && o->inter != MPI_COMM_NULL && !o->health.finished)
+            progress(o, 0); /* its own errors surface on its own calls */
+    }
+}
+
 /* Is any collective of this channel in flight? */
 static int busy(const xfer_channel_t *ch)
 {
@@ -379,11 +389,14 @@ static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const v
     return XFER_SUCCESS;
 }
 
-xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
+/* What every put checks, whatever the transport: the dataset, its type and shape, the block
+ * and that it is the block of step 0 (the decomposition is fixed by the first step, which
+ * records it). The dataset into *@p out, the block's elements into *@p vol. */
+xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block,
+                                xfer_rt_dset_t **out, uint64_t *vol)
 {
     xfer_status_t st;
     xfer_rt_dset_t *ds;
-    xfer_rt_slot_t *sl;
     uint64_t v;
     int i;
 
@@ -427,8 +440,6 @@ xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
                         "channel %s: step %llu was committed by its first xfer_get: put every "
                         "dataset of a full-duplex step before getting",
                         ch->cfg->name, (unsigned long long) ch->cur);
-    if (xfer_ch_run_limit(ch) <= ch->cur)
-        return xfer_ch_ended(ch, ch->cur);
     if (ch->setup || ch->cur > 0) { /* the decomposition is fixed by step 0 */
         const size_t len = (size_t) d->ndims * sizeof(uint64_t);
         if (ds->declared
@@ -449,6 +460,23 @@ xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
         memcpy(ds->count, d->count, (size_t) d->ndims * sizeof(uint64_t));
         ds->declared = 1;
     }
+    *out = ds;
+    *vol = v;
+    return XFER_SUCCESS;
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
+{
+    xfer_status_t st;
+    xfer_rt_dset_t *ds;
+    xfer_rt_slot_t *sl;
+    uint64_t v;
+
+    XFER_CHECK_GOTO(xfer_ch_put_check(ch, d, block, &ds, &v), st, out);
+    if (xfer_ch_run_limit(ch) <= ch->cur)
+        return xfer_ch_ended(ch, ch->cur);
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
     if (ds->bound && v > 0 && block != ds->bound) {
         /* a bound dataset is sent from wherever this step's put says: the caller leaves the

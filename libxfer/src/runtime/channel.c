@@ -6,7 +6,7 @@
 
 #include "../sched/exec.h"
 #include "../select/select.h"
-#include "channel.h"
+#include "ch_file.h"
 
 xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int disconnect,
                                   xfer_channel_t **out)
@@ -60,16 +60,23 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
         d->esize = xfer_type_size(d->cfg->type);
         ch->sends[k] = 1;
     }
-    XFER_MPI_GOTO(MPI_Comm_rank(inter, &ch->me), st, fail);
-    XFER_MPI_GOTO(MPI_Comm_size(inter, &ch->nlocal), st, fail);
-    XFER_MPI_GOTO(MPI_Comm_remote_size(inter, &ch->nremote), st, fail);
-    XFER_MPI_GOTO(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN), st, fail);
+    if (inter == MPI_COMM_NULL) { /* the file transport: no intercommunicator */
+        XFER_MPI_GOTO(MPI_Comm_rank(x->comm, &ch->me), st, fail);
+        XFER_MPI_GOTO(MPI_Comm_size(x->comm, &ch->nlocal), st, fail);
+        ch->nremote = x->cfg->components[ch->peer].nprocs;
+    } else {
+        XFER_MPI_GOTO(MPI_Comm_rank(inter, &ch->me), st, fail);
+        XFER_MPI_GOTO(MPI_Comm_size(inter, &ch->nlocal), st, fail);
+        XFER_MPI_GOTO(MPI_Comm_remote_size(inter, &ch->nremote), st, fail);
+        XFER_MPI_GOTO(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN), st, fail);
+    }
     if (ch->me == 0 && ch->sends[ch->side] &&
         !(ch->proto.rel_of = xfer_calloc((size_t) ch->nremote, sizeof(uint64_t)))) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel");
         goto fail;
     }
-    XFER_MPI_GOTO(MPI_Comm_dup(inter, &ch->ctl_inter), st, fail);
+    if (inter != MPI_COMM_NULL)
+        XFER_MPI_GOTO(MPI_Comm_dup(inter, &ch->ctl_inter), st, fail);
     XFER_MPI_GOTO(MPI_Comm_dup(x->comm, &ch->ctl_local), st, fail);
     *out = ch;
     return XFER_SUCCESS;
@@ -254,6 +261,8 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
     xfer_status_t st = XFER_SUCCESS;
     int i;
 
+    if (ch->file)
+        return xfer_chf_finish(ch);
     if (ch->health.failed || ch->health.finished)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
@@ -309,6 +318,7 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     int i;
     if (!ch)
         return;
+    xfer_chf_free(ch);
     for (i = 0; ch->slots && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
         if (collective && s->plan)

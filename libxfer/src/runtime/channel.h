@@ -89,6 +89,8 @@ xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);
 int xfer_ch_this_sends(const xfer_channel_t *ch);
 int xfer_ch_this_recvs(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force);
+/* One pass over the context's other stream channels (a file channel's waits keep them moving) */
+void xfer_ch_progress_others(xfer_channel_t *ch);
 /* Progress until cond holds (*met = 1) or MPI_Wtime() passes @p until (*met = 0, success).
  * Liveness bounds it: a failed peer or a lost control plane is an error, and so is the
  * timeout in XFER_LIVE_CLOCK. A @p resumable wait is one its caller entered without changing
@@ -127,12 +129,28 @@ typedef struct xfer_errh_guard {
 } xfer_errh_guard_t;
 void xfer_errh_guard_begin(xfer_errh_guard_t *g);
 xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st);
+xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
+                                const void *block, xfer_rt_dset_t **out, uint64_t *vol);
 xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_commit(xfer_channel_t *ch);
 xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch);
 xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
                                       xfer_step_status_t *status);
 int xfer_ch_step_ready(xfer_channel_t *ch, void *arg);
+
+/* ch_attr.c: the records of a step's attributes (the stream carries them after rank 0's
+ * header, the file transport keeps them as HDF5 attributes of the step's root group) */
+typedef struct xfer_ch_attr {
+    const char *name;
+    int is_string; /* values: the string and its NUL (count bytes) */
+    xfer_type_t type;
+    size_t count, bytes;
+    const void *values;
+} xfer_ch_attr_t;
+/* The record at *@p o of @p buf (advancing *@p o): 0 at the end or on a malformed record. */
+int xfer_ch_attr_next(const char *buf, size_t len, size_t *o, xfer_ch_attr_t *a);
+/* Append a record to *@p buf (grown as needed). */
+xfer_status_t xfer_ch_attr_append(char **buf, size_t *len, size_t *cap, const xfer_ch_attr_t *a);
 
 /* ch_get.c */
 xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[],

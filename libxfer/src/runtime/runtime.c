@@ -5,17 +5,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "runtime.h"
+#include "ch_file.h"
 
 double xfer_rt_deadline(const struct xfer *x)
 {
     return x->live == XFER_LIVE_CLOCK ? MPI_Wtime() + 1e-3 * x->timeout_ms : HUGE_VAL;
 }
 
-/* Every rank of @p comm learns the worst status; ranks that succeeded get a message saying
- * which rank failed and why (its message is broadcast). */
-static xfer_status_t agree_local(MPI_Comm comm, xfer_status_t st)
+xfer_status_t xfer_rt_agree(MPI_Comm comm, xfer_status_t st)
 {
     struct {
         int st, rank;
@@ -36,6 +36,74 @@ static xfer_status_t agree_local(MPI_Comm comm, xfer_status_t st)
     if (st != XFER_SUCCESS)
         return st;
     return xfer_err_raw((xfer_status_t) res.st, "rank %d: %s", res.rank, msg);
+}
+
+xfer_status_t xfer_rt_transport(const struct xfer *x, int index, xfer_transport_t *t)
+{
+    const char *env = xfer_env_str("XFER_TRANSPORT");
+    *t = x->cfg->channels[index].transport;
+    if (!env)
+        return XFER_SUCCESS;
+    if (strcmp(env, "stream") == 0)
+        *t = XFER_TRANSPORT_STREAM;
+    else if (strcmp(env, "file") == 0)
+        *t = XFER_TRANSPORT_FILE;
+    else
+        return XFER_ERR(XFER_ERR_CONFIG, "XFER_TRANSPORT=%s: stream or file", env);
+    return XFER_SUCCESS;
+}
+
+/* This run's identity, which tells its step files (transport: file) from an earlier run's: in
+ * one MPMD launch, world rank 0's words for every component; else XFER_RUN_ID (xfer-run gives
+ * every component the same). In one launch the components must also agree on each channel's
+ * transport (XFER_TRANSPORT set for some only would leave the others waiting). */
+static xfer_status_t run_identity(struct xfer *x)
+{
+    const char *env = xfer_env_str("XFER_RUN_ID");
+    xfer_status_t st = XFER_SUCCESS;
+    int i, *t = NULL, *lo = NULL, *hi = NULL;
+
+    if (x->launch != XFER_LAUNCH_MPMD) {
+        snprintf(x->run_id, sizeof(x->run_id), "%s", env ? env : "");
+        return XFER_SUCCESS;
+    }
+    if (x->rank == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(x->run_id, sizeof(x->run_id), "%s", env ? env : "");
+        if (!env)
+            snprintf(x->run_id, sizeof(x->run_id), "mpmd-%ld-%lld.%09ld", (long) getpid(),
+                     (long long) ts.tv_sec, ts.tv_nsec);
+    }
+    XFER_MPI_GOTO(MPI_Bcast(x->run_id, (int) sizeof(x->run_id), MPI_CHAR, 0, x->world), st, out);
+    t = xfer_calloc((size_t) x->cfg->nchannels + 1, sizeof(int));
+    lo = xfer_calloc((size_t) x->cfg->nchannels + 1, sizeof(int));
+    hi = xfer_calloc((size_t) x->cfg->nchannels + 1, sizeof(int));
+    if (!t || !lo || !hi) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "transports");
+        goto out;
+    }
+    for (i = 0; i < x->cfg->nchannels && st == XFER_SUCCESS; i++)
+        st = xfer_rt_transport(x, i, (xfer_transport_t *) &t[i]);
+    t[x->cfg->nchannels] = st != XFER_SUCCESS; /* an error here: every rank hears of it below */
+    XFER_MPI_GOTO(MPI_Allreduce(t, lo, x->cfg->nchannels + 1, MPI_INT, MPI_MIN, x->world), st, out);
+    XFER_MPI_GOTO(MPI_Allreduce(t, hi, x->cfg->nchannels + 1, MPI_INT, MPI_MAX, x->world), st, out);
+    if (st != XFER_SUCCESS || hi[x->cfg->nchannels])
+        goto out; /* the failing ranks' own errors; the others' come from the agreement */
+    for (i = 0; i < x->cfg->nchannels; i++)
+        if (lo[i] != hi[i]) {
+            st = XFER_ERR(XFER_ERR_CONFIG,
+                          "channel %s: the components of this launch disagree on its transport "
+                          "(stream at some, file at others: is XFER_TRANSPORT set for some "
+                          "components only?)",
+                          x->cfg->channels[i].name);
+            break;
+        }
+out:
+    xfer_free(t);
+    xfer_free(lo);
+    xfer_free(hi);
+    return st;
 }
 
 static void free_ctx(struct xfer *x, int collective)
@@ -112,13 +180,16 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
         setenv("XFER_NODE_SIZE", v, 0);
     }
     st = xfer_rt_launch_mode(x, component);
-    st = agree_local(x->world, st);
+    st = xfer_rt_agree(x->world, st);
+    if (st != XFER_SUCCESS)
+        goto fail;
+    st = xfer_rt_agree(x->world, run_identity(x));
     if (st != XFER_SUCCESS)
         goto fail;
     XFER_MPI_GOTO(MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN), st, fail);
     /* The control plane, when there is one: the leader registers before any channel forms. */
     st = xfer_rt_ctl_start(x);
-    st = agree_local(x->comm, st);
+    st = xfer_rt_agree(x->comm, st);
     if (st != XFER_SUCCESS)
         goto fail;
     x->live = x->use_ctl                      ? XFER_LIVE_CONTROL
@@ -130,29 +201,41 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channels");
         goto fail;
     }
-    if (x->launch == XFER_LAUNCH_USER)
-        goto done;
     /* File order on every component: a pair of components forms its channels in the same
-     * order, so no two components ever wait on each other crosswise. */
+     * order, so no two components ever wait on each other crosswise. A file channel needs no
+     * intercommunicator (launch: user included). */
     for (i = 0; i < x->nch; i++) {
         const xfer_cfg_channel_t *c = &x->cfg->channels[i];
         MPI_Comm inter = MPI_COMM_NULL;
+        xfer_transport_t t;
         int disconnect = 0;
         if (c->from != x->comp && c->to != x->comp)
             continue;
+        st = xfer_rt_agree(x->comm, xfer_rt_transport(x, i, &t));
+        if (st != XFER_SUCCESS)
+            goto fail;
+        if (t == XFER_TRANSPORT_FILE) {
+            st = xfer_rt_agree(x->comm, xfer_rt_channel_new(x, i, MPI_COMM_NULL, 0, &x->ch[i]));
+            if (st == XFER_SUCCESS)
+                st = xfer_chf_open(x->ch[i]); /* agreed */
+            if (st != XFER_SUCCESS)
+                goto fail;
+            continue;
+        }
+        if (x->launch == XFER_LAUNCH_USER)
+            continue; /* attached by the application */
         st = xfer_rt_form(x, i, &inter, &disconnect);
-        st = agree_local(x->comm, st);
+        st = xfer_rt_agree(x->comm, st);
         if (st != XFER_SUCCESS)
             goto fail;
         st = setup_channel(x, i, inter, disconnect);
-        st = agree_local(x->comm, st);
+        st = xfer_rt_agree(x->comm, st);
         if (st != XFER_SUCCESS)
             goto fail;
     }
-done:
     /* channels formed: from here on the progress thread (if any) may pass over them */
     st = xfer_rt_progress_start(x);
-    st = agree_local(x->comm, st);
+    st = xfer_rt_agree(x->comm, st);
     if (st != XFER_SUCCESS)
         goto fail;
     *out = x;
@@ -183,6 +266,11 @@ xfer_status_t xfer_channel_attach(xfer_t *x, const char *channel, MPI_Comm inter
     if (x->cfg->channels[i].from != x->comp && x->cfg->channels[i].to != x->comp)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s does not involve component %s", channel,
                         x->cfg->components[x->comp].name);
+    if (x->ch[i] && x->ch[i]->file)
+        return XFER_ERR(XFER_ERR_STATE,
+                        "channel %s uses the file transport: it has no intercommunicator to "
+                        "attach (xfer_init opened it)",
+                        channel);
     if (x->ch[i])
         return XFER_ERR(XFER_ERR_STATE, "channel %s is already attached", channel);
     XFER_MPI_GOTO(MPI_Comm_test_inter(inter, &is_inter), st, out);

@@ -203,6 +203,7 @@ struct xfer_channel {
     xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (ch_notes.c) */
     xfer_rt_health_t health; /* what failed or ended */
     int begun; /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
+    struct xfer_chfile *file; /* transport: file (ch_file.h); NULL for the stream */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */
@@ -232,7 +233,18 @@ struct xfer {
     struct xfer_rt_progress *prog; /* the progress thread (NULL: none) */
     xfer_interrupt_fn intr_fn;     /* the application's interrupt check (xfer_set_interrupt) */
     void *intr_arg;
+    /* this run's identity, for the file transport: shared by one MPMD launch, or XFER_RUN_ID
+     * (xfer-run sets it); "" when none is known */
+    char run_id[128];
 };
+
+/* Every rank of @p comm learns the worst status; ranks that succeeded get a message saying
+ * which rank failed and why (its message is broadcast). Collective. */
+xfer_status_t xfer_rt_agree(MPI_Comm comm, xfer_status_t st);
+
+/* The transport channel @p index takes: XFER_TRANSPORT (stream|file) for every channel, else
+ * the file's. */
+xfer_status_t xfer_rt_transport(const struct xfer *x, int index, xfer_transport_t *t);
 
 /* intercomm.c */
 xfer_status_t xfer_rt_launch_mode(struct xfer *x, const char *component);

@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The file transport's step protocol (ch_file.h): the channel calls of a channel whose steps
+ * travel as files. The semantics are the stream's (workflow.h); what differs:
+ *  - a sending side writes step s when it commits it (xfer_step_end, or a full-duplex side's
+ *    first xfer_get), collectively, and the file appears under its final name when complete;
+ *  - a receiving rank reads its selections of step s when it begins it, on its own, as soon as
+ *    the file is there; the step's end is the peer's end marker;
+ *  - flow control only with keep: false (the receiver removes each step's file once all its
+ *    ranks released it; the sender runs at most max_in_flight_steps files ahead); with keep:
+ *    true the files are the run's record and nothing waits for the receiver;
+ *  - a sending side learns that the receiver closed at its next commit, which all its ranks
+ *    agree on (a local check could split the side's collective write). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ch_file.h"
+
+#define NAP_MIN_NS 100000L   /* a wait polls the directory, backing off from 0.1 ms ... */
+#define NAP_MAX_NS 20000000L /* ... to 20 ms between polls */
+
+typedef xfer_status_t (*chf_cond)(xfer_channel_t *ch, void *arg, int *met);
+
+/* ---- waits ------------------------------------------------------------------------------- */
+
+/* The peer's failure, as the control plane reports it: rank 0 asks xferd and tells its side's
+ * other ranks (NOTE_FAIL on the side's own communicator, the only notes a file channel has). */
+static xfer_status_t check_peer(xfer_channel_t *ch)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    if (ch->me == 0) {
+        XFER_CHECK_GOTO(xfer_ch_check_peer(ch), st, out);
+    } else {
+        int flag = 1;
+        while (flag && !ch->health.peer_failed && !ch->health.ctl_lost) {
+            MPI_Status s;
+            note_t n;
+            XFER_MPI_GOTO(MPI_Iprobe(0, XFER_NOTE_TAG, ch->ctl_local, &flag, &s), st, out);
+            if (!flag)
+                break;
+            XFER_MPI_GOTO(
+                MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local, MPI_STATUS_IGNORE),
+                st, out);
+            if (n.type == NOTE_FAIL && n.value >= 0)
+                ch->health.peer_failed = 1;
+            else if (n.type == NOTE_FAIL)
+                ch->health.ctl_lost = 1;
+        }
+    }
+    XFER_CHECK_GOTO(xfer_ch_notes_reap(ch, 0), st, out);
+    if (ch->health.peer_failed)
+        return xfer_ch_peer_failed_error(ch);
+    if (ch->health.ctl_lost)
+        return xfer_ch_ctl_lost_error(ch);
+out:
+    return st;
+}
+
+/* Poll @p cond until it holds (*met), @p until passes (success, *met 0), the peer is known to
+ * have failed, or (separate jobs without xferd) control.timeout_ms passes. A @p resumable wait
+ * asks the application's interrupt check (xfer_set_interrupt). */
+static xfer_status_t wait_on(xfer_channel_t *ch, chf_cond cond, void *arg, const char *what,
+                             double until, int resumable, int *met)
+{
+    const double deadline = xfer_rt_deadline(ch->x);
+    const struct xfer *x = ch->x;
+    double asked = MPI_Wtime();
+    long nap_ns = NAP_MIN_NS;
+    xfer_status_t st;
+    *met = 0;
+    for (;;) {
+        struct timespec nap;
+        double now;
+        XFER_CHECK_GOTO(cond(ch, arg, met), st, out);
+        if (*met)
+            return XFER_SUCCESS;
+        now = MPI_Wtime();
+        if (now > until)
+            return XFER_SUCCESS;
+        if (resumable && x->intr_fn && now - asked >= XFER_RT_INTR_S) {
+            asked = now;
+            if (x->intr_fn(x->intr_arg))
+                return XFER_ERR(XFER_ERR_INTERRUPTED,
+                                "channel %s: %s: interrupted by the application; nothing changed, "
+                                "the call may be made again",
+                                ch->cfg->name, what);
+        }
+        XFER_CHECK_GOTO(check_peer(ch), st, out);
+        if (now > deadline)
+            return XFER_ERR(XFER_ERR_TIMEOUT,
+                            "channel %s: %s: nothing from %s in %s within %d ms (separate jobs "
+                            "without xferd: nothing tells a computing peer from a dead one, so "
+                            "control.timeout_ms bounds every wait; run with xferd to wait as long "
+                            "as the peer lives)",
+                            ch->cfg->name, what, xfer_ch_peer_name(ch), ch->file->dir,
+                            x->timeout_ms);
+        xfer_ch_progress_others(ch);
+        nap.tv_sec = 0;
+        nap.tv_nsec = nap_ns;
+        nanosleep(&nap, NULL); /* the file appears when the peer's step is complete */
+        nap_ns = nap_ns * 2 > NAP_MAX_NS ? NAP_MAX_NS : nap_ns * 2;
+    }
+out:
+    return st;
+}
+
+/* ---- conditions -------------------------------------------------------------------------- */
+
+/* Receiving: step *arg is read (f->have), or the peer ended before it. */
+static xfer_status_t recv_cond(xfer_channel_t *ch, void *arg, int *met)
+{
+    xfer_chfile_t *f = ch->file;
+    const uint64_t s = *(const uint64_t *) arg;
+    char path[1200];
+    xfer_status_t st;
+    int found, i;
+
+    *met = f->have && f->have_step == s;
+    if (*met)
+        return XFER_SUCCESS;
+    if (!f->peer.run[0]) {
+        XFER_CHECK_GOTO(xfer_chf_read_manifest(ch, &found), st, out);
+        if (!found)
+            return XFER_SUCCESS;
+    }
+    for (i = 0; i < ch->nds; i++) /* fixed for the run from here on */
+        if (!ch->ds[i].out)
+            XFER_CHECK_GOTO(xfer_ch_own_selection(ch, &ch->ds[i]), st, out);
+    XFER_CHECK_GOTO(xfer_chf_read_step(ch, s, &found), st, out);
+    if (found) {
+        f->have = 1;
+        f->have_step = s;
+        ch->started = s + 1;
+        *met = 1;
+        return XFER_SUCCESS;
+    }
+    if (f->peer_end < 0) { /* written after the last step's file: checked after it */
+        xfer_chf_path(ch, &f->peer, "end", path, sizeof(path));
+        (void) xfer_chf_read_marker(ch, path, f->peer.run, &f->peer_end);
+    }
+    *met = f->peer_end >= 0 && s >= (uint64_t) f->peer_end;
+out:
+    return st;
+}
+
+/* Sending: may step cur be written? With keep: false, once the receiver released the step
+ * max_in_flight_steps + 1 before it (its file is gone), or closed the channel. */
+static xfer_status_t send_cond(xfer_channel_t *ch, void *arg, int *met)
+{
+    const xfer_chfile_t *f = ch->file;
+    const uint64_t s = ch->cur, w = (uint64_t) ch->cfg->max_in_flight_steps;
+    char path[1200];
+    (void) arg;
+    *met = 1;
+    if (f->keep || s <= w)
+        return XFER_SUCCESS;
+    xfer_chf_step_path(ch, &f->own, s - w - 1, path, sizeof(path));
+    if (access(path, F_OK) != 0)
+        return XFER_SUCCESS;
+    xfer_chf_path(ch, &f->peer, "closed", path, sizeof(path));
+    *met = xfer_chf_read_marker(ch, path, f->run, NULL);
+    return XFER_SUCCESS;
+}
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+static xfer_status_t ended(xfer_channel_t *ch)
+{
+    const xfer_chfile_t *f = ch->file;
+    ch->health.ended = 1;
+    if (f->closed_seen)
+        return XFER_ERR(XFER_ERR_END_OF_STREAM,
+                        "channel %s: %s closed the channel; step %llu is not sent", ch->cfg->name,
+                        xfer_ch_peer_name(ch), (unsigned long long) ch->cur);
+    return XFER_ERR(XFER_ERR_END_OF_STREAM, "channel %s: %s ended the channel after %lld step%s",
+                    ch->cfg->name, xfer_ch_peer_name(ch), (long long) f->peer_end,
+                    f->peer_end == 1 ? "" : "s");
+}
+
+/* Wait for the peer's step cur (a receiving rank). */
+static xfer_status_t have_step(xfer_channel_t *ch, int resumable)
+{
+    uint64_t s = ch->cur;
+    xfer_status_t st;
+    int met;
+    XFER_CHECK_GOTO(wait_on(ch, recv_cond, &s, "waiting for a step", HUGE_VAL, resumable, &met), st,
+                    out);
+    if (!ch->file->have)
+        return ended(ch);
+out:
+    return st;
+}
+
+/* Commit the step being filled: every rank of the side writes its part of the step's file. */
+static xfer_status_t commit(xfer_channel_t *ch)
+{
+    xfer_chfile_t *f = ch->file;
+    uint64_t v[2], bytes = 0, whole = 0, len;
+    char *attrs = NULL;
+    xfer_status_t st = XFER_SUCCESS;
+    int met, i;
+
+    if (ch->cur_committed)
+        return XFER_SUCCESS;
+    if (!ch->begun)
+        XFER_CHECK_GOTO(wait_on(ch, send_cond, NULL,
+                                "waiting for the receiver to catch up (max_in_flight_steps)",
+                                HUGE_VAL, 0, &met),
+                        st, out);
+    v[0] = f->mask;
+    v[1] = 0;
+    if (ch->me == 0) {
+        char path[1200];
+        xfer_chf_path(ch, &f->peer, "closed", path, sizeof(path));
+        v[1] = (uint64_t) xfer_chf_read_marker(ch, path, f->run, NULL);
+    }
+    XFER_MPI_GOTO(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_BOR, ch->ctl_local), st, out);
+    if (v[1]) {
+        f->closed_seen = 1;
+        return ended(ch);
+    }
+    /* the step's attributes travel from rank 0 */
+    len = ch->me == 0 ? ch->attr_out.len : 0;
+    XFER_MPI_GOTO(MPI_Bcast(&len, 1, MPI_UINT64_T, 0, ch->ctl_local), st, out);
+    if (len) {
+        attrs = ch->me == 0 ? ch->attr_out.buf : xfer_calloc(1, (size_t) len);
+        st = xfer_rt_agree(ch->ctl_local,
+                           attrs ? XFER_SUCCESS : XFER_ERR(XFER_ERR_NO_MEMORY, "attributes"));
+        if (st != XFER_SUCCESS)
+            goto out;
+        XFER_MPI_GOTO(MPI_Bcast(attrs, (int) len, MPI_BYTE, 0, ch->ctl_local), st, out);
+    }
+    st = xfer_chf_write_step(ch, v[0], attrs, (size_t) len);
+    if (st != XFER_SUCCESS) {
+        ch->health.failed = 1;
+        goto out;
+    }
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        if (d->out && (f->mask >> d->bit & 1u))
+            bytes += xfer_ch_volume(d->cfg->ndims, d->count) * d->esize;
+        if (d->out && (v[0] >> d->bit & 1u))
+            whole += xfer_ch_volume(d->cfg->ndims, d->cfg->dims) * d->esize;
+    }
+    ch->stats.bytes_sent += bytes;
+    if (ch->me == 0)
+        xfer_rt_ctl_step(ch->x, ch->index, ch->side, ch->cur, whole);
+    ch->committed = ch->cur + 1;
+    ch->cur_committed = 1;
+    f->mask = 0;
+    ch->attr_out.len = 0;
+out:
+    if (attrs && attrs != ch->attr_out.buf)
+        xfer_free(attrs);
+    return st;
+}
+
+/* ---- the channel calls ------------------------------------------------------------------- */
+
+xfer_status_t xfer_chf_open(xfer_channel_t *ch)
+{
+    const struct xfer *x = ch->x;
+    const char *base = xfer_env_str("XFER_TRANSPORT_DIR");
+    xfer_chfile_t *f;
+    xfer_status_t st = XFER_SUCCESS;
+    int n;
+
+    if (!(f = ch->file = xfer_calloc(1, sizeof(*f))))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s", ch->cfg->name);
+    f->peer_end = -1;
+    f->keep = ch->cfg->file.keep;
+    f->own.name = x->cfg->components[x->comp].name;
+    f->peer.name = x->cfg->components[ch->peer].name;
+    f->blk = xfer_calloc((size_t) ch->nds, sizeof(*f->blk));
+    f->blk_cap = xfer_calloc((size_t) ch->nds, sizeof(*f->blk_cap));
+    f->blk_at = xfer_calloc((size_t) ch->nds, sizeof(*f->blk_at));
+    f->sel = xfer_calloc((size_t) ch->nds, sizeof(*f->sel));
+    f->sel_cap = xfer_calloc((size_t) ch->nds, sizeof(*f->sel_cap));
+    if (!f->blk || !f->blk_cap || !f->blk_at || !f->sel || !f->sel_cap)
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s", ch->cfg->name);
+    if (!base)
+        base = ch->cfg->file.dir && ch->cfg->file.dir[0] ? ch->cfg->file.dir : "xfer-steps";
+    n = snprintf(f->dir, sizeof(f->dir), "%s/%s/%s", base, x->cfg->workflow, ch->cfg->name);
+    if (st == XFER_SUCCESS &&
+        (n < 0 || (size_t) n + strlen(f->own.name) + strlen(f->peer.name) + 32 >= sizeof(f->dir)))
+        st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                      "channel %s: transport: file: the directory %s is "
+                      "too long",
+                      ch->cfg->name, base);
+    if (st == XFER_SUCCESS)
+        st = xfer_chf_load_adapter(ch);
+    st = xfer_rt_agree(x->comm, st);
+    if (st != XFER_SUCCESS || !xfer_ch_this_sends(ch))
+        return st;
+    /* a sending side: its run id (this run's, or one of its own), then its manifest */
+    if (x->run_id[0]) {
+        snprintf(f->run, sizeof(f->run), "%s", x->run_id);
+    } else if (ch->me == 0) {
+        char host[64] = "host";
+        struct timespec ts;
+        gethostname(host, sizeof(host) - 1);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(f->run, sizeof(f->run), "%s-%ld-%lld.%09ld", host, (long) getpid(),
+                 (long long) ts.tv_sec, ts.tv_nsec);
+    }
+    XFER_MPI_GOTO(MPI_Bcast(f->run, (int) sizeof(f->run), MPI_CHAR, 0, ch->ctl_local), st, out);
+    if (ch->me == 0)
+        st = xfer_chf_start_side(ch);
+    st = xfer_rt_agree(x->comm, st);
+out:
+    return st;
+}
+
+xfer_status_t xfer_chf_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
+{
+    xfer_chfile_t *f = ch->file;
+    xfer_rt_dset_t *ds;
+    xfer_status_t st;
+    uint64_t v;
+    size_t bytes;
+    int i;
+
+    XFER_CHECK_GOTO(xfer_ch_put_check(ch, d, block, &ds, &v), st, out);
+    if (ch->health.ended)
+        return ended(ch);
+    i = (int) (ds - ch->ds);
+    bytes = (size_t) v * ds->esize;
+    if (ds->bound) { /* written straight from the caller's block when the step commits */
+        f->blk_at[i] = block;
+    } else if (bytes) {
+        if (f->blk_cap[i] < bytes) {
+            void *nb = xfer_realloc_array(f->blk[i], bytes, 1);
+            if (!nb)
+                return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: dataset %s: %zu bytes",
+                                ch->cfg->name, ds->cfg->name, bytes);
+            f->blk[i] = nb;
+            f->blk_cap[i] = bytes;
+        }
+        memcpy(f->blk[i], block, bytes);
+        f->blk_at[i] = f->blk[i];
+        ch->stats.bytes_copied_in += bytes;
+    }
+    f->mask |= (uint64_t) 1 << ds->bit;
+out:
+    return st;
+}
+
+xfer_status_t xfer_chf_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
+{
+    xfer_chfile_t *f = ch->file;
+    xfer_status_t st;
+    double until;
+    uint64_t s = ch->cur;
+    int met = 0;
+
+    if (!status)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "status is NULL");
+    *status = XFER_STEP_NOT_READY;
+    if (timeout_ms < -1)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
+                        ch->cfg->name, timeout_ms);
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    if (ch->health.ended) {
+        *status = XFER_STEP_END_OF_STREAM;
+        return XFER_SUCCESS;
+    }
+    if (ch->begun) {
+        *status = XFER_STEP_OK;
+        return XFER_SUCCESS;
+    }
+    until = timeout_ms < 0 ? HUGE_VAL : MPI_Wtime() + 1e-3 * timeout_ms;
+    if (xfer_ch_this_sends(ch)) /* full duplex too: the data is awaited by xfer_get */
+        XFER_CHECK_GOTO(wait_on(ch, send_cond, NULL, "waiting for a step", until, 1, &met), st,
+                        out);
+    else
+        XFER_CHECK_GOTO(wait_on(ch, recv_cond, &s, "waiting for a step", until, 1, &met), st, out);
+    if (!met)
+        return XFER_SUCCESS;
+    if (!xfer_ch_this_sends(ch) && !f->have) {
+        ch->health.ended = 1;
+        *status = XFER_STEP_END_OF_STREAM;
+        return XFER_SUCCESS;
+    }
+    ch->begun = 1;
+    *status = XFER_STEP_OK;
+out:
+    return st;
+}
+
+xfer_status_t xfer_chf_step_end(xfer_channel_t *ch)
+{
+    xfer_chfile_t *f = ch->file;
+    xfer_status_t st;
+
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    if (ch->health.ended)
+        return ended(ch);
+    if (xfer_ch_this_sends(ch))
+        XFER_CHECK_GOTO(commit(ch), st, out);
+    if (xfer_ch_this_recvs(ch)) {
+        /* the step is released as a whole: every rank has it (or the peer ended) */
+        XFER_CHECK_GOTO(have_step(ch, 0), st, out);
+        f->have = 0;
+        if (!f->keep) {
+            XFER_MPI_GOTO(MPI_Barrier(ch->ctl_local), st, out);
+            if (ch->me == 0) {
+                char path[1200];
+                xfer_chf_step_path(ch, &f->peer, ch->cur, path, sizeof(path));
+                unlink(path); /* the sender may write the step max_in_flight_steps ahead */
+            }
+        }
+        if (ch->me == 0)
+            xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->cur + 1);
+    }
+    ch->stats.steps++;
+    ch->cur++;
+    ch->cur_committed = 0;
+    ch->begun = 0;
+out:
+    return st;
+}
+
+xfer_status_t xfer_chf_get(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                           const uint64_t count[], void *buf, size_t bufsize,
+                           xfer_dataset_desc_t *out)
+{
+    xfer_chfile_t *f = ch->file;
+    xfer_status_t st;
+    xfer_rt_dset_t *ds;
+    uint64_t v, bytes, zero[XFER_MAX_DIMS] = {0};
+    int nd, d, i;
+
+    if (!dataset)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or dataset name is NULL");
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out_err);
+    if (!(ds = xfer_ch_find_dset(ch, dataset)))
+        return xfer_ch_no_such_dataset(ch, dataset);
+    if (ds->out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s is sent by %s (this component), not received",
+                        ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
+    nd = ds->cfg->ndims;
+    i = (int) (ds - ch->ds);
+    XFER_CHECK_GOTO(xfer_ch_own_selection(ch, ds), st, out_err);
+    if (!start && !count) {
+        start = ds->sel_start;
+        count = ds->sel_count;
+    }
+    if (!start)
+        start = zero;
+    if (!count)
+        count = ds->cfg->dims;
+    for (d = 0; d < nd; d++)
+        if (start[d] < ds->sel_start[d] || count[d] > ds->sel_count[d] ||
+            start[d] - ds->sel_start[d] > ds->sel_count[d] - count[d]) {
+            char want[200], have[200];
+            xfer_ch_fmt_box(want, sizeof(want), nd, start, count);
+            xfer_ch_fmt_box(have, sizeof(have), nd, ds->sel_start, ds->sel_count);
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "channel %s: dataset %s: rank %d asks for %s, outside the selection "
+                            "it receives, %s (xfer_select or the dataset's selection mode)",
+                            ch->cfg->name, dataset, ch->me, want, have);
+        }
+    v = xfer_ch_volume(nd, count);
+    bytes = v * ds->esize;
+    if (bytes > bufsize || (v > 0 && !buf))
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s: the buffer holds %zu bytes, the selection needs "
+                        "%llu",
+                        ch->cfg->name, dataset, buf ? bufsize : 0, (unsigned long long) bytes);
+    if (ch->health.ended)
+        return ended(ch);
+    if (xfer_ch_this_sends(ch))
+        XFER_CHECK_GOTO(commit(ch), st, out_err); /* full duplex: this step's puts are done */
+    XFER_CHECK_GOTO(have_step(ch, 1), st, out_err);
+    if (!(f->rmask >> ds->bit & 1u))
+        return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: %s did not put dataset %s in step %llu",
+                        ch->cfg->name, xfer_ch_peer_name(ch), dataset,
+                        (unsigned long long) ch->cur);
+    if (v > 0) {
+        const char *src = ds->bound ? ds->bound : f->sel[i];
+        if (src != buf || memcmp(start, ds->sel_start, (size_t) nd * sizeof(uint64_t)) != 0 ||
+            memcmp(count, ds->sel_count, (size_t) nd * sizeof(uint64_t)) != 0) {
+            xfer_ch_copy_box(buf, start, count, src, ds->sel_start, ds->sel_count, nd, ds->esize);
+            ch->stats.bytes_copied_out += bytes;
+        }
+    }
+    if (out) {
+        memset(out, 0, sizeof(*out));
+        out->name = ds->cfg->name;
+        out->type = ds->cfg->type;
+        out->ndims = nd;
+        memcpy(out->dims, ds->cfg->dims, (size_t) nd * sizeof(uint64_t));
+        memcpy(out->start, start, (size_t) nd * sizeof(uint64_t));
+        memcpy(out->count, count, (size_t) nd * sizeof(uint64_t));
+        out->step = ch->cur;
+    }
+    return XFER_SUCCESS;
+out_err:
+    return st;
+}
+
+xfer_status_t xfer_chf_attr_area(xfer_channel_t *ch, const char **p, size_t *len)
+{
+    xfer_status_t st;
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    if (!xfer_ch_this_recvs(ch))
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: %s only sends on this channel",
+                        ch->cfg->name, xfer_ch_side_name(ch, ch->side));
+    if (ch->health.ended)
+        return ended(ch);
+    if (xfer_ch_this_sends(ch))
+        XFER_CHECK_GOTO(commit(ch), st, out);
+    XFER_CHECK_GOTO(have_step(ch, 1), st, out);
+    *p = ch->file->attrs;
+    *len = ch->file->attrs_len;
+out:
+    return st;
+}
+
+xfer_status_t xfer_chf_finish(xfer_channel_t *ch)
+{
+    xfer_chfile_t *f = ch->file;
+    xfer_status_t st = XFER_SUCCESS;
+    char path[1200], extra[64];
+
+    if (ch->health.failed || ch->health.finished)
+        return XFER_SUCCESS;
+    f->mask = 0; /* an uncommitted step's puts are dropped */
+    ch->attr_out.len = 0;
+    if (ch->me == 0 && xfer_ch_this_sends(ch)) {
+        snprintf(extra, sizeof(extra), "steps %llu\n", (unsigned long long) ch->committed);
+        xfer_chf_path(ch, &f->own, "end", path, sizeof(path));
+        st = xfer_chf_write_marker(ch, path, f->run, extra);
+    }
+    if (st == XFER_SUCCESS && ch->me == 0 && xfer_ch_this_recvs(ch) && f->peer.run[0]) {
+        /* a sender that waits for this side (keep: false) learns it stopped */
+        xfer_chf_path(ch, &f->own, "closed", path, sizeof(path));
+        st = xfer_chf_write_marker(ch, path, f->peer.run, "");
+    }
+    st = xfer_rt_agree(ch->x->comm, st);
+    if (st == XFER_SUCCESS)
+        ch->health.finished = 1;
+    else
+        ch->health.failed = 1;
+    return st;
+}
+
+void xfer_chf_free(xfer_channel_t *ch)
+{
+    xfer_chfile_t *f = ch->file;
+    int i;
+    if (!f)
+        return;
+    for (i = 0; i < ch->nds; i++) {
+        if (f->blk)
+            xfer_free(f->blk[i]);
+        if (f->sel)
+            xfer_free(f->sel[i]);
+    }
+    xfer_free(f->blk);
+    xfer_free(f->blk_cap);
+    xfer_free(f->blk_at);
+    xfer_free(f->sel);
+    xfer_free(f->sel_cap);
+    xfer_free(f->attrs);
+    xfer_free(f);
+    ch->file = NULL;
+}

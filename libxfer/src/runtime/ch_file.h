@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The file transport of a channel (docs/runtime.md, "Stream or file"): each step of a sending
+ * side is one parallel HDF5 file, written collectively by its ranks through the HDF5 adapter
+ * (libxfer_hdf5.so, loaded when the first such channel opens) and given its final name only
+ * once complete; each receiving rank reads its selections of it on its own. No
+ * intercommunicator: the two sides meet in a directory,
+ *   DIR/WORKFLOW/CHANNEL/SENDER.run       the sending side's manifest: run id, datasets
+ *   DIR/WORKFLOW/CHANNEL/SENDER.NNNNNN.h5 step NNNNNN of SENDER
+ *   DIR/WORKFLOW/CHANNEL/SENDER.end       SENDER sent N steps and no more
+ *   DIR/WORKFLOW/CHANNEL/RECEIVER.closed  RECEIVER stopped reading (run id)
+ * ch_file.c: the step protocol over those files; ch_file_io.c: paths, the adapter, the files. */
+#ifndef XFER_RT_CH_FILE_H
+#define XFER_RT_CH_FILE_H
+
+#include "channel.h"
+
+struct xfer_adapter_ops;
+
+/* One sending side's files (this component's own, or the peer's). */
+typedef struct xfer_chf_side {
+    const char *name; /* the component's name */
+    char run[128];    /* the run id its manifest holds ("": not read yet) */
+} xfer_chf_side_t;
+
+typedef struct xfer_chfile {
+    const struct xfer_adapter_ops *ops;
+    const char *(*adapter_error)(void);
+    char dir[1024]; /* DIR/WORKFLOW/CHANNEL */
+    char run[128];  /* the id of this side's own files (a sending side's: the run's, or its own) */
+    int keep;       /* keep the step files (else the receiver removes each once released) */
+    xfer_chf_side_t own, peer;
+    /* sending: this rank's blocks of the step being filled (copies, or the caller's buffer of a
+     * bound dataset) */
+    void **blk;
+    size_t *blk_cap;
+    const void **blk_at; /* where the step's block is */
+    uint64_t mask;       /* datasets this rank put in the step */
+    int closed_seen;     /* the receiver closed: the sender's steps end */
+    /* receiving: this rank's selections of the peer's step `have_step` */
+    int have;
+    uint64_t have_step;
+    void **sel; /* the selection of each received dataset (or its bound buffer) */
+    size_t *sel_cap;
+    uint64_t rmask; /* datasets the step's file holds */
+    char *attrs;    /* the step's attributes, encoded as xfer_put_attr encodes them */
+    size_t attrs_len, attrs_cap;
+    int64_t peer_end; /* steps the peer sent in all (-1: it has not ended) */
+} xfer_chfile_t;
+
+/* ch_file.c: the channel calls of a file channel */
+xfer_status_t xfer_chf_open(xfer_channel_t *ch);
+xfer_status_t xfer_chf_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
+xfer_status_t xfer_chf_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status);
+xfer_status_t xfer_chf_step_end(xfer_channel_t *ch);
+xfer_status_t xfer_chf_get(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                           const uint64_t count[], void *buf, size_t bufsize,
+                           xfer_dataset_desc_t *out);
+/* The current step's attributes, encoded (xfer_get_attr and friends) */
+xfer_status_t xfer_chf_attr_area(xfer_channel_t *ch, const char **p, size_t *len);
+xfer_status_t xfer_chf_finish(xfer_channel_t *ch);
+void xfer_chf_free(xfer_channel_t *ch);
+
+/* ch_file_io.c: the directory, the adapter and the files */
+xfer_status_t xfer_chf_load_adapter(xfer_channel_t *ch);
+xfer_status_t xfer_chf_make_dir(xfer_channel_t *ch);
+void xfer_chf_path(const xfer_channel_t *ch, const xfer_chf_side_t *s, const char *what, char *buf,
+                   size_t len);
+void xfer_chf_step_path(const xfer_channel_t *ch, const xfer_chf_side_t *s, uint64_t step,
+                        char *buf, size_t len);
+/* Sending side, rank 0: remove the side's files of an earlier run, write its manifest. */
+xfer_status_t xfer_chf_start_side(xfer_channel_t *ch);
+/* Receiving rank: the peer's manifest, if it is there and of this run (*found: when the run
+ * has an id, the manifest must carry it; else the one there is adopted), checked against this
+ * component's description of the datasets. */
+xfer_status_t xfer_chf_read_manifest(xfer_channel_t *ch, int *found);
+/* Write a small marker file atomically (rank 0): "run RUN\n" and @p extra. */
+xfer_status_t xfer_chf_write_marker(xfer_channel_t *ch, const char *path, const char *run,
+                                    const char *extra);
+/* Read a marker: 1 when it exists and names this run (its "steps N" line into *@p n). */
+int xfer_chf_read_marker(const xfer_channel_t *ch, const char *path, const char *run, int64_t *n);
+/* Write the step being committed (collective over the side's ranks). */
+xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char *attrs,
+                                  size_t attrs_len);
+/* Read this rank's selections of the peer's step @p step; *@p found 0 when its file is not
+ * there (yet) or is not of this run. */
+xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found);
+
+#endif /* XFER_RT_CH_FILE_H */

@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The file transport's files (ch_file.h): where they go, the HDF5 adapter that writes and reads
+ * them, the manifest and marker files, a step's file written and read. */
+#define _GNU_SOURCE /* dladdr */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xfer/adapter.h>
+
+#include "ch_file.h"
+
+#define MANIFEST_MAGIC "xfer file transport 1"
+#define META_GROUP     "/.xfer" /* the step's identity: run, step, sender, datasets put */
+
+/* ---- the adapter ------------------------------------------------------------------------ */
+
+/* Loaded once per process and never unloaded: HDF5 registers exit handlers of its own. */
+static pthread_mutex_t adapter_lock = PTHREAD_MUTEX_INITIALIZER;
+static const xfer_adapter_ops_t *adapter_ops;
+static const char *(*adapter_err)(void);
+static char adapter_why[2048];
+
+static int try_adapter(const char *path)
+{
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const xfer_adapter_ops_t *(*fn)(void);
+    const size_t o = strlen(adapter_why);
+    if (!dl) {
+        snprintf(adapter_why + o, sizeof(adapter_why) - o, "%s%s", o ? "; " : "", dlerror());
+        return 0;
+    }
+    *(void **) &fn = dlsym(dl, "xfer_adapter_hdf5");
+    *(void **) &adapter_err = dlsym(dl, "xfer_adapter_error");
+    if (!fn || !adapter_err || !(adapter_ops = fn())) {
+        snprintf(adapter_why + o, sizeof(adapter_why) - o, "%s%s: not libxfer's HDF5 adapter",
+                 o ? "; " : "", path);
+        adapter_ops = NULL;
+        dlclose(dl);
+        return 0;
+    }
+    return 1; /* dl stays open for the life of the process */
+}
+
+/* XFER_HDF5_ADAPTER, else beside libxfer.so (installed), else in the build tree's layout, else
+ * the dynamic linker's search. */
+static void find_adapter(void)
+{
+    const char *env = xfer_env_str("XFER_HDF5_ADAPTER");
+    Dl_info info;
+    char path[4096];
+    if (env) {
+        try_adapter(env);
+        return;
+    }
+    if (dladdr((void *) (uintptr_t) xfer_init, &info) && info.dli_fname &&
+        strchr(info.dli_fname, '/')) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        const int n = (int) (slash - info.dli_fname);
+        snprintf(path, sizeof(path), "%.*s/libxfer_hdf5.so", n, info.dli_fname);
+        if (try_adapter(path))
+            return;
+        snprintf(path, sizeof(path), "%.*s/../adapters/hdf5/libxfer_hdf5.so", n, info.dli_fname);
+        if (try_adapter(path))
+            return;
+    }
+    try_adapter("libxfer_hdf5.so");
+}
+
+xfer_status_t xfer_chf_load_adapter(xfer_channel_t *ch)
+{
+    pthread_mutex_lock(&adapter_lock);
+    if (!adapter_ops && !adapter_why[0])
+        find_adapter();
+    ch->file->ops = adapter_ops;
+    ch->file->adapter_error = adapter_err;
+    pthread_mutex_unlock(&adapter_lock);
+    if (!ch->file->ops)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "channel %s: transport: file needs libxfer's HDF5 adapter "
+                        "(libxfer_hdf5.so, built where parallel HDF5 is found; XFER_HDF5_ADAPTER "
+                        "names it): %s",
+                        ch->cfg->name, adapter_why);
+    return XFER_SUCCESS;
+}
+
+/* The adapter's failure as this channel's error. */
+static xfer_status_t adapter_fail(const xfer_channel_t *ch, xfer_status_t st, const char *what)
+{
+    return xfer_err_raw(st, "channel %s: %s: %s", ch->cfg->name, what, ch->file->adapter_error());
+}
+
+/* ---- paths and markers ------------------------------------------------------------------ */
+
+void xfer_chf_path(const xfer_channel_t *ch, const xfer_chf_side_t *s, const char *what, char *buf,
+                   size_t len)
+{
+    snprintf(buf, len, "%s/%s.%s", ch->file->dir, s->name, what);
+}
+
+void xfer_chf_step_path(const xfer_channel_t *ch, const xfer_chf_side_t *s, uint64_t step,
+                        char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s.%06llu.h5", ch->file->dir, s->name, (unsigned long long) step);
+}
+
+/* mkdir -p */
+xfer_status_t xfer_chf_make_dir(xfer_channel_t *ch)
+{
+    char p[sizeof(ch->file->dir)];
+    size_t i;
+    snprintf(p, sizeof(p), "%s", ch->file->dir);
+    for (i = 1; p[i]; i++) {
+        if (p[i] != '/')
+            continue;
+        p[i] = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            break;
+        p[i] = '/';
+    }
+    if (mkdir(p, 0777) != 0 && errno != EEXIST)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: transport: file: cannot create the directory %s: %s",
+                        ch->cfg->name, p, strerror(errno));
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_chf_write_marker(xfer_channel_t *ch, const char *path, const char *run,
+                                    const char *extra)
+{
+    char tmp[1200];
+    FILE *fp;
+    int ok;
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    if (!(fp = fopen(tmp, "w")))
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: cannot write %s: %s", ch->cfg->name, tmp,
+                        strerror(errno));
+    ok = fprintf(fp, "run %s\n%s", run, extra) > 0;
+    ok = fflush(fp) == 0 && ok;
+    ok = fsync(fileno(fp)) == 0 && ok;
+    ok = fclose(fp) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        const int e = errno;
+        unlink(tmp);
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: cannot write %s: %s", ch->cfg->name,
+                        path, strerror(e));
+    }
+    return XFER_SUCCESS;
+}
+
+/* The value of line "KEY value" of a marker or manifest (NULL: none) */
+static const char *line_value(const char *text, const char *key, char *buf, size_t len)
+{
+    const size_t kl = strlen(key);
+    const char *p = text;
+    while (p && *p) {
+        if (strncmp(p, key, kl) == 0 && p[kl] == ' ') {
+            const char *e = strchr(p, '\n');
+            snprintf(buf, len, "%.*s", (int) (e ? (size_t) (e - p - kl - 1) : strlen(p + kl + 1)),
+                     p + kl + 1);
+            return buf;
+        }
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* A small text file whole, NUL-terminated (NULL: not there or unreadable). */
+static char *slurp(const char *path, size_t cap)
+{
+    FILE *fp = fopen(path, "r");
+    char *buf;
+    size_t n;
+    if (!fp)
+        return NULL;
+    buf = xfer_calloc(1, cap + 1);
+    n = buf ? fread(buf, 1, cap, fp) : 0;
+    fclose(fp);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+int xfer_chf_read_marker(const xfer_channel_t *ch, const char *path, const char *run, int64_t *n)
+{
+    char *text = slurp(path, 4096), v[160];
+    int ok = 0;
+    (void) ch;
+    if (!text)
+        return 0;
+    if (line_value(text, "run", v, sizeof(v)) && strcmp(v, run) == 0) {
+        ok = 1;
+        if (n)
+            *n = line_value(text, "steps", v, sizeof(v)) ? strtoll(v, NULL, 10) : -1;
+    }
+    xfer_free(text);
+    return ok;
+}
+
+/* ---- the manifest ------------------------------------------------------------------------ */
+
+/* "dataset NAME TYPE[d0,d1,...]" of dataset @p i, as both sides write it. */
+static void dataset_line(const xfer_channel_t *ch, int i, char *buf, size_t len)
+{
+    const xfer_cfg_dataset_t *d = &ch->cfg->datasets[i];
+    size_t o = (size_t) snprintf(buf, len, "dataset %s %s[", d->name, xfer_type_name(d->type));
+    int k;
+    for (k = 0; k < d->ndims && o < len; k++)
+        o += (size_t) snprintf(buf + o, len - o, "%s%llu", k ? "," : "",
+                               (unsigned long long) d->dims[k]);
+    if (o < len)
+        snprintf(buf + o, len - o, "]");
+}
+
+/* Is @p name a file of side @p s: NAME.run, NAME.end, NAME.DIGITS.h5 (or one of their .tmp)? */
+static int is_side_file(const char *file, const char *name)
+{
+    const size_t nl = strlen(name);
+    const char *p;
+    if (strncmp(file, name, nl) != 0 || file[nl] != '.')
+        return 0;
+    p = file + nl + 1;
+    if (!strcmp(p, "run") || !strcmp(p, "end") || !strcmp(p, "run.tmp") || !strcmp(p, "end.tmp"))
+        return 1;
+    if (*p < '0' || *p > '9')
+        return 0;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return !strcmp(p, ".h5") || !strcmp(p, ".h5.tmp");
+}
+
+xfer_status_t xfer_chf_start_side(xfer_channel_t *ch)
+{
+    xfer_chfile_t *f = ch->file;
+    char path[sizeof(f->dir) + 300], *table = NULL;
+    size_t o = 0, cap = 4096;
+    xfer_status_t st;
+    DIR *dir;
+    struct dirent *e;
+    int i;
+
+    XFER_CHECK_GOTO(xfer_chf_make_dir(ch), st, out);
+    /* an earlier run's files of this side go, as an output file is overwritten */
+    if ((dir = opendir(f->dir))) {
+        while ((e = readdir(dir)))
+            if (is_side_file(e->d_name, f->own.name)) {
+                snprintf(path, sizeof(path), "%s/%s", f->dir, e->d_name);
+                if (unlink(path) != 0 && errno != ENOENT) {
+                    st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                                  "channel %s: cannot remove %s, a step file of an earlier run: "
+                                  "%s",
+                                  ch->cfg->name, path, strerror(errno));
+                    closedir(dir);
+                    goto out;
+                }
+            }
+        closedir(dir);
+    }
+    if (!(table = xfer_calloc(1, cap))) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "manifest");
+        goto out;
+    }
+    o += (size_t) snprintf(table + o, cap - o, "workflow %s\nchannel %s\nsender %s\n",
+                           ch->x->cfg->workflow, ch->cfg->name, f->own.name);
+    for (i = 0; i < ch->nds && o < cap; i++) {
+        char line[300];
+        if (!ch->ds[i].out)
+            continue;
+        dataset_line(ch, i, line, sizeof(line));
+        o += (size_t) snprintf(table + o, cap - o, "%s\n", line);
+    }
+    if (o < cap)
+        snprintf(table + o, cap - o, "%s\n", MANIFEST_MAGIC);
+    xfer_chf_path(ch, &f->own, "run", path, sizeof(path));
+    st = xfer_chf_write_marker(ch, path, f->run, table);
+out:
+    xfer_free(table);
+    return st;
+}
+
+xfer_status_t xfer_chf_read_manifest(xfer_channel_t *ch, int *found)
+{
+    xfer_chfile_t *f = ch->file;
+    char path[1200], run[sizeof(ch->file->peer.run)], *text;
+    const char *p;
+    int i;
+
+    *found = 0;
+    xfer_chf_path(ch, &f->peer, "run", path, sizeof(path));
+    if (!(text = slurp(path, 1 << 20)))
+        return XFER_SUCCESS;
+    if (!strstr(text, MANIFEST_MAGIC "\n") || !line_value(text, "run", run, sizeof(run))) {
+        xfer_free(text); /* being written over (an earlier run's): not this run's yet */
+        return XFER_SUCCESS;
+    }
+    if (ch->x->run_id[0] && strcmp(run, ch->x->run_id) != 0) {
+        xfer_free(text); /* an earlier run's: this run's sender has not started yet */
+        return XFER_SUCCESS;
+    }
+    /* the datasets the peer sends, alike on both sides */
+    for (i = 0; i < ch->nds; i++) {
+        char line[300];
+        if (ch->ds[i].out)
+            continue;
+        dataset_line(ch, i, line, sizeof(line));
+        if (!(p = strstr(text, line)) || (p[strlen(line)] != '\n')) {
+            char theirs[300] = "", key[300];
+            const char *q;
+            snprintf(key, sizeof(key), "dataset %s ", ch->cfg->datasets[i].name);
+            if ((q = strstr(text, key))) {
+                const char *e = strchr(q, '\n');
+                snprintf(theirs, sizeof(theirs), "%.*s",
+                         (int) (e ? (size_t) (e - q) : strlen(q)) - (int) strlen(key),
+                         q + strlen(key));
+            }
+            xfer_free(text);
+            return XFER_ERR(XFER_ERR_MISMATCH,
+                            "channel %s: dataset %s: %s at %s, %s at %s (its manifest %s)",
+                            ch->cfg->name, ch->cfg->datasets[i].name, line + strlen(key),
+                            xfer_ch_side_name(ch, ch->side), theirs[0] ? theirs : "missing",
+                            f->peer.name, path);
+        }
+    }
+    for (p = text; (p = strstr(p, "\ndataset ")); p++) {
+        char name[200];
+        int known = 0;
+        sscanf(p + 9, "%199s", name);
+        for (i = 0; i < ch->nds; i++)
+            known |= !ch->ds[i].out && !strcmp(ch->ds[i].cfg->name, name);
+        if (!known) {
+            xfer_free(text);
+            return XFER_ERR(XFER_ERR_MISMATCH,
+                            "channel %s: dataset %s: declared at %s (its manifest %s), missing "
+                            "at %s",
+                            ch->cfg->name, name, f->peer.name, path,
+                            xfer_ch_side_name(ch, ch->side));
+        }
+    }
+    snprintf(f->peer.run, sizeof(f->peer.run), "%s", run);
+    xfer_free(text);
+    *found = 1;
+    return XFER_SUCCESS;
+}
+
+/* ---- a step's file ----------------------------------------------------------------------- */
+
+/* The step's attributes (encoded) as the adapter's: names and values point into @p enc. */
+static xfer_status_t decode_attrs(const char *enc, size_t len, xfer_adapter_attr_t **out, int *n)
+{
+    xfer_ch_attr_t a;
+    size_t o = 0;
+    int k = 0;
+    *out = NULL;
+    *n = 0;
+    while (xfer_ch_attr_next(enc, len, &o, &a))
+        k++;
+    if (k == 0)
+        return XFER_SUCCESS;
+    if (!(*out = xfer_calloc((size_t) k, sizeof(**out))))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "attributes");
+    for (o = 0; xfer_ch_attr_next(enc, len, &o, &a); (*n)++) {
+        xfer_adapter_attr_t *t = &(*out)[*n];
+        snprintf(t->name, sizeof(t->name), "%s", a.name);
+        t->is_text = a.is_string;
+        t->type = a.type;
+        t->count = a.is_string ? (a.count ? a.count - 1 : 0) : a.count; /* text: no NUL */
+        t->data = (void *) (uintptr_t) a.values;
+    }
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char *attrs,
+                                  size_t attrs_len)
+{
+    xfer_chfile_t *f = ch->file;
+    const xfer_adapter_ops_t *ops = f->ops;
+    xfer_adapter_wopts_t o;
+    xfer_adapter_var_t root, meta;
+    xfer_adapter_attr_t ma[4];
+    char path[1200], what[1300];
+    uint64_t step = ch->cur, z[XFER_MAX_DIMS] = {0};
+    void *h = NULL;
+    xfer_status_t st;
+    int i;
+
+    memset(&o, 0, sizeof(o));
+    o.layout = XFER_ADAPTER_SAME_PATHS;
+    memset(&root, 0, sizeof(root));
+    memset(&meta, 0, sizeof(meta));
+    memset(ma, 0, sizeof(ma));
+    xfer_chf_step_path(ch, &f->own, step, path, sizeof(path));
+    snprintf(what, sizeof(what), "step %llu: writing %s", (unsigned long long) step, path);
+    snprintf(root.name, sizeof(root.name), "/");
+    st = xfer_rt_agree(ch->x->comm, decode_attrs(attrs, attrs_len, &root.attrs, &root.nattrs));
+    if (st != XFER_SUCCESS) {
+        xfer_free(root.attrs);
+        return st;
+    }
+    if ((st = ops->create(path, ch->x->comm, &o, &h)) != XFER_SUCCESS) {
+        xfer_free(root.attrs);
+        return adapter_fail(ch, st, what);
+    }
+    if ((st = ops->write_group(h, 0, &root)) != XFER_SUCCESS)
+        goto fail;
+    snprintf(meta.name, sizeof(meta.name), META_GROUP);
+    snprintf(ma[0].name, sizeof(ma[0].name), "run");
+    ma[0].is_text = 1;
+    ma[0].count = strlen(f->run);
+    ma[0].data = f->run;
+    snprintf(ma[1].name, sizeof(ma[1].name), "sender");
+    ma[1].is_text = 1;
+    ma[1].count = strlen(f->own.name);
+    ma[1].data = (void *) (uintptr_t) f->own.name;
+    snprintf(ma[2].name, sizeof(ma[2].name), "step");
+    ma[2].type = XFER_TYPE_UINT64;
+    ma[2].count = 1;
+    ma[2].data = &step;
+    snprintf(ma[3].name, sizeof(ma[3].name), "datasets_put");
+    ma[3].type = XFER_TYPE_UINT64;
+    ma[3].count = 1;
+    ma[3].data = &mask;
+    meta.nattrs = 4;
+    meta.attrs = ma;
+    if ((st = ops->write_group(h, 0, &meta)) != XFER_SUCCESS)
+        goto fail;
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        const int mine = (int) (f->mask >> d->bit & 1u);
+        xfer_adapter_var_t v;
+        if (!d->out || !(mask >> d->bit & 1u))
+            continue;
+        memset(&v, 0, sizeof(v));
+        snprintf(v.name, sizeof(v.name), "/%s", d->cfg->name);
+        v.type = d->cfg->type;
+        v.ndims = d->cfg->ndims;
+        memcpy(v.dims, d->cfg->dims, (size_t) v.ndims * sizeof(uint64_t));
+        if ((st = ops->write(h, 0, &v, mine ? d->start : z, mine ? d->count : z,
+                             mine ? f->blk_at[i] : NULL)) != XFER_SUCCESS)
+            goto fail;
+    }
+    if ((st = ops->end_step(h, 0)) != XFER_SUCCESS || (st = ops->commit(&h)) != XFER_SUCCESS)
+        goto fail;
+    xfer_free(root.attrs);
+    return XFER_SUCCESS;
+fail:
+    st = adapter_fail(ch, st, what);
+    ops->abort(&h); /* no step completed: nothing is left under either name */
+    xfer_free(root.attrs);
+    return st;
+}
+
+/* The encoded attributes of group @p g into the channel's buffer (the adapter's text has no NUL:
+ * a string gets one back). */
+static xfer_status_t encode_attrs(xfer_chfile_t *f, const xfer_adapter_var_t *g)
+{
+    int i;
+    f->attrs_len = 0;
+    for (i = 0; g && i < g->nattrs; i++) {
+        const xfer_adapter_attr_t *t = &g->attrs[i];
+        xfer_ch_attr_t a;
+        char *s = NULL;
+        xfer_status_t st;
+        memset(&a, 0, sizeof(a));
+        a.name = t->name;
+        if (t->is_text) {
+            if (!(s = xfer_calloc(1, t->count + 1)))
+                return XFER_ERR(XFER_ERR_NO_MEMORY, "attributes");
+            memcpy(s, t->data, t->count);
+            a.is_string = 1;
+            a.type = XFER_TYPE_INT8;
+            a.count = a.bytes = t->count + 1;
+            a.values = s;
+        } else {
+            a.type = t->type;
+            a.count = t->count;
+            a.bytes = t->count * xfer_type_size(t->type);
+            a.values = t->data;
+        }
+        st = xfer_ch_attr_append(&f->attrs, &f->attrs_len, &f->attrs_cap, &a);
+        xfer_free(s);
+        if (st != XFER_SUCCESS)
+            return st;
+    }
+    return XFER_SUCCESS;
+}
+
+static const xfer_adapter_attr_t *find_attr(const xfer_adapter_var_t *g, const char *name)
+{
+    int i;
+    for (i = 0; g && i < g->nattrs; i++)
+        if (!strcmp(g->attrs[i].name, name))
+            return &g->attrs[i];
+    return NULL;
+}
+
+/* The identity of the step's file: of this run (*ok), its step and datasets. */
+static xfer_status_t check_meta(xfer_channel_t *ch, const xfer_adapter_var_t *g, uint64_t step,
+                                const char *path, int *ok, uint64_t *mask)
+{
+    const xfer_chfile_t *f = ch->file;
+    const xfer_adapter_attr_t *run = find_attr(g, "run"), *s = find_attr(g, "step"),
+                              *m = find_attr(g, "datasets_put");
+    *ok = 0;
+    if (!run || !run->is_text || !s || s->is_text || s->count != 1 || !m || m->is_text ||
+        m->count != 1)
+        return XFER_ERR(XFER_ERR_PROTOCOL, "channel %s: %s is not a step file of libxfer's",
+                        ch->cfg->name, path);
+    if (run->count != strlen(f->peer.run) || memcmp(run->data, f->peer.run, run->count) != 0)
+        return XFER_SUCCESS; /* an earlier run's, about to be replaced */
+    if (xfer_type_size(s->type) != 8 || xfer_type_size(m->type) != 8 ||
+        *(const uint64_t *) s->data != step)
+        return XFER_ERR(XFER_ERR_PROTOCOL, "channel %s: %s does not hold step %llu", ch->cfg->name,
+                        path, (unsigned long long) step);
+    *mask = *(const uint64_t *) m->data;
+    *ok = 1;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
+{
+    xfer_chfile_t *f = ch->file;
+    const xfer_adapter_ops_t *ops = f->ops;
+    const xfer_adapter_var_t *vars = NULL, *groups = NULL, *meta = NULL, *root = NULL;
+    char path[1200], what[1300];
+    void *h = NULL;
+    xfer_status_t st;
+    uint64_t mask = 0;
+    int nv = 0, ng = 0, i, j, ok;
+
+    *found = 0;
+    xfer_chf_step_path(ch, &f->peer, step, path, sizeof(path));
+    if (access(path, F_OK) != 0)
+        return XFER_SUCCESS;
+    snprintf(what, sizeof(what), "step %llu: reading %s", (unsigned long long) step, path);
+    if ((st = ops->open_read(path, MPI_COMM_SELF, &h)) != XFER_SUCCESS) {
+        if (access(path, F_OK) != 0)
+            return XFER_SUCCESS; /* an earlier run's, removed as it was opened */
+        return adapter_fail(ch, st, what);
+    }
+    if ((st = ops->vars(h, &nv, &vars)) != XFER_SUCCESS ||
+        (st = ops->groups(h, &ng, &groups)) != XFER_SUCCESS) {
+        st = adapter_fail(ch, st, what);
+        goto out;
+    }
+    for (i = 0; i < ng; i++) {
+        if (!strcmp(groups[i].name, "/"))
+            root = &groups[i];
+        else if (!strcmp(groups[i].name, META_GROUP))
+            meta = &groups[i];
+    }
+    if (!meta) {
+        st = XFER_ERR(XFER_ERR_PROTOCOL, "channel %s: %s has no %s group: not a step file",
+                      ch->cfg->name, path, META_GROUP);
+        goto out;
+    }
+    XFER_CHECK_GOTO(check_meta(ch, meta, step, path, &ok, &mask), st, out);
+    if (!ok)
+        goto out; /* not this run's: wait for it */
+    for (i = 0; i < ch->nds; i++) {
+        xfer_rt_dset_t *d = &ch->ds[i];
+        const xfer_adapter_var_t *v = NULL;
+        const uint64_t vol = xfer_ch_volume(d->cfg->ndims, d->sel_count);
+        const size_t bytes = (size_t) vol * d->esize;
+        void *dst;
+        if (d->out || !(mask >> d->bit & 1u))
+            continue;
+        for (j = 0; j < nv && !v; j++)
+            if (vars[j].name[0] == '/' && !strcmp(vars[j].name + 1, d->cfg->name))
+                v = &vars[j];
+        if (!v || v->type != d->cfg->type || v->ndims != d->cfg->ndims ||
+            memcmp(v->dims, d->cfg->dims, (size_t) v->ndims * sizeof(uint64_t)) != 0) {
+            st = XFER_ERR(XFER_ERR_MISMATCH,
+                          "channel %s: step %llu: %s: dataset %s is not the %s the workflow "
+                          "file declares",
+                          ch->cfg->name, (unsigned long long) step, path, d->cfg->name,
+                          xfer_type_name(d->cfg->type));
+            goto out;
+        }
+        if (vol == 0)
+            continue;
+        if (d->bound) {
+            if (d->next_bound) { /* rebound during the last step: this one lands there */
+                d->bound = d->next_bound;
+                d->bound_size = d->next_bound_size;
+                d->next_bound = NULL;
+            }
+            if (d->bound_size < bytes) {
+                st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                              "channel %s: dataset %s: the buffer bound on rank %d holds %zu "
+                              "bytes, the rank's selection needs %zu",
+                              ch->cfg->name, d->cfg->name, ch->me, d->bound_size, bytes);
+                goto out;
+            }
+            dst = d->bound;
+        } else {
+            if (f->sel_cap[i] < bytes) {
+                void *nb = xfer_realloc_array(f->sel[i], bytes, 1);
+                if (!nb) {
+                    st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: dataset %s: %zu bytes",
+                                  ch->cfg->name, d->cfg->name, bytes);
+                    goto out;
+                }
+                f->sel[i] = nb;
+                f->sel_cap[i] = bytes;
+            }
+            dst = f->sel[i];
+        }
+        if ((st = ops->read(h, (int) (v - vars), d->sel_start, d->sel_count, dst)) !=
+            XFER_SUCCESS) {
+            st = adapter_fail(ch, st, what);
+            goto out;
+        }
+        ch->stats.bytes_received += bytes;
+    }
+    XFER_CHECK_GOTO(encode_attrs(f, root), st, out);
+    f->rmask = mask;
+    *found = 1;
+out:
+    if (h) {
+        xfer_status_t st2 = ops->close_read(&h);
+        if (st == XFER_SUCCESS && st2 != XFER_SUCCESS)
+            st = adapter_fail(ch, st2, what);
+    }
+    return st;
+}
