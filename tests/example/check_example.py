@@ -5,14 +5,19 @@
   check_example.py run --out DIR --rows N [--hdf5] [--same-as BASE] [--pngs A.png,B.png]
                       -- COMMAND...
       run the example (COMMAND writes into DIR), then check its outputs: the analysis'
-      statistics equal the simulation's reference, the PNGs are PNGs, fields.h5 is HDF5;
-      with --same-as, DIR/reference_stats.csv must also be byte-identical to that of the run
-      in BASE (the same simulation on the same blocks) and DIR/stats.csv equal to BASE's
+      statistics equal the simulation's reference (DIR/.check/reference_stats.csv), the PNGs
+      are PNGs, fields.h5 is HDF5; with --same-as, DIR/.check/reference_stats.csv must also be
+      byte-identical to that of the run in BASE (the same simulation on the same blocks) and
+      DIR/stats.csv equal to BASE's
   check_example.py compare REFERENCE.csv STATS.csv
       the comparison alone: step, time, min, max and histogram exactly, means within 1e-12
       relative (the two sides sum in different orders)
   check_example.py negative --out DIR
-      the comparison must fail on perturbed copies of DIR/stats.csv (a negative control)
+      the comparison must fail on perturbed copies of DIR/stats.csv (a negative control,
+      written to DIR/.check/)
+
+The files that are not the user's (the simulation's reference, the analysis' gnuplot script and
+its data, this script's perturbed copies) are in DIR/.check/ (GS_CHECK_SUBDIR of gs_common.h).
 """
 import argparse
 import os
@@ -23,6 +28,12 @@ import sys
 MEAN_RTOL = 1e-12
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+CHECK_DIR = ".check"  # GS_CHECK_SUBDIR
+
+
+def reference(out):
+    """The simulation's reference statistics of the run in out."""
+    return os.path.join(out, CHECK_DIR, "reference_stats.csv")
 
 
 def read_csv(path):
@@ -157,7 +168,7 @@ def check_coords(path, rows):
 
 def check_outputs(out, rows, hdf5, pngs=("V_last.png", "stats.png")):
     errs = []
-    ref, got = os.path.join(out, "reference_stats.csv"), os.path.join(out, "stats.csv")
+    ref, got = reference(out), os.path.join(out, "stats.csv")
     for p in (ref, got):
         if not os.path.isfile(p):
             errs.append(f"{p}: missing")
@@ -179,8 +190,7 @@ def check_same_as(out, base):
     """The simulation's statistics byte for byte, the analysis' with compare() (the base run's
     analysis may have another rank count, so its means may differ in the last bits)."""
     errs = []
-    ref = os.path.join(out, "reference_stats.csv")
-    base_ref = os.path.join(base, "reference_stats.csv")
+    ref, base_ref = reference(out), reference(base)
     if not os.path.isfile(base_ref):
         return [f"{base_ref}: missing"]
     with open(ref, "rb") as f, open(base_ref, "rb") as g:
@@ -244,14 +254,14 @@ def perturb(rows, header, what):
 
 
 def cmd_negative(a):
-    ref, got = os.path.join(a.out, "reference_stats.csv"), os.path.join(a.out, "stats.csv")
+    ref, got = reference(a.out), os.path.join(a.out, "stats.csv")
     if compare(ref, got):
         print("FAIL: the unperturbed statistics already differ")
         return 1
     header, rows = read_csv(got)
     fails = 0
     for what in ("hist", "max", "mean", "step"):
-        path = os.path.join(a.out, f"negative-{what}.csv")
+        path = os.path.join(a.out, CHECK_DIR, f"negative-{what}.csv")
         with open(path, "w") as f:
             f.write(",".join(header) + "\n")
             for r in perturb(rows, header, what):
