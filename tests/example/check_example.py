@@ -166,7 +166,10 @@ def check_coords(path, rows):
     return errs
 
 
-def check_outputs(out, rows, hdf5, pngs=("V_last.png", "stats.png")):
+FIGURES = ("V_steps.png", "stats.png", "V_hist.png")
+
+
+def check_outputs(out, rows, hdf5, pngs=FIGURES):
     errs = []
     ref, got = reference(out), os.path.join(out, "stats.csv")
     for p in (ref, got):
@@ -283,7 +286,7 @@ def main():
     r.add_argument("--rows", type=int, required=True)
     r.add_argument("--hdf5", action="store_true")
     r.add_argument("--same-as", metavar="BASE")
-    r.add_argument("--pngs", default="V_last.png,stats.png",
+    r.add_argument("--pngs", default=",".join(FIGURES),
                    help="the PNGs the run must write (comma-separated; empty: none)")
     r.add_argument("command", nargs=argparse.REMAINDER)
     c = sub.add_parser("compare")
