@@ -61,9 +61,9 @@ function(ex_test name)
   if(T_SAME_AS)
     set(same --same-as ${T_SAME_AS})
   endif()
-  set(extra ${EX_HDF5})
-  if(T_PYTHON) # the Python analysis: no HDF5, its own figures
-    set(extra --pngs V_steps.png,stats.png)
+  set(extra "")
+  if(NOT T_PYTHON) # the Python analysis writes no HDF5 (and the same figures)
+    set(extra ${EX_HDF5})
   endif()
   add_test(NAME ${P}.example.${name}
            COMMAND ${EX_CHECK} run --out ${T_OUT} --rows ${EX_ROWS} ${extra} ${same} --
