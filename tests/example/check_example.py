@@ -6,9 +6,10 @@
                       -- COMMAND...
       run the example (COMMAND writes into DIR), then check its outputs: the analysis'
       statistics equal the simulation's reference (DIR/.check/reference_stats.csv), the PNGs
-      are PNGs, fields.h5 is HDF5; with --same-as, DIR/.check/reference_stats.csv must also be
-      byte-identical to that of the run in BASE (the same simulation on the same blocks) and
-      DIR/stats.csv equal to BASE's
+      (V_steps.png, stats.png, V_hist.png) are valid images of sensible size, fields.h5 is
+      HDF5, and DIR holds nothing else but .check/; with --same-as,
+      DIR/.check/reference_stats.csv must also be byte-identical to that of the run in BASE
+      (the same simulation on the same blocks) and DIR/stats.csv equal to BASE's
   check_example.py compare REFERENCE.csv STATS.csv
       the comparison alone: step, time, min, max and histogram exactly, means within 1e-12
       relative (the two sides sum in different orders)
@@ -22,8 +23,10 @@ its data, this script's perturbed copies) are in DIR/.check/ (GS_CHECK_SUBDIR of
 import argparse
 import os
 import shutil
+import struct
 import subprocess
 import sys
+import zlib
 
 MEAN_RTOL = 1e-12
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -76,17 +79,58 @@ def compare(ref_path, got_path):
     return diffs
 
 
+PNG_PIXELS = (150, 5000)  # the figures' sides in pixels: 180 to about 1100 here
+PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}  # bytes per pixel at bit depth 8, by colour type
+
+
 def check_png(path):
+    """A valid PNG of sensible size: chunks with their CRCs, IHDR first and IEND last, both
+    sides within PNG_PIXELS, the image data decompressing to the size IHDR declares, and not
+    blank (its scanlines take more than a few distinct byte values)."""
     if not os.path.isfile(path):
         return f"{path}: missing"
-    size = os.path.getsize(path)
     with open(path, "rb") as f:
-        magic = f.read(8)
-    if magic != PNG_MAGIC:
-        return f"{path}: not a PNG (starts with {magic!r})"
-    if size <= 1024:
-        return f"{path}: only {size} bytes"
+        data = f.read()
+    if data[:8] != PNG_MAGIC:
+        return f"{path}: not a PNG (starts with {data[:8]!r})"
+    chunks, pos = [], 8
+    while pos + 12 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        crc = data[pos + 8 + n:pos + 12 + n]
+        if len(body) != n or len(crc) != 4:
+            return f"{path}: truncated {kind!r} chunk"
+        if struct.unpack(">I", crc)[0] != zlib.crc32(kind + body):
+            return f"{path}: bad CRC in its {kind!r} chunk"
+        chunks.append((kind, body))
+        pos += 12 + n
+    if not chunks or chunks[0][0] != b"IHDR" or chunks[-1][0] != b"IEND" or pos != len(data):
+        return f"{path}: chunks out of order or trailing bytes"
+    width, height, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", chunks[0][1])
+    lo, hi = PNG_PIXELS
+    if not (lo <= width <= hi and lo <= height <= hi):
+        return f"{path}: {width} x {height} pixels, expected {lo} to {hi} a side"
+    if depth != 8 or ctype not in PNG_CHANNELS or interlace != 0:
+        return f"{path}: bit depth {depth}, colour type {ctype}, interlace {interlace}: unexpected"
+    try:
+        raw = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
+    except zlib.error as e:
+        return f"{path}: image data do not decompress: {e}"
+    want = height * (1 + width * PNG_CHANNELS[ctype])
+    if len(raw) != want:
+        return f"{path}: {len(raw)} bytes of scanlines, IHDR implies {want}"
+    if len(set(raw)) <= 16:
+        return f"{path}: blank (its scanlines hold {len(set(raw))} distinct bytes)"
     return None
+
+
+def check_user_outputs(out, pngs, hdf5):
+    """The output directory holds the user's outputs only; the rest is in CHECK_DIR."""
+    allowed = {"stats.csv", CHECK_DIR, *pngs}
+    if hdf5:
+        allowed |= {"fields.h5", "fields.xmf"}
+    return [f"{os.path.join(out, name)}: not one of the user's outputs (those for the checks "
+            f"go to {CHECK_DIR}/)" for name in sorted(set(os.listdir(out)) - allowed)]
 
 
 def check_hdf5(path, rows):
@@ -186,7 +230,7 @@ def check_outputs(out, rows, hdf5, pngs=FIGURES):
             errs.append(e)
     if hdf5:
         errs += check_hdf5(os.path.join(out, "fields.h5"), rows)
-    return errs
+    return errs + check_user_outputs(out, pngs, hdf5)
 
 
 def check_same_as(out, base):
@@ -219,8 +263,8 @@ def cmd_run(a):
         print("FAIL:", e)
     if errs:
         return 1
-    print(f"ok: {a.rows} steps, statistics equal to the simulation's, PNGs"
-          + (" and fields.h5" if a.hdf5 else "") + f" in {a.out}"
+    print(f"ok: {a.rows} steps, statistics equal to the simulation's, valid PNGs ({a.pngs})"
+          + (", fields.h5" if a.hdf5 else "") + f" and only those in {a.out}"
           + (f"; statistics identical to {a.same_as}" if a.same_as else ""))
     return 0
 
