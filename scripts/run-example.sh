@@ -45,3 +45,6 @@ out=$(sed -n 's/.*--output, *\([^],]*\).*/\1/p' "$config" | head -n 1)
 out="${out:-coupled-output}"
 printf '== done in %d.%03d s; outputs in %s/:\n' $((ms / 1000)) $((ms % 1000)) "$out"
 ls -l "$out"
+# the simulation's reference statistics and the figures' gnuplot script, for the checks
+[[ -d "$out/.check" ]] && echo "== for the checks, in $out/.check/: $(ls "$out/.check" | xargs)"
+exit 0

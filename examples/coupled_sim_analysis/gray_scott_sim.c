@@ -9,7 +9,7 @@
  * (xfer/iso.h) over the 4 or 8 neighbours. Every
  * --every steps it puts its block of U and V and the simulated time into the workflow's channel
  * and computes the statistics the analysis computes, writing them to reference_stats.csv in
- * the output directory so that the two can be compared.
+ * the output directory's .check/ (GS_CHECK_SUBDIR) so that the two can be compared.
  *
  * The initial state depends only on the global cell index and the seed (squares of u = 0.5,
  * v = 0.25, one in the middle, a hash of the index for noise), so results are identical for
@@ -86,7 +86,7 @@ static void usage(FILE *f)
                "  S simulation steps (2000); every N steps (200) U and V go to the analysis;\n"
                "  L: the grid is L x L, as the workflow file declares U and V (default: its\n"
                "  shape); B histogram bins of V over [0, 1] (32); DIR (" GS_DEFAULT_OUTPUT ")\n"
-               "  receives reference_stats.csv. Model: Du 0.16, Dv 0.08, F 0.035, k 0.065,\n"
+               "  receives .check/reference_stats.csv. Model: Du 0.16, Dv 0.08, F 0.035, k 0.065,\n"
                "  dt 1, noise 0.02, seed 1. Halo exchange: four MPI_Sendrecv per step (sendrecv,\n"
                "  the default), or one persistent libxfer isomorphic all-to-all over the 4 face\n"
                "  neighbours (vonneumann) or the 8 face and corner neighbours (moore); all three\n"
@@ -464,10 +464,14 @@ int main(int argc, char **argv)
     if (o.halo != HALO_SENDRECV)
         halo_init(&halo, o.halo, cart, dims, periods, ny, nx);
 
-    /* rank 0 creates the directory and the CSV; everyone stops if it cannot */
-    snprintf(ref, sizeof(ref), "%s/reference_stats.csv", o.output);
+    /* rank 0 creates the directories and the CSV; everyone stops if it cannot. The reference is
+     * for the checks: it goes apart from the user's outputs, to GS_CHECK_SUBDIR. */
+    snprintf(ref, sizeof(ref), "%s/" GS_CHECK_SUBDIR, o.output);
     if (gs_rank == 0)
-        e = gs_mkdir_p(o.output) != 0 || !(csv = fopen(ref, "w")) ? errno : 0;
+        e = gs_mkdir_p(ref) != 0 ? errno : 0;
+    snprintf(ref, sizeof(ref), "%s/" GS_CHECK_SUBDIR "/reference_stats.csv", o.output);
+    if (gs_rank == 0 && !e)
+        e = !(csv = fopen(ref, "w")) ? errno : 0;
     MCHECK(MPI_Bcast(&e, 1, MPI_INT, 0, cart));
     if (e)
         FAIL("cannot write %s: %s", ref, strerror(e));

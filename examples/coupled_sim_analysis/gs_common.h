@@ -17,6 +17,10 @@
 #define GS_DEFAULT_BINS    32
 #define GS_HIST_LO         0.0 /* the histogram of V covers [GS_HIST_LO, GS_HIST_HI] */
 #define GS_HIST_HI         1.0
+/* The files that are not the user's (the simulation's reference statistics, which the tests
+ * compare with the analysis', and the analysis' gnuplot script with its data) go to this
+ * subdirectory of the output directory. */
+#define GS_CHECK_SUBDIR ".check"
 
 /** Statistics of U and V over a set of cells; after gs_stats_reduce, over the whole grid. */
 typedef struct gs_stats {

@@ -5,24 +5,38 @@
   check_example.py run --out DIR --rows N [--hdf5] [--same-as BASE] [--pngs A.png,B.png]
                       -- COMMAND...
       run the example (COMMAND writes into DIR), then check its outputs: the analysis'
-      statistics equal the simulation's reference, the PNGs are PNGs, fields.h5 is HDF5;
-      with --same-as, DIR/reference_stats.csv must also be byte-identical to that of the run
-      in BASE (the same simulation on the same blocks) and DIR/stats.csv equal to BASE's
+      statistics equal the simulation's reference (DIR/.check/reference_stats.csv), the PNGs
+      (V_steps.png, stats.png, V_hist.png) are valid images of sensible size, fields.h5 is
+      HDF5, and DIR holds nothing else but .check/; with --same-as,
+      DIR/.check/reference_stats.csv must also be byte-identical to that of the run in BASE
+      (the same simulation on the same blocks) and DIR/stats.csv equal to BASE's
   check_example.py compare REFERENCE.csv STATS.csv
       the comparison alone: step, time, min, max and histogram exactly, means within 1e-12
       relative (the two sides sum in different orders)
   check_example.py negative --out DIR
-      the comparison must fail on perturbed copies of DIR/stats.csv (a negative control)
+      the comparison must fail on perturbed copies of DIR/stats.csv (a negative control,
+      written to DIR/.check/)
+
+The files that are not the user's (the simulation's reference, the analysis' gnuplot script and
+its data, this script's perturbed copies) are in DIR/.check/ (GS_CHECK_SUBDIR of gs_common.h).
 """
 import argparse
 import os
 import shutil
+import struct
 import subprocess
 import sys
+import zlib
 
 MEAN_RTOL = 1e-12
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+CHECK_DIR = ".check"  # GS_CHECK_SUBDIR
+
+
+def reference(out):
+    """The simulation's reference statistics of the run in out."""
+    return os.path.join(out, CHECK_DIR, "reference_stats.csv")
 
 
 def read_csv(path):
@@ -65,17 +79,58 @@ def compare(ref_path, got_path):
     return diffs
 
 
+PNG_PIXELS = (150, 5000)  # the figures' sides in pixels: 180 to about 1100 here
+PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}  # bytes per pixel at bit depth 8, by colour type
+
+
 def check_png(path):
+    """A valid PNG of sensible size: chunks with their CRCs, IHDR first and IEND last, both
+    sides within PNG_PIXELS, the image data decompressing to the size IHDR declares, and not
+    blank (its scanlines take more than a few distinct byte values)."""
     if not os.path.isfile(path):
         return f"{path}: missing"
-    size = os.path.getsize(path)
     with open(path, "rb") as f:
-        magic = f.read(8)
-    if magic != PNG_MAGIC:
-        return f"{path}: not a PNG (starts with {magic!r})"
-    if size <= 1024:
-        return f"{path}: only {size} bytes"
+        data = f.read()
+    if data[:8] != PNG_MAGIC:
+        return f"{path}: not a PNG (starts with {data[:8]!r})"
+    chunks, pos = [], 8
+    while pos + 12 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        crc = data[pos + 8 + n:pos + 12 + n]
+        if len(body) != n or len(crc) != 4:
+            return f"{path}: truncated {kind!r} chunk"
+        if struct.unpack(">I", crc)[0] != zlib.crc32(kind + body):
+            return f"{path}: bad CRC in its {kind!r} chunk"
+        chunks.append((kind, body))
+        pos += 12 + n
+    if not chunks or chunks[0][0] != b"IHDR" or chunks[-1][0] != b"IEND" or pos != len(data):
+        return f"{path}: chunks out of order or trailing bytes"
+    width, height, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", chunks[0][1])
+    lo, hi = PNG_PIXELS
+    if not (lo <= width <= hi and lo <= height <= hi):
+        return f"{path}: {width} x {height} pixels, expected {lo} to {hi} a side"
+    if depth != 8 or ctype not in PNG_CHANNELS or interlace != 0:
+        return f"{path}: bit depth {depth}, colour type {ctype}, interlace {interlace}: unexpected"
+    try:
+        raw = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
+    except zlib.error as e:
+        return f"{path}: image data do not decompress: {e}"
+    want = height * (1 + width * PNG_CHANNELS[ctype])
+    if len(raw) != want:
+        return f"{path}: {len(raw)} bytes of scanlines, IHDR implies {want}"
+    if len(set(raw)) <= 16:
+        return f"{path}: blank (its scanlines hold {len(set(raw))} distinct bytes)"
     return None
+
+
+def check_user_outputs(out, pngs, hdf5):
+    """The output directory holds the user's outputs only; the rest is in CHECK_DIR."""
+    allowed = {"stats.csv", CHECK_DIR, *pngs}
+    if hdf5:
+        allowed |= {"fields.h5", "fields.xmf"}
+    return [f"{os.path.join(out, name)}: not one of the user's outputs (those for the checks "
+            f"go to {CHECK_DIR}/)" for name in sorted(set(os.listdir(out)) - allowed)]
 
 
 def check_hdf5(path, rows):
@@ -155,9 +210,12 @@ def check_coords(path, rows):
     return errs
 
 
-def check_outputs(out, rows, hdf5, pngs=("V_last.png", "stats.png")):
+FIGURES = ("V_steps.png", "stats.png", "V_hist.png")
+
+
+def check_outputs(out, rows, hdf5, pngs=FIGURES):
     errs = []
-    ref, got = os.path.join(out, "reference_stats.csv"), os.path.join(out, "stats.csv")
+    ref, got = reference(out), os.path.join(out, "stats.csv")
     for p in (ref, got):
         if not os.path.isfile(p):
             errs.append(f"{p}: missing")
@@ -172,15 +230,14 @@ def check_outputs(out, rows, hdf5, pngs=("V_last.png", "stats.png")):
             errs.append(e)
     if hdf5:
         errs += check_hdf5(os.path.join(out, "fields.h5"), rows)
-    return errs
+    return errs + check_user_outputs(out, pngs, hdf5)
 
 
 def check_same_as(out, base):
     """The simulation's statistics byte for byte, the analysis' with compare() (the base run's
     analysis may have another rank count, so its means may differ in the last bits)."""
     errs = []
-    ref = os.path.join(out, "reference_stats.csv")
-    base_ref = os.path.join(base, "reference_stats.csv")
+    ref, base_ref = reference(out), reference(base)
     if not os.path.isfile(base_ref):
         return [f"{base_ref}: missing"]
     with open(ref, "rb") as f, open(base_ref, "rb") as g:
@@ -206,8 +263,8 @@ def cmd_run(a):
         print("FAIL:", e)
     if errs:
         return 1
-    print(f"ok: {a.rows} steps, statistics equal to the simulation's, PNGs"
-          + (" and fields.h5" if a.hdf5 else "") + f" in {a.out}"
+    print(f"ok: {a.rows} steps, statistics equal to the simulation's, valid PNGs ({a.pngs})"
+          + (", fields.h5" if a.hdf5 else "") + f" and only those in {a.out}"
           + (f"; statistics identical to {a.same_as}" if a.same_as else ""))
     return 0
 
@@ -244,14 +301,14 @@ def perturb(rows, header, what):
 
 
 def cmd_negative(a):
-    ref, got = os.path.join(a.out, "reference_stats.csv"), os.path.join(a.out, "stats.csv")
+    ref, got = reference(a.out), os.path.join(a.out, "stats.csv")
     if compare(ref, got):
         print("FAIL: the unperturbed statistics already differ")
         return 1
     header, rows = read_csv(got)
     fails = 0
     for what in ("hist", "max", "mean", "step"):
-        path = os.path.join(a.out, f"negative-{what}.csv")
+        path = os.path.join(a.out, CHECK_DIR, f"negative-{what}.csv")
         with open(path, "w") as f:
             f.write(",".join(header) + "\n")
             for r in perturb(rows, header, what):
@@ -273,7 +330,7 @@ def main():
     r.add_argument("--rows", type=int, required=True)
     r.add_argument("--hdf5", action="store_true")
     r.add_argument("--same-as", metavar="BASE")
-    r.add_argument("--pngs", default="V_last.png,stats.png",
+    r.add_argument("--pngs", default=",".join(FIGURES),
                    help="the PNGs the run must write (comma-separated; empty: none)")
     r.add_argument("command", nargs=argparse.REMAINDER)
     c = sub.add_parser("compare")

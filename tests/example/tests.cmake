@@ -61,9 +61,9 @@ function(ex_test name)
   if(T_SAME_AS)
     set(same --same-as ${T_SAME_AS})
   endif()
-  set(extra ${EX_HDF5})
-  if(T_PYTHON) # the Python analysis: no HDF5, its own figures
-    set(extra --pngs V_steps.png,stats.png)
+  set(extra "")
+  if(NOT T_PYTHON) # the Python analysis writes no HDF5 (and the same figures)
+    set(extra ${EX_HDF5})
   endif()
   add_test(NAME ${P}.example.${name}
            COMMAND ${EX_CHECK} run --out ${T_OUT} --rows ${EX_ROWS} ${extra} ${same} --
@@ -100,15 +100,15 @@ set_tests_properties(${P}.example.xfer_run.p3q2 PROPERTIES FIXTURES_SETUP ${P}.e
 # ---- the simulation does not depend on its decomposition: 2 x 2 blocks and 3 x 1 blocks give
 # the same statistics (the halo exchange is right) ------------------------------------------
 add_test(NAME ${P}.example.decomposition
-         COMMAND ${EX_CHECK} compare ${EX_DIR}/mpmd-p4q3/reference_stats.csv
-                 ${EX_DIR}/xfer-run-p3q2/reference_stats.csv)
+         COMMAND ${EX_CHECK} compare ${EX_DIR}/mpmd-p4q3/.check/reference_stats.csv
+                 ${EX_DIR}/xfer-run-p3q2/.check/reference_stats.csv)
 set_tests_properties(${P}.example.decomposition PROPERTIES TIMEOUT 60 LABELS "example"
                      FIXTURES_REQUIRED ${P}.example.outputs)
 
 # ---- the halo exchange as an isomorphic neighbourhood all-to-all (xfer/iso.h) gives the same
 # fields as MPI_Sendrecv: one MPMD mpiexec of gray-scott-sim --halo <mode> on p ranks and the
-# analysis on 2; reference_stats.csv must be byte-identical to that of the sendrecv run <base>
-# on the same blocks, stats.csv equal to its stats.csv. vonneumann on 2 x 2 blocks (up = down,
+# analysis on 2; .check/reference_stats.csv must be byte-identical to that of the sendrecv run
+# <base> on the same blocks, stats.csv equal to its stats.csv. vonneumann on 2 x 2 blocks (up = down,
 # left = right); moore on 3 x 1 (rows 21, 21, 22: blocks padded to the longest side; left and
 # right the rank itself, the corners from the ranks above and below).
 # ex_halo_test(<mode> <p> <base run>)
