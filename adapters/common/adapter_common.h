@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * Helpers shared by the file adapters (libxfer_adapter_common, static, linked into each
- * adapter): the per-thread error text behind xfer_adapter_error(), type and shape helpers, the
- * slab decomposition both sides use, and the attribute table that carries names, shapes and
- * attributes in-band (a uint8 dataset, see docs/adapters.md). Not installed: internal.
+ * Helpers shared by the file adapters (libxfer_adapter.so, which the adapters and the tools
+ * link: one copy of the per-thread error text behind xfer_adapter_error()), type and shape
+ * helpers, the slab decomposition both sides use, and the attribute table that carries names,
+ * shapes and attributes in-band (a uint8 dataset, see docs/adapters.md). The header is not
+ * installed: the adapters' own API is adapter.h.
  */
 #ifndef XFER_ADAPTER_COMMON_H
 #define XFER_ADAPTER_COMMON_H
@@ -19,51 +20,52 @@ extern "C" {
 #endif
 
 /** Set the text xfer_adapter_error() returns (printf format; truncated at 1 KiB). */
-void xfer_adapter_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+XFER_PUBLIC void xfer_adapter_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /** Forget the last adapter error of the calling thread. */
-void xfer_adapter_clear_error(void);
+XFER_PUBLIC void xfer_adapter_clear_error(void);
 
 /** Elements of a box of @p ndims extents @p count (1 for ndims == 0); 0 on overflow of size_t. */
-size_t xfer_adapter_volume(int ndims, const uint64_t count[]);
+XFER_PUBLIC size_t xfer_adapter_volume(int ndims, const uint64_t count[]);
 
 /** The layout called @p name: group, stepdim or same. 0, or -1 for another name. */
-int xfer_adapter_layout_parse(const char *name, xfer_adapter_layout_t *layout);
+XFER_PUBLIC int xfer_adapter_layout_parse(const char *name, xfer_adapter_layout_t *layout);
 
 /** The type called @p name ("float64" ...); 0 when there is none. */
-xfer_type_t xfer_adapter_type_from_name(const char *name);
+XFER_PUBLIC xfer_type_t xfer_adapter_type_from_name(const char *name);
 
 /**
  * Part @p index of @p parts of an extent @p len: a contiguous range of near-equal size (the
  * first len % parts parts are one longer). Both sides of xfer-h5stream split the slowest
  * dimension this way.
  */
-void xfer_adapter_split(uint64_t len, int parts, int index, uint64_t *start, uint64_t *count);
+XFER_PUBLIC void xfer_adapter_split(uint64_t len, int parts, int index, uint64_t *start,
+                                    uint64_t *count);
 
 /** Free what a var's attributes own (not @p v itself); leaves nattrs 0 and attrs NULL. */
-void xfer_adapter_var_clear(xfer_adapter_var_t *v);
+XFER_PUBLIC void xfer_adapter_var_clear(xfer_adapter_var_t *v);
 
 /** Deep copy of @p n attributes (NULL for n == 0). XFER_ERR_NO_MEMORY on failure. */
-xfer_status_t xfer_adapter_attrs_copy(int n, const xfer_adapter_attr_t *in,
-                                      xfer_adapter_attr_t **out);
+XFER_PUBLIC xfer_status_t xfer_adapter_attrs_copy(int n, const xfer_adapter_attr_t *in,
+                                                  xfer_adapter_attr_t **out);
 
 /**
  * Serialize a list of objects (groups have ndims 0 and type 0, datasets are typed) into one
  * byte string: "XFA1", then per object its name, type, shape and attributes, little-endian.
  * The encoding is deterministic: the same list gives the same bytes. Caller owns *@p buf.
  */
-xfer_status_t xfer_adapter_table_pack(int n, const xfer_adapter_var_t *objs, uint8_t **buf,
-                                      size_t *len);
+XFER_PUBLIC xfer_status_t xfer_adapter_table_pack(int n, const xfer_adapter_var_t *objs,
+                                                  uint8_t **buf, size_t *len);
 
 /**
  * Parse a table written by xfer_adapter_table_pack. Caller owns *@p objs and releases it with
  * xfer_adapter_table_free(). A malformed table is XFER_ERR_PROTOCOL with an error text.
  */
-xfer_status_t xfer_adapter_table_unpack(const uint8_t *buf, size_t len, int *n,
-                                        xfer_adapter_var_t **objs);
+XFER_PUBLIC xfer_status_t xfer_adapter_table_unpack(const uint8_t *buf, size_t len, int *n,
+                                                    xfer_adapter_var_t **objs);
 
 /** Free a list from xfer_adapter_table_unpack (NULL accepted; *@p objs set to NULL). */
-void xfer_adapter_table_free(int n, xfer_adapter_var_t **objs);
+XFER_PUBLIC void xfer_adapter_table_free(int n, xfer_adapter_var_t **objs);
 
 #ifdef __cplusplus
 }

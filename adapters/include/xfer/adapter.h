@@ -114,11 +114,11 @@ typedef struct xfer_adapter_ops {
 } xfer_adapter_ops_t;
 
 /** The adapters (each defined by its own library). */
-const xfer_adapter_ops_t *xfer_adapter_hdf5(void);
-const xfer_adapter_ops_t *xfer_adapter_netcdf(void);
+XFER_PUBLIC const xfer_adapter_ops_t *xfer_adapter_hdf5(void);
+XFER_PUBLIC const xfer_adapter_ops_t *xfer_adapter_netcdf(void);
 
 /** The last adapter error of the calling thread ("" if none). */
-const char *xfer_adapter_error(void);
+XFER_PUBLIC const char *xfer_adapter_error(void);
 
 #ifdef __cplusplus
 }

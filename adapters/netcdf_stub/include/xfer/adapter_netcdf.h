@@ -33,16 +33,16 @@ extern "C" {
  * listed variable included. Deterministic: the same file gives the same bytes. Local.
  * Caller owns *@p buf (free()).
  */
-xfer_status_t xfer_netcdf_table(void *h, uint8_t **buf, size_t *len);
+XFER_PUBLIC xfer_status_t xfer_netcdf_table(void *h, uint8_t **buf, size_t *len);
 
 /**
  * Producer: why variable @p name of the open file is not among vars() ("type NC_CHAR is not
  * supported ..."), or NULL when it is listed or the file has no such variable.
  */
-const char *xfer_netcdf_unsupported(void *h, const char *name);
+XFER_PUBLIC const char *xfer_netcdf_unsupported(void *h, const char *name);
 
 /** Producer: what open_read skipped or could not carry (one line each; "" when nothing). */
-const char *xfer_netcdf_notes(void *h);
+XFER_PUBLIC const char *xfer_netcdf_notes(void *h);
 
 /**
  * Consumer: before the first write, take the producer's table: its global attributes are
@@ -51,7 +51,7 @@ const char *xfer_netcdf_notes(void *h);
  * file then holding exactly one step (the input's equivalent). Collective over the create
  * communicator.
  */
-xfer_status_t xfer_netcdf_define(void *h, const uint8_t *table, size_t len, int same);
+XFER_PUBLIC xfer_status_t xfer_netcdf_define(void *h, const uint8_t *table, size_t len, int same);
 
 #ifdef __cplusplus
 }
