@@ -140,8 +140,7 @@ dryrun)
         # --quiet: no wrapper; the flags come from XFER_RUN_MPIEXEC_FLAGS
         XFER_RUN_MPIEXEC_FLAGS="-zzz" run -q --dry-run --launch mpmd --run-dir "$rd" hello.yaml
         expect_rc 0
-        expect out "^$(q "$root$mpiexec") -zzz$over $(ctx a 1 mpmd) $(q "$greeting") $sh_a : $(ctx b 2 mpmd) $sh_b\$"
-        expect_none out "exec-prefixed"
+        expect out "^$(q "$root$mpiexec") -zzz$over $(ctx a 1 mpmd) $(q "$greeting") $(q "$xr") --exec-prefixed a --plain -- $sh_a : $(ctx b 2 mpmd) $(q "$xr") --exec-prefixed b --plain -- $sh_b\$"
         expect out "$(xferd_re --quiet)" 1
         # --no-daemon: no xferd, no control plane in the components' environment
         ctl=0
@@ -166,9 +165,8 @@ dryrun)
         fi
         rd=${TMPDIR:-/tmp}/xfer-run.XXXXXX
         expect out "$(xferd_re)" 1
-        expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx a 1 separate) $(q "$greeting") $sh_a\$" 1
-        expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx b 2 separate) $sh_b\$" 1
-        expect_none out "exec-prefixed"
+        expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx a 1 separate) $(q "$greeting") $(q "$xr") --exec-prefixed a --plain -- $sh_a\$" 1
+        expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx b 2 separate) $(q "$xr") --exec-prefixed b --plain -- $sh_b\$" 1
         expect out "XFER_RUN_DIR.$tmp"
         # launch: auto -> separate where the library can open ports: Open MPI (ompi-server is
         # installed with it) and MPICH with the ch3 device; Debian's MPICH is ch4:ucx, which
@@ -339,6 +337,16 @@ mpi)
         expect out '^\[a\] mpi_hello component=a appnum=[-0-9]+ rank=[01] world=2$' 2
         expect out '^\[b\] mpi_hello component=b appnum=[-0-9]+ rank=0 world=1$' 1
     fi
+    ;;
+early)
+    # a process that ends before MPI_Init: its wrapper reports it, xfer-run stops the rest
+    export PATH="$path_dir:$PATH"
+    run --launch "$mode" --walltime 60 early.yaml
+    expect_rc 3
+    [ "$elapsed" -lt 20000 ] || fail "took $elapsed ms"
+    expect out '^\[a\] leaving early$' 1
+    expect err '^xfer-run: component a failed \(exit code 3\); stopping the others$' 1
+    expect_none err "walltime"
     ;;
 *)
     fail "unknown case $kase"

@@ -46,5 +46,7 @@ if(TARGET xfer-run)
   foreach(mode mpmd separate)
     xfer_launcher_test(mpi.${mode} mpi ${mode} $<TARGET_FILE_DIR:launcher_mpi_hello>
                        ENV ${rank_env})
+    xfer_launcher_test(early.${mode} early ${mode} $<TARGET_FILE_DIR:launcher_mpi_hello>
+                       ENV ${rank_env})
   endforeach()
 endif()

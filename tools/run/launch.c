@@ -53,12 +53,14 @@ void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
         add_env(s, pl->openmpi, name, eq + 1);
         free(name);
     }
-    if (pl->mode == XFER_LAUNCH_MPMD && !quiet) {
-        sv_push(s, pl->self);
-        sv_push(s, "--exec-prefixed");
-        sv_push(s, k->name);
-        sv_push(s, "--");
-    }
+    /* every process runs under the wrapper (output.c): its output prefixed in one MPMD launch
+     * (a separate one is prefixed here, per launch), its abnormal end reported to xfer-run */
+    sv_push(s, pl->self);
+    sv_push(s, "--exec-prefixed");
+    sv_push(s, k->name);
+    if (pl->mode != XFER_LAUNCH_MPMD || quiet)
+        sv_push(s, "--plain");
+    sv_push(s, "--");
     sv_push(s, cmd);
     for (i = 1; i < k->argc; i++)
         sv_push(s, k->argv[i]);

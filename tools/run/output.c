@@ -2,7 +2,6 @@
 /* xfer-run: output forwarding ("[name] " before every line) and the --exec-prefixed mode. */
 #define _XOPEN_SOURCE 700
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,6 +12,9 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "run.h"
 
@@ -101,34 +103,6 @@ int stream_init(stream_t *s, int fd, int dest, const char *prefix)
 
 /* ---- internal mode: --exec-prefixed NAME -- CMD ARGS ------------------------------------ */
 
-/* Close every descriptor but 1, 2, @p a and @p b (the prefixer must not hold the launcher's
- * sockets or the application's files open after the application exits). */
-static void close_other_fds(int a, int b)
-{
-    int fds[256], n, i;
-
-    do {
-        DIR *d = opendir("/proc/self/fd");
-        struct dirent *e;
-        int dfd;
-
-        if (!d)
-            return;
-        dfd = dirfd(d);
-        n = 0;
-        while ((e = readdir(d)) != NULL && n < (int) (sizeof fds / sizeof fds[0])) {
-            int fd = atoi(e->d_name);
-            if (e->d_name[0] < '0' || e->d_name[0] > '9')
-                continue;
-            if (fd != 1 && fd != 2 && fd != a && fd != b && fd != dfd)
-                fds[n++] = fd;
-        }
-        closedir(d);
-        for (i = 0; i < n; i++)
-            close(fds[i]);
-    } while (n == (int) (sizeof fds / sizeof fds[0]));
-}
-
 /* A pseudo-terminal whose slave passes bytes unchanged (no "\n" -> "\r\n", no echo):
  * p[0] the master (read end), p[1] the slave (write end). */
 static int raw_pty(int p[2])
@@ -163,16 +137,15 @@ static int output_channel(int fd, int p[2])
     return isatty(fd) ? raw_pty(p) : pipe(p);
 }
 
-static void prefixer(const char *prefix, int out_fd, int err_fd)
+/* Forward "[prefix] "-prefixed lines from @p out_fd and @p err_fd until both end. */
+static void relay(const char *prefix, int out_fd, int err_fd)
 {
     stream_t s[2];
     struct pollfd pfd[2];
     int open_streams = 2, i;
 
-    signal(SIGPIPE, SIG_IGN);
-    close_other_fds(out_fd, err_fd);
     if (stream_init(&s[0], out_fd, 1, prefix) != 0 || stream_init(&s[1], err_fd, 2, prefix) != 0)
-        _exit(1);
+        return; /* out of memory: the application's output is lost, not its status */
     while (open_streams > 0) {
         for (i = 0; i < 2; i++) {
             pfd[i].fd = s[i].fd;
@@ -182,29 +155,70 @@ static void prefixer(const char *prefix, int out_fd, int err_fd)
         if (poll(pfd, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
-            _exit(1);
+            break;
         }
         for (i = 0; i < 2; i++)
             if (s[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 open_streams -= stream_pump(&s[i]);
     }
-    _exit(0);
+    free(s[0].buf);
+    free(s[1].buf);
 }
 
-/* The wrapper of one MPMD application context: the forked child prefixes the output, this
- * process becomes the application (mpiexec keeps tracking the pid it started). */
+static volatile sig_atomic_t app_pid;
+
+static void forward_signal(int sig)
+{
+    if (app_pid > 0)
+        kill((pid_t) app_pid, sig);
+}
+
+/* An abnormal end of process @p pid of component @p name, for xfer-run (supervise.c reads
+ * RUN_DIR/exits.fifo). Best effort: no reader, no report. */
+static void report_end(const char *name, pid_t pid, int code)
+{
+    const char *dir = getenv("XFER_RUN_DIR");
+    char path[4096], line[512];
+    int fd, n;
+
+    if (!dir || snprintf(path, sizeof path, "%s/" EXITS_FIFO, dir) >= (int) sizeof path)
+        return;
+    if ((fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+        return;
+    n = snprintf(line, sizeof line, "%s %ld %d\n", name, (long) pid, code);
+    if (n > 0 && n < (int) sizeof line && write(fd, line, (size_t) n) != n)
+        run_note("component %s: cannot report its end to xfer-run: %s", name, strerror(errno));
+    close(fd);
+}
+
+/* The wrapper of every process of an mpiexec launch:
+ *   xfer-run --exec-prefixed NAME [--plain] -- COMMAND [ARGS...]
+ * It runs the application as its child and waits for it: the output gets "[NAME] " before every
+ * line (not with --plain), the launcher's signals go on to the application, and an abnormal end
+ * (a non-zero exit, a signal) is reported to xfer-run before the wrapper ends the same way.
+ * Hydra does not end a job when one of its processes exits before MPI_Init (a Python import
+ * error, a missing file): the others would wait in MPI_Init for ever, and only this report
+ * lets xfer-run stop them. */
 int exec_prefixed(int argc, char **argv)
 {
-    int po[2], pe[2];
+    static const int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT};
+    int po[2] = {-1, -1}, pe[2] = {-1, -1}, plain = 0, first = 3, st = 0, code;
+    struct sigaction sa;
+    const pid_t self = getpid();
     pid_t pid;
     char *prefix;
+    size_t i;
 
-    if (argc < 5 || strcmp(argv[3], "--") != 0) {
-        run_error("usage: xfer-run --exec-prefixed NAME -- COMMAND [ARGS...]");
+    if (argc > first && strcmp(argv[first], "--plain") == 0) {
+        plain = 1;
+        first++;
+    }
+    if (argc < first + 2 || strcmp(argv[first], "--") != 0) {
+        run_error("usage: xfer-run --exec-prefixed NAME [--plain] -- COMMAND [ARGS...]");
         return EXIT_USAGE;
     }
     prefix = xprintf("[%s] ", argv[2]);
-    if (output_channel(1, po) != 0 || output_channel(2, pe) != 0) {
+    if (!plain && (output_channel(1, po) != 0 || output_channel(2, pe) != 0)) {
         run_error("%s: cannot make the output channels: %s", argv[2], strerror(errno));
         return EXIT_USAGE;
     }
@@ -215,19 +229,50 @@ int exec_prefixed(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (pid == 0) {
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* the wrapper killed: the application goes too */
+        if (getppid() != self)
+            _exit(137);
+#endif
+        if (!plain) {
+            if (dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0) {
+                run_error("%s: dup2: %s", argv[2], strerror(errno));
+                _exit(EXIT_USAGE);
+            }
+            close(po[0]);
+            close(pe[0]);
+            close(po[1]);
+            close(pe[1]);
+        }
+        execv(argv[first + 1], argv + first + 1);
+        run_error("component %s: cannot run %s: %s", argv[2], argv[first + 1], strerror(errno));
+        _exit(127);
+    }
+    app_pid = pid;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < sizeof fwd / sizeof fwd[0]; i++)
+        sigaction(fwd[i], &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (!plain) {
         close(po[1]);
         close(pe[1]);
-        prefixer(prefix, po[0], pe[0]);
+        relay(prefix, po[0], pe[0]);
+        close(po[0]);
+        close(pe[0]);
     }
-    close(po[0]);
-    close(pe[0]);
-    if (dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0) {
-        run_error("%s: dup2: %s", argv[2], strerror(errno));
-        return EXIT_USAGE;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    app_pid = 0;
+    free(prefix);
+    code = status_code(st);
+    if (code != 0)
+        report_end(argv[2], pid, code);
+    if (WIFSIGNALED(st)) { /* end as the application did, for the launcher's report */
+        signal(WTERMSIG(st), SIG_DFL);
+        raise(WTERMSIG(st));
     }
-    close(po[1]);
-    close(pe[1]);
-    execv(argv[4], argv + 4);
-    run_error("component %s: cannot run %s: %s", argv[2], argv[4], strerror(errno));
-    return 127;
+    return code;
 }

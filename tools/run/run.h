@@ -79,9 +79,9 @@ typedef struct plan {
     char *run_id;      /* XFER_RUN_ID: tells this run's step files (transport: file) from others */
     const char *transport;     /* XFER_TRANSPORT for every component (NULL: the file's) */
     const char *transport_dir; /* XFER_TRANSPORT_DIR (NULL: the file's) */
-    char *uri;         /* ompi-server's URI file (Open MPI, separate) */
-    strv_t server;     /* the ompi-server command */
-    strv_t *lines;     /* the mpiexec commands: one (mpmd) or one per component (separate) */
+    char *uri;                 /* ompi-server's URI file (Open MPI, separate) */
+    strv_t server;             /* the ompi-server command */
+    strv_t *lines; /* the mpiexec commands: one (mpmd) or one per component (separate) */
     int nlines;
     strv_t rootenv; /* NAME=value xfer-run adds to its own environment */
     /* the control plane: xferd, started here unless the file names a running one */
@@ -114,7 +114,10 @@ void sv_free(strv_t *s);
 void sv_push(strv_t *s, const char *str);
 void sv_take(strv_t *s, char *str);
 
-/* output.c: output forwarding ("[name] " before every line) and the --exec-prefixed mode */
+/* output.c: output forwarding ("[name] " before every line) and the --exec-prefixed mode, the
+ * wrapper of every process of an mpiexec launch, which reports an abnormal end to xfer-run
+ * through the FIFO RUN_DIR/EXITS_FIFO (supervise.c) */
+#define EXITS_FIFO "exits.fifo"
 int exec_prefixed(int argc, char **argv);
 int stream_init(stream_t *s, int fd, int dest, const char *prefix);
 int stream_pump(stream_t *s);

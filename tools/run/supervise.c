@@ -48,6 +48,10 @@ typedef struct runner {
     int64_t walltime;  /* deadline (0: none) */
     int64_t leftovers; /* when the launch ended with processes left (0: not yet) */
     const char *walltime_text;
+    int exits_fd;         /* RUN_DIR/EXITS_FIFO: the wrappers report abnormal ends (output.c) */
+    unsigned char *ended; /* per component: its end was reported to xferd already */
+    char exits_buf[1024];
+    size_t exits_len;
 } runner_t;
 
 static void stop_jobs(runner_t *r, int sig)
@@ -74,6 +78,8 @@ static void report_exit(runner_t *r, int j, int code)
     }
     for (c = c0; c < c1; c++) {
         xfer_ctl_msg_t *m = NULL;
+        if (r->ended && r->ended[c])
+            continue; /* its wrapper's report came first */
         if (xfer_ctl_msg_new("exited", &m) != XFER_SUCCESS ||
             xfer_ctl_set_str(m, "component", r->pl->cfg->components[c].name) != XFER_SUCCESS ||
             xfer_ctl_set_int(m, "code", code) != XFER_SUCCESS ||
@@ -93,7 +99,7 @@ static int peers_registered(runner_t *r, int failed)
     xfer_ctl_msg_t *req = NULL, *rep = NULL;
     int i, k, n = 0;
 
-    if (!r->ctl || !r->report_components || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
+    if (!r->ctl || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
         return 0;
     if (xfer_ctl_request(r->ctl, req, 1000, &rep) == XFER_SUCCESS) {
         for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
@@ -105,7 +111,7 @@ static int peers_registered(runner_t *r, int failed)
                 const xfer_cfg_channel_t *ch = &cfg->channels[k];
                 int other = ch->from == failed ? ch->to : ch->to == failed ? ch->from : -1;
                 if (other >= 0 && strcmp(cfg->components[other].name, name) == 0 &&
-                    r->jobs[other].pid > 0) {
+                    (r->report_components ? r->jobs[other].pid > 0 : r->running > 0)) {
                     n++;
                     break;
                 }
@@ -172,6 +178,65 @@ static void reap(runner_t *r)
             r->stop_due = now_ms() + r->grace_ms; /* the peers fail on their own first */
         else
             stop_jobs(r, SIGTERM);
+    }
+}
+
+/* A process of component @p c ended abnormally (its wrapper's report): the component failed,
+ * whatever its launcher makes of it (Hydra waits for ever when a process ends before MPI_Init).
+ * xferd hears of it, the peers get the grace to fail on their own, then the run stops. */
+static void component_ended(runner_t *r, int c, int code)
+{
+    xfer_ctl_msg_t *m = NULL;
+    if (r->ended && r->ended[c])
+        return; /* another process of it ended first */
+    if (r->ended)
+        r->ended[c] = 1;
+    if (r->ctl &&
+        (xfer_ctl_msg_new("exited", &m) != XFER_SUCCESS ||
+         xfer_ctl_set_str(m, "component", r->pl->cfg->components[c].name) != XFER_SUCCESS ||
+         xfer_ctl_set_int(m, "code", code) != XFER_SUCCESS ||
+         xfer_ctl_send(r->ctl, m) != XFER_SUCCESS))
+        run_note("cannot report the end of %s to xferd: %s", r->pl->cfg->components[c].name,
+                 xfer_last_error());
+    xfer_ctl_msg_free(&m);
+    if (r->result >= 0 || r->stop_at)
+        return; /* a consequence of an earlier cause */
+    r->result = code;
+    if (code > 128)
+        run_error("component %s failed (signal %d, %s); stopping the others",
+                  r->pl->cfg->components[c].name, code - 128, strsignal(code - 128));
+    else
+        run_error("component %s failed (exit code %d); stopping the others",
+                  r->pl->cfg->components[c].name, code);
+    if (r->running > 0 && r->grace_ms > 0 && peers_registered(r, c) > 0)
+        r->stop_due = now_ms() + r->grace_ms;
+    else
+        stop_jobs(r, SIGTERM);
+}
+
+/* Lines "NAME PID CODE" from the wrappers (output.c). */
+static void read_exits(runner_t *r)
+{
+    ssize_t n;
+    char *nl;
+    while ((n = read(r->exits_fd, r->exits_buf + r->exits_len,
+                     sizeof r->exits_buf - 1 - r->exits_len)) > 0) {
+        r->exits_len += (size_t) n;
+        r->exits_buf[r->exits_len] = '\0';
+        while ((nl = strchr(r->exits_buf, '\n'))) {
+            char name[256];
+            long pid;
+            int code, c;
+            *nl = '\0';
+            if (sscanf(r->exits_buf, "%255s %ld %d", name, &pid, &code) == 3)
+                for (c = 0; c < r->pl->cfg->ncomponents; c++)
+                    if (!strcmp(r->pl->cfg->components[c].name, name) && code != 0)
+                        component_ended(r, c, code);
+            r->exits_len -= (size_t) (nl + 1 - r->exits_buf);
+            memmove(r->exits_buf, nl + 1, r->exits_len + 1);
+        }
+        if (r->exits_len == sizeof r->exits_buf - 1)
+            r->exits_len = 0; /* not ours: no line is that long */
     }
 }
 
@@ -284,6 +349,8 @@ static void supervise(runner_t *r, struct pollfd *pfd)
 
         pfd[nfd].fd = sig_pipe[0];
         pfd[nfd++].events = POLLIN;
+        pfd[nfd].fd = r->exits_fd; /* -1 is ignored */
+        pfd[nfd++].events = POLLIN;
         for (j = 0; j < r->njobs; j++) {
             pfd[nfd].fd = r->jobs[j].out.fd; /* -1 is ignored by poll */
             pfd[nfd++].events = POLLIN;
@@ -303,10 +370,12 @@ static void supervise(runner_t *r, struct pollfd *pfd)
         }
         if (pfd[0].revents & POLLIN)
             handle_signals(r);
+        if (pfd[1].revents & POLLIN)
+            read_exits(r);
         for (j = 0; j < r->njobs; j++) {
-            if (r->jobs[j].out.fd >= 0 && (pfd[1 + 2 * j].revents & (POLLIN | POLLHUP | POLLERR)))
+            if (r->jobs[j].out.fd >= 0 && (pfd[2 + 2 * j].revents & (POLLIN | POLLHUP | POLLERR)))
                 stream_pump(&r->jobs[j].out);
-            if (r->jobs[j].err.fd >= 0 && (pfd[2 + 2 * j].revents & (POLLIN | POLLHUP | POLLERR)))
+            if (r->jobs[j].err.fd >= 0 && (pfd[3 + 2 * j].revents & (POLLIN | POLLHUP | POLLERR)))
                 stream_pump(&r->jobs[j].err);
         }
     }
@@ -447,6 +516,7 @@ int run_workflow(const plan_t *pl, const opts_t *o)
 
     memset(&r, 0, sizeof r);
     r.result = -1;
+    r.exits_fd = -1;
     r.report_components = pl->mode == XFER_LAUNCH_SEPARATE;
     r.pl = pl;
     r.devnull = -1;
@@ -474,8 +544,9 @@ int run_workflow(const plan_t *pl, const opts_t *o)
     /* one launch may read stdin as usual; several launchers may not compete for it */
     stdin_fd = (pl->mode == XFER_LAUNCH_MPMD && !isatty(0)) ? -1 : devnull;
 
+    r.ended = calloc((size_t) pl->cfg->ncomponents, 1);
     r.jobs = calloc((size_t) r.njobs, sizeof(job_t));
-    pfd = calloc((size_t) (1 + 2 * r.njobs), sizeof *pfd);
+    pfd = calloc((size_t) (2 + 2 * r.njobs), sizeof *pfd);
     if (!r.jobs || !pfd) {
         run_error("out of memory");
         r.result = EXIT_USAGE;
@@ -513,6 +584,17 @@ int run_workflow(const plan_t *pl, const opts_t *o)
                      "--token-file %s watch",
                      pl->run_dir, pl->config_path, pl->endpoint, pl->token_file);
         free(ep_default);
+    }
+    if (!r.stop_at && !pl->slurm) { /* srun ends a step itself when a task fails */
+        char *fifo = xprintf("%s/" EXITS_FIFO, pl->run_dir);
+        unlink(fifo);
+        /* O_RDWR: the FIFO never reports an end of file while no wrapper writes */
+        if (mkfifo(fifo, 0600) != 0 ||
+            (r.exits_fd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+            run_note("cannot make %s (%s): a process that ends before MPI_Init may leave the "
+                     "others waiting",
+                     fifo, strerror(errno));
+        free(fifo);
     }
     for (j = 0; j < r.njobs && !r.stop_at; j++) {
         job_t *jb = &r.jobs[j];
@@ -590,7 +672,14 @@ out:
         free(r.jobs[j].prefix);
     }
     free(r.jobs);
+    free(r.ended);
     free(pfd);
+    if (r.exits_fd >= 0) {
+        char *fifo = xprintf("%s/" EXITS_FIFO, pl->run_dir);
+        close_fd(&r.exits_fd);
+        unlink(fifo);
+        free(fifo);
+    }
     xfer_ctl_close(&r.ctl);
     close_fd(&devnull);
     return r.result < 0 ? 0 : r.result;
