@@ -47,8 +47,10 @@ if(P STREQUAL "mpich" AND TARGET xferd) # not again in the mpich-ch3 tree
   if(XFER_CLANG AND NOT XFER_ENABLE_SANITIZERS)
     pkg_check_modules(XFER_FUZZ_MSGPACK REQUIRED msgpack)
     set(fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz_decode)
+    set(ctl_dir ${PROJECT_SOURCE_DIR}/libxfer/src/control)
     set(fuzz_src ${CMAKE_CURRENT_SOURCE_DIR}/control/fuzz_decode.c
-                 ${PROJECT_SOURCE_DIR}/libxfer/src/control/proto.c
+                 ${ctl_dir}/proto_msg.c ${ctl_dir}/proto_scan.c ${ctl_dir}/proto_codec.c
+                 ${ctl_dir}/proto_schema.c ${ctl_dir}/proto_json.c ${ctl_dir}/proto_token.c
                  ${PROJECT_SOURCE_DIR}/libxfer/src/core/status.c
                  ${PROJECT_SOURCE_DIR}/libxfer/src/core/util.c)
     set(fuzz_inc -I${PROJECT_SOURCE_DIR}/libxfer/include)
@@ -61,6 +63,7 @@ if(P STREQUAL "mpich" AND TARGET xferd) # not again in the mpich-ch3 tree
               ${fuzz_inc} ${fuzz_src} -o ${fuzz_bin}
               ${XFER_FUZZ_MSGPACK_LINK_LIBRARIES} ${MPI_C_LIBRARIES} -lm
       DEPENDS ${fuzz_src} ${PROJECT_SOURCE_DIR}/libxfer/include/xfer/control.h
+              ${ctl_dir}/proto_int.h
       COMMENT "Building the control-message fuzzer with ${XFER_CLANG}" VERBATIM)
     add_custom_target(xfer_fuzz_decode ALL DEPENDS ${fuzz_bin})
     add_test(NAME ${P}.control.fuzz
