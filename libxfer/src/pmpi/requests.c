@@ -186,7 +186,8 @@ static int activate(xp_op_t *op)
 }
 
 /* The program is done with @p op (MPI_Request_free, MPI_Finalize): free what it holds; reap
- * frees @p op itself. Not running. */
+ * frees @p op itself. Not running. Failures are printed here too, for the callers that have
+ * nobody to return them to. */
 static int release(xp_op_t *op)
 {
     MPI_Request r;
@@ -208,7 +209,10 @@ static int release(xp_op_t *op)
         rc2 = PMPI_Request_free(&r);
     }
     op->handle = MPI_REQUEST_NULL;
-    return rc != MPI_SUCCESS ? rc : rc2;
+    rc = rc != MPI_SUCCESS ? rc : rc2;
+    if (rc != MPI_SUCCESS)
+        fprintf(stderr, "libxfer_pmpi: releasing the request of %s failed (%d)\n", op->fn, rc);
+    return rc;
 }
 
 /* The plan's operation ended (@p st): complete its request. */
