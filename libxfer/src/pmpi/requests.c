@@ -44,8 +44,7 @@ static xp_op_t *ops;    /* every live operation */
 static atomic_int nops; /* length of ops: 0 lets every call pass straight through */
 static int nactive;     /* operations running */
 
-/* ---- the list --------------------------------------------------------------------------------
- */
+/* ---- the list ---------------------------------------------------------------------------- */
 
 static void link_op(xp_op_t *op)
 {
