@@ -92,6 +92,25 @@ if(XFER_MPI_FLAVOR STREQUAL "mpich")
 endif()
 message(STATUS "libxfer: MPI flavour ${XFER_MPI_FLAVOR} ${XFER_MPICH_DEVICE}")
 
+# MPI-4 persistent collectives: libxfer_pmpi.so intercepts MPI_Allgather(v)_init where the
+# library has them (MPICH 4 does, Open MPI 4.1 does not).
+set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
+set(CMAKE_REQUIRED_QUIET ON)
+unset(XFER_MPI_HAS_ALLGATHER_INIT CACHE)
+unset(XFER_MPI_HAS_ALLGATHERV_INIT CACHE)
+check_symbol_exists(MPI_Allgather_init "mpi.h" XFER_MPI_HAS_ALLGATHER_INIT)
+check_symbol_exists(MPI_Allgatherv_init "mpi.h" XFER_MPI_HAS_ALLGATHERV_INIT)
+unset(CMAKE_REQUIRED_INCLUDES)
+unset(CMAKE_REQUIRED_LIBRARIES)
+unset(CMAKE_REQUIRED_QUIET)
+set(XFER_MPI_PERSISTENT_COLL OFF)
+if(XFER_MPI_HAS_ALLGATHER_INIT AND XFER_MPI_HAS_ALLGATHERV_INIT)
+  set(XFER_MPI_PERSISTENT_COLL ON)
+endif()
+message(STATUS "libxfer: MPI persistent collectives (MPI_Allgather(v)_init): "
+               "${XFER_MPI_PERSISTENT_COLL}")
+
 # Launcher flags our tests and scripts need for this flavour on a small oversubscribed box.
 if(XFER_MPI_FLAVOR STREQUAL "openmpi")
   set(XFER_MPIEXEC_PREFLAGS --oversubscribe --mca btl self,vader
