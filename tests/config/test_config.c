@@ -183,27 +183,40 @@ static int round_trip(const char *path, const char *scratch)
 
 static const char expect_tag[] = "# expect: ";
 
-/* @p file must fail with "<file>:" followed by what its first line announces. */
+/* @p file must fail with the errors its first lines announce, one "# expect: <line>:<col>: ..."
+ * line per error in file order, each matched as "<file>:" + the text after the tag ("... and N
+ * more errors" as it is). */
 static int check_invalid(const char *file)
 {
-    char *text = read_text(file), *expected = NULL, *eol;
+    char *text = read_text(file), *expected = NULL, *line, *next, *eol;
+    const size_t tag = strlen(expect_tag);
     xfer_config_t *c = NULL;
+    size_t o = 0;
     xfer_status_t st;
     int bad = 1;
 
     checks++;
-    if (!text || strncmp(text, expect_tag, strlen(expect_tag)) != 0) {
+    if (!text || strncmp(text, expect_tag, tag) != 0) {
         fprintf(stderr, "%s: the first line must be \"%s<message>\"\n", file, expect_tag);
         free(text);
         return 1;
     }
-    if ((eol = strchr(text, '\n'))) {
-        *eol = '\0';
-        if (eol > text && eol[-1] == '\r')
-            eol[-1] = '\0';
+    expected = malloc(strlen(text) * 2 + 1 + strlen(file) * (strlen(text) / tag + 1));
+    for (line = text; strncmp(line, expect_tag, tag) == 0; line = next) {
+        const char *msg = line + tag;
+        if ((eol = strchr(line, '\n'))) {
+            next = eol + 1;
+            *eol = '\0';
+            if (eol > line && eol[-1] == '\r')
+                eol[-1] = '\0';
+        } else {
+            next = line + strlen(line);
+        }
+        if (strncmp(msg, "... ", 4) == 0)
+            o += (size_t) sprintf(expected + o, "%s%s", o ? "\n" : "", msg);
+        else
+            o += (size_t) sprintf(expected + o, "%s%s:%s", o ? "\n" : "", file, msg);
     }
-    expected = malloc(strlen(file) + strlen(text) + 2);
-    sprintf(expected, "%s:%s", file, text + strlen(expect_tag));
     st = xfer_config_load(file, &c);
     if (st != XFER_ERR_CONFIG || c)
         fprintf(stderr, "%s: FAIL: status %s (expected XFER_ERR_CONFIG)\n", file,
@@ -578,6 +591,8 @@ static void test_defaults(void)
 #define TWO                                                                                        \
     "components:\n  - {name: simulation, nprocs: 4, cmd: [s]}\n"                                   \
     "  - {name: analysis, nprocs: 2, cmd: [a]}\n"
+/* appended to a file that tests something else: its only mistake stays that one */
+#define ONE "components: [{name: a, nprocs: 1, cmd: [a]}]\n"
 
 static void test_errors(void)
 {
@@ -601,38 +616,38 @@ static void test_errors(void)
                  "  - {name: c, from: simulation, to: analysys, datasets: [{name: U, type: int8, "
                  "dims: [1]}]}\n",
                  "6:37: channels[0].to: unknown component \"analysys\" (components: simulation, "
-                 "analysis)");
+                 "analysis); did you mean \"analysis\"?");
     expect_error("wf.yaml",
                  "workflow: w\ncomponents:\n  - name: x\n    nprocs: 1\n    cmd: [x]\n"
                  "  - name: sim\n    nprocs: 1\n    cmd: [x]\n  - name: sim\n    nprocs: 1\n"
                  "    cmd: [x]\n",
                  "9:11: components[2].name: duplicate component name \"sim\" (first at line 6)");
-    expect_error("wf.yaml", "workflow: w\ntopology:\n  colour: red\n",
+    expect_error("wf.yaml", "workflow: w\ntopology:\n  colour: red\n" ONE,
                  "3:3: topology.colour: unknown key (expected kind, ranks_per_node)");
-    expect_error("wf.yaml", "workflow: w\ncontrol: {timeout_ms: -5}\n",
+    expect_error("wf.yaml", "workflow: w\ncontrol: {timeout_ms: -5}\n" ONE,
                  "2:23: control.timeout_ms: expected an integer in 1..86400000, got \"-5\"");
 
     /* integers: decimal digits only, range-checked */
-    expect_error("int.yaml", "workflow: w\ncontrol: {heartbeat_ms: 10ms}\n",
+    expect_error("int.yaml", "workflow: w\ncontrol: {heartbeat_ms: 10ms}\n" ONE,
                  "2:25: control.heartbeat_ms: expected an integer in 1..3600000, got \"10ms\"");
-    expect_error("int.yaml", "workflow: w\ncontrol: {heartbeat_ms: 0x10}\n",
+    expect_error("int.yaml", "workflow: w\ncontrol: {heartbeat_ms: 0x10}\n" ONE,
                  "2:25: control.heartbeat_ms: expected an integer in 1..3600000, got \"0x10\"");
-    expect_error("int.yaml", "workflow: w\ncontrol: {heartbeat_ms: 3600001}\n",
+    expect_error("int.yaml", "workflow: w\ncontrol: {heartbeat_ms: 3600001}\n" ONE,
                  "2:25: control.heartbeat_ms: expected an integer in 1..3600000, got \"3600001\"");
-    expect_error("int.yaml", "workflow: w\ncontrol: {heartbeat_ms: 99999999999999999999999}\n",
+    expect_error("int.yaml", "workflow: w\ncontrol: {heartbeat_ms: 99999999999999999999999}\n" ONE,
                  "2:25: control.heartbeat_ms: expected an integer in 1..3600000, got "
                  "\"99999999999999999999999\"");
-    expect_error("int.yaml", "workflow: w\ncontrol: {heartbeat_ms: }\n",
+    expect_error("int.yaml", "workflow: w\ncontrol: {heartbeat_ms: }\n" ONE,
                  "2:25: control.heartbeat_ms: expected an integer in 1..3600000, got an empty "
                  "value");
-    expect_error("int.yaml", "workflow: w\ntopology: {ranks_per_node: many}\n",
+    expect_error("int.yaml", "workflow: w\ntopology: {ranks_per_node: many}\n" ONE,
                  "2:28: topology.ranks_per_node: expected auto or an integer in 1..65536, got "
                  "\"many\"");
-    expect_error("nul.yaml", "workflow: \"a\\0b\"\n",
+    expect_error("nul.yaml", "workflow: \"a\\0b\"\n" ONE,
                  "1:11: workflow: NUL characters are not allowed");
-    expect_error("name.yaml", "workflow: my workflow\n",
+    expect_error("name.yaml", "workflow: my workflow\n" ONE,
                  "1:11: workflow: expected a name ([A-Za-z0-9_.-]+), got \"my workflow\"");
-    expect_error("ctl.yaml", "workflow: w\ncontrol: [1]\n",
+    expect_error("ctl.yaml", "workflow: w\ncontrol: [1]\n" ONE,
                  "2:10: control: expected a mapping, got a sequence");
     expect_error("ctl.yaml", "workflow: w\n\x01\n",
                  "2:1: YAML syntax error: control characters are not allowed (byte 0x01)");
@@ -668,7 +683,9 @@ static void test_errors(void)
     /* and at most 128 in all */
     for (i = 0; i < XFER_MAX_DATASETS; i++)
         o += (size_t) sprintf(big + o, "      - {name: t%d, type: int8, dims: [1]}\n", i);
-    expect_error("many.yaml", big, "139:9: channels[0].datasets[128]: more than 128 datasets");
+    expect_error("many.yaml", big,
+                 "77:9: channels[0].datasets[66]: more than 64 datasets from \"simulation\" in one "
+                 "channel\nmany.yaml:139:9: channels[0].datasets[128]: more than 128 datasets");
     free(big);
 }
 
