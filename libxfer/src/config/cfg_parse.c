@@ -859,9 +859,9 @@ static xfer_status_t parse_map(cfg_parser_t *p, const cfg_table_t *t, void *base
         if (seen[i])
             continue;
         if (t->keys[i].required && !hinted[i]) {
-            ret =
-                xfer_cfg_fail(p, start->start_mark, "missing required key \"%s\"", t->keys[i].key);
-            if (xfer_cfg_fatal(p, ret))
+            st = xfer_cfg_fail(p, start->start_mark, "missing required key \"%s\"", t->keys[i].key);
+            ret = st;
+            if (xfer_cfg_fatal(p, st))
                 goto out;
         }
         XFER_CHECK_GOTO(fill_default(p, &t->keys[i], base), st, out);
@@ -900,11 +900,12 @@ static xfer_status_t parse_list(cfg_parser_t *p, const cfg_key_t *k, void *base,
             goto out;
         }
         if (*count >= k->nmax) { /* said once; the rest is not read */
-            if (!over)
-                ret = xfer_cfg_fail(p, ev.start_mark, "more than %d %ss", k->nmax, t->noun);
-            over = 1;
-            if (xfer_cfg_fatal(p, ret))
+            if (!over && (ret = xfer_cfg_fail(p, ev.start_mark, "more than %d %ss", k->nmax,
+                                              t->noun)) != XFER_ERR_CONFIG) {
+                st = ret;
                 goto out;
+            }
+            over = 1;
             XFER_CHECK_GOTO(xfer_cfg_skip(p, &ev), st, out);
             goto next;
         }
