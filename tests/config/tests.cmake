@@ -27,6 +27,17 @@ foreach(name coupled full_duplex chain fanout fanin ring)
                        WORKING_DIRECTORY ${XFER_CONFIG_SCRATCH})
 endforeach()
 
+# Out of memory on every allocation of a load in turn (malloc, calloc and realloc wrapped at link
+# time), for every shipped and invalid file; under valgrind below.
+add_executable(test_config_oom config/test_config_oom.c)
+target_link_libraries(test_config_oom PRIVATE xfer_internal)
+target_link_options(test_config_oom PRIVATE -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc)
+file(GLOB XFER_SHIPPED_CONFIGS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/config/*.yaml)
+set(XFER_CONFIG_OOM_FILES ${CMAKE_CURRENT_SOURCE_DIR}/config/corpus/every_key.yaml
+    ${XFER_SHIPPED_CONFIGS} ${XFER_INVALID_CONFIGS})
+add_test(NAME ${P}.config.oom COMMAND test_config_oom ${XFER_CONFIG_OOM_FILES})
+set_tests_properties(${P}.config.oom PROPERTIES LABELS "unit;config" TIMEOUT 300)
+
 # Every error path of the parser under memcheck: the unit test loads all the invalid files.
 find_program(XFER_VALGRIND valgrind)
 if(XFER_VALGRIND AND NOT XFER_ENABLE_SANITIZERS)
@@ -37,6 +48,13 @@ if(XFER_VALGRIND AND NOT XFER_ENABLE_SANITIZERS)
                    $<TARGET_FILE:test_config> --src ${PROJECT_SOURCE_DIR})
   set_tests_properties(${P}.valgrind.test_config PROPERTIES LABELS "valgrind;unit;config"
                        TIMEOUT 600 WORKING_DIRECTORY ${XFER_CONFIG_SCRATCH})
+  add_test(NAME ${P}.valgrind.test_config_oom
+           COMMAND ${XFER_VALGRIND} -q --error-exitcode=99 --leak-check=full
+                   --errors-for-leak-kinds=definite,indirect --num-callers=50
+                   --suppressions=${CMAKE_CURRENT_SOURCE_DIR}/support/valgrind.supp
+                   $<TARGET_FILE:test_config_oom> ${XFER_CONFIG_OOM_FILES})
+  set_tests_properties(${P}.valgrind.test_config_oom PROPERTIES LABELS "valgrind;unit;config"
+                       TIMEOUT 900)
 endif()
 
 # libFuzzer: the loader (xfer_config_load_buffer) built from its sources with clang, seeded with
