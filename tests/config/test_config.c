@@ -824,6 +824,18 @@ static void test_every_error(void)
     }
     free(text);
 
+    /* the bounds of cmd and env: said once, the rest read past */
+    big = realloc(big, 1 << 20);
+    o = (size_t) sprintf(big, "workflow: w\ncomponents:\n  - name: a\n    nprocs: 1\n    cmd: [");
+    for (i = 0; i < 65538; i++)
+        o += (size_t) sprintf(big + o, "%sx", i ? "," : "");
+    o += (size_t) sprintf(big + o, "]\n    env:\n");
+    for (i = 0; i < 4098; i++)
+        o += (size_t) sprintf(big + o, "      V%d: x\n", i);
+    expect_report("limits.yaml", big,
+                  "limits.yaml:5:131083: components[0].cmd[65536]: more than 65536 strings\n"
+                  "limits.yaml:4103:7: components[0].env.V4096: more than 4096 variables");
+
     /* the buffer API: the same configuration as from the file, NULL names "<buffer>", the
      * text need not end with a NUL, a file past XFER_CONFIG_MAX_BYTES is refused unread */
     write_text("buf.yaml", all_keys_yaml);
