@@ -27,6 +27,17 @@ foreach(name coupled full_duplex chain fanout fanin ring)
                        WORKING_DIRECTORY ${XFER_CONFIG_SCRATCH})
 endforeach()
 
+# Out of memory on every allocation of a load in turn (malloc, calloc and realloc wrapped at link
+# time), for every shipped and invalid file; under valgrind below.
+add_executable(test_config_oom config/test_config_oom.c)
+target_link_libraries(test_config_oom PRIVATE xfer_internal)
+target_link_options(test_config_oom PRIVATE -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc)
+file(GLOB XFER_SHIPPED_CONFIGS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/config/*.yaml)
+set(XFER_CONFIG_OOM_FILES ${CMAKE_CURRENT_SOURCE_DIR}/config/corpus/every_key.yaml
+    ${XFER_SHIPPED_CONFIGS} ${XFER_INVALID_CONFIGS})
+add_test(NAME ${P}.config.oom COMMAND test_config_oom ${XFER_CONFIG_OOM_FILES})
+set_tests_properties(${P}.config.oom PROPERTIES LABELS "unit;config" TIMEOUT 300)
+
 # Every error path of the parser under memcheck: the unit test loads all the invalid files.
 find_program(XFER_VALGRIND valgrind)
 if(XFER_VALGRIND AND NOT XFER_ENABLE_SANITIZERS)
@@ -37,4 +48,59 @@ if(XFER_VALGRIND AND NOT XFER_ENABLE_SANITIZERS)
                    $<TARGET_FILE:test_config> --src ${PROJECT_SOURCE_DIR})
   set_tests_properties(${P}.valgrind.test_config PROPERTIES LABELS "valgrind;unit;config"
                        TIMEOUT 600 WORKING_DIRECTORY ${XFER_CONFIG_SCRATCH})
+  add_test(NAME ${P}.valgrind.test_config_oom
+           COMMAND ${XFER_VALGRIND} -q --error-exitcode=99 --leak-check=full
+                   --errors-for-leak-kinds=definite,indirect --num-callers=50
+                   --suppressions=${CMAKE_CURRENT_SOURCE_DIR}/support/valgrind.supp
+                   $<TARGET_FILE:test_config_oom> ${XFER_CONFIG_OOM_FILES})
+  set_tests_properties(${P}.valgrind.test_config_oom PROPERTIES LABELS "valgrind;unit;config"
+                       TIMEOUT 900)
+endif()
+
+# libFuzzer: the loader (xfer_config_load_buffer) built from its sources with clang, seeded with
+# every shipped and invalid workflow file and the regression seeds of config/corpus, run for a
+# bounded time; a crash, a sanitizer report, a leak, a slow input or a broken promise of the
+# loader (fuzz_load.c) fails the test. The rest of the library (the algorithm registry) comes
+# uninstrumented from xfer_internal. Like control.fuzz: the fuzzer carries its own ASan+UBSan,
+# so it is registered in the normal tree only, and once (it does not depend on the flavour).
+find_program(XFER_CLANG NAMES clang clang-16 clang-15 clang-14)
+set(XFER_FUZZ_SECONDS 30 CACHE STRING "seconds each fuzz test runs its fuzzer")
+if(XFER_CLANG AND NOT XFER_ENABLE_SANITIZERS AND XFER_FLAVOUR_FREE_TESTS)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(XFER_FUZZ_LIBS REQUIRED yaml-0.1 libzmq msgpack)
+  set(fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz_load)
+  set(fuzz_src ${CMAKE_CURRENT_SOURCE_DIR}/config/fuzz_load.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/config/config.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_parse.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_print.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_values.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/core/status.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/core/util.c)
+  set(fuzz_inc -I${PROJECT_SOURCE_DIR}/libxfer/include -I${PROJECT_BINARY_DIR}/libxfer/include)
+  foreach(d IN LISTS MPI_C_INCLUDE_DIRS XFER_FUZZ_LIBS_INCLUDE_DIRS)
+    list(APPEND fuzz_inc -I${d})
+  endforeach()
+  add_custom_command(OUTPUT ${fuzz_bin}
+    COMMAND ${XFER_CLANG} -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -DXFER_BUILDING_LIBRARY
+            -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+            ${fuzz_inc} ${fuzz_src} $<TARGET_FILE:xfer_internal> -o ${fuzz_bin}
+            ${XFER_FUZZ_LIBS_LINK_LIBRARIES} ${MPI_C_LIBRARIES} -lpthread -lm
+    DEPENDS ${fuzz_src} xfer_internal ${PROJECT_SOURCE_DIR}/libxfer/include/xfer/config.h
+            ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg.h
+            ${PROJECT_SOURCE_DIR}/libxfer/src/core/core.h
+    COMMENT "Building the workflow-file fuzzer with ${XFER_CLANG}" VERBATIM)
+  add_custom_target(xfer_fuzz_load ALL DEPENDS ${fuzz_bin})
+  set(seeds ${PROJECT_SOURCE_DIR}/config ${CMAKE_CURRENT_SOURCE_DIR}/configs
+            ${CMAKE_CURRENT_SOURCE_DIR}/launcher ${CMAKE_CURRENT_SOURCE_DIR}/config/corpus)
+  list(JOIN seeds "," seeds)
+  add_test(NAME ${P}.config.fuzz
+           COMMAND ${CMAKE_COMMAND} -DFUZZER=${fuzz_bin} -DSEEDS=${seeds}
+                   -DDICT=${CMAKE_CURRENT_SOURCE_DIR}/config/fuzz_load.dict
+                   -DWORK=${CMAKE_CURRENT_BINARY_DIR}/config-fuzz
+                   -DSECONDS=${XFER_FUZZ_SECONDS} -DRUNS=20000000
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/config/run_fuzz.cmake)
+  math(EXPR fuzz_timeout "${XFER_FUZZ_SECONDS} + 120")
+  set_tests_properties(${P}.config.fuzz PROPERTIES LABELS "config;fuzz" TIMEOUT ${fuzz_timeout})
+elseif(NOT XFER_CLANG)
+  message(STATUS "libxfer: no clang: the workflow-file fuzz test is not registered")
 endif()

@@ -215,6 +215,11 @@ check)
     run --check bad.yaml
     expect_rc 2
     expect err "^bad\.yaml:5:23: components\[0\]\.nprocs: expected an integer in 1\.\.[0-9]+, got \"0\"\$" 1
+    run --check typos.yaml # every error, each with what it was probably meant to be
+    expect_rc 2
+    expect err "^typos\.yaml:6:9: launch: expected auto\|mpmd\|separate\|user, got \"seperate\"; did you mean \"separate\"\?\$" 1
+    expect err "^typos\.yaml:7:1: progres: unknown key \(expected .*\); did you mean \"progress\"\?\$" 1
+    expect err "." 2
     run --check huge.yaml # valid, but no host holds its steps: a warning, exit 0
     expect_rc 0
     expect out "^huge\.yaml: channel c, sim -> ana: a step is 8\.0 TiB; each of the 4 ranks of ana holds up to 2\.0 TiB of it, 6\.0 TiB in its 3 slots" 1

@@ -141,7 +141,8 @@ typedef struct xfer_cfg_component {
 
 /** A validated workflow file. */
 typedef struct xfer_config {
-    char *path;                  /**< the file as given to xfer_config_load */
+    char *path;                  /**< the file as given to xfer_config_load (the name given to
+                                    xfer_config_load_buffer) */
     char *workflow;              /**< workflow name */
     char *control_endpoint;      /**< control plane (xferd) endpoint; "" none given */
     int heartbeat_ms;            /**< > 0 */
@@ -161,13 +162,30 @@ typedef struct xfer_config {
     xfer_cfg_channel_t *channels;
 } xfer_config_t;
 
+/** Largest workflow file xfer_config_load() and xfer_config_load_buffer() read, in bytes. */
+#define XFER_CONFIG_MAX_BYTES (16 * 1024 * 1024)
+
+/** Errors of one file that xfer_last_error() lists before "... and N more errors". */
+#define XFER_CONFIG_MAX_ERRORS 20
+
 /**
- * Parse and validate the workflow file @p path. On failure returns XFER_ERR_CONFIG (or
- * XFER_ERR_NO_MEMORY) and xfer_last_error() holds one line naming the file, line, column and
- * key at fault, e.g. `wf.yaml:12:7: channels[0].duplex: expected half|full, got "both"`.
+ * Parse and validate the workflow file @p path (docs/workflow.md, "Error messages"). On failure
+ * returns XFER_ERR_CONFIG (or XFER_ERR_NO_MEMORY) and xfer_last_error() names every error of the
+ * file, one per line in file order, each with the file, line, column and key at fault, e.g.
+ * `wf.yaml:12:7: channels[0].duplex: expected half|full, got "fulll"; did you mean "full"?`;
+ * past XFER_CONFIG_MAX_ERRORS a last line says how many more there are. A YAML syntax error
+ * ends the list. A file that cannot be read gives one line, `wf.yaml: cannot open: <reason>`.
  * Caller owns *@p cfg and releases it with xfer_config_free(). Not collective; no MPI needed.
  */
 XFER_PUBLIC xfer_status_t xfer_config_load(const char *path, xfer_config_t **cfg);
+
+/**
+ * xfer_config_load() of a workflow file held in memory: @p len bytes at @p text (no NUL needed),
+ * called @p name in messages and in xfer_config_t.path ("<buffer>" when NULL). @p text may be
+ * released once the call returns. Caller owns *@p cfg and releases it with xfer_config_free().
+ */
+XFER_PUBLIC xfer_status_t xfer_config_load_buffer(const char *name, const void *text, size_t len,
+                                                  xfer_config_t **cfg);
 
 /** Write the effective configuration (every default filled in) as YAML to @p out. */
 XFER_PUBLIC xfer_status_t xfer_config_print(const xfer_config_t *cfg, FILE *out);

@@ -58,7 +58,8 @@ XFER_PUBLIC const char *xfer_status_name(xfer_status_t status);
 /**
  * Detailed message of the last error raised by a libxfer call on the calling thread
  * (empty string if none). It names the argument, rank or MPI call at fault and, for MPI
- * failures, carries the MPI_Error_string text. Valid until the next failing call.
+ * failures, carries the MPI_Error_string text. One line, except for a workflow file that does
+ * not load: one line per error of the file (xfer_config_load). Valid until the next failing call.
  */
 XFER_PUBLIC const char *xfer_last_error(void);
 

@@ -95,18 +95,44 @@ typedef struct cfg_rec {
     char *path;
     char *text; /* scalars; NULL for mappings and sequences */
     int line, col;
+    int bad; /* an error was reported at this value: the checks leave it alone */
     struct cfg_rec *next;
 } cfg_rec_t;
 
-#define CFG_NBUCKETS 256
+/* One error found, kept while it is among the XFER_CONFIG_MAX_ERRORS first of the file. */
+typedef struct cfg_error {
+    int line, col;
+    long seq;   /* order of finding: errors at one position keep it */
+    char *text; /* "file:line:col: keypath: problem" */
+} cfg_error_t;
+
+/* A component name of the file and its index, sorted by name for the references. */
+typedef struct cfg_name {
+    const char *name;
+    int index;
+} cfg_name_t;
+
+#define CFG_MAX_DEPTH 64 /* mappings and sequences open at once (the schema needs 6) */
 
 typedef struct cfg_parser {
     yaml_parser_t yaml;
-    const char *file;
+    const char *file; /* the name in messages */
+    const unsigned char *input;
+    size_t input_len;
     xfer_config_t *cfg;
     char *kp; /* key path of the value being read or checked */
     size_t kp_len, kp_cap;
-    cfg_rec_t *recs[CFG_NBUCKETS];
+    cfg_rec_t **recs; /* hash table of the records, grown with them */
+    size_t nbuckets, nrecs;
+    int depth; /* mappings and sequences open */
+    int stop;  /* the rest of the file cannot be read (syntax, nesting, nothing to read) */
+    int alias_line, alias_col; /* the alias just reported: nothing more is said of it */
+    cfg_error_t errs[XFER_CONFIG_MAX_ERRORS]; /* the first in the file, in file order */
+    int nerrs;
+    long nerrors;        /* every error reported */
+    long suggest_budget; /* characters the suggestions may still compare */
+    cfg_name_t *names;   /* components by name (config.c builds it on first use) */
+    int nnames;
 } cfg_parser_t;
 
 #define CFG_FIELD(base, off, type)  ((type *) (void *) ((char *) (base) + (off)))
@@ -114,18 +140,40 @@ typedef struct cfg_parser {
 
 /* ---- engine: reading (cfg_parse.c) ----------------------------------------------------- */
 
-/* Read, fill defaults and check @p file into @p cfg (zeroed by the caller) as described by
- * @p top. On failure xfer_last_error() holds "file:line:col: keypath: problem". */
-xfer_status_t xfer_cfg_parse(const char *file, const cfg_table_t *top, xfer_config_t *cfg);
+/* Read, fill defaults and check the workflow file @p text (@p len bytes, called @p name in
+ * messages) into @p cfg (zeroed by the caller) as described by @p top. Every error is reported,
+ * not only the first: on failure xfer_last_error() holds up to XFER_CONFIG_MAX_ERRORS lines
+ * "name:line:col: keypath: problem" in file order, then "... and N more errors". */
+xfer_status_t xfer_cfg_parse(const char *name, const void *text, size_t len, const cfg_table_t *top,
+                             xfer_config_t *cfg);
+
+/* The whole of file @p path (at most XFER_CONFIG_MAX_BYTES) into *@p text (NUL-terminated, the
+ * caller frees it with xfer_free) and *@p len. */
+xfer_status_t xfer_cfg_read_file(const char *path, char **text, size_t *len);
 
 /* Release everything @p t describes in @p base (not @p base itself). */
 void xfer_cfg_release(const cfg_table_t *t, void *base);
 
-/* The next event; syntax errors, aliases, anchors and tags are reported here. On failure
- * @p ev is left empty (deleting it again is harmless). */
+/* How the readers go on after an error. A reader reports what is wrong (xfer_cfg_fail), reads
+ * past the rest of the value at fault (xfer_cfg_skip) and carries on, so that one pass finds
+ * every error of the file; it returns XFER_ERR_CONFIG when it reported something. Only what
+ * xfer_cfg_fatal() says ends the reading: out of memory, a YAML syntax error, too deep a
+ * nesting. */
+static inline int xfer_cfg_fatal(const cfg_parser_t *p, xfer_status_t st)
+{
+    return st != XFER_SUCCESS && (st != XFER_ERR_CONFIG || p->stop);
+}
+
+/* The next event. Syntax errors are fatal; aliases, anchors and tags are reported, and the event
+ * is handed over all the same (an alias as a value that is not there: nothing more is said of
+ * it). On failure @p ev is left empty (deleting it again is harmless). */
 xfer_status_t xfer_cfg_next(cfg_parser_t *p, yaml_event_t *ev);
 
-/* A configuration error at @p mark for the current key path. */
+/* Read past the rest of the value that @p start began (nothing for a scalar or an alias). */
+xfer_status_t xfer_cfg_skip(cfg_parser_t *p, const yaml_event_t *start);
+
+/* A configuration error at @p mark for the current key path; returns XFER_ERR_CONFIG (or
+ * XFER_ERR_NO_MEMORY). */
 xfer_status_t xfer_cfg_fail(cfg_parser_t *p, yaml_mark_t mark, const char *fmt, ...)
     XFER_PRINTF(3, 4);
 
@@ -133,6 +181,9 @@ xfer_status_t xfer_cfg_fail(cfg_parser_t *p, yaml_mark_t mark, const char *fmt, 
  * value itself), positioned where that value was read. */
 xfer_status_t xfer_cfg_fail_key(cfg_parser_t *p, const char *key, const char *fmt, ...)
     XFER_PRINTF(3, 4);
+
+/* Whether an error at @p line:@p col would be shown (among the first XFER_CONFIG_MAX_ERRORS). */
+int xfer_cfg_shown(const cfg_parser_t *p, int line, int col);
 
 /* Extend the key path by ".key" or "[index]"; returns the length to restore with
  * xfer_cfg_pop(), or (size_t) -1 when out of memory (an error is recorded). */
@@ -144,6 +195,13 @@ void xfer_cfg_pop(cfg_parser_t *p, size_t len);
  * did not set it. */
 const cfg_rec_t *xfer_cfg_find(const cfg_parser_t *p, const char *key);
 
+/* The record of @p key in the mapping @p up levels above the current value ("[3]" and ".key"
+ * are one level each): from channels[0].datasets[2], up 2 is channels[0]. */
+const cfg_rec_t *xfer_cfg_find_up(const cfg_parser_t *p, int up, const char *key);
+
+/* Whether the file set @p key under the current key path to a value found wrong. */
+int xfer_cfg_bad(const cfg_parser_t *p, const char *key);
+
 /* Check that @p ev is a scalar without NUL characters; else report "expected <what>". */
 xfer_status_t xfer_cfg_scalar(cfg_parser_t *p, const yaml_event_t *ev, const char *what);
 
@@ -151,6 +209,25 @@ xfer_status_t xfer_cfg_scalar(cfg_parser_t *p, const yaml_event_t *ev, const cha
  * shortened). */
 const char *xfer_cfg_got(const yaml_event_t *ev, char *buf, size_t size);
 const char *xfer_cfg_quote(const char *s, char *buf, size_t size);
+
+/* "did you mean": among the candidates offered, the ones closest to a misspelt key or value.
+ * Close is an edit distance (insertions, deletions, substitutions and swaps of neighbours, case
+ * ignored) of at most a third of the longer word, 1 for short words, and less than the shorter
+ * one; or, lacking that, a candidate that begins with what the file says (3 characters or more).
+ * Two equally close candidates are both named, more are none. */
+typedef struct cfg_suggest {
+    const char *input;
+    int len;  /* of input; -1: no suggestion (too long, or the parser's budget spent) */
+    int best; /* distance of cand[] (prefix matches rank after every distance) */
+    int ncand;
+    const char *cand[2];
+    long *budget; /* the parser's: characters it may still compare */
+} cfg_suggest_t;
+
+void xfer_cfg_suggest_init(cfg_suggest_t *s, cfg_parser_t *p, const char *input);
+void xfer_cfg_suggest_add(cfg_suggest_t *s, const char *candidate);
+/* "; did you mean \"x\"?", "; did you mean \"x\" or \"y\"?" or "" */
+const char *xfer_cfg_suggestion(const cfg_suggest_t *s, char *buf, size_t size);
 
 /* Decimal digits only, no sign: 0 on success, -1 if not a number, 1 on overflow. */
 int xfer_cfg_u64(const char *s, uint64_t *out);

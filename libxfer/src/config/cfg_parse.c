@@ -3,17 +3,32 @@
  * cfg_table_t out. One pass over the events checks shapes, types, ranges and keys (unknown,
  * duplicate, missing) and fills defaults; then one walk over the tables runs their checks
  * (cross references, rules between keys). Every value's position is recorded by key path
- * during the pass so that the walk can point at the value at fault. */
+ * during the pass so that the walk can point at the value at fault.
+ *
+ * Every error of the file is reported, not only the first: a reader that finds one reports it,
+ * reads past the value at fault, gives it its default and goes on, and the checks leave alone the
+ * values already found wrong (cfg_rec_t.bad) so that one mistake is said once. Only a YAML syntax
+ * error, too deep a nesting or a lack of memory ends the reading. The first
+ * XFER_CONFIG_MAX_ERRORS errors in file order are kept and shown, the others counted.
+ *
+ * The input is untrusted (tests/config/fuzz_load.c): it is at most XFER_CONFIG_MAX_BYTES, nested
+ * at most CFG_MAX_DEPTH deep, aliases are never expanded, every list has a bound, and no step
+ * costs more than a bounded amount per value. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cfg.h"
 
-#define CFG_MAX_KEYS 32 /* keys of one table */
-#define CFG_MSG_MAX  900
-#define CFG_SHOW_MAX 96 /* a value quoted in a message */
-#define CFG_KEY_SHOW 64 /* a key in a key path */
+#define CFG_MAX_KEYS    32 /* keys of one table */
+#define CFG_MSG_MAX     900
+#define CFG_SHOW_MAX    96 /* a value quoted in a message */
+#define CFG_KEY_SHOW    64 /* a key in a key path */
+#define CFG_SUGGEST_LEN 64 /* longest word a suggestion is looked for */
+/* Characters compared for suggestions in one file (the cost of a few thousand): a file of
+ * countless misspellings gets suggestions for the first ones only, and is read in bounded time. */
+#define CFG_SUGGEST_BUDGET (1L << 26)
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
@@ -90,6 +105,8 @@ const char *xfer_cfg_got(const yaml_event_t *ev, char *buf, size_t size)
         return "a sequence";
     case YAML_MAPPING_START_EVENT:
         return "a mapping";
+    case YAML_ALIAS_EVENT:
+        return "an alias";
     default:
         return "nothing";
     }
@@ -123,16 +140,61 @@ static int is_name(const char *s)
 
 /* ---- errors ------------------------------------------------------------------------------ */
 
+static int pos_before(int line, int col, const cfg_error_t *e)
+{
+    return line < e->line || (line == e->line && col < e->col);
+}
+
+int xfer_cfg_shown(const cfg_parser_t *p, int line, int col)
+{
+    return p->nerrs < XFER_CONFIG_MAX_ERRORS || pos_before(line, col, &p->errs[p->nerrs - 1]);
+}
+
+static cfg_rec_t *find_rec(const cfg_parser_t *p, const char *path);
+
+/* Count an error at @p line:@p col of the value at key path @p path, keep its text while it is
+ * among the first of the file, and mark the value as found wrong. */
 XFER_PRINTF(5, 0)
-static xfer_status_t fail_v(cfg_parser_t *p, const char *path, int line, int col, const char *fmt,
-                            va_list ap)
+static xfer_status_t add_error(cfg_parser_t *p, const char *path, int line, int col,
+                               const char *fmt, va_list ap)
 {
     char msg[CFG_MSG_MAX];
+    cfg_rec_t *r;
+    cfg_error_t *e;
+    char *text;
+    int n, i;
 
+    if (path && (r = find_rec(p, path)))
+        r->bad = 1;
+    if (p->alias_line && line == p->alias_line && col == p->alias_col)
+        return XFER_ERR_CONFIG; /* the alias itself was reported: it is not a value */
+    p->nerrors++;
+    if (!xfer_cfg_shown(p, line, col))
+        return XFER_ERR_CONFIG;
     vsnprintf(msg, sizeof(msg), fmt, ap);
     if (path && *path)
-        return xfer_err_raw(XFER_ERR_CONFIG, "%s:%d:%d: %s: %s", p->file, line, col, path, msg);
-    return xfer_err_raw(XFER_ERR_CONFIG, "%s:%d:%d: %s", p->file, line, col, msg);
+        n = snprintf(NULL, 0, "%s:%d:%d: %s: %s", p->file, line, col, path, msg);
+    else
+        n = snprintf(NULL, 0, "%s:%d:%d: %s", p->file, line, col, msg);
+    if (n < 0 || !(text = xfer_malloc((size_t) n + 1))) {
+        p->stop = 1;
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "error message");
+    }
+    if (path && *path)
+        snprintf(text, (size_t) n + 1, "%s:%d:%d: %s: %s", p->file, line, col, path, msg);
+    else
+        snprintf(text, (size_t) n + 1, "%s:%d:%d: %s", p->file, line, col, msg);
+    if (p->nerrs == XFER_CONFIG_MAX_ERRORS) /* the last in the file makes room */
+        xfer_free(p->errs[--p->nerrs].text);
+    for (i = p->nerrs; i > 0 && pos_before(line, col, &p->errs[i - 1]); i--)
+        p->errs[i] = p->errs[i - 1];
+    e = &p->errs[i];
+    e->line = line;
+    e->col = col;
+    e->seq = p->nerrors;
+    e->text = text;
+    p->nerrs++;
+    return XFER_ERR_CONFIG;
 }
 
 xfer_status_t xfer_cfg_fail(cfg_parser_t *p, yaml_mark_t mark, const char *fmt, ...)
@@ -141,7 +203,7 @@ xfer_status_t xfer_cfg_fail(cfg_parser_t *p, yaml_mark_t mark, const char *fmt, 
     va_list ap;
 
     va_start(ap, fmt);
-    st = fail_v(p, p->kp, (int) mark.line + 1, (int) mark.column + 1, fmt, ap);
+    st = add_error(p, p->kp, (int) mark.line + 1, (int) mark.column + 1, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -158,25 +220,38 @@ xfer_status_t xfer_cfg_fail_key(cfg_parser_t *p, const char *key, const char *fm
     if (key && xfer_cfg_push_key(p, key) == (size_t) -1)
         return XFER_ERR_NO_MEMORY;
     va_start(ap, fmt);
-    st = fail_v(p, p->kp, r ? r->line : 1, r ? r->col : 1, fmt, ap);
+    st = add_error(p, p->kp, r ? r->line : 1, r ? r->col : 1, fmt, ap);
     va_end(ap);
     xfer_cfg_pop(p, len);
     return st;
 }
 
+/* An error that ends the reading: nothing after it can be trusted. */
+static xfer_status_t fail_stop(cfg_parser_t *p, int line, int col, const char *fmt, ...)
+    XFER_PRINTF(4, 5);
+
+static xfer_status_t fail_stop(cfg_parser_t *p, int line, int col, const char *fmt, ...)
+{
+    xfer_status_t st;
+    va_list ap;
+
+    va_start(ap, fmt);
+    st = add_error(p, NULL, line, col, fmt, ap);
+    va_end(ap);
+    p->stop = 1;
+    return st;
+}
+
 /* Line and column (1-based, in characters) of byte @p offset: libyaml's reader errors carry
  * only the offset. */
-static void byte_position(const char *file, size_t offset, int *line, int *col)
+static void byte_position(const cfg_parser_t *p, size_t offset, int *line, int *col)
 {
-    FILE *f = fopen(file, "rb");
     size_t i;
-    int c;
 
     *line = 1;
     *col = 1;
-    if (!f)
-        return;
-    for (i = 0; i < offset && (c = getc(f)) != EOF; i++) {
+    for (i = 0; i < offset && i < p->input_len; i++) {
+        const unsigned char c = p->input[i];
         if (c == '\n') {
             ++*line;
             *col = 1;
@@ -184,7 +259,6 @@ static void byte_position(const char *file, size_t offset, int *line, int *col)
             ++*col;
         }
     }
-    fclose(f);
 }
 
 static xfer_status_t syntax_error(cfg_parser_t *p)
@@ -193,27 +267,121 @@ static xfer_status_t syntax_error(cfg_parser_t *p)
     const char *problem = y->problem ? y->problem : "unknown error";
     int line, col;
 
+    p->stop = 1;
     switch (y->error) {
     case YAML_MEMORY_ERROR:
         return XFER_ERR(XFER_ERR_NO_MEMORY, "libyaml ran out of memory reading %s", p->file);
     case YAML_READER_ERROR:
-        if (strcmp(problem, "input error") == 0) /* fread failed: errno says why */
-            return xfer_err_raw(XFER_ERR_CONFIG, "%s: cannot read: %s", p->file, strerror(errno));
-        byte_position(p->file, y->problem_offset, &line, &col);
+        byte_position(p, y->problem_offset, &line, &col);
         if (y->problem_value != -1)
-            return xfer_err_raw(XFER_ERR_CONFIG, "%s:%d:%d: YAML syntax error: %s (byte 0x%02x)",
-                                p->file, line, col, problem, (unsigned) y->problem_value);
-        return xfer_err_raw(XFER_ERR_CONFIG, "%s:%d:%d: YAML syntax error: %s", p->file, line, col,
-                            problem);
+            return fail_stop(p, line, col, "YAML syntax error: %s (byte 0x%02x)", problem,
+                             (unsigned) y->problem_value);
+        return fail_stop(p, line, col, "YAML syntax error: %s", problem);
     default:
         line = (int) y->problem_mark.line + 1;
         col = (int) y->problem_mark.column + 1;
         if (y->context)
-            return xfer_err_raw(XFER_ERR_CONFIG, "%s:%d:%d: YAML syntax error: %s (%s)", p->file,
-                                line, col, problem, y->context);
-        return xfer_err_raw(XFER_ERR_CONFIG, "%s:%d:%d: YAML syntax error: %s", p->file, line, col,
-                            problem);
+            return fail_stop(p, line, col, "YAML syntax error: %s (%s)", problem, y->context);
+        return fail_stop(p, line, col, "YAML syntax error: %s", problem);
     }
+}
+
+/* ---- suggestions ---------------------------------------------------------------------------- */
+
+static int lower(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+/* Optimal string alignment distance of @p a and @p b (ASCII case ignored), both at most
+ * CFG_SUGGEST_LEN bytes; any value above @p limit once every alignment is past it. */
+static int distance(const char *a, int la, const char *b, int lb, int limit)
+{
+    int rows[3][CFG_SUGGEST_LEN + 1];
+    int *pp = rows[0], *prev = rows[1], *cur = rows[2];
+    int i, j;
+
+    for (j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (i = 1; i <= la; i++) {
+        int *t, low;
+        cur[0] = low = i;
+        for (j = 1; j <= lb; j++) {
+            const int same = lower(a[i - 1]) == lower(b[j - 1]);
+            int d = XFER_MIN(prev[j] + 1, cur[j - 1] + 1);
+            d = XFER_MIN(d, prev[j - 1] + !same);
+            if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+                lower(a[i - 2]) == lower(b[j - 1]))
+                d = XFER_MIN(d, pp[j - 2] + 1); /* two neighbours swapped */
+            cur[j] = d;
+            low = XFER_MIN(low, d);
+        }
+        if (low > limit)
+            return limit + 1;
+        t = pp;
+        pp = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[lb];
+}
+
+void xfer_cfg_suggest_init(cfg_suggest_t *s, cfg_parser_t *p, const char *input)
+{
+    const size_t len = strlen(input);
+
+    memset(s, 0, sizeof(*s));
+    s->input = input;
+    s->best = -1;
+    s->budget = &p->suggest_budget;
+    s->len = len > 0 && len <= CFG_SUGGEST_LEN && *s->budget > 0 ? (int) len : -1;
+}
+
+void xfer_cfg_suggest_add(cfg_suggest_t *s, const char *cand)
+{
+    const size_t lc = strlen(cand);
+    int limit, d, i;
+
+    if (s->len < 0 || lc == 0 || lc > CFG_SUGGEST_LEN || *s->budget <= 0)
+        return;
+    *s->budget -= (long) (s->len * lc);
+    limit = XFER_MAX(1, XFER_MAX(s->len, (int) lc) / 3);
+    limit = XFER_MIN(limit, XFER_MIN(s->len, (int) lc) - 1);
+    d = limit >= 0 && abs((int) lc - s->len) <= limit
+            ? distance(s->input, s->len, cand, (int) lc, limit)
+            : limit + 1;
+    if (d > limit) {
+        /* "heartbeat" for heartbeat_ms: ranks after every candidate within the distance */
+        for (i = 0; i < s->len && lower(s->input[i]) == lower(cand[i]); i++)
+            ;
+        if (s->len < 3 || i < s->len)
+            return;
+        d = CFG_SUGGEST_LEN + 1;
+    }
+    if (s->best >= 0 && d > s->best)
+        return;
+    if (s->best < 0 || d < s->best) {
+        s->best = d;
+        s->ncand = 0;
+    }
+    if (s->ncand < 2)
+        s->cand[s->ncand] = cand;
+    s->ncand++;
+}
+
+const char *xfer_cfg_suggestion(const cfg_suggest_t *s, char *buf, size_t size)
+{
+    char a[CFG_SHOW_MAX], b[CFG_SHOW_MAX];
+
+    buf[0] = '\0';
+    if (s->len < 0 || s->ncand < 1 || s->ncand > 2)
+        return buf;
+    if (s->ncand == 1)
+        snprintf(buf, size, "; did you mean %s?", xfer_cfg_quote(s->cand[0], a, sizeof(a)));
+    else
+        snprintf(buf, size, "; did you mean %s or %s?", xfer_cfg_quote(s->cand[0], a, sizeof(a)),
+                 xfer_cfg_quote(s->cand[1], b, sizeof(b)));
+    return buf;
 }
 
 /* ---- key path and records ---------------------------------------------------------------- */
@@ -227,6 +395,7 @@ static size_t kp_append(cfg_parser_t *p, const char *s, size_t n)
         const size_t cap = 2 * (p->kp_len + n + 1);
         char *kp = xfer_realloc_array(p->kp, cap, 1);
         if (!kp) {
+            p->stop = 1;
             XFER_ERR(XFER_ERR_NO_MEMORY, "key path of %zu bytes", cap);
             return (size_t) -1;
         }
@@ -269,18 +438,21 @@ void xfer_cfg_pop(cfg_parser_t *p, size_t len)
     p->kp[len] = '\0';
 }
 
-static unsigned rec_bucket(const char *path)
+static size_t rec_hash(const char *path)
 {
     uint32_t h = 2166136261u; /* FNV-1a */
     for (; *path; path++)
         h = (h ^ (unsigned char) *path) * 16777619u;
-    return h % CFG_NBUCKETS;
+    return h;
 }
 
-static const cfg_rec_t *find_path(const cfg_parser_t *p, const char *path)
+static cfg_rec_t *find_rec(const cfg_parser_t *p, const char *path)
 {
-    const cfg_rec_t *r;
-    for (r = p->recs[rec_bucket(path)]; r; r = r->next)
+    cfg_rec_t *r;
+
+    if (!p->nbuckets)
+        return NULL;
+    for (r = p->recs[rec_hash(path) % p->nbuckets]; r; r = r->next)
         if (strcmp(r->path, path) == 0)
             return r;
     return NULL;
@@ -291,19 +463,74 @@ const cfg_rec_t *xfer_cfg_find(const cfg_parser_t *p, const char *key)
     char path[512];
 
     if (!key)
-        return find_path(p, p->kp);
+        return find_rec(p, p->kp);
     snprintf(path, sizeof(path), "%s%s%s", p->kp, p->kp_len ? "." : "", key);
-    return find_path(p, path);
+    return find_rec(p, path);
+}
+
+const cfg_rec_t *xfer_cfg_find_up(const cfg_parser_t *p, int up, const char *key)
+{
+    size_t n = p->kp_len;
+    char path[512];
+
+    /* keys are shown without '.' or '[' of their own only up to CFG_KEY_SHOW: the levels above
+     * a table's value are the schema's keys and indices, which have none */
+    for (; up > 0 && n > 0; up--) {
+        while (n > 0 && p->kp[n - 1] != '.' && p->kp[n - 1] != '[')
+            n--;
+        if (n > 0)
+            n--;
+    }
+    if (up > 0)
+        return NULL;
+    snprintf(path, sizeof(path), "%.*s%s%s", (int) n, p->kp, n ? "." : "", key);
+    return find_rec(p, path);
+}
+
+int xfer_cfg_bad(const cfg_parser_t *p, const char *key)
+{
+    const cfg_rec_t *r = xfer_cfg_find(p, key);
+    return r && r->bad;
+}
+
+/* Twice the buckets when the records outnumber them twice: lookups stay short in any file. */
+static int grow_records(cfg_parser_t *p)
+{
+    const size_t nb = p->nbuckets ? 2 * p->nbuckets : 256;
+    cfg_rec_t **recs = xfer_calloc(nb, sizeof(*recs));
+    size_t b;
+
+    if (!recs)
+        return 0;
+    for (b = 0; b < p->nbuckets; b++) {
+        while (p->recs[b]) {
+            cfg_rec_t *r = p->recs[b];
+            const size_t h = rec_hash(r->path) % nb;
+            p->recs[b] = r->next;
+            r->next = recs[h];
+            recs[h] = r;
+        }
+    }
+    xfer_free(p->recs);
+    p->recs = recs;
+    p->nbuckets = nb;
+    return 1;
 }
 
 /* Remember where the value at the current key path is (and its text, for scalars). */
 static xfer_status_t record(cfg_parser_t *p, const yaml_event_t *ev)
 {
-    cfg_rec_t *r = xfer_calloc(1, sizeof(*r));
-    unsigned b;
+    cfg_rec_t *r;
+    size_t b;
 
-    if (!r)
+    if (p->nrecs >= 2 * p->nbuckets && !grow_records(p)) {
+        p->stop = 1;
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "position records");
+    }
+    if (!(r = xfer_calloc(1, sizeof(*r)))) {
+        p->stop = 1;
         return XFER_ERR(XFER_ERR_NO_MEMORY, "position record");
+    }
     r->line = (int) ev->start_mark.line + 1;
     r->col = (int) ev->start_mark.column + 1;
     r->path = xfer_cfg_strdup(p->kp);
@@ -313,18 +540,20 @@ static xfer_status_t record(cfg_parser_t *p, const yaml_event_t *ev)
         xfer_free(r->path);
         xfer_free(r->text);
         xfer_free(r);
+        p->stop = 1;
         return XFER_ERR(XFER_ERR_NO_MEMORY, "position record");
     }
-    b = rec_bucket(r->path);
+    b = rec_hash(r->path) % p->nbuckets;
     r->next = p->recs[b];
     p->recs[b] = r;
+    p->nrecs++;
     return XFER_SUCCESS;
 }
 
 static void free_records(cfg_parser_t *p)
 {
-    int b;
-    for (b = 0; b < CFG_NBUCKETS; b++) {
+    size_t b;
+    for (b = 0; b < p->nbuckets; b++) {
         while (p->recs[b]) {
             cfg_rec_t *r = p->recs[b];
             p->recs[b] = r->next;
@@ -333,26 +562,56 @@ static void free_records(cfg_parser_t *p)
             xfer_free(r);
         }
     }
+    xfer_free(p->recs);
+    p->recs = NULL;
+    p->nbuckets = p->nrecs = 0;
 }
 
 /* ---- events ------------------------------------------------------------------------------ */
 
-xfer_status_t xfer_cfg_next(cfg_parser_t *p, yaml_event_t *ev)
+/* The next event, with the nesting counted and bounded. */
+static xfer_status_t next_event(cfg_parser_t *p, yaml_event_t *ev)
 {
-    const yaml_char_t *anchor = NULL, *tag = NULL;
-    xfer_status_t st;
-
     if (!yaml_parser_parse(&p->yaml, ev)) {
         memset(ev, 0, sizeof(*ev));
         return syntax_error(p);
     }
+    p->alias_line = 0;
+    switch (ev->type) {
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT:
+        if (++p->depth > CFG_MAX_DEPTH) {
+            const int line = (int) ev->start_mark.line + 1, col = (int) ev->start_mark.column + 1;
+            yaml_event_delete(ev);
+            return fail_stop(p, line, col, "nested deeper than %d levels", CFG_MAX_DEPTH);
+        }
+        break;
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+        p->depth--;
+        break;
+    default:
+        break;
+    }
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_cfg_next(cfg_parser_t *p, yaml_event_t *ev)
+{
+    const yaml_char_t *anchor = NULL, *tag = NULL;
+    xfer_status_t st = next_event(p, ev);
+
+    if (st != XFER_SUCCESS)
+        return st;
     switch (ev->type) {
     case YAML_ALIAS_EVENT:
+        /* never expanded: a file of aliases costs no more than its own size */
         st = xfer_cfg_fail(p, ev->start_mark,
                            "aliases (*%.64s) are not supported: write the value out",
                            (const char *) ev->data.alias.anchor);
-        yaml_event_delete(ev);
-        return st;
+        p->alias_line = (int) ev->start_mark.line + 1;
+        p->alias_col = (int) ev->start_mark.column + 1;
+        break;
     case YAML_SCALAR_EVENT:
         anchor = ev->data.scalar.anchor;
         tag = ev->data.scalar.tag;
@@ -371,12 +630,29 @@ xfer_status_t xfer_cfg_next(cfg_parser_t *p, yaml_event_t *ev)
     if (anchor)
         st = xfer_cfg_fail(p, ev->start_mark, "anchors (&%.64s) are not supported",
                            (const char *) anchor);
-    else if (tag)
+    if (tag && !xfer_cfg_fatal(p, st))
         st = xfer_cfg_fail(p, ev->start_mark, "tags (%.64s) are not supported", (const char *) tag);
-    else
+    if (xfer_cfg_fatal(p, st)) {
+        yaml_event_delete(ev);
+        return st;
+    }
+    return XFER_SUCCESS; /* reported, and read on as if it were not there */
+}
+
+xfer_status_t xfer_cfg_skip(cfg_parser_t *p, const yaml_event_t *start)
+{
+    const int depth = p->depth - 1; /* before @p start */
+    xfer_status_t st;
+    yaml_event_t ev;
+
+    if (start->type != YAML_SEQUENCE_START_EVENT && start->type != YAML_MAPPING_START_EVENT)
         return XFER_SUCCESS;
-    yaml_event_delete(ev);
-    return st;
+    while (p->depth > depth) {
+        if ((st = next_event(p, &ev)) != XFER_SUCCESS)
+            return st;
+        yaml_event_delete(&ev);
+    }
+    return XFER_SUCCESS;
 }
 
 xfer_status_t xfer_cfg_scalar(cfg_parser_t *p, const yaml_event_t *ev, const char *what)
@@ -432,7 +708,9 @@ static int convert(const cfg_key_t *k, const char *s, void *base)
     }
 }
 
-static xfer_status_t fill_default(const cfg_key_t *k, void *base)
+/* The default of @p k into @p base: the value of a key the file leaves out, and of one whose
+ * value was found wrong (so that the checks see a consistent struct). */
+static xfer_status_t fill_default(cfg_parser_t *p, const cfg_key_t *k, void *base)
 {
     xfer_status_t st;
     int i, rc;
@@ -440,7 +718,7 @@ static xfer_status_t fill_default(const cfg_key_t *k, void *base)
     switch (k->kind) {
     case CFG_MAP:
         for (i = 0; i < k->sub->nkeys; i++) {
-            st = fill_default(&k->sub->keys[i], (char *) base + k->off);
+            st = fill_default(p, &k->sub->keys[i], (char *) base + k->off);
             if (st != XFER_SUCCESS)
                 return st;
         }
@@ -452,12 +730,12 @@ static xfer_status_t fill_default(const cfg_key_t *k, void *base)
         if (!k->dflt && k->kind != CFG_COMPREF)
             return XFER_SUCCESS;
         rc = convert(k, k->dflt ? k->dflt : "", base);
+        if (rc == 0)
+            return XFER_SUCCESS;
+        p->stop = 1;
         if (rc < 0)
             return XFER_ERR(XFER_ERR_NO_MEMORY, "default of %s", k->key);
-        if (rc > 0)
-            return XFER_ERR(XFER_ERR_INTERNAL, "default \"%s\" of %s is not valid", k->dflt,
-                            k->key);
-        return XFER_SUCCESS;
+        return XFER_ERR(XFER_ERR_INTERNAL, "default \"%s\" of %s is not valid", k->dflt, k->key);
     }
 }
 
@@ -485,75 +763,131 @@ static const char *key_list(const cfg_table_t *t, int required_only, char *buf, 
     return buf;
 }
 
+/* Read past a key the mapping does not take: its value is not looked at. */
+static xfer_status_t skip_value(cfg_parser_t *p)
+{
+    xfer_status_t st;
+    yaml_event_t ev;
+
+    if ((st = next_event(p, &ev)) != XFER_SUCCESS)
+        return st;
+    st = xfer_cfg_skip(p, &ev);
+    yaml_event_delete(&ev);
+    return st;
+}
+
+/* An unknown key @p name in a mapping of @p t: report it, with the key it was probably meant to
+ * be, and mark that key in @p hinted (its absence is then not reported again). */
+static xfer_status_t unknown_key(cfg_parser_t *p, const cfg_table_t *t, const yaml_event_t *key,
+                                 int *hinted)
+{
+    char keys[256], hint[2 * CFG_SHOW_MAX];
+    cfg_suggest_t s;
+    int i;
+
+    xfer_cfg_suggest_init(&s, p, (const char *) key->data.scalar.value);
+    for (i = 0; i < t->nkeys; i++)
+        xfer_cfg_suggest_add(&s, t->keys[i].key);
+    for (i = 0; i < s.ncand && i < 2 && s.ncand <= 2; i++)
+        hinted[find_key(t, s.cand[i])] = 1;
+    return xfer_cfg_fail(p, key->start_mark, "unknown key (expected %s)%s",
+                         key_list(t, 0, keys, sizeof(keys)),
+                         xfer_cfg_suggestion(&s, hint, sizeof(hint)));
+}
+
 /* The mapping that @p start opened, read into @p base as @p t describes; then defaults. */
 static xfer_status_t parse_map(cfg_parser_t *p, const cfg_table_t *t, void *base,
                                const yaml_event_t *start)
 {
-    int seen[CFG_MAX_KEYS] = {0}; /* line of each key read, 0: not read */
-    char buf[256], shown[CFG_SHOW_MAX];
+    int seen[CFG_MAX_KEYS] = {0};   /* line of each key read, 0: not read */
+    int hinted[CFG_MAX_KEYS] = {0}; /* what an unknown key was probably meant to be */
+    char shown[CFG_SHOW_MAX];
     yaml_event_t key, val;
-    xfer_status_t st = XFER_SUCCESS;
+    xfer_status_t st = XFER_SUCCESS, ret = XFER_SUCCESS;
     const char *name;
-    size_t len;
+    size_t len = (size_t) -1;
     int i;
 
     memset(&key, 0, sizeof(key));
     memset(&val, 0, sizeof(val));
-    if (t->nkeys > CFG_MAX_KEYS)
+    if (t->nkeys > CFG_MAX_KEYS) {
+        p->stop = 1;
         return XFER_ERR(XFER_ERR_INTERNAL, "table %s has %d keys", t->path, t->nkeys);
+    }
     for (;;) {
         XFER_CHECK_GOTO(xfer_cfg_next(p, &key), st, out);
         if (key.type == YAML_MAPPING_END_EVENT)
             break;
-        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &key, "a key"), st, out);
+        if ((st = xfer_cfg_scalar(p, &key, "a key")) != XFER_SUCCESS) {
+            ret = st;
+            if (xfer_cfg_fatal(p, st) || (st = xfer_cfg_skip(p, &key)) != XFER_SUCCESS ||
+                (st = skip_value(p)) != XFER_SUCCESS)
+                goto out;
+            yaml_event_delete(&key);
+            continue;
+        }
         name = (const char *) key.data.scalar.value;
         i = find_key(t, name);
         if ((len = xfer_cfg_push_key(p, name)) == (size_t) -1) {
             st = XFER_ERR_NO_MEMORY;
             goto out;
         }
-        if (i < 0) {
-            st = xfer_cfg_fail(p, key.start_mark, "unknown key (expected %s)",
-                               key_list(t, 0, buf, sizeof(buf)));
-            goto out;
-        }
-        if (seen[i]) {
+        if (i < 0)
+            st = unknown_key(p, t, &key, hinted);
+        else if (seen[i])
             st = xfer_cfg_fail(p, key.start_mark, "duplicate key %s (first at line %d)",
                                xfer_cfg_quote(name, shown, sizeof(shown)), seen[i]);
-            goto out;
+        if (st != XFER_SUCCESS) {
+            ret = st;
+            if (xfer_cfg_fatal(p, st) || (st = skip_value(p)) != XFER_SUCCESS)
+                goto out;
+        } else {
+            seen[i] = (int) key.start_mark.line + 1;
+            XFER_CHECK_GOTO(xfer_cfg_next(p, &val), st, out);
+            if ((st = parse_value(p, &t->keys[i], &val, base)) != XFER_SUCCESS) {
+                ret = st;
+                if (xfer_cfg_fatal(p, st))
+                    goto out;
+            }
+            yaml_event_delete(&val);
         }
-        seen[i] = (int) key.start_mark.line + 1;
         yaml_event_delete(&key);
-        XFER_CHECK_GOTO(xfer_cfg_next(p, &val), st, out);
-        XFER_CHECK_GOTO(parse_value(p, &t->keys[i], &val, base), st, out);
-        yaml_event_delete(&val);
         xfer_cfg_pop(p, len);
+        len = (size_t) -1;
     }
     for (i = 0; i < t->nkeys; i++) {
         if (seen[i])
             continue;
-        if (t->keys[i].required) {
+        if (t->keys[i].required && !hinted[i]) {
             st = xfer_cfg_fail(p, start->start_mark, "missing required key \"%s\"", t->keys[i].key);
-            goto out;
+            ret = st;
+            if (xfer_cfg_fatal(p, st))
+                goto out;
         }
-        XFER_CHECK_GOTO(fill_default(&t->keys[i], base), st, out);
+        XFER_CHECK_GOTO(fill_default(p, &t->keys[i], base), st, out);
     }
+    st = ret;
 out:
+    if (len != (size_t) -1)
+        xfer_cfg_pop(p, len);
     yaml_event_delete(&key);
     yaml_event_delete(&val);
     return st;
 }
 
-/* The sequence of mappings that @p start opened: an array of k->sub->size elements. */
+/* The sequence of mappings that @p start opened: an array of k->sub->size elements. An element
+ * that is not a mapping is reported and kept as an empty one, so that the indices of the others
+ * stay those of the file. */
 static xfer_status_t parse_list(cfg_parser_t *p, const cfg_key_t *k, void *base,
                                 const yaml_event_t *start)
 {
     const cfg_table_t *t = k->sub;
     int *count = CFG_FIELD(base, k->count_off, int);
     char got[CFG_SHOW_MAX];
-    xfer_status_t st = XFER_SUCCESS;
-    size_t cap = 0, len;
+    xfer_status_t st = XFER_SUCCESS, ret = XFER_SUCCESS;
+    size_t cap = 0, len = (size_t) -1;
     yaml_event_t ev;
+    int over = 0, i;
     char *elem;
 
     memset(&ev, 0, sizeof(ev));
@@ -565,19 +899,21 @@ static xfer_status_t parse_list(cfg_parser_t *p, const cfg_key_t *k, void *base,
             st = XFER_ERR_NO_MEMORY;
             goto out;
         }
-        if (*count >= k->nmax) {
-            st = xfer_cfg_fail(p, ev.start_mark, "more than %d %ss", k->nmax, t->noun);
-            goto out;
-        }
-        if (ev.type != YAML_MAPPING_START_EVENT) {
-            st = xfer_cfg_fail(p, ev.start_mark, "expected a mapping (one %s), got %s", t->noun,
-                               xfer_cfg_got(&ev, got, sizeof(got)));
-            goto out;
+        if (*count >= k->nmax) { /* said once; the rest is not read */
+            if (!over && (ret = xfer_cfg_fail(p, ev.start_mark, "more than %d %ss", k->nmax,
+                                              t->noun)) != XFER_ERR_CONFIG) {
+                st = ret;
+                goto out;
+            }
+            over = 1;
+            XFER_CHECK_GOTO(xfer_cfg_skip(p, &ev), st, out);
+            goto next;
         }
         if ((size_t) *count == cap) {
             void *a;
             cap = cap ? 2 * cap : 4;
             if (!(a = xfer_realloc_array(get_ptr(base, k->off), cap, t->size))) {
+                p->stop = 1;
                 st = XFER_ERR(XFER_ERR_NO_MEMORY, "%zu %ss", cap, t->noun);
                 goto out;
             }
@@ -591,22 +927,73 @@ static xfer_status_t parse_list(cfg_parser_t *p, const cfg_key_t *k, void *base,
             *CFG_FIELD(elem, t->col_off, int) = (int) ev.start_mark.column + 1;
         }
         XFER_CHECK_GOTO(record(p, &ev), st, out);
-        XFER_CHECK_GOTO(parse_map(p, t, elem, &ev), st, out);
+        if (ev.type == YAML_MAPPING_START_EVENT) {
+            st = parse_map(p, t, elem, &ev);
+        } else {
+            st = xfer_cfg_fail(p, ev.start_mark, "expected a mapping (one %s), got %s", t->noun,
+                               xfer_cfg_got(&ev, got, sizeof(got)));
+            if (!xfer_cfg_fatal(p, st)) {
+                xfer_status_t st2 = xfer_cfg_skip(p, &ev);
+                for (i = 0; i < t->nkeys && st2 == XFER_SUCCESS; i++)
+                    st2 = fill_default(p, &t->keys[i], elem);
+                if (st2 != XFER_SUCCESS)
+                    st = st2;
+            }
+        }
+        if (st != XFER_SUCCESS) {
+            ret = st;
+            if (xfer_cfg_fatal(p, st))
+                goto out;
+        }
+    next:
         yaml_event_delete(&ev);
         xfer_cfg_pop(p, len);
+        len = (size_t) -1;
     }
     if (*count < k->nmin)
-        st = xfer_cfg_fail(p, start->start_mark, "expected at least %d %s%s, got %d", k->nmin,
-                           t->noun, k->nmin == 1 ? "" : "s", *count);
+        ret = xfer_cfg_fail(p, start->start_mark, "expected at least %d %s%s, got %d", k->nmin,
+                            t->noun, k->nmin == 1 ? "" : "s", *count);
+    st = ret;
 out:
+    if (len != (size_t) -1)
+        xfer_cfg_pop(p, len);
     yaml_event_delete(&ev);
+    return st;
+}
+
+/* A value that is not what @p k takes: say what is expected (and, for a misspelt word, the
+ * word meant), read past it and give @p k its default. */
+static xfer_status_t wrong_value(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *ev,
+                                 void *base)
+{
+    char want[256], got[CFG_SHOW_MAX], hint[2 * CFG_SHOW_MAX] = "";
+    xfer_status_t st, st2;
+
+    if (ev->type == YAML_SCALAR_EVENT && (k->kind == CFG_ENUM || (k->kind == CFG_INT && k->word))) {
+        cfg_suggest_t s;
+        const cfg_enum_t *e;
+        xfer_cfg_suggest_init(&s, p, (const char *) ev->data.scalar.value);
+        if (k->kind == CFG_ENUM)
+            for (e = k->names; e->name; e++)
+                xfer_cfg_suggest_add(&s, e->name);
+        else
+            xfer_cfg_suggest_add(&s, k->word);
+        xfer_cfg_suggestion(&s, hint, sizeof(hint));
+    }
+    st = xfer_cfg_fail(p, ev->start_mark, "expected %s, got %s%s",
+                       xfer_cfg_expected(k, want, sizeof(want)), xfer_cfg_got(ev, got, sizeof(got)),
+                       hint);
+    if (xfer_cfg_fatal(p, st))
+        return st;
+    if ((st2 = xfer_cfg_skip(p, ev)) != XFER_SUCCESS ||
+        (st2 = fill_default(p, k, base)) != XFER_SUCCESS)
+        return st2;
     return st;
 }
 
 static xfer_status_t parse_value(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *ev,
                                  void *base)
 {
-    char want[256], got[CFG_SHOW_MAX];
     xfer_status_t st = record(p, ev);
     int rc;
 
@@ -626,26 +1013,32 @@ static xfer_status_t parse_value(cfg_parser_t *p, const cfg_key_t *k, const yaml
     default:
         if (ev->type != YAML_SCALAR_EVENT)
             break;
-        st = xfer_cfg_scalar(p, ev, "a scalar");
-        if (st != XFER_SUCCESS)
+        if ((st = xfer_cfg_scalar(p, ev, "a scalar")) != XFER_SUCCESS) {
+            if (!xfer_cfg_fatal(p, st)) {
+                xfer_status_t st2 = fill_default(p, k, base);
+                if (st2 != XFER_SUCCESS)
+                    return st2;
+            }
             return st;
+        }
         rc = convert(k, (const char *) ev->data.scalar.value, base);
-        if (rc < 0)
+        if (rc < 0) {
+            p->stop = 1;
             return XFER_ERR(XFER_ERR_NO_MEMORY, "value of %s", k->key);
+        }
         if (rc == 0)
             return XFER_SUCCESS;
         break;
     }
-    return xfer_cfg_fail(p, ev->start_mark, "expected %s, got %s",
-                         xfer_cfg_expected(k, want, sizeof(want)),
-                         xfer_cfg_got(ev, got, sizeof(got)));
+    return wrong_value(p, k, ev, base);
 }
 
-/* STREAM-START DOCUMENT-START <mapping> DOCUMENT-END STREAM-END, nothing else. */
+/* STREAM-START DOCUMENT-START <mapping> DOCUMENT-END STREAM-END, nothing else. What is not a
+ * mapping at the top leaves nothing to read on: it ends the reading. */
 static xfer_status_t parse_stream(cfg_parser_t *p, const cfg_table_t *top, xfer_config_t *cfg)
 {
     char keys[256], got[CFG_SHOW_MAX];
-    xfer_status_t st = XFER_SUCCESS;
+    xfer_status_t st = XFER_SUCCESS, ret;
     yaml_event_t ev;
 
     memset(&ev, 0, sizeof(ev));
@@ -655,6 +1048,7 @@ static xfer_status_t parse_stream(cfg_parser_t *p, const cfg_table_t *top, xfer_
     if (ev.type == YAML_STREAM_END_EVENT) {
         st = xfer_cfg_fail(p, ev.start_mark, "empty file (expected a mapping with the keys %s)",
                            key_list(top, 1, keys, sizeof(keys)));
+        p->stop = 1;
         goto out;
     }
     yaml_event_delete(&ev); /* document start */
@@ -663,22 +1057,29 @@ static xfer_status_t parse_stream(cfg_parser_t *p, const cfg_table_t *top, xfer_
         ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
         st = xfer_cfg_fail(p, ev.start_mark, "empty document (expected a mapping with the keys %s)",
                            key_list(top, 1, keys, sizeof(keys)));
+        p->stop = 1;
         goto out;
     }
     if (ev.type != YAML_MAPPING_START_EVENT) {
         st = xfer_cfg_fail(p, ev.start_mark, "expected a mapping at the top level, got %s",
                            xfer_cfg_got(&ev, got, sizeof(got)));
+        p->stop = 1;
         goto out;
     }
     XFER_CHECK_GOTO(record(p, &ev), st, out);
-    XFER_CHECK_GOTO(parse_map(p, top, cfg, &ev), st, out);
+    ret = parse_map(p, top, cfg, &ev);
+    if (xfer_cfg_fatal(p, ret)) {
+        st = ret;
+        goto out;
+    }
     yaml_event_delete(&ev);
     XFER_CHECK_GOTO(xfer_cfg_next(p, &ev), st, out); /* document end */
     yaml_event_delete(&ev);
     XFER_CHECK_GOTO(xfer_cfg_next(p, &ev), st, out);
     if (ev.type == YAML_DOCUMENT_START_EVENT)
-        st = xfer_cfg_fail(p, ev.start_mark,
-                           "a second YAML document: a workflow file holds exactly one");
+        ret = xfer_cfg_fail(p, ev.start_mark,
+                            "a second YAML document: a workflow file holds exactly one");
+    st = ret; /* the first document is checked all the same */
 out:
     yaml_event_delete(&ev);
     return st;
@@ -689,7 +1090,7 @@ out:
 static xfer_status_t check_map(cfg_parser_t *p, const cfg_table_t *t, void *base,
                                const void *parent);
 
-/* Unique keys of element @p j against the elements before it, then the element's checks. */
+/* Unique keys of each element against the elements before it, then the element's checks. */
 static xfer_status_t check_list(cfg_parser_t *p, const cfg_key_t *k, void *base)
 {
     const cfg_table_t *t = k->sub;
@@ -697,46 +1098,54 @@ static xfer_status_t check_list(cfg_parser_t *p, const cfg_key_t *k, void *base)
     char *arr = get_ptr(base, k->off);
     char path[512], shown[CFG_SHOW_MAX];
     const size_t list_len = p->kp_len;
-    xfer_status_t st = XFER_SUCCESS;
+    xfer_status_t st, ret = XFER_SUCCESS;
     int i, j, u;
 
-    for (j = 0; j < n && st == XFER_SUCCESS; j++) {
+    for (j = 0; j < n; j++) {
         char *elem = arr + (size_t) j * t->size;
         const size_t len = xfer_cfg_push_index(p, j);
         if (len == (size_t) -1)
             return XFER_ERR_NO_MEMORY;
-        for (u = 0; u < t->nkeys && st == XFER_SUCCESS; u++) {
+        for (u = 0; u < t->nkeys; u++) {
             const cfg_key_t *uk = &t->keys[u];
             const char *v;
-            if (!uk->unique)
-                continue;
-            v = *CFG_FIELD(elem, uk->off, char *);
+            if (!uk->unique || !(v = *CFG_FIELD(elem, uk->off, char *)))
+                continue; /* a name left out or found wrong is reported already */
             for (i = 0; i < j; i++) {
+                const char *w = *CFG_FIELD(arr + (size_t) i * t->size, uk->off, char *);
                 const cfg_rec_t *first;
-                if (strcmp(v, *CFG_FIELD(arr + (size_t) i * t->size, uk->off, char *)) != 0)
+                if (!w || strcmp(v, w) != 0)
                     continue;
                 snprintf(path, sizeof(path), "%.*s[%d].%s", (int) list_len, p->kp, i, uk->key);
-                first = find_path(p, path);
-                st = xfer_cfg_fail_key(p, uk->key, "duplicate %s %s %s (first at line %d)", t->noun,
-                                       uk->key, xfer_cfg_quote(v, shown, sizeof(shown)),
-                                       first ? first->line : 0);
+                first = find_rec(p, path);
+                ret = xfer_cfg_fail_key(p, uk->key, "duplicate %s %s %s (first at line %d)",
+                                        t->noun, uk->key, xfer_cfg_quote(v, shown, sizeof(shown)),
+                                        first ? first->line : 0);
+                if (xfer_cfg_fatal(p, ret)) {
+                    xfer_cfg_pop(p, len);
+                    return ret;
+                }
                 break;
             }
         }
-        if (st == XFER_SUCCESS)
-            st = check_map(p, t, elem, base);
+        st = check_map(p, t, elem, base);
         xfer_cfg_pop(p, len);
+        if (st != XFER_SUCCESS) {
+            ret = st;
+            if (xfer_cfg_fatal(p, st))
+                return st;
+        }
     }
-    return st;
+    return ret;
 }
 
 static xfer_status_t check_map(cfg_parser_t *p, const cfg_table_t *t, void *base,
                                const void *parent)
 {
-    xfer_status_t st = t->check ? t->check(p, base, parent) : XFER_SUCCESS;
+    xfer_status_t st = t->check ? t->check(p, base, parent) : XFER_SUCCESS, ret = st;
     int i;
 
-    for (i = 0; i < t->nkeys && st == XFER_SUCCESS; i++) {
+    for (i = 0; i < t->nkeys && !xfer_cfg_fatal(p, st); i++) {
         const cfg_key_t *k = &t->keys[i];
         size_t len;
         if (k->kind != CFG_MAP && k->kind != CFG_LIST)
@@ -748,43 +1157,126 @@ static xfer_status_t check_map(cfg_parser_t *p, const cfg_table_t *t, void *base
         else
             st = check_list(p, k, base);
         xfer_cfg_pop(p, len);
+        if (st != XFER_SUCCESS)
+            ret = st;
     }
-    return st;
+    return ret;
 }
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
-xfer_status_t xfer_cfg_parse(const char *file, const cfg_table_t *top, xfer_config_t *cfg)
+/* xfer_last_error(): the errors kept, in file order, and how many more there were. */
+static xfer_status_t report(cfg_parser_t *p)
+{
+    size_t n = 64, o = 0;
+    char *text;
+    int i;
+
+    for (i = 0; i < p->nerrs; i++)
+        n += strlen(p->errs[i].text) + 1;
+    if (!(text = xfer_malloc(n)))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "error report");
+    text[0] = '\0';
+    for (i = 0; i < p->nerrs; i++)
+        o += (size_t) snprintf(text + o, n - o, "%s%s", i ? "\n" : "", p->errs[i].text);
+    if (p->nerrors > p->nerrs)
+        snprintf(text + o, n - o, "\n... and %ld more error%s", p->nerrors - p->nerrs,
+                 p->nerrors - p->nerrs == 1 ? "" : "s");
+    xfer_err_text(XFER_ERR_CONFIG, text);
+    xfer_free(text);
+    return XFER_ERR_CONFIG;
+}
+
+xfer_status_t xfer_cfg_parse(const char *name, const void *text, size_t len, const cfg_table_t *top,
+                             xfer_config_t *cfg)
 {
     xfer_status_t st;
     cfg_parser_t p;
-    FILE *f;
+    int i;
 
     memset(&p, 0, sizeof(p));
-    p.file = file;
+    p.file = name;
+    p.input = text;
+    p.input_len = len;
     p.cfg = cfg;
+    p.suggest_budget = CFG_SUGGEST_BUDGET;
+    if (len > XFER_CONFIG_MAX_BYTES)
+        return xfer_err_raw(XFER_ERR_CONFIG, "%s: larger than a workflow file may be (%d MiB)",
+                            name, XFER_CONFIG_MAX_BYTES >> 20);
     if (!(p.kp = xfer_calloc(64, 1)))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "key path");
     p.kp_cap = 64;
-    if (!(f = fopen(file, "rb"))) {
-        st = xfer_err_raw(XFER_ERR_CONFIG, "%s: cannot open: %s", file, strerror(errno));
-        goto out_kp;
+    if (!grow_records(&p)) {
+        xfer_free(p.kp);
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "position records");
     }
     if (!yaml_parser_initialize(&p.yaml)) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "yaml_parser_initialize failed");
-        goto out_file;
+        goto out;
     }
-    yaml_parser_set_input_file(&p.yaml, f);
+    yaml_parser_set_input_string(&p.yaml, p.input, len);
     st = parse_stream(&p, top, cfg);
-    if (st == XFER_SUCCESS)
+    /* the checks need every value read: not after an error that ends the reading */
+    if (!xfer_cfg_fatal(&p, st) && !p.stop)
         st = check_map(&p, top, cfg, NULL);
     yaml_parser_delete(&p.yaml);
+    /* out of memory (or a bug) wins: its message is already the last error */
+    if (st != XFER_SUCCESS && st != XFER_ERR_CONFIG)
+        goto out;
+    if (p.nerrors)
+        st = report(&p);
+    else if (st != XFER_SUCCESS)
+        st = XFER_ERR(XFER_ERR_INTERNAL, "a configuration error without a message");
+out:
+    for (i = 0; i < p.nerrs; i++)
+        xfer_free(p.errs[i].text);
     free_records(&p);
-out_file:
-    fclose(f);
-out_kp:
+    xfer_free(p.names);
     xfer_free(p.kp);
     return st;
+}
+
+xfer_status_t xfer_cfg_read_file(const char *path, char **text, size_t *len)
+{
+    size_t n = 0, cap = 0, got;
+    char *buf = NULL;
+    FILE *f;
+
+    *text = NULL;
+    *len = 0;
+    if (!(f = fopen(path, "rb")))
+        return xfer_err_raw(XFER_ERR_CONFIG, "%s: cannot open: %s", path, strerror(errno));
+    do {
+        if (cap - n < 2) {
+            char *b;
+            cap = cap ? 2 * cap : 65536;
+            if (!(b = xfer_realloc_array(buf, cap, 1))) {
+                xfer_free(buf);
+                fclose(f);
+                return XFER_ERR(XFER_ERR_NO_MEMORY, "%zu bytes for %s", cap, path);
+            }
+            buf = b;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n > XFER_CONFIG_MAX_BYTES) {
+            xfer_free(buf);
+            fclose(f);
+            return xfer_err_raw(XFER_ERR_CONFIG, "%s: larger than a workflow file may be (%d MiB)",
+                                path, XFER_CONFIG_MAX_BYTES >> 20);
+        }
+    } while (got > 0);
+    if (ferror(f)) {
+        const int err = errno;
+        xfer_free(buf);
+        fclose(f);
+        return xfer_err_raw(XFER_ERR_CONFIG, "%s: cannot read: %s", path, strerror(err));
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return XFER_SUCCESS;
 }
 
 void xfer_cfg_release(const cfg_table_t *t, void *base)

@@ -11,57 +11,79 @@
 #define STR_(x) #x
 #define STR(x)  STR_(x)
 
+/* The value is not of the handler's shape: report it and read past it. */
 static xfer_status_t not_a(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *ev)
 {
     char got[96];
-    return xfer_cfg_fail(p, ev->start_mark, "expected %s, got %s", k->handler->expected,
-                         xfer_cfg_got(ev, got, sizeof(got)));
+    xfer_status_t st = xfer_cfg_fail(p, ev->start_mark, "expected %s, got %s", k->handler->expected,
+                                     xfer_cfg_got(ev, got, sizeof(got)));
+    xfer_status_t st2 = xfer_cfg_fatal(p, st) ? st : xfer_cfg_skip(p, ev);
+
+    return st2 != XFER_SUCCESS ? st2 : st;
 }
 
-/* cmd: a sequence of strings into char **argv (NULL-terminated) and int argc. */
+/* The item that @p ev began was found wrong (@p st): remember it in @p ret and read past the
+ * item. Returns what to go on with: success, or a fatal status. */
+static xfer_status_t past_item(cfg_parser_t *p, const yaml_event_t *ev, xfer_status_t st,
+                               xfer_status_t *ret)
+{
+    *ret = st;
+    return xfer_cfg_fatal(p, st) ? st : xfer_cfg_skip(p, ev);
+}
+
+/* cmd: a sequence of at most k->nmax strings into char **argv (NULL-terminated) and int argc. */
 static xfer_status_t parse_strings(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *start,
                                    void *base)
 {
     char ***argv = CFG_FIELD(base, k->off, char **);
     int *argc = CFG_FIELD(base, k->count_off, int);
-    xfer_status_t st = XFER_SUCCESS;
+    xfer_status_t st = XFER_SUCCESS, ret = XFER_SUCCESS;
+    size_t len = (size_t) -1;
+    int cap = 0, n;
     yaml_event_t ev;
-    size_t len;
 
     if (start->type != YAML_SEQUENCE_START_EVENT)
         return not_a(p, k, start);
     memset(&ev, 0, sizeof(ev));
-    for (;;) {
-        char **a, *s;
+    for (n = 0;; n++) {
+        char *s;
         XFER_CHECK_GOTO(xfer_cfg_next(p, &ev), st, out);
         if (ev.type == YAML_SEQUENCE_END_EVENT)
             break;
-        if ((len = xfer_cfg_push_index(p, *argc)) == (size_t) -1) {
+        if ((len = xfer_cfg_push_index(p, n)) == (size_t) -1) {
             st = XFER_ERR_NO_MEMORY;
             goto out;
         }
-        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &ev, "a string"), st, out);
-        a = xfer_realloc_array(*argv, (size_t) *argc + 2, sizeof(*a));
-        if (!a) {
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "%d arguments", *argc + 1);
-            goto out;
+        st = xfer_cfg_scalar(p, &ev, "a string");
+        if (st == XFER_SUCCESS && n >= k->nmax) /* said once; the rest is counted */
+            st = n == k->nmax ? xfer_cfg_fail(p, ev.start_mark, "more than %d strings", k->nmax)
+                              : XFER_ERR_CONFIG;
+        if (st != XFER_SUCCESS) {
+            XFER_CHECK_GOTO(past_item(p, &ev, st, &ret), st, out);
+        } else {
+            if (!xfer_grow_array((void **) argv, &cap, *argc + 2, sizeof(**argv))) {
+                st = XFER_ERR(XFER_ERR_NO_MEMORY, "%d arguments", *argc + 1);
+                goto out;
+            }
+            if (!(s = xfer_cfg_strdup((const char *) ev.data.scalar.value))) {
+                st = XFER_ERR(XFER_ERR_NO_MEMORY, "argument");
+                goto out;
+            }
+            (*argv)[(*argc)++] = s;
+            (*argv)[*argc] = NULL;
         }
-        *argv = a;
-        a[*argc] = NULL;
-        if (!(s = xfer_cfg_strdup((const char *) ev.data.scalar.value))) {
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "argument");
-            goto out;
-        }
-        a[(*argc)++] = s;
-        a[*argc] = NULL;
         yaml_event_delete(&ev);
         xfer_cfg_pop(p, len);
+        len = (size_t) -1;
     }
-    if (*argc < k->nmin)
-        st = xfer_cfg_fail(p, start->start_mark,
-                           "expected at least %d string%s (the program to run), got %d", k->nmin,
-                           k->nmin == 1 ? "" : "s", *argc);
+    if (n < k->nmin)
+        ret = xfer_cfg_fail(p, start->start_mark,
+                            "expected at least %d string%s (the program to run), got %d", k->nmin,
+                            k->nmin == 1 ? "" : "s", n);
+    st = ret;
 out:
+    if (len != (size_t) -1)
+        xfer_cfg_pop(p, len);
     yaml_event_delete(&ev);
     return st;
 }
@@ -105,76 +127,87 @@ static int is_env_name(const char *s)
     return 1;
 }
 
-/* env: a mapping NAME: value into "NAME=value" strings. */
+/* env: a mapping of at most k->nmax NAME: value into "NAME=value" strings. */
 static xfer_status_t parse_env(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *start,
                                void *base)
 {
     char ***env = CFG_FIELD(base, k->off, char **);
     int *n = CFG_FIELD(base, k->count_off, int);
     int *lines = NULL; /* where each name was set, for duplicates */
-    xfer_status_t st = XFER_SUCCESS;
-    char shown[96];
+    xfer_status_t st = XFER_SUCCESS, ret = XFER_SUCCESS, bad;
+    int cap = 0, lcap = 0, nread, i;
+    size_t len = (size_t) -1;
     yaml_event_t key, val;
-    size_t len;
-    int i;
+    char shown[96];
 
     if (start->type != YAML_MAPPING_START_EVENT)
         return not_a(p, k, start);
     memset(&key, 0, sizeof(key));
     memset(&val, 0, sizeof(val));
-    for (;;) {
+    for (nread = 0;; nread++) {
         const char *name, *value;
         size_t nlen;
-        char **e, *s;
-        int *l;
+        char *s;
         XFER_CHECK_GOTO(xfer_cfg_next(p, &key), st, out);
         if (key.type == YAML_MAPPING_END_EVENT)
             break;
-        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &key, "a variable name"), st, out);
+        if ((bad = xfer_cfg_scalar(p, &key, "a variable name")) != XFER_SUCCESS) {
+            /* no name: past the key and its value */
+            XFER_CHECK_GOTO(past_item(p, &key, bad, &ret), st, out);
+            XFER_CHECK_GOTO(xfer_cfg_next(p, &val), st, out);
+            XFER_CHECK_GOTO(xfer_cfg_skip(p, &val), st, out);
+            goto next;
+        }
         name = (const char *) key.data.scalar.value;
         nlen = strlen(name);
         if ((len = xfer_cfg_push_key(p, name)) == (size_t) -1) {
             st = XFER_ERR_NO_MEMORY;
             goto out;
         }
-        if (!is_env_name(name)) {
-            st =
+        if (nread >= k->nmax) /* said once; the rest is read past */
+            bad = nread == k->nmax
+                      ? xfer_cfg_fail(p, key.start_mark, "more than %d variables", k->nmax)
+                      : XFER_ERR_CONFIG;
+        else if (!is_env_name(name))
+            bad =
                 xfer_cfg_fail(p, key.start_mark,
                               "not an environment variable name (expected [A-Za-z_][A-Za-z0-9_]*)");
+        for (i = 0; i < *n && bad == XFER_SUCCESS; i++)
+            if (strncmp((*env)[i], name, nlen) == 0 && (*env)[i][nlen] == '=')
+                bad = xfer_cfg_fail(p, key.start_mark, "duplicate key %s (first at line %d)",
+                                    xfer_cfg_quote(name, shown, sizeof(shown)), lines[i]);
+        if (xfer_cfg_fatal(p, bad)) {
+            st = bad;
             goto out;
-        }
-        for (i = 0; i < *n; i++) {
-            if (strncmp((*env)[i], name, nlen) == 0 && (*env)[i][nlen] == '=') {
-                st = xfer_cfg_fail(p, key.start_mark, "duplicate key %s (first at line %d)",
-                                   xfer_cfg_quote(name, shown, sizeof(shown)), lines[i]);
-                goto out;
-            }
         }
         XFER_CHECK_GOTO(xfer_cfg_next(p, &val), st, out);
-        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &val, "a string"), st, out);
+        if (bad == XFER_SUCCESS)
+            bad = xfer_cfg_scalar(p, &val, "a string");
+        if (bad != XFER_SUCCESS) {
+            XFER_CHECK_GOTO(past_item(p, &val, bad, &ret), st, out);
+            goto next;
+        }
         value = (const char *) val.data.scalar.value;
-        if (!(l = xfer_realloc_array(lines, (size_t) *n + 1, sizeof(*l)))) {
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "environment");
-            goto out;
-        }
-        lines = l;
-        if (!(e = xfer_realloc_array(*env, (size_t) *n + 1, sizeof(*e)))) {
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "environment");
-            goto out;
-        }
-        *env = e;
-        if (!(s = xfer_malloc(nlen + strlen(value) + 2))) {
+        if (!xfer_grow_array((void **) &lines, &lcap, *n + 1, sizeof(*lines)) ||
+            !xfer_grow_array((void **) env, &cap, *n + 1, sizeof(**env)) ||
+            !(s = xfer_malloc(nlen + strlen(value) + 2))) {
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "environment");
             goto out;
         }
         sprintf(s, "%s=%s", name, value);
         lines[*n] = (int) key.start_mark.line + 1;
-        e[(*n)++] = s;
+        (*env)[(*n)++] = s;
+    next:
         yaml_event_delete(&key);
         yaml_event_delete(&val);
-        xfer_cfg_pop(p, len);
+        if (len != (size_t) -1)
+            xfer_cfg_pop(p, len);
+        len = (size_t) -1;
     }
+    st = ret;
 out:
+    if (len != (size_t) -1)
+        xfer_cfg_pop(p, len);
     yaml_event_delete(&key);
     yaml_event_delete(&val);
     xfer_free(lines);
@@ -200,22 +233,23 @@ static void print_env(FILE *out, const cfg_key_t *k, const void *base)
     putc('}', out);
 }
 
-/* dims: a sequence of positive integers into uint64_t dims[] and int ndims. */
+/* dims: a sequence of positive integers into uint64_t dims[] and int ndims (set only when every
+ * extent is valid). */
 static xfer_status_t parse_dims(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *start,
                                 void *base)
 {
     uint64_t *dims = CFG_FIELD(base, k->off, uint64_t);
     int *ndims = CFG_FIELD(base, k->count_off, int);
-    xfer_status_t st = XFER_SUCCESS;
+    xfer_status_t st = XFER_SUCCESS, ret = XFER_SUCCESS;
+    size_t len = (size_t) -1;
     char got[96];
     yaml_event_t ev;
-    size_t len;
     int n = 0, rc;
 
     if (start->type != YAML_SEQUENCE_START_EVENT)
         return not_a(p, k, start);
     memset(&ev, 0, sizeof(ev));
-    for (;;) {
+    for (;; n++) {
         uint64_t v = 0;
         XFER_CHECK_GOTO(xfer_cfg_next(p, &ev), st, out);
         if (ev.type == YAML_SEQUENCE_END_EVENT)
@@ -224,30 +258,33 @@ static xfer_status_t parse_dims(cfg_parser_t *p, const cfg_key_t *k, const yaml_
             st = XFER_ERR_NO_MEMORY;
             goto out;
         }
-        XFER_CHECK_GOTO(xfer_cfg_scalar(p, &ev, "a positive integer"), st, out);
-        rc = xfer_cfg_u64((const char *) ev.data.scalar.value, &v);
-        if (rc < 0 || v < (uint64_t) k->min) {
-            st = xfer_cfg_fail(p, ev.start_mark, "expected a positive integer, got %s",
-                               xfer_cfg_got(&ev, got, sizeof(got)));
-            goto out;
+        st = xfer_cfg_scalar(p, &ev, "a positive integer");
+        if (st == XFER_SUCCESS) {
+            rc = xfer_cfg_u64((const char *) ev.data.scalar.value, &v);
+            if (rc < 0 || v < (uint64_t) k->min)
+                st = xfer_cfg_fail(p, ev.start_mark, "expected a positive integer, got %s",
+                                   xfer_cfg_got(&ev, got, sizeof(got)));
+            else if (rc > 0 || v > (uint64_t) k->max)
+                st = xfer_cfg_fail(p, ev.start_mark, "impossible extent %s (more than 2^%d)",
+                                   xfer_cfg_got(&ev, got, sizeof(got)), XFER_CFG_MAX_SIZE_LOG2);
         }
-        if (rc > 0 || v > (uint64_t) k->max) {
-            st = xfer_cfg_fail(p, ev.start_mark, "impossible extent %s (more than 2^%d)",
-                               xfer_cfg_got(&ev, got, sizeof(got)), XFER_CFG_MAX_SIZE_LOG2);
-            goto out;
-        }
-        if (n < k->nmax)
+        if (st != XFER_SUCCESS)
+            XFER_CHECK_GOTO(past_item(p, &ev, st, &ret), st, out);
+        else if (n < k->nmax)
             dims[n] = v;
-        n++;
         yaml_event_delete(&ev);
         xfer_cfg_pop(p, len);
+        len = (size_t) -1;
     }
     if (n < k->nmin || n > k->nmax)
-        st = xfer_cfg_fail(p, start->start_mark, "expected %d..%d dimensions, got %d", k->nmin,
-                           k->nmax, n);
-    else
+        ret = xfer_cfg_fail(p, start->start_mark, "expected %d..%d dimensions, got %d", k->nmin,
+                            k->nmax, n);
+    else if (ret == XFER_SUCCESS)
         *ndims = n;
+    st = ret;
 out:
+    if (len != (size_t) -1)
+        xfer_cfg_pop(p, len);
     yaml_event_delete(&ev);
     return st;
 }

@@ -94,16 +94,17 @@ const char *xfer_type_name(xfer_type_t type)
 
 /* ---- checks (run once the whole file is read) ----------------------------------------------- */
 
-/* Append @p s to the @p sep-separated list in @p buf (cut with "..." when full). */
-static void append(char *buf, size_t size, const char *sep, const char *s)
+/* Append @p s to the @p sep-separated list in @p buf (cut with "..." when full); 0 when full. */
+static int append(char *buf, size_t size, const char *sep, const char *s)
 {
     const size_t o = strlen(buf);
     if (o + strlen(sep) + strlen(s) + 4 >= size) {
         if (o + 4 < size && !strstr(buf, "..."))
             strcat(buf, "...");
-        return;
+        return 0;
     }
     snprintf(buf + o, size - o, "%s%s", o ? sep : "", s);
+    return 1;
 }
 
 /* The registered algorithms whose flags include all of @p want and none of @p unwanted,
@@ -128,59 +129,122 @@ static const char *algorithms_with(unsigned want, unsigned unwanted, const char 
     return buf;
 }
 
-/* The component that @p key (under the current key path) names, if the file set it. */
+static int name_cmp(const void *a, const void *b)
+{
+    const cfg_name_t *x = a, *y = b;
+    const int c = strcmp(x->name, y->name);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* The components by name, built once per file: a reference costs a binary search. */
+static xfer_status_t component_names(cfg_parser_t *p)
+{
+    const xfer_config_t *c = p->cfg;
+    int i;
+
+    if (p->names)
+        return XFER_SUCCESS;
+    if (!(p->names = xfer_calloc((size_t) c->ncomponents + 1, sizeof(*p->names)))) {
+        p->stop = 1;
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "%d component names", c->ncomponents);
+    }
+    for (i = 0; i < c->ncomponents; i++) /* a name left out or found wrong is reported already */
+        if (c->components[i].name)
+            p->names[p->nnames++] = (cfg_name_t){c->components[i].name, i};
+    qsort(p->names, (size_t) p->nnames, sizeof(*p->names), name_cmp);
+    return XFER_SUCCESS;
+}
+
+/* The component that @p key (under the current key path) names. *@p index is left alone when
+ * the file does not set @p key, and is -1 when the value was found wrong (reported already) or
+ * names no component (reported here, with the names it was probably meant to be). */
 static xfer_status_t resolve(cfg_parser_t *p, const char *key, int *index)
 {
     const xfer_config_t *c = p->cfg;
     const cfg_rec_t *r = xfer_cfg_find(p, key);
-    char names[512] = "", shown[96];
-    int i;
+    char names[512] = "", shown[96], hint[256];
+    const cfg_name_t *found = NULL;
+    size_t lo = 0, hi;
+    cfg_name_t want;
+    cfg_suggest_t s;
+    xfer_status_t st;
+    int i, listing = 1;
 
-    if (!r || !r->text)
+    if (!r)
         return XFER_SUCCESS;
-    for (i = 0; i < c->ncomponents; i++) {
-        if (strcmp(c->components[i].name, r->text) == 0) {
-            *index = i;
-            return XFER_SUCCESS;
-        }
-        append(names, sizeof(names), ", ", c->components[i].name);
+    *index = -1;
+    if (r->bad || !r->text)
+        return XFER_SUCCESS;
+    if ((st = component_names(p)) != XFER_SUCCESS)
+        return st;
+    hi = (size_t) p->nnames;
+    want.name = r->text;
+    want.index = -1; /* before every index: the first component of that name */
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (name_cmp(&p->names[mid], &want) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return xfer_cfg_fail_key(p, key, "unknown component %s (components: %s)",
-                             xfer_cfg_quote(r->text, shown, sizeof(shown)), names);
+    if (lo < (size_t) p->nnames && strcmp(p->names[lo].name, r->text) == 0)
+        found = &p->names[lo];
+    if (found) {
+        *index = found->index;
+        return XFER_SUCCESS;
+    }
+    xfer_cfg_suggest_init(&s, p, r->text);
+    for (i = 0; i < c->ncomponents && (listing || s.len >= 0); i++) {
+        if (!c->components[i].name)
+            continue;
+        xfer_cfg_suggest_add(&s, c->components[i].name);
+        if (listing)
+            listing = append(names, sizeof(names), ", ", c->components[i].name);
+    }
+    return xfer_cfg_fail_key(p, key, "unknown component %s (components: %s)%s",
+                             xfer_cfg_quote(r->text, shown, sizeof(shown)), names,
+                             xfer_cfg_suggestion(&s, hint, sizeof(hint)));
 }
 
 /* What the algorithm's flags allow (xfer-info lists them): a half_only algorithm only in a
- * half-duplex channel, and on a ring topology only ring algorithms. */
+ * half-duplex channel, and on a ring topology only ring algorithms. A rule whose other key was
+ * found wrong is not applied: that key's default is no grounds for a second error. */
 static xfer_status_t check_algorithm(cfg_parser_t *p, const xfer_cfg_channel_t *ch)
 {
-    char valid[512] = "auto", ring[256], shown[96];
+    char valid[512] = "auto", ring[256], shown[96], hint[256];
     const int full = ch->duplex == XFER_DUPLEX_FULL;
+    const cfg_rec_t *kind = xfer_cfg_find_up(p, 2, "topology.kind");
     xfer_algo_info_t info;
+    cfg_suggest_t s;
     xfer_status_t st;
     unsigned flags = 0;
     int n, i, found = -1;
 
-    if (strcmp(ch->algorithm, "auto") == 0)
+    if (!ch->algorithm || xfer_cfg_bad(p, "algorithm") || strcmp(ch->algorithm, "auto") == 0)
         return XFER_SUCCESS;
     if ((st = xfer_algorithm_count(&n)) != XFER_SUCCESS)
         return st;
+    xfer_cfg_suggest_init(&s, p, ch->algorithm);
+    xfer_cfg_suggest_add(&s, "auto");
     for (i = 0; i < n; i++) {
         if ((st = xfer_algorithm_info(i, &info)) != XFER_SUCCESS)
             return st;
         if (strcmp(info.name, ch->algorithm) == 0)
             found = i;
         append(valid, sizeof(valid), "|", info.name);
+        xfer_cfg_suggest_add(&s, info.name);
     }
     if (found < 0)
-        return xfer_cfg_fail_key(p, "algorithm", "expected %s, got %s", valid,
-                                 xfer_cfg_quote(ch->algorithm, shown, sizeof(shown)));
+        return xfer_cfg_fail_key(p, "algorithm", "expected %s, got %s%s", valid,
+                                 xfer_cfg_quote(ch->algorithm, shown, sizeof(shown)),
+                                 xfer_cfg_suggestion(&s, hint, sizeof(hint)));
     if ((st = xfer_algorithm_flags(found, &flags)) != XFER_SUCCESS)
         return st;
-    if (full && (flags & XFER_ALGO_HALF_ONLY))
+    if (full && (flags & XFER_ALGO_HALF_ONLY) && !xfer_cfg_bad(p, "duplex"))
         return xfer_cfg_fail_key(p, "algorithm",
                                  "%s moves data one way only: not for a duplex: full channel",
                                  ch->algorithm);
-    if (p->cfg->topology == XFER_TOPOLOGY_RING && !(flags & XFER_ALGO_RING))
+    if (p->cfg->topology == XFER_TOPOLOGY_RING && !(flags & XFER_ALGO_RING) && !(kind && kind->bad))
         return xfer_cfg_fail_key(
             p, "algorithm",
             "%s needs a fully connected topology (topology.kind is ring: use one of %s)",
@@ -203,26 +267,33 @@ static const char *algorithm_doc(char *buf, size_t size)
     return buf;
 }
 
+/* Every rule is applied that the values it needs allow; the errors are all reported. */
 static xfer_status_t check_channel(cfg_parser_t *p, void *base, const void *parent)
 {
     xfer_cfg_channel_t *ch = base;
-    xfer_status_t st;
+    xfer_status_t st, ret = XFER_SUCCESS;
     char shown[96];
     int i;
 
     (void) parent;
-    if ((st = resolve(p, "from", &ch->from)) != XFER_SUCCESS ||
-        (st = resolve(p, "to", &ch->to)) != XFER_SUCCESS)
+    if ((st = resolve(p, "from", &ch->from)) != XFER_SUCCESS)
+        ret = st;
+    if (!xfer_cfg_fatal(p, st) && (st = resolve(p, "to", &ch->to)) != XFER_SUCCESS)
+        ret = st;
+    if (xfer_cfg_fatal(p, st))
         return st;
-    if (ch->from == ch->to) {
+    if (ch->from >= 0 && ch->from == ch->to) {
         const char *name = xfer_cfg_quote(p->cfg->components[ch->to].name, shown, sizeof(shown));
-        return xfer_cfg_fail_key(
+        ret = xfer_cfg_fail_key(
             p, "to", "from and to are both %s: a channel joins two different components", name);
+        if (xfer_cfg_fatal(p, ret))
+            return ret;
     }
     for (i = 0; i < ch->ndatasets; i++) /* the datasets that follow the channel's mode */
         if (ch->datasets[i].selection == XFER_SELECT_CHANNEL)
             ch->datasets[i].selection = ch->selection;
-    return check_algorithm(p, ch);
+    st = check_algorithm(p, ch);
+    return st != XFER_SUCCESS ? st : ret;
 }
 
 static xfer_status_t check_hier(cfg_parser_t *p, void *base, const void *parent)
@@ -230,49 +301,63 @@ static xfer_status_t check_hier(cfg_parser_t *p, void *base, const void *parent)
     const xfer_cfg_hier_t *h = base;
 
     (void) parent;
-    if (h->leaders_per_node > 1 && !h->multi_sender)
+    if (h->leaders_per_node > 1 && !h->multi_sender && !xfer_cfg_bad(p, "multi_sender"))
         return xfer_cfg_fail_key(p, "leaders_per_node",
                                  "%d leaders per node need multi_sender: true",
                                  h->leaders_per_node);
     return XFER_SUCCESS;
 }
 
+/* The ends of the channel are checked only when both were found (-1: reported already). */
 static xfer_status_t check_dataset(cfg_parser_t *p, void *base, const void *parent)
 {
     xfer_cfg_dataset_t *d = base;
     const xfer_cfg_channel_t *ch = parent;
     const xfer_cfg_component_t *comp = p->cfg->components;
     const uint64_t limit = (uint64_t) 1 << XFER_CFG_MAX_SIZE_LOG2;
+    const cfg_rec_t *duplex = xfer_cfg_find_up(p, 2, "duplex");
     uint64_t bytes = xfer_type_size(d->type);
     const int j = (int) (d - ch->datasets);
     char shape[256] = "", num[24];
-    xfer_status_t st;
+    xfer_status_t st, ret = XFER_SUCCESS;
     int i, same = 0;
 
     d->from = ch->from;
-    if ((st = resolve(p, "from", &d->from)) != XFER_SUCCESS)
-        return st;
-    if (d->from != ch->from && d->from != ch->to)
-        return xfer_cfg_fail_key(p, "from",
-                                 "\"%s\" is not an end of this channel (from: %s, to: %s)",
-                                 comp[d->from].name, comp[ch->from].name, comp[ch->to].name);
-    if (ch->duplex == XFER_DUPLEX_HALF && d->from != ch->from)
-        return xfer_cfg_fail_key(p, "from",
-                                 "\"%s\" only receives in this half-duplex channel (from: %s; "
-                                 "set duplex: full to send both ways)",
-                                 comp[d->from].name, comp[ch->from].name);
+    if ((st = resolve(p, "from", &d->from)) != XFER_SUCCESS) {
+        if (xfer_cfg_fatal(p, st))
+            return st;
+        ret = st;
+    }
+    if (d->from >= 0 && ch->from >= 0 && ch->to >= 0) {
+        if (d->from != ch->from && d->from != ch->to)
+            ret = xfer_cfg_fail_key(p, "from",
+                                    "\"%s\" is not an end of this channel (from: %s, to: %s)",
+                                    comp[d->from].name, comp[ch->from].name, comp[ch->to].name);
+        else if (ch->duplex == XFER_DUPLEX_HALF && d->from != ch->from && !(duplex && duplex->bad))
+            ret = xfer_cfg_fail_key(p, "from",
+                                    "\"%s\" only receives in this half-duplex channel (from: %s; "
+                                    "set duplex: full to send both ways)",
+                                    comp[d->from].name, comp[ch->from].name);
+        if (xfer_cfg_fatal(p, ret))
+            return ret;
+    }
     for (i = 0; i <= j; i++)
         same += ch->datasets[i].from == d->from;
-    if (same > XFER_MAX_DATASETS)
-        return xfer_cfg_fail_key(p, NULL, "more than %d datasets from \"%s\" in one channel",
-                                 XFER_MAX_DATASETS, comp[d->from].name);
+    if (d->from >= 0 && same == XFER_MAX_DATASETS + 1) { /* said once, at the first too many */
+        ret = xfer_cfg_fail_key(p, NULL, "more than %d datasets from \"%s\" in one channel",
+                                XFER_MAX_DATASETS, comp[d->from].name);
+        if (xfer_cfg_fatal(p, ret))
+            return ret;
+    }
+    if (!bytes || d->ndims < 1) /* a type or dims found wrong: reported already */
+        return ret;
     for (i = 0; i < d->ndims; i++) {
         if (bytes > limit / d->dims[i])
             break;
         bytes *= d->dims[i];
     }
     if (i == d->ndims)
-        return XFER_SUCCESS;
+        return ret;
     for (i = 0; i < d->ndims; i++) {
         snprintf(num, sizeof(num), "%" PRIu64, d->dims[i]);
         append(shape, sizeof(shape), ", ", num);
@@ -513,6 +598,7 @@ static const cfg_key_t component_keys[] = {
      .off = CO_(argv),
      .count_off = CO_(argc),
      .nmin = 1,
+     .nmax = 65536,
      .handler = &xfer_cfg_strings_handler,
      .doc = "the program and its arguments, as xfer-run starts it"},
     {.key = "env",
@@ -520,6 +606,7 @@ static const cfg_key_t component_keys[] = {
      .dflt = "{}",
      .off = CO_(env),
      .count_off = CO_(nenv),
+     .nmax = 4096,
      .handler = &xfer_cfg_env_handler,
      .doc = "environment variables set for the component's processes"},
 };
@@ -673,29 +760,54 @@ static const cfg_table_t top_table = {.path = "",
 
 /* ---- public API --------------------------------------------------------------------------- */
 
-xfer_status_t xfer_config_load(const char *path, xfer_config_t **cfg)
+/* A new configuration named @p path, read from @p text. */
+static xfer_status_t load(const char *path, const char *text, size_t len, xfer_config_t **cfg)
 {
     xfer_config_t *c;
     xfer_status_t st;
 
-    if (!cfg)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "cfg is NULL");
-    *cfg = NULL;
-    if (!path)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "path is NULL");
     if (!(c = xfer_calloc(1, sizeof(*c))))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "configuration");
     if (!(c->path = xfer_cfg_strdup(path))) {
         xfer_free(c);
         return XFER_ERR(XFER_ERR_NO_MEMORY, "configuration");
     }
-    st = xfer_cfg_parse(path, &top_table, c);
+    st = xfer_cfg_parse(path, text, len, &top_table, c);
     if (st != XFER_SUCCESS) {
         xfer_config_free(&c);
         return st;
     }
     *cfg = c;
     return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_config_load(const char *path, xfer_config_t **cfg)
+{
+    xfer_status_t st;
+    char *text;
+    size_t len;
+
+    if (!cfg)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "cfg is NULL");
+    *cfg = NULL;
+    if (!path)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "path is NULL");
+    if ((st = xfer_cfg_read_file(path, &text, &len)) != XFER_SUCCESS)
+        return st;
+    st = load(path, text, len, cfg);
+    xfer_free(text);
+    return st;
+}
+
+xfer_status_t xfer_config_load_buffer(const char *name, const void *text, size_t len,
+                                      xfer_config_t **cfg)
+{
+    if (!cfg)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "cfg is NULL");
+    *cfg = NULL;
+    if (!text && len)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "text is NULL");
+    return load(name ? name : "<buffer>", text ? text : "", len, cfg);
 }
 
 xfer_status_t xfer_config_print(const xfer_config_t *cfg, FILE *out)

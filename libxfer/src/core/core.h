@@ -26,6 +26,10 @@ xfer_status_t xfer_err_set(xfer_status_t status, const char *func, const char *f
  * configuration error "wf.yaml:3:5: key: problem", and return @p status. */
 xfer_status_t xfer_err_raw(xfer_status_t status, const char *fmt, ...) XFER_PRINTF(2, 3);
 
+/* Record @p text, of any length and possibly several lines (every error of a workflow file), as
+ * it is for xfer_last_error() and return @p status. Out of memory, its first 1023 bytes. */
+xfer_status_t xfer_err_text(xfer_status_t status, const char *text);
+
 /* Record an MPI failure: the MPI error class and MPI_Error_string text are kept. */
 xfer_status_t xfer_err_mpi(int mpi_rc, const char *func, const char *call);
 

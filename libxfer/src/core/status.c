@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
@@ -10,6 +12,21 @@
 
 static _Thread_local char err_msg[XFER_ERRMSG_MAX];
 static _Thread_local int err_mpi_class = MPI_SUCCESS;
+
+/* A longer text (xfer_err_text: every error of a workflow file) lives in a buffer of the thread's
+ * own, which a thread-specific key frees when the thread ends; err_long_on says it is the last
+ * error rather than err_msg. */
+static _Thread_local char *err_long;
+static _Thread_local size_t err_long_cap;
+static _Thread_local int err_long_on;
+static pthread_once_t err_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t err_key;
+static int err_key_ok;
+
+static void err_key_make(void)
+{
+    err_key_ok = pthread_key_create(&err_key, free) == 0;
+}
 
 const char *xfer_status_string(xfer_status_t status)
 {
@@ -37,7 +54,7 @@ const char *xfer_status_name(xfer_status_t status)
 
 const char *xfer_last_error(void)
 {
-    return err_msg;
+    return err_long_on ? err_long : err_msg;
 }
 
 int xfer_last_mpi_error_class(void)
@@ -48,6 +65,7 @@ int xfer_last_mpi_error_class(void)
 void xfer_clear_error(void)
 {
     err_msg[0] = '\0';
+    err_long_on = 0;
     err_mpi_class = MPI_SUCCESS;
 }
 
@@ -63,6 +81,7 @@ xfer_status_t xfer_err_set(xfer_status_t status, const char *func, const char *f
      * the same status leave it alone. A caller adding context uses a different message. */
     snprintf(err_msg, sizeof(err_msg), "%.64s: %.32s: %.900s", func, xfer_status_name(status),
              detail);
+    err_long_on = 0;
     if (status != XFER_ERR_MPI)
         err_mpi_class = MPI_SUCCESS;
     xfer_log(XFER_LOG_DEBUG, "%s", err_msg);
@@ -76,9 +95,41 @@ xfer_status_t xfer_err_raw(xfer_status_t status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
     va_end(ap);
+    err_long_on = 0;
     if (status != XFER_ERR_MPI)
         err_mpi_class = MPI_SUCCESS;
     xfer_log(XFER_LOG_DEBUG, "%s", err_msg);
+    return status;
+}
+
+xfer_status_t xfer_err_text(xfer_status_t status, const char *text)
+{
+    const size_t n = strlen(text) + 1;
+
+    err_long_on = 0;
+    err_mpi_class = MPI_SUCCESS;
+    if (n > sizeof(err_msg) && n > err_long_cap) {
+        char *b;
+        pthread_once(&err_key_once, err_key_make);
+        /* without the key the buffer could not be freed at thread exit: keep to err_msg */
+        if (err_key_ok && (b = realloc(err_long, n)) != NULL) {
+            err_long = b;
+            err_long_cap = n;
+            if (pthread_setspecific(err_key, b) != 0) {
+                free(b);
+                err_long = NULL;
+                err_long_cap = 0;
+            }
+        }
+    }
+    if (n > sizeof(err_msg) && n <= err_long_cap) {
+        memmove(err_long, text, n); /* text may be xfer_last_error() itself */
+        err_long_on = 1;
+    } else { /* short, or no memory: as much as the fixed buffer holds */
+        if (text != err_msg)
+            snprintf(err_msg, sizeof(err_msg), "%s", text);
+    }
+    xfer_log(XFER_LOG_DEBUG, "%s", xfer_last_error());
     return status;
 }
 
