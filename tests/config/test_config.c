@@ -765,7 +765,7 @@ static void test_every_error(void)
                   "\"float32\" or \"float64\"?\n"
                   "hint.yaml:8:47: channels[1].algo: unknown key (expected name, from, to, duplex, "
                   "algorithm, hierarchical, max_in_flight_steps, selection, attributes_bytes, "
-                  "datasets); did you mean \"algorithm\"?\n"
+                  "transport, file, datasets); did you mean \"algorithm\"?\n"
                   "hint.yaml:8:114: channels[1].datasets[0].selection: expected channel|all|rows|"
                   "columns|block|user, got \"Rows\"; did you mean \"rows\"?");
 
