@@ -755,6 +755,21 @@ int64_t xferd_tick(xferd_t *d)
     xferd_res_t res;
     char reason[128];
 
+    /* A daemon that did not run for a while (a stopped or starved process: ticks come every
+     * hb_ms / 2) heard nothing meanwhile: the silence is its own, not the components'. Their
+     * beats of that time may still sit in ZeroMQ's queues; the stall is not held against them. */
+    if (d->last_tick > 0 && now - d->last_tick > d->hb_ms) {
+        const int64_t stall = now - d->last_tick - d->hb_ms / 2;
+        xferd_log(d, XFERD_WARN,
+                  "xferd did not run for %" PRId64 " ms: the components' "
+                  "silence of that time is not held against them",
+                  stall);
+        for (int k = 0; k < d->ncomp; k++)
+            if (d->comp[k].state == XFERD_RUNNING && d->comp[k].last_seen >= 0)
+                d->comp[k].last_seen =
+                    d->comp[k].last_seen + stall < now ? d->comp[k].last_seen + stall : now;
+    }
+    d->last_tick = now;
     for (int k = 0; k < d->ncomp; k++) {
         xferd_comp_t *c = &d->comp[k];
         if (c->state == XFERD_RUNNING && now - c->last_seen > d->hb_timeout_ms) {

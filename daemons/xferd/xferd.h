@@ -97,7 +97,8 @@ typedef struct xferd {
     int64_t start_ms; /* monotonic ms of this (re)start */
     int recovered;
     int hb_ms, hb_timeout_ms;
-    void *sock; /* the ROUTER */
+    int64_t last_tick; /* monotonic ms of the last liveness check (0: none yet) */
+    void *sock;        /* the ROUTER */
     xferd_journal_t *jr;
     FILE *log;
     int quiet;

@@ -26,7 +26,7 @@ fail)
     [ -z "$(squeue -h)" ] || fail "jobs left: $(squeue -h)"
     ;;
 dryrun)
-    "$xr" --launcher slurm --dry-run "$file" >out.log 2>&1 || fail "--dry-run failed"
+    "$xr" --launcher slurm --launch mpmd --dry-run "$file" >out.log 2>&1 || fail "--dry-run failed"
     cat out.log
     pmi=pmi2
     [ "$flavour" = openmpi ] && pmi=pmix

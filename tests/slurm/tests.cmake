@@ -67,8 +67,9 @@ endif()
 function(sl_example name p q)
   cmake_parse_arguments(E "" "" "COMMAND" ${ARGN})
   set(out ${SL_DIR}/example-${name})
+  # (heartbeat_timeout_ms: the emulated nodes share two cores with MPICH ch3's busy polling)
   file(WRITE ${out}.yaml "workflow: slurm_example_${name}
-control: {timeout_ms: 60000}
+control: {timeout_ms: 60000, heartbeat_timeout_ms: 6000}
 components:
   - {name: simulation, nprocs: ${p},
      cmd: [gray-scott-sim, --steps, \"60\", --every, \"10\", --output, ${out}]}
