@@ -41,15 +41,6 @@ static xfer_status_t zerr(const xfer_ctl_t *c, const char *what)
                     zmq_strerror(zmq_errno()));
 }
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = xfer_malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 xfer_status_t xfer_ctl_connect(const xfer_ctl_opts_t *o, xfer_ctl_t **out)
 {
     const int linger = 0;
@@ -64,9 +55,9 @@ xfer_status_t xfer_ctl_connect(const xfer_ctl_opts_t *o, xfer_ctl_t **out)
     if (!c)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "control client");
     c->next_id = 1;
-    c->endpoint = dup_str(o->endpoint);
-    c->wf = dup_str(o->workflow);
-    c->tok = dup_str(o->token);
+    c->endpoint = xfer_strdup(o->endpoint);
+    c->wf = xfer_strdup(o->workflow);
+    c->tok = xfer_strdup(o->token);
     if (!c->endpoint || !c->wf || !c->tok) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "control client");
         goto fail;

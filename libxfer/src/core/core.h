@@ -77,6 +77,11 @@ void *xfer_calloc(size_t n, size_t size);
 void *xfer_realloc_array(void *p, size_t n, size_t size);
 void xfer_free(void *p);
 
+/* Copies of @p s (not NULL) to free with xfer_free; NULL when memory runs out. xfer_strndup
+ * copies at most @p n bytes, stopping at a NUL, and always terminates the copy. */
+char *xfer_strdup(const char *s);
+char *xfer_strndup(const char *s, size_t n);
+
 /* Grow the array *@p arr of *@p cap elements of @p size bytes, doubling from 16, to hold at
  * least @p need; 0 when memory or the size runs out (the array is then unchanged). */
 int xfer_grow_array(void **arr, int *cap, int need, size_t size);

@@ -100,6 +100,23 @@ void xfer_free(void *p)
     free(p);
 }
 
+char *xfer_strdup(const char *s)
+{
+    return xfer_strndup(s, strlen(s));
+}
+
+char *xfer_strndup(const char *s, size_t n)
+{
+    const size_t len = strnlen(s, n);
+    char *d = xfer_malloc(len + 1);
+
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
+}
+
 int xfer_grow_array(void **arr, int *cap, int need, size_t size)
 {
     void *p;

@@ -55,12 +55,8 @@ static void note_failure(xfer_rt_ctl_t *c, const xfer_config_t *cfg, const xfer_
         if (strcmp(cfg->components[i].name, comp) != 0)
             continue;
         pthread_mutex_lock(&c->lock);
-        if (!c->reason[i]) {
-            size_t n = strlen(why) + 1;
-            c->reason[i] = malloc(n);
-            if (c->reason[i])
-                memcpy(c->reason[i], why, n);
-        }
+        if (!c->reason[i])
+            c->reason[i] = xfer_strdup(why);
         pthread_mutex_unlock(&c->lock);
         atomic_fetch_add(&c->nfailed, 1);
         return;
