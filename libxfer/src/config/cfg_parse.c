@@ -430,10 +430,7 @@ void xfer_cfg_pop(cfg_parser_t *p, size_t len)
 
 static size_t rec_hash(const char *path)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *path; path++)
-        h = (h ^ (unsigned char) *path) * 16777619u;
-    return h;
+    return (size_t) xfer_fnv1a(XFER_FNV_OFFSET, path, strlen(path));
 }
 
 static cfg_rec_t *find_rec(const cfg_parser_t *p, const char *path)

@@ -96,6 +96,25 @@ static inline int xfer_mod(long a, int n)
     return (int) (r < 0 ? r + n : r);
 }
 
+/* ---- hashing ---------------------------------------------------------------------------- */
+
+#define XFER_FNV_OFFSET 14695981039346656037ULL /* 64-bit FNV offset basis */
+
+/* 64-bit FNV-1a of the @p n bytes at @p p, continuing from @p h (XFER_FNV_OFFSET to start).
+ * For comparing values across the ranks of one build, not for storing. */
+uint64_t xfer_fnv1a(uint64_t h, const void *p, size_t n);
+
+/* xfer_fnv1a of the 8 bytes of @p v, least significant first: the same on any byte order. */
+static inline uint64_t xfer_fnv1a_u64(uint64_t h, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char) (v >> (8 * i));
+    return xfer_fnv1a(h, b, sizeof(b));
+}
+
+/* ---- numbers ---------------------------------------------------------------------------- */
+
 /* ceil(log2(n)) for n >= 1. */
 int xfer_ceil_log2(uint64_t n);
 

@@ -144,6 +144,15 @@ int xfer_mul_size(size_t a, size_t b, size_t *out)
     return 1;
 }
 
+uint64_t xfer_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL; /* the 64-bit FNV prime */
+    return h;
+}
+
 int xfer_ceil_log2(uint64_t n)
 {
     int l = 0;
