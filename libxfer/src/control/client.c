@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <zmq.h>
 
@@ -25,15 +24,8 @@ struct xfer_ctl {
     int64_t next_id;
     xfer_ctl_msg_t *queue[CTL_MAX_QUEUED];
     int qhead, qlen;
-    double heard; /* now_ms() of the last message received */
+    double heard; /* xfer_now_ms() of the last message received */
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
 
 static xfer_status_t zerr(const xfer_ctl_t *c, const char *what)
 {
@@ -204,7 +196,7 @@ static xfer_status_t recv_one(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **m)
         return zmq_errno() == EAGAIN || zmq_errno() == EINTR ? XFER_SUCCESS
                                                              : zerr(c, "zmq_msg_recv");
     }
-    c->heard = now_ms();
+    c->heard = xfer_now_ms();
     st = xfer_ctl_decode(zmq_msg_data(&z), zmq_msg_size(&z), XFER_CTL_MAX_REPLY, m);
     zmq_msg_close(&z);
     if (st != XFER_SUCCESS)
@@ -223,7 +215,7 @@ static int is_reply(const xfer_ctl_msg_t *m)
 xfer_status_t xfer_ctl_request(xfer_ctl_t *c, xfer_ctl_msg_t *req, int timeout_ms,
                                xfer_ctl_msg_t **reply)
 {
-    const double deadline = now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+    const double deadline = xfer_now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
     xfer_status_t st;
     int64_t id;
 
@@ -234,7 +226,7 @@ xfer_status_t xfer_ctl_request(xfer_ctl_t *c, xfer_ctl_msg_t *req, int timeout_m
     XFER_CHECK_GOTO(stamp_and_send(c, req, &id), st, out);
     for (;;) {
         xfer_ctl_msg_t *m = NULL;
-        double left = deadline - now_ms();
+        double left = deadline - xfer_now_ms();
         if (left <= 0)
             return XFER_ERR(XFER_ERR_TIMEOUT, "xferd at %s: no reply to \"%s\" within %d ms",
                             c->endpoint, xfer_ctl_op(req), timeout_ms);
@@ -283,7 +275,7 @@ xfer_status_t xfer_ctl_last_heard(const xfer_ctl_t *c, double *mono_ms)
 
 xfer_status_t xfer_ctl_recv(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **notice)
 {
-    const double deadline = now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+    const double deadline = xfer_now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
     xfer_status_t st;
 
     if (!c || !notice)
@@ -293,7 +285,7 @@ xfer_status_t xfer_ctl_recv(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **noti
         return XFER_SUCCESS;
     for (;;) {
         xfer_ctl_msg_t *m = NULL;
-        double left = deadline - now_ms();
+        double left = deadline - xfer_now_ms();
         XFER_CHECK_GOTO(recv_one(c, left > 0 ? (int) left + 1 : 0, &m), st, out);
         if (m && !is_reply(m)) {
             *notice = m;
@@ -303,7 +295,7 @@ xfer_status_t xfer_ctl_recv(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **noti
             xfer_ctl_msg_free(&m);
             continue;
         }
-        if (now_ms() >= deadline)
+        if (xfer_now_ms() >= deadline)
             return XFER_ERR(XFER_ERR_TIMEOUT, "xferd at %s: no notice within %d ms", c->endpoint,
                             timeout_ms);
     }

@@ -121,4 +121,10 @@ int xfer_ceil_log2(uint64_t n);
 /* Monotonic wall-clock seconds (no MPI needed). */
 double xfer_now(void);
 
+/* The same in milliseconds. */
+static inline double xfer_now_ms(void)
+{
+    return 1e3 * xfer_now();
+}
+
 #endif /* XFER_CORE_H */
