@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Helpers shared by the file adapters: error text, types, the slab split and the in-band
- * attribute table (see adapter_common.h and docs/adapters.md). */
+/* Helpers shared by the file adapters: error text and its agreement, types, the slab split and the
+ * in-band attribute table (see adapter_common.h and docs/adapters.md). */
 #include "adapter_common.h"
 
 #include <stdarg.h>
@@ -29,6 +29,37 @@ void xfer_adapter_set_error(const char *fmt, ...)
 void xfer_adapter_clear_error(void)
 {
     adapter_err[0] = '\0';
+}
+
+static xfer_status_t agree_failed(int rc, const char *call)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof(text), "MPI error %d", rc);
+    xfer_adapter_set_error("%s failed while agreeing on a status: %s", call, text);
+    return XFER_ERR_MPI;
+}
+
+xfer_status_t xfer_adapter_agree(MPI_Comm comm, xfer_status_t st)
+{
+    int in[2], out[2], rc; /* MPI_2INT: the status, the rank */
+    char text[sizeof(adapter_err)];
+
+    if ((rc = MPI_Comm_rank(comm, &in[1])) != MPI_SUCCESS)
+        return agree_failed(rc, "MPI_Comm_rank");
+    in[0] = (int) st;
+    if ((rc = MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm)) != MPI_SUCCESS)
+        return agree_failed(rc, "MPI_Allreduce");
+    if (out[0] == XFER_SUCCESS)
+        return XFER_SUCCESS;
+    memcpy(text, adapter_err, sizeof(text));
+    if (MPI_Bcast(text, (int) sizeof(text), MPI_CHAR, out[1], comm) != MPI_SUCCESS)
+        snprintf(text, sizeof(text), "rank %d failed (MPI_Bcast of its error failed)", out[1]);
+    if (in[1] != out[1])
+        xfer_adapter_set_error("%s", text);
+    return (xfer_status_t) out[0];
 }
 
 size_t xfer_adapter_volume(int ndims, const uint64_t count[])

@@ -2,14 +2,16 @@
 /**
  * @file
  * Helpers shared by the file adapters (libxfer_adapter.so, which the adapters and the tools
- * link: one copy of the per-thread error text behind xfer_adapter_error()), type and shape
- * helpers, the slab decomposition both sides use, and the attribute table that carries names,
- * shapes and attributes in-band (a uint8 dataset, see docs/adapters.md). The header is not
- * installed: the adapters' own API is adapter.h.
+ * link: one copy of the per-thread error text behind xfer_adapter_error()), the ranks'
+ * agreement on a status and its text, type and shape helpers, the slab decomposition both sides
+ * use, and the attribute table that carries names, shapes and attributes in-band (a uint8
+ * dataset, see docs/adapters.md). The header is not installed: the adapters' own API is
+ * adapter.h.
  */
 #ifndef XFER_ADAPTER_COMMON_H
 #define XFER_ADAPTER_COMMON_H
 
+#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +26,13 @@ XFER_PUBLIC void xfer_adapter_set_error(const char *fmt, ...) __attribute__((for
 
 /** Forget the last adapter error of the calling thread. */
 XFER_PUBLIC void xfer_adapter_clear_error(void);
+
+/**
+ * One status for every rank of @p comm: the lowest of the ranks' @p st (errors are negative),
+ * and on every rank the adapter error text of the lowest rank that reported it. Collective over
+ * @p comm. An MPI call that fails here gives XFER_ERR_MPI with a text naming it.
+ */
+XFER_PUBLIC xfer_status_t xfer_adapter_agree(MPI_Comm comm, xfer_status_t st);
 
 /** Elements of a box of @p ndims extents @p count (1 for ndims == 0); 0 on overflow of size_t. */
 XFER_PUBLIC size_t xfer_adapter_volume(int ndims, const uint64_t count[]);

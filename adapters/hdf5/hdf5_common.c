@@ -50,27 +50,6 @@ xfer_status_t h5_fail(xfer_status_t st, const char *file, const char *obj, const
     return st;
 }
 
-/* Every rank gets the same status and the text of the lowest failing rank. */
-xfer_status_t h5_agree(MPI_Comm comm, xfer_status_t st)
-{
-    int in[2], out[2], rank;
-    MPI_Comm_rank(comm, &rank);
-    in[0] = (int) st;
-    in[1] = rank;
-    if (MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS) {
-        xfer_adapter_set_error("MPI_Allreduce failed while agreeing on an HDF5 status");
-        return XFER_ERR_MPI;
-    }
-    if (out[0] != XFER_SUCCESS) {
-        char text[1024];
-        snprintf(text, sizeof(text), "%s", xfer_adapter_error());
-        MPI_Bcast(text, (int) sizeof(text), MPI_CHAR, out[1], comm);
-        if (rank != out[1])
-            xfer_adapter_set_error("%s", text);
-    }
-    return (xfer_status_t) out[0];
-}
-
 hid_t h5_native_of(xfer_type_t t)
 {
     switch (t) {

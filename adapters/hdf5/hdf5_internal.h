@@ -19,7 +19,6 @@
 /* hdf5_common.c */
 void h5_message(char *out, size_t cap);
 xfer_status_t h5_fail(xfer_status_t st, const char *file, const char *obj, const char *call);
-xfer_status_t h5_agree(MPI_Comm comm, xfer_status_t st);
 hid_t h5_native_of(xfer_type_t t);
 const char *h5_class_name(H5T_class_t c);
 xfer_type_t h5_type_of(hid_t t, char *why, size_t cap);

@@ -305,7 +305,7 @@ xfer_status_t h5_open_read(const char *path, MPI_Comm comm, void **hp)
     if (!r || !(r->path = strdup(path))) {
         free(r);
         xfer_adapter_set_error("%s: out of memory", path);
-        return h5_agree(comm, XFER_ERR_NO_MEMORY);
+        return xfer_adapter_agree(comm, XFER_ERR_NO_MEMORY);
     }
     r->comm = comm;
     r->file = H5I_INVALID_HID;
@@ -338,7 +338,7 @@ out:
         H5Gclose(root);
     if (fapl >= 0)
         H5Pclose(fapl);
-    st = h5_agree(comm, st);
+    st = xfer_adapter_agree(comm, st);
     if (st != XFER_SUCCESS) {
         char keep[1024];
         void *tmp = r;
@@ -408,7 +408,7 @@ xfer_status_t h5_read(void *h, int var, const uint64_t start[], const uint64_t c
     int empty;
     if (var < 0 || var >= r->nvars) {
         xfer_adapter_set_error("%s: no variable %d", r->path, var);
-        return h5_agree(r->comm, XFER_ERR_INVALID_ARG);
+        return xfer_adapter_agree(r->comm, XFER_ERR_INVALID_ARG);
     }
     v = &r->vars[var];
     if ((ds = H5Dopen2(r->file, v->name, H5P_DEFAULT)) < 0) {
@@ -435,5 +435,5 @@ out:
         H5Sclose(fs);
     if (ds >= 0)
         H5Dclose(ds);
-    return h5_agree(r->comm, st);
+    return xfer_adapter_agree(r->comm, st);
 }

@@ -127,7 +127,7 @@ static xfer_status_t space_check(h5write_t *w, uint64_t step)
             st = XFER_ERR_INTERNAL;
         }
     }
-    return h5_agree(w->comm, st);
+    return xfer_adapter_agree(w->comm, st);
 }
 
 /* Where object @p name of step @p step lives in the output file. */
@@ -219,12 +219,13 @@ xfer_status_t h5_write_group(void *h, uint64_t step, const xfer_adapter_var_t *g
     hid_t grp = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
     xfer_status_t st = check_step(w, step, g->name);
     if (st != XFER_SUCCESS)
-        return h5_agree(w->comm, st);
+        return xfer_adapter_agree(w->comm, st);
     if ((st = space_check(w, step)) != XFER_SUCCESS)
         return st;
     w->in_step = 1;
     if (w->o.layout == XFER_ADAPTER_STEP_DIM && step > 0)
-        return h5_agree(w->comm, XFER_SUCCESS); /* groups and their attributes exist since step 0 */
+        return xfer_adapter_agree(
+            w->comm, XFER_SUCCESS); /* groups and their attributes exist since step 0 */
     out_name(w, step, g->name, name, sizeof(name));
     if (strcmp(name, "/") == 0)
         grp = H5Gopen2(w->file, "/", H5P_DEFAULT);
@@ -240,7 +241,7 @@ out:
         H5Gclose(grp);
     if (lcpl >= 0)
         H5Pclose(lcpl);
-    return h5_agree(w->comm, st);
+    return xfer_adapter_agree(w->comm, st);
 }
 
 /* The chunk shape: the options' (clipped to the extents) or the whole extents, halved along the
@@ -284,10 +285,10 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
     xfer_status_t st = check_step(w, step, v->name);
     int d, empty;
     if (st != XFER_SUCCESS)
-        return h5_agree(w->comm, st);
+        return xfer_adapter_agree(w->comm, st);
     if (v->ndims < 1 || v->ndims > XFER_MAX_DIMS || xfer_type_size(v->type) == 0) {
         xfer_adapter_set_error("%s: %s: invalid type or shape", w->tmp, v->name);
-        return h5_agree(w->comm, XFER_ERR_INVALID_ARG);
+        return xfer_adapter_agree(w->comm, XFER_ERR_INVALID_ARG);
     }
     if ((st = space_check(w, step)) != XFER_SUCCESS)
         return st;
@@ -374,7 +375,7 @@ out:
         H5Pclose(dcpl);
     if (sp >= 0)
         H5Sclose(sp);
-    return h5_agree(w->comm, st);
+    return xfer_adapter_agree(w->comm, st);
 }
 
 static xfer_status_t write_step_count(h5write_t *w, uint64_t n)
@@ -424,7 +425,7 @@ xfer_status_t h5_end_step(void *h, uint64_t step)
         st = write_step_count(w, step + 1);
     if (st == XFER_SUCCESS && H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Fflush (end of step)");
-    st = h5_agree(w->comm, st);
+    st = xfer_adapter_agree(w->comm, st);
     if (st == XFER_SUCCESS) {
         w->completed++;
         w->in_step = 0;
@@ -578,13 +579,13 @@ xfer_status_t h5_commit(void **hp)
                                (unsigned long long) w->completed);
         st = XFER_ERR_STATE;
     }
-    st = h5_agree(w->comm, st);
+    st = xfer_adapter_agree(w->comm, st);
     if (st != XFER_SUCCESS)
         return st; /* the handle stays: the caller aborts, keeping the completed steps */
     if (H5Fclose(w->file) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Fclose");
     w->file = H5I_INVALID_HID;
-    st = h5_agree(w->comm, st);
+    st = xfer_adapter_agree(w->comm, st);
     if (st == XFER_SUCCESS) {
         if (w->rank == 0)
             ok = rename_final(w, why, sizeof(why), xwhy, sizeof(xwhy));
@@ -669,7 +670,7 @@ xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapter_wopt
             free(w->path);
         free(w);
         xfer_adapter_set_error("%s: out of memory", path);
-        return h5_agree(comm, XFER_ERR_NO_MEMORY);
+        return xfer_adapter_agree(comm, XFER_ERR_NO_MEMORY);
     }
     sprintf(w->tmp, "%s.tmp", path);
     w->comm = comm;
@@ -710,7 +711,7 @@ out:
         H5Pclose(fapl);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
-    st = h5_agree(comm, st);
+    st = xfer_adapter_agree(comm, st);
     if (st != XFER_SUCCESS) {
         if (w->file >= 0)
             H5Fclose(w->file);

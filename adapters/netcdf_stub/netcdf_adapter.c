@@ -37,31 +37,6 @@ static xfer_status_t nca_fail(int rc, const char *call, const char *file, const 
     return XFER_ERR_INTERNAL;
 }
 
-/* One status for every rank of @p comm: the most negative, with its first rank's text. */
-static xfer_status_t agree(MPI_Comm comm, xfer_status_t st)
-{
-    struct {
-        int v, r;
-    } in, out;
-    char msg[ERR_TEXT];
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    in.v = (int) st;
-    in.r = rank;
-    if (MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS) {
-        xfer_adapter_set_error("netcdf: MPI_Allreduce of the status failed");
-        return XFER_ERR_MPI;
-    }
-    if (out.v == XFER_SUCCESS)
-        return XFER_SUCCESS;
-    snprintf(msg, sizeof(msg), "%s", rank == out.r ? xfer_adapter_error() : "");
-    if (MPI_Bcast(msg, (int) sizeof(msg), MPI_CHAR, out.r, comm) != MPI_SUCCESS)
-        snprintf(msg, sizeof(msg), "netcdf: rank %d failed (MPI_Bcast of its error failed)", out.r);
-    if (rank != out.r)
-        xfer_adapter_set_error("%s", msg);
-    return (xfer_status_t) out.v;
-}
-
 static nc_type nca_type_of(xfer_type_t t)
 {
     switch (t) {
@@ -400,7 +375,7 @@ static xfer_status_t nca_open_read(const char *path, MPI_Comm comm, void **h)
         xfer_adapter_set_error("netcdf: out of memory reading the metadata of \"%s\"", path);
 out:
     free(dimids);
-    st = agree(comm, st);
+    st = xfer_adapter_agree(comm, st);
     if (st != XFER_SUCCESS) {
         if (r && r->ncid >= 0)
             nc_close(r->ncid);
@@ -642,7 +617,7 @@ static xfer_status_t nca_create_w(const char *path, MPI_Comm comm, const xfer_ad
             dir_reason(w->tmp);
         }
     }
-    st = agree(comm, st);
+    st = xfer_adapter_agree(comm, st);
     if (st != XFER_SUCCESS) {
         if (w && w->ncid >= 0) {
             nc_close(w->ncid);
@@ -720,7 +695,7 @@ xfer_status_t xfer_netcdf_define(void *h, const uint8_t *table, size_t len, int 
         if (st == XFER_SUCCESS)
             st = define_from_table(w);
     }
-    return agree(w->comm, st);
+    return xfer_adapter_agree(w->comm, st);
 }
 
 static const xfer_adapter_var_t *table_obj(const nca_writer_t *w, const char *prefix,
@@ -949,7 +924,7 @@ static xfer_status_t nca_write(void *h, uint64_t step, const xfer_adapter_var_t 
             st = XFER_ERR_NO_MEMORY;
         }
     }
-    st = agree(w->comm, st);
+    st = xfer_adapter_agree(w->comm, st);
     if (st != XFER_SUCCESS)
         goto out;
     /* then the data, one slab at a time; rank 0 keeps receiving after a failed put so that no
@@ -979,7 +954,7 @@ static xfer_status_t nca_write(void *h, uint64_t step, const xfer_adapter_var_t 
             st = XFER_ERR_MPI;
         }
     }
-    st = agree(w->comm, st);
+    st = xfer_adapter_agree(w->comm, st);
 out:
     free(slab);
     free(boxes);
@@ -996,7 +971,7 @@ static xfer_status_t nca_end_step(void *h, uint64_t step)
         if (rc != NC_NOERR)
             st = nca_fail(rc, "nc_sync", w->tmp, NULL);
     }
-    st = agree(w->comm, st);
+    st = xfer_adapter_agree(w->comm, st);
     if (st == XFER_SUCCESS)
         w->steps_done = step + 1;
     return st;
@@ -1020,7 +995,7 @@ static xfer_status_t nca_commit(void **h)
             st = XFER_ERR_INTERNAL;
         }
     }
-    st = agree(w->comm, st);
+    st = xfer_adapter_agree(w->comm, st);
     writer_free(w);
     *h = NULL;
     return st;

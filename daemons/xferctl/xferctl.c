@@ -32,6 +32,10 @@ enum {
     EXIT_DENIED = 4    /* wrong token or workflow */
 };
 
+#define XFER_XALLOC_PROG "xferctl"
+#define XFER_XALLOC_EXIT EXIT_REPLY
+#include "common/xalloc.h"
+
 #define DEFAULT_TIMEOUT_MS  5000
 #define DEFAULT_INTERVAL_MS 1000
 #define SLEEP_SLICE_MS      100 /* how soon watch notices Ctrl-C while it waits */
@@ -95,36 +99,6 @@ static void err(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-}
-
-static char *xstrdup(const char *s)
-{
-    char *d = strdup(s);
-    if (!d) {
-        err("out of memory");
-        exit(EXIT_REPLY);
-    }
-    return d;
-}
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    char *s;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    s = malloc((size_t) n + 1);
-    if (!s) {
-        err("out of memory");
-        exit(EXIT_REPLY);
-    }
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t) n + 1, fmt, ap);
-    va_end(ap);
-    return s;
 }
 
 /* The global options up to COMMAND (getopt_long stops there: "+"), then COMMAND's own. */

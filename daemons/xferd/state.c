@@ -13,15 +13,6 @@
 
 static const char *state_names[] = {"waiting", "running", "done", "failed"};
 
-static char *dupstr(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-    if (p)
-        memcpy(p, s, n);
-    return p;
-}
-
 /* Printable, bounded copy of a client's string for messages and logs. */
 static const char *safe(const char *s, char *buf, size_t cap)
 {
@@ -122,7 +113,7 @@ static int chan_index(const xferd_t *d, const char *name)
 
 static void set_str(char **dst, const char *s)
 {
-    char *p = s ? dupstr(s) : NULL;
+    char *p = s ? strdup(s) : NULL;
     free(*dst);
     *dst = p;
 }
@@ -158,7 +149,7 @@ static void apply_failed(xferd_t *d, int k, const char *reason, int64_t at_ms)
     set_str(&c->reason, reason);
     if (d->nfail < XFERD_MAX_FAILURES) {
         d->fail[d->nfail].comp = k;
-        d->fail[d->nfail].reason = dupstr(reason);
+        d->fail[d->nfail].reason = strdup(reason);
         d->fail[d->nfail].at_ms = at_ms;
         c->last_failure = d->nfail++;
     }
@@ -853,7 +844,7 @@ int xferd_apply_record(xferd_t *d, const xfer_ctl_msg_t *rec)
             apply_failed(d, k, reason, at);
         } else if (d->nfail < XFERD_MAX_FAILURES) { /* "failure": history only */
             d->fail[d->nfail].comp = k;
-            d->fail[d->nfail].reason = dupstr(reason);
+            d->fail[d->nfail].reason = strdup(reason);
             d->fail[d->nfail].at_ms = at;
             d->comp[k].last_failure = d->nfail++;
         }

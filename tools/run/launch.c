@@ -15,7 +15,7 @@ static void add_env(strv_t *s, int openmpi, const char *name, const char *value)
 {
     if (openmpi) {
         sv_push(s, "-x");
-        sv_take(s, xprintf("%s=%s", name, value));
+        sv_take(s, xasprintf("%s=%s", name, value));
     } else {
         sv_push(s, "-env");
         sv_push(s, name);
@@ -29,7 +29,7 @@ void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
     int i;
 
     sv_push(s, "-n");
-    sv_take(s, xprintf("%d", k->nprocs));
+    sv_take(s, xasprintf("%d", k->nprocs));
     add_env(s, pl->openmpi, "XFER_CONFIG", pl->config_path);
     add_env(s, pl->openmpi, "XFER_COMPONENT", k->name);
     add_env(s, pl->openmpi, "XFER_RUN_DIR", pl->run_dir);
@@ -49,7 +49,7 @@ void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
         char *name;
         if (!eq)
             continue; /* the parser only hands out NAME=value */
-        name = checked(strndup(k->env[i], (size_t) (eq - k->env[i])));
+        name = xstrndup(k->env[i], (size_t) (eq - k->env[i]));
         add_env(s, pl->openmpi, name, eq + 1);
         free(name);
     }
@@ -78,7 +78,7 @@ void add_launcher(const plan_t *pl, const opts_t *o, strv_t *s)
         f += strspn(f, " \t");
         n = strcspn(f, " \t");
         if (n) {
-            sv_take(s, checked(strndup(f, n)));
+            sv_take(s, xstrndup(f, n));
             if (!strcmp(s->v[s->n - 1], "--oversubscribe"))
                 oversubscribe = 1;
         }
@@ -88,7 +88,7 @@ void add_launcher(const plan_t *pl, const opts_t *o, strv_t *s)
         sv_push(s, "--oversubscribe"); /* more ranks than cores is the normal case here */
     if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE) {
         sv_push(s, "--ompi-server");
-        sv_take(s, xprintf("file:%s", pl->uri));
+        sv_take(s, xasprintf("file:%s", pl->uri));
     }
 }
 
@@ -109,14 +109,14 @@ static void add_srun(const plan_t *pl, const opts_t *o, strv_t *s)
         f += strspn(f, " \t");
         n = strcspn(f, " \t");
         if (n)
-            sv_take(s, checked(strndup(f, n)));
+            sv_take(s, xstrndup(f, n));
         f += n;
     }
     if (!mpi_type || !*mpi_type)
         sv_push(s, pl->openmpi ? "--mpi=pmix" : "--mpi=pmi2");
     sv_push(s, "--input=none");
     sv_push(s, "--kill-on-bad-exit=1");
-    sv_take(s, xprintf("--job-name=%s", pl->cfg->workflow));
+    sv_take(s, xasprintf("--job-name=%s", pl->cfg->workflow));
 }
 
 /* Component @p c's command: its environment as `env NAME=VALUE ...` (srun passes xfer-run's
@@ -134,19 +134,19 @@ static void add_srun_command(const plan_t *pl, int c, const char *cmd, int het, 
         sv_push(s, "--");
     }
     sv_push(s, pl->env);
-    sv_take(s, xprintf("XFER_CONFIG=%s", pl->config_path));
-    sv_take(s, xprintf("XFER_COMPONENT=%s", k->name));
-    sv_take(s, xprintf("XFER_RUN_DIR=%s", pl->run_dir));
-    sv_take(s, xprintf("XFER_RUN_ID=%s", pl->run_id));
-    sv_take(s, xprintf("XFER_LAUNCH=%s", pl->mode == XFER_LAUNCH_MPMD ? "mpmd" : "separate"));
+    sv_take(s, xasprintf("XFER_CONFIG=%s", pl->config_path));
+    sv_take(s, xasprintf("XFER_COMPONENT=%s", k->name));
+    sv_take(s, xasprintf("XFER_RUN_DIR=%s", pl->run_dir));
+    sv_take(s, xasprintf("XFER_RUN_ID=%s", pl->run_id));
+    sv_take(s, xasprintf("XFER_LAUNCH=%s", pl->mode == XFER_LAUNCH_MPMD ? "mpmd" : "separate"));
     if (pl->transport)
-        sv_take(s, xprintf("XFER_TRANSPORT=%s", pl->transport));
+        sv_take(s, xasprintf("XFER_TRANSPORT=%s", pl->transport));
     if (pl->transport_dir)
-        sv_take(s, xprintf("XFER_TRANSPORT_DIR=%s", pl->transport_dir));
+        sv_take(s, xasprintf("XFER_TRANSPORT_DIR=%s", pl->transport_dir));
     if (pl->endpoint) {
-        sv_take(s, xprintf("XFER_CONTROL_ENDPOINT=%s", pl->endpoint));
+        sv_take(s, xasprintf("XFER_CONTROL_ENDPOINT=%s", pl->endpoint));
         if (pl->token_file)
-            sv_take(s, xprintf("XFER_CONTROL_TOKEN_FILE=%s", pl->token_file));
+            sv_take(s, xasprintf("XFER_CONTROL_TOKEN_FILE=%s", pl->token_file));
     }
     /* Open MPI in a heterogeneous step: its shared-memory transport crashed (2 of 2) */
     if (het && pl->openmpi && !getenv("OMPI_MCA_btl"))
@@ -167,7 +167,7 @@ static int multiprog_word(const char *w, char **out)
                   w);
         return -1;
     }
-    *out = xprintf("'%s'", w);
+    *out = xasprintf("'%s'", w);
     return 0;
 }
 
@@ -178,11 +178,11 @@ int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds)
 
     if (pl->mode == XFER_LAUNCH_SEPARATE) { /* one srun (a job, or a step) per component */
         pl->nlines = cfg->ncomponents;
-        pl->lines = checked(calloc((size_t) cfg->ncomponents, sizeof(strv_t)));
+        pl->lines = xchecked(calloc((size_t) cfg->ncomponents, sizeof(strv_t)));
         for (c = 0; c < cfg->ncomponents; c++) {
             add_srun(pl, o, &pl->lines[c]);
             sv_push(&pl->lines[c], "-n");
-            sv_take(&pl->lines[c], xprintf("%d", cfg->components[c].nprocs));
+            sv_take(&pl->lines[c], xasprintf("%d", cfg->components[c].nprocs));
             if (pl->in_allocation) /* steps of one allocation that share its CPUs */
                 sv_push(&pl->lines[c], "--overlap");
             add_srun_command(pl, c, cmds[c], 0, &pl->lines[c]);
@@ -190,14 +190,14 @@ int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds)
         return 0;
     }
     pl->nlines = 1;
-    pl->lines = checked(calloc(1, sizeof(strv_t)));
+    pl->lines = xchecked(calloc(1, sizeof(strv_t)));
     add_srun(pl, o, &pl->lines[0]);
     if (o->slurm_het) { /* srun -n P CMD_A : -n Q CMD_B (needs two nodes in the allocation) */
         for (c = 0; c < cfg->ncomponents; c++) {
             if (c > 0)
                 sv_push(&pl->lines[0], ":");
             sv_push(&pl->lines[0], "-n");
-            sv_take(&pl->lines[0], xprintf("%d", cfg->components[c].nprocs));
+            sv_take(&pl->lines[0], xasprintf("%d", cfg->components[c].nprocs));
             add_srun_command(pl, c, cmds[c], 1, &pl->lines[0]);
         }
         return 0;
@@ -205,7 +205,7 @@ int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds)
     /* srun -n P+Q --multi-prog FILE: a line per component, "FIRST-LAST WORDS..." */
     for (c = 0; c < cfg->ncomponents; c++) {
         strv_t words = {NULL, 0, 0};
-        char *line = xprintf("%d-%d", first, first + cfg->components[c].nprocs - 1);
+        char *line = xasprintf("%d-%d", first, first + cfg->components[c].nprocs - 1);
         add_srun_command(pl, c, cmds[c], 0, &words);
         for (i = 0; i < (int) words.n; i++) {
             char *q, *l2;
@@ -214,7 +214,7 @@ int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds)
                 free(line);
                 return -1;
             }
-            l2 = xprintf("%s %s", line, q);
+            l2 = xasprintf("%s %s", line, q);
             free(q);
             free(line);
             line = l2;
@@ -223,9 +223,9 @@ int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds)
         sv_take(&pl->mp_lines, line);
         first += cfg->components[c].nprocs;
     }
-    pl->multiprog = xprintf("%s/slurm.multi-prog", pl->run_dir);
+    pl->multiprog = xasprintf("%s/slurm.multi-prog", pl->run_dir);
     sv_push(&pl->lines[0], "-n");
-    sv_take(&pl->lines[0], xprintf("%d", first));
+    sv_take(&pl->lines[0], xasprintf("%d", first));
     sv_push(&pl->lines[0], "--multi-prog");
     sv_push(&pl->lines[0], pl->multiprog);
     if (o->dry_run)

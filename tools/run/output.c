@@ -217,7 +217,7 @@ int exec_prefixed(int argc, char **argv)
         run_error("usage: xfer-run --exec-prefixed NAME [--plain] -- COMMAND [ARGS...]");
         return EXIT_USAGE;
     }
-    prefix = xprintf("[%s] ", argv[2]);
+    prefix = xasprintf("[%s] ", argv[2]);
     if (!plain && (output_channel(1, po) != 0 || output_channel(2, pe) != 0)) {
         run_error("%s: cannot make the output channels: %s", argv[2], strerror(errno));
         return EXIT_USAGE;

@@ -26,7 +26,7 @@ static char *mpich_device(const char *version)
     p += strlen("MPICH Device:");
     p += strspn(p, " \t");
     end = p + strcspn(p, " \t\r\n");
-    return checked(strndup(p, (size_t) (end - p)));
+    return xstrndup(p, (size_t) (end - p));
 }
 
 /* launch: auto -> separate where the MPI library can open ports, else mpmd. MPI_Get_library_
@@ -124,7 +124,7 @@ static char *resolve_command(const char *component, const char *cmd, const char 
     char *path;
 
     if (strchr(cmd, '/')) {
-        char *joined = cmd[0] == '/' ? xstrdup(cmd) : xprintf("%s/%s", yaml_dir, cmd);
+        char *joined = cmd[0] == '/' ? xstrdup(cmd) : xasprintf("%s/%s", yaml_dir, cmd);
         path = abs_path(joined);
         free(joined);
         if (!is_exec_file(path)) {
@@ -135,7 +135,7 @@ static char *resolve_command(const char *component, const char *cmd, const char 
         }
         return path;
     }
-    path = xprintf("%s/%s", self_dir, cmd);
+    path = xasprintf("%s/%s", self_dir, cmd);
     if (is_exec_file(path))
         return path;
     free(path);
@@ -177,7 +177,7 @@ static int setup_run_dir(plan_t *pl, const opts_t *o)
         tmp = "/tmp";
     /* Slurm: the nodes share the working directory (the submit directory), not /tmp; the
      * token, the port files and the multi-prog file live in the run directory */
-    tmpl = pl->slurm ? xstrdup("xfer-run.XXXXXX") : xprintf("%s/xfer-run.XXXXXX", tmp);
+    tmpl = pl->slurm ? xstrdup("xfer-run.XXXXXX") : xasprintf("%s/xfer-run.XXXXXX", tmp);
     pl->run_dir = abs_path(tmpl);
     free(tmpl);
     if (o->dry_run)
@@ -230,7 +230,7 @@ static char *find_xferd(const opts_t *o, const char *self_dir)
         return is_exec_file(o->xferd) ? abs_path(o->xferd) : NULL;
     if (env && *env)
         return is_exec_file(env) ? abs_path(env) : NULL;
-    p = xprintf("%s/xferd", self_dir);
+    p = xasprintf("%s/xferd", self_dir);
     if (is_exec_file(p))
         return p;
     free(p);
@@ -284,10 +284,10 @@ static int plan_daemon(plan_t *pl, const opts_t *o, const char *self_dir)
             return -1;
         }
         host[sizeof host - 1] = '\0';
-        pl->endpoint = xprintf("tcp://%s:%d", host, port);
-        pl->bind = xprintf("tcp://0.0.0.0:%d", port);
+        pl->endpoint = xasprintf("tcp://%s:%d", host, port);
+        pl->bind = xasprintf("tcp://0.0.0.0:%d", port);
     } else {
-        pl->endpoint = xprintf("ipc://%s/xferd.sock", pl->run_dir);
+        pl->endpoint = xasprintf("ipc://%s/xferd.sock", pl->run_dir);
     }
     if (strlen(pl->endpoint) > 100) { /* sockaddr_un.sun_path holds 108 bytes */
         run_error("run directory %s is too long for xferd's ipc socket (at most 86 characters): "
@@ -297,11 +297,11 @@ static int plan_daemon(plan_t *pl, const opts_t *o, const char *self_dir)
         return -1;
     }
     if (!pl->token_file) {
-        pl->token_file = xprintf("%s/token", pl->run_dir);
+        pl->token_file = xasprintf("%s/token", pl->run_dir);
         pl->make_token = 1;
     }
-    pl->ready = xprintf("%s/xferd.ready", pl->run_dir);
-    pl->journal = xprintf("%s/xferd.journal", pl->run_dir);
+    pl->ready = xasprintf("%s/xferd.ready", pl->run_dir);
+    pl->journal = xasprintf("%s/xferd.journal", pl->run_dir);
     sv_take(&pl->xferd, path);
     sv_push(&pl->xferd, "--config");
     sv_push(&pl->xferd, pl->config_path);
@@ -350,7 +350,7 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
                   access(o->mpiexec, F_OK) != 0 ? strerror(errno) : "not an executable file");
         goto out;
     }
-    cmds = checked(calloc((size_t) cfg->ncomponents, sizeof(char *)));
+    cmds = xchecked(calloc((size_t) cfg->ncomponents, sizeof(char *)));
     for (c = 0; c < cfg->ncomponents; c++) {
         cmds[c] = resolve_command(cfg->components[c].name, cfg->components[c].argv[0], self_dir,
                                   yaml_dir);
@@ -374,15 +374,15 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
         struct timespec ts;
         gethostname(host, sizeof host - 1);
         clock_gettime(CLOCK_REALTIME, &ts);
-        pl->run_id = xprintf("xfer-run-%s-%ld-%lld.%09ld", host, (long) getpid(),
-                             (long long) ts.tv_sec, ts.tv_nsec);
+        pl->run_id = xasprintf("xfer-run-%s-%ld-%lld.%09ld", host, (long) getpid(),
+                               (long long) ts.tv_sec, ts.tv_nsec);
     }
     pl->transport = o->transport;
     pl->transport_dir = getenv("XFER_TRANSPORT_DIR");
     if (pl->transport_dir && !*pl->transport_dir)
         pl->transport_dir = NULL;
     if (pl->server.n) {
-        pl->uri = xprintf("%s/ompi-server.uri", pl->run_dir);
+        pl->uri = xasprintf("%s/ompi-server.uri", pl->run_dir);
         sv_push(&pl->server, pl->uri);
     }
     if (plan_daemon(pl, o, self_dir) != 0)
@@ -399,7 +399,7 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
                 run_error("setenv %s: %s", names[i], strerror(errno));
                 goto out;
             }
-            sv_take(&pl->rootenv, xprintf("%s=1", names[i]));
+            sv_take(&pl->rootenv, xasprintf("%s=1", names[i]));
         }
     }
 
@@ -413,7 +413,7 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
             goto out;
     } else if (pl->mode == XFER_LAUNCH_MPMD) {
         pl->nlines = 1;
-        pl->lines = checked(calloc(1, sizeof(strv_t)));
+        pl->lines = xchecked(calloc(1, sizeof(strv_t)));
         add_launcher(pl, o, &pl->lines[0]);
         for (c = 0; c < cfg->ncomponents; c++) {
             if (c > 0)
@@ -422,7 +422,7 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
         }
     } else {
         pl->nlines = cfg->ncomponents;
-        pl->lines = checked(calloc((size_t) cfg->ncomponents, sizeof(strv_t)));
+        pl->lines = xchecked(calloc((size_t) cfg->ncomponents, sizeof(strv_t)));
         for (c = 0; c < cfg->ncomponents; c++) {
             add_launcher(pl, o, &pl->lines[c]);
             add_context(pl, c, cmds[c], &pl->lines[c]);

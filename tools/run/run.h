@@ -22,6 +22,12 @@ enum {
     EXIT_WALLTIME = 124 /* --walltime exceeded */
 };
 
+/* Only the planning stage allocates; running out of memory there ends the program before
+ * anything was started. */
+#define XFER_XALLOC_PROG "xfer-run"
+#define XFER_XALLOC_EXIT EXIT_USAGE
+#include "common/xalloc.h"
+
 #define KILL_AFTER_MS     5000  /* SIGTERM (or the forwarded signal), then SIGKILL after this */
 #define LEFTOVER_GRACE_MS 2000  /* leftovers of a finished launch may exit on their own first */
 #define SERVER_WAIT_MS    10000 /* bound on ompi-server writing its URI, xferd its ready file */
@@ -99,14 +105,11 @@ typedef struct plan {
 char *abs_path(const char *path);
 char *dir_of(const char *path);
 char *find_in_path(const char *name);
-char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-char *xstrdup(const char *s);
 int cloexec_pipe(int p[2]);
 int is_exec_file(const char *path);
 int set_cloexec(int fd);
 int status_code(int st);
 int64_t now_ms(void);
-void *checked(void *p);
 void close_fd(int *fd);
 void run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void run_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -573,7 +573,7 @@ int run_workflow(const plan_t *pl, const opts_t *o)
             r.stop_at = now_ms();
     }
     if (!r.stop_at) { /* where the run lives, and how to watch it */
-        char *ep_default = xprintf("ipc://%s/xferd.sock", pl->run_dir);
+        char *ep_default = xasprintf("ipc://%s/xferd.sock", pl->run_dir);
         if (!pl->endpoint)
             run_note("run directory %s (no control plane: nothing to watch)", pl->run_dir);
         else if (!strcmp(pl->endpoint, ep_default))
@@ -586,7 +586,7 @@ int run_workflow(const plan_t *pl, const opts_t *o)
         free(ep_default);
     }
     if (!r.stop_at && !pl->slurm) { /* srun ends a step itself when a task fails */
-        char *fifo = xprintf("%s/" EXITS_FIFO, pl->run_dir);
+        char *fifo = xasprintf("%s/" EXITS_FIFO, pl->run_dir);
         unlink(fifo);
         /* O_RDWR: the FIFO never reports an end of file while no wrapper writes */
         if (mkfifo(fifo, 0600) != 0 ||
@@ -605,7 +605,7 @@ int run_workflow(const plan_t *pl, const opts_t *o)
             break;
 
         if (pl->mode == XFER_LAUNCH_SEPARATE && !quiet) {
-            jb->prefix = xprintf("[%s] ", jb->name);
+            jb->prefix = xasprintf("[%s] ", jb->name);
             if (cloexec_pipe(po) != 0 || cloexec_pipe(pe) != 0) {
                 run_error("pipe: %s", strerror(errno));
                 close_fd(&po[0]);
@@ -675,7 +675,7 @@ out:
     free(r.ended);
     free(pfd);
     if (r.exits_fd >= 0) {
-        char *fifo = xprintf("%s/" EXITS_FIFO, pl->run_dir);
+        char *fifo = xasprintf("%s/" EXITS_FIFO, pl->run_dir);
         close_fd(&r.exits_fd);
         unlink(fifo);
         free(fifo);

@@ -42,47 +42,11 @@ void run_error(const char *fmt, ...)
     va_end(ap);
 }
 
-/* Only the planning stage allocates; running out of memory there ends the program before
- * anything was started. */
-void *checked(void *p)
-{
-    if (!p) {
-        run_error("out of memory");
-        exit(EXIT_USAGE);
-    }
-    return p;
-}
-
-char *xstrdup(const char *s)
-{
-    return checked(strdup(s));
-}
-
-char *xprintf(const char *fmt, ...)
-{
-    va_list ap;
-    char *s;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        run_error("cannot format a string");
-        exit(EXIT_USAGE);
-    }
-    s = checked(malloc((size_t) n + 1));
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t) n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 void sv_take(strv_t *s, char *str)
 {
     if (s->n + 2 > s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
-        s->v = checked(realloc(s->v, cap * sizeof(char *)));
+        s->v = xchecked(realloc(s->v, cap * sizeof(char *)));
         s->cap = cap;
     }
     s->v[s->n++] = str;
@@ -168,7 +132,7 @@ char *abs_path(const char *path)
             run_error("cannot get the working directory: %s", strerror(errno));
             exit(EXIT_USAGE);
         }
-        out = xprintf("%s/%s", cwd, path);
+        out = xasprintf("%s/%s", cwd, path);
     }
     /* drop "." components */
     for (r = out, w = out; *r;) {
@@ -192,7 +156,7 @@ char *dir_of(const char *path)
         return xstrdup(".");
     if (slash == path)
         return xstrdup("/");
-    return checked(strndup(path, (size_t) (slash - path)));
+    return xstrndup(path, (size_t) (slash - path));
 }
 
 /* First executable @p name in PATH (absolute), NULL if none. */
@@ -210,7 +174,7 @@ char *find_in_path(const char *name)
         if (end == p)
             cand = abs_path(name); /* an empty element is the working directory */
         else
-            cand = xprintf("%.*s/%s", (int) (end - p), p, name);
+            cand = xasprintf("%.*s/%s", (int) (end - p), p, name);
         if (is_exec_file(cand)) {
             char *a = abs_path(cand);
             free(cand);

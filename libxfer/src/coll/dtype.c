@@ -86,7 +86,8 @@ static uint64_t basic_id(MPI_Datatype t)
 }
 
 /* Streaming hash over runs (type id, count); adjacent runs of one type merge, so equal
- * signatures give equal hashes whatever their nesting. */
+ * signatures give equal hashes whatever their nesting. The words go in byte by byte, so the
+ * high bits of a count reach the low bits of the hash too. */
 typedef struct {
     uint64_t h, pend_id, pend_n;
     int err;
@@ -96,9 +97,7 @@ static void acc_flush(sig_acc_t *a)
 {
     if (a->pend_n == 0)
         return;
-    a->h = (a->h ^ a->pend_id) * 0x100000001b3ULL;
-    a->h = (a->h ^ a->pend_n) * 0x100000001b3ULL;
-    a->h ^= a->h >> 29;
+    a->h = xfer_fnv1a_u64(xfer_fnv1a_u64(a->h, a->pend_id), a->pend_n);
     a->pend_n = 0;
 }
 
@@ -282,7 +281,7 @@ xfer_status_t xfer_dtype_signature(MPI_Datatype type, int count, uint64_t *hash)
 {
     sig_acc_t a;
     memset(&a, 0, sizeof(a));
-    a.h = 1469598103934665603ULL;
+    a.h = XFER_FNV_OFFSET;
     if (count > 0 && type != MPI_DATATYPE_NULL)
         feed_type(&a, type, (uint64_t) count, 0);
     acc_flush(&a);

@@ -232,8 +232,6 @@ const char *xfer_cfg_suggestion(const cfg_suggest_t *s, char *buf, size_t size);
 /* Decimal digits only, no sign: 0 on success, -1 if not a number, 1 on overflow. */
 int xfer_cfg_u64(const char *s, uint64_t *out);
 
-char *xfer_cfg_strdup(const char *s);
-
 /* ---- engine: writing (cfg_print.c) ----------------------------------------------------- */
 
 /* The value of @p base as YAML, block style, keys in table order. */

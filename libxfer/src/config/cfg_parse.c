@@ -32,16 +32,6 @@
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-char *xfer_cfg_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = xfer_malloc(n);
-
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 int xfer_cfg_u64(const char *s, uint64_t *out)
 {
     uint64_t v = 0;
@@ -440,10 +430,7 @@ void xfer_cfg_pop(cfg_parser_t *p, size_t len)
 
 static size_t rec_hash(const char *path)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *path; path++)
-        h = (h ^ (unsigned char) *path) * 16777619u;
-    return h;
+    return (size_t) xfer_fnv1a(XFER_FNV_OFFSET, path, strlen(path));
 }
 
 static cfg_rec_t *find_rec(const cfg_parser_t *p, const char *path)
@@ -533,9 +520,9 @@ static xfer_status_t record(cfg_parser_t *p, const yaml_event_t *ev)
     }
     r->line = (int) ev->start_mark.line + 1;
     r->col = (int) ev->start_mark.column + 1;
-    r->path = xfer_cfg_strdup(p->kp);
+    r->path = xfer_strdup(p->kp);
     if (ev->type == YAML_SCALAR_EVENT)
-        r->text = xfer_cfg_strdup((const char *) ev->data.scalar.value);
+        r->text = xfer_strdup((const char *) ev->data.scalar.value);
     if (!r->path || (ev->type == YAML_SCALAR_EVENT && !r->text)) {
         xfer_free(r->path);
         xfer_free(r->text);
@@ -681,7 +668,7 @@ static int convert(const cfg_key_t *k, const char *s, void *base)
     case CFG_STR:
         if (k->kind == CFG_NAME && !is_name(s))
             return 1;
-        if (!(d = xfer_cfg_strdup(s)))
+        if (!(d = xfer_strdup(s)))
             return -1;
         *CFG_FIELD(base, k->off, char *) = d;
         return 0;

@@ -65,7 +65,7 @@ static xfer_status_t parse_strings(cfg_parser_t *p, const cfg_key_t *k, const ya
                 st = XFER_ERR(XFER_ERR_NO_MEMORY, "%d arguments", *argc + 1);
                 goto out;
             }
-            if (!(s = xfer_cfg_strdup((const char *) ev.data.scalar.value))) {
+            if (!(s = xfer_strdup((const char *) ev.data.scalar.value))) {
                 st = XFER_ERR(XFER_ERR_NO_MEMORY, "argument");
                 goto out;
             }

@@ -768,7 +768,7 @@ static xfer_status_t load(const char *path, const char *text, size_t len, xfer_c
 
     if (!(c = xfer_calloc(1, sizeof(*c))))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "configuration");
-    if (!(c->path = xfer_cfg_strdup(path))) {
+    if (!(c->path = xfer_strdup(path))) {
         xfer_free(c);
         return XFER_ERR(XFER_ERR_NO_MEMORY, "configuration");
     }

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <zmq.h>
 
@@ -25,29 +24,13 @@ struct xfer_ctl {
     int64_t next_id;
     xfer_ctl_msg_t *queue[CTL_MAX_QUEUED];
     int qhead, qlen;
-    double heard; /* now_ms() of the last message received */
+    double heard; /* xfer_now_ms() of the last message received */
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
 
 static xfer_status_t zerr(const xfer_ctl_t *c, const char *what)
 {
     return XFER_ERR(XFER_ERR_INTERNAL, "xferd at %s: %s: %s", c ? c->endpoint : "?", what,
                     zmq_strerror(zmq_errno()));
-}
-
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = xfer_malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
 }
 
 xfer_status_t xfer_ctl_connect(const xfer_ctl_opts_t *o, xfer_ctl_t **out)
@@ -64,9 +47,9 @@ xfer_status_t xfer_ctl_connect(const xfer_ctl_opts_t *o, xfer_ctl_t **out)
     if (!c)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "control client");
     c->next_id = 1;
-    c->endpoint = dup_str(o->endpoint);
-    c->wf = dup_str(o->workflow);
-    c->tok = dup_str(o->token);
+    c->endpoint = xfer_strdup(o->endpoint);
+    c->wf = xfer_strdup(o->workflow);
+    c->tok = xfer_strdup(o->token);
     if (!c->endpoint || !c->wf || !c->tok) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "control client");
         goto fail;
@@ -213,7 +196,7 @@ static xfer_status_t recv_one(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **m)
         return zmq_errno() == EAGAIN || zmq_errno() == EINTR ? XFER_SUCCESS
                                                              : zerr(c, "zmq_msg_recv");
     }
-    c->heard = now_ms();
+    c->heard = xfer_now_ms();
     st = xfer_ctl_decode(zmq_msg_data(&z), zmq_msg_size(&z), XFER_CTL_MAX_REPLY, m);
     zmq_msg_close(&z);
     if (st != XFER_SUCCESS)
@@ -232,7 +215,7 @@ static int is_reply(const xfer_ctl_msg_t *m)
 xfer_status_t xfer_ctl_request(xfer_ctl_t *c, xfer_ctl_msg_t *req, int timeout_ms,
                                xfer_ctl_msg_t **reply)
 {
-    const double deadline = now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+    const double deadline = xfer_now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
     xfer_status_t st;
     int64_t id;
 
@@ -243,7 +226,7 @@ xfer_status_t xfer_ctl_request(xfer_ctl_t *c, xfer_ctl_msg_t *req, int timeout_m
     XFER_CHECK_GOTO(stamp_and_send(c, req, &id), st, out);
     for (;;) {
         xfer_ctl_msg_t *m = NULL;
-        double left = deadline - now_ms();
+        double left = deadline - xfer_now_ms();
         if (left <= 0)
             return XFER_ERR(XFER_ERR_TIMEOUT, "xferd at %s: no reply to \"%s\" within %d ms",
                             c->endpoint, xfer_ctl_op(req), timeout_ms);
@@ -292,7 +275,7 @@ xfer_status_t xfer_ctl_last_heard(const xfer_ctl_t *c, double *mono_ms)
 
 xfer_status_t xfer_ctl_recv(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **notice)
 {
-    const double deadline = now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+    const double deadline = xfer_now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
     xfer_status_t st;
 
     if (!c || !notice)
@@ -302,7 +285,7 @@ xfer_status_t xfer_ctl_recv(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **noti
         return XFER_SUCCESS;
     for (;;) {
         xfer_ctl_msg_t *m = NULL;
-        double left = deadline - now_ms();
+        double left = deadline - xfer_now_ms();
         XFER_CHECK_GOTO(recv_one(c, left > 0 ? (int) left + 1 : 0, &m), st, out);
         if (m && !is_reply(m)) {
             *notice = m;
@@ -312,7 +295,7 @@ xfer_status_t xfer_ctl_recv(xfer_ctl_t *c, int timeout_ms, xfer_ctl_msg_t **noti
             xfer_ctl_msg_free(&m);
             continue;
         }
-        if (now_ms() >= deadline)
+        if (xfer_now_ms() >= deadline)
             return XFER_ERR(XFER_ERR_TIMEOUT, "xferd at %s: no notice within %d ms", c->endpoint,
                             timeout_ms);
     }

@@ -166,11 +166,9 @@ static xfer_status_t conv_value(const msgpack_object *v, ctl_field_t *f, const c
         if (memchr(v->via.str.ptr, '\0', v->via.str.size))
             return XFER_ERR(XFER_ERR_PROTOCOL, "%sfield \"%s\": string holds a NUL byte", where,
                             kname);
-        f->u.s = xfer_malloc(v->via.str.size + 1);
+        f->u.s = xfer_strndup(v->via.str.ptr, v->via.str.size);
         if (!f->u.s)
             return XFER_ERR(XFER_ERR_NO_MEMORY, "no memory for field \"%s\"", kname);
-        memcpy(f->u.s, v->via.str.ptr, v->via.str.size);
-        f->u.s[v->via.str.size] = '\0';
         f->type = XFER_CTL_STR;
         return XFER_SUCCESS;
     case MSGPACK_OBJECT_ARRAY:

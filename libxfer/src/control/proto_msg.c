@@ -178,10 +178,9 @@ XFER_PUBLIC xfer_status_t xfer_ctl_set_str(xfer_ctl_msg_t *m, const char *key, c
         return XFER_ERR(XFER_ERR_TOO_LARGE, "value of \"%.40s\": %zu bytes (at most %d)",
                         key ? key : "", n, XFER_CTL_MAX_STR);
     /* Copy first: @p v may be the field's current value. */
-    copy = xfer_malloc(n + 1);
+    copy = xfer_strndup(v, n);
     if (!copy)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "no memory for a string of %zu bytes", n);
-    memcpy(copy, v, n + 1);
     st = slot(m, key, &f);
     if (st != XFER_SUCCESS) {
         xfer_free(copy);

@@ -61,11 +61,9 @@ XFER_PUBLIC xfer_status_t xfer_ctl_read_token(const char *path, char **token)
     if (n < XFER_CTL_TOKEN_MIN)
         return XFER_ERR(XFER_ERR_DENIED, "%s: a token of %zu characters is too short (at least %d)",
                         path, n, XFER_CTL_TOKEN_MIN);
-    *token = xfer_malloc(n + 1);
+    *token = xfer_strndup(buf, n);
     if (!*token)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "no memory for the token");
-    memcpy(*token, buf, n);
-    (*token)[n] = '\0';
     return XFER_SUCCESS;
 }
 

@@ -77,6 +77,11 @@ void *xfer_calloc(size_t n, size_t size);
 void *xfer_realloc_array(void *p, size_t n, size_t size);
 void xfer_free(void *p);
 
+/* Copies of @p s (not NULL) to free with xfer_free; NULL when memory runs out. xfer_strndup
+ * copies at most @p n bytes, stopping at a NUL, and always terminates the copy. */
+char *xfer_strdup(const char *s);
+char *xfer_strndup(const char *s, size_t n);
+
 /* Grow the array *@p arr of *@p cap elements of @p size bytes, doubling from 16, to hold at
  * least @p need; 0 when memory or the size runs out (the array is then unchanged). */
 int xfer_grow_array(void **arr, int *cap, int need, size_t size);
@@ -91,10 +96,35 @@ static inline int xfer_mod(long a, int n)
     return (int) (r < 0 ? r + n : r);
 }
 
+/* ---- hashing ---------------------------------------------------------------------------- */
+
+#define XFER_FNV_OFFSET 14695981039346656037ULL /* 64-bit FNV offset basis */
+
+/* 64-bit FNV-1a of the @p n bytes at @p p, continuing from @p h (XFER_FNV_OFFSET to start).
+ * For comparing values across the ranks of one build, not for storing. */
+uint64_t xfer_fnv1a(uint64_t h, const void *p, size_t n);
+
+/* xfer_fnv1a of the 8 bytes of @p v, least significant first: the same on any byte order. */
+static inline uint64_t xfer_fnv1a_u64(uint64_t h, uint64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char) (v >> (8 * i));
+    return xfer_fnv1a(h, b, sizeof(b));
+}
+
+/* ---- numbers ---------------------------------------------------------------------------- */
+
 /* ceil(log2(n)) for n >= 1. */
 int xfer_ceil_log2(uint64_t n);
 
 /* Monotonic wall-clock seconds (no MPI needed). */
 double xfer_now(void);
+
+/* The same in milliseconds. */
+static inline double xfer_now_ms(void)
+{
+    return 1e3 * xfer_now();
+}
 
 #endif /* XFER_CORE_H */

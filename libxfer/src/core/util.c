@@ -100,6 +100,23 @@ void xfer_free(void *p)
     free(p);
 }
 
+char *xfer_strdup(const char *s)
+{
+    return xfer_strndup(s, strlen(s));
+}
+
+char *xfer_strndup(const char *s, size_t n)
+{
+    const size_t len = strnlen(s, n);
+    char *d = xfer_malloc(len + 1);
+
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
+}
+
 int xfer_grow_array(void **arr, int *cap, int need, size_t size)
 {
     void *p;
@@ -125,6 +142,15 @@ int xfer_mul_size(size_t a, size_t b, size_t *out)
         return 0;
     *out = a * b;
     return 1;
+}
+
+uint64_t xfer_fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL; /* the 64-bit FNV prime */
+    return h;
 }
 
 int xfer_ceil_log2(uint64_t n)

@@ -62,15 +62,6 @@ xfer_status_t xfer_iso_opts_init(xfer_iso_opts_t *opts)
 
 /* ---- creation -------------------------------------------------------------------------------- */
 
-static uint64_t fnv(uint64_t h, long v)
-{
-    for (int b = 0; b < 8; b++) {
-        h ^= (uint64_t) ((unsigned long) v >> (8 * b)) & 0xffu;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* The neighbourhood the arguments describe, in @p n (which points at @p offsets), checked
  * locally: a recorded message when they cannot describe one. *@p procs is the product of the
  * extents, counted up to the first one that takes it past @p cap. */
@@ -113,7 +104,7 @@ xfer_status_t xfer_iso_create(MPI_Comm comm, int ndims, const int dims[], const 
 {
     xfer_status_t st = XFER_SUCCESS, local;
     int inter = 0, size = 0, rank = 0;
-    unsigned long long v[3], h = 14695981039346656037ull;
+    unsigned long long v[3], h = XFER_FNV_OFFSET;
     unsigned long long *all = NULL;
     xfer_iso_t *x = NULL;
     xfer_iso_nbh_t nbh;
@@ -140,12 +131,13 @@ xfer_status_t xfer_iso_create(MPI_Comm comm, int ndims, const int dims[], const 
                          "the torus extents multiply to %ld%s, the communicator has %d processes",
                          procs, procs > size ? " or more" : "", size);
     if (local == XFER_SUCCESS) {
-        h = fnv(h, ndims);
+        h = xfer_fnv1a_u64(h, (uint64_t) ndims);
         for (int j = 0; j < ndims; j++)
-            h = fnv(fnv(h, nbh.dims[j]), nbh.periods[j]);
-        h = fnv(h, s);
+            h = xfer_fnv1a_u64(xfer_fnv1a_u64(h, (uint64_t) nbh.dims[j]),
+                               (uint64_t) nbh.periods[j]);
+        h = xfer_fnv1a_u64(h, (uint64_t) s);
         for (long i = 0; i < (long) s * ndims; i++)
-            h = fnv(h, nbh.off[i]);
+            h = xfer_fnv1a_u64(h, (uint64_t) nbh.off[i]);
     }
     v[0] = h;
     v[1] = ~h;

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <xfer/control.h>
@@ -31,20 +30,13 @@ struct xfer_rt_ctl {
     atomic_int stop;
     atomic_int nfailed;  /* failure notices received (a cheap check for the main thread) */
     atomic_int shutdown; /* the daemon said it stops */
-    atomic_llong heard;  /* when xferd was last heard from, either connection (mono_ms) */
+    atomic_llong heard;  /* when xferd was last heard from, either connection (xfer_now_ms) */
     char endpoint[256];
     pthread_mutex_t lock; /* guards reason[] */
     char **reason;        /* per component: why xferd declared it failed (NULL: alive) */
     const xfer_config_t *cfg;
     double main_polled; /* when the main thread last read its own connection */
 };
-
-static double mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
 
 static void note_failure(xfer_rt_ctl_t *c, const xfer_config_t *cfg, const xfer_ctl_msg_t *m)
 {
@@ -55,12 +47,8 @@ static void note_failure(xfer_rt_ctl_t *c, const xfer_config_t *cfg, const xfer_
         if (strcmp(cfg->components[i].name, comp) != 0)
             continue;
         pthread_mutex_lock(&c->lock);
-        if (!c->reason[i]) {
-            size_t n = strlen(why) + 1;
-            c->reason[i] = malloc(n);
-            if (c->reason[i])
-                memcpy(c->reason[i], why, n);
-        }
+        if (!c->reason[i])
+            c->reason[i] = xfer_strdup(why);
         pthread_mutex_unlock(&c->lock);
         atomic_fetch_add(&c->nfailed, 1);
         return;
@@ -90,7 +78,7 @@ static void note_heard(xfer_rt_ctl_t *c, const xfer_ctl_t *conn)
 static void drain_main(xfer_rt_ctl_t *c)
 {
     xfer_ctl_msg_t *m = NULL;
-    c->main_polled = mono_ms();
+    c->main_polled = xfer_now_ms();
     while (xfer_ctl_recv(c->main, 0, &m) == XFER_SUCCESS && m) {
         on_notice(c, m);
         xfer_ctl_msg_free(&m);
@@ -101,11 +89,11 @@ static void drain_main(xfer_rt_ctl_t *c)
 static void *heartbeat_main(void *arg)
 {
     xfer_rt_ctl_t *c = arg;
-    double next = mono_ms() + c->heartbeat_ms;
+    double next = xfer_now_ms() + c->heartbeat_ms;
 
     while (!atomic_load(&c->stop)) {
         xfer_ctl_msg_t *m = NULL;
-        double left = next - mono_ms();
+        double left = next - xfer_now_ms();
         xfer_status_t st;
         if (left <= 0) {
             xfer_ctl_msg_t *hb = NULL;
@@ -113,7 +101,7 @@ static void *heartbeat_main(void *arg)
                 xfer_ctl_set_int(hb, "session", c->session) == XFER_SUCCESS)
                 (void) xfer_ctl_send(c->hb, hb); /* a lost beat is what liveness is about */
             xfer_ctl_msg_free(&hb);
-            next = mono_ms() + c->heartbeat_ms;
+            next = xfer_now_ms() + c->heartbeat_ms;
             continue;
         }
         st = xfer_ctl_recv(c->hb, left < CTL_SLICE_MS ? (int) left + 1 : CTL_SLICE_MS, &m);
@@ -185,7 +173,7 @@ static xfer_status_t leader_start(struct xfer *x, const char *endpoint)
                           cfg->components[x->comp].name, endpoint, xfer_last_error());
         goto out;
     }
-    atomic_store(&c->heard, (long long) mono_ms());
+    atomic_store(&c->heard, (long long) xfer_now_ms());
     snprintf(c->endpoint, sizeof(c->endpoint), "%s", endpoint);
     c->session = xfer_ctl_int(rep, "session", 0);
     c->heartbeat_ms = (int) xfer_ctl_int(rep, "heartbeat_ms", cfg->heartbeat_ms);
@@ -346,7 +334,7 @@ int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len)
     int failed = 0;
     if (!c)
         return 0;
-    if (mono_ms() - c->main_polled > CTL_SLICE_MS)
+    if (xfer_now_ms() - c->main_polled > CTL_SLICE_MS)
         drain_main(c);
     if (atomic_load(&c->nfailed) == 0 || comp < 0 || comp >= c->ncomp)
         return 0;
@@ -370,7 +358,7 @@ int xfer_rt_ctl_lost(struct xfer *x, char *why, size_t len)
         snprintf(why, len, "xferd at %s shut down", c->endpoint);
         return 1;
     }
-    silent = (long long) mono_ms() - atomic_load(&c->heard);
+    silent = (long long) xfer_now_ms() - atomic_load(&c->heard);
     if (silent <= x->timeout_ms)
         return 0;
     snprintf(why, len,

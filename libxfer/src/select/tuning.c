@@ -120,7 +120,7 @@ xfer_status_t xfer_tuning_load(const char *path, xfer_tuning_t **out)
     if (!(t = xfer_calloc(1, sizeof(*t))))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "tuning");
     snprintf(t->path, sizeof(t->path), "%s", path);
-    t->hash = 14695981039346656037ull;
+    t->hash = XFER_FNV_OFFSET;
     if (!(f = fopen(path, "r"))) {
         st = XFER_ERR(XFER_ERR_CONFIG, "XFER_TUNING=%s: cannot open it: %s", path, strerror(errno));
         goto fail;
@@ -128,8 +128,7 @@ xfer_status_t xfer_tuning_load(const char *path, xfer_tuning_t **out)
     while (fgets(line, sizeof(line), f)) {
         const size_t len = strlen(line);
         ln++;
-        for (size_t i = 0; i < len; i++)
-            t->hash = (t->hash ^ (unsigned char) line[i]) * 1099511628211ull;
+        t->hash = xfer_fnv1a(t->hash, line, len);
         if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
             st = XFER_ERR(XFER_ERR_CONFIG, "%s:%d: line longer than %zu characters", path, ln,
                           sizeof(line) - 2);

@@ -172,12 +172,10 @@ out:
     return st;
 }
 
+/* An unset variable hashes as the empty string. */
 static uint64_t str_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char) *s) * 1099511628211ULL;
-    return h;
+    return xfer_fnv1a(XFER_FNV_OFFSET, s, s ? strlen(s) : 0);
 }
 
 /* How many shared-memory nodes the two groups span and the most ranks on one of them: the
