@@ -129,8 +129,8 @@ typedef struct xfer_errh_guard {
 } xfer_errh_guard_t;
 void xfer_errh_guard_begin(xfer_errh_guard_t *g);
 xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st);
-xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
-                                const void *block, xfer_rt_dset_t **out, uint64_t *vol);
+xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block,
+                                xfer_rt_dset_t **out, uint64_t *vol);
 xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_commit(xfer_channel_t *ch);
 xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch);
