@@ -356,23 +356,8 @@ xfer_status_t xfer_chf_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_
     uint64_t s = ch->cur;
     int met = 0;
 
-    if (!status)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "status is NULL");
-    *status = XFER_STEP_NOT_READY;
-    if (timeout_ms < -1)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
-                        ch->cfg->name, timeout_ms);
-    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    if (ch->health.ended) {
-        *status = XFER_STEP_END_OF_STREAM;
-        return XFER_SUCCESS;
-    }
-    if (ch->begun) {
-        *status = XFER_STEP_OK;
-        return XFER_SUCCESS;
-    }
-    until = timeout_ms < 0 ? HUGE_VAL : MPI_Wtime() + 1e-3 * timeout_ms;
+    if (xfer_ch_begin_start(ch, timeout_ms, status, &until, &st))
+        return st;
     if (xfer_ch_this_sends(ch)) /* full duplex too: the data is awaited by xfer_get */
         XFER_CHECK_GOTO(wait_on(ch, send_cond, NULL, "waiting for a step", until, 1, &met), st,
                         out);
@@ -431,47 +416,13 @@ xfer_status_t xfer_chf_get(xfer_channel_t *ch, const char *dataset, const uint64
     xfer_chfile_t *f = ch->file;
     xfer_status_t st;
     xfer_rt_dset_t *ds;
-    uint64_t v, bytes, zero[XFER_MAX_DIMS] = {0};
-    int nd, d, i;
+    uint64_t bytes;
+    int nd, i;
 
-    if (!dataset)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or dataset name is NULL");
-    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out_err);
-    if (!(ds = xfer_ch_find_dset(ch, dataset)))
-        return xfer_ch_no_such_dataset(ch, dataset);
-    if (ds->out)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: dataset %s is sent by %s (this component), not received",
-                        ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
+    XFER_CHECK_GOTO(xfer_ch_get_check(ch, dataset, &start, &count, buf, bufsize, &ds, &bytes), st,
+                    out_err);
     nd = ds->cfg->ndims;
     i = (int) (ds - ch->ds);
-    XFER_CHECK_GOTO(xfer_ch_own_selection(ch, ds), st, out_err);
-    if (!start && !count) {
-        start = ds->sel_start;
-        count = ds->sel_count;
-    }
-    if (!start)
-        start = zero;
-    if (!count)
-        count = ds->cfg->dims;
-    for (d = 0; d < nd; d++)
-        if (start[d] < ds->sel_start[d] || count[d] > ds->sel_count[d] ||
-            start[d] - ds->sel_start[d] > ds->sel_count[d] - count[d]) {
-            char want[200], have[200];
-            xfer_ch_fmt_box(want, sizeof(want), nd, start, count);
-            xfer_ch_fmt_box(have, sizeof(have), nd, ds->sel_start, ds->sel_count);
-            return XFER_ERR(XFER_ERR_INVALID_ARG,
-                            "channel %s: dataset %s: rank %d asks for %s, outside the selection "
-                            "it receives, %s (xfer_select or the dataset's selection mode)",
-                            ch->cfg->name, dataset, ch->me, want, have);
-        }
-    v = xfer_ch_volume(nd, count);
-    bytes = v * ds->esize;
-    if (bytes > bufsize || (v > 0 && !buf))
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: dataset %s: the buffer holds %zu bytes, the selection needs "
-                        "%llu",
-                        ch->cfg->name, dataset, buf ? bufsize : 0, (unsigned long long) bytes);
     if (ch->health.ended)
         return ended(ch);
     if (xfer_ch_this_sends(ch))
@@ -481,7 +432,7 @@ xfer_status_t xfer_chf_get(xfer_channel_t *ch, const char *dataset, const uint64
         return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: %s did not put dataset %s in step %llu",
                         ch->cfg->name, xfer_ch_peer_name(ch), dataset,
                         (unsigned long long) ch->cur);
-    if (v > 0) {
+    if (bytes > 0) {
         const char *src = ds->bound ? ds->bound : f->sel[i];
         if (src != buf || memcmp(start, ds->sel_start, (size_t) nd * sizeof(uint64_t)) != 0 ||
             memcmp(count, ds->sel_count, (size_t) nd * sizeof(uint64_t)) != 0) {
@@ -489,16 +440,7 @@ xfer_status_t xfer_chf_get(xfer_channel_t *ch, const char *dataset, const uint64
             ch->stats.bytes_copied_out += bytes;
         }
     }
-    if (out) {
-        memset(out, 0, sizeof(*out));
-        out->name = ds->cfg->name;
-        out->type = ds->cfg->type;
-        out->ndims = nd;
-        memcpy(out->dims, ds->cfg->dims, (size_t) nd * sizeof(uint64_t));
-        memcpy(out->start, start, (size_t) nd * sizeof(uint64_t));
-        memcpy(out->count, count, (size_t) nd * sizeof(uint64_t));
-        out->step = ch->cur;
-    }
+    xfer_ch_get_desc(out, ds, start, count, ch->cur);
     return XFER_SUCCESS;
 out_err:
     return st;

@@ -28,16 +28,16 @@ static int hears_from(const xfer_channel_t *ch, int r)
     return 0;
 }
 
-xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
-                               const uint64_t count[], void *buf, size_t bufsize,
-                               xfer_dataset_desc_t *out)
+static const uint64_t zero_box[XFER_MAX_DIMS];
+
+xfer_status_t xfer_ch_get_check(xfer_channel_t *ch, const char *dataset, const uint64_t **start,
+                                const uint64_t **count, const void *buf, size_t bufsize,
+                                xfer_rt_dset_t **out, uint64_t *bytes)
 {
     xfer_status_t st;
     xfer_rt_dset_t *ds;
-    xfer_rt_slot_t *sl;
-    const xfer_rt_hdr_t *h0 = NULL;
-    uint64_t s, v, bytes, zero[XFER_MAX_DIMS] = {0};
-    int nd, r, d, present = 0, absent = 0, first_absent = -1, by_plan;
+    uint64_t v;
+    int nd, d;
 
     if (!ch || !dataset)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or dataset name is NULL");
@@ -51,40 +51,77 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                         ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
     nd = ds->cfg->ndims;
     XFER_CHECK_GOTO(xfer_ch_own_selection(ch, ds), st, out_err);
-    if (!start && !count) { /* this rank's selection: the whole dataset unless it chose less */
-        start = ds->sel_start;
-        count = ds->sel_count;
+    if (!*start && !*count) { /* this rank's selection: the whole dataset unless it chose less */
+        *start = ds->sel_start;
+        *count = ds->sel_count;
     }
-    if (!start)
-        start = zero;
-    if (!count)
-        count = ds->cfg->dims;
+    if (!*start)
+        *start = zero_box;
+    if (!*count)
+        *count = ds->cfg->dims;
     for (d = 0; d < nd; d++)
-        if (count[d] > ds->cfg->dims[d] || start[d] > ds->cfg->dims[d] - count[d])
+        if ((*count)[d] > ds->cfg->dims[d] || (*start)[d] > ds->cfg->dims[d] - (*count)[d])
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: selection start %llu count %llu in "
                             "dimension %d exceeds its size %llu",
-                            ch->cfg->name, dataset, (unsigned long long) start[d],
-                            (unsigned long long) count[d], d,
+                            ch->cfg->name, dataset, (unsigned long long) (*start)[d],
+                            (unsigned long long) (*count)[d], d,
                             (unsigned long long) ds->cfg->dims[d]);
     for (d = 0; d < nd; d++)
-        if (start[d] < ds->sel_start[d] ||
-            start[d] + count[d] > ds->sel_start[d] + ds->sel_count[d]) {
+        if ((*start)[d] < ds->sel_start[d] ||
+            (*start)[d] + (*count)[d] > ds->sel_start[d] + ds->sel_count[d]) {
             char want[200], have[200];
-            xfer_ch_fmt_box(want, sizeof(want), nd, start, count);
+            xfer_ch_fmt_box(want, sizeof(want), nd, *start, *count);
             xfer_ch_fmt_box(have, sizeof(have), nd, ds->sel_start, ds->sel_count);
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: rank %d asks for %s, outside the selection "
                             "it receives, %s (xfer_select or the dataset's selection mode)",
                             ch->cfg->name, dataset, ch->me, want, have);
         }
-    v = xfer_ch_volume(nd, count);
-    bytes = v * ds->esize;
-    if (bytes > bufsize || (v > 0 && !buf))
+    v = xfer_ch_volume(nd, *count);
+    *bytes = v * ds->esize;
+    if (*bytes > bufsize || (v > 0 && !buf))
         return XFER_ERR(XFER_ERR_INVALID_ARG,
                         "channel %s: dataset %s: the buffer holds %zu bytes, the selection needs "
                         "%llu",
-                        ch->cfg->name, dataset, buf ? bufsize : 0, (unsigned long long) bytes);
+                        ch->cfg->name, dataset, buf ? bufsize : 0, (unsigned long long) *bytes);
+    *out = ds;
+    return XFER_SUCCESS;
+out_err:
+    return st;
+}
+
+void xfer_ch_get_desc(xfer_dataset_desc_t *out, const xfer_rt_dset_t *ds, const uint64_t *start,
+                      const uint64_t *count, uint64_t step)
+{
+    const int nd = ds->cfg->ndims;
+    if (!out)
+        return;
+    memset(out, 0, sizeof(*out));
+    out->name = ds->cfg->name;
+    out->type = ds->cfg->type;
+    out->ndims = nd;
+    memcpy(out->dims, ds->cfg->dims, (size_t) nd * sizeof(uint64_t));
+    memcpy(out->start, start, (size_t) nd * sizeof(uint64_t));
+    memcpy(out->count, count, (size_t) nd * sizeof(uint64_t));
+    out->step = step;
+}
+
+xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                               const uint64_t count[], void *buf, size_t bufsize,
+                               xfer_dataset_desc_t *out)
+{
+    xfer_status_t st;
+    xfer_rt_dset_t *ds;
+    xfer_rt_slot_t *sl;
+    const xfer_rt_hdr_t *h0 = NULL;
+    uint64_t s, v, bytes;
+    int nd, r, present = 0, absent = 0, first_absent = -1, by_plan;
+
+    XFER_CHECK_GOTO(xfer_ch_get_check(ch, dataset, &start, &count, buf, bufsize, &ds, &bytes), st,
+                    out_err);
+    nd = ds->cfg->ndims;
+    v = xfer_ch_volume(nd, count);
     if (ch->health.ended)
         return xfer_ch_ended(ch, ch->cur);
     if (xfer_ch_this_sends(ch))
@@ -150,16 +187,7 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
     }
     if (by_plan)
         ch->stats.bytes_copied_out += bytes;
-    if (out) {
-        memset(out, 0, sizeof(*out));
-        out->name = ds->cfg->name;
-        out->type = ds->cfg->type;
-        out->ndims = nd;
-        memcpy(out->dims, ds->cfg->dims, (size_t) nd * sizeof(uint64_t));
-        memcpy(out->start, start, (size_t) nd * sizeof(uint64_t));
-        memcpy(out->count, count, (size_t) nd * sizeof(uint64_t));
-        out->step = s;
-    }
+    xfer_ch_get_desc(out, ds, start, count, s);
     return XFER_SUCCESS;
 out_err:
     return st;

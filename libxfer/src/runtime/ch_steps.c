@@ -677,6 +677,31 @@ static int begin_cond(xfer_channel_t *ch, void *arg)
     return xfer_ch_step_ready(ch, &s); /* receive only: the data arrived */
 }
 
+int xfer_ch_begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status,
+                        double *until, xfer_status_t *st)
+{
+    *st = XFER_SUCCESS;
+    if (!ch || !status) {
+        *st = XFER_ERR(XFER_ERR_INVALID_ARG, "channel or status is NULL");
+        return 1;
+    }
+    *status = XFER_STEP_NOT_READY;
+    if (timeout_ms < -1) {
+        *st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                       "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
+                       ch->cfg->name, timeout_ms);
+        return 1;
+    }
+    if ((*st = xfer_ch_check_usable(ch)) != XFER_SUCCESS)
+        return 1;
+    if (ch->health.ended || ch->begun) {
+        *status = ch->health.ended ? XFER_STEP_END_OF_STREAM : XFER_STEP_OK;
+        return 1;
+    }
+    *until = timeout_ms < 0 ? HUGE_VAL : MPI_Wtime() + 1e-3 * timeout_ms;
+    return 0;
+}
+
 xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
                                       xfer_step_status_t *status)
 {
@@ -684,23 +709,8 @@ xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
     double until;
     int met = 0;
 
-    if (!ch || !status)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or status is NULL");
-    *status = XFER_STEP_NOT_READY;
-    if (timeout_ms < -1)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
-                        ch->cfg->name, timeout_ms);
-    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    if (ch->health.ended) {
-        *status = XFER_STEP_END_OF_STREAM;
-        return XFER_SUCCESS;
-    }
-    if (ch->begun) {
-        *status = XFER_STEP_OK;
-        return XFER_SUCCESS;
-    }
-    until = timeout_ms < 0 ? HUGE_VAL : MPI_Wtime() + 1e-3 * timeout_ms;
+    if (xfer_ch_begin_start(ch, timeout_ms, status, &until, &st))
+        return st;
     XFER_CHECK_GOTO(xfer_ch_wait_for(ch, begin_cond, NULL, "waiting for a step", until, 1, &met),
                     st, out);
     if (!met)

@@ -137,6 +137,11 @@ xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch);
 xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
                                       xfer_step_status_t *status);
 int xfer_ch_step_ready(xfer_channel_t *ch, void *arg);
+/* The start of xfer_step_begin, whatever the transport: the arguments, a failed channel, an
+ * ended one (END_OF_STREAM), a step already begun (OK). 1: answered (*status, *st); 0: go on
+ * waiting until *until. */
+int xfer_ch_begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status,
+                        double *until, xfer_status_t *st);
 
 /* ch_attr.c: the records of a step's attributes (the stream carries them after rank 0's
  * header, the file transport keeps them as HDF5 attributes of the step's root group) */
@@ -152,7 +157,15 @@ int xfer_ch_attr_next(const char *buf, size_t len, size_t *o, xfer_ch_attr_t *a)
 /* Append a record to *@p buf (grown as needed). */
 xfer_status_t xfer_ch_attr_append(char **buf, size_t *len, size_t *cap, const xfer_ch_attr_t *a);
 
-/* ch_get.c */
+/* ch_get.c. What every get checks, whatever the transport: the dataset, the box asked for
+ * (NULL start and count: this rank's selection; they point to the box on return) inside this
+ * rank's selection, the buffer; the dataset and the box's bytes come back. */
+xfer_status_t xfer_ch_get_check(xfer_channel_t *ch, const char *dataset, const uint64_t **start,
+                                const uint64_t **count, const void *buf, size_t bufsize,
+                                xfer_rt_dset_t **out, uint64_t *bytes);
+/* What a get returns in its descriptor (NULL: nothing). */
+void xfer_ch_get_desc(xfer_dataset_desc_t *out, const xfer_rt_dset_t *ds, const uint64_t *start,
+                      const uint64_t *count, uint64_t step);
 xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
                                const uint64_t count[], void *buf, size_t bufsize,
                                xfer_dataset_desc_t *out);
