@@ -165,8 +165,8 @@ dryrun)
         fi
         rd=${TMPDIR:-/tmp}/xfer-run.XXXXXX
         expect out "$(xferd_re)" 1
-        expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx a 1 separate) $(q "$greeting") $(q "$xr") --exec-prefixed a --plain -- $sh_a\$" 1
-        expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx b 2 separate) $(q "$xr") --exec-prefixed b --plain -- $sh_b\$" 1
+        expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx a 1 separate) $(q "$greeting") $(q "$xr") --exec-prefixed a --lines -- $sh_a\$" 1
+        expect out "^$(q "$root$mpiexec") -foo$over $server$(ctx b 2 separate) $(q "$xr") --exec-prefixed b --lines -- $sh_b\$" 1
         expect out "XFER_RUN_DIR.$tmp"
         # launch: auto -> separate where the library can open ports: Open MPI (ompi-server is
         # installed with it) and MPICH with the ch3 device; Debian's MPICH is ch4:ucx, which

@@ -53,13 +53,16 @@ void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
         add_env(s, pl->openmpi, name, eq + 1);
         free(name);
     }
-    /* every process runs under the wrapper (output.c): its output prefixed in one MPMD launch
-     * (a separate one is prefixed here, per launch), its abnormal end reported to xfer-run */
+    /* every process runs under the wrapper (output.c): its output prefixed in one MPMD launch,
+     * passed on in whole lines in a separate one (which xfer-run prefixes, per launch), its
+     * abnormal end reported to xfer-run */
     sv_push(s, pl->self);
     sv_push(s, "--exec-prefixed");
     sv_push(s, k->name);
-    if (pl->mode != XFER_LAUNCH_MPMD || quiet)
+    if (quiet)
         sv_push(s, "--plain");
+    else if (pl->mode != XFER_LAUNCH_MPMD)
+        sv_push(s, "--lines");
     sv_push(s, "--");
     sv_push(s, cmd);
     for (i = 1; i < k->argc; i++)

@@ -192,9 +192,11 @@ static void report_end(const char *name, pid_t pid, int code)
 }
 
 /* The wrapper of every process of an mpiexec launch:
- *   xfer-run --exec-prefixed NAME [--plain] -- COMMAND [ARGS...]
+ *   xfer-run --exec-prefixed NAME [--lines | --plain] -- COMMAND [ARGS...]
  * It runs the application as its child and waits for it: the output gets "[NAME] " before every
- * line (not with --plain), the launcher's signals go on to the application, and an abnormal end
+ * line (--lines: passes on whole lines without a prefix, for a launch whose output xfer-run
+ * prefixes itself; --plain: passes on as written), the launcher's signals go on to the
+ * application, and an abnormal end
  * (a non-zero exit, a signal) is reported to xfer-run before the wrapper ends the same way.
  * Hydra does not end a job when one of its processes exits before MPI_Init (a Python import
  * error, a missing file): the others would wait in MPI_Init for ever, and only this report
@@ -202,7 +204,7 @@ static void report_end(const char *name, pid_t pid, int code)
 int exec_prefixed(int argc, char **argv)
 {
     static const int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT};
-    int po[2] = {-1, -1}, pe[2] = {-1, -1}, plain = 0, first = 3, st = 0, code;
+    int po[2] = {-1, -1}, pe[2] = {-1, -1}, plain = 0, lines = 0, first = 3, st = 0, code;
     struct sigaction sa;
     const pid_t self = getpid();
     pid_t pid;
@@ -212,12 +214,18 @@ int exec_prefixed(int argc, char **argv)
     if (argc > first && strcmp(argv[first], "--plain") == 0) {
         plain = 1;
         first++;
+    } else if (argc > first && strcmp(argv[first], "--lines") == 0) {
+        lines = 1;
+        first++;
     }
     if (argc < first + 2 || strcmp(argv[first], "--") != 0) {
-        run_error("usage: xfer-run --exec-prefixed NAME [--plain] -- COMMAND [ARGS...]");
+        run_error("usage: xfer-run --exec-prefixed NAME [--lines | --plain] -- COMMAND [ARGS...]");
         return EXIT_USAGE;
     }
-    prefix = xasprintf("[%s] ", argv[2]);
+    /* whole lines matter even without a prefix: a launcher forwards what each process writes
+     * as it comes (Python writes a line's text and its newline apart), so the lines of two
+     * ranks would otherwise run into one another */
+    prefix = lines ? NULL : xasprintf("[%s] ", argv[2]);
     if (!plain && (output_channel(1, po) != 0 || output_channel(2, pe) != 0)) {
         run_error("%s: cannot make the output channels: %s", argv[2], strerror(errno));
         return EXIT_USAGE;
