@@ -66,7 +66,6 @@ static xfer_status_t wait_on(xfer_channel_t *ch, chf_cond cond, void *arg, const
                              double until, int resumable, int *met)
 {
     const double deadline = xfer_rt_deadline(ch->x);
-    const struct xfer *x = ch->x;
     double asked = MPI_Wtime();
     long nap_ns = NAP_MIN_NS;
     xfer_status_t st;
@@ -80,23 +79,11 @@ static xfer_status_t wait_on(xfer_channel_t *ch, chf_cond cond, void *arg, const
         now = MPI_Wtime();
         if (now > until)
             return XFER_SUCCESS;
-        if (resumable && x->intr_fn && now - asked >= XFER_RT_INTR_S) {
-            asked = now;
-            if (x->intr_fn(x->intr_arg))
-                return XFER_ERR(XFER_ERR_INTERRUPTED,
-                                "channel %s: %s: interrupted by the application; nothing changed, "
-                                "the call may be made again",
-                                ch->cfg->name, what);
-        }
+        if (resumable)
+            XFER_CHECK_GOTO(xfer_ch_ask_interrupt(ch, what, now, &asked), st, out);
         XFER_CHECK_GOTO(check_peer(ch), st, out);
         if (now > deadline)
-            return XFER_ERR(XFER_ERR_TIMEOUT,
-                            "channel %s: %s: nothing from %s in %s within %d ms (separate jobs "
-                            "without xferd: nothing tells a computing peer from a dead one, so "
-                            "control.timeout_ms bounds every wait; run with xferd to wait as long "
-                            "as the peer lives)",
-                            ch->cfg->name, what, xfer_ch_peer_name(ch), ch->file->dir,
-                            x->timeout_ms);
+            return xfer_ch_wait_timeout_error(ch, what, ch->file->dir);
         xfer_ch_progress_others(ch);
         nap.tv_sec = 0;
         nap.tv_nsec = nap_ns;

@@ -203,11 +203,35 @@ void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
     *active |= busy(ch);
 }
 
+xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double now, double *asked)
+{
+    const struct xfer *x = ch->x;
+    if (!x->intr_fn || now - *asked < XFER_RT_INTR_S)
+        return XFER_SUCCESS;
+    *asked = now;
+    if (x->intr_fn(x->intr_arg))
+        return XFER_ERR(XFER_ERR_INTERRUPTED,
+                        "channel %s: %s: interrupted by the application; nothing changed, the "
+                        "call may be made again",
+                        ch->cfg->name, what);
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *what,
+                                         const char *dir)
+{
+    return XFER_ERR(XFER_ERR_TIMEOUT,
+                    "channel %s: %s: nothing from %s%s%s within %d ms (separate jobs without "
+                    "xferd: nothing tells a computing peer from a dead one, so control.timeout_ms "
+                    "bounds every wait; run with xferd to wait as long as the peer lives)",
+                    ch->cfg->name, what, xfer_ch_peer_name(ch), dir ? " in " : "", dir ? dir : "",
+                    ch->x->timeout_ms);
+}
+
 xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what,
                                double until, int resumable, int *met)
 {
     const double deadline = xfer_rt_deadline(ch->x), t0 = MPI_Wtime();
-    const struct xfer *x = ch->x;
     double idle_since = t0, asked = t0;
     xfer_status_t st;
     *met = 0;
@@ -221,21 +245,10 @@ xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, cons
         now = MPI_Wtime();
         if (now > until)
             return XFER_SUCCESS;
-        if (resumable && x->intr_fn && now - asked >= XFER_RT_INTR_S) {
-            asked = now;
-            if (x->intr_fn(x->intr_arg))
-                return XFER_ERR(XFER_ERR_INTERRUPTED,
-                                "channel %s: %s: interrupted by the application; nothing changed, "
-                                "the call may be made again",
-                                ch->cfg->name, what);
-        }
+        if (resumable)
+            XFER_CHECK_GOTO(xfer_ch_ask_interrupt(ch, what, now, &asked), st, out);
         if (now > deadline) {
-            st = XFER_ERR(XFER_ERR_TIMEOUT,
-                          "channel %s: %s: nothing from %s within %d ms (separate jobs without "
-                          "xferd: nothing tells a computing peer from a dead one, so "
-                          "control.timeout_ms bounds every wait; run with xferd to wait as long "
-                          "as the peer lives)",
-                          ch->cfg->name, what, xfer_ch_peer_name(ch), ch->x->timeout_ms);
+            st = xfer_ch_wait_timeout_error(ch, what, NULL);
             goto out;
         }
         /* The peer computes: nothing moves until its next note. Poll gently (a waiting

@@ -98,6 +98,14 @@ void xfer_ch_progress_others(xfer_channel_t *ch);
  * XFER_ERR_INTERRUPTED, and the call can be made again. */
 xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what,
                                double until, int resumable, int *met);
+/* A resumable wait asks the application's interrupt check (xfer_set_interrupt) at most every
+ * XFER_RT_INTR_S since *asked: XFER_ERR_INTERRUPTED when it says stop. */
+xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double now,
+                                    double *asked);
+/* The error of a wait that control.timeout_ms ended (separate jobs without xferd); @p dir: the
+ * file transport's folder, or NULL. */
+xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *what,
+                                         const char *dir);
 xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what);
 /* As xfer_ch_wait_until, for a resumable wait (see xfer_ch_wait_for). */
 xfer_status_t xfer_ch_wait_resumable(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what);
