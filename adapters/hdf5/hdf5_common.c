@@ -50,6 +50,17 @@ xfer_status_t h5_fail(xfer_status_t st, const char *file, const char *obj, const
     return st;
 }
 
+/* A transfer property list for collective MPI-IO, or H5I_INVALID_HID (the caller closes it). */
+hid_t h5_collective_dxpl(void)
+{
+    hid_t dx = H5Pcreate(H5P_DATASET_XFER);
+    if (dx >= 0 && H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE) < 0) {
+        H5Pclose(dx);
+        dx = H5I_INVALID_HID;
+    }
+    return dx;
+}
+
 hid_t h5_native_of(xfer_type_t t)
 {
     switch (t) {

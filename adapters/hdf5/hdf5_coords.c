@@ -53,7 +53,7 @@ xfer_status_t h5c_time_step(hid_t file, const char *where, uint64_t step, double
     xfer_status_t st = XFER_SUCCESS;
     if ((ds = H5Dopen2(file, TIME_NAME, H5P_DEFAULT)) < 0 || H5Dset_extent(ds, &dims) < 0 ||
         (fs = H5Dget_space(ds)) < 0 || (ms = H5Screate_simple(1, &one, NULL)) < 0 ||
-        (dx = H5Pcreate(H5P_DATASET_XFER)) < 0 || H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE) < 0) {
+        (dx = h5_collective_dxpl()) < 0) {
         st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Dset_extent");
         goto out;
     }
@@ -137,9 +137,7 @@ static xfer_status_t attach_axis(hid_t file, hid_t ds, const char *dsname,
             if ((sp = H5Screate_simple(1, &n, NULL)) < 0 ||
                 (sc = H5Dcreate2(file, path, H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT,
                                  H5P_DEFAULT)) < 0 ||
-                (dx = H5Pcreate(H5P_DATASET_XFER)) < 0 ||
-                H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE) < 0 ||
-                (rank != 0 && H5Sselect_none(sp) < 0) ||
+                (dx = h5_collective_dxpl()) < 0 || (rank != 0 && H5Sselect_none(sp) < 0) ||
                 H5Dwrite(sc, H5T_NATIVE_INT64, sp, sp, dx, vals) < 0 ||
                 H5DSset_scale(sc, label) < 0 ||
                 H5LTset_attribute_string(file, path, XFER_COORD_ATTR, "axis") < 0)

@@ -20,6 +20,7 @@
 void h5_message(char *out, size_t cap);
 xfer_status_t h5_fail(xfer_status_t st, const char *file, const char *obj, const char *call);
 hid_t h5_native_of(xfer_type_t t);
+hid_t h5_collective_dxpl(void);
 const char *h5_class_name(H5T_class_t c);
 xfer_type_t h5_type_of(hid_t t, char *why, size_t cap);
 int h5_grow(void **p, int *cap, int n, size_t elem);

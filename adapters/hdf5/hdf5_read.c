@@ -420,7 +420,7 @@ xfer_status_t h5_read(void *h, int var, const uint64_t start[], const uint64_t c
         st = h5_fail(XFER_ERR_INVALID_ARG, r->path, v->name, "H5Sselect_hyperslab");
         goto out;
     }
-    if ((dx = H5Pcreate(H5P_DATASET_XFER)) < 0 || H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE) < 0) {
+    if ((dx = h5_collective_dxpl()) < 0) {
         st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Pset_dxpl_mpio");
         goto out;
     }
