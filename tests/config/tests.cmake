@@ -72,6 +72,7 @@ if(XFER_CLANG AND NOT XFER_ENABLE_SANITIZERS AND XFER_FLAVOUR_FREE_TESTS)
   set(fuzz_src ${CMAKE_CURRENT_SOURCE_DIR}/config/fuzz_load.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/config/config.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_parse.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_reader.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_print.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_values.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/core/status.c

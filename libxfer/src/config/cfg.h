@@ -252,4 +252,19 @@ void xfer_cfg_doc(FILE *out, const cfg_table_t *t);
 /* Write the reference of the workflow file format (the key tables of docs/workflow.md). */
 xfer_status_t xfer_config_doc(FILE *out);
 
+/* cfg_reader.c: the reader's machinery (records and events beside the calls above) */
+#define CFG_MAX_KEYS    32 /* keys of one table */
+#define CFG_MSG_MAX     900
+#define CFG_SHOW_MAX    96 /* a value quoted in a message */
+#define CFG_KEY_SHOW    64 /* a key in a key path */
+#define CFG_SUGGEST_LEN 64 /* longest word a suggestion is looked for */
+/* Characters compared for suggestions in one file (the cost of a few thousand): a file of
+ * countless misspellings gets suggestions for the first ones only, and is read in bounded time. */
+#define CFG_SUGGEST_BUDGET (1L << 26)
+cfg_rec_t *xfer_cfg_find_rec(const cfg_parser_t *p, const char *path);
+xfer_status_t xfer_cfg_record(cfg_parser_t *p, const yaml_event_t *ev);
+xfer_status_t xfer_cfg_next_event(cfg_parser_t *p, yaml_event_t *ev);
+int xfer_cfg_grow_records(cfg_parser_t *p);
+void xfer_cfg_free_records(cfg_parser_t *p);
+
 #endif /* XFER_CFG_H */
