@@ -23,7 +23,7 @@ import numpy as np
 import xfer
 
 HIST_LO, HIST_HI = 0.0, 1.0  # as GS_HIST_LO, GS_HIST_HI of gs_common.h
-PANELS, SNAP_SLOTS, PANEL_MAX, MARKED_STEPS = 6, 12, 256, 50  # as in analysis.c
+PANELS, SNAP_SLOTS, PANEL_MAX, MARKED_STEPS = 6, 12, 256, 50  # as in gs_figures.h
 
 
 def hist_bins(v, bins):
@@ -57,7 +57,7 @@ def csv_row(f, step, t, mins, maxs, means, hist):
 
 
 class Snapshots:
-    """V for V_steps.png, as snaps_t of analysis.c keeps it: an evenly spaced sample of this
+    """V for V_steps.png, as snaps_t of gs_figures.c keeps it: an evenly spaced sample of this
     rank's rows of V (every stride-th step in SNAP_SLOTS slots; when they are full every other
     one goes and the stride doubles) and the latest step, as block sums on a panel of at most
     PANEL_MAX x PANEL_MAX cells. Memory: SNAP_SLOTS + 1 copies of this rank's share of a panel,
@@ -124,7 +124,7 @@ class Snapshots:
 
 def panel_grid(npan, cy, cx):
     """Columns and rows of V_steps.png's panels, and a panel's size in pixels (the longer side
-    280), as analysis.c lays them out."""
+    280), as gs_figures.c lays them out."""
     cols = npan if npan <= 3 else 2 if npan == 4 else 3
     rows = -(-npan // cols)
     longer = max(cy, cx)
@@ -133,7 +133,7 @@ def panel_grid(npan, cy, cx):
 
 def render(out, snaps, picks, panels, stats, bins):
     """V_steps.png from the panels, stats.png and V_hist.png from stats.csv's rows (rank 0):
-    the figures analysis.c draws with gnuplot."""
+    the figures gs_figures.c draws with gnuplot."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
