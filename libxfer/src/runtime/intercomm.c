@@ -39,14 +39,14 @@ xfer_status_t xfer_rt_launch_mode(struct xfer *x, const char *component)
         for (i = 0; i < 4; i++)
             if (strcmp(env, launch_names[i]) == 0)
                 x->launch = (xfer_launch_t) i;
-        if (strcmp(env, launch_names[x->launch]) != 0)
-            return XFER_ERR(XFER_ERR_CONFIG,
-                            "XFER_LAUNCH=\"%s\": expected auto, mpmd, separate "
-                            "or user",
-                            env);
+        if (strcmp(env, launch_names[x->launch]) != 0) {
+            x->launch = c->launch; /* agreed below, with the component */
+            st = XFER_ERR(XFER_ERR_CONFIG,
+                          "XFER_LAUNCH=\"%s\": expected auto, mpmd, separate or user", env);
+        }
     }
-    XFER_MPI_GOTO(MPI_Comm_get_attr(x->world, MPI_APPNUM, &appnum_p, &flag), st, out);
-    if (flag && appnum_p)
+    if (MPI_Comm_get_attr(x->world, MPI_APPNUM, &appnum_p, &flag) == MPI_SUCCESS && flag &&
+        appnum_p)
         appnum = *appnum_p;
     XFER_MPI_GOTO(MPI_Allreduce(&appnum, &maxapp, 1, MPI_INT, MPI_MAX, x->world), st, out);
     if (x->launch == XFER_LAUNCH_AUTO)
@@ -55,22 +55,27 @@ xfer_status_t xfer_rt_launch_mode(struct xfer *x, const char *component)
     if (!component)
         component = xfer_env_str("XFER_COMPONENT");
     if (component) {
-        st = xfer_config_component(c, component, &x->comp);
-        if (st != XFER_SUCCESS) {
+        if (xfer_config_component(c, component, &x->comp) != XFER_SUCCESS) {
             char list[512];
             components_list(c, list, sizeof(list));
-            return XFER_ERR(XFER_ERR_NOT_FOUND,
-                            "component \"%s\" is not in workflow %s (components: %s)", component,
-                            c->workflow, list);
+            st = XFER_ERR(XFER_ERR_NOT_FOUND,
+                          "component \"%s\" is not in workflow %s (components: %s); check "
+                          "XFER_COMPONENT, the name passed to xfer_init or xfer-run's --component",
+                          component, c->workflow, list);
         }
     } else if (x->launch == XFER_LAUNCH_MPMD && appnum >= 0 && appnum < c->ncomponents) {
         x->comp = appnum; /* application context k of the launch is component k of the file */
     } else {
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "which component is this? pass its name to xfer_init or set "
-                        "XFER_COMPONENT (launch: %s)",
-                        launch_names[x->launch]);
+        st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                      "which component is this? pass its name to xfer_init or set "
+                      "XFER_COMPONENT (launch: %s)",
+                      launch_names[x->launch]);
     }
+    /* Some ranks may not know their component (a name misspelled for a few of them): every
+     * rank hears of it before the next collective, which those ranks could not join. */
+    st = xfer_rt_agree(x->world, st);
+    if (st != XFER_SUCCESS)
+        goto out;
     XFER_MPI_GOTO(MPI_Comm_rank(x->world, &x->rank), st, out);
     XFER_MPI_GOTO(MPI_Comm_size(x->world, &size), st, out);
 
