@@ -689,3 +689,4 @@ channels:
     endforeach()
   endif()
 endif()
+include(${CMAKE_CURRENT_SOURCE_DIR}/runtime/channels.cmake)

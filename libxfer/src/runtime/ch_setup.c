@@ -21,6 +21,9 @@ static xfer_status_t setup_poll(xfer_channel_t *ch, MPI_Request *req, double dea
     if (*flag)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
+    /* The peer may need this rank's part of another channel's steps before it comes here
+     * (several channels between the same components): keep them moving. */
+    xfer_ch_progress_others(ch);
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out); /* a failed peer, a lost control plane */
     if (MPI_Wtime() > deadline)
         return XFER_ERR(XFER_ERR_TIMEOUT, "channel %s: %s: no answer from %s within %d ms",
@@ -398,7 +401,21 @@ out:
     return st;
 }
 
+static xfer_status_t setup(xfer_channel_t *ch);
+
 xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
+{
+    const int nested = ch->x->in_setup;
+    xfer_status_t st;
+    if (ch->setup)
+        return XFER_SUCCESS;
+    ch->x->in_setup = 1;
+    st = setup(ch);
+    ch->x->in_setup = nested;
+    return st;
+}
+
+static xfer_status_t setup(xfer_channel_t *ch)
 {
     const int k = ch->side, ko = 1 - k;
     const int len = xfer_ch_geo_len(ch);

@@ -103,8 +103,9 @@ static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
  * @p force: a wait on this very channel, which may build its plans. */
 static xfer_status_t progress(xfer_channel_t *ch, int force)
 {
-    /* Only a wait on this very channel may build its plans (a collective with the peer). */
-    const int allow_setup = force;
+    /* Only a wait on this very channel (or finalize, which drains them all) may build its
+     * plans: a collective with the peer, never nested in another channel's set-up. */
+    const int allow_setup = (force || ch->x->finishing) && !ch->x->in_setup;
     xfer_status_t st;
     uint64_t lim;
     int i;
@@ -150,6 +151,11 @@ out:
     return st;
 }
 
+xfer_status_t xfer_ch_progress_one(xfer_channel_t *ch, int force)
+{
+    return progress(ch, force);
+}
+
 /* Progress every channel of the context (a wait on one channel must not starve the others:
  * a pipeline's middle component waits on one while the next one needs its notes). */
 xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force)
@@ -175,7 +181,7 @@ void xfer_ch_progress_others(xfer_channel_t *ch)
 }
 
 /* Is any collective of this channel in flight? */
-static int busy(const xfer_channel_t *ch)
+int xfer_ch_busy(const xfer_channel_t *ch)
 {
     int i;
     for (i = 0; i < ch->nslots; i++)
@@ -200,7 +206,7 @@ void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
         ch->health.fail_st = st;
         snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
     }
-    *active |= busy(ch);
+    *active |= xfer_ch_busy(ch);
 }
 
 xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double now, double *asked)
@@ -254,7 +260,7 @@ xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, cons
         /* The peer computes: nothing moves until its next note. Poll gently (a waiting
          * analysis must not take the cores of a simulation sharing its node), but spin while
          * data is in flight, where every poll drives the transfer. */
-        if (busy(ch)) {
+        if (xfer_ch_busy(ch)) {
             idle_since = now;
         } else if (now - idle_since > XFER_RT_SPIN_S) {
             const struct timespec nap = {0, XFER_RT_NAP_NS};

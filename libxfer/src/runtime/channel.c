@@ -3,6 +3,7 @@
  * (ends, drain, goodbye) and the free; small accessors. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../sched/exec.h"
 #include "../select/select.h"
@@ -221,42 +222,15 @@ out:
     return st;
 }
 
-static int drained(xfer_channel_t *ch, void *arg)
-{
-    const uint64_t lim = xfer_ch_run_limit(ch);
-    int i, k;
-    (void) arg;
-    for (k = 0; k < 2; k++)
-        if (ch->sends[k] && ch->proto.eos[k] < 0)
-            return 0; /* a sending side has not said its last word (its notes still come) */
-    if (ch->started < lim && ch->setup)
-        return 0;
-    if (!ch->setup && lim > 0)
-        return 0;
-    for (i = 0; i < ch->nslots; i++)
-        if (ch->slots[i].state == XFER_SLOT_ACTIVE)
-            return 0;
-    return 1;
-}
+/* ---- the finish (xfer_finalize, runtime.c) ------------------------------------------------
+ * Finalize finishes every channel of the context together, in four passes, so that no
+ * component waits on one channel while its peer waits on another (docs/runtime.md, "Several
+ * channels"): (1) every channel says it ends, without waiting: the sending sides announce their
+ * last step (EOS), a receive-only side asks its sender to stop (CLOSE); (2) every step that was
+ * announced completes, on all channels at once; (3) both rank 0s of each channel say goodbye
+ * (FIN), all channels at once; (4) the last notes and a barrier per channel, in file order. */
 
-static int end_cond(xfer_channel_t *ch, void *arg)
-{
-    (void) arg;
-    return ch->proto.end_seen;
-}
-
-static int fin_cond(xfer_channel_t *ch, void *arg)
-{
-    (void) arg;
-    /* the goodbye, and every ACK sent before it (they come from several ranks: no order) */
-    return ch->proto.fin_seen &&
-           (!xfer_ch_is_announcer(ch) || (int64_t) ch->proto.acks_recv >= ch->proto.fin_acks);
-}
-
-/* Finish a channel: the sending sides announce their end, the receive-only side asks the
- * sender to stop, every step that was announced is completed, then both rank 0s say goodbye
- * so that no note is left in flight when the communicators go. */
-xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
+xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
     int i;
@@ -276,28 +250,82 @@ xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch)
             ch->slots[i].state = XFER_SLOT_FREE;
     if (xfer_ch_this_sends(ch))
         XFER_CHECK_GOTO(xfer_ch_end_own_side(ch), st, out);
-    else if (ch->me == 0 && xfer_ch_run_limit(ch) == UINT64_MAX)
+    else if (ch->me == 0 && xfer_ch_run_limit(ch) == UINT64_MAX && !ch->proto.close_sent) {
         XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_CLOSE, 0), st, out);
+        ch->proto.close_sent = 1;
+    }
     ch->proto.released = UINT64_MAX / 2; /* receive what was announced, for nobody */
     for (i = 0; i < ch->nslots; i++)
         if (ch->slots[i].state == XFER_SLOT_DONE)
             ch->slots[i].state = XFER_SLOT_FREE;
-    XFER_CHECK_GOTO(xfer_ch_wait_until(ch, drained, NULL, "finishing the steps in flight"), st,
-                    out);
-    {
-        uint64_t total = 0;
-        XFER_MPI_GOTO(
-            MPI_Reduce(&ch->proto.acks_sent, &total, 1, MPI_UINT64_T, MPI_SUM, 0, ch->ctl_local),
-            st, out);
-        if (ch->me == 0) {
-            XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_FIN, (int64_t) total), st,
-                            out);
-            XFER_CHECK_GOTO(xfer_ch_wait_until(ch, fin_cond, NULL, "saying goodbye"), st, out);
-        }
-    }
-    /* The announcer's notes to its own side end with END: drain them all. */
+out:
+    if (st != XFER_SUCCESS)
+        ch->health.failed = 1;
+    return st;
+}
+
+/* (2) Every sending side said its last word and every step announced has completed. */
+int xfer_rt_channel_drained(xfer_channel_t *ch)
+{
+    const uint64_t lim = xfer_ch_run_limit(ch);
+    int i, k;
+    for (k = 0; k < 2; k++)
+        if (ch->sends[k] && ch->proto.eos[k] < 0)
+            return 0; /* a sending side has not said its last word (its notes still come) */
+    if (ch->started < lim && ch->setup)
+        return 0;
+    if (!ch->setup && lim > 0)
+        return 0;
+    for (i = 0; i < ch->nslots; i++)
+        if (ch->slots[i].state == XFER_SLOT_ACTIVE)
+            return 0;
+    return 1;
+}
+
+/* (3) Rank 0 tells the other side's rank 0 how many ACKs this side sent it. */
+xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    uint64_t total = 0;
+    if (ch->file || ch->health.failed || ch->health.finished)
+        return XFER_SUCCESS;
+    XFER_MPI_GOTO(
+        MPI_Reduce(&ch->proto.acks_sent, &total, 1, MPI_UINT64_T, MPI_SUM, 0, ch->ctl_local), st,
+        out);
+    if (ch->me == 0)
+        XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_FIN, (int64_t) total), st,
+                        out);
+out:
+    if (st != XFER_SUCCESS)
+        ch->health.failed = 1;
+    return st;
+}
+
+/* The other side's goodbye, and every ACK sent before it (they come from several ranks: no
+ * order); only rank 0 hears it. */
+int xfer_rt_channel_parted(xfer_channel_t *ch)
+{
+    if (ch->me != 0)
+        return 1;
+    return ch->proto.fin_seen &&
+           (!xfer_ch_is_announcer(ch) || (int64_t) ch->proto.acks_recv >= ch->proto.fin_acks);
+}
+
+static int end_cond(xfer_channel_t *ch, void *arg)
+{
+    (void) arg;
+    return ch->proto.end_seen;
+}
+
+/* (4) The announcer's notes to its own side end with END: drain them all; then no note is in
+ * flight and the communicators may go. */
+xfer_status_t xfer_rt_channel_close(xfer_channel_t *ch)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int r;
+    if (ch->file || ch->health.failed || ch->health.finished)
+        return XFER_SUCCESS;
     if (xfer_ch_is_announcer(ch)) {
-        int r;
         for (r = 1; r < ch->nlocal; r++)
             XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_END, 0), st, out);
     } else if (xfer_ch_this_sends(ch)) {
@@ -310,6 +338,64 @@ out:
     if (st != XFER_SUCCESS)
         ch->health.failed = 1;
     return st;
+}
+
+/* Progress every stream channel of @p x that is neither failed nor finished until @p cond holds
+ * on each. A channel that fails drops out; the first failure is returned, with its words. */
+xfer_status_t xfer_rt_channels_wait(struct xfer *x, int (*cond)(xfer_channel_t *), const char *what)
+{
+    const double deadline = xfer_rt_deadline(x), t0 = MPI_Wtime();
+    double idle_since = t0;
+    xfer_status_t first = XFER_SUCCESS;
+    char msg[1024] = "";
+
+    for (;;) {
+        xfer_channel_t *late = NULL;
+        int i, active = 0;
+        double now;
+        for (i = 0; i < x->nch; i++) {
+            xfer_channel_t *ch = x->ch[i];
+            xfer_status_t st;
+            if (!ch || ch->file || ch->health.failed || ch->health.finished)
+                continue;
+            st = xfer_ch_progress_one(ch, 1);
+            if (st != XFER_SUCCESS) {
+                ch->health.failed = 1;
+                if (first == XFER_SUCCESS) {
+                    first = st;
+                    snprintf(msg, sizeof(msg), "%s", xfer_last_error());
+                }
+                continue;
+            }
+            if (!cond(ch)) {
+                late = late ? late : ch;
+                active |= xfer_ch_busy(ch);
+            }
+        }
+        if (!late)
+            break;
+        now = MPI_Wtime();
+        if (now > deadline) {
+            for (i = 0; i < x->nch; i++)
+                if (x->ch[i] && !x->ch[i]->file && !x->ch[i]->health.finished && !cond(x->ch[i]))
+                    x->ch[i]->health.failed = 1;
+            xfer_ch_wait_timeout_error(late, what, NULL);
+            if (first == XFER_SUCCESS) {
+                first = XFER_ERR_TIMEOUT;
+                snprintf(msg, sizeof(msg), "%s", xfer_last_error());
+            }
+            break;
+        }
+        if (active) {
+            idle_since = now;
+        } else if (now - idle_since > XFER_RT_SPIN_S) {
+            const struct timespec nap = {0, XFER_RT_NAP_NS};
+            nanosleep(&nap, NULL);
+        }
+    }
+    if (first != XFER_SUCCESS)
+        return xfer_err_raw(first, "%s", msg);
+    return XFER_SUCCESS;
 }
 
 void xfer_rt_channel_free(xfer_channel_t **pch, int collective)

@@ -87,8 +87,12 @@ xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d);
 /* ch_steps.c */
 xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);
 int xfer_ch_this_sends(const xfer_channel_t *ch);
+int xfer_ch_busy(const xfer_channel_t *ch); /* a collective of the channel is in flight */
 int xfer_ch_this_recvs(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force);
+/* One pass over @p ch alone: notes, collectives to start (step 0's set-up when @p force or
+ * when finalize drains), executors. */
+xfer_status_t xfer_ch_progress_one(xfer_channel_t *ch, int force);
 /* One pass over the context's other stream channels (a file channel's waits keep them moving) */
 void xfer_ch_progress_others(xfer_channel_t *ch);
 /* Progress until cond holds (*met = 1) or MPI_Wtime() passes @p until (*met = 0, success).

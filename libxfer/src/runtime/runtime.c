@@ -342,10 +342,19 @@ xfer_status_t xfer_config_of(const xfer_t *x, const xfer_config_t **cfg, int *co
     return XFER_SUCCESS;
 }
 
+/* Keep the first error of finalize's passes, with its words. */
+static void first_error(xfer_status_t st, xfer_status_t *first, char *msg, size_t len)
+{
+    if (st == XFER_SUCCESS || *first != XFER_SUCCESS)
+        return;
+    *first = st;
+    snprintf(msg, len, "%s", xfer_last_error());
+}
+
 xfer_status_t xfer_finalize(xfer_t **px)
 {
     struct xfer *x = px ? *px : NULL;
-    xfer_status_t st = XFER_SUCCESS, first = XFER_SUCCESS;
+    xfer_status_t first = XFER_SUCCESS;
     char first_msg[1024] = "";
     int i, failed = 0;
 
@@ -353,18 +362,25 @@ xfer_status_t xfer_finalize(xfer_t **px)
         return XFER_SUCCESS;
     /* From here on only this thread progresses the channels. */
     xfer_rt_progress_stop(x);
-    /* Channels finish in file order; each finish keeps the others progressing. */
-    for (i = 0; i < x->nch; i++) {
-        if (!x->ch[i])
-            continue;
-        st = xfer_rt_channel_finish(x->ch[i]);
-        if (st != XFER_SUCCESS && first == XFER_SUCCESS) {
-            first = st;
-            snprintf(first_msg, sizeof(first_msg), "%s", xfer_last_error());
+    /* Every channel finishes together (channel.c): no wait on one channel while the peer of
+     * another waits for this component's end of that one. */
+    x->finishing = 1;
+    for (i = 0; i < x->nch; i++)
+        if (x->ch[i])
+            first_error(xfer_rt_channel_end(x->ch[i]), &first, first_msg, sizeof(first_msg));
+    first_error(xfer_rt_channels_wait(x, xfer_rt_channel_drained, "finishing the steps in flight"),
+                &first, first_msg, sizeof(first_msg));
+    for (i = 0; i < x->nch; i++)
+        if (x->ch[i])
+            first_error(xfer_rt_channel_goodbye(x->ch[i]), &first, first_msg, sizeof(first_msg));
+    first_error(xfer_rt_channels_wait(x, xfer_rt_channel_parted, "saying goodbye"), &first,
+                first_msg, sizeof(first_msg));
+    for (i = 0; i < x->nch; i++)
+        if (x->ch[i]) {
+            first_error(xfer_rt_channel_close(x->ch[i]), &first, first_msg, sizeof(first_msg));
+            if (x->ch[i]->health.failed || x->ch[i]->health.peer_failed)
+                failed = 1;
         }
-        if (x->ch[i]->health.failed || x->ch[i]->health.peer_failed)
-            failed = 1;
-    }
     /* the leader says goodbye to xferd (a failed component says nothing: xfer-run reports) */
     xfer_rt_ctl_stop(x, !failed);
     /* After a failure the peer may be gone: collective frees could wait for ever. */

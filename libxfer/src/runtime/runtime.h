@@ -236,6 +236,8 @@ struct xfer {
     /* this run's identity, for the file transport: shared by one MPMD launch, or XFER_RUN_ID
      * (xfer-run sets it); "" when none is known */
     char run_id[128];
+    int finishing; /* xfer_finalize: every channel may set up its step 0 to drain it */
+    int in_setup;  /* a channel's step 0 is being set up: no other set-up nests in its waits */
 };
 
 /* Every rank of @p comm learns the worst status; ranks that succeeded get a message saying
@@ -254,7 +256,15 @@ xfer_status_t xfer_rt_form(struct xfer *x, int index, MPI_Comm *inter, int *disc
 xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int disconnect,
                                   xfer_channel_t **out);
 xfer_status_t xfer_rt_channel_handshake(xfer_channel_t *ch);
-xfer_status_t xfer_rt_channel_finish(xfer_channel_t *ch);
+/* xfer_finalize's passes over every channel (channel.c): end (no wait), drained, goodbye,
+ * parted, close; xfer_rt_channels_wait progresses them all until a condition holds on each */
+xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch);
+int xfer_rt_channel_drained(xfer_channel_t *ch);
+xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch);
+int xfer_rt_channel_parted(xfer_channel_t *ch);
+xfer_status_t xfer_rt_channel_close(xfer_channel_t *ch);
+xfer_status_t xfer_rt_channels_wait(struct xfer *x, int (*cond)(xfer_channel_t *),
+                                    const char *what);
 void xfer_rt_channel_free(xfer_channel_t **ch, int collective);
 
 /* control.c: the control plane (xferd); every function is a no-op without one */

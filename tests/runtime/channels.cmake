@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Several channels between the same components (docs/runtime.md, "Several channels"): both
+# directions, full and half duplex, a side that computes between steps. Each run must end, with
+# every dataset checked byte for byte by xfer-synth. Included by runtime/tests.cmake.
+
+# rt_channels(<file> <p> <q> <channel lines>): components a (p ranks) and b (q ranks)
+function(rt_channels file p q channels)
+  file(WRITE ${file} "workflow: rt_channels
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [xfer-synth]}
+  - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
+channels:
+${channels}")
+endfunction()
+
+# two half-duplex channels of four doubles (both sides used to wait on each other in
+# xfer_finalize: one for the goodbye of the first channel, the other for the end of the second)
+rt_channels(${RT_DIR}/ch-two-half.yaml 1 1
+"  - {name: c1, from: a, to: b, datasets: [{name: x, type: float64, dims: [4]}]}
+  - {name: c2, from: a, to: b, datasets: [{name: y, type: float64, dims: [4]}]}
+")
+rt_mpmd(cmd ${RT_DIR}/ch-two-half.yaml NP 1 1 ARGS --steps 2 --quiet)
+rt_test(mpmd.channels.two_half.p1q1 COMMAND ${cmd} TIMEOUT 120)
+
+# steering back (full duplex) beside fields and particles (half duplex), the consumer computing
+# before every step: the producer sets up one channel's first step while the consumer waits for
+# another's data, so every wait keeps the other channels moving
+set(ch_steer "  - name: steer
+    from: a
+    to: b
+    duplex: full
+    datasets: [{name: knob, type: float64, dims: [4]}, {name: cmd, type: int32, dims: [3], from: b}]
+  - {name: fields, from: a, to: b, datasets: [{name: u, type: float64, dims: [40, 7]}]}
+  - {name: parts, from: a, to: b, datasets: [{name: p, type: int64, dims: [33]}]}
+")
+rt_channels(${RT_DIR}/ch-steer.yaml 2 2 "${ch_steer}")
+rt_mpmd(cmd ${RT_DIR}/ch-steer.yaml NP 2 2 ARGS --steps 5 --quiet
+        ARGS1 --steps 5 --quiet --compute-ms 100)
+rt_test(mpmd.channels.steer_fields.p2q2 COMMAND ${cmd} TIMEOUT 120)
+
+# a component name unknown to the workflow on some ranks: every rank says so (those ranks used
+# to wait in an agreement while the others waited in the launch's component exchange)
+rt_mpmd(cmd ${RT_DIR}/ch-two-half.yaml NP 1 1 ARGS --steps 1 ARGS1 --steps 1 --component bb)
+rt_fail_test(mpmd.fail.component_unknown COMMAND ${cmd} MAXTIME 60
+             EXPECT "component \"bb\" is not in workflow rt_channels \\(components: a, b\\)")
