@@ -150,6 +150,26 @@ static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const 
     }
 }
 
+static int peer_of(const xfer_config_t *cfg, int comp, int i)
+{
+    return cfg->channels[i].from == comp ? cfg->channels[i].to : cfg->channels[i].from;
+}
+
+/* Does component @p comp send anything to component @p peer (any channel, either way)? */
+static int sends_to(const xfer_config_t *cfg, int comp, int peer)
+{
+    int i, j;
+    for (i = 0; i < cfg->nchannels; i++) {
+        const xfer_cfg_channel_t *c = &cfg->channels[i];
+        if (!((c->from == comp && c->to == peer) || (c->from == peer && c->to == comp)))
+            continue;
+        for (j = 0; j < c->ndatasets; j++)
+            if (c->datasets[j].from == comp)
+                return 1;
+    }
+    return 0;
+}
+
 /* The bound buffer of channel i, dataset j in step s, in bnd[]: NDS_MAX slots per channel
  * (--bind-alternate: odd steps use a second set of nchannels * NDS_MAX after the first) */
 #define NDS_MAX      (2 * XFER_MAX_DATASETS) /* datasets a channel may have */
@@ -490,6 +510,17 @@ int main(int argc, char **argv)
             XCHECK(xfer_put_attr_string(chs[i], "label", "replaced below"));
             XCHECK(xfer_put_attr_string(chs[i], "label", label));
         }
+        /* commit what this component only sends before waiting for anything: with channels
+         * in both directions, a component that got first would wait for a peer that gets
+         * first too */
+        for (i = 0; i < cfg->nchannels; i++) {
+            xfer_role_t role;
+            if (!chs[i])
+                continue;
+            XCHECK(xfer_channel_role(chs[i], &role));
+            if (role == XFER_ROLE_SEND)
+                XCHECK(xfer_step_end(chs[i]));
+        }
         for (i = 0; i < cfg->nchannels; i++) {
             if (o.attrs && chs[i]) {
                 xfer_role_t role;
@@ -586,9 +617,14 @@ int main(int argc, char **argv)
                 XCHECK(xfer_get(chs[i], o.get, tiny, sizeof(tiny), NULL));
             }
         }
-        for (i = 0; i < cfg->nchannels; i++)
-            if (chs[i])
+        for (i = 0; i < cfg->nchannels; i++) {
+            xfer_role_t role;
+            if (!chs[i])
+                continue;
+            XCHECK(xfer_channel_role(chs[i], &role));
+            if (role != XFER_ROLE_SEND)
                 XCHECK(xfer_step_end(chs[i]));
+        }
     }
     /* A receive-only channel ends with the sender's end of stream. */
     for (i = 0; i < cfg->nchannels; i++) {
@@ -600,8 +636,8 @@ int main(int argc, char **argv)
         if (!chs[i])
             continue;
         XCHECK(xfer_channel_role(chs[i], &role));
-        if (role != XFER_ROLE_RECV)
-            continue;
+        if (role != XFER_ROLE_RECV || sends_to(cfg, comp, peer_of(cfg, comp, i)))
+            continue; /* (a peer this one sends to may be waiting here for its own end) */
         d = &cfg->channels[i].datasets[0];
         n = vol(d->ndims, d->dims) * xfer_type_size(d->type);
         if (o.begin_ms >= -1) { /* a status, not an error */

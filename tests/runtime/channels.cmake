@@ -39,6 +39,19 @@ rt_mpmd(cmd ${RT_DIR}/ch-steer.yaml NP 2 2 ARGS --steps 5 --quiet
         ARGS1 --steps 5 --quiet --compute-ms 100)
 rt_test(mpmd.channels.steer_fields.p2q2 COMMAND ${cmd} TIMEOUT 120)
 
+# both directions at once: a -> b, b -> a and a full-duplex channel, uneven ranks
+rt_channels(${RT_DIR}/ch-both-ways.yaml 3 2
+"  - {name: down, from: a, to: b, datasets: [{name: d, type: int32, dims: [9, 5]}]}
+  - {name: up, from: b, to: a, datasets: [{name: e, type: float32, dims: [7]}]}
+  - name: both
+    from: a
+    to: b
+    duplex: full
+    datasets: [{name: f, type: uint8, dims: [5, 4, 3]}, {name: g, type: int16, dims: [6], from: b}]
+")
+rt_mpmd(cmd ${RT_DIR}/ch-both-ways.yaml NP 3 2 ARGS --steps 4 --quiet --decomp uneven)
+rt_test(mpmd.channels.both_ways.p3q2 COMMAND ${cmd} TIMEOUT 120)
+
 # a component name unknown to the workflow on some ranks: every rank says so (those ranks used
 # to wait in an agreement while the others waited in the launch's component exchange)
 rt_mpmd(cmd ${RT_DIR}/ch-two-half.yaml NP 1 1 ARGS --steps 1 ARGS1 --steps 1 --component bb)

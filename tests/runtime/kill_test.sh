@@ -23,7 +23,7 @@ sed 's/^/  out| /' "$out"
 [ "$rc" -ne 0 ] || fail "xfer-run exited 0"
 [ "$rc" -ne 124 ] || fail "xfer-run ran into the safety timeout (120 s)"
 grep -q "SIG$sig to myself" "$out" || fail "the victim did not send itself SIG$sig"
-line=$(grep -E "^\[$peer\] .*XFER_ERR_PEER_FAILED: channel [a-z0-9_]+: component $victim failed \(xferd: .*\) \(after [0-9]+ ms\)" "$out" | head -1)
+line=$(grep -E "^\[$peer\] .*XFER_ERR_PEER_FAILED: channel [a-z0-9_]+: component $victim failed \(xferd: .*\(after [0-9]+ ms\)$" "$out" | head -1)
 if [ -z "$line" ]; then
     fail "no XFER_ERR_PEER_FAILED naming component $victim from $peer"
 else

@@ -49,6 +49,8 @@ typedef struct xfer_resolved_opts {
     int no_auto_hier;    /* opts.hier_auto < 0: the automatic choice stays flat */
     int hier_measured;   /* hier_inner is auto's measured preference (XFER_TUNING): when it cannot
                             run the node-level shape, the model chooses instead */
+    size_t win_s_min, win_r_min; /* node staging: reserve at least this much room (S and R per
+                                    parity), for recounts (xfer_plan_recount) */
 } xfer_resolved_opts_t;
 
 typedef struct xfer_dtype_info {
@@ -106,6 +108,27 @@ xfer_status_t xfer_plan_select(xfer_plan_t *p);
 /* Build a plan for @p call. Collective over both groups. */
 xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *opts,
                                int persistent, xfer_plan_t **out);
+
+/* A persistent allgatherv plan whose node staging window (if it stages) holds at least @p win_s
+ * and @p win_r bytes per parity, so that xfer_plan_recount can take larger node aggregates than
+ * this call's. Collective over both groups. */
+xfer_status_t xfer_plan_create_reserved(const xfer_call_t *call, const xfer_coll_opts_t *opts,
+                                        size_t win_s, size_t win_r, xfer_plan_t **out);
+
+/* The same persistent allgatherv plan for other buffers and byte counts, without any
+ * communication: the algorithm, the communicators and the staging window stay; the schedule is
+ * rebuilt for the new counts. @p local_bytes: every rank of this group's contribution (what a
+ * plan's creation would exchange). XFER_ERR_NOT_SUPPORTED when the plan cannot carry them (its
+ * algorithm does not support the new shape, the schedule would need other communicators, node
+ * staging needs more room or another inner algorithm): the plan must then be freed. The plan
+ * must not be active. Local. */
+xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, void *rbuf,
+                                const int rcounts[], const int rdispls[],
+                                const size_t local_bytes[]);
+
+/* hier.c: the node staging of a recount (geometry and schedule for p->shape, the same inner
+ * algorithm and window) */
+xfer_status_t xfer_hier_recount(xfer_plan_t *p);
 
 /* Run one blocking operation on a freshly created (transient) plan. */
 xfer_status_t xfer_plan_run_blocking(xfer_plan_t *p);

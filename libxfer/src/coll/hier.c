@@ -461,7 +461,8 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
     if (p->persistent) {
         h->own_win = 1;
         XFER_CHECK_GOTO(xfer_shwin_reserve(&h->win, t->hm->node_comm, h->node_size, h->senders,
-                                           h->s_bytes, h->r_bytes),
+                                           XFER_MAX(h->s_bytes, p->opts.win_s_min),
+                                           XFER_MAX(h->r_bytes, p->opts.win_r_min)),
                         st, out);
     } else {
         XFER_CHECK_GOTO(xfer_shwin_reserve(&t->hm->win, t->hm->node_comm, h->node_size, h->senders,
@@ -489,6 +490,45 @@ xfer_status_t xfer_hier_prepare(xfer_plan_t *p)
     }
     XFER_CHECK_GOTO(build(p), st, out);
     st = XFER_SUCCESS;
+out:
+    return st;
+}
+
+xfer_status_t xfer_hier_recount(xfer_plan_t *p)
+{
+    xfer_hier_t *h = p->hier;
+    const xfer_algo_t *inner = h->inner;
+    const int direct = h->direct, g = p->topo->group;
+    xfer_status_t st;
+    int m;
+
+    for (m = 0; m < 2; m++) {
+        xfer_free(h->agg[m]);
+        xfer_free(h->agg_off[m]);
+        h->agg[m] = h->agg_off[m] = NULL;
+    }
+    xfer_free(h->stripe_base);
+    xfer_free(h->node_off);
+    xfer_free(h->rcounts);
+    xfer_free(h->rdispls);
+    h->stripe_base = h->node_off = NULL;
+    h->rcounts = h->rdispls = NULL;
+    XFER_CHECK_GOTO(geometry(p), st, out);
+    if (h->inner != inner || h->direct != direct)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "recount: node staging would choose another inner algorithm (%s, not %s)",
+                        h->direct ? "direct" : h->inner->name, direct ? "direct" : inner->name);
+    if (h->s_bytes > h->win->s_cap || h->r_bytes > h->win->r_cap)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "recount: the node aggregates (%zu and %zu bytes) exceed the staging "
+                        "window (%zu and %zu)",
+                        h->s_bytes, h->r_bytes, h->win->s_cap, h->win->r_cap);
+    for (m = 0; h->direct && m < p->topo->hm->nodes[g].nnodes; m++)
+        if (h->agg[g][m] > INT_MAX)
+            return XFER_ERR(XFER_ERR_TOO_LARGE, "a node aggregate exceeds INT_MAX bytes");
+    if (!h->direct && h->slot < h->senders && (h->inner->flags & XFER_ALGO_NATIVE))
+        XFER_CHECK_GOTO(native_counts(h, &p->topo->hm->nodes[1 - g], 1 - g), st, out);
+    XFER_CHECK_GOTO(build(p), st, out);
 out:
     return st;
 }

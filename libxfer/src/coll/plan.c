@@ -395,8 +395,8 @@ out:
     return st;
 }
 
-xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *opts,
-                               int persistent, xfer_plan_t **out)
+static xfer_status_t plan_create(const xfer_call_t *call, const xfer_coll_opts_t *opts,
+                                 int persistent, size_t win_s, size_t win_r, xfer_plan_t **out)
 {
     xfer_status_t st, local_err;
     xfer_plan_t *p;
@@ -411,6 +411,8 @@ xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *
     p->native_req = MPI_REQUEST_NULL;
     p->merged = MPI_COMM_NULL;
     XFER_CHECK_GOTO(xfer_opts_resolve(opts, &p->opts), st, fail);
+    p->opts.win_s_min = win_s;
+    p->opts.win_r_min = win_r;
     XFER_CHECK_GOTO(xfer_topo_get(call->inter, &p->topo), st, fail);
 
     /* From here on every rank makes the same collective calls even when its own arguments are
@@ -451,6 +453,131 @@ xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *
     return XFER_SUCCESS;
 fail:
     xfer_plan_free(&p);
+    return st;
+}
+
+xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *opts,
+                               int persistent, xfer_plan_t **out)
+{
+    return plan_create(call, opts, persistent, 0, 0, out);
+}
+
+xfer_status_t xfer_plan_create_reserved(const xfer_call_t *call, const xfer_coll_opts_t *opts,
+                                        size_t win_s, size_t win_r, xfer_plan_t **out)
+{
+    return plan_create(call, opts, 1, win_s, win_r, out);
+}
+
+/* ---- recount: the same plan for other counts, without communication ------------------------ */
+
+/* Do two schedules use the same split slots and groups (so the same communicators)? */
+static int same_groups(const xfer_sched_t *a, const xfer_sched_t *b)
+{
+    int i, k;
+    if (a->ngroups != b->ngroups || a->nslots != b->nslots || a->nslots_stripe != b->nslots_stripe)
+        return 0;
+    for (i = 0; i < a->ngroups; i++) {
+        const xfer_group_t *x = &a->groups[i], *y = &b->groups[i];
+        if (x->slot != y->slot || x->comm != y->comm || x->nranges != y->nranges ||
+            x->size != y->size || x->my_index != y->my_index)
+            return 0;
+        for (k = 0; k < x->nranges; k++)
+            if (x->ranges[k].start != y->ranges[k].start ||
+                x->ranges[k].stride != y->ranges[k].stride ||
+                x->ranges[k].count != y->ranges[k].count)
+                return 0;
+    }
+    return 1;
+}
+
+xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, void *rbuf,
+                                const int rcounts[], const int rdispls[],
+                                const size_t local_bytes[])
+{
+    const int g = p->topo->group, o = 1 - g, nr = p->topo->n[o];
+    xfer_sched_t *old = NULL;
+    size_t *old_cnt[2] = {NULL, NULL}, *old_pre[2] = {NULL, NULL};
+    xfer_status_t st;
+    int i;
+
+    if (p->active)
+        return XFER_ERR(XFER_ERR_STATE, "recount of an active plan");
+    if (!p->persistent || p->call.kind != XFER_CALL_ALLGATHERV || !p->rcounts_copy)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED, "only a persistent allgatherv plan recounts");
+    if (p->exec_ready) {
+        xfer_exec_fini(&p->exec);
+        p->exec_ready = 0;
+    }
+    for (i = 0; i < nr; i++) {
+        p->rcounts_copy[i] = rcounts[i];
+        p->rdispls_copy[i] = rdispls[i];
+    }
+    p->call.sbuf = sbuf;
+    p->call.scount = scount;
+    p->call.rbuf = rbuf;
+    XFER_CHECK_GOTO(validate(p), st, out);
+    if (local_bytes[p->topo->rank] != p->my_bytes)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "recount: this rank sends %zu bytes, not %zu",
+                        p->my_bytes, local_bytes[p->topo->rank]);
+    /* the new shape, in new arrays: the old schedule refers to the old ones until it goes */
+    old = p->sched;
+    p->sched = NULL;
+    for (i = 0; i < 2; i++) {
+        old_cnt[i] = p->cnt[i];
+        old_pre[i] = p->pre[i];
+        p->cnt[i] = p->pre[i] = NULL;
+    }
+    XFER_CHECK_GOTO(alloc_counts(p, g), st, out);
+    XFER_CHECK_GOTO(alloc_counts(p, o), st, out);
+    for (i = 0; i < nr; i++)
+        p->cnt[o][i] = (size_t) rcounts[i] * (size_t) p->rinfo.size;
+    for (i = 0; i < p->topo->n[g]; i++)
+        p->cnt[g][i] = local_bytes[i];
+    finish_counts(p, o);
+    finish_counts(p, g);
+    if (p->opts.hier) {
+        XFER_CHECK_GOTO(xfer_hier_recount(p), st, out);
+    } else {
+        const char *why = "";
+        if (!xfer_algo_supports(p->algo, &p->shape, &why) ||
+            ((p->shape.total[0] > INT_MAX || p->shape.total[1] > INT_MAX) &&
+             !(p->algo->flags & XFER_ALGO_NATIVE))) {
+            st = XFER_ERR(XFER_ERR_NOT_SUPPORTED, "recount: %s cannot run the new counts: %s",
+                          p->algo->name, why[0] ? why : "more than INT_MAX bytes");
+            goto out;
+        }
+        XFER_CHECK_GOTO(xfer_sched_create(&p->shape, g, p->topo->rank, &p->sched), st, out);
+        if (p->algo->flags & XFER_ALGO_NATIVE) {
+            p->sched->algo = "native";
+            xfer_sched_task(p->sched, 0);
+            XFER_CHECK_GOTO(xfer_sched_finish(p->sched), st, out);
+        } else {
+            XFER_CHECK_GOTO(p->algo->build(&p->shape, p->sched), st, out);
+        }
+    }
+    if (old && !same_groups(old, p->sched)) {
+        st = XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                      "recount: %s's schedule for the new counts needs other groups", p->name);
+        goto out;
+    }
+    xfer_free(p->stage_send);
+    xfer_free(p->stage_recv);
+    xfer_free(p->tmp);
+    p->stage_send = p->stage_recv = p->tmp = NULL;
+    XFER_CHECK_GOTO(setup_buffers(p), st, out);
+    XFER_CHECK_GOTO(
+        xfer_exec_init(&p->exec, p->sched, p->comm, p->gcomm,
+                       p->hier ? p->hier->tasks
+                               : (p->algo->flags & XFER_ALGO_NATIVE ? &p->native_task : NULL),
+                       XFER_P2P_TAG, p->opts.intra_allgather),
+        st, out);
+    p->exec_ready = 1;
+out:
+    xfer_sched_destroy(&old); /* before the arrays of its shape */
+    for (i = 0; i < 2; i++) {
+        xfer_free(old_cnt[i]);
+        xfer_free(old_pre[i]);
+    }
     return st;
 }
 

@@ -42,8 +42,8 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
                    MPI_Iprobe(0, XFER_NOTE_TAG, ch->ctl_local, &flag, &ms) == MPI_SUCCESS && flag &&
                    MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local,
                             MPI_STATUS_IGNORE) == MPI_SUCCESS)
-                if (n.type == NOTE_FAIL && n.value >= 0)
-                    ch->health.peer_failed = 1;
+                if (n.type == NOTE_FAIL)
+                    (void) xfer_ch_take_fail(ch, n.value, 0);
         }
         if (!ch->health.peer_failed)
             nanosleep(&nap, NULL); /* polling interval of a bounded wait */

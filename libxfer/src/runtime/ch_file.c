@@ -44,10 +44,8 @@ static xfer_status_t check_peer(xfer_channel_t *ch)
             XFER_MPI_GOTO(
                 MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local, MPI_STATUS_IGNORE),
                 st, out);
-            if (n.type == NOTE_FAIL && n.value >= 0)
-                ch->health.peer_failed = 1;
-            else if (n.type == NOTE_FAIL)
-                ch->health.ctl_lost = 1;
+            if (n.type == NOTE_FAIL)
+                XFER_CHECK_GOTO(xfer_ch_take_fail(ch, n.value, 0), st, out);
         }
     }
     XFER_CHECK_GOTO(xfer_ch_notes_reap(ch, 0), st, out);

@@ -17,6 +17,8 @@ xfer_status_t xfer_ch_note_send(xfer_channel_t *ch, MPI_Comm c, int dest, int ty
     xfer_status_t st = XFER_SUCCESS;
     note_out_t *o;
 
+    if (c == ch->ctl_inter && ch->health.peer_failed)
+        return XFER_SUCCESS; /* nobody there to take it */
     if (ch->proto.nout == ch->proto.cap_out) {
         int cap = ch->proto.cap_out ? 2 * ch->proto.cap_out : 16;
         void **grown = xfer_realloc_array(ch->proto.out, (size_t) cap, sizeof(*grown));
@@ -58,6 +60,13 @@ xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait)
             ch->proto.out[k++] = o;
     }
     ch->proto.nout = k;
+    for (i = 0; st == XFER_SUCCESS && i < ch->proto.nwhy; i++) {
+        int flag = 0;
+        int rc = wait ? MPI_Wait(&ch->proto.why_req[i], MPI_STATUS_IGNORE)
+                      : MPI_Test(&ch->proto.why_req[i], &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            st = xfer_err_mpi(rc, __func__, "MPI_Test(failure words)");
+    }
     return st;
 }
 
@@ -114,8 +123,35 @@ xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch)
     } else {
         return XFER_SUCCESS;
     }
-    for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++)
+    /* the other ranks get the notice and its words (they report them as their own) */
+    ch->proto.why_req = xfer_calloc((size_t) ch->nlocal, sizeof(MPI_Request));
+    if (!ch->proto.why_req && ch->nlocal > 1)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: failure notice", ch->cfg->name);
+    for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++) {
+        const char *why = value >= 0 ? ch->health.peer_why : ch->health.ctl_why;
         st = xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_FAIL, value);
+        if (st == XFER_SUCCESS &&
+            MPI_Isend(why, (int) strlen(why) + 1, MPI_CHAR, r, XFER_WHY_TAG, ch->ctl_local,
+                      &ch->proto.why_req[ch->proto.nwhy]) == MPI_SUCCESS)
+            ch->proto.nwhy++;
+    }
+    return st;
+}
+
+xfer_status_t xfer_ch_take_fail(xfer_channel_t *ch, int64_t value, int src)
+{
+    char *why = value >= 0 ? ch->health.peer_why : ch->health.ctl_why;
+    xfer_status_t st = XFER_SUCCESS;
+    if (value >= 0)
+        ch->health.peer_failed = 1;
+    else
+        ch->health.ctl_lost = 1;
+    /* its words follow at once (rank 0 sent them with the note) */
+    XFER_MPI_GOTO(MPI_Recv(why, (int) sizeof(ch->health.peer_why), MPI_CHAR, src, XFER_WHY_TAG,
+                           ch->ctl_local, MPI_STATUS_IGNORE),
+                  st, out);
+    why[sizeof(ch->health.peer_why) - 1] = '\0';
+out:
     return st;
 }
 
@@ -134,10 +170,19 @@ xfer_status_t xfer_ch_ctl_lost_error(const xfer_channel_t *ch)
 
 xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch)
 {
-    return xfer_err_raw(XFER_ERR_PEER_FAILED, "channel %s: component %s failed (xferd: %s)",
-                        ch->cfg->name, xfer_ch_peer_name(ch),
-                        ch->health.peer_why[0] ? ch->health.peer_why
-                                               : "declared by the control plane");
+    const char *why = ch->health.peer_why[0] ? ch->health.peer_why : "declared failed";
+    if (xfer_ch_this_recvs(ch))
+        return xfer_err_raw(XFER_ERR_PEER_FAILED,
+                            "channel %s: component %s failed (xferd: %s): step %llu did not "
+                            "reach %s rank %d%s; stop this component",
+                            ch->cfg->name, xfer_ch_peer_name(ch), why, (unsigned long long) ch->cur,
+                            xfer_ch_side_name(ch, ch->side), ch->me,
+                            ch->cur > 0 ? " (the steps before it did)" : "");
+    return xfer_err_raw(XFER_ERR_PEER_FAILED,
+                        "channel %s: component %s failed (xferd: %s): step %llu of %s rank %d "
+                        "cannot be delivered; stop this component",
+                        ch->cfg->name, xfer_ch_peer_name(ch), why, (unsigned long long) ch->cur,
+                        xfer_ch_side_name(ch, ch->side), ch->me);
 }
 
 xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch)
@@ -199,10 +244,7 @@ xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch)
                     ch->proto.credit = (uint64_t) n.value;
                 break;
             case NOTE_FAIL: /* the peer failed, or (-1) the control plane is lost */
-                if (n.value >= 0)
-                    ch->health.peer_failed = 1;
-                else
-                    ch->health.ctl_lost = 1;
+                XFER_CHECK_GOTO(xfer_ch_take_fail(ch, n.value, s.MPI_SOURCE), st, out);
                 break;
             default:
                 return XFER_ERR(XFER_ERR_INTERNAL, "channel %s: unknown control note %lld",

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Step 0's set-up: the blocks of every sending rank are exchanged, contributions laid out,
- * stages allocated, the persistent plans built, after an agreement round of both sides. */
+/* Step 0's set-up (runtime.h, xfer_rt_setup_t): every rank's geometry record (its blocks, its
+ * selections, its node) is exchanged, contributions are laid out, the path of the steps is
+ * chosen, the stages are allocated and the allgatherv plans are recounted or the direct schedule
+ * is built, with two votes of every rank of both sides. Nothing here blocks: each progress pass
+ * advances it. What needs communicators (the slots' duplicates, the plans) was made when the
+ * channel formed, in xfer_init's file order (xfer_ch_prepare). */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,32 +34,6 @@ static xfer_status_t setup_poll(xfer_channel_t *ch, MPI_Request *req, double dea
                         ch->cfg->name, what, xfer_ch_peer_name(ch), ch->x->timeout_ms);
 out:
     return st;
-}
-
-/* Every rank of both sides reaches the same verdict: the worst status of all. */
-xfer_status_t xfer_ch_agree(xfer_channel_t *ch, xfer_status_t st, const char *what)
-{
-    int mine = (int) st, local = 0, remote = 0, flag = 0;
-    double deadline = xfer_rt_deadline(ch->x);
-    MPI_Request req;
-    xfer_status_t rc = XFER_SUCCESS;
-
-    XFER_MPI_GOTO(MPI_Allreduce(&mine, &local, 1, MPI_INT, MPI_MIN, ch->ctl_local), rc, out);
-    XFER_MPI_GOTO(MPI_Iallreduce(&local, &remote, 1, MPI_INT, MPI_MIN, ch->ctl_inter, &req), rc,
-                  out);
-    while (!flag)
-        XFER_CHECK_GOTO(setup_poll(ch, &req, deadline, what, &flag), rc, out);
-    if (st != XFER_SUCCESS)
-        return st;
-    if (local != XFER_SUCCESS)
-        return XFER_ERR((xfer_status_t) local, "channel %s: %s failed on another rank of %s",
-                        ch->cfg->name, what, xfer_ch_side_name(ch, ch->side));
-    if (remote != XFER_SUCCESS)
-        return XFER_ERR(XFER_ERR_PEER_FAILED, "channel %s: %s failed at %s (%s): see its error",
-                        ch->cfg->name, what, xfer_ch_peer_name(ch),
-                        xfer_status_name((xfer_status_t) remote));
-out:
-    return rc;
 }
 
 xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what)
@@ -88,39 +66,116 @@ static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
     return XFER_SUCCESS;
 }
 
-/* After lay_out: may stage0 serve as this rank's contribution as it is? Only when every block
- * sits where the contribution has it: blocks put out of the channel's order, put again with
- * another size (appended anew) or missing move the offsets or the length. */
-static int stage0_fits(const xfer_channel_t *ch)
+/* The flags word of a rank's geometry record: what makes every rank choose the direct path. */
+enum { GEO_BOUND = 1, GEO_DIRECT = 2, GEO_NO_HYBRID = 4, GEO_NO_STAGE = 8 };
+
+/* ---- when the channel forms ----------------------------------------------------------------- */
+
+/* What rank @p r of side @p k would contribute with the datasets in rows (the plans' first
+ * shape; a recount fits them to the real blocks at step 0). */
+static size_t predicted(const xfer_channel_t *ch, int k, int n, int r)
 {
+    size_t b = sizeof(xfer_rt_hdr_t) + (r == 0 ? ch->lay.attr_cap : 0);
     int i;
-    if (!ch->lay.stage0 || ch->lay.stage0_len != ch->lay.my_bytes)
-        return 0;
     for (i = 0; i < ch->nds; i++) {
         const xfer_rt_dset_t *d = &ch->ds[i];
-        if (d->staged && (d->st_off != d->my_off || d->st_len != d->my_bytes))
-            return 0;
+        uint64_t st[XFER_MAX_DIMS], cnt[XFER_MAX_DIMS];
+        if (xfer_ch_dset_side(ch, d) != k ||
+            xfer_decompose(XFER_SELECT_ROWS, d->cfg->ndims, d->cfg->dims, n, r, st, cnt) !=
+                XFER_SUCCESS)
+            continue;
+        b += ((size_t) xfer_ch_volume(d->cfg->ndims, cnt) * d->esize + 7) & ~(size_t) 7;
     }
-    return 1;
+    return b;
 }
 
-/* This rank's selection of received dataset @p d: declared, or the dataset's mode. */
-xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d)
+/* The most side @p k's @p n ranks can contribute in all, whatever their blocks: what node
+ * staging reserves so that any decomposition's aggregates fit. */
+static size_t side_most(const xfer_channel_t *ch, int k, int n)
 {
-    const xfer_cfg_dataset_t *c = d->cfg;
-    xfer_status_t st;
-    if (d->sel_declared || d->sel_resolved)
-        return XFER_SUCCESS;
-    if (c->selection == XFER_SELECT_USER)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: dataset %s has selection: user, but rank %d of %s did not "
-                        "call xfer_select for it before step 0",
-                        ch->cfg->name, c->name, ch->me, xfer_ch_side_name(ch, ch->side));
-    st = xfer_decompose(c->selection, c->ndims, c->dims, ch->nlocal, ch->me, d->sel_start,
-                        d->sel_count);
-    d->sel_resolved = st == XFER_SUCCESS; /* fixed for the run: once */
+    size_t b = (size_t) n * (sizeof(xfer_rt_hdr_t) + 7 * (size_t) ch->nds) + ch->lay.attr_cap;
+    int i;
+    for (i = 0; i < ch->nds; i++)
+        if (xfer_ch_dset_side(ch, &ch->ds[i]) == k)
+            b += (size_t) xfer_ch_volume(ch->ds[i].cfg->ndims, ch->ds[i].cfg->dims) *
+                 ch->ds[i].esize;
+    return b;
+}
+
+/* Each slot's plan for the predicted contributions (none when a side's would exceed int). */
+static xfer_status_t reference_plans(xfer_channel_t *ch)
+{
+    static char dummy[8]; /* the plans are rebound to the stages at step 0 */
+    const int k = ch->side, ko = 1 - k;
+    size_t mine = ch->sends[k] ? predicted(ch, k, ch->nlocal, ch->me) : 0, tot[2] = {0, 0};
+    int *rc = xfer_calloc((size_t) ch->nremote + 1, sizeof(int));
+    int *rd = xfer_calloc((size_t) ch->nremote + 1, sizeof(int));
+    xfer_status_t st = XFER_SUCCESS;
+    int r, i;
+
+    if (!rc || !rd) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: plans", ch->cfg->name);
+        goto out;
+    }
+    for (r = 0; r < ch->nlocal; r++)
+        tot[k] += ch->sends[k] ? predicted(ch, k, ch->nlocal, r) : 0;
+    for (r = 0; r < ch->nremote; r++)
+        tot[ko] += ch->sends[ko] ? predicted(ch, ko, ch->nremote, r) : 0;
+    if (tot[0] > INT_MAX || tot[1] > INT_MAX)
+        goto out; /* the direct path's, whatever the blocks (the same verdict everywhere) */
+    for (r = 0; r < ch->nremote; r++) {
+        rc[r] = ch->sends[ko] ? (int) predicted(ch, ko, ch->nremote, r) : 0;
+        rd[r + 1] = rd[r] + rc[r];
+    }
+    for (i = 0; i < ch->nslots; i++) {
+        xfer_coll_opts_t o;
+        xfer_call_t c;
+        plan_opts(ch, &o);
+        memset(&c, 0, sizeof(c));
+        c.kind = XFER_CALL_ALLGATHERV;
+        c.sbuf = dummy;
+        c.scount = (int) mine;
+        c.stype = MPI_BYTE;
+        c.rbuf = dummy;
+        c.rcounts = rc;
+        c.rdispls = rd;
+        c.rtype = MPI_BYTE;
+        c.inter = ch->slots[i].comm;
+        XFER_CHECK_GOTO(xfer_plan_create_reserved(
+                            &c, &o, ch->sends[k] ? side_most(ch, k, ch->nlocal) : 0,
+                            ch->sends[ko] ? side_most(ch, ko, ch->nremote) : 0, &ch->slots[i].plan),
+                        st, out);
+    }
+out:
+    xfer_free(rc);
+    xfer_free(rd);
     return st;
 }
+
+xfer_status_t xfer_ch_prepare(xfer_channel_t *ch)
+{
+    MPI_Comm nc = MPI_COMM_NULL;
+    xfer_status_t st = XFER_SUCCESS;
+    int i, is_virtual;
+
+    /* this rank's node, as node staging places it (MPI_COMM_TYPE_SHARED, or XFER_NODE_SIZE) */
+    XFER_CHECK_GOTO(
+        xfer_node_split(ch->ctl_local, ch->me, ch->nlocal, &nc, &ch->node_key, &is_virtual), st,
+        out);
+    xfer_comm_release(&nc);
+    for (i = 0; i < ch->nslots; i++) {
+        xfer_rt_slot_t *s = &ch->slots[i];
+        XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &s->comm), st, out);
+        XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN), st, out);
+        XFER_MPI_GOTO(MPI_Intercomm_merge(s->comm, ch->side, &s->merged), st, out);
+        XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->merged, MPI_ERRORS_RETURN), st, out);
+    }
+    st = reference_plans(ch);
+out:
+    return st;
+}
+
+/* ---- the geometry ---------------------------------------------------------------------------- */
 
 /* Every receiving rank's selection of the datasets side @p k receives, from their geometry
  * records: whether every one takes a dataset whole (d->whole); sets *@p partial when some rank
@@ -175,16 +230,10 @@ static void place_selections(xfer_channel_t *ch, int k, int nranks, size_t base)
     }
 }
 
-/* Bytes of this rank's selection of @p d (what lands here per step on the direct path). */
-static size_t sel_bytes(const xfer_rt_dset_t *d)
-{
-    return (size_t) xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
-}
-
 /* What a bound buffer of @p d carries: the rank's block, or its selection. */
 static size_t bound_len(const xfer_rt_dset_t *d)
 {
-    return d->out ? d->my_bytes : sel_bytes(d);
+    return d->out ? d->my_bytes : xfer_ch_sel_bytes(d);
 }
 
 /* Bound buffers must hold what they carry. */
@@ -243,8 +292,8 @@ static xfer_status_t bound_segments(xfer_channel_t *ch)
 }
 
 /* The direct schedule (direct and hybrid paths): this rank's schedule (one for every slot) and
- * each slot's executor over a merged communicator of its own (steps in flight never share a
- * message space). */
+ * each slot's executor over the merged communicator of its own that the channel made when it
+ * formed (steps in flight never share a message space). Local. */
 static xfer_status_t setup_direct(xfer_channel_t *ch)
 {
     const int k = ch->side, n0 = k == 0 ? ch->nlocal : ch->nremote;
@@ -287,10 +336,7 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
     for (i = 0; i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
         MPI_Comm comms[XFER_NCOMMS] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
-        XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &s->comm), st, out);
-        XFER_MPI_GOTO(MPI_Intercomm_merge(s->comm, k, &s->merged), st, out);
-        XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->merged, MPI_ERRORS_RETURN), st, out);
-        comms[XFER_COMM_MAIN] = s->merged;
+        comms[XFER_COMM_MAIN] = s->merged; /* made when the channel formed */
         s->ex = xfer_calloc(1, sizeof(*s->ex));
         if (!s->ex) {
             st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: executor", ch->cfg->name);
@@ -305,20 +351,6 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
     }
 out:
     xfer_free(md);
-    return st;
-}
-
-/* The flags word of a rank's geometry record: what makes every rank choose the direct path. */
-enum { GEO_BOUND = 1, GEO_DIRECT = 2, GEO_NO_HYBRID = 4, GEO_NO_STAGE = 8 };
-
-/* This rank's node among its component's ranks, placed as node staging places them
- * (xfer_node_split: MPI_COMM_TYPE_SHARED, or XFER_NODE_SIZE virtual nodes). */
-static xfer_status_t node_key(xfer_channel_t *ch, int *key)
-{
-    MPI_Comm nc = MPI_COMM_NULL;
-    int is_virtual;
-    xfer_status_t st = xfer_node_split(ch->ctl_local, ch->me, ch->nlocal, &nc, key, &is_virtual);
-    xfer_comm_release(&nc);
     return st;
 }
 
@@ -368,350 +400,381 @@ static size_t plan_part(const xfer_channel_t *ch, int k, size_t bytes, size_t le
     return ch->path.hybrid ? lead : bytes;
 }
 
-/* The allgatherv plan of every slot (allgatherv and hybrid paths): each rank's plan part. */
-static xfer_status_t setup_plans(xfer_channel_t *ch)
+/* ---- step 0 ---------------------------------------------------------------------------------- */
+
+/* This rank's own failure during set-up: the first one is kept, with its words, and voted. */
+static void own_failure(xfer_channel_t *ch, xfer_status_t st)
 {
-    int *rcounts = xfer_calloc((size_t) ch->nremote, sizeof(int));
-    int *rdispls = xfer_calloc((size_t) ch->nremote, sizeof(int));
+    if (st == XFER_SUCCESS || ch->su.st != XFER_SUCCESS)
+        return;
+    ch->su.st = st;
+    snprintf(ch->su.why, sizeof(ch->su.why), "%s", xfer_last_error());
+}
+
+xfer_status_t xfer_ch_setup_post(xfer_channel_t *ch)
+{
+    const int k = ch->side, len = xfer_ch_geo_len(ch);
+    xfer_rt_setup_t *su = &ch->su;
     xfer_status_t st = XFER_SUCCESS;
-    int i, r;
+    int i;
 
-    if (!rcounts || !rdispls) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel setup");
-        goto out;
-    }
-    for (r = 0; r < ch->nremote; r++) {
-        rcounts[r] = (int) ch->lay.r_plan[r];
-        rdispls[r] = (int) ch->lay.r_pre[r];
-    }
-    for (i = 0; i < ch->nslots; i++) {
-        xfer_rt_slot_t *s = &ch->slots[i];
-        xfer_coll_opts_t o;
-        plan_opts(ch, &o);
-        if (s->comm == MPI_COMM_NULL)
-            XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &s->comm), st, out);
-        XFER_CHECK_GOTO(xfer_allgatherv_inter_init(s->sbuf, (int) ch->lay.my_plan, MPI_BYTE,
-                                                   s->rbuf, rcounts, rdispls, MPI_BYTE, s->comm, &o,
-                                                   &s->plan),
-                        st, out);
-    }
-out:
-    xfer_free(rcounts);
-    xfer_free(rdispls);
-    return st;
-}
-
-static xfer_status_t setup(xfer_channel_t *ch);
-
-xfer_status_t xfer_ch_setup(xfer_channel_t *ch)
-{
-    const int nested = ch->x->in_setup;
-    xfer_status_t st;
-    if (ch->setup)
+    if (ch->setup || su->state != XFER_SU_IDLE)
         return XFER_SUCCESS;
-    ch->x->in_setup = 1;
-    st = setup(ch);
-    ch->x->in_setup = nested;
-    return st;
-}
-
-static xfer_status_t setup(xfer_channel_t *ch)
-{
-    const int k = ch->side, ko = 1 - k;
-    const int len = xfer_ch_geo_len(ch);
-    uint64_t *mine = NULL, *own_all = NULL, *rem_all = NULL;
-    size_t *own_bytes = NULL, *own_pre = NULL, *rem_pre = NULL, tot[2] = {0, 0};
-    size_t plan_tot[2] = {0, 0};
-    int partial = 0, flags = 0, key = 0;
-    xfer_status_t st = XFER_SUCCESS, st2;
-    MPI_Request req;
-    int i, r, pos = 0;
-
-    if (ch->setup)
-        return XFER_SUCCESS;
-    mine = xfer_calloc((size_t) len + 1, sizeof(uint64_t));
-    own_all = xfer_calloc((size_t) ch->nlocal * (size_t) len + 1, sizeof(uint64_t));
-    rem_all = xfer_calloc((size_t) ch->nremote * (size_t) len + 1, sizeof(uint64_t));
-    own_bytes = xfer_calloc((size_t) ch->nlocal, sizeof(size_t));
-    own_pre = xfer_calloc((size_t) ch->nlocal, sizeof(size_t));
-    rem_pre = xfer_calloc((size_t) ch->nremote, sizeof(size_t));
-    ch->lay.r_bytes = xfer_calloc((size_t) ch->nremote, sizeof(size_t));
-    ch->lay.r_plan = xfer_calloc((size_t) ch->nremote, sizeof(size_t));
-    ch->lay.r_pre = xfer_calloc((size_t) ch->nremote + 1, sizeof(size_t));
-    if (!mine || !own_all || !rem_all || !own_bytes || !own_pre || !rem_pre || !ch->lay.r_bytes ||
-        !ch->lay.r_plan || !ch->lay.r_pre) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel setup");
+    su->req[0] = su->req[1] = MPI_REQUEST_NULL;
+    su->mine = xfer_calloc((size_t) len + 1, sizeof(uint64_t));
+    su->own_all = xfer_calloc((size_t) ch->nlocal * (size_t) len + 1, sizeof(uint64_t));
+    su->rem_all = xfer_calloc((size_t) ch->nremote * (size_t) len + 1, sizeof(uint64_t));
+    if (!su->mine || !su->own_all || !su->rem_all) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: set-up", ch->cfg->name);
         goto out;
     }
     /* This rank's record: its block of each dataset it sends, its selection of each one it
-     * receives. A missing selection is an error all ranks learn at the agreement below. */
+     * receives. A missing selection is an error every rank learns at the first vote. */
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
-        const int nd = d->cfg->ndims;
-        pos = xfer_ch_geo_pos(ch, i);
+        const int nd = d->cfg->ndims, pos = xfer_ch_geo_pos(ch, i);
         if (xfer_ch_dset_side(ch, d) != k) {
             xfer_status_t s2 = xfer_ch_own_selection(ch, d);
-            if (s2 != XFER_SUCCESS) {
-                if (st == XFER_SUCCESS)
-                    st = s2;
+            own_failure(ch, s2);
+            if (s2 != XFER_SUCCESS)
                 continue;
-            }
-            memcpy(mine + pos, d->sel_start, (size_t) nd * sizeof(uint64_t));
-            memcpy(mine + pos + nd, d->sel_count, (size_t) nd * sizeof(uint64_t));
+            memcpy(su->mine + pos, d->sel_start, (size_t) nd * sizeof(uint64_t));
+            memcpy(su->mine + pos + nd, d->sel_count, (size_t) nd * sizeof(uint64_t));
         } else if (d->declared) { /* undeclared: an empty block */
-            memcpy(mine + pos, d->start, (size_t) nd * sizeof(uint64_t));
-            memcpy(mine + pos + nd, d->count, (size_t) nd * sizeof(uint64_t));
+            memcpy(su->mine + pos, d->start, (size_t) nd * sizeof(uint64_t));
+            memcpy(su->mine + pos + nd, d->count, (size_t) nd * sizeof(uint64_t));
         }
     }
-    if (st == XFER_SUCCESS)
-        st = node_key(ch, &key);
-    mine[len - 2] = (uint64_t) key;
-    mine[len - 1] = (ch->path.bound_send || ch->path.bound_recv ? GEO_BOUND : 0) |
-                    (xfer_env_long("XFER_RT_DIRECT", 0) > 0 ? GEO_DIRECT : 0) |
-                    (xfer_env_long("XFER_RT_HYBRID", 1) == 0 ? GEO_NO_HYBRID : 0) |
-                    (xfer_env_long("XFER_RT_NODE_STAGE", 1) == 0 ? GEO_NO_STAGE : 0);
-    /* Records of this side (to check the tiling here too: both sides report the same error)
-     * and of the other side. */
-    XFER_MPI_GOTO(MPI_Allgather(mine, len, MPI_UINT64_T, own_all, len, MPI_UINT64_T, ch->ctl_local),
-                  st2, fail_mpi);
-    XFER_MPI_GOTO(
-        MPI_Iallgather(mine, len, MPI_UINT64_T, rem_all, len, MPI_UINT64_T, ch->ctl_inter, &req),
-        st2, fail_mpi);
-    XFER_CHECK_GOTO(xfer_ch_wait_req(ch, &req, "exchanging the dataset blocks"), st2, fail_mpi);
-
-    /* The selections first: the datasets taken whole lead the contributions. */
-    if (st == XFER_SUCCESS && ch->sends[ko]) /* what this side receives */
-        st = read_selections(ch, k, ch->nlocal, own_all, &partial);
-    if (st == XFER_SUCCESS && ch->sends[k]) /* what the other side receives */
-        st = read_selections(ch, ko, ch->nremote, rem_all, &partial);
-    if (st == XFER_SUCCESS && ch->sends[k])
-        st = xfer_ch_lay_out(ch, k, ch->nlocal, own_all, own_bytes, own_pre, 1);
-    if (st == XFER_SUCCESS && ch->sends[ko])
-        st = xfer_ch_lay_out(ch, ko, ch->nremote, rem_all, ch->lay.r_bytes, rem_pre, 1);
-    if (st == XFER_SUCCESS) {
-        ch->lay.my_bytes = ch->sends[k] ? own_bytes[ch->me] : 0;
-        ch->lay.r_total = 0;
-        for (r = 0; r < ch->nremote; r++)
-            ch->lay.r_total += ch->sends[ko] ? ch->lay.r_bytes[r] : 0;
-        for (r = 0; r < ch->nlocal; r++) {
-            tot[k] += ch->sends[k] ? own_bytes[r] : 0;
-            plan_tot[k] += ch->sends[k] ? own_pre[r] : 0;
-        }
-        tot[ko] = ch->lay.r_total;
-        for (r = 0; r < ch->nremote; r++)
-            plan_tot[ko] += ch->sends[ko] ? rem_pre[r] : 0;
-        for (r = 0; r < ch->nlocal; r++)
-            flags |= (int) own_all[(size_t) r * (size_t) len + (size_t) len - 1];
-        for (r = 0; r < ch->nremote; r++)
-            flags |= (int) rem_all[(size_t) r * (size_t) len + (size_t) len - 1];
-        choose_path(ch, partial, flags, tot, plan_tot);
-        if (ch->path.direct)
-            st = node_keys(ch, k, ch->nlocal, own_all, flags);
-        if (st == XFER_SUCCESS && ch->path.direct)
-            st = node_keys(ch, ko, ch->nremote, rem_all, flags);
-        ch->lay.my_plan = plan_part(ch, k, own_bytes[ch->me], own_pre[ch->me]);
-        for (r = 0; r < ch->nremote; r++) {
-            ch->lay.r_plan[r] = plan_part(ch, ko, ch->lay.r_bytes[r], rem_pre[r]);
-            ch->lay.r_pre[r + 1] = ch->lay.r_pre[r] + ch->lay.r_plan[r];
-        }
-        /* the direct schedule's selections: after the headers and the attributes, or after
-         * the plan's region (hybrid) */
-        if (ch->path.direct && ch->sends[ko])
-            place_selections(ch, k, ch->nlocal,
-                             ch->path.hybrid
-                                 ? ch->lay.r_pre[ch->nremote]
-                                 : (size_t) ch->nremote * sizeof(xfer_rt_hdr_t) + ch->lay.attr_cap);
-        if (ch->path.direct && ch->sends[k])
-            place_selections(ch, ko, ch->nremote,
-                             ch->path.hybrid
-                                 ? plan_tot[k]
-                                 : (size_t) ch->nlocal * sizeof(xfer_rt_hdr_t) + ch->lay.attr_cap);
-        if (st == XFER_SUCCESS)
-            st = check_bound(ch);
-    }
-    /* what lands here per step */
-    ch->path.step_recv = ch->lay.r_pre[ch->nremote];
-    for (i = 0; st == XFER_SUCCESS && ch->path.direct && i < ch->nds; i++)
-        if (!ch->ds[i].out && !xfer_ch_by_plan(ch, &ch->ds[i]))
-            ch->path.step_recv += sel_bytes(&ch->ds[i]);
-    for (i = 0; st == XFER_SUCCESS && i < ch->nslots; i++) {
-        xfer_rt_slot_t *s = &ch->slots[i];
-        const size_t rlen = ch->path.direct ? ch->path.r_area : ch->lay.r_total;
-        if (i == 0 && stage0_fits(ch)) { /* slot 0 holds step 0, its blocks in place already */
-            s->sbuf = ch->lay.stage0;
-            ch->lay.stage0 = NULL;
-        } else if (ch->lay.my_bytes && !(s->sbuf = xfer_calloc(1, ch->lay.my_bytes)))
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: send stage of %zu bytes", ch->cfg->name,
-                          ch->lay.my_bytes);
-        if (rlen && !(s->rbuf = xfer_malloc(rlen)))
-            st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: receive stage of %zu bytes",
-                          ch->cfg->name, rlen);
-    }
-    st2 = xfer_ch_agree(ch, st, "setting up the first step");
-    if (st2 != XFER_SUCCESS) {
-        st = st2;
-        goto out;
-    }
-    if (ch->path.direct)
-        XFER_CHECK_GOTO(setup_direct(ch), st, out);
-    if (!ch->path.direct || ch->path.hybrid)
-        XFER_CHECK_GOTO(setup_plans(ch), st, out);
-    if (ch->me == 0 && xfer_trace_level() > 0) {
-        const char *alg = "", *mxn = ch->path.mxn ? ch->path.mxn->variant : "";
-        if (!ch->path.direct || ch->path.hybrid)
-            xfer_plan_algorithm(ch->slots[0].plan, &alg);
-        xfer_log(XFER_LOG_TRACE,
-                 "channel %s at %s: %s%s%s%s%s, %zu bytes per step from this rank (%zu by the "
-                 "plan), %zu in",
-                 ch->cfg->name, xfer_ch_side_name(ch, k), ch->path.hybrid ? "hybrid: " : "", alg,
-                 ch->path.hybrid ? " and " : "", mxn, ch->path.direct ? " (M x N)" : "",
-                 ch->lay.my_bytes, ch->lay.my_plan,
-                 ch->path.direct ? ch->path.r_area : ch->lay.r_total);
-    }
-    ch->setup = 1;
+    su->mine[len - 2] = (uint64_t) ch->node_key;
+    su->mine[len - 1] = (ch->path.bound_send || ch->path.bound_recv ? GEO_BOUND : 0) |
+                        (xfer_env_long("XFER_RT_DIRECT", 0) > 0 ? GEO_DIRECT : 0) |
+                        (xfer_env_long("XFER_RT_HYBRID", 1) == 0 ? GEO_NO_HYBRID : 0) |
+                        (xfer_env_long("XFER_RT_NODE_STAGE", 1) == 0 ? GEO_NO_STAGE : 0);
+    /* the records of this side (both sides check the tiling: both report the same error) and of
+     * the other side, at once */
+    XFER_MPI_GOTO(MPI_Iallgather(su->mine, len, MPI_UINT64_T, su->own_all, len, MPI_UINT64_T,
+                                 ch->ctl_local, &su->req[0]),
+                  st, out);
+    XFER_MPI_GOTO(MPI_Iallgather(su->mine, len, MPI_UINT64_T, su->rem_all, len, MPI_UINT64_T,
+                                 ch->ctl_inter, &su->req[1]),
+                  st, out);
+    su->state = XFER_SU_EXCHANGE;
 out:
-    xfer_free(mine);
-    xfer_free(own_all);
-    xfer_free(rem_all);
-    xfer_free(own_bytes);
-    xfer_free(own_pre);
-    xfer_free(rem_pre);
     if (st != XFER_SUCCESS)
         ch->health.failed = 1;
     return st;
-fail_mpi:
-    st = st2;
-    goto out;
 }
 
-static xfer_status_t select_locked(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
-                                   const uint64_t count[])
+/* Post a vote: the worst status and whether every rank's plans carry the contributions, over
+ * both sides (each side's minimum and the other side's, at once). */
+static xfer_status_t vote(xfer_channel_t *ch, int plans_ok)
 {
-    xfer_rt_dset_t *d;
-    int nd, i;
+    xfer_rt_setup_t *su = &ch->su;
+    xfer_status_t st = XFER_SUCCESS;
+    su->vote[0] = (int) su->st;
+    su->vote[1] = plans_ok;
+    XFER_MPI_GOTO(
+        MPI_Iallreduce(su->vote, su->got_local, 2, MPI_INT, MPI_MIN, ch->ctl_local, &su->req[0]),
+        st, out);
+    XFER_MPI_GOTO(
+        MPI_Iallreduce(su->vote, su->got_remote, 2, MPI_INT, MPI_MIN, ch->ctl_inter, &su->req[1]),
+        st, out);
+out:
+    return st;
+}
 
-    if (!ch || !dataset)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "xfer_select: channel or dataset name is NULL");
-    d = xfer_ch_find_dset(ch, dataset);
-    if (!d)
-        return xfer_ch_no_such_dataset(ch, dataset);
-    if (d->out)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: dataset %s is sent by %s (this component): only a receiving "
-                        "rank selects",
-                        ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
-    if (ch->setup || ch->cur > 0 || ch->begun || ch->started > 0)
-        return XFER_ERR(XFER_ERR_STATE,
-                        "channel %s: dataset %s: selections are fixed once step 0 began; call "
-                        "xfer_select before it",
-                        ch->cfg->name, dataset);
-    if ((start == NULL) != (count == NULL))
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: dataset %s: give both start and count, or neither (the "
-                        "whole dataset)",
-                        ch->cfg->name, dataset);
-    nd = d->cfg->ndims;
-    for (i = 0; start && i < nd; i++)
-        if (count[i] > d->cfg->dims[i] || start[i] > d->cfg->dims[i] - count[i])
-            return XFER_ERR(XFER_ERR_INVALID_ARG,
-                            "channel %s: dataset %s: selection start %llu count %llu in "
-                            "dimension %d exceeds its size %llu",
-                            ch->cfg->name, dataset, (unsigned long long) start[i],
-                            (unsigned long long) count[i], i, (unsigned long long) d->cfg->dims[i]);
-    for (i = 0; i < nd; i++) {
-        d->sel_start[i] = start ? start[i] : 0;
-        d->sel_count[i] = start ? count[i] : d->cfg->dims[i];
-    }
-    d->sel_declared = 1;
+/* The vote's outcome, the same on every rank of both sides: success, or this rank's own error,
+ * or one naming where the failure was. */
+static xfer_status_t verdict(xfer_channel_t *ch)
+{
+    const xfer_rt_setup_t *su = &ch->su;
+    if (su->st != XFER_SUCCESS)
+        return xfer_err_raw(su->st, "%s", su->why);
+    if (su->got_local[0] != XFER_SUCCESS)
+        return XFER_ERR((xfer_status_t) su->got_local[0],
+                        "channel %s: setting up the first step failed on another rank of %s",
+                        ch->cfg->name, xfer_ch_side_name(ch, ch->side));
+    if (su->got_remote[0] != XFER_SUCCESS)
+        return XFER_ERR(XFER_ERR_PEER_FAILED,
+                        "channel %s: setting up the first step failed at %s (%s): see its error",
+                        ch->cfg->name, xfer_ch_peer_name(ch),
+                        xfer_status_name((xfer_status_t) su->got_remote[0]));
     return XFER_SUCCESS;
 }
 
-static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset, void *buf,
-                                        size_t bufsize)
+/* What the path decides: the allgatherv plan's part of every contribution, the direct path's
+ * node keys and receive areas, what lands here per step. Run again when the plans cannot carry
+ * the contributions and every rank falls back to the direct path. */
+static xfer_status_t layout_path(xfer_channel_t *ch)
 {
-    xfer_rt_dset_t *d;
-    if (!ch || !dataset || !buf)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "xfer_bind_buffer: channel, dataset name or buffer is NULL");
-    d = xfer_ch_find_dset(ch, dataset);
-    if (!d)
-        return xfer_ch_no_such_dataset(ch, dataset);
-    if (d->bound &&
-        (ch->setup || ch->cur > 0 || ch->begun || ch->started > 0)) { /* after step 0 began */
-        if (d->out)
-            return XFER_ERR(XFER_ERR_STATE,
-                            "channel %s: dataset %s: after step 0, a sending rank's block is "
-                            "sent from where each xfer_put gives it",
-                            ch->cfg->name, dataset);
-        /* a buffer for the next step: where the step lands when its collective starts */
-        if (ch->setup && bufsize < sel_bytes(d))
-            return XFER_ERR(XFER_ERR_INVALID_ARG,
-                            "channel %s: dataset %s: the buffer bound on rank %d holds %zu bytes, "
-                            "the rank's selection needs %zu",
-                            ch->cfg->name, d->cfg->name, ch->me, bufsize, sel_bytes(d));
-        d->next_bound = buf;
-        d->next_bound_size = bufsize;
-        return XFER_SUCCESS;
+    const int k = ch->side, ko = 1 - k;
+    xfer_rt_setup_t *su = &ch->su;
+    xfer_status_t st = XFER_SUCCESS;
+    int i, r;
+
+    ch->lay.my_plan = plan_part(ch, k, su->own_bytes[ch->me], su->own_pre[ch->me]);
+    ch->lay.r_pre[0] = 0;
+    for (r = 0; r < ch->nremote; r++) {
+        ch->lay.r_plan[r] = plan_part(ch, ko, ch->lay.r_bytes[r], su->rem_pre[r]);
+        ch->lay.r_pre[r + 1] = ch->lay.r_pre[r] + ch->lay.r_plan[r];
     }
-    if (ch->setup || ch->cur > 0 || ch->begun || ch->started > 0 || ch->committed > 0 ||
-        d->staged || d->declared)
-        return XFER_ERR(XFER_ERR_STATE,
-                        "channel %s: dataset %s: bind a buffer before step 0 begins (and before "
-                        "its first put)",
-                        ch->cfg->name, dataset);
-    if (!d->bound && d->out)
-        ch->path.bound_send++;
-    else if (!d->bound)
-        ch->path.bound_recv++;
-    d->bound = buf;
-    d->bound_size = bufsize;
+    if (ch->path.direct && !ch->path.node[0] && !ch->path.node[1]) {
+        XFER_CHECK_GOTO(node_keys(ch, k, ch->nlocal, su->own_all, su->flags), st, out);
+        XFER_CHECK_GOTO(node_keys(ch, ko, ch->nremote, su->rem_all, su->flags), st, out);
+    }
+    /* the direct schedule's selections: after the headers and the attributes, or after the
+     * plan's region (hybrid) */
+    if (ch->path.direct && ch->sends[ko])
+        place_selections(ch, k, ch->nlocal,
+                         ch->path.hybrid
+                             ? ch->lay.r_pre[ch->nremote]
+                             : (size_t) ch->nremote * sizeof(xfer_rt_hdr_t) + ch->lay.attr_cap);
+    if (ch->path.direct && ch->sends[k])
+        place_selections(ch, ko, ch->nremote,
+                         ch->path.hybrid
+                             ? su->plan_tot[k]
+                             : (size_t) ch->nlocal * sizeof(xfer_rt_hdr_t) + ch->lay.attr_cap);
+    ch->path.step_recv = ch->lay.r_pre[ch->nremote];
+    for (i = 0; ch->path.direct && i < ch->nds; i++)
+        if (!ch->ds[i].out && !xfer_ch_by_plan(ch, &ch->ds[i]))
+            ch->path.step_recv += xfer_ch_sel_bytes(&ch->ds[i]);
+out:
+    return st;
+}
+
+/* The slots' stages: receive areas as the path wants them; send stages for a rank whose first
+ * commit did not allocate them; the steps committed before the set-up (laid out with the
+ * datasets in channel order, xfer_ch_stage_first) moved to the contribution's layout. */
+static xfer_status_t stages(xfer_channel_t *ch, const size_t *nat)
+{
+    const size_t rlen = ch->path.direct ? ch->path.r_area : ch->lay.r_total;
+    char *tmp = NULL;
+    int i, j, moved = 0;
+
+    for (j = 0; nat && j < ch->nds; j++)
+        moved |= ch->ds[j].out && ch->ds[j].my_bytes && nat[j] != ch->ds[j].my_off;
+    if (moved && !(tmp = xfer_malloc(ch->lay.my_bytes)))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: send stage of %zu bytes", ch->cfg->name,
+                        ch->lay.my_bytes);
+    for (i = 0; i < ch->nslots; i++) {
+        xfer_rt_slot_t *s = &ch->slots[i];
+        xfer_free(s->rbuf);
+        s->rbuf = NULL;
+        if (rlen && !(s->rbuf = xfer_malloc(rlen))) {
+            xfer_free(tmp);
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: receive stage of %zu bytes",
+                            ch->cfg->name, rlen);
+        }
+        if (!s->sbuf && ch->lay.my_bytes && !(s->sbuf = xfer_calloc(1, ch->lay.my_bytes))) {
+            xfer_free(tmp);
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: send stage of %zu bytes",
+                            ch->cfg->name, ch->lay.my_bytes);
+        }
+        if (moved && (s->state == XFER_SLOT_FILLING || s->state == XFER_SLOT_COMMITTED)) {
+            memcpy(tmp, s->sbuf, ch->lay.my_bytes);
+            for (j = 0; j < ch->nds; j++) {
+                const xfer_rt_dset_t *d = &ch->ds[j];
+                if (d->out && d->my_bytes && !d->bound)
+                    memcpy(s->sbuf + d->my_off, tmp + nat[j], d->my_bytes);
+            }
+        }
+    }
+    xfer_free(tmp);
     return XFER_SUCCESS;
 }
 
-/* The public calls: under the context's lock (the progress thread, progress.c). */
-static xfer_status_t selection_of_locked(xfer_channel_t *ch, const char *dataset, uint64_t start[],
-                                         uint64_t count[])
+/* Recount every slot's plan for the real contributions' plan parts: 1 when all of them carry
+ * them (a plan that cannot is freed). */
+static int recount_plans(xfer_channel_t *ch)
 {
-    xfer_rt_dset_t *d;
-    const xfer_cfg_dataset_t *c;
+    const int k = ch->side;
+    size_t *local = xfer_calloc((size_t) ch->nlocal + 1, sizeof(size_t));
+    int *rc = xfer_calloc((size_t) ch->nremote + 1, sizeof(int));
+    int *rd = xfer_calloc((size_t) ch->nremote + 1, sizeof(int));
+    int i, r, ok = local && rc && rd;
 
-    if (!ch || !dataset || !start || !count)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "xfer_selection_of: channel, dataset name, start or count is NULL");
-    d = xfer_ch_find_dset(ch, dataset);
-    if (!d)
-        return xfer_ch_no_such_dataset(ch, dataset);
-    c = d->cfg;
-    if (d->out)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: dataset %s is sent by %s (this component), not received",
-                        ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
-    if (d->sel_declared || d->sel_resolved) {
-        memcpy(start, d->sel_start, (size_t) c->ndims * sizeof(uint64_t));
-        memcpy(count, d->sel_count, (size_t) c->ndims * sizeof(uint64_t));
-        return XFER_SUCCESS;
+    for (r = 0; ok && r < ch->nlocal; r++)
+        local[r] = plan_part(ch, k, ch->su.own_bytes[r], ch->su.own_pre[r]);
+    for (r = 0; ok && r < ch->nremote; r++) {
+        rc[r] = (int) ch->lay.r_plan[r];
+        rd[r] = (int) ch->lay.r_pre[r];
     }
-    if (c->selection == XFER_SELECT_USER)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: dataset %s has selection: user, and rank %d of %s has not "
-                        "declared its box with xfer_select yet",
-                        ch->cfg->name, dataset, ch->me, xfer_ch_side_name(ch, ch->side));
-    return xfer_decompose(c->selection, c->ndims, c->dims, ch->nlocal, ch->me, start, count);
+    for (i = 0; i < ch->nslots; i++) {
+        xfer_rt_slot_t *s = &ch->slots[i];
+        if (ok && s->plan &&
+            xfer_plan_recount(s->plan, s->sbuf, (int) ch->lay.my_plan, s->rbuf, rc, rd, local) ==
+                XFER_SUCCESS)
+            continue;
+        if (ok && ch->me == 0 && xfer_trace_level() > 0)
+            xfer_log(XFER_LOG_TRACE, "channel %s at %s: %s; the direct path moves the steps",
+                     ch->cfg->name, xfer_ch_side_name(ch, k),
+                     s->plan ? xfer_last_error() : "no plan for these contributions");
+        ok = 0;
+    }
+    xfer_free(local);
+    xfer_free(rc);
+    xfer_free(rd);
+    return ok;
 }
 
-xfer_status_t xfer_selection_of(xfer_channel_t *ch, const char *dataset, uint64_t start[],
-                                uint64_t count[])
+/* After the exchange: the tiling, the layout of every contribution, the path, the stages, the
+ * plans; then the first vote. */
+static xfer_status_t after_exchange(xfer_channel_t *ch)
 {
-    XFER_CH_LOCKED(ch, selection_of_locked(ch, dataset, start, count));
+    const int k = ch->side, ko = 1 - k;
+    xfer_rt_setup_t *su = &ch->su;
+    const int len = xfer_ch_geo_len(ch);
+    size_t *nat = NULL;
+    int plans_ok = 1, r, i;
+    xfer_status_t st = XFER_SUCCESS;
+
+    su->own_bytes = xfer_calloc((size_t) ch->nlocal + 1, sizeof(size_t));
+    su->own_pre = xfer_calloc((size_t) ch->nlocal + 1, sizeof(size_t));
+    su->rem_pre = xfer_calloc((size_t) ch->nremote + 1, sizeof(size_t));
+    ch->lay.r_bytes = xfer_calloc((size_t) ch->nremote + 1, sizeof(size_t));
+    ch->lay.r_plan = xfer_calloc((size_t) ch->nremote + 1, sizeof(size_t));
+    ch->lay.r_pre = xfer_calloc((size_t) ch->nremote + 1, sizeof(size_t));
+    nat = xfer_calloc((size_t) ch->nds + 1, sizeof(size_t));
+    if (!su->own_bytes || !su->own_pre || !su->rem_pre || !ch->lay.r_bytes || !ch->lay.r_plan ||
+        !ch->lay.r_pre || !nat) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: set-up", ch->cfg->name);
+        goto out;
+    }
+    for (i = 0; i < ch->nds; i++) /* where the first commit put this rank's blocks */
+        nat[i] = ch->ds[i].my_off;
+    if (su->st != XFER_SUCCESS)
+        goto out;
+    /* The selections first: the datasets taken whole lead the contributions. */
+    if (ch->sends[ko]) /* what this side receives */
+        XFER_CHECK_GOTO(read_selections(ch, k, ch->nlocal, su->own_all, &su->partial), st, out);
+    if (ch->sends[k]) /* what the other side receives */
+        XFER_CHECK_GOTO(read_selections(ch, ko, ch->nremote, su->rem_all, &su->partial), st, out);
+    if (ch->sends[k])
+        XFER_CHECK_GOTO(
+            xfer_ch_lay_out(ch, k, ch->nlocal, su->own_all, su->own_bytes, su->own_pre, 1), st,
+            out);
+    if (ch->sends[ko])
+        XFER_CHECK_GOTO(
+            xfer_ch_lay_out(ch, ko, ch->nremote, su->rem_all, ch->lay.r_bytes, su->rem_pre, 1), st,
+            out);
+    ch->lay.my_bytes = ch->sends[k] ? su->own_bytes[ch->me] : 0;
+    ch->lay.r_total = 0;
+    for (r = 0; r < ch->nremote; r++)
+        ch->lay.r_total += ch->sends[ko] ? ch->lay.r_bytes[r] : 0;
+    for (r = 0; r < ch->nlocal; r++) {
+        su->tot[k] += ch->sends[k] ? su->own_bytes[r] : 0;
+        su->plan_tot[k] += ch->sends[k] ? su->own_pre[r] : 0;
+        su->flags |= (int) su->own_all[(size_t) r * (size_t) len + (size_t) len - 1];
+    }
+    su->tot[ko] = ch->lay.r_total;
+    for (r = 0; r < ch->nremote; r++) {
+        su->plan_tot[ko] += ch->sends[ko] ? su->rem_pre[r] : 0;
+        su->flags |= (int) su->rem_all[(size_t) r * (size_t) len + (size_t) len - 1];
+    }
+    choose_path(ch, su->partial, su->flags, su->tot, su->plan_tot);
+    XFER_CHECK_GOTO(layout_path(ch), st, out);
+    XFER_CHECK_GOTO(check_bound(ch), st, out);
+    XFER_CHECK_GOTO(stages(ch, ch->lay.natural ? nat : NULL), st, out);
+    if (!ch->path.direct || ch->path.hybrid)
+        plans_ok = recount_plans(ch);
+out:
+    own_failure(ch, st);
+    xfer_free(nat);
+    return vote(ch, plans_ok);
 }
 
-xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
-                          const uint64_t count[])
+/* After the first vote: the direct path for every rank when some rank's plans could not carry
+ * the contributions; the direct schedule where the path has one; then the second vote. */
+static xfer_status_t after_vote1(xfer_channel_t *ch)
 {
-    XFER_CH_LOCKED(ch, select_locked(ch, dataset, start, count));
+    xfer_status_t st = XFER_SUCCESS;
+    int i;
+
+    if (ch->path.direct && !ch->path.hybrid)
+        for (i = 0; i < ch->nslots; i++) /* the plans have nothing to move */
+            xfer_plan_free(&ch->slots[i].plan);
+    if ((!ch->path.direct || ch->path.hybrid) &&
+        (ch->su.got_local[1] == 0 || ch->su.got_remote[1] == 0)) {
+        for (i = 0; i < ch->nslots; i++)
+            xfer_plan_free(&ch->slots[i].plan);
+        ch->path.direct = 1;
+        ch->path.hybrid = 0;
+        XFER_CHECK_GOTO(layout_path(ch), st, out);
+        XFER_CHECK_GOTO(stages(ch, NULL), st, out);
+    }
+    if (ch->path.direct)
+        XFER_CHECK_GOTO(setup_direct(ch), st, out);
+out:
+    own_failure(ch, st);
+    return vote(ch, 1);
 }
 
-xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize)
+static void trace_path(const xfer_channel_t *ch)
 {
-    XFER_CH_LOCKED(ch, bind_buffer_locked(ch, dataset, buf, bufsize));
+    const char *alg = "", *mxn = ch->path.mxn ? ch->path.mxn->variant : "";
+    if (ch->me != 0 || xfer_trace_level() <= 0)
+        return;
+    if (!ch->path.direct || ch->path.hybrid)
+        xfer_plan_algorithm(ch->slots[0].plan, &alg);
+    xfer_log(XFER_LOG_TRACE,
+             "channel %s at %s: %s%s%s%s%s, %zu bytes per step from this rank (%zu by the plan), "
+             "%zu in",
+             ch->cfg->name, xfer_ch_side_name(ch, ch->side), ch->path.hybrid ? "hybrid: " : "", alg,
+             ch->path.hybrid ? " and " : "", mxn, ch->path.direct ? " (M x N)" : "",
+             ch->lay.my_bytes, ch->lay.my_plan,
+             ch->path.direct ? ch->path.r_area : ch->lay.r_total);
+}
+
+void xfer_ch_setup_release(xfer_channel_t *ch)
+{
+    xfer_rt_setup_t *su = &ch->su;
+    int i;
+    for (i = 0; i < 2; i++)
+        if (su->req[i] != MPI_REQUEST_NULL && su->state != XFER_SU_IDLE &&
+            su->state != XFER_SU_DONE)
+            MPI_Request_free(&su->req[i]); /* abandoned after a failure */
+    xfer_free(su->mine);
+    xfer_free(su->own_all);
+    xfer_free(su->rem_all);
+    xfer_free(su->own_bytes);
+    xfer_free(su->own_pre);
+    xfer_free(su->rem_pre);
+    su->mine = su->own_all = su->rem_all = NULL;
+    su->own_bytes = su->own_pre = su->rem_pre = NULL;
+}
+
+xfer_status_t xfer_ch_setup_advance(xfer_channel_t *ch)
+{
+    xfer_rt_setup_t *su = &ch->su;
+    xfer_status_t st = XFER_SUCCESS;
+    MPI_Status sts[2];
+    int done = 0;
+
+    while (!ch->setup && su->state != XFER_SU_IDLE) {
+        XFER_MPI_GOTO(MPI_Testall(2, su->req, &done, sts), st, out);
+        if (!done)
+            return XFER_SUCCESS;
+        switch (su->state) {
+        case XFER_SU_EXCHANGE:
+            XFER_CHECK_GOTO(after_exchange(ch), st, out);
+            su->state = XFER_SU_VOTE1;
+            break;
+        case XFER_SU_VOTE1:
+            XFER_CHECK_GOTO(verdict(ch), st, out);
+            XFER_CHECK_GOTO(after_vote1(ch), st, out);
+            su->state = XFER_SU_VOTE2;
+            break;
+        default: /* XFER_SU_VOTE2 */
+            XFER_CHECK_GOTO(verdict(ch), st, out);
+            su->state = XFER_SU_DONE;
+            ch->setup = 1;
+            xfer_ch_setup_release(ch);
+            trace_path(ch);
+            break;
+        }
+    }
+out:
+    if (st != XFER_SUCCESS)
+        ch->health.failed = 1;
+    return st;
 }

@@ -25,6 +25,12 @@ int xfer_ch_this_recvs(const xfer_channel_t *ch)
     return ch->sends[1 - ch->side];
 }
 
+/* The peer failed or the control plane is lost. */
+static int peer_gone(const xfer_channel_t *ch)
+{
+    return ch->health.peer_failed || ch->health.ctl_lost;
+}
+
 /* Can this rank start the collective of step ch->started now? */
 static int can_start(xfer_channel_t *ch)
 {
@@ -71,9 +77,7 @@ static void rebind(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 static xfer_status_t start_next(xfer_channel_t *ch)
 {
     xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, ch->started);
-    xfer_status_t st;
-    if (!ch->setup)
-        XFER_CHECK_GOTO(xfer_ch_setup(ch), st, out);
+    xfer_status_t st = XFER_SUCCESS;
     sl->step = ch->started;
     sl->state = XFER_SLOT_ACTIVE;
     if (sl->ex && (ch->path.bound_send || ch->path.bound_recv))
@@ -99,24 +103,53 @@ static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
         sl->state = XFER_SLOT_FREE;
 }
 
-/* One pass over a channel: notes, collectives that can start, collectives that finished.
- * @p force: a wait on this very channel, which may build its plans. */
+/* May this rank post its part of step 0's set-up now (ch_setup.c)? A sending rank posts at its
+ * first commit (its blocks are fixed then), a receive-only rank at its first call that waits for
+ * a step of this very channel (@p force: its selections are fixed then), every rank in
+ * xfer_finalize. */
+static int may_post(const xfer_channel_t *ch, int force)
+{
+    if (ch->x->finishing)
+        return 1;
+    return xfer_ch_this_sends(ch) ? ch->committed > 0 : force;
+}
+
+/* A step's collective failed: the steps before it are still delivered, a wait for it or a later
+ * one fails with these words (the peer going away is the usual cause: explain() in ch_api.c
+ * asks xferd). */
+static void lose(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_status_t st)
+{
+    sl->lost = 1;
+    if (sl->step >= ch->health.lost_step)
+        return;
+    ch->health.lost_step = sl->step;
+    ch->health.lost_st = st;
+    snprintf(ch->health.lost_why, sizeof(ch->health.lost_why),
+             "channel %s: step %llu between %s and %s failed: %.600s", ch->cfg->name,
+             (unsigned long long) sl->step, xfer_ch_side_name(ch, 0), xfer_ch_side_name(ch, 1),
+             xfer_last_error());
+}
+
+/* One pass over a channel: notes, step 0's set-up, collectives that can start, collectives that
+ * finished. @p force: a wait on this very channel. Never blocks. Once the peer failed (or the
+ * control plane is lost) nothing new starts, but the collectives in flight keep moving: a step
+ * whose data all arrived is still delivered; the pass then returns the failure, which a wait
+ * reports only when what it waits for did not happen (xfer_ch_wait_for). */
 static xfer_status_t progress(xfer_channel_t *ch, int force)
 {
-    /* Only a wait on this very channel (or finalize, which drains them all) may build its
-     * plans: a collective with the peer, never nested in another channel's set-up. */
-    const int allow_setup = (force || ch->x->finishing) && !ch->x->in_setup;
     xfer_status_t st;
     uint64_t lim;
-    int i;
+    int i, gone;
 
     if (ch->health.failed)
         return xfer_ch_failed_error(ch);
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
-    if (ch->health.peer_failed)
-        return xfer_ch_peer_failed_error(ch);
-    if (ch->health.ctl_lost)
-        return xfer_ch_ctl_lost_error(ch);
+    gone = ch->health.peer_failed || ch->health.ctl_lost;
+    if (!ch->setup && !gone) {
+        if (ch->su.state == XFER_SU_IDLE && may_post(ch, force))
+            XFER_CHECK_GOTO(xfer_ch_setup_post(ch), st, out);
+        XFER_CHECK_GOTO(xfer_ch_setup_advance(ch), st, out);
+    }
     /* Committed steps past the end of the channel will never run. */
     lim = xfer_ch_run_limit(ch);
     for (i = 0; i < ch->nslots; i++) {
@@ -124,28 +157,26 @@ static xfer_status_t progress(xfer_channel_t *ch, int force)
         if (sl->state == XFER_SLOT_COMMITTED && sl->step >= lim)
             sl->state = XFER_SLOT_FREE;
     }
-    while ((ch->setup || allow_setup) && can_start(ch)) {
-        /* the first start builds the plans: collective with the peer, bounded */
+    while (!gone && ch->setup && can_start(ch))
         XFER_CHECK_GOTO(start_next(ch), st, out);
-    }
     for (i = 0; i < ch->nslots; i++) { /* in step order: oldest first */
         xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, ch->started + (uint64_t) i);
-        if (sl->state != XFER_SLOT_ACTIVE)
+        if (sl->state != XFER_SLOT_ACTIVE || sl->lost)
             continue;
         st = XFER_SUCCESS;
         if (sl->ex && !sl->ex_done) /* the direct schedule */
             st = xfer_exec_progress(sl->ex, 0, &sl->ex_done);
         if (st == XFER_SUCCESS && sl->plan && !sl->plan_done)
             st = xfer_test(sl->plan, &sl->plan_done); /* never blocks, whatever the plan */
-        if (st != XFER_SUCCESS) {
-            ch->health.failed = 1;
-            return XFER_ERR(st, "channel %s: step %llu between %s and %s failed: %.600s",
-                            ch->cfg->name, (unsigned long long) sl->step, xfer_ch_side_name(ch, 0),
-                            xfer_ch_side_name(ch, 1), xfer_last_error());
-        }
-        if ((!sl->ex || sl->ex_done) && (!sl->plan || sl->plan_done))
+        if (st != XFER_SUCCESS)
+            lose(ch, sl, st);
+        else if ((!sl->ex || sl->ex_done) && (!sl->plan || sl->plan_done))
             slot_done(ch, sl);
     }
+    if (ch->health.peer_failed)
+        return xfer_ch_peer_failed_error(ch);
+    if (ch->health.ctl_lost)
+        return xfer_ch_ctl_lost_error(ch);
     return XFER_SUCCESS;
 out:
     return st;
@@ -162,7 +193,7 @@ xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force)
 {
     xfer_status_t st = progress(ch, force);
     int i;
-    for (i = 0; st == XFER_SUCCESS && i < ch->x->nch; i++) {
+    for (i = 0; i < ch->x->nch; i++) {
         xfer_channel_t *o = ch->x->ch[i];
         if (o && o != ch && !o->health.failed && o->inter != MPI_COMM_NULL && !o->health.finished)
             progress(o, 0); /* its own errors surface on its own calls */
@@ -196,8 +227,8 @@ void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
 {
     xfer_errh_guard_t g;
     xfer_status_t st;
-    if (!ch->setup || ch->health.failed || ch->health.finished || ch->health.peer_failed ||
-        ch->health.ctl_lost || ch->inter == MPI_COMM_NULL)
+    if (ch->health.failed || ch->health.finished || ch->health.peer_failed || ch->health.ctl_lost ||
+        ch->inter == MPI_COMM_NULL)
         return;
     xfer_errh_guard_begin(&g);
     st = xfer_errh_guard_end(&g, progress(ch, 0));
@@ -234,6 +265,19 @@ xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *w
                     ch->x->timeout_ms);
 }
 
+static int begin_cond(xfer_channel_t *ch, void *arg);
+
+/* The step a wait is for: a lost step before it fails the wait, one after it does not. Waits of
+ * a sending side (a free slot, the receiver's releases) need every earlier step to complete. */
+static uint64_t needed_step(xfer_channel_t *ch, cond_fn cond, const void *arg)
+{
+    if (cond == xfer_ch_step_ready)
+        return *(const uint64_t *) arg;
+    if (cond == begin_cond && !xfer_ch_this_sends(ch))
+        return ch->cur;
+    return 0;
+}
+
 xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what,
                                double until, int resumable, int *met)
 {
@@ -243,10 +287,18 @@ xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, cons
     *met = 0;
     for (;;) {
         double now;
-        XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 1), st, out);
+        /* what the wait is for counts first: a step that arrived before its sender failed is
+         * delivered (docs/runtime.md, "What a receiver gets when its sender dies") */
+        st = xfer_ch_progress_all(ch, 1);
         if (cond(ch, arg)) {
             *met = 1;
             return XFER_SUCCESS;
+        }
+        if (st != XFER_SUCCESS)
+            goto out;
+        if (ch->health.lost_step <= needed_step(ch, cond, arg)) {
+            st = xfer_err_raw(ch->health.lost_st, "%s", ch->health.lost_why);
+            goto out;
         }
         now = MPI_Wtime();
         if (now > until)
@@ -293,12 +345,10 @@ xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch)
     return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used", ch->cfg->name);
 }
 
+/* Whether a call may go on: a failed or finalized channel cannot be used. A failed peer (or the
+ * lost control plane) fails the waits that need it, not the calls on steps that arrived. */
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch)
 {
-    if (ch->health.peer_failed)
-        return xfer_ch_peer_failed_error(ch);
-    if (ch->health.ctl_lost)
-        return xfer_ch_ctl_lost_error(ch);
     if (ch->health.failed)
         return xfer_ch_failed_error(ch);
     if (ch->health.finished)
@@ -518,16 +568,51 @@ out:
     return st;
 }
 
-static int step0_go(xfer_channel_t *ch, void *arg)
+xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch)
 {
-    int k;
-    (void) arg;
-    if (xfer_ch_run_limit(ch) == 0)
-        return 1;
-    for (k = 0; k < 2; k++)
-        if (ch->sends[k] && ch->proto.ann[k] < 1)
-            return 0;
-    return 1;
+    size_t off = sizeof(xfer_rt_hdr_t) + (ch->me == 0 ? ch->lay.attr_cap : 0);
+    int i;
+
+    for (i = 0; i < ch->nds; i++) {
+        xfer_rt_dset_t *d = &ch->ds[i];
+        if (!d->out)
+            continue;
+        d->my_off = off;
+        d->my_bytes = d->declared ? (size_t) xfer_ch_volume(d->cfg->ndims, d->count) * d->esize : 0;
+        off += (d->my_bytes + 7) & ~(size_t) 7;
+    }
+    ch->lay.my_bytes = off;
+    for (i = 0; i < ch->nslots; i++) {
+        xfer_rt_slot_t *s = &ch->slots[i];
+        if (s->sbuf)
+            continue;
+        if (s == xfer_ch_slot_of(ch, ch->cur) && ch->lay.stage0 && ch->lay.stage0_len == off) {
+            int j, fits = 1;
+            for (j = 0; j < ch->nds; j++) /* put in the channel's order: laid out already */
+                if (ch->ds[j].staged && ch->ds[j].st_off != ch->ds[j].my_off)
+                    fits = 0;
+            if (fits) {
+                s->sbuf = ch->lay.stage0;
+                ch->lay.stage0 = NULL;
+                continue;
+            }
+        }
+        if (!(s->sbuf = xfer_calloc(1, off)))
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: send stage of %zu bytes",
+                            ch->cfg->name, off);
+    }
+    if (ch->lay.stage0) { /* the blocks of step 0, put before this: into place */
+        char *sbuf = xfer_ch_slot_of(ch, ch->cur)->sbuf;
+        for (i = 0; i < ch->nds; i++) {
+            const xfer_rt_dset_t *d = &ch->ds[i];
+            if (d->staged && d->my_bytes && !d->bound)
+                memcpy(sbuf + d->my_off, ch->lay.stage0 + d->st_off, d->my_bytes);
+        }
+        xfer_free(ch->lay.stage0);
+        ch->lay.stage0 = NULL;
+    }
+    ch->lay.natural = 1;
+    return XFER_SUCCESS;
 }
 
 /* Commit the current step of a sending rank: header, announcement, start when possible. */
@@ -555,6 +640,10 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     if (ch->cur_committed)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
+    if (ch->health.peer_failed) /* nobody to deliver it to: not committed */
+        return xfer_ch_peer_failed_error(ch);
+    if (ch->health.ctl_lost)
+        return xfer_ch_ctl_lost_error(ch);
     if (xfer_ch_run_limit(ch) <= ch->cur)
         return xfer_ch_ended(ch, ch->cur);
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
@@ -563,23 +652,12 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
         XFER_CHECK_GOTO(xfer_ch_announce(ch, NOTE_ANN, (int64_t) ch->cur), st, out);
         xfer_rt_ctl_step(ch->x, ch->index, ch->side, ch->cur, step_bytes(ch, sl->mask));
     }
-    if (!ch->setup) {
-        /* Step 0 sizes the contributions: once every sending side said go, all ranks of both
-         * sides exchange their blocks and build the plans. */
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, step0_go, NULL, "waiting for step 0 to start"), st,
-                        out);
-        if (xfer_ch_run_limit(ch) == 0)
-            return xfer_ch_ended(ch, ch->cur);
-        XFER_CHECK_GOTO(xfer_ch_setup(ch), st, out);
-        if (ch->lay.stage0) { /* not adopted by setup: copy the blocks into place */
-            for (i = 0; i < ch->nds; i++) {
-                const xfer_rt_dset_t *d = &ch->ds[i];
-                if (d->staged && d->my_bytes)
-                    memcpy(sl->sbuf + d->my_off, ch->lay.stage0 + d->st_off, d->my_bytes);
-            }
-            xfer_free(ch->lay.stage0);
-            ch->lay.stage0 = NULL;
-        }
+    if (!ch->setup && !ch->lay.natural) {
+        /* The first commit: this rank's blocks are fixed. Its steps are staged in channel
+         * order until step 0's set-up (which it posts now, and which no commit waits for)
+         * knows the contributions' layout. */
+        XFER_CHECK_GOTO(xfer_ch_stage_first(ch), st, out);
+        XFER_CHECK_GOTO(xfer_ch_setup_post(ch), st, out);
     }
     memset(&h, 0, sizeof(h));
     h.magic = XFER_RT_MAGIC;
@@ -639,10 +717,14 @@ xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch)
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
     if (ch->health.ended)
         return xfer_ch_ended(ch, ch->cur);
-    if (xfer_ch_this_sends(ch))
+    if (xfer_ch_this_sends(ch)) {
         XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out);
-    else
-        XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 0), st, out);
+    } else { /* a release: this rank's part of step 0's set-up is fixed now, if it was not */
+        st = xfer_ch_progress_all(ch, 1);
+        if (st != XFER_SUCCESS && !peer_gone(ch))
+            goto out; /* (a step that arrived before the peer failed is released: the next
+                         wait reports the failure) */
+    }
     if (xfer_ch_this_recvs(ch)) {
         sl = xfer_ch_slot_of(ch, ch->cur);
         ch->proto.released = ch->cur + 1;
@@ -669,16 +751,16 @@ xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch)
      * and the next step's slot is free for its puts. A caller of xfer_step_begin waits there
      * instead, with its own timeout. */
     next = ch->cur;
-    if (ch->begun) {
+    if (ch->begun)
         ch->begun = 0;
-        return xfer_ch_progress_all(ch, 0);
-    }
-    if (xfer_ch_this_sends(ch) && !ahead_ok(ch, &next))
+    else if (xfer_ch_this_sends(ch) && !ahead_ok(ch, &next))
         XFER_CHECK_GOTO(
             xfer_ch_wait_until(ch, ahead_ok, &next,
                                "waiting for the receiver to catch up (max_in_flight_steps)"),
             st, out);
     st = xfer_ch_progress_all(ch, 0);
+    if (st != XFER_SUCCESS && peer_gone(ch) && !xfer_ch_this_sends(ch))
+        st = XFER_SUCCESS; /* the next wait reports it */
 out:
     return st;
 }

@@ -31,6 +31,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
     ch->side = c->from == x->comp ? 0 : 1;
     ch->peer = ch->side == 0 ? c->to : c->from;
     ch->proto.eos[0] = ch->proto.eos[1] = -1;
+    ch->health.lost_step = UINT64_MAX;
     ch->role = c->duplex == XFER_DUPLEX_FULL ? XFER_ROLE_BOTH
                : ch->side == 0               ? XFER_ROLE_SEND
                                              : XFER_ROLE_RECV;
@@ -274,8 +275,8 @@ int xfer_rt_channel_drained(xfer_channel_t *ch)
             return 0; /* a sending side has not said its last word (its notes still come) */
     if (ch->started < lim && ch->setup)
         return 0;
-    if (!ch->setup && lim > 0)
-        return 0;
+    if (!ch->setup && (lim > 0 || ch->su.state != XFER_SU_IDLE))
+        return 0; /* step 0's set-up completes (its collectives), even with no step to run */
     for (i = 0; i < ch->nslots; i++)
         if (ch->slots[i].state == XFER_SLOT_ACTIVE)
             return 0;
@@ -405,6 +406,7 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     if (!ch)
         return;
     xfer_chf_free(ch);
+    xfer_ch_setup_release(ch);
     for (i = 0; ch->slots && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];
         if (collective && s->plan)
@@ -463,6 +465,7 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     xfer_free(ch->path.node[1]);
     xfer_free(ch->lay.r_pre);
     xfer_free(ch->proto.rel_of);
+    xfer_free(ch->proto.why_req);
     xfer_free(ch->ds);
     xfer_free(ch->slots);
     xfer_free(ch);

@@ -2,7 +2,8 @@
 /* Internal interface between the files of a channel (runtime.h has the structures):
  * ch_notes.c    control notes of the step protocol
  * ch_layout.c   dataset geometry: tiling check, contribution offsets, box copies
- * ch_setup.c    step 0's set-up: block exchange, stages, plans
+ * ch_setup.c    step 0's set-up: block exchange, stages, plans (and what formation prepares)
+ * ch_select.c   selections and bound buffers
  * ch_steps.c    slots, progress, waits, puts, commit, step end
  * ch_get.c      the get path
  * ch_api.c      the public data calls
@@ -15,6 +16,7 @@
 #define XFER_RT_EXEC_TAG 0x5810 /* the direct path's messages (lanes above it) */
 
 #define XFER_NOTE_TAG 0x5801
+#define XFER_WHY_TAG  0x5802 /* the words of a NOTE_FAIL, right after it, on the local notes */
 
 enum {
     NOTE_ANN = 1,
@@ -48,6 +50,8 @@ int xfer_ch_is_announcer(const xfer_channel_t *ch);
 uint64_t xfer_ch_run_limit(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch);
 xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch);
+/* A NOTE_FAIL of @p value from rank @p src of this side arrived: the failure, and its words. */
+xfer_status_t xfer_ch_take_fail(xfer_channel_t *ch, int64_t value, int src);
 xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_ctl_lost_error(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch);
@@ -76,13 +80,24 @@ void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const c
                       const uint64_t *bs, const uint64_t *bc, int nd, size_t esize);
 
 /* ch_setup.c */
-xfer_status_t xfer_ch_agree(xfer_channel_t *ch, xfer_status_t st, const char *what);
+/* Wait for @p req while the peer lives (the handshake at formation). */
 xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what);
-xfer_status_t xfer_ch_setup(xfer_channel_t *ch);
+/* When the channel forms (collective over both sides, in file order): this rank's node, every
+ * slot's communicators and its allgatherv plan for the predicted contributions. */
+xfer_status_t xfer_ch_prepare(xfer_channel_t *ch);
+/* Step 0's set-up (runtime.h, xfer_rt_setup_t): post this rank's geometry record (its part is
+ * fixed now); advance whatever is in flight (never blocks); let go of its memory. */
+xfer_status_t xfer_ch_setup_post(xfer_channel_t *ch);
+xfer_status_t xfer_ch_setup_advance(xfer_channel_t *ch);
+void xfer_ch_setup_release(xfer_channel_t *ch);
 /* the bound buffers moved (a put from another block, a rebind): their ranges follow */
 void xfer_ch_bound_refresh(xfer_channel_t *ch);
+
+/* ch_select.c */
 /* This rank's selection of received dataset @p d into d->sel_*: declared, or by its mode. */
 xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d);
+/* Bytes of this rank's selection of @p d (what lands here per step on the direct path). */
+size_t xfer_ch_sel_bytes(const xfer_rt_dset_t *d);
 
 /* ch_steps.c */
 xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);
@@ -145,6 +160,9 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
                                 xfer_rt_dset_t **out, uint64_t *vol);
 xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_commit(xfer_channel_t *ch);
+/* A sending rank's first commit before the set-up: every slot's send stage, this rank's blocks
+ * in channel order (the layout set-up may change), step 0's staged blocks moved in. */
+xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch);
 xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch);
 xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
                                       xfer_step_status_t *status);

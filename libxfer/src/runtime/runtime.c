@@ -130,7 +130,10 @@ static xfer_status_t setup_channel(struct xfer *x, int i, MPI_Comm inter, int di
 {
     xfer_status_t st;
     XFER_CHECK_GOTO(xfer_rt_channel_new(x, i, inter, disconnect, &x->ch[i]), st, out);
-    st = xfer_rt_channel_handshake(x->ch[i]);
+    XFER_CHECK_GOTO(xfer_rt_channel_handshake(x->ch[i]), st, out);
+    /* communicators and plans: collective over both sides, in file order (a failure of one
+     * rank's is agreed by the caller on each side; the peer's side learns it at the first step) */
+    st = xfer_ch_prepare(x->ch[i]);
 out:
     return st;
 }

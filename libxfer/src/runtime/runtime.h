@@ -91,6 +91,7 @@ typedef struct xfer_rt_slot {
     MPI_Comm merged;
     int plan_done, ex_done; /* the step's parts that completed */
     unsigned bound_gen;     /* the path's bound_gen its executor was remapped with */
+    int lost;               /* its collective failed: no longer progressed */
 } xfer_rt_slot_t;
 
 /* The step protocol's state on one rank of a channel (runtime.h's header, ch_notes.c). */
@@ -107,9 +108,11 @@ typedef struct xfer_rt_proto {
     uint64_t acks_sent; /* ACK notes this rank sent; rank 0 learns its side's total */
     uint64_t acks_recv; /* announcer: ACK notes received */
     /* flow control */
-    uint64_t released; /* steps the application released (receiving side) */
-    uint64_t credit;   /* steps the other side released (what a sender may run ahead of) */
-    uint64_t *rel_of;  /* announcer: steps released by each remote rank */
+    uint64_t released;    /* steps the application released (receiving side) */
+    uint64_t credit;      /* steps the other side released (what a sender may run ahead of) */
+    uint64_t *rel_of;     /* announcer: steps released by each remote rank */
+    MPI_Request *why_req; /* rank 0: the failure's words to each other rank (NOTE_FAIL) */
+    int nwhy;
 } xfer_rt_proto_t;
 
 /* How the channel's steps move (docs/runtime.md, "M x N selections"):
@@ -152,7 +155,38 @@ typedef struct xfer_rt_layout {
      * contribution itself, and setup adopts stage0 as the first slot's send stage: no copy. */
     char *stage0;
     size_t stage0_len;
+    int natural; /* the first commit laid this rank's blocks out in channel order in every slot's
+                    send stage (xfer_ch_stage_first): set-up moves them where the layout wants */
 } xfer_rt_layout_t;
+
+/* Step 0's set-up (ch_setup.c): a state machine that every progress pass advances and that never
+ * blocks, so that no component waits on one channel's first step while its peer waits on
+ * another's (docs/runtime.md, "Several channels"). Each rank posts its geometry record once its
+ * part is fixed (a sending rank: at its first commit; a receive-only rank: at its first call
+ * that needs a step; every rank: in xfer_finalize); the records are exchanged, both sides vote
+ * twice (the layout and the plans; then the build) and the channel is set up. The
+ * communicators and the allgatherv plans were made when the channel formed (xfer_init): the
+ * plans are recounted for the real contributions without any communication
+ * (xfer_plan_recount), or, where they cannot carry them, every rank takes the direct path. */
+enum {
+    XFER_SU_IDLE = 0, /* this rank has not posted its record */
+    XFER_SU_EXCHANGE, /* records in flight */
+    XFER_SU_VOTE1,    /* layout and plans: the votes in flight */
+    XFER_SU_VOTE2,    /* the build: the votes in flight */
+    XFER_SU_DONE
+};
+
+typedef struct xfer_rt_setup {
+    int state;
+    uint64_t *mine, *own_all, *rem_all; /* geometry records: this rank's, its side's, the peer's */
+    MPI_Request req[2];                 /* on ctl_local and on ctl_inter */
+    int vote[2], got_local[2], got_remote[2]; /* [status, plans ok]: MPI_MIN over each side */
+    xfer_status_t st;                         /* this rank's own verdict so far, */
+    char why[1024];                           /* in words */
+    /* between the votes: what the layout found */
+    size_t *own_bytes, *own_pre, *rem_pre, tot[2], plan_tot[2];
+    int partial, flags;
+} xfer_rt_setup_t;
 
 /* Attributes of the step being filled (xfer_put_attr), encoded (ch_attr.c). */
 typedef struct xfer_rt_attr_out {
@@ -171,6 +205,12 @@ typedef struct xfer_rt_health {
     char ctl_why[256];     /* why the control plane is lost (the leader's words) */
     xfer_status_t fail_st; /* a failure in the progress thread: its status and words, */
     char fail_why[1024];   /* reported by the application's next call */
+    /* The first step whose collective failed (UINT64_MAX: none), most often because the peer
+     * went away: the steps before it are still delivered; a wait for it or a later one fails
+     * with these words (docs/runtime.md, "What a receiver gets when its sender dies"). */
+    uint64_t lost_step;
+    xfer_status_t lost_st;
+    char lost_why[1024];
 } xfer_rt_health_t;
 
 struct xfer_channel {
@@ -196,6 +236,8 @@ struct xfer_channel {
     int nslots;
     xfer_rt_slot_t *slots;
     int setup;               /* geometry exchanged and plans built */
+    xfer_rt_setup_t su;      /* how far step 0's set-up is (ch_setup.c) */
+    int node_key;            /* this rank's node among its component's (direct path staging) */
     uint64_t cur;            /* step of the application's next put/get */
     int cur_committed;       /* full duplex: the first get of the step committed it */
     uint64_t committed;      /* steps this rank committed (sending side) */
@@ -236,8 +278,7 @@ struct xfer {
     /* this run's identity, for the file transport: shared by one MPMD launch, or XFER_RUN_ID
      * (xfer-run sets it); "" when none is known */
     char run_id[128];
-    int finishing; /* xfer_finalize: every channel may set up its step 0 to drain it */
-    int in_setup;  /* a channel's step 0 is being set up: no other set-up nests in its waits */
+    int finishing; /* xfer_finalize: every channel sets up its step 0 to drain it */
 };
 
 /* Every rank of @p comm learns the worst status; ranks that succeeded get a message saying
