@@ -223,7 +223,7 @@ check)
     run --check huge.yaml # valid, but no host holds its steps: a warning, exit 0
     expect_rc 0
     expect out "^huge\.yaml: channel c, sim -> ana: a step is 8\.0 TiB; each of the 4 ranks of ana holds up to 2\.0 TiB of it, 6\.0 TiB in its 3 slots" 1
-    expect err "^huge\.yaml: warning: channel c: a rank of ana needs 6\.0 TiB for 3 slots and its copy, more than this host's" 1
+    expect err "^huge\.yaml: warning: channel c: a rank of ana needs 8\.0 TiB for 3 slots and its copy, more than this host's" 1
     run --check nonexistent.yaml
     expect_rc 2
     expect err "^nonexistent\.yaml: cannot open"
