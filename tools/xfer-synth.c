@@ -17,9 +17,11 @@
  * A failing call is reported with its status, message and how long it ran.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <inttypes.h>
 #include <mpi.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@
 #include <xfer/xfer.h>
 
 #include "common/cli.h"
+#include "common/size.h"
 #include "synth_pattern.h"
 
 typedef struct opts {
@@ -75,6 +78,45 @@ static char me[64] = "?";
             FAIL("%s: %s: %s (after %.0f ms)", #call, xfer_status_name(st_), xfer_last_error(),    \
                  1e3 * (MPI_Wtime() - t0_));                                                       \
     } while (0)
+
+/* The bytes of box @p count of dataset @p d of channel @p ch, or the end of the run, naming the
+ * dataset, when they do not fit this process's sizes (a buffer also needs one byte more). */
+static size_t box_bytes(const char *ch, const xfer_cfg_dataset_t *d, const uint64_t *count)
+{
+    uint64_t b;
+
+    if (xsize_box(d->ndims, count, xfer_type_size(d->type), &b) != 0 || b > SIZE_MAX - 1)
+        FAIL("channel %s, dataset %s: a block of more than %zu bytes cannot be addressed here", ch,
+             d->name, (size_t) SIZE_MAX - 1);
+    return (size_t) b;
+}
+
+/* A buffer of @p bytes (and one more, so that none is empty) for @p what of dataset @p d of
+ * channel @p ch, zeroed when @p zero; a failure ends the run naming the dataset and the size,
+ * as xfer-run --check names them when a step outgrows the host. */
+static void *data_alloc(const char *ch, const xfer_cfg_dataset_t *d, size_t bytes, int zero,
+                        const char *what)
+{
+    void *p = zero ? calloc(1, bytes + 1) : malloc(bytes + 1);
+    char h[32];
+
+    if (!p)
+        FAIL("channel %s, dataset %s: cannot allocate %s (%zu bytes) for %s: %s (xfer-run "
+             "--check FILE compares each step with this host's memory)",
+             ch, d->name, xsize_human(h, sizeof(h), (double) bytes), bytes, what,
+             strerror(errno ? errno : ENOMEM));
+    return p;
+}
+
+/* @p n zeroed items of @p size for @p what, or the end of the run. */
+static void *table_alloc(size_t n, size_t size, const char *what)
+{
+    void *p = calloc(n, size);
+
+    if (!p)
+        FAIL("out of memory for %s (%zu items of %zu bytes)", what, n, size);
+    return p;
+}
 
 /* Part i of n of a length: even, uneven (weights 1, 2, 3 ...) or with part 0 empty. */
 static void split(uint64_t len, int n, int i, const char *mode, uint64_t *start, uint64_t *count)
@@ -362,7 +404,7 @@ int main(int argc, char **argv)
     snprintf(me, sizeof(me), "%s", cfg->components[comp].name);
     MPI_Comm_rank(comm, &crank);
     MPI_Comm_size(comm, &csize);
-    chs = calloc((size_t) cfg->nchannels + 1, sizeof(*chs));
+    chs = table_alloc((size_t) cfg->nchannels + 1, sizeof(*chs), "the channels");
     for (i = 0; i < cfg->nchannels; i++)
         if (cfg->channels[i].from == comp || cfg->channels[i].to == comp)
             XCHECK(xfer_channel_open(x, cfg->channels[i].name, &chs[i]));
@@ -398,20 +440,22 @@ int main(int argc, char **argv)
         }
     /* zero copy: every dataset sent from, or received into, a buffer of this program's own */
     nbnd = 2 * cfg->nchannels * NDS_MAX; /* (the configuration goes with the context) */
-    bnd = calloc((size_t) nbnd + 1, sizeof(*bnd));
+    bnd = table_alloc((size_t) nbnd + 1, sizeof(*bnd), "the bound buffers");
     for (i = 0; o.bind && i < cfg->nchannels; i++)
         for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
             const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
-            const size_t es = xfer_type_size(d->type);
+            const char *cn = cfg->channels[i].name;
             uint64_t st0[XFER_MAX_DIMS], c0[XFER_MAX_DIMS];
-            size_t n = (size_t) vol(d->ndims, d->dims) * es; /* a selection is no larger */
+            size_t n;
             if (d->from == comp) {
                 block_of(d, crank, csize, o.decomp, st0, c0);
-                n = (size_t) vol(d->ndims, c0) * es;
+                n = box_bytes(cn, d, c0);
+            } else {
+                n = box_bytes(cn, d, d->dims); /* a selection is no larger */
             }
-            bnd[BND(i, j, 0)] = malloc(n + 1);
+            bnd[BND(i, j, 0)] = data_alloc(cn, d, n, 0, "the buffer bound to it");
             if (o.bind == 2) /* the odd steps' buffer */
-                bnd[BND(i, j, 1)] = calloc(1, n + 1);
+                bnd[BND(i, j, 1)] = data_alloc(cn, d, n, 1, "the second buffer bound to it");
             XCHECK(xfer_bind_buffer(chs[i], d->name, bnd[BND(i, j, 0)], n));
         }
     for (s = 0; s < (uint64_t) o.steps; s++) {
@@ -482,8 +526,9 @@ int main(int argc, char **argv)
                 desc.ndims = d->ndims;
                 memcpy(desc.dims, d->dims, sizeof(desc.dims));
                 block_of(d, crank, csize, o.decomp, desc.start, desc.count);
-                bytes = vol(d->ndims, desc.count) * xfer_type_size(d->type);
-                blk = o.bind ? bnd[BND(i, j, s)] : malloc(bytes + 1);
+                bytes = box_bytes(cfg->channels[i].name, d, desc.count);
+                blk = o.bind ? bnd[BND(i, j, s)]
+                             : data_alloc(cfg->channels[i].name, d, bytes, 0, "this rank's block");
                 if (strcmp(o.put_order, "twice") == 0) { /* the second put must replace it */
                     memset(blk, 0xa5, bytes);
                     XCHECK(xfer_put(chs[i], &desc, blk));
@@ -552,8 +597,9 @@ int main(int argc, char **argv)
             }
             for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
                 const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+                const char *cn = cfg->channels[i].name;
                 const size_t es = xfer_type_size(d->type);
-                const uint64_t n = vol(d->ndims, d->dims);
+                size_t whole; /* the dataset's bytes: what this rank gets is no more */
                 uint64_t st0[XFER_MAX_DIMS] = {0}, c0[XFER_MAX_DIMS];
                 char *got, *want;
                 xfer_dataset_desc_t out;
@@ -562,11 +608,13 @@ int main(int argc, char **argv)
                 int k;
                 if (d->from == comp)
                     continue;
-                got = o.bind ? bnd[BND(i, j, s)] : malloc(n * es + 1);
-                want = malloc(n * es + 1);
+                whole = box_bytes(cn, d, d->dims);
+                got = o.bind ? bnd[BND(i, j, s)]
+                             : data_alloc(cn, d, whole, 0, "the dataset as received");
+                want = data_alloc(cn, d, whole, 0, "the pattern it is compared with");
                 /* what this rank receives: the whole dataset, or its selection */
                 XCHECK(xfer_channel_stats(chs[i], &cs0));
-                XCHECK(xfer_get(chs[i], d->name, got, n * es, &out));
+                XCHECK(xfer_get(chs[i], d->name, got, whole, &out));
                 XCHECK(xfer_channel_stats(chs[i], &cs1));
                 if (o.bind && cs1.bytes_copied_out != cs0.bytes_copied_out)
                     FAIL("channel %s dataset %s step %" PRIu64 ": did not land in the buffer "
@@ -589,10 +637,8 @@ int main(int argc, char **argv)
                 }
                 if (vol(d->ndims, c0) > 0) {
                     /* into a buffer of its own: a bound one holds the step's selection */
-                    char *hs = malloc(n * es + 1);
-                    if (!hs)
-                        FAIL("out of memory");
-                    XCHECK(xfer_get_selection(chs[i], d->name, st0, c0, hs, n * es, &out));
+                    char *hs = data_alloc(cn, d, whole, 0, "a hyperslab of it");
+                    XCHECK(xfer_get_selection(chs[i], d->name, st0, c0, hs, whole, &out));
                     fill(d, i, j, s, st0, c0, want);
                     k = memcmp(hs, want, vol(d->ndims, c0) * es);
                     free(hs);
@@ -639,7 +685,7 @@ int main(int argc, char **argv)
         if (role != XFER_ROLE_RECV || sends_to(cfg, comp, peer_of(cfg, comp, i)))
             continue; /* (a peer this one sends to may be waiting here for its own end) */
         d = &cfg->channels[i].datasets[0];
-        n = vol(d->ndims, d->dims) * xfer_type_size(d->type);
+        n = box_bytes(cfg->channels[i].name, d, d->dims);
         if (o.begin_ms >= -1) { /* a status, not an error */
             xfer_step_status_t ss = XFER_STEP_NOT_READY;
             while (ss == XFER_STEP_NOT_READY)
@@ -649,7 +695,7 @@ int main(int argc, char **argv)
                      cfg->channels[i].name, o.steps, ss == XFER_STEP_OK ? "OK" : "?");
             continue;
         }
-        buf = malloc(n + 1);
+        buf = data_alloc(cfg->channels[i].name, d, n, 0, "the get at the end of the stream");
         st = xfer_get(chs[i], d->name, buf, n, NULL);
         free(buf);
         if (st != XFER_ERR_END_OF_STREAM)

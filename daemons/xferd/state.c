@@ -60,6 +60,8 @@ xfer_status_t xferd_state_init(xferd_t *d, const xfer_config_t *cfg)
         ch->name = cfg->channels[i].name;
         ch->from = cfg->channels[i].from;
         ch->to = cfg->channels[i].to;
+        for (int j = 0; j < cfg->channels[i].ndatasets; j++)
+            ch->sends[cfg->channels[i].datasets[j].from == ch->from ? 0 : 1] = 1;
         ch->step[0] = ch->step[1] = -1;
         for (int k = 0; k < XFERD_RATE_SLOTS; k++)
             ch->rate_sec[k] = -1;
@@ -153,6 +155,27 @@ static void apply_failed(xferd_t *d, int k, const char *reason, int64_t at_ms)
         d->fail[d->nfail].at_ms = at_ms;
         c->last_failure = d->nfail++;
     }
+}
+
+/* The releases of @p side that the other side's announcements cover. */
+static void settle(xferd_chan_t *ch, int side)
+{
+    const int64_t covered = ch->step[1 - side] + 1;
+
+    ch->released[side] = ch->acked[side] < covered ? ch->acked[side] : covered;
+}
+
+static void apply_step(xferd_chan_t *ch, int side, int64_t step, int64_t total)
+{
+    ch->step[side] = step;
+    ch->bytes = total;
+    settle(ch, 1 - side); /* releases that ran ahead of this announcement */
+}
+
+static void apply_ack(xferd_chan_t *ch, int side, int64_t acked)
+{
+    ch->acked[side] = acked;
+    settle(ch, side);
 }
 
 static void rate_add(xferd_t *d, xferd_chan_t *ch, int64_t bytes)
@@ -516,6 +539,12 @@ static void op_step(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *
 
     if (!ch)
         return;
+    if (!ch->sends[side]) {
+        xferd_res_err(res, "order",
+                      "side %" PRId64 " of channel %s sends nothing: it announces no steps", side,
+                      ch->name);
+        return;
+    }
     if (step < ch->step[side]) {
         xferd_res_err(res, "order",
                       "step %" PRId64 " of side %" PRId64
@@ -536,37 +565,49 @@ static void op_step(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *
                       ch->name);
         return;
     }
-    ch->step[side] = step;
-    ch->bytes = total;
+    apply_step(ch, (int) side, step, total);
     rate_add(d, ch, bytes);
 }
 
+/* An ack beyond the other side's announcements is held (settle): the announcements come on
+ * the other leader's connection and may still be on their way. Only what no ordering explains
+ * is refused: fewer releases than before, a side that receives nothing, releases beyond the
+ * steps of a side that said bye (all of its reports came before its bye, on one connection). */
 static void op_ack(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req,
                    xferd_res_t *res, int *who)
 {
     int64_t side = xfer_ctl_int(req, "side", 0), rel = xfer_ctl_int(req, "released", 0);
     xferd_chan_t *ch = side_request(d, peer, req, res, who, side);
+    const xferd_comp_t *sender;
     xfer_ctl_msg_t *r;
     xfer_status_t st = XFER_ERR_NO_MEMORY;
 
     if (!ch)
         return;
-    if (rel > ch->step[1 - side] + 1) {
+    sender = &d->comp[side == 0 ? ch->to : ch->from];
+    if (!ch->sends[1 - side]) {
         xferd_res_err(res, "order",
-                      "side %" PRId64 " of channel %s releases %" PRId64 " steps: side %" PRId64
-                      " announced %" PRId64,
-                      side, ch->name, rel, 1 - side, ch->step[1 - side] + 1);
+                      "side %" PRId64 " of channel %s receives nothing: side %" PRId64
+                      " sends no datasets",
+                      side, ch->name, 1 - side);
         return;
     }
-    if (rel < ch->released[side]) {
+    if (rel < ch->acked[side]) {
         xferd_res_err(res, "order",
                       "side %" PRId64 " of channel %s releases %" PRId64
                       " steps, fewer than before (%" PRId64 ")",
-                      side, ch->name, rel, ch->released[side]);
+                      side, ch->name, rel, ch->acked[side]);
         return;
     }
-    if (rel == ch->released[side])
+    if (rel == ch->acked[side])
         return;
+    if (sender->state == XFERD_DONE && rel > ch->step[1 - side] + 1) {
+        xferd_res_err(res, "order",
+                      "side %" PRId64 " of channel %s releases %" PRId64 " steps: side %" PRId64
+                      " (%s) announced %" PRId64 " before it said bye",
+                      side, ch->name, rel, 1 - side, sender->name, ch->step[1 - side] + 1);
+        return;
+    }
     r = rec_new("ack");
     if (r && (st = xfer_ctl_set_str(r, "channel", ch->name)) == XFER_SUCCESS &&
         (st = xfer_ctl_set_int(r, "side", side)) == XFER_SUCCESS)
@@ -575,7 +616,23 @@ static void op_ack(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *r
         xferd_res_err(res, "internal", "cannot journal a release on channel %s", ch->name);
         return;
     }
-    ch->released[side] = rel;
+    apply_ack(ch, (int) side, rel);
+}
+
+/* Component @p k said bye: its step reports are all in. A release of its peer still held
+ * beyond them is one no ordering explains (a wrong ack, or a step report that was lost). */
+static void check_held(xferd_t *d, int k)
+{
+    for (int i = 0; i < d->nchan; i++) {
+        const xferd_chan_t *ch = &d->chan[i];
+        for (int s = 0; s < 2; s++)
+            if ((s == 0 ? ch->from : ch->to) == k && ch->acked[1 - s] > ch->released[1 - s])
+                xferd_log(d, XFERD_WARN,
+                          "side %d of channel %s released %" PRId64 " steps, but side %d (%s) "
+                          "announced %" PRId64 " before it said bye: a wrong release or a lost "
+                          "step report",
+                          1 - s, ch->name, ch->acked[1 - s], s, d->comp[k].name, ch->step[s] + 1);
+    }
 }
 
 static void op_bye(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req,
@@ -597,6 +654,7 @@ static void op_bye(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *r
     d->comp[k].state = XFERD_DONE;
     lookups_drop_comp(d, k);
     xferd_log(d, XFERD_INFO, "component %s said bye", d->comp[k].name);
+    check_held(d, k);
 }
 
 static void op_exited(xferd_t *d, const xfer_ctl_msg_t *req, xferd_res_t *res)
@@ -857,12 +915,12 @@ int xferd_apply_record(xferd_t *d, const xfer_ctl_msg_t *rec)
         return 1;
     }
     if (strcmp(op, "step") == 0 && (side == 0 || side == 1)) {
-        d->chan[i].step[side] = xfer_ctl_int(rec, "step", -1);
-        d->chan[i].bytes = xfer_ctl_int(rec, "bytes", 0);
+        apply_step(&d->chan[i], (int) side, xfer_ctl_int(rec, "step", -1),
+                   xfer_ctl_int(rec, "bytes", 0));
         return 1;
     }
     if (strcmp(op, "ack") == 0 && (side == 0 || side == 1)) {
-        d->chan[i].released[side] = xfer_ctl_int(rec, "released", 0);
+        apply_ack(&d->chan[i], (int) side, xfer_ctl_int(rec, "released", 0));
         return 1;
     }
     if (strcmp(op, "chan") == 0) {
@@ -870,9 +928,10 @@ int xferd_apply_record(xferd_t *d, const xfer_ctl_msg_t *rec)
         set_str(&ch->port, xfer_ctl_str(rec, "port", NULL));
         ch->step[0] = xfer_ctl_int(rec, "step0", -1);
         ch->step[1] = xfer_ctl_int(rec, "step1", -1);
-        ch->released[0] = xfer_ctl_int(rec, "released0", 0);
-        ch->released[1] = xfer_ctl_int(rec, "released1", 0);
         ch->bytes = xfer_ctl_int(rec, "bytes", 0);
+        /* a snapshot of before acked0/acked1: what was applied is all that was reported */
+        apply_ack(ch, 0, xfer_ctl_int(rec, "acked0", xfer_ctl_int(rec, "released0", 0)));
+        apply_ack(ch, 1, xfer_ctl_int(rec, "acked1", xfer_ctl_int(rec, "released1", 0)));
         return 1;
     }
     return 0;
@@ -934,8 +993,8 @@ xfer_status_t xferd_snapshot(xferd_t *d, xfer_status_t (*put)(void *ctx, xfer_ct
     /* after the components: registering clears the ports of the channels they publish */
     for (int i = 0; i < d->nchan; i++) {
         const xferd_chan_t *ch = &d->chan[i];
-        if (!ch->port && ch->step[0] < 0 && ch->step[1] < 0 && !ch->released[0] &&
-            !ch->released[1] && !ch->bytes)
+        if (!ch->port && ch->step[0] < 0 && ch->step[1] < 0 && !ch->acked[0] && !ch->acked[1] &&
+            !ch->bytes)
             continue;
         SET(xfer_ctl_msg_new("chan", &r));
         SET(xfer_ctl_set_str(r, "channel", ch->name));
@@ -945,6 +1004,8 @@ xfer_status_t xferd_snapshot(xferd_t *d, xfer_status_t (*put)(void *ctx, xfer_ct
         SET(xfer_ctl_set_int(r, "step1", ch->step[1]));
         SET(xfer_ctl_set_int(r, "released0", ch->released[0]));
         SET(xfer_ctl_set_int(r, "released1", ch->released[1]));
+        SET(xfer_ctl_set_int(r, "acked0", ch->acked[0]));
+        SET(xfer_ctl_set_int(r, "acked1", ch->acked[1]));
         SET(xfer_ctl_set_int(r, "bytes", ch->bytes));
         SET(put(ctx, r));
         xfer_ctl_msg_free(&r);

@@ -26,6 +26,7 @@
 #include <zmq.h>
 
 #include "common/cli.h"
+#include "common/logline.h"
 #include "xferd.h"
 
 typedef struct opts {
@@ -35,16 +36,11 @@ typedef struct opts {
 
 /* ---- logging ------------------------------------------------------------------------------ */
 
+/* One write per line (common/logline.h): xferd's stderr is usually xfer-run's, shared with
+ * xfer-run and the components, and a line written in pieces could be cut by theirs. */
 static void vlog_line(xferd_t *d, const char *tag, const char *fmt, va_list ap)
 {
-    char line[1200];
-
-    vsnprintf(line, sizeof(line), fmt, ap);
-    for (char *p = line; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-    fprintf(d->log ? d->log : stderr, "xferd: %s%s\n", tag, line);
-    fflush(d->log ? d->log : stderr);
+    xfer_log_vline(fileno(d->log ? d->log : stderr), "xferd: ", tag, fmt, ap);
 }
 
 void xferd_log(xferd_t *d, int level, const char *fmt, ...)
@@ -582,7 +578,7 @@ int main(int argc, char **argv)
     sigaddset(&mask, SIGINT);
     if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0 ||
         (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-        fprintf(stderr, "xferd: signalfd: %s\n", strerror(errno));
+        xfer_log_line(2, "xferd: ", "", "signalfd: %s", strerror(errno));
         return 1;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -592,7 +588,7 @@ int main(int argc, char **argv)
     if (o.log) {
         int fd = open(o.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (fd < 0 || !(d.log = fdopen(fd, "a"))) {
-            fprintf(stderr, "xferd: cannot open log %s: %s\n", o.log, strerror(errno));
+            xfer_log_line(2, "xferd: ", "", "cannot open log %s: %s", o.log, strerror(errno));
             return 2;
         }
     }

@@ -52,12 +52,18 @@ typedef struct xferd_comp {
     xferd_peer_t peer; /* who last spoke for its session */
 } xferd_comp_t;
 
+/* A side's acks may reach the daemon before the step reports they depend on: the two leaders
+ * report over connections of their own while the data goes over MPI. What a side reported is
+ * acked[]; released[] is the part of it the other side's announcements cover, so it never
+ * exceeds step[] + 1 and catches up as the step reports come (docs/control-protocol.md). */
 typedef struct xferd_chan {
     const char *name;
     int from, to;        /* component indices: side 0 and side 1 */
+    int sends[2];        /* the side has datasets to send (else it only receives) */
     char *port;          /* NULL: not published */
     int64_t step[2];     /* last step announced by each side, -1 none */
-    int64_t released[2]; /* steps released by each side */
+    int64_t acked[2];    /* steps each side reported released */
+    int64_t released[2]; /* of those, the steps the other side's announcements cover */
     int64_t bytes;       /* payload announced, both sides */
     int64_t rate_sec[XFERD_RATE_SLOTS], rate_bytes[XFERD_RATE_SLOTS];
 } xferd_chan_t;

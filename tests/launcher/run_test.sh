@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Launcher tests (tests/launcher/tests.cmake registers them):
 #   run_test.sh CASE XFER_RUN FLAVOUR MPIEXEC WORKDIR [MODE] [PATH_DIR]
-# CASE: dryrun | errors | check | prefix | fail | walltime | signal | leftover | mpi
-# MODE: mpmd | separate. PATH_DIR (mpi): where launcher_mpi_hello is.
+# CASE: dryrun | errors | check | prefix | lines | fail | walltime | signal | leftover | mpi
+# MODE: mpmd | separate. PATH_DIR (mpi, lines): where launcher_mpi_hello, launcher_whole_lines
+# are.
 # Every check that fails prints FAIL and the test exits 1; the output of each xfer-run call is
 # shown so that a failure can be read from ctest --output-on-failure.
 set -u
@@ -223,7 +224,7 @@ check)
     run --check huge.yaml # valid, but no host holds its steps: a warning, exit 0
     expect_rc 0
     expect out "^huge\.yaml: channel c, sim -> ana: a step is 8\.0 TiB; each of the 4 ranks of ana holds up to 2\.0 TiB of it, 6\.0 TiB in its 3 slots" 1
-    expect err "^huge\.yaml: warning: channel c: a rank of ana needs 6\.0 TiB for 3 slots and its copy, more than this host's" 1
+    expect err "^huge\.yaml: warning: channel c: a rank of ana needs 8\.0 TiB for 3 slots and its copy, more than this host's" 1
     run --check nonexistent.yaml
     expect_rc 2
     expect err "^nonexistent\.yaml: cannot open"
@@ -328,6 +329,24 @@ leftover)
     expect_rc 0
     [ "$elapsed" -lt 10000 ] || fail "took $elapsed ms"
     expect_gone 1 "$rd/leftover.pid"
+    ;;
+lines)
+    # xfer-run's notes, xferd's log and the components' output share one output: each line must
+    # reach it in one write, or another process's line can cut it (whole_lines.c counts)
+    # (Open MPI's mpirun passes its ranks' output on in pieces as they come: in one MPMD launch
+    # the components' lines may be cut and mixed before xfer-run reads them; counted, not failed)
+    cuts=()
+    [ "$flavour" = openmpi ] && [ "$mode" = mpmd ] && cuts=(--launcher-cuts)
+    run_whole() {
+        echo "--- launcher_whole_lines ... xfer-run $*"
+        timeout -s KILL 120 "$path_dir/launcher_whole_lines" "${cuts[@]}" \
+            "xfer-run: ,xferd: ,[a] ,[b] " -- "$xr" "$@" >"$work/lines" 2>&1
+        rc=$?
+        sed 's/^/  | /' "$work/lines" | tail -20
+    }
+    run_whole --launch "$mode" --run-dir "$rd" lines.yaml
+    expect_rc 0
+    expect lines "^[0-9]+ writes, 0 not one whole line; the command exited with 0\$" 1
     ;;
 mpi)
     export PATH="$path_dir:$PATH"

@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # xfer-run, the workflow launcher (docs/launcher.md): command construction (--dry-run), option
-# and file errors, --check, output prefixes, failure propagation, --walltime, forwarded signals,
-# processes a launcher leaves behind, and a real MPI program in both launch modes. The driver
+# and file errors, --check, output prefixes, whole lines on a shared output, failure
+# propagation, --walltime, forwarded signals, processes a launcher leaves behind, and a real MPI
+# program in both launch modes. The driver
 # (launcher/run_test.sh) checks exit codes, messages, timing and that no process outlives
 # xfer-run. Components are shell commands unless MPI is the point.
 if(TARGET xfer-run)
   # An ordinary MPI program (MPI only, no libxfer); the tests find it through PATH.
   add_executable(launcher_mpi_hello launcher/mpi_hello.c)
   target_link_libraries(launcher_mpi_hello PRIVATE MPI::MPI_C xfer_warnings)
+  # Runs xfer-run with its output on a socket that keeps write boundaries (the lines test).
+  add_executable(launcher_whole_lines launcher/whole_lines.c)
+  target_link_libraries(launcher_whole_lines PRIVATE xfer_warnings)
 
   # The flavour's test flags reach xfer-run the way users pass theirs. OMPI_ALLOW_RUN_AS_ROOT*
   # are deliberately not set: xfer-run must set them itself.
@@ -34,6 +38,8 @@ if(TARGET xfer-run)
     xfer_launcher_test(fail.${mode} fail ${mode})
     xfer_launcher_test(walltime.${mode} walltime ${mode})
     xfer_launcher_test(signal.${mode} signal ${mode})
+    # every line of xfer-run, xferd and the components reaches the shared output in one write
+    xfer_launcher_test(lines.${mode} lines ${mode} $<TARGET_FILE_DIR:launcher_whole_lines>)
   endforeach()
 
   # Real MPI ranks: the oversubscription helper (MPICH) and the sanitizer settings pass

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # A run that must fail cleanly: non-zero exit status, output (stdout + stderr) matching EXPECT
-# (a regular expression), and done within MAXTIME seconds (never a hang).
-#   -DCMD=<command;args>  -DEXPECT=<regex>  -DMAXTIME=<s>
+# (a regular expression) and, when REJECT is given, none matching REJECT, and done within
+# MAXTIME seconds (never a hang).
+#   -DCMD=<command;args>  -DEXPECT=<regex>  -DMAXTIME=<s>  [-DREJECT=<regex>]
 cmake_minimum_required(VERSION 3.20)
 string(TIMESTAMP t0 "%s")
 execute_process(COMMAND ${CMD} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc
@@ -17,5 +18,8 @@ if(rc MATCHES "timeout" OR dt GREATER MAXTIME)
 endif()
 if(NOT all MATCHES "${EXPECT}")
   message(FATAL_ERROR "exit ${rc} but the output lacks \"${EXPECT}\":\n${all}")
+endif()
+if(REJECT AND all MATCHES "${REJECT}")
+  message(FATAL_ERROR "exit ${rc} but the output has \"${CMAKE_MATCH_0}\":\n${all}")
 endif()
 message(STATUS "failed as expected (exit ${rc}, ${dt} s)")

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/logline.h"
+
 #if !defined(XFER_XALLOC_PROG) || !defined(XFER_XALLOC_EXIT)
 #error "define XFER_XALLOC_PROG and XFER_XALLOC_EXIT before including common/xalloc.h"
 #endif
@@ -18,7 +20,7 @@
 static inline void xalloc_die(const char *what) __attribute__((noreturn));
 static inline void xalloc_die(const char *what)
 {
-    fprintf(stderr, "%s: %s\n", XFER_XALLOC_PROG, what);
+    xfer_log_line(2, XFER_XALLOC_PROG, ": ", "%s", what); /* one write: stderr may be shared */
     exit(XFER_XALLOC_EXIT);
 }
 

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/size.h"
+
 static uint64_t mem_total(void)
 {
     FILE *f = fopen("/proc/meminfo", "r");
@@ -20,17 +22,6 @@ static uint64_t mem_total(void)
             break;
     fclose(f);
     return (uint64_t) kb * 1024;
-}
-
-static void human(char *buf, size_t len, double b)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) {
-        b /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%.1f %s", b, unit[u]);
 }
 
 int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
@@ -47,10 +38,10 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
             char a[32], b[32], t[32];
             for (r = 0; r < q; r++) {
                 uint64_t held = 0;
+                /* sums saturate: several datasets near the 2^62-byte bound would wrap */
                 for (i = 0; i < ch->ndatasets; i++) {
                     const xfer_cfg_dataset_t *d = &ch->datasets[i];
-                    uint64_t s0[XFER_MAX_DIMS], n0[XFER_MAX_DIMS], v = xfer_type_size(d->type);
-                    int e;
+                    uint64_t s0[XFER_MAX_DIMS], n0[XFER_MAX_DIMS], v;
                     if (d->from != from)
                         continue;
                     any = 1;
@@ -60,23 +51,20 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
                         user = 1; /* xfer_select decides: at most the whole */
                         memcpy(n0, d->dims, sizeof(n0));
                     }
-                    for (e = 0; e < d->ndims; e++)
-                        v *= n0[e];
-                    held += v;
+                    (void) xsize_box(d->ndims, n0, xfer_type_size(d->type), &v);
+                    held = xsize_add_sat(held, v);
                     if (r == 0) {
-                        uint64_t w = xfer_type_size(d->type);
-                        for (e = 0; e < d->ndims; e++)
-                            w *= d->dims[e];
-                        step += w;
+                        (void) xsize_box(d->ndims, d->dims, xfer_type_size(d->type), &v);
+                        step = xsize_add_sat(step, v);
                     }
                 }
                 most = held > most ? held : most;
             }
             if (!any)
                 continue;
-            human(a, sizeof(a), (double) most);
-            human(b, sizeof(b), (double) most * slots);
-            human(t, sizeof(t), (double) step);
+            xsize_human(a, sizeof(a), (double) most);
+            xsize_human(b, sizeof(b), (double) most * slots);
+            xsize_human(t, sizeof(t), (double) step);
             fprintf(out,
                     "%s: channel %s, %s -> %s: a step is %s; each of the %d ranks of %s holds "
                     "up to %s of it%s, %s in its %d slots (max_in_flight_steps %d), plus its "
@@ -86,19 +74,20 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
                     user ? " (user selections: at most the whole)" : "", b, slots,
                     ch->max_in_flight_steps);
             if (mem && (double) most * (slots + 1) > (double) mem) {
-                char m[32];
-                human(m, sizeof(m), (double) mem);
+                char m[32], need[32];
+                xsize_human(m, sizeof(m), (double) mem);
+                xsize_human(need, sizeof(need), (double) most * (slots + 1));
                 fprintf(err,
                         "%s: warning: channel %s: a rank of %s needs %s for %d slots and its "
                         "copy, more than this host's %s: lower max_in_flight_steps, select "
                         "less (selection: rows, columns, block) or run %s on more ranks\n",
-                        cfg->path, ch->name, cfg->components[to].name, b, slots, m,
+                        cfg->path, ch->name, cfg->components[to].name, need, slots, m,
                         cfg->components[to].name);
                 warnings++;
             } else if (mem && (double) most * (slots + 1) * q > (double) mem) {
                 char m[32], all[32];
-                human(m, sizeof(m), (double) mem);
-                human(all, sizeof(all), (double) most * (slots + 1) * q);
+                xsize_human(m, sizeof(m), (double) mem);
+                xsize_human(all, sizeof(all), (double) most * (slots + 1) * q);
                 fprintf(err,
                         "%s: warning: channel %s: the %d ranks of %s need %s in all, more than "
                         "this host's %s: spread them over several hosts\n",

@@ -8,7 +8,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -16,46 +15,29 @@
 #include <sys/prctl.h>
 #endif
 
+#include "common/logline.h"
 #include "run.h"
 
 /* ---- output forwarding: "[name] " before every line --------------------------------------- */
 
 static int dest_broken[3]; /* a reader went away (EPIPE): drop that output, keep draining */
 
+/* One line (its prefix, @p data, a newline when @p add_newline) in one write: a line written
+ * in pieces (a writev's parts may reach the reader apart, through a terminal especially) can
+ * be cut by another writer of the destination. A pipe takes up to PIPE_BUF bytes at once; a
+ * longer line (rare: up to LINE_MAX_BYTES) is still one call, which a full pipe may split. */
 static void emit(stream_t *s, const char *data, size_t len, int add_newline)
 {
-    struct iovec iov[3];
-    int n = 0, i;
+    size_t n = s->plen;
 
     if (dest_broken[s->dest])
         return;
-    if (s->prefix) {
-        iov[n].iov_base = (void *) s->prefix;
-        iov[n++].iov_len = strlen(s->prefix);
-    }
-    iov[n].iov_base = (void *) data;
-    iov[n++].iov_len = len;
-    if (add_newline) {
-        iov[n].iov_base = "\n";
-        iov[n++].iov_len = 1;
-    }
-    /* one writev per line keeps lines whole when several sources share the destination */
-    i = 0;
-    while (i < n) {
-        ssize_t w = writev(s->dest, iov + i, n - i);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            dest_broken[s->dest] = 1;
-            return;
-        }
-        while (i < n && (size_t) w >= iov[i].iov_len)
-            w -= (ssize_t) iov[i++].iov_len;
-        if (i < n) {
-            iov[i].iov_base = (char *) iov[i].iov_base + w;
-            iov[i].iov_len -= (size_t) w;
-        }
-    }
+    memcpy(s->line + n, data, len);
+    n += len;
+    if (add_newline)
+        s->line[n++] = '\n';
+    if (xfer_write_all(s->dest, s->line, n) != 0)
+        dest_broken[s->dest] = 1;
 }
 
 /* Read what is available on @p s and forward the complete lines. Returns 1 at EOF (the
@@ -96,9 +78,20 @@ int stream_init(stream_t *s, int fd, int dest, const char *prefix)
     s->fd = fd;
     s->dest = dest;
     s->prefix = prefix;
+    s->plen = prefix ? strlen(prefix) : 0;
     s->len = 0;
     s->buf = malloc(LINE_MAX_BYTES);
-    return s->buf ? 0 : -1;
+    s->line = malloc(s->plen + LINE_MAX_BYTES + 1); /* the prefix, a line, its newline */
+    if (s->line && s->plen)
+        memcpy(s->line, prefix, s->plen);
+    return s->buf && s->line ? 0 : -1;
+}
+
+void stream_free(stream_t *s)
+{
+    free(s->buf);
+    free(s->line);
+    s->buf = s->line = NULL;
 }
 
 /* ---- internal mode: --exec-prefixed NAME -- CMD ARGS ------------------------------------ */
@@ -161,8 +154,8 @@ static void relay(const char *prefix, int out_fd, int err_fd)
             if (s[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 open_streams -= stream_pump(&s[i]);
     }
-    free(s[0].buf);
-    free(s[1].buf);
+    stream_free(&s[0]);
+    stream_free(&s[1]);
 }
 
 static volatile sig_atomic_t app_pid;

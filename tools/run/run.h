@@ -47,9 +47,11 @@ typedef struct strv {
 typedef struct stream {
     int fd;             /* read end; -1 at EOF */
     int dest;           /* 1 or 2 */
-    const char *prefix; /* "[name] " */
+    const char *prefix; /* "[name] " (NULL: none) */
+    size_t plen;        /* its length */
     char *buf;          /* the pending partial line */
     size_t len;
+    char *line; /* the prefix, then room for a line and its newline: what one write sends */
 } stream_t;
 
 typedef struct opts {
@@ -124,6 +126,7 @@ void sv_take(strv_t *s, char *str);
 int exec_prefixed(int argc, char **argv);
 int stream_init(stream_t *s, int fd, int dest, const char *prefix);
 int stream_pump(stream_t *s);
+void stream_free(stream_t *s); /* its buffers (NULL after) */
 
 /* proc.c: the descendants of this process, signals as poll events, spawning */
 int install_signals(void);

@@ -604,8 +604,14 @@ int run_workflow(const plan_t *pl, const opts_t *o)
         if (r.stop_at)
             break;
 
-        if (pl->mode == XFER_LAUNCH_SEPARATE && !quiet) {
-            jb->prefix = xasprintf("[%s] ", jb->name);
+        /* The output of a launch comes through xfer-run in whole lines, each in one write, so
+         * that xferd's lines and xfer-run's own never land inside one: a separate launch's
+         * prefixed here; an MPMD launch's already prefixed by the wrappers, but its launcher
+         * passes on chunks as they come, several lines and longer than PIPE_BUF, which other
+         * writers of the same pipe may cut. With --quiet it goes out as written. */
+        if (!quiet) {
+            if (pl->mode == XFER_LAUNCH_SEPARATE)
+                jb->prefix = xasprintf("[%s] ", jb->name);
             if (cloexec_pipe(po) != 0 || cloexec_pipe(pe) != 0) {
                 run_error("pipe: %s", strerror(errno));
                 close_fd(&po[0]);
@@ -667,8 +673,8 @@ out:
         close_fd(&r.jobs[j].out.fd);
         close_fd(&r.jobs[j].err.fd);
         close_fd(&r.jobs[j].stdin_w);
-        free(r.jobs[j].out.buf);
-        free(r.jobs[j].err.buf);
+        stream_free(&r.jobs[j].out);
+        stream_free(&r.jobs[j].err);
         free(r.jobs[j].prefix);
     }
     free(r.jobs);

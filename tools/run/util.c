@@ -12,12 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/logline.h"
 #include "run.h"
 
 int quiet;
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
+/* xfer-run's messages share stderr with xferd and the components: one write per line
+ * (common/logline.h), so that no other process's line lands inside one. */
 void run_note(const char *fmt, ...)
 {
     va_list ap;
@@ -25,9 +28,7 @@ void run_note(const char *fmt, ...)
     if (quiet)
         return;
     va_start(ap, fmt);
-    fputs("xfer-run: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    xfer_log_vline(2, "xfer-run: ", "", fmt, ap);
     va_end(ap);
 }
 
@@ -36,9 +37,7 @@ void run_error(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    fputs("xfer-run: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    xfer_log_vline(2, "xfer-run: ", "", fmt, ap);
     va_end(ap);
 }
 
