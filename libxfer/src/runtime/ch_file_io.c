@@ -454,7 +454,19 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
     memset(&meta, 0, sizeof(meta));
     memset(ma, 0, sizeof(ma));
     xfer_chf_step_path(ch, &f->own, step, path, sizeof(path));
-    snprintf(what, sizeof(what), "step %llu: writing %s", (unsigned long long) step, path);
+    { /* the step, its file and its datasets, for the messages */
+        size_t len = (size_t) snprintf(what, sizeof(what), "step %llu: writing %s (datasets",
+                                       (unsigned long long) step, path);
+        const char *sep = " ";
+        for (i = 0; i < ch->nds && len < sizeof(what); i++)
+            if (ch->ds[i].out && (mask >> ch->ds[i].bit & 1u)) {
+                len += (size_t) snprintf(what + len, sizeof(what) - len, "%s%s", sep,
+                                         ch->ds[i].cfg->name);
+                sep = ", ";
+            }
+        if (len < sizeof(what))
+            snprintf(what + len, sizeof(what) - len, ")");
+    }
     snprintf(root.name, sizeof(root.name), "/");
     st = xfer_rt_agree(ch->x->comm, decode_attrs(attrs, attrs_len, &root.attrs, &root.nattrs));
     if (st != XFER_SUCCESS) {
