@@ -14,7 +14,7 @@
  * --begin uses the step-status API: every step starts with xfer_step_begin(TIMEOUT_MS), called
  * again while it says NOT_READY (--deadline-ms: fail after that long), and the end of a
  * receive-only stream is the END_OF_STREAM status.
- * A failing call is reported with its status, message and how long it ran.
+ * A failing call is reported with the step it was in, its status, message and how long it ran.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -60,10 +60,13 @@ typedef struct opts {
 
 static int wrank;
 static char me[64] = "?";
+static long long at_step = -1; /* the step being played, for the messages (-1: none) */
 
 #define FAIL(...)                                                                                  \
     do {                                                                                           \
         fprintf(stderr, "xfer-synth: %s rank %d: ", me, wrank);                                    \
+        if (at_step >= 0)                                                                          \
+            fprintf(stderr, "step %lld: ", at_step);                                               \
         fprintf(stderr, __VA_ARGS__);                                                              \
         fprintf(stderr, "\n");                                                                     \
         fflush(stderr);                                                                            \
@@ -459,6 +462,7 @@ int main(int argc, char **argv)
             XCHECK(xfer_bind_buffer(chs[i], d->name, bnd[BND(i, j, 0)], n));
         }
     for (s = 0; s < (uint64_t) o.steps; s++) {
+        at_step = (long long) s;
         if (o.exit_after >= 0 && s == (uint64_t) o.exit_after) {
             fprintf(stderr, "xfer-synth: %s rank %d: exiting early after %d steps (--exit-after)\n",
                     me, crank, o.exit_after);
@@ -672,6 +676,7 @@ int main(int argc, char **argv)
                 XCHECK(xfer_step_end(chs[i]));
         }
     }
+    at_step = -1;
     /* A receive-only channel ends with the sender's end of stream. */
     for (i = 0; i < cfg->nchannels; i++) {
         const xfer_cfg_dataset_t *d;

@@ -17,11 +17,15 @@
 typedef struct h5walk {
     char outer[256];
     char inner[512];
+    int io; /* an entry says the file system or MPI-IO failed */
 } h5walk_t;
 
 static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
     h5walk_t *w = data;
+    if (e->maj_num == H5E_IO || e->min_num == H5E_WRITEERROR || e->min_num == H5E_READERROR ||
+        e->min_num == H5E_SEEKERROR || e->min_num == H5E_MPI || e->min_num == H5E_MPIERRSTR)
+        w->io = 1;
     if (n == 0)
         snprintf(w->outer, sizeof(w->outer), "%s", e->desc ? e->desc : "");
     snprintf(w->inner, sizeof(w->inner), "%s(): %s", e->func_name ? e->func_name : "?",
@@ -29,25 +33,63 @@ static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
     return 0;
 }
 
-/* The HDF5 error stack of this thread, in one line, then cleared. */
-void h5_message(char *out, size_t cap)
+/* The HDF5 error stack of this thread in one line, then cleared; 1 when it tells of a failed
+ * read or write (the file system, MPI-IO). */
+static int stack_message(char *out, size_t cap)
 {
-    h5walk_t w = {"", ""};
+    h5walk_t w = {"", "", 0};
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, &w);
     H5Eclear2(H5E_DEFAULT);
     if (w.outer[0] && w.inner[0] && strlen(w.outer) + strlen(w.inner) + 4 <= cap)
         snprintf(out, cap, "%.255s [%.511s]", w.outer, w.inner);
     else
         snprintf(out, cap, "%s", w.outer[0] ? w.outer : "no HDF5 error message");
+    return w.io;
 }
 
-/* "FILE: OBJECT: CALL failed: message" (OBJECT may be ""). */
+void h5_message(char *out, size_t cap)
+{
+    (void) stack_message(out, cap);
+}
+
+/* "FILE: OBJECT: CALL failed: message" (OBJECT may be ""). An internal error whose stack tells
+ * of a failed read or write is XFER_ERR_IO: a full disk, a quota, an I/O error. */
 xfer_status_t h5_fail(xfer_status_t st, const char *file, const char *obj, const char *call)
 {
     char msg[800];
-    h5_message(msg, sizeof(msg));
+    const int io = stack_message(msg, sizeof(msg));
     xfer_adapter_set_error("%s: %s%s%s failed: %s", file, obj, obj[0] ? ": " : "", call, msg);
-    return st;
+    return st == XFER_ERR_INTERNAL && io ? XFER_ERR_IO : st;
+}
+
+/* The status of a failed system call on a file (docs/adapters.md, "Statuses"): a name that
+ * cannot be used as given is the caller's (XFER_ERR_INVALID_ARG); everything else, a full
+ * disk (ENOSPC), a quota (EDQUOT), a size limit (EFBIG), an I/O error, a read-only file
+ * system, is the file system's (XFER_ERR_IO). */
+xfer_status_t h5_errno_status(int e)
+{
+    switch (e) {
+    case ENOENT:
+    case ENOTDIR:
+    case ENAMETOOLONG:
+    case ELOOP:
+    case EISDIR:
+    case EACCES:
+    case EPERM:
+        return XFER_ERR_INVALID_ARG;
+    default:
+        return XFER_ERR_IO;
+    }
+}
+
+/* The ranks agree on *@p st before the next collective HDF5 call: 1 when every rank succeeded
+ * so far. Every rank makes each collective call of a file, or none does: a rank that failed
+ * alone (a full disk met by its own write, an allocation, a reservation) and went on to the
+ * agreement while the others entered the call would leave both waiting for ever. */
+int h5_agreed(MPI_Comm comm, xfer_status_t *st)
+{
+    *st = xfer_adapter_agree(comm, *st);
+    return *st == XFER_SUCCESS;
 }
 
 /* A transfer property list for collective MPI-IO, or H5I_INVALID_HID (the caller closes it). */

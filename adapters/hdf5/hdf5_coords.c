@@ -20,8 +20,9 @@
 
 #define TIME_NAME "/time"
 
-/* Create the /time scale (empty, unlimited) at the file's creation (collective). */
-xfer_status_t h5c_create_time(hid_t file, const char *where)
+/* Create the /time scale (empty, unlimited) at the file's creation (collective over @p comm;
+ * each collective call is made once every rank succeeded so far: h5_agreed). */
+xfer_status_t h5c_create_time(hid_t file, const char *where, MPI_Comm comm)
 {
     hsize_t dims = 0, maxd = H5S_UNLIMITED, chunk = 256;
     hid_t sp = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, ds = H5I_INVALID_HID;
@@ -29,42 +30,50 @@ xfer_status_t h5c_create_time(hid_t file, const char *where)
     static const char desc[] = "the time of each step: what the writer gave (set_time), else "
                                "the step number";
     if ((sp = H5Screate_simple(1, &dims, &maxd)) < 0 ||
-        (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0 ||
-        (ds = H5Dcreate2(file, TIME_NAME, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) <
-            0 ||
-        H5DSset_scale(ds, "time") < 0 ||
-        H5LTset_attribute_string(file, TIME_NAME, "long_name", desc) < 0 ||
+        (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Pset_chunk");
+    if (h5_agreed(comm, &st) && (ds = H5Dcreate2(file, TIME_NAME, H5T_NATIVE_DOUBLE, sp,
+                                                 H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Dcreate2");
+    if (h5_agreed(comm, &st) && H5DSset_scale(ds, "time") < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5DSset_scale");
+    if (h5_agreed(comm, &st) && H5LTset_attribute_string(file, TIME_NAME, "long_name", desc) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5LTset_attribute_string");
+    if (h5_agreed(comm, &st) &&
         H5LTset_attribute_string(file, TIME_NAME, XFER_COORD_ATTR, "time") < 0)
-        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Dcreate2/H5DSset_scale");
+        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5LTset_attribute_string");
     if (ds >= 0)
         H5Dclose(ds);
     if (dcpl >= 0)
         H5Pclose(dcpl);
     if (sp >= 0)
         H5Sclose(sp);
-    return st;
+    return xfer_adapter_agree(comm, st);
 }
 
 /* Append the time of step @p step to /time (collective; rank 0 writes the value). */
-xfer_status_t h5c_time_step(hid_t file, const char *where, uint64_t step, double t, int rank)
+xfer_status_t h5c_time_step(hid_t file, const char *where, uint64_t step, double t, MPI_Comm comm)
 {
     hsize_t dims = step + 1, start = step, one = 1;
     hid_t ds = H5I_INVALID_HID, fs = H5I_INVALID_HID, ms = H5I_INVALID_HID, dx = H5I_INVALID_HID;
     xfer_status_t st = XFER_SUCCESS;
-    if ((ds = H5Dopen2(file, TIME_NAME, H5P_DEFAULT)) < 0 || H5Dset_extent(ds, &dims) < 0 ||
-        (fs = H5Dget_space(ds)) < 0 || (ms = H5Screate_simple(1, &one, NULL)) < 0 ||
-        (dx = h5_collective_dxpl()) < 0) {
+    int rank = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
+        xfer_adapter_set_error("%s: %s: MPI_Comm_rank failed", where, TIME_NAME);
+        st = XFER_ERR_MPI;
+    }
+    if (h5_agreed(comm, &st) && (ds = H5Dopen2(file, TIME_NAME, H5P_DEFAULT)) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Dopen2");
+    if (h5_agreed(comm, &st) && H5Dset_extent(ds, &dims) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Dset_extent");
-        goto out;
-    }
-    if (rank == 0 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL) < 0
-                  : (H5Sselect_none(fs) < 0 || H5Sselect_none(ms) < 0)) {
+    if (h5_agreed(comm, &st) &&
+        ((fs = H5Dget_space(ds)) < 0 || (ms = H5Screate_simple(1, &one, NULL)) < 0 ||
+         (dx = h5_collective_dxpl()) < 0 ||
+         (rank == 0 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &one, NULL) < 0
+                    : (H5Sselect_none(fs) < 0 || H5Sselect_none(ms) < 0))))
         st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Sselect_hyperslab");
-        goto out;
-    }
-    if (H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, dx, &t) < 0)
+    if (h5_agreed(comm, &st) && H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, dx, &t) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Dwrite (collective)");
-out:
     if (dx >= 0)
         H5Pclose(dx);
     if (ms >= 0)
@@ -73,7 +82,7 @@ out:
         H5Sclose(fs);
     if (ds >= 0)
         H5Dclose(ds);
-    return st;
+    return xfer_adapter_agree(comm, st);
 }
 
 /* The group part of a dataset path ("/fields/U" -> "/fields", "/U" -> ""). */
@@ -87,97 +96,141 @@ static void group_of(const char *name, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* The scale at @p path when it is a one-dimensional scale of @p n points (else none: taken by
+ * something else). Collective; *@p st agreed. */
+static hid_t existing_scale(hid_t file, const char *path, hsize_t n, MPI_Comm comm,
+                            xfer_status_t *st)
+{
+    hid_t sc = H5Dopen2(file, path, H5P_DEFAULT), s2 = H5I_INVALID_HID;
+    hsize_t len = 0;
+    int fits = sc >= 0;
+    if (fits) {
+        s2 = H5Dget_space(sc);
+        fits = s2 >= 0 && H5Sget_simple_extent_ndims(s2) == 1 &&
+               H5Sget_simple_extent_dims(s2, &len, NULL) >= 0 && len == n;
+    }
+    if (s2 >= 0)
+        H5Sclose(s2);
+    /* what a rank found decides its next calls: every rank takes the same way */
+    if (*st == XFER_SUCCESS &&
+        MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
+        xfer_adapter_set_error("%s: MPI_Allreduce failed", path);
+        *st = XFER_ERR_MPI;
+    }
+    if (h5_agreed(comm, st) && fits) /* H5DSis_scale reads attributes: collective */
+        fits = H5DSis_scale(sc) > 0;
+    H5Eclear2(H5E_DEFAULT);
+    if (!fits && sc >= 0) {
+        H5Dclose(sc);
+        sc = H5I_INVALID_HID;
+    }
+    return sc;
+}
+
+/* A new scale of @p n points (0 .. n-1, written by rank 0) at @p path. Collective; the
+ * returned status is agreed. */
+static xfer_status_t new_scale(hid_t file, const char *path, hsize_t n, MPI_Comm comm, int rank,
+                               const char *where, hid_t *scp)
+{
+    const char *label = strrchr(path, '/') + 1;
+    int64_t *vals = rank == 0 ? malloc((size_t) n * sizeof(int64_t) + 1) : NULL;
+    hid_t sc = H5I_INVALID_HID, sp = H5I_INVALID_HID, dx = H5I_INVALID_HID;
+    xfer_status_t st = XFER_SUCCESS;
+    hsize_t i;
+    if (rank == 0 && !vals) {
+        xfer_adapter_set_error("%s: %s: out of memory", where, path);
+        st = XFER_ERR_NO_MEMORY;
+    }
+    for (i = 0; vals && i < n; i++)
+        vals[i] = (int64_t) i;
+    if (st == XFER_SUCCESS &&
+        ((sp = H5Screate_simple(1, &n, NULL)) < 0 || (dx = h5_collective_dxpl()) < 0 ||
+         (rank != 0 && H5Sselect_none(sp) < 0)))
+        st = h5_fail(XFER_ERR_INTERNAL, where, path, "H5Screate_simple");
+    if (h5_agreed(comm, &st) && (sc = H5Dcreate2(file, path, H5T_NATIVE_INT64, sp, H5P_DEFAULT,
+                                                 H5P_DEFAULT, H5P_DEFAULT)) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, path, "H5Dcreate2");
+    if (h5_agreed(comm, &st) && H5Dwrite(sc, H5T_NATIVE_INT64, sp, sp, dx, vals) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, path, "H5Dwrite (collective)");
+    if (h5_agreed(comm, &st) && H5DSset_scale(sc, label) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, path, "H5DSset_scale");
+    if (h5_agreed(comm, &st) && H5LTset_attribute_string(file, path, XFER_COORD_ATTR, "axis") < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, path, "H5LTset_attribute_string");
+    st = xfer_adapter_agree(comm, st);
+    free(vals);
+    if (dx >= 0)
+        H5Pclose(dx);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (st != XFER_SUCCESS && sc >= 0) {
+        H5Dclose(sc);
+        sc = H5I_INVALID_HID;
+    }
+    *scp = sc;
+    return st;
+}
+
 /* A scale for axis @p axis (of @p n points) of variable @p v written as dataset @p ds: the
- * group's scale of the axis' name, made on first use (its values 0 .. n-1, written by rank 0),
- * or the variable's own when the name is taken by a scale of another length (collective). */
+ * group's scale of the axis' name, made on first use, or the variable's own when the name is
+ * taken by a scale of another length (collective). */
 static xfer_status_t attach_axis(hid_t file, hid_t ds, const char *dsname,
-                                 const xfer_adapter_var_t *v, int axis, hsize_t n, int rank,
-                                 const char *where)
+                                 const xfer_adapter_var_t *v, int axis, hsize_t n, MPI_Comm comm,
+                                 int rank, const char *where)
 {
     char grp[XFER_ADAPTER_MAX_NAME], base[XFER_ADAPTER_MAX_NAME], path[3 * XFER_ADAPTER_MAX_NAME];
     const char *slash = strrchr(dsname, '/');
-    hid_t sc = H5I_INVALID_HID, sp = H5I_INVALID_HID, dx = H5I_INVALID_HID;
+    hid_t sc = H5I_INVALID_HID;
     xfer_status_t st = XFER_SUCCESS;
     int attempt;
 
     group_of(dsname, grp, sizeof grp);
     snprintf(base, sizeof base, "%s", slash ? slash + 1 : dsname);
-    for (attempt = 0; attempt < 2 && sc < 0; attempt++) {
+    for (attempt = 0; attempt < 2 && sc < 0 && st == XFER_SUCCESS; attempt++) {
+        htri_t there;
         if (attempt == 0 && v->dim_names[axis][0])
             snprintf(path, sizeof path, "%s/%s", grp, v->dim_names[axis]);
         else
             snprintf(path, sizeof path, "%s/%s_d%d", grp, base, axis);
-        if (H5Lexists(file, path, H5P_DEFAULT) > 0) {
-            hsize_t len = 0;
-            hid_t s2;
-            if ((sc = H5Dopen2(file, path, H5P_DEFAULT)) < 0)
-                continue;
-            s2 = H5Dget_space(sc);
-            if (s2 < 0 || H5Sget_simple_extent_ndims(s2) != 1 ||
-                H5Sget_simple_extent_dims(s2, &len, NULL) < 0 || len != n ||
-                H5DSis_scale(sc) <= 0) { /* taken, not by this axis' kind of scale */
-                H5Dclose(sc);
-                sc = H5I_INVALID_HID;
-            }
-            if (s2 >= 0)
-                H5Sclose(s2);
-            H5Eclear2(H5E_DEFAULT);
-            continue;
-        }
-        {
-            const char *label = strrchr(path, '/') + 1;
-            int64_t *vals = rank == 0 ? malloc((size_t) n * sizeof(int64_t) + 1) : NULL;
-            hsize_t i;
-            if (rank == 0 && !vals) {
-                xfer_adapter_set_error("%s: %s: out of memory", where, path);
-                return XFER_ERR_NO_MEMORY;
-            }
-            for (i = 0; rank == 0 && i < n; i++)
-                vals[i] = (int64_t) i;
-            if ((sp = H5Screate_simple(1, &n, NULL)) < 0 ||
-                (sc = H5Dcreate2(file, path, H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT,
-                                 H5P_DEFAULT)) < 0 ||
-                (dx = h5_collective_dxpl()) < 0 || (rank != 0 && H5Sselect_none(sp) < 0) ||
-                H5Dwrite(sc, H5T_NATIVE_INT64, sp, sp, dx, vals) < 0 ||
-                H5DSset_scale(sc, label) < 0 ||
-                H5LTset_attribute_string(file, path, XFER_COORD_ATTR, "axis") < 0)
-                st = h5_fail(XFER_ERR_INTERNAL, where, path, "H5Dcreate2/H5DSset_scale");
-            free(vals);
-            if (dx >= 0)
-                H5Pclose(dx);
-            if (sp >= 0)
-                H5Sclose(sp);
-            dx = sp = H5I_INVALID_HID;
-            if (st != XFER_SUCCESS) {
-                if (sc >= 0)
-                    H5Dclose(sc);
-                return st;
-            }
-        }
+        there = H5Lexists(file, path, H5P_DEFAULT); /* a collective read: alike on every rank */
+        if (there < 0)
+            st = h5_fail(XFER_ERR_INTERNAL, where, path, "H5Lexists");
+        if (!h5_agreed(comm, &st))
+            break;
+        if (there > 0)
+            sc = existing_scale(file, path, n, comm, &st);
+        else
+            st = new_scale(file, path, n, comm, rank, where, &sc);
     }
-    if (sc < 0) {
+    if (st == XFER_SUCCESS && sc < 0) {
         xfer_adapter_set_error("%s: %s: no dimension scale for axis %d", where, dsname, axis);
-        return XFER_ERR_INTERNAL;
+        st = XFER_ERR_INTERNAL;
     }
-    if (H5DSattach_scale(ds, sc, (unsigned) (axis + 1)) < 0)
+    if (st == XFER_SUCCESS && H5DSattach_scale(ds, sc, (unsigned) (axis + 1)) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, where, dsname, "H5DSattach_scale");
-    H5Dclose(sc);
-    return st;
+    if (sc >= 0)
+        H5Dclose(sc);
+    return xfer_adapter_agree(comm, st);
 }
 
 /* A new step-dimension variable: /time on axis 0, a scale on every other (collective). */
 xfer_status_t h5c_attach(hid_t file, hid_t ds, const char *dsname, const xfer_adapter_var_t *v,
-                         int rank, const char *where)
+                         MPI_Comm comm, const char *where)
 {
-    hid_t t;
+    hid_t t = H5I_INVALID_HID;
     xfer_status_t st = XFER_SUCCESS;
-    int d;
-    if ((t = H5Dopen2(file, TIME_NAME, H5P_DEFAULT)) < 0 || H5DSattach_scale(ds, t, 0) < 0)
+    int d, rank = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
+        xfer_adapter_set_error("%s: %s: MPI_Comm_rank failed", where, dsname);
+        st = XFER_ERR_MPI;
+    }
+    if (h5_agreed(comm, &st) && (t = H5Dopen2(file, TIME_NAME, H5P_DEFAULT)) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, where, dsname, "H5Dopen2 (time)");
+    if (h5_agreed(comm, &st) && H5DSattach_scale(ds, t, 0) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, where, dsname, "H5DSattach_scale (time)");
     if (t >= 0)
         H5Dclose(t);
-    for (d = 0; st == XFER_SUCCESS && d < v->ndims; d++)
-        st = attach_axis(file, ds, dsname, v, d, (hsize_t) v->dims[d], rank, where);
+    for (d = 0; h5_agreed(comm, &st) && d < v->ndims; d++)
+        st = attach_axis(file, ds, dsname, v, d, (hsize_t) v->dims[d], comm, rank, where);
     return st;
 }
 

@@ -19,6 +19,8 @@
 /* hdf5_common.c */
 void h5_message(char *out, size_t cap);
 xfer_status_t h5_fail(xfer_status_t st, const char *file, const char *obj, const char *call);
+xfer_status_t h5_errno_status(int e);
+int h5_agreed(MPI_Comm comm, xfer_status_t *st);
 hid_t h5_native_of(xfer_type_t t);
 hid_t h5_collective_dxpl(void);
 const char *h5_class_name(H5T_class_t c);
@@ -47,10 +49,10 @@ xfer_status_t h5_write_group(void *h, uint64_t step, const xfer_adapter_var_t *g
 xfer_status_t h5_set_time(void *h, uint64_t step, double t);
 
 /* hdf5_coords.c: dimension scales, the time coordinate, XDMF */
-xfer_status_t h5c_create_time(hid_t file, const char *where);
-xfer_status_t h5c_time_step(hid_t file, const char *where, uint64_t step, double t, int rank);
+xfer_status_t h5c_create_time(hid_t file, const char *where, MPI_Comm comm);
+xfer_status_t h5c_time_step(hid_t file, const char *where, uint64_t step, double t, MPI_Comm comm);
 xfer_status_t h5c_attach(hid_t file, hid_t ds, const char *dsname, const xfer_adapter_var_t *v,
-                         int rank, const char *where);
+                         MPI_Comm comm, const char *where);
 int h5c_write_xdmf(const char *xmf, const char *h5name, const xfer_adapter_var_t *vars, int n,
                    uint64_t nsteps, const double *times, char *why, size_t cap);
 

@@ -310,20 +310,20 @@ xfer_status_t h5_open_read(const char *path, MPI_Comm comm, void **hp)
     r->comm = comm;
     r->file = H5I_INVALID_HID;
     MPI_Comm_rank(comm, &r->rank);
+    /* what one rank finds (a file its node does not see) is agreed before the collective open */
     if (access(path, R_OK) != 0) {
         xfer_adapter_set_error("%s: cannot open for reading: %s", path, strerror(errno));
         st = XFER_ERR_NOT_FOUND;
-        goto out;
-    }
-    if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
-        H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0) {
+    } else if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
+               H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0) {
         st = h5_fail(XFER_ERR_INTERNAL, path, "", "H5Pset_fapl_mpio");
-        goto out;
     }
-    if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) {
+    if (!h5_agreed(comm, &st))
+        goto out;
+    if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0)
         st = h5_fail(XFER_ERR_INVALID_ARG, path, "", "H5Fopen (read-only, MPI-IO)");
+    if (!h5_agreed(comm, &st))
         goto out;
-    }
     if ((root = H5Gopen2(r->file, "/", H5P_DEFAULT)) < 0) {
         st = h5_fail(XFER_ERR_INTERNAL, path, "/", "H5Gopen2");
         goto out;
@@ -411,22 +411,17 @@ xfer_status_t h5_read(void *h, int var, const uint64_t start[], const uint64_t c
         return xfer_adapter_agree(r->comm, XFER_ERR_INVALID_ARG);
     }
     v = &r->vars[var];
-    if ((ds = H5Dopen2(r->file, v->name, H5P_DEFAULT)) < 0) {
+    /* the open and the selection are each rank's own: agreed before the collective read */
+    if ((ds = H5Dopen2(r->file, v->name, H5P_DEFAULT)) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Dopen2");
-        goto out;
-    }
-    if ((fs = H5Dget_space(ds)) < 0 ||
-        (ms = h5_select_box(fs, 0, 0, v->ndims, start, count, &empty)) < 0) {
+    else if ((fs = H5Dget_space(ds)) < 0 ||
+             (ms = h5_select_box(fs, 0, 0, v->ndims, start, count, &empty)) < 0)
         st = h5_fail(XFER_ERR_INVALID_ARG, r->path, v->name, "H5Sselect_hyperslab");
-        goto out;
-    }
-    if ((dx = h5_collective_dxpl()) < 0) {
+    else if ((dx = h5_collective_dxpl()) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Pset_dxpl_mpio");
-        goto out;
-    }
-    if (H5Dread(ds, h5_native_of(v->type), ms, fs, dx, empty || !buf ? (void *) dummy : buf) < 0)
+    if (h5_agreed(r->comm, &st) &&
+        H5Dread(ds, h5_native_of(v->type), ms, fs, dx, empty || !buf ? (void *) dummy : buf) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Dread (collective)");
-out:
     if (dx >= 0)
         H5Pclose(dx);
     if (ms >= 0)

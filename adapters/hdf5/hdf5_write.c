@@ -1,5 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The HDF5 adapter (hdf5_adapter.c): the consumer side: write received steps. */
+/* The HDF5 adapter (hdf5_adapter.c): the consumer side: write received steps.
+ *
+ * Every collective HDF5 call on the file (creating and opening objects, attributes, extents,
+ * H5Dwrite, H5Fflush, H5Fclose) is made by every rank or by none: the ranks agree on the
+ * status of what came before (h5_agreed) before each such call, so a failure on one rank makes
+ * them all skip the call together. Rank 0 reserves the file's blocks (fallocate, reserve_to)
+ * when it creates the file (what the caller expects to write) and before each collective data
+ * write: a full disk then fails there, outside HDF5, on every rank alike, instead of inside a
+ * collective write that the ranks would leave at different points (docs/adapters.md, "A full
+ * disk"). */
+#define _GNU_SOURCE /* fallocate */
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
@@ -19,6 +29,8 @@ typedef struct h5write {
     MPI_Comm comm;
     int rank;
     hid_t file;
+    int resfd;         /* rank 0: the file, for reservations (-1: none, or not supported) */
+    uint64_t reserved; /* rank 0: bytes of the file reserved so far */
     xfer_adapter_wopts_t o;
     uint64_t completed; /* steps ended */
     int in_step;        /* something of step `completed` was written */
@@ -103,6 +115,61 @@ static uint64_t allocated(const char *path)
     return stat(path, &sb) == 0 ? (uint64_t) sb.st_blocks * 512u : 0;
 }
 
+/* Rank 0: reserve the file's first @p end bytes on its file system (fallocate, the size kept),
+ * so that the collective writes within them cannot meet a full disk. A file system that cannot
+ * reserve gets no reservation (and its writes keep the risk). The caller agrees on the result
+ * before its next collective call. */
+static xfer_status_t reserve_to(h5write_t *w, uint64_t end, const char *obj, const char *what)
+{
+    if (w->rank != 0 || w->resfd < 0 || end <= w->reserved)
+        return XFER_SUCCESS;
+    if (fallocate(w->resfd, FALLOC_FL_KEEP_SIZE, 0, (off_t) end) != 0) {
+        const int e = errno;
+        if (e == EOPNOTSUPP || e == ENOSYS) {
+            close(w->resfd);
+            w->resfd = -1;
+            return XFER_SUCCESS;
+        }
+        xfer_adapter_set_error("%s: %s%sno room for %s: reserving %llu bytes failed: %s", w->tmp,
+                               obj, obj[0] ? ": " : "", what, (unsigned long long) end,
+                               strerror(e));
+        return h5_errno_status(e);
+    }
+    w->reserved = end;
+    return XFER_SUCCESS;
+}
+
+/* Rank 0, before the collective write of dataset @p ds: room for the file up to the end of the
+ * dataset's data, and RESERVE_SLACK past it for the metadata HDF5 places after it and writes
+ * when the step ends. Contiguous datasets only: a chunked one has no single place (H5Dget_offset
+ * tells none), and relies on create()'s reservation. */
+#define RESERVE_SLACK (16u << 10)
+static xfer_status_t reserve_data(h5write_t *w, hid_t ds, const char *obj)
+{
+    haddr_t off;
+    if (w->rank != 0 || w->resfd < 0)
+        return XFER_SUCCESS;
+    if ((off = H5Dget_offset(ds)) == HADDR_UNDEF) {
+        H5Eclear2(H5E_DEFAULT);
+        return XFER_SUCCESS;
+    }
+    return reserve_to(w, (uint64_t) off + H5Dget_storage_size(ds) + RESERVE_SLACK, obj,
+                      "the collective write (H5Dwrite)");
+}
+
+/* Rank 0, the file closed: give back what the reservations hold past its end. A failure
+ * only leaves those blocks allocated until the file is removed. */
+static void release_reserve(h5write_t *w)
+{
+    struct stat sb;
+    if (w->resfd < 0)
+        return;
+    if (fstat(w->resfd, &sb) == 0 && ftruncate(w->resfd, sb.st_size) != 0)
+        errno = 0; /* see above */
+    close(w->resfd);
+    w->resfd = -1;
+}
+
 /* Before the first write of a step after step 0: does the file system hold another step as
  * large as the largest so far, with a quarter and 16 KiB to spare? A step refused here leaves
  * the file as the last step end flushed it. Why: a full disk met inside HDF5 1.10 with several
@@ -152,34 +219,32 @@ static xfer_status_t write_attr(h5write_t *w, hid_t loc, const char *obj,
         text = calloc(1, a->count + 1);
         if (!text) {
             xfer_adapter_set_error("%s: %s: out of memory", w->tmp, where);
-            return XFER_ERR_NO_MEMORY;
+            return xfer_adapter_agree(w->comm, XFER_ERR_NO_MEMORY);
         }
         if (a->count)
             memcpy(text, a->data, a->count);
         if ((ty = H5Tcopy(H5T_C_S1)) < 0 ||
             H5Tset_size(ty, a->is_text == 2 ? H5T_VARIABLE : (a->count ? a->count : 1)) < 0 ||
-            (sp = H5Screate(H5S_SCALAR)) < 0) {
+            (sp = H5Screate(H5S_SCALAR)) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, where, "H5Tset_size");
-            goto out;
-        }
     } else {
         hsize_t dims[XFER_MAX_DIMS];
         int d, nd = a->shape_set ? a->ndims : 1;
         for (d = 0; d < nd; d++)
             dims[d] = a->shape_set ? a->dims[d] : a->count;
         if ((ty = H5Tcopy(h5_native_of(a->type))) < 0 ||
-            (sp = nd == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(nd, dims, NULL)) < 0) {
+            (sp = nd == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(nd, dims, NULL)) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, where, "H5Screate");
-            goto out;
-        }
     }
-    if ((at = H5Acreate2(loc, a->name, ty, sp, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+    if (h5_agreed(w->comm, &st) &&
+        (at = H5Acreate2(loc, a->name, ty, sp, H5P_DEFAULT, H5P_DEFAULT)) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, where, "H5Acreate2");
-        goto out;
-    }
-    if (H5Awrite(at, ty, a->is_text == 2 ? (const void *) &text : a->is_text ? text : a->data) < 0)
+    if (h5_agreed(w->comm, &st) && H5Awrite(at, ty,
+                                            a->is_text == 2 ? (const void *) &text
+                                            : a->is_text    ? text
+                                                            : a->data) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, where, "H5Awrite");
-out:
+    st = xfer_adapter_agree(w->comm, st);
     if (at >= 0)
         H5Aclose(at);
     if (sp >= 0)
@@ -227,16 +292,15 @@ xfer_status_t h5_write_group(void *h, uint64_t step, const xfer_adapter_var_t *g
         return xfer_adapter_agree(
             w->comm, XFER_SUCCESS); /* groups and their attributes exist since step 0 */
     out_name(w, step, g->name, name, sizeof(name));
-    if (strcmp(name, "/") == 0)
-        grp = H5Gopen2(w->file, "/", H5P_DEFAULT);
-    else if ((lcpl = intermediate_lcpl()) >= 0)
-        grp = H5Gcreate2(w->file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-    if (grp < 0) {
+    if (strcmp(name, "/") != 0 && (lcpl = intermediate_lcpl()) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_create_intermediate_group");
+    if (h5_agreed(w->comm, &st) &&
+        (grp = strcmp(name, "/") == 0
+                   ? H5Gopen2(w->file, "/", H5P_DEFAULT)
+                   : H5Gcreate2(w->file, name, lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Gcreate2");
-        goto out;
-    }
-    st = write_attrs(w, grp, name, g);
-out:
+    if (h5_agreed(w->comm, &st))
+        st = write_attrs(w, grp, name, g);
     if (grp >= 0)
         H5Gclose(grp);
     if (lcpl >= 0)
@@ -306,61 +370,50 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
         if ((sp = H5Screate_simple(v->ndims + lead, dims, maxd)) < 0 ||
             (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
             ((lead || w->o.chunked) && H5Pset_chunk(dcpl, v->ndims + lead, chunk) < 0) ||
-            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || (lcpl = intermediate_lcpl()) < 0) {
+            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || (lcpl = intermediate_lcpl()) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_chunk");
-            goto out;
-        }
-        if ((ds = H5Dcreate2(w->file, name, h5_native_of(v->type), sp, lcpl, dcpl, H5P_DEFAULT)) <
-            0) {
+        if (h5_agreed(w->comm, &st) && (ds = H5Dcreate2(w->file, name, h5_native_of(v->type), sp,
+                                                        lcpl, dcpl, H5P_DEFAULT)) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dcreate2");
-            goto out;
-        }
-        if ((st = write_attrs(w, ds, name, v)) != XFER_SUCCESS)
-            goto out;
-        if (lead && ((st = h5c_attach(w->file, ds, name, v, w->rank, w->tmp)) != XFER_SUCCESS ||
-                     (st = remember_var(w, name, v)) != XFER_SUCCESS))
-            goto out;
-        if (lead && remember(w, name) != 0) {
+        if (h5_agreed(w->comm, &st))
+            st = write_attrs(w, ds, name, v); /* agreed */
+        if (st == XFER_SUCCESS && lead)
+            st = h5c_attach(w->file, ds, name, v, w->comm, w->tmp); /* agreed */
+        if (st == XFER_SUCCESS && lead && (st = remember_var(w, name, v)) == XFER_SUCCESS &&
+            remember(w, name) != 0) {
             xfer_adapter_set_error("%s: %s: out of memory", w->tmp, name);
             st = XFER_ERR_NO_MEMORY;
-            goto out;
         }
     } else {
         hsize_t cur[XFER_MAX_DIMS + 1];
-        if ((ds = H5Dopen2(w->file, name, H5P_DEFAULT)) < 0) {
+        if ((ds = H5Dopen2(w->file, name, H5P_DEFAULT)) < 0)
             st = h5_fail(XFER_ERR_NOT_FOUND, w->tmp, name, "H5Dopen2 (not written in step 0)");
-            goto out;
-        }
-        if ((sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_ndims(sp) != v->ndims + 1 ||
-            H5Sget_simple_extent_dims(sp, cur, NULL) < 0) {
+        if (h5_agreed(w->comm, &st) &&
+            ((sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_ndims(sp) != v->ndims + 1 ||
+             H5Sget_simple_extent_dims(sp, cur, NULL) < 0)) {
             xfer_adapter_set_error("%s: %s: shape differs from step 0", w->tmp, name);
             st = XFER_ERR_MISMATCH;
-            goto out;
         }
-        for (d = 0; d < v->ndims; d++)
+        for (d = 0; st == XFER_SUCCESS && d < v->ndims; d++)
             if (cur[1 + d] != dims[1 + d]) {
                 xfer_adapter_set_error("%s: %s: shape differs from step 0", w->tmp, name);
                 st = XFER_ERR_MISMATCH;
-                goto out;
             }
-        if (cur[0] < step + 1 && H5Dset_extent(ds, dims) < 0) {
+        if (h5_agreed(w->comm, &st) && cur[0] < step + 1 && H5Dset_extent(ds, dims) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dset_extent");
-            goto out;
-        }
     }
-    if ((fs = H5Dget_space(ds)) < 0 ||
-        (ms = h5_select_box(fs, lead, step, v->ndims, start, count, &empty)) < 0) {
+    /* the selection and the transfer list are this rank's own; the reservation rank 0's */
+    if (h5_agreed(w->comm, &st) &&
+        ((fs = H5Dget_space(ds)) < 0 ||
+         (ms = h5_select_box(fs, lead, step, v->ndims, start, count, &empty)) < 0))
         st = h5_fail(XFER_ERR_INVALID_ARG, w->tmp, name, "H5Sselect_hyperslab");
-        goto out;
-    }
-    if ((dx = h5_collective_dxpl()) < 0) {
+    if (st == XFER_SUCCESS && (dx = h5_collective_dxpl()) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_dxpl_mpio");
-        goto out;
-    }
-    if (H5Dwrite(ds, h5_native_of(v->type), ms, fs, dx,
-                 empty || !buf ? (const void *) dummy : buf) < 0)
+    if (st == XFER_SUCCESS)
+        st = reserve_data(w, ds, name);
+    if (h5_agreed(w->comm, &st) && H5Dwrite(ds, h5_native_of(v->type), ms, fs, dx,
+                                            empty || !buf ? (const void *) dummy : buf) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dwrite (collective)");
-out:
     if (dx >= 0)
         H5Pclose(dx);
     if (ms >= 0)
@@ -378,20 +431,23 @@ out:
     return xfer_adapter_agree(w->comm, st);
 }
 
+/* The root's step counter set to @p n (collective; the status agreed). */
 static xfer_status_t write_step_count(h5write_t *w, uint64_t n)
 {
     hid_t sp = H5I_INVALID_HID, at = H5I_INVALID_HID;
     xfer_status_t st = XFER_SUCCESS;
-    const htri_t ex = H5Aexists(w->file, STEPS_ATTR);
-    if (ex < 0) {
-        return h5_fail(XFER_ERR_INTERNAL, w->tmp, "/@" STEPS_ATTR, "H5Aexists");
-    } else if (ex) {
-        at = H5Aopen(w->file, STEPS_ATTR, H5P_DEFAULT);
-    } else if ((sp = H5Screate(H5S_SCALAR)) >= 0) {
-        at = H5Acreate2(w->file, STEPS_ATTR, H5T_NATIVE_UINT64, sp, H5P_DEFAULT, H5P_DEFAULT);
-    }
-    if (at < 0 || H5Awrite(at, H5T_NATIVE_UINT64, &n) < 0)
-        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "/@" STEPS_ATTR, "H5Acreate2/H5Awrite");
+    const htri_t ex = H5Aexists(w->file, STEPS_ATTR); /* a collective read: alike everywhere */
+    if (ex < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "/@" STEPS_ATTR, "H5Aexists");
+    else if (!ex && (sp = H5Screate(H5S_SCALAR)) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "/@" STEPS_ATTR, "H5Screate");
+    if (h5_agreed(w->comm, &st) && (at = ex ? H5Aopen(w->file, STEPS_ATTR, H5P_DEFAULT)
+                                            : H5Acreate2(w->file, STEPS_ATTR, H5T_NATIVE_UINT64, sp,
+                                                         H5P_DEFAULT, H5P_DEFAULT)) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "/@" STEPS_ATTR, "H5Aopen/H5Acreate2");
+    if (h5_agreed(w->comm, &st) && H5Awrite(at, H5T_NATIVE_UINT64, &n) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "/@" STEPS_ATTR, "H5Awrite");
+    st = xfer_adapter_agree(w->comm, st);
     if (at >= 0)
         H5Aclose(at);
     if (sp >= 0)
@@ -416,14 +472,14 @@ xfer_status_t h5_end_step(void *h, uint64_t step)
                 w->captimes = cap;
             }
         }
-        if (st == XFER_SUCCESS) {
+        if (st == XFER_SUCCESS)
             w->times[step] = t;
-            st = h5c_time_step(w->file, w->tmp, step, t, w->rank);
-        }
+        if (h5_agreed(w->comm, &st))
+            st = h5c_time_step(w->file, w->tmp, step, t, w->comm); /* agreed */
     }
     if (st == XFER_SUCCESS && w->o.layout != XFER_ADAPTER_SAME_PATHS)
-        st = write_step_count(w, step + 1);
-    if (st == XFER_SUCCESS && H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0)
+        st = write_step_count(w, step + 1); /* agreed */
+    if (h5_agreed(w->comm, &st) && H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Fflush (end of step)");
     st = xfer_adapter_agree(w->comm, st);
     if (st == XFER_SUCCESS) {
@@ -493,26 +549,37 @@ static xfer_status_t write_step_count(h5write_t *w, uint64_t n);
 static void drop_partial(h5write_t *w)
 {
     char g[64];
+    xfer_status_t st = XFER_SUCCESS; /* each decision is agreed: the calls stay collective */
     int i;
     if (w->o.layout != XFER_ADAPTER_SAME_PATHS)
-        write_step_count(w, w->completed);
-    if (w->o.layout == XFER_ADAPTER_GROUP_PER_STEP) {
+        st = write_step_count(w, w->completed); /* agreed */
+    if (st == XFER_SUCCESS && w->o.layout == XFER_ADAPTER_GROUP_PER_STEP) {
+        htri_t ex;
         snprintf(g, sizeof(g), "/step_%06llu", (unsigned long long) w->completed);
-        if (H5Lexists(w->file, g, H5P_DEFAULT) > 0)
-            H5Ldelete(w->file, g, H5P_DEFAULT);
+        if ((ex = H5Lexists(w->file, g, H5P_DEFAULT)) < 0)
+            st = XFER_ERR_INTERNAL;
+        if (h5_agreed(w->comm, &st) && ex > 0 && H5Ldelete(w->file, g, H5P_DEFAULT) < 0)
+            st = XFER_ERR_INTERNAL;
+        st = xfer_adapter_agree(w->comm, st);
     }
-    for (i = 0; w->o.layout == XFER_ADAPTER_STEP_DIM && i < w->nnames; i++) {
-        hid_t ds = H5Dopen2(w->file, w->names[i], H5P_DEFAULT), sp = -1;
+    for (i = 0; st == XFER_SUCCESS && w->o.layout == XFER_ADAPTER_STEP_DIM && i < w->nnames; i++) {
+        hid_t ds = H5Dopen2(w->file, w->names[i], H5P_DEFAULT), sp = H5I_INVALID_HID;
         hsize_t dims[XFER_MAX_DIMS + 1];
-        if (ds >= 0 && (sp = H5Dget_space(ds)) >= 0 &&
-            H5Sget_simple_extent_dims(sp, dims, NULL) >= 0 && dims[0] > w->completed) {
+        int cut = 0;
+        if (ds < 0 || (sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_dims(sp, dims, NULL) < 0)
+            st = XFER_ERR_INTERNAL;
+        else
+            cut = dims[0] > w->completed;
+        if (h5_agreed(w->comm, &st) && cut) {
             dims[0] = w->completed;
-            H5Dset_extent(ds, dims);
+            if (H5Dset_extent(ds, dims) < 0)
+                st = XFER_ERR_INTERNAL;
         }
         if (sp >= 0)
             H5Sclose(sp);
         if (ds >= 0)
             H5Dclose(ds);
+        st = xfer_adapter_agree(w->comm, st);
     }
     H5Eclear2(H5E_DEFAULT);
 }
@@ -520,6 +587,8 @@ static void drop_partial(h5write_t *w)
 static void free_write(h5write_t *w)
 {
     int i;
+    if (w->resfd >= 0)
+        close(w->resfd);
     for (i = 0; i < w->nnames; i++)
         free(w->names[i]);
     free(w->names);
@@ -585,6 +654,8 @@ xfer_status_t h5_commit(void **hp)
     if (H5Fclose(w->file) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Fclose");
     w->file = H5I_INVALID_HID;
+    if (w->rank == 0)
+        release_reserve(w);
     st = xfer_adapter_agree(w->comm, st);
     if (st == XFER_SUCCESS) {
         if (w->rank == 0)
@@ -623,6 +694,8 @@ void h5_abort(void **hp)
         H5Eclear2(H5E_DEFAULT);
         w->file = H5I_INVALID_HID;
     }
+    if (w->rank == 0)
+        release_reserve(w);
     MPI_Barrier(w->comm);
     if (w->rank == 0) {
         if (w->completed == 0) {
@@ -675,6 +748,7 @@ xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapter_wopt
     sprintf(w->tmp, "%s.tmp", path);
     w->comm = comm;
     w->file = H5I_INVALID_HID;
+    w->resfd = -1;
     MPI_Comm_rank(comm, &w->rank);
     w->o = *o;
     if (o->layout != XFER_ADAPTER_GROUP_PER_STEP && o->layout != XFER_ADAPTER_STEP_DIM &&
@@ -683,27 +757,40 @@ xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapter_wopt
         st = XFER_ERR_INVALID_ARG;
         goto out;
     }
+    /* Rank 0 makes the file, empty (H5Fcreate truncates only a file that is not), and reserves
+     * what the caller expects to write: a disk without that room fails here, before HDF5 holds
+     * anything it must write at its close. */
+    if (w->rank == 0) {
+        if ((w->resfd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0) {
+            const int e = errno;
+            xfer_adapter_set_error("%s: cannot create: %s", w->tmp, strerror(e));
+            st = h5_errno_status(e);
+        } else {
+            st = reserve_to(w, o->reserve_bytes, "", "the data to write");
+        }
+    }
+    if (!h5_agreed(comm, &st))
+        goto out;
     /* Collective metadata writes: a failing write (a full disk) fails on every rank alike.
-     * ROMIO: no data sieving for writes, whose fcntl lock a failed write leaves held (another
-     * rank then waits on it for ever); HDF5 writes few strided pieces, and OMPIO ignores it. */
+     * ROMIO: collective buffering for every collective write, whose failure ROMIO then reports
+     * on every rank (its independent path reports it on the failing rank only, and HDF5 1.10
+     * then skips the collective MPI_File_set_view that ends the write on that rank alone); no
+     * data sieving for writes, whose fcntl lock a failed write leaves held (another rank then
+     * waits on it for ever). HDF5 writes few strided pieces; OMPIO ignores both hints. */
     if (MPI_Info_create(&info) != MPI_SUCCESS ||
+        MPI_Info_set(info, "romio_cb_write", "enable") != MPI_SUCCESS ||
         MPI_Info_set(info, "romio_ds_write", "disable") != MPI_SUCCESS) {
         xfer_adapter_set_error("%s: MPI_Info_create/MPI_Info_set failed", w->tmp);
         st = XFER_ERR_MPI;
-        goto out;
     }
-    if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 || H5Pset_fapl_mpio(fapl, comm, info) < 0 ||
-        H5Pset_coll_metadata_write(fapl, 1) < 0 || H5Pset_all_coll_metadata_ops(fapl, 1) < 0) {
+    if (st == XFER_SUCCESS &&
+        ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 || H5Pset_fapl_mpio(fapl, comm, info) < 0 ||
+         H5Pset_coll_metadata_write(fapl, 1) < 0 || H5Pset_all_coll_metadata_ops(fapl, 1) < 0))
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Pset_fapl_mpio");
-        goto out;
-    }
-    if ((w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0) {
-        st = h5_fail(XFER_ERR_INVALID_ARG, w->tmp, "", "H5Fcreate (MPI-IO)");
-        goto out;
-    }
-    if (o->layout == XFER_ADAPTER_STEP_DIM &&
-        (st = h5c_create_time(w->file, w->tmp)) != XFER_SUCCESS)
-        goto out;
+    if (h5_agreed(comm, &st) && (w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
+        st = h5_fail(XFER_ERR_IO, w->tmp, "", "H5Fcreate (MPI-IO)");
+    if (h5_agreed(comm, &st) && o->layout == XFER_ADAPTER_STEP_DIM)
+        st = h5c_create_time(w->file, w->tmp, comm); /* agreed */
     if (w->rank == 0)
         w->alloc_last = allocated(w->tmp);
 out:
@@ -715,7 +802,7 @@ out:
     if (st != XFER_SUCCESS) {
         if (w->file >= 0)
             H5Fclose(w->file);
-        if (w->rank == 0 && w->file >= 0)
+        if (w->rank == 0 && (w->file >= 0 || w->resfd >= 0))
             unlink(w->tmp);
         free_write(w);
         return st;

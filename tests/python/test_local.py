@@ -41,11 +41,13 @@ class Package(unittest.TestCase):
     def test_exception_classes(self):
         pairs = [(xfer.InvalidArgumentError, ValueError), (xfer.NotFoundError, LookupError),
                  (xfer.PeerTimeoutError, TimeoutError), (xfer.TooLargeError, OverflowError),
-                 (xfer.NotReady, TimeoutError), (xfer.MismatchError, ValueError)]
+                 (xfer.NotReady, TimeoutError), (xfer.MismatchError, ValueError),
+                 (xfer.FileSystemError, OSError)]
         for cls, builtin in pairs:
             self.assertTrue(issubclass(cls, xfer.XferError) and issubclass(cls, builtin), cls)
         self.assertEqual(xfer.PeerFailedError.status, xfer.STATUS["XFER_ERR_PEER_FAILED"])
         self.assertEqual(xfer.EndOfStream.name, "XFER_ERR_END_OF_STREAM")
+        self.assertEqual(xfer.FileSystemError.status, xfer.STATUS["XFER_ERR_IO"])
 
     def test_stub_lists_the_module(self):
         """_core.pyi declares every public name of the extension, and nothing else."""

@@ -691,6 +691,45 @@ if(TARGET xfer_hdf5)
   rt_mpmd(cmd ${RT_DIR}/fail.yaml NP 2 3 ARGS --steps 3 ENV XFER_TRANSPORT=files)
   rt_fail_test(file.fail.bad_env COMMAND ${cmd} MAXTIME 60
                EXPECT "XFER_TRANSPORT=files: stream or file")
+  # A disk that fills up mid-run (docs/runtime.md, "Stream or file": a full disk): the run ends,
+  # the sender's ranks fail with XFER_ERR_IO naming the cause, the receiver with the sender's
+  # failure, and every step written before the fault reached it intact. shim: a disk of BYTES
+  # modelled by an LD_PRELOAD library (no privileges, deterministic: it fills at step 7 of 20);
+  # nofallocate: the same on a file system that cannot reserve, so the disk fills inside HDF5's
+  # collective writes; tmpfs: a real one of 1 MiB (skipped where mounts are not allowed).
+  if(TARGET xfer-run AND TARGET xferd)
+    add_library(xfer_test_full_disk MODULE support/full_disk.c)
+    target_compile_options(xfer_test_full_disk PRIVATE -Wall -Wextra -Werror)
+    target_link_libraries(xfer_test_full_disk PRIVATE ${CMAKE_DL_LIBS})
+    file(WRITE ${RT_DIR}/file-full-disk.yaml "workflow: rt_file_full_disk
+control: {heartbeat_ms: 250, heartbeat_timeout_ms: 1000, timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"40\"]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth, --steps, \"40\", --decomp, even]}
+channels:
+  - {name: c, from: a, to: b, transport: file, file: {dir: ${FT_DIR}/full-disk, keep: true},
+     datasets: [{name: x, type: float64, dims: [4096]}, {name: y, type: int32, dims: [64, 33]}]}
+")
+    # a step's file is 45672 bytes: 7 fit in 349704 with 30000 to spare, too few for the 8th
+    foreach(mode shim nofallocate tmpfs)
+      set(tmode ${mode})
+      set(bytes 349704)
+      set(tenv FULL_DISK_SHIM=$<TARGET_FILE:xfer_test_full_disk>)
+      if(mode STREQUAL "nofallocate")
+        set(tmode shim)
+        list(APPEND tenv SHIM_NO_FALLOCATE=1)
+      elseif(mode STREQUAL "tmpfs")
+        set(bytes 1m)
+      endif()
+      add_test(NAME ${P}.workflow.file.full_disk.${mode}
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/full_disk_test.sh
+                       $<TARGET_FILE:xfer-run> ${RT_DIR}/file-full-disk.yaml ${FT_DIR}/full-disk
+                       ${tmode} ${bytes} 7)
+      set_tests_properties(${P}.workflow.file.full_disk.${mode} PROPERTIES TIMEOUT 180
+                           LABELS "mpi;workflow;control" SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
+                           ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV};${tenv}")
+    endforeach()
+  endif()
   # kill -9 under xferd: the receiver waiting for the next step's file learns the sender died
   # (PEER_FAILED within 2 x the heartbeat timeout), and the sender waiting for the receiver to
   # catch up learns it likewise. keep: false, one step in flight: the sender cannot run ahead,

@@ -71,6 +71,10 @@ typedef struct xfer_adapter_wopts {
     uint64_t chunk[XFER_MAX_DIMS]; /**< chunk shape (0: the adapter picks) */
     /** 1: no free-space check before each step (HDF5; tests of a disk that fills mid-step) */
     int no_space_check;
+    /** Bytes to reserve on the file system when the file is created (0: none). HDF5: taken
+     *  with fallocate before anything is written, so a disk without that much room fails in
+     *  create() on every rank alike, never inside a collective write (docs/adapters.md). */
+    uint64_t reserve_bytes;
 } xfer_adapter_wopts_t;
 
 /** The operations of one file format. Handles are opaque. */

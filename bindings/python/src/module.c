@@ -56,6 +56,9 @@ static int add_exceptions(PyObject *m)
         {XFER_ERR_END_OF_STREAM, "EndOfStream", NULL,
          "The peer ended the channel: no step comes any more. Iterating over a channel ends "
          "quietly instead."},
+        {XFER_ERR_IO, "FileSystemError", PyExc_OSError,
+         "A file system operation failed: a full disk (ENOSPC), a quota, an I/O error. The "
+         "message names the file and the cause."},
         {XFER_ERR_INTERRUPTED, "InterruptedWaitError", PyExc_InterruptedError,
          "A wait was interrupted; the Python exception of the signal (KeyboardInterrupt) is "
          "raised instead of this one."},

@@ -75,16 +75,17 @@ if MPI_FLAVOR == "openmpi" and hasattr(sys, "setdlopenflags"):
 else:
     from . import _core
 
-from ._core import (ConfigError, EndOfStream, InterruptedWaitError, InvalidArgumentError,  # noqa: E402
-                    MismatchError, MPIError, NotFoundError, PeerFailedError, PeerTimeoutError,
-                    StateError, TooLargeError, XferError)
+from ._core import (ConfigError, EndOfStream, FileSystemError, InterruptedWaitError,  # noqa: E402
+                    InvalidArgumentError, MismatchError, MPIError, NotFoundError, PeerFailedError,
+                    PeerTimeoutError, StateError, TooLargeError, XferError)
 
 __all__ = [
     "init", "Workflow", "Channel", "Step", "StepStatus", "Dataset", "Attributes", "Comm",
     "intercomm_create", "allgather_inter", "allgatherv_inter", "algorithms", "decompose",
     "load_config", "mpi_initialized", "XferError", "InvalidArgumentError", "NotFoundError",
     "MismatchError", "PeerTimeoutError", "PeerFailedError", "StateError", "ConfigError",
-    "MPIError", "TooLargeError", "EndOfStream", "NotReady", "InterruptedWaitError", "STATUS",
+    "MPIError", "TooLargeError", "FileSystemError", "EndOfStream", "NotReady",
+    "InterruptedWaitError", "STATUS",
     "LIBXFER_VERSION", "MPI_FLAVOR",
 ]
 

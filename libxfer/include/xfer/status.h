@@ -41,7 +41,8 @@ extern "C" {
     X(XFER_ERR_END_OF_STREAM, -17, "the peer ended the channel: no more steps")                    \
     X(XFER_ERR_PROTOCOL, -18, "malformed or out-of-order control message")                         \
     X(XFER_ERR_DENIED, -19, "refused: wrong workflow token or key")                                \
-    X(XFER_ERR_INTERRUPTED, -20, "interrupted by the application: nothing changed, call again")
+    X(XFER_ERR_INTERRUPTED, -20, "interrupted by the application: nothing changed, call again")    \
+    X(XFER_ERR_IO, -21, "a file system operation failed (full disk, quota, I/O error)")
 
 typedef enum xfer_status {
 #define XFER_STATUS_ENUM_(name, value, desc) name = value,

@@ -98,6 +98,46 @@ static xfer_status_t adapter_fail(const xfer_channel_t *ch, xfer_status_t st, co
     return xfer_err_raw(st, "channel %s: %s: %s", ch->cfg->name, what, ch->file->adapter_error());
 }
 
+/* The status of a failed system call on the transport's files, as the HDF5 adapter gives it
+ * (docs/runtime.md, "Stream or file"): a name that cannot be used as given is the caller's
+ * (XFER_ERR_INVALID_ARG: fix file.dir or XFER_TRANSPORT_DIR); everything else, a full disk
+ * (ENOSPC), a quota, an I/O error, a read-only file system, is the file system's (XFER_ERR_IO). */
+static xfer_status_t errno_status(int e)
+{
+    switch (e) {
+    case ENOENT:
+    case ENOTDIR:
+    case ENAMETOOLONG:
+    case ELOOP:
+    case EISDIR:
+    case EACCES:
+    case EPERM:
+        return XFER_ERR_INVALID_ARG;
+    default:
+        return XFER_ERR_IO;
+    }
+}
+
+/* HDF5's metadata in a step's file: at most this much, and this much per dataset */
+#define RESERVE_BASE        (16u << 10)
+#define RESERVE_PER_DATASET (4u << 10)
+
+/* What to do about a file system that failed the sending side. */
+#define ROOM_HINT                                                                                  \
+    "free space there, or point the channel's file.dir (or XFER_TRANSPORT_DIR) at a file "         \
+    "system with room"
+
+/* The adapter's failure to write a step's file: a file system's failure says what to do. */
+static xfer_status_t write_fail(const xfer_channel_t *ch, xfer_status_t st, const char *what)
+{
+    if (st != XFER_ERR_IO)
+        return adapter_fail(ch, st, what);
+    /* the adapter's words shortened, if need be, so that the hint fits in an error message */
+    const int room = 1000 - (int) (strlen(ch->cfg->name) + strlen(what) + sizeof(ROOM_HINT));
+    return xfer_err_raw(st, "channel %s: %s: %.*s; %s", ch->cfg->name, what,
+                        room > 200 ? room : 200, ch->file->adapter_error(), ROOM_HINT);
+}
+
 /* ---- paths and markers ------------------------------------------------------------------ */
 
 void xfer_chf_path(const xfer_channel_t *ch, const xfer_chf_side_t *s, const char *what, char *buf,
@@ -126,10 +166,12 @@ xfer_status_t xfer_chf_make_dir(xfer_channel_t *ch)
             break;
         p[i] = '/';
     }
-    if (mkdir(p, 0777) != 0 && errno != EEXIST)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        const int e = errno;
+        return XFER_ERR(errno_status(e),
                         "channel %s: transport: file: cannot create the directory %s: %s",
-                        ch->cfg->name, p, strerror(errno));
+                        ch->cfg->name, p, strerror(e));
+    }
     return XFER_SUCCESS;
 }
 
@@ -140,18 +182,23 @@ xfer_status_t xfer_chf_write_marker(xfer_channel_t *ch, const char *path, const 
     FILE *fp;
     int ok;
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    if (!(fp = fopen(tmp, "w")))
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: cannot write %s: %s", ch->cfg->name, tmp,
-                        strerror(errno));
+    if (!(fp = fopen(tmp, "w"))) {
+        const int e = errno;
+        return XFER_ERR(errno_status(e), "channel %s: cannot write %s: %s%s%s", ch->cfg->name, tmp,
+                        strerror(e), errno_status(e) == XFER_ERR_IO ? "; " : "",
+                        errno_status(e) == XFER_ERR_IO ? ROOM_HINT : "");
+    }
+    errno = 0;
     ok = fprintf(fp, "run %s\n%s", run, extra) > 0;
     ok = fflush(fp) == 0 && ok;
     ok = fsync(fileno(fp)) == 0 && ok;
     ok = fclose(fp) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
-        const int e = errno;
+        const int e = errno ? errno : EIO;
         unlink(tmp);
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: cannot write %s: %s", ch->cfg->name,
-                        path, strerror(e));
+        return XFER_ERR(errno_status(e), "channel %s: cannot write %s: %s%s%s", ch->cfg->name, path,
+                        strerror(e), errno_status(e) == XFER_ERR_IO ? "; " : "",
+                        errno_status(e) == XFER_ERR_IO ? ROOM_HINT : "");
     }
     return XFER_SUCCESS;
 }
@@ -255,7 +302,7 @@ xfer_status_t xfer_chf_start_side(xfer_channel_t *ch)
             if (is_side_file(e->d_name, f->own.name)) {
                 snprintf(path, sizeof(path), "%s/%s", f->dir, e->d_name);
                 if (unlink(path) != 0 && errno != ENOENT) {
-                    st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                    st = XFER_ERR(errno_status(errno),
                                   "channel %s: cannot remove %s, a step file of an earlier run: "
                                   "%s",
                                   ch->cfg->name, path, strerror(errno));
@@ -394,11 +441,32 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
 
     memset(&o, 0, sizeof(o));
     o.layout = XFER_ADAPTER_SAME_PATHS;
+    /* what the file will hold, reserved before anything is written: a disk without room fails
+     * the step at its creation, on every rank alike (docs/runtime.md, "Stream or file"): the
+     * datasets whole, the attributes, and room for HDF5's metadata */
+    o.reserve_bytes = RESERVE_BASE + 2 * (uint64_t) attrs_len;
+    for (i = 0; i < ch->nds; i++)
+        if (ch->ds[i].out && (mask >> ch->ds[i].bit & 1u))
+            o.reserve_bytes +=
+                RESERVE_PER_DATASET +
+                xfer_ch_volume(ch->ds[i].cfg->ndims, ch->ds[i].cfg->dims) * ch->ds[i].esize;
     memset(&root, 0, sizeof(root));
     memset(&meta, 0, sizeof(meta));
     memset(ma, 0, sizeof(ma));
     xfer_chf_step_path(ch, &f->own, step, path, sizeof(path));
-    snprintf(what, sizeof(what), "step %llu: writing %s", (unsigned long long) step, path);
+    { /* the step, its file and its datasets, for the messages */
+        size_t len = (size_t) snprintf(what, sizeof(what), "step %llu: writing %s (datasets",
+                                       (unsigned long long) step, path);
+        const char *sep = " ";
+        for (i = 0; i < ch->nds && len < sizeof(what); i++)
+            if (ch->ds[i].out && (mask >> ch->ds[i].bit & 1u)) {
+                len += (size_t) snprintf(what + len, sizeof(what) - len, "%s%s", sep,
+                                         ch->ds[i].cfg->name);
+                sep = ", ";
+            }
+        if (len < sizeof(what))
+            snprintf(what + len, sizeof(what) - len, ")");
+    }
     snprintf(root.name, sizeof(root.name), "/");
     st = xfer_rt_agree(ch->x->comm, decode_attrs(attrs, attrs_len, &root.attrs, &root.nattrs));
     if (st != XFER_SUCCESS) {
@@ -407,7 +475,7 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
     }
     if ((st = ops->create(path, ch->x->comm, &o, &h)) != XFER_SUCCESS) {
         xfer_free(root.attrs);
-        return adapter_fail(ch, st, what);
+        return write_fail(ch, st, what);
     }
     if ((st = ops->write_group(h, 0, &root)) != XFER_SUCCESS)
         goto fail;
@@ -452,7 +520,7 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
     xfer_free(root.attrs);
     return XFER_SUCCESS;
 fail:
-    st = adapter_fail(ch, st, what);
+    st = write_fail(ch, st, what);
     ops->abort(&h); /* no step completed: nothing is left under either name */
     xfer_free(root.attrs);
     return st;
