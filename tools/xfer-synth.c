@@ -8,8 +8,8 @@
  *   xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE] [--component NAME]
  *              [--skip DATASET] [--get DATASET] [--exit-after K] [--stall-after K]
  *              [--mpi-thread single|multiple]
- *              [--kill-after K] [--sigstop-after K] [--compute-ms MS] [--begin TIMEOUT_MS
- * [--deadline-ms MS]]
+ *              [--kill-after K] [--sigstop-after K] [--fault-rank R] [--compute-ms MS]
+ *              [--begin TIMEOUT_MS [--deadline-ms MS]]
  *              [--quiet]
  * --begin uses the step-status API: every step starts with xfer_step_begin(TIMEOUT_MS), called
  * again while it says NOT_READY (--deadline-ms: fail after that long), and the end of a
@@ -45,6 +45,7 @@ typedef struct opts {
     int stall_after;        /* stop calling libxfer after this many steps, for ever (-1: never) */
     int kill_after;         /* rank 0 sends itself SIGKILL after this many steps (-1: never) */
     int stop_after;         /* rank 0 sends itself SIGSTOP after this many steps (-1: never) */
+    int fault_rank;         /* the rank of the component --kill-after and --sigstop-after hit */
     int compute_ms;         /* each step "computes" this long (a sleep) before its puts */
     int begin_ms;           /* begin every step with xfer_step_begin(timeout), -2: do not */
     const char *select;     /* xfer_select every received dataset: overlap, mixed (even ranks all,
@@ -80,6 +81,8 @@ static long long at_step = -1; /* the step being played, for the messages (-1: n
         if (st_ != XFER_SUCCESS)                                                                   \
             FAIL("%s: %s: %s (after %.0f ms)", #call, xfer_status_name(st_), xfer_last_error(),    \
                  1e3 * (MPI_Wtime() - t0_));                                                       \
+        if (xfer_last_error()[0]) /* a success leaves no words behind */                           \
+            FAIL("%s succeeded, but xfer_last_error() says \"%s\"", #call, xfer_last_error());     \
     } while (0)
 
 /* The bytes of box @p count of dataset @p d of channel @p ch, or the end of the run, naming the
@@ -262,6 +265,7 @@ int main(int argc, char **argv)
             O_BIND,
             O_BINDALT,
             O_THREAD,
+            O_FAULT_RANK,
             O_VERSION
         };
         static const struct option longopts[] = {
@@ -285,6 +289,7 @@ int main(int argc, char **argv)
             {"bind", no_argument, NULL, O_BIND},
             {"bind-alternate", no_argument, NULL, O_BINDALT},
             {"mpi-thread", required_argument, NULL, O_THREAD},
+            {"fault-rank", required_argument, NULL, O_FAULT_RANK},
             {"help", no_argument, NULL, 'h'},
             {"version", no_argument, NULL, O_VERSION},
             {NULL, 0, NULL, 0}};
@@ -298,7 +303,7 @@ int main(int argc, char **argv)
                     "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
                     "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
                     "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
-                    "                  [--sigstop-after K]\n"
+                    "                  [--sigstop-after K] [--fault-rank R]\n"
                     "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
                     "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
                     "                  [--select overlap|mixed|corner|none|all] [--attrs]\n"
@@ -375,6 +380,9 @@ int main(int argc, char **argv)
                 break;
             case O_THREAD:
                 o.mpi_thread = optarg;
+                break;
+            case O_FAULT_RANK:
+                o.fault_rank = (int) xfer_cli_long(prog, "--fault-rank", optarg, 0, 1 << 30);
                 break;
             default:
                 xfer_cli_bad_option(prog, c, argv);
@@ -469,14 +477,14 @@ int main(int argc, char **argv)
             fflush(stderr);
             exit(3);
         }
-        if (o.kill_after >= 0 && s == (uint64_t) o.kill_after && crank == 0) {
+        if (o.kill_after >= 0 && s == (uint64_t) o.kill_after && crank == o.fault_rank) {
             /* kill -9 of the component: its launcher takes the other ranks down */
             fprintf(stderr, "xfer-synth: %s rank %d: SIGKILL to myself after %d steps\n", me, crank,
                     o.kill_after);
             fflush(stderr);
             raise(SIGKILL);
         }
-        if (o.stop_after >= 0 && s == (uint64_t) o.stop_after && crank == 0) {
+        if (o.stop_after >= 0 && s == (uint64_t) o.stop_after && crank == o.fault_rank) {
             /* a stall that stops everything, the heartbeat thread too (a hung node, a
              * debugger): only SIGKILL or SIGCONT end it */
             fprintf(stderr, "xfer-synth: %s rank %d: SIGSTOP to myself after %d steps\n", me, crank,

@@ -75,6 +75,7 @@ void xferd_state_free(xferd_t *d)
     for (int i = 0; d->comp && i < d->ncomp; i++) {
         free(d->comp[i].host);
         free(d->comp[i].reason);
+        xferd_liveness_reset(&d->comp[i], 0);
     }
     for (int i = 0; d->chan && i < d->nchan; i++)
         free(d->chan[i].port);
@@ -132,6 +133,7 @@ static void apply_register(xferd_t *d, int k, int64_t session, int64_t nprocs, i
     set_str(&c->host, host);
     set_str(&c->reason, NULL);
     c->last_seen = xferd_now_ms();
+    xferd_liveness_reset(c, c->last_seen);
     c->unconfirmed = 0;
     c->notified = 0; /* a new session hears of peers that are down now */
     c->peer.len = 0;
@@ -286,7 +288,7 @@ static void lookups_drop_comp(xferd_t *d, int k)
             lookup_remove(d, i);
 }
 
-static void declare_failure(xferd_t *d, int k, const char *reason)
+void xferd_declare_failure(xferd_t *d, int k, const char *reason)
 {
     int64_t at = xferd_now_ms() - d->start_ms;
     xfer_ctl_msg_t *r = rec_new("failed");
@@ -683,7 +685,7 @@ static void op_exited(xferd_t *d, const xfer_ctl_msg_t *req, xferd_res_t *res)
         snprintf(reason, sizeof(reason), "exited with code %" PRId64, code);
     else
         snprintf(reason, sizeof(reason), "exited with code 0 without bye");
-    declare_failure(d, k, reason);
+    xferd_declare_failure(d, k, reason);
 }
 
 static void op_fail(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req,
@@ -692,7 +694,7 @@ static void op_fail(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *
     int k = session_comp(d, peer, req, res);
 
     if (k >= 0)
-        declare_failure(d, k, xfer_ctl_str(req, "reason", ""));
+        xferd_declare_failure(d, k, xfer_ctl_str(req, "reason", ""));
 }
 
 static xfer_status_t status_reply(xferd_t *d, xfer_ctl_msg_t *r)
@@ -722,6 +724,8 @@ static xfer_status_t status_reply(xferd_t *d, xfer_ctl_msg_t *r)
         S(xfer_ctl_set_int(it, "last_seen_ms", c->last_seen < 0 ? -1 : now - c->last_seen));
         if (c->state == XFERD_FAILED)
             S(xfer_ctl_set_str(it, "reason", c->reason ? c->reason : ""));
+        if (c->error)
+            S(xfer_ctl_set_str(it, "error", c->error));
     }
     for (int i = 0; i < d->nchan; i++) {
         const xferd_chan_t *ch = &d->chan[i];
@@ -763,6 +767,10 @@ void xferd_request(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *r
         op_register(d, peer, req, &res, reply, &who);
     else if (strcmp(op, "heartbeat") == 0)
         who = session_comp(d, peer, req, &res);
+    else if (strcmp(op, "beat") == 0) /* another rank's: no notices go to it */
+        xferd_op_beat(d, req, &res);
+    else if (strcmp(op, "error") == 0)
+        xferd_op_error(d, req, &res);
     else if (strcmp(op, "publish") == 0)
         op_publish(d, peer, req, &res, &who);
     else if (strcmp(op, "lookup") == 0)
@@ -802,7 +810,6 @@ int64_t xferd_tick(xferd_t *d)
     int64_t now = xferd_now_ms();
     int64_t next = now + (d->hb_ms / 2 > 0 ? d->hb_ms / 2 : 1);
     xferd_res_t res;
-    char reason[128];
 
     /* A daemon that did not run for a while (a stopped or starved process: ticks come every
      * hb_ms / 2) heard nothing meanwhile: the silence is its own, not the components'. Their
@@ -813,20 +820,10 @@ int64_t xferd_tick(xferd_t *d)
                   "xferd did not run for %" PRId64 " ms: the components' "
                   "silence of that time is not held against them",
                   stall);
-        for (int k = 0; k < d->ncomp; k++)
-            if (d->comp[k].state == XFERD_RUNNING && d->comp[k].last_seen >= 0)
-                d->comp[k].last_seen =
-                    d->comp[k].last_seen + stall < now ? d->comp[k].last_seen + stall : now;
+        xferd_liveness_shift(d, stall, now);
     }
     d->last_tick = now;
-    for (int k = 0; k < d->ncomp; k++) {
-        xferd_comp_t *c = &d->comp[k];
-        if (c->state == XFERD_RUNNING && now - c->last_seen > d->hb_timeout_ms) {
-            snprintf(reason, sizeof(reason), "no heartbeat for %" PRId64 " ms (timeout %d ms)",
-                     now - c->last_seen, d->hb_timeout_ms);
-            declare_failure(d, k, reason);
-        }
-    }
+    xferd_liveness_check(d, now);
     for (int i = d->nlook - 1; i >= 0; i--) {
         if (d->look[i].deadline <= now) {
             memset(&res, 0, sizeof(res));
@@ -946,6 +943,7 @@ void xferd_after_replay(xferd_t *d)
         if (c->state == XFERD_RUNNING) {
             c->last_seen = now;
             c->unconfirmed = 1;
+            xferd_liveness_reset(c, now); /* its ranks count from now */
         } else {
             c->last_seen = -1;
         }

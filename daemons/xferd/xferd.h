@@ -19,9 +19,10 @@
 /* A session is gen * XFERD_SLOTS + component + 1: its component is found without a search.
  * Workflows have at most 4096 components. */
 #define XFERD_SLOTS      8192
-#define XFERD_MAX_WAIT   86400000 /* longest lookup wait honoured, ms */
-#define XFERD_RATE_SLOTS 8        /* one-second buckets of the step byte rate */
-#define XFERD_RATE_WIN   5        /* seconds the rate is taken over */
+#define XFERD_MAX_RANKS  (1 << 20) /* ranks of a component whose beats are tracked */
+#define XFERD_MAX_WAIT   86400000  /* longest lookup wait honoured, ms */
+#define XFERD_RATE_SLOTS 8         /* one-second buckets of the step byte rate */
+#define XFERD_RATE_WIN   5         /* seconds the rate is taken over */
 
 enum { XFERD_INFO = 0, XFERD_WARN = 1, XFERD_ERROR = 2 };
 
@@ -50,6 +51,11 @@ typedef struct xferd_comp {
     int last_failure;  /* index into failures of its latest failure, -1 none */
     int notified;      /* failures[0 .. notified) were considered for its session */
     xferd_peer_t peer; /* who last spoke for its session */
+    /* ranks.c: the other ranks' beats, the first error a rank reported */
+    int64_t registered; /* monotonic ms of its registration (or the daemon's restart) */
+    int64_t *rank_seen; /* [nprocs]: each rank's last beat (-1: none yet); NULL: none came */
+    int64_t *rank_pid;  /* [nprocs]: their pids, as their beats said */
+    char *error;        /* the first error one of its ranks reported ("rank R: text") */
 } xferd_comp_t;
 
 /* A side's acks may reach the daemon before the step reports they depend on: the two leaders
@@ -157,5 +163,19 @@ xfer_status_t xferd_journal_append(xferd_t *d, const xfer_ctl_msg_t *rec, int sy
 /* Compact when the journal has grown a lot; called between requests (state and journal agree). */
 void xferd_journal_maintain(xferd_t *d);
 void xferd_journal_close(xferd_t *d);
+
+/* state.c: a component failed (journaled, peers notified). */
+void xferd_declare_failure(xferd_t *d, int k, const char *reason);
+
+/* ranks.c: the ranks of each component, their beats and the errors they report */
+void xferd_op_beat(xferd_t *d, const xfer_ctl_msg_t *req, xferd_res_t *res);
+/* A rank reports an error a call returned to its application (it may abort next). */
+void xferd_op_error(xferd_t *d, const xfer_ctl_msg_t *req, xferd_res_t *res);
+/* A component (re)registers: its ranks start anew. */
+void xferd_liveness_reset(xferd_comp_t *c, int64_t now);
+/* The daemon did not run for @p stall ms: nobody's silence of that time counts. */
+void xferd_liveness_shift(xferd_t *d, int64_t stall, int64_t now);
+/* Declare failed every running component whose leader or any rank is silent too long. */
+void xferd_liveness_check(xferd_t *d, int64_t now);
 
 #endif /* XFERD_H */

@@ -57,3 +57,23 @@ rt_test(mpmd.channels.both_ways.p3q2 COMMAND ${cmd} TIMEOUT 120)
 rt_mpmd(cmd ${RT_DIR}/ch-two-half.yaml NP 1 1 ARGS --steps 1 ARGS1 --steps 1 --component bb)
 rt_fail_test(mpmd.fail.component_unknown COMMAND ${cmd} MAXTIME 60
              EXPECT "component \"bb\" is not in workflow rt_channels \\(components: a, b\\)")
+
+# A component that aborts right after an error, printing nothing: its error reaches the user
+# anyway (each rank reports the errors its calls return to xferd, waiting for the reply;
+# xfer-run prints the component's first error once).
+if(TARGET xfer-run AND TARGET xferd)
+  add_executable(abort_after_error ${CMAKE_CURRENT_SOURCE_DIR}/mpi/abort_after_error.c)
+  target_link_libraries(abort_after_error PRIVATE libxfer::xfer xfer_warnings)
+  file(GENERATE OUTPUT ${RT_DIR}/abort.yaml CONTENT "workflow: rt_abort
+control: {heartbeat_ms: 250, timeout_ms: 5000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"3\"]}
+  - {name: b, nprocs: 2, cmd: [$<TARGET_FILE:abort_after_error>]}
+channels:
+  - {name: c, from: a, to: b, datasets: [{name: x, type: float64, dims: [10]}]}
+")
+  rt_fail_test(abort_after_error COMMAND $<TARGET_FILE:xfer-run> --launch mpmd
+               ${RT_DIR}/abort.yaml MAXTIME 60
+               EXPECT "xfer-run: component b failed[^\\n]*: its first error: rank [01]: XFER_ERR_NOT_FOUND: channel c has no dataset \"nosuch\""
+               ENV ${RT_SEP_ENV})
+endif()

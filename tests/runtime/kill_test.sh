@@ -31,6 +31,9 @@ else
     echo "peer failure noticed after $ms ms of waiting (bound $bound ms)"
     [ "$ms" -le "$bound" ] || fail "the failure took $ms ms to reach $peer (bound $bound)"
 fi
+# xfer-run names the victim as the component that failed first (the peer's exit follows from it)
+grep -Eq "^xfer-run: (error: )?component $victim failed" "$out" ||
+    fail "xfer-run did not name $victim as the first failure"
 # (the victim's own words do not count: a stopped victim resumed by the launcher's teardown,
 # SIGCONT before SIGTERM, may report the control plane it lost while stopped)
 grep -q "^\[$peer\] .*XFER_ERR_TIMEOUT" "$out" && fail "a plain timeout fired in $peer"

@@ -617,6 +617,36 @@ channels:
   set_tests_properties(${P}.workflow.xferd.live.sigstop_thread PROPERTIES TIMEOUT 180
                        LABELS "mpi;workflow;control"
                        ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+  # every rank's liveness counts, not only rank 0's: rank 1 of the consumer stops (its rank 0
+  # keeps beating), then rank 1 of the producer; the peer fails naming the stopped component
+  # within 2 x the heartbeat timeout, and xfer-run names the stopped one as the first failure
+  foreach(victim a b)
+    if(victim STREQUAL "a")
+      set(peer b)
+      set(va ", --sigstop-after, \"3\", --fault-rank, \"1\"")
+      set(vb "")
+    else()
+      set(peer a)
+      set(va "")
+      set(vb ", --sigstop-after, \"3\", --fault-rank, \"1\"")
+    endif()
+    file(WRITE ${RT_DIR}/stop-rank1-${victim}.yaml "workflow: rt_stop_rank1_${victim}
+control: {heartbeat_ms: 250, timeout_ms: 2000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"50\"${va}]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth, --steps, \"50\", --begin, \"-1\"${vb}]}
+channels:
+  - {name: c, from: a, to: b, max_in_flight_steps: 1,
+     datasets: [{name: x, type: float64, dims: [1000]}]}
+")
+    add_test(NAME ${P}.workflow.xferd.live.rank1_stops.${victim}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/kill_test.sh
+                     $<TARGET_FILE:xfer-run> ${RT_DIR}/stop-rank1-${victim}.yaml ${victim} ${peer}
+                     2000 STOP mpmd)
+    set_tests_properties(${P}.workflow.xferd.live.rank1_stops.${victim} PROPERTIES TIMEOUT 180
+                         LABELS "mpi;workflow;control"
+                         ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+  endforeach()
 endif()
 
 # ---- xferd killed mid-run: xfer-run restarts it, the journal restores the workflow's state ----

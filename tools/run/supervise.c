@@ -123,6 +123,84 @@ static int peers_registered(runner_t *r, int failed)
     return n;
 }
 
+/* Did xferd declare another component than @p c failed already (a stall it detected, a failure
+ * it was told of)? Then that one failed first and @p c's exit is the consequence: its name and
+ * xferd's reason into @p who and @p why. The first error a rank of @p c reported (it may have
+ * died before its own words came out) into @p err ("" if none). */
+static int failed_before(runner_t *r, int c, char *who, size_t wlen, char *why, size_t ylen,
+                         char *err, size_t elen)
+{
+    const char *mine = r->pl->cfg->components[c].name;
+    xfer_ctl_msg_t *req = NULL, *rep = NULL;
+    int64_t best = INT64_MAX;
+    int i, found = 0;
+
+    err[0] = '\0';
+    if (!r->ctl || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
+        return 0;
+    if (xfer_ctl_request(r->ctl, req, 1000, &rep) == XFER_SUCCESS) {
+        for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
+            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
+            if (strcmp(xfer_ctl_str(it, "name", ""), mine) == 0)
+                snprintf(err, elen, "%s", xfer_ctl_str(it, "error", ""));
+        }
+        for (i = 0; i < xfer_ctl_nitems(rep, "failures"); i++) {
+            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "failures", i);
+            const char *name = xfer_ctl_str(it, "component", "");
+            const int64_t at = xfer_ctl_int(it, "at_ms", INT64_MAX);
+            if (strcmp(name, mine) == 0 || at >= best)
+                continue;
+            best = at;
+            snprintf(who, wlen, "%s", name);
+            snprintf(why, ylen, "%s", xfer_ctl_str(it, "reason", "declared failed"));
+            found = 1;
+        }
+    }
+    xfer_ctl_msg_free(&req);
+    xfer_ctl_msg_free(&rep);
+    return found;
+}
+
+/* The run's first failure, in one line: @p c ended with @p code (> 128: a signal), unless xferd
+ * declared another component failed before it. */
+static void report_first(runner_t *r, int c, int code)
+{
+    const char *name = r->pl->cfg->components[c].name;
+    char who[256], why[512], how[96], err[1200];
+    if (code > 128)
+        snprintf(how, sizeof(how), "signal %d, %s", code - 128, strsignal(code - 128));
+    else
+        snprintf(how, sizeof(how), "exit code %d", code);
+    if (failed_before(r, c, who, sizeof(who), why, sizeof(why), err, sizeof(err)))
+        run_error("component %s failed (xferd: %s); %s then ended (%s); stopping the others", who,
+                  why, name, how);
+    else if (err[0])
+        run_error("component %s failed (%s): its first error: %s; stopping the others", name, how,
+                  err);
+    else
+        run_error("component %s failed (%s); stopping the others", name, how);
+}
+
+/* One launch of every component ended in failure (MPMD: MPI_Abort may have ended it, the
+ * component's own words with it): the first error each component's ranks reported to xferd. */
+static void report_errors(runner_t *r)
+{
+    xfer_ctl_msg_t *req = NULL, *rep = NULL;
+    int i;
+    if (!r->ctl || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
+        return;
+    if (xfer_ctl_request(r->ctl, req, 1000, &rep) == XFER_SUCCESS)
+        for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
+            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
+            const char *err = xfer_ctl_str(it, "error", "");
+            if (err[0])
+                run_error("component %s failed: its first error: %s", xfer_ctl_str(it, "name", "?"),
+                          err);
+        }
+    xfer_ctl_msg_free(&req);
+    xfer_ctl_msg_free(&rep);
+}
+
 static void reap(runner_t *r)
 {
     int st, j;
@@ -167,13 +245,9 @@ static void reap(runner_t *r)
         r->result = code;
         if (!r->report_components) {
             run_note("%s exited with code %d", r->jobs[j].name, code);
-        } else if (WIFSIGNALED(st)) {
-            run_error("component %s failed (signal %d, %s); stopping the others", r->jobs[j].name,
-                      WTERMSIG(st), strsignal(WTERMSIG(st)));
-        } else {
-            run_error("component %s failed (exit code %d); stopping the others", r->jobs[j].name,
-                      code);
-        }
+            report_errors(r);
+        } else
+            report_first(r, j, WIFSIGNALED(st) ? 128 + WTERMSIG(st) : code);
         if (r->running > 0 && r->grace_ms > 0 && peers_registered(r, j) > 0)
             r->stop_due = now_ms() + r->grace_ms; /* the peers fail on their own first */
         else
@@ -202,12 +276,7 @@ static void component_ended(runner_t *r, int c, int code)
     if (r->result >= 0 || r->stop_at)
         return; /* a consequence of an earlier cause */
     r->result = code;
-    if (code > 128)
-        run_error("component %s failed (signal %d, %s); stopping the others",
-                  r->pl->cfg->components[c].name, code - 128, strsignal(code - 128));
-    else
-        run_error("component %s failed (exit code %d); stopping the others",
-                  r->pl->cfg->components[c].name, code);
+    report_first(r, c, code);
     if (r->running > 0 && r->grace_ms > 0 && peers_registered(r, c) > 0)
         r->stop_due = now_ms() + r->grace_ms;
     else

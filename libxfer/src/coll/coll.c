@@ -37,7 +37,7 @@ xfer_status_t xfer_allgather_inter(const void *sbuf, int scount, MPI_Datatype st
 {
     xfer_call_t c;
     make_call(&c, XFER_CALL_ALLGATHER, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, inter);
-    return run_blocking(&c, opts);
+    return xfer_done(run_blocking(&c, opts));
 }
 
 xfer_status_t xfer_allgatherv_inter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
@@ -47,7 +47,7 @@ xfer_status_t xfer_allgatherv_inter(const void *sbuf, int scount, MPI_Datatype s
     xfer_call_t c;
     make_call(&c, XFER_CALL_ALLGATHERV, sbuf, scount, stype, rbuf, 0, rcounts, rdispls, rtype,
               inter);
-    return run_blocking(&c, opts);
+    return xfer_done(run_blocking(&c, opts));
 }
 
 xfer_status_t xfer_allgather_inter_init(const void *sbuf, int scount, MPI_Datatype stype,
@@ -58,7 +58,7 @@ xfer_status_t xfer_allgather_inter_init(const void *sbuf, int scount, MPI_Dataty
     if (!plan)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "plan is NULL");
     make_call(&c, XFER_CALL_ALLGATHER, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, inter);
-    return xfer_plan_create(&c, opts, 1, plan);
+    return xfer_done(xfer_plan_create(&c, opts, 1, plan));
 }
 
 xfer_status_t xfer_allgatherv_inter_init(const void *sbuf, int scount, MPI_Datatype stype,
@@ -71,5 +71,5 @@ xfer_status_t xfer_allgatherv_inter_init(const void *sbuf, int scount, MPI_Datat
         return XFER_ERR(XFER_ERR_INVALID_ARG, "plan is NULL");
     make_call(&c, XFER_CALL_ALLGATHERV, sbuf, scount, stype, rbuf, 0, rcounts, rdispls, rtype,
               inter);
-    return xfer_plan_create(&c, opts, 1, plan);
+    return xfer_done(xfer_plan_create(&c, opts, 1, plan));
 }

@@ -696,7 +696,7 @@ xfer_status_t xfer_start(xfer_plan_t *p)
 {
     if (!p)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "plan is NULL");
-    return plan_start(p);
+    return xfer_done(plan_start(p));
 }
 
 xfer_status_t xfer_wait(xfer_plan_t *p)
@@ -706,14 +706,14 @@ xfer_status_t xfer_wait(xfer_plan_t *p)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "plan is NULL");
     if (!p->active)
         return XFER_ERR(XFER_ERR_STATE, "the plan is not active: call xfer_start first");
-    return plan_progress(p, 1, &done);
+    return xfer_done(plan_progress(p, 1, &done));
 }
 
 xfer_status_t xfer_test(xfer_plan_t *p, int *done)
 {
     if (!p || !done)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "plan or done is NULL");
-    return plan_progress(p, 0, done);
+    return xfer_done(plan_progress(p, 0, done));
 }
 
 xfer_status_t xfer_plan_run_blocking(xfer_plan_t *p)

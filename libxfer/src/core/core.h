@@ -35,6 +35,14 @@ xfer_status_t xfer_err_mpi(int mpi_rc, const char *func, const char *call);
 
 #define XFER_ERR(status, ...) xfer_err_set((status), __func__, __VA_ARGS__)
 
+/* The end of a public call: a success leaves no words behind (xfer_last_error). */
+static inline xfer_status_t xfer_done(xfer_status_t st)
+{
+    if (st == XFER_SUCCESS)
+        xfer_clear_error();
+    return st;
+}
+
 /* Jump to @p label with @p st holding the status if @p expr fails. */
 #define XFER_CHECK_GOTO(expr, st, label)                                                           \
     do {                                                                                           \

@@ -78,13 +78,20 @@ xfer_status_t xfer_err_set(xfer_status_t status, const char *func, const char *f
     vsnprintf(detail, sizeof(detail), fmt, ap);
     va_end(ap);
     /* The innermost failure is the most specific one: keep it and let callers that propagate
-     * the same status leave it alone. A caller adding context uses a different message. */
-    snprintf(err_msg, sizeof(err_msg), "%.64s: %.32s: %.900s", func, xfer_status_name(status),
-             detail);
+     * the same status leave it alone. A caller adding context uses a different message. The
+     * words are the user's: the status travels as the return value (callers print its name),
+     * the function's name only in the debug log and in an internal error, which is a bug. */
+    if (status == XFER_ERR_NO_MEMORY)
+        snprintf(err_msg, sizeof(err_msg), "out of memory: %.960s", detail);
+    else if (status == XFER_ERR_INTERNAL)
+        snprintf(err_msg, sizeof(err_msg),
+                 "internal error of libxfer in %.64s: %.800s (please report it)", func, detail);
+    else
+        snprintf(err_msg, sizeof(err_msg), "%s", detail);
     err_long_on = 0;
     if (status != XFER_ERR_MPI)
         err_mpi_class = MPI_SUCCESS;
-    xfer_log(XFER_LOG_DEBUG, "%s", err_msg);
+    xfer_log(XFER_LOG_DEBUG, "%s: %s: %s", func, xfer_status_name(status), err_msg);
     return status;
 }
 
@@ -143,7 +150,8 @@ xfer_status_t xfer_err_mpi(int mpi_rc, const char *func, const char *call)
         cls = MPI_ERR_UNKNOWN;
     if (MPI_Error_string(mpi_rc, text, &len) != MPI_SUCCESS)
         snprintf(text, sizeof(text), "MPI error code %d", mpi_rc);
-    xfer_err_set(XFER_ERR_MPI, func, "%s failed: %s", call, text);
+    /* the MPI function's name, not the expression of the call site */
+    xfer_err_set(XFER_ERR_MPI, func, "%.*s failed: %s", (int) strcspn(call, "("), call, text);
     err_mpi_class = cls;
     return XFER_ERR_MPI;
 }

@@ -89,10 +89,10 @@ xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st)
     do {                                                                                           \
         xfer_errh_guard_t g_;                                                                      \
         xfer_status_t st_;                                                                         \
-        const struct xfer *x_ = (ch) ? (ch)->x : NULL;                                             \
+        struct xfer *x_ = (ch) ? (ch)->x : NULL;                                                   \
         xfer_rt_lock(x_);                                                                          \
         xfer_errh_guard_begin(&g_);                                                                \
-        st_ = xfer_errh_guard_end(&g_, explain((ch), (call)));                                     \
+        st_ = xfer_rt_done(x_, xfer_errh_guard_end(&g_, explain((ch), (call))));                   \
         xfer_rt_unlock(x_);                                                                        \
         return st_;                                                                                \
     } while (0)

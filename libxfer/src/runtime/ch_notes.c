@@ -179,9 +179,10 @@ xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch)
                             xfer_ch_side_name(ch, ch->side), ch->me,
                             ch->cur > 0 ? " (the steps before it did)" : "");
     return xfer_err_raw(XFER_ERR_PEER_FAILED,
-                        "channel %s: component %s failed (xferd: %s): step %llu of %s rank %d "
-                        "cannot be delivered; stop this component",
-                        ch->cfg->name, xfer_ch_peer_name(ch), why, (unsigned long long) ch->cur,
+                        "channel %s: component %s failed (xferd: %s): it released %llu of the "
+                        "%llu steps %s rank %d committed; stop this component",
+                        ch->cfg->name, xfer_ch_peer_name(ch), why,
+                        (unsigned long long) ch->proto.credit, (unsigned long long) ch->committed,
                         xfer_ch_side_name(ch, ch->side), ch->me);
 }
 

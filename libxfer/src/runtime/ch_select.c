@@ -6,7 +6,6 @@
 
 #include "channel.h"
 
-
 /* This rank's selection of received dataset @p d: declared, or the dataset's mode. */
 xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d)
 {
@@ -33,8 +32,7 @@ size_t xfer_ch_sel_bytes(const xfer_rt_dset_t *d)
 /* Step 0's set-up began on this rank: its selections and bound buffers are fixed. */
 static int fixed(const xfer_channel_t *ch)
 {
-    return ch->setup || ch->su.state != XFER_SU_IDLE || ch->cur > 0 || ch->begun ||
-           ch->started > 0;
+    return ch->setup || ch->su.state != XFER_SU_IDLE || ch->cur > 0 || ch->begun || ch->started > 0;
 }
 
 static xfer_status_t select_locked(xfer_channel_t *ch, const char *dataset, const uint64_t start[],

@@ -479,7 +479,7 @@ xfer_status_t xfer_channel_role(const xfer_channel_t *ch, xfer_role_t *role)
     if (!ch || !role)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or output is NULL");
     *role = ch->role;
-    return XFER_SUCCESS;
+    return xfer_done(XFER_SUCCESS);
 }
 
 xfer_status_t xfer_channel_step(const xfer_channel_t *ch, uint64_t *step)
@@ -487,7 +487,7 @@ xfer_status_t xfer_channel_step(const xfer_channel_t *ch, uint64_t *step)
     if (!ch || !step)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or output is NULL");
     *step = ch->cur;
-    return XFER_SUCCESS;
+    return xfer_done(XFER_SUCCESS);
 }
 
 xfer_status_t xfer_channel_intercomm(const xfer_channel_t *ch, MPI_Comm *inter)
@@ -495,5 +495,5 @@ xfer_status_t xfer_channel_intercomm(const xfer_channel_t *ch, MPI_Comm *inter)
     if (!ch || !inter)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or output is NULL");
     *inter = ch->inter;
-    return XFER_SUCCESS;
+    return xfer_done(XFER_SUCCESS);
 }

@@ -140,10 +140,10 @@ xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name);
  * thread, progress.c; no lock without it). */
 #define XFER_CH_LOCKED(ch, call)                                                                   \
     do {                                                                                           \
-        const struct xfer *x_ = (ch) ? (ch)->x : NULL;                                             \
+        struct xfer *x_ = (ch) ? (ch)->x : NULL;                                                   \
         xfer_status_t st_;                                                                         \
         xfer_rt_lock(x_);                                                                          \
-        st_ = (call);                                                                              \
+        st_ = xfer_rt_done(x_, (call));                                                            \
         xfer_rt_unlock(x_);                                                                        \
         return st_;                                                                                \
     } while (0)

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The control plane (xferd) as a component sees it (docs/control-protocol.md, docs/runtime.md).
  *
- * Only the component's rank 0, its leader, talks to xferd, with two connections: the heartbeat
+ * The component's rank 0, its leader, talks to xferd with two connections: the heartbeat
  * thread's (it registers, so failure notices come to it; it sends heartbeats and receives
- * notices) and the main thread's (publish, lookup, step and ack reports, bye). The thread
- * never calls MPI. A failure notice sets a flag the main thread reads in its wait loops; the
- * leader then tells its component's other ranks over MPI (ch_notes.c, NOTE_FAIL). */
+ * notices) and the main thread's (publish, lookup, step and ack reports, bye). Every other rank
+ * has a thread of its own that only beats (`beat`, with the leader's session and its rank), so
+ * that a stalled or dead rank of any rank number makes its component fail in xferd's eyes. The
+ * threads never call MPI. A failure notice sets a flag the main thread reads in its wait loops;
+ * the leader then tells its component's other ranks over MPI (ch_notes.c, NOTE_FAIL). */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +117,65 @@ static void *heartbeat_main(void *arg)
     return NULL;
 }
 
+/* ---- the other ranks' beats ----------------------------------------------------------------- */
+
+struct xfer_rt_beat {
+    pthread_mutex_t mu; /* the connection: the thread's beats, the main thread's error reports */
+    xfer_ctl_t *conn;
+    int64_t session;
+    int rank, heartbeat_ms;
+    char host[256];
+    pthread_t thread;
+    int started;
+    atomic_int stop;
+};
+
+static void *beat_main(void *arg)
+{
+    struct xfer_rt_beat *b = arg;
+    double next = xfer_now_ms();
+
+    while (!atomic_load(&b->stop)) {
+        xfer_ctl_msg_t *m = NULL;
+        double left = next - xfer_now_ms();
+        pthread_mutex_lock(&b->mu);
+        if (left <= 0) {
+            xfer_ctl_msg_t *hb = NULL;
+            if (xfer_ctl_msg_new("beat", &hb) == XFER_SUCCESS &&
+                xfer_ctl_set_int(hb, "session", b->session) == XFER_SUCCESS &&
+                xfer_ctl_set_int(hb, "rank", b->rank) == XFER_SUCCESS &&
+                xfer_ctl_set_int(hb, "pid", (int64_t) getpid()) == XFER_SUCCESS &&
+                xfer_ctl_set_str(hb, "host", b->host) == XFER_SUCCESS)
+                (void) xfer_ctl_send(b->conn, hb); /* a lost beat is what liveness is about */
+            xfer_ctl_msg_free(&hb);
+            next = xfer_now_ms() + b->heartbeat_ms;
+        } else if (xfer_ctl_recv(b->conn, left < CTL_SLICE_MS ? (int) left + 1 : CTL_SLICE_MS,
+                                 &m) == XFER_SUCCESS &&
+                   m) {
+            xfer_ctl_msg_free(&m); /* the replies: the leader hears of failures */
+        }
+        pthread_mutex_unlock(&b->mu);
+        if (left > 0 && !m)
+            sched_yield(); /* let an error report have the connection */
+    }
+    return NULL;
+}
+
+static void beat_stop(struct xfer *x)
+{
+    struct xfer_rt_beat *b = x->beat;
+    if (!b)
+        return;
+    if (b->started) {
+        atomic_store(&b->stop, 1);
+        pthread_join(b->thread, NULL);
+    }
+    xfer_ctl_close(&b->conn);
+    pthread_mutex_destroy(&b->mu);
+    xfer_free(b);
+    x->beat = NULL;
+}
+
 /* Endpoint and token: the environment (xfer-run) first, then the file. */
 static const char *ctl_endpoint(const xfer_config_t *cfg)
 {
@@ -123,17 +185,10 @@ static const char *ctl_endpoint(const xfer_config_t *cfg)
     return cfg->control_endpoint && cfg->control_endpoint[0] ? cfg->control_endpoint : NULL;
 }
 
-static xfer_status_t leader_start(struct xfer *x, const char *endpoint)
+/* The workflow's token (XFER_CONTROL_TOKEN_FILE, else control.token_file): caller frees. */
+static xfer_status_t read_token(const xfer_config_t *cfg, const char *endpoint, char **token)
 {
-    const xfer_config_t *cfg = x->cfg;
     const char *tf = xfer_env_str("XFER_CONTROL_TOKEN_FILE");
-    xfer_ctl_opts_t o = {endpoint, cfg->workflow, NULL, cfg->curve_public_key};
-    xfer_ctl_msg_t *req = NULL, *rep = NULL;
-    xfer_rt_ctl_t *c;
-    char host[256] = "";
-    char *token = NULL;
-    xfer_status_t st;
-
     if (!tf || !tf[0])
         tf = cfg->token_file;
     if (!tf || !tf[0])
@@ -141,7 +196,54 @@ static xfer_status_t leader_start(struct xfer *x, const char *endpoint)
                         "control plane at %s: no workflow token (set control.token_file or "
                         "XFER_CONTROL_TOKEN_FILE; xfer-run makes one)",
                         endpoint);
-    XFER_CHECK_GOTO(xfer_ctl_read_token(tf, &token), st, out);
+    return xfer_ctl_read_token(tf, token);
+}
+
+/* A rank other than the leader beats with the leader's session. */
+static xfer_status_t beat_start(struct xfer *x, const char *endpoint, int64_t session, int rank,
+                                int heartbeat_ms)
+{
+    xfer_ctl_opts_t o = {endpoint, x->cfg->workflow, NULL, x->cfg->curve_public_key};
+    struct xfer_rt_beat *b;
+    char *token = NULL;
+    xfer_status_t st;
+
+    XFER_CHECK_GOTO(read_token(x->cfg, endpoint, &token), st, out);
+    o.token = token;
+    b = xfer_calloc(1, sizeof(*b));
+    if (!b) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "control plane");
+        goto out;
+    }
+    x->beat = b;
+    pthread_mutex_init(&b->mu, NULL);
+    b->session = session;
+    b->rank = rank;
+    b->heartbeat_ms = heartbeat_ms;
+    gethostname(b->host, sizeof(b->host) - 1);
+    atomic_init(&b->stop, 0);
+    XFER_CHECK_GOTO(xfer_ctl_connect(&o, &b->conn), st, out);
+    if (pthread_create(&b->thread, NULL, beat_main, b) != 0) {
+        st = XFER_ERR(XFER_ERR_INTERNAL, "cannot start the heartbeat thread of rank %d", rank);
+        goto out;
+    }
+    b->started = 1;
+out:
+    free(token);
+    return st;
+}
+
+static xfer_status_t leader_start(struct xfer *x, const char *endpoint)
+{
+    const xfer_config_t *cfg = x->cfg;
+    xfer_ctl_opts_t o = {endpoint, cfg->workflow, NULL, cfg->curve_public_key};
+    xfer_ctl_msg_t *req = NULL, *rep = NULL;
+    xfer_rt_ctl_t *c;
+    char host[256] = "";
+    char *token = NULL;
+    xfer_status_t st;
+
+    XFER_CHECK_GOTO(read_token(cfg, endpoint, &token), st, out);
     o.token = token;
     c = xfer_calloc(1, sizeof(*c));
     if (!c) {
@@ -212,10 +314,32 @@ xfer_status_t xfer_rt_ctl_start(struct xfer *x)
     return st;
 }
 
+xfer_status_t xfer_rt_ctl_ranks(struct xfer *x)
+{
+    int64_t v[2] = {0, 0}; /* the leader's session, the heartbeat period */
+    xfer_status_t st = XFER_SUCCESS;
+    int rank = 0;
+
+    if (!x->use_ctl)
+        return XFER_SUCCESS;
+    XFER_MPI_GOTO(MPI_Comm_rank(x->comm, &rank), st, out);
+    if (rank == 0 && x->ctl) {
+        v[0] = x->ctl->session;
+        v[1] = x->ctl->heartbeat_ms;
+    }
+    XFER_MPI_GOTO(MPI_Bcast(v, 2, MPI_INT64_T, 0, x->comm), st, out);
+    if (rank != 0 && v[0] > 0)
+        st = beat_start(x, ctl_endpoint(x->cfg), v[0], rank, (int) v[1]);
+out:
+    return st;
+}
+
 void xfer_rt_ctl_stop(struct xfer *x, int clean)
 {
     xfer_rt_ctl_t *c = x ? x->ctl : NULL;
     int i;
+    if (x)
+        beat_stop(x);
     if (!c)
         return;
     if (c->started) {
@@ -365,4 +489,29 @@ int xfer_rt_ctl_lost(struct xfer *x, char *why, size_t len)
              "xferd at %s has not answered for %lld ms (heartbeats every %d ms, bound %d ms)",
              c->endpoint, silent, c->heartbeat_ms, x->timeout_ms);
     return 1;
+}
+
+void xfer_rt_ctl_error(struct xfer *x, const char *text)
+{
+    xfer_ctl_msg_t *req = NULL;
+    struct xfer_rt_beat *b = x ? x->beat : NULL;
+    xfer_ctl_t *conn = x && x->ctl ? x->ctl->main : b ? b->conn : NULL;
+    const int64_t session = x && x->ctl ? x->ctl->session : b ? b->session : 0;
+    char msg[1000];
+
+    if (!conn || session < 1 || x->nreported >= XFER_RT_ERRORS_REPORTED)
+        return;
+    x->nreported++;
+    snprintf(msg, sizeof(msg), "%s", text); /* (strings of the protocol: 1024 bytes at most) */
+    if (b)
+        pthread_mutex_lock(&b->mu);
+    /* a request, not a send: its reply proves it arrived before the application may abort */
+    if (xfer_ctl_msg_new("error", &req) == XFER_SUCCESS &&
+        xfer_ctl_set_int(req, "session", session) == XFER_SUCCESS &&
+        xfer_ctl_set_int(req, "rank", b ? b->rank : 0) == XFER_SUCCESS &&
+        xfer_ctl_set_str(req, "text", msg) == XFER_SUCCESS)
+        (void) xfer_ctl_request(conn, req, XFER_MIN(x->timeout_ms, 1000), NULL);
+    if (b)
+        pthread_mutex_unlock(&b->mu);
+    xfer_ctl_msg_free(&req);
 }

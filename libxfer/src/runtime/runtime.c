@@ -10,6 +10,24 @@
 
 #include "ch_file.h"
 
+xfer_status_t xfer_rt_done(struct xfer *x, xfer_status_t st)
+{
+    char text[1100];
+    if (st == XFER_SUCCESS) {
+        xfer_clear_error(); /* no stale words after a success */
+        return st;
+    }
+    if (st == XFER_ERR_END_OF_STREAM || st == XFER_ERR_INTERRUPTED || !x || !x->use_ctl)
+        return st; /* what a loop expects, or nobody to tell */
+    snprintf(text, sizeof(text), "%s", xfer_last_error());
+    {
+        char line[1200];
+        snprintf(line, sizeof(line), "%s: %s", xfer_status_name(st), text);
+        xfer_rt_ctl_error(x, line);
+    }
+    return xfer_err_raw(st, "%s", text); /* (the report may have left words of its own) */
+}
+
 double xfer_rt_deadline(const struct xfer *x)
 {
     return x->live == XFER_LIVE_CLOCK ? MPI_Wtime() + 1e-3 * x->timeout_ms : HUGE_VAL;
@@ -193,6 +211,8 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
     /* The control plane, when there is one: the leader registers before any channel forms. */
     st = xfer_rt_ctl_start(x);
     st = xfer_rt_agree(x->comm, st);
+    if (st == XFER_SUCCESS)
+        st = xfer_rt_agree(x->comm, xfer_rt_ctl_ranks(x));
     if (st != XFER_SUCCESS)
         goto fail;
     x->live = x->use_ctl                      ? XFER_LIVE_CONTROL
@@ -242,8 +262,10 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
     if (st != XFER_SUCCESS)
         goto fail;
     *out = x;
+    xfer_clear_error();
     return XFER_SUCCESS;
 fail:
+    st = xfer_rt_done(x, st);
     free_ctx(x, 0);
     return st;
 early:
@@ -289,7 +311,7 @@ xfer_status_t xfer_channel_attach(xfer_t *x, const char *channel, MPI_Comm inter
     if (st != XFER_SUCCESS && !x->ch[i] && dup != MPI_COMM_NULL)
         MPI_Comm_free(&dup);
 out:
-    return st;
+    return xfer_done(st);
 }
 
 xfer_status_t xfer_channel_open(xfer_t *x, const char *channel, xfer_channel_t **ch)
@@ -310,7 +332,7 @@ xfer_status_t xfer_channel_open(xfer_t *x, const char *channel, xfer_channel_t *
                         "call xfer_channel_attach first)",
                         channel);
     *ch = x->ch[i];
-    return XFER_SUCCESS;
+    return xfer_done(XFER_SUCCESS);
 out:
     return st;
 }
@@ -320,7 +342,7 @@ xfer_status_t xfer_comm(const xfer_t *x, MPI_Comm *comm)
     if (!x || !comm)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "context or output is NULL");
     *comm = x->comm;
-    return XFER_SUCCESS;
+    return xfer_done(XFER_SUCCESS);
 }
 
 xfer_status_t xfer_set_interrupt(xfer_t *x, xfer_interrupt_fn fn, void *arg)
@@ -331,7 +353,7 @@ xfer_status_t xfer_set_interrupt(xfer_t *x, xfer_interrupt_fn fn, void *arg)
     x->intr_fn = fn;
     x->intr_arg = arg;
     xfer_rt_unlock(x);
-    return XFER_SUCCESS;
+    return xfer_done(XFER_SUCCESS);
 }
 
 xfer_status_t xfer_config_of(const xfer_t *x, const xfer_config_t **cfg, int *component)
@@ -342,7 +364,7 @@ xfer_status_t xfer_config_of(const xfer_t *x, const xfer_config_t **cfg, int *co
         *cfg = x->cfg;
     if (component)
         *component = x->comp;
-    return XFER_SUCCESS;
+    return xfer_done(XFER_SUCCESS);
 }
 
 /* Keep the first error of finalize's passes, with its words. */
@@ -384,6 +406,8 @@ xfer_status_t xfer_finalize(xfer_t **px)
             if (x->ch[i]->health.failed || x->ch[i]->health.peer_failed)
                 failed = 1;
         }
+    if (first != XFER_SUCCESS) /* said to xferd while the connection is there */
+        first = xfer_rt_done(x, xfer_err_raw(first, "%s", first_msg));
     /* the leader says goodbye to xferd (a failed component says nothing: xfer-run reports) */
     xfer_rt_ctl_stop(x, !failed);
     /* After a failure the peer may be gone: collective frees could wait for ever. */
@@ -393,5 +417,6 @@ xfer_status_t xfer_finalize(xfer_t **px)
     *px = NULL;
     if (first != XFER_SUCCESS)
         return xfer_err_raw(first, "%s", first_msg);
+    xfer_clear_error();
     return XFER_SUCCESS;
 }

@@ -271,6 +271,7 @@ struct xfer {
     xfer_channel_t **ch;           /* by channel index; NULL for channels of other components */
     int use_ctl;                   /* the workflow has a control plane (every rank knows) */
     struct xfer_rt_ctl *ctl;       /* rank 0's connection to it (NULL elsewhere) */
+    struct xfer_rt_beat *beat;     /* another rank's heartbeats to it (NULL on rank 0) */
     xfer_progress_mode_t progress; /* effective: XFER_PROGRESS_THREAD or _CALLS */
     struct xfer_rt_progress *prog; /* the progress thread (NULL: none) */
     xfer_interrupt_fn intr_fn;     /* the application's interrupt check (xfer_set_interrupt) */
@@ -279,6 +280,7 @@ struct xfer {
      * (xfer-run sets it); "" when none is known */
     char run_id[128];
     int finishing; /* xfer_finalize: every channel sets up its step 0 to drain it */
+    int nreported; /* errors this rank reported to xferd (xfer_rt_done) */
 };
 
 /* Every rank of @p comm learns the worst status; ranks that succeeded get a message saying
@@ -310,12 +312,21 @@ void xfer_rt_channel_free(xfer_channel_t **ch, int collective);
 
 /* control.c: the control plane (xferd); every function is a no-op without one */
 typedef struct xfer_rt_ctl xfer_rt_ctl_t;
-xfer_status_t xfer_rt_ctl_start(struct xfer *x);  /* rank 0 registers; sets x->use_ctl */
+xfer_status_t xfer_rt_ctl_start(struct xfer *x); /* rank 0 registers; sets x->use_ctl */
+/* Collective over the component: every other rank beats with the leader's session. */
+xfer_status_t xfer_rt_ctl_ranks(struct xfer *x);
 void xfer_rt_ctl_stop(struct xfer *x, int clean); /* clean: say bye */
 xfer_status_t xfer_rt_ctl_publish(struct xfer *x, int index, const char *port);
 xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, char *port, size_t len);
 void xfer_rt_ctl_step(struct xfer *x, int index, int side, uint64_t step, uint64_t bytes);
 void xfer_rt_ctl_ack(struct xfer *x, int index, int side, uint64_t released);
+/* Tell xferd of an error a call returns to the application, which may abort next (at most
+ * XFER_RT_ERRORS_REPORTED per rank; waits for the daemon's reply, at most a second). */
+#define XFER_RT_ERRORS_REPORTED 4
+void xfer_rt_ctl_error(struct xfer *x, const char *text);
+/* The end of a public call on @p x: success leaves no stale words (xfer_last_error); an error
+ * the application may die of is reported to xferd. Returns @p st. */
+xfer_status_t xfer_rt_done(struct xfer *x, xfer_status_t st);
 /* rank 0: xferd declared component @p comp failed (its reason in @p why) */
 int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len);
 /* rank 0: the control plane is gone (shut down, or silent for more than timeout_ms): nothing
