@@ -46,6 +46,7 @@ typedef struct opts {
     int kill_after;         /* rank 0 sends itself SIGKILL after this many steps (-1: never) */
     int stop_after;         /* rank 0 sends itself SIGSTOP after this many steps (-1: never) */
     int fault_rank;         /* the rank of the component --kill-after and --sigstop-after hit */
+    int report_time;        /* rank 0 prints how long its steps took (flow control tests) */
     int compute_ms;         /* each step "computes" this long (a sleep) before its puts */
     int begin_ms;           /* begin every step with xfer_step_begin(timeout), -2: do not */
     const char *select;     /* xfer_select every received dataset: overlap, mixed (even ranks all,
@@ -240,6 +241,7 @@ int main(int argc, char **argv)
     MPI_Comm comm;
     int comp, crank, csize, i, j, jj;
     uint64_t s, checked = 0;
+    double t_steps;
     void **bnd;
     int nbnd;
 
@@ -266,6 +268,7 @@ int main(int argc, char **argv)
             O_BINDALT,
             O_THREAD,
             O_FAULT_RANK,
+            O_REPORT_TIME,
             O_VERSION
         };
         static const struct option longopts[] = {
@@ -290,6 +293,7 @@ int main(int argc, char **argv)
             {"bind-alternate", no_argument, NULL, O_BINDALT},
             {"mpi-thread", required_argument, NULL, O_THREAD},
             {"fault-rank", required_argument, NULL, O_FAULT_RANK},
+            {"report-time", no_argument, NULL, O_REPORT_TIME},
             {"help", no_argument, NULL, 'h'},
             {"version", no_argument, NULL, O_VERSION},
             {NULL, 0, NULL, 0}};
@@ -303,7 +307,7 @@ int main(int argc, char **argv)
                     "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
                     "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
                     "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
-                    "                  [--sigstop-after K] [--fault-rank R]\n"
+                    "                  [--sigstop-after K] [--fault-rank R] [--report-time]\n"
                     "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
                     "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
                     "                  [--select overlap|mixed|corner|none|all] [--attrs]\n"
@@ -383,6 +387,9 @@ int main(int argc, char **argv)
                 break;
             case O_FAULT_RANK:
                 o.fault_rank = (int) xfer_cli_long(prog, "--fault-rank", optarg, 0, 1 << 30);
+                break;
+            case O_REPORT_TIME:
+                o.report_time = 1;
                 break;
             default:
                 xfer_cli_bad_option(prog, c, argv);
@@ -469,6 +476,7 @@ int main(int argc, char **argv)
                 bnd[BND(i, j, 1)] = data_alloc(cn, d, n, 1, "the second buffer bound to it");
             XCHECK(xfer_bind_buffer(chs[i], d->name, bnd[BND(i, j, 0)], n));
         }
+    t_steps = MPI_Wtime();
     for (s = 0; s < (uint64_t) o.steps; s++) {
         at_step = (long long) s;
         if (o.exit_after >= 0 && s == (uint64_t) o.exit_after) {
@@ -685,6 +693,8 @@ int main(int argc, char **argv)
         }
     }
     at_step = -1;
+    if (o.report_time && crank == 0)
+        printf("xfer-synth: %s: %d steps in %.0f ms\n", me, o.steps, 1e3 * (MPI_Wtime() - t_steps));
     /* A receive-only channel ends with the sender's end of stream. */
     for (i = 0; i < cfg->nchannels; i++) {
         const xfer_cfg_dataset_t *d;

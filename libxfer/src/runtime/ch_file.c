@@ -5,9 +5,10 @@
  *    first xfer_get), collectively, and the file appears under its final name when complete;
  *  - a receiving rank reads its selections of step s when it begins it, on its own, as soon as
  *    the file is there; the step's end is the peer's end marker;
- *  - flow control only with keep: false (the receiver removes each step's file once all its
- *    ranks released it; the sender runs at most max_in_flight_steps files ahead); with keep:
- *    true the files are the run's record and nothing waits for the receiver;
+ *  - flow control: the sender runs at most max_in_flight_steps files ahead of the receiver's
+ *    releases (keep: false, the receiver removes each step's file once all its ranks released
+ *    it; keep: true, the files stay, the receiver's rank 0 writes RECEIVER.released, and a
+ *    receiver that has released nothing of this run yet, which may run later, holds nothing);
  *  - a sending side learns that the receiver closed at its next commit, which all its ranks
  *    agree on (a local check could split the side's collective write). */
 #include <math.h>
@@ -131,20 +132,29 @@ out:
     return st;
 }
 
-/* Sending: may step cur be written? With keep: false, once the receiver released the step
- * max_in_flight_steps + 1 before it (its file is gone), or closed the channel. */
+/* Sending: may step cur be written? Once the receiver released the step max_in_flight_steps + 1
+ * before it (keep: false, its file is gone; keep: true, its `released` marker says so), or
+ * closed the channel. With keep: true a receiver that has released nothing of this run yet
+ * (it may run later, or never) does not hold the sender back. */
 static xfer_status_t send_cond(xfer_channel_t *ch, void *arg, int *met)
 {
     const xfer_chfile_t *f = ch->file;
     const uint64_t s = ch->cur, w = (uint64_t) ch->cfg->max_in_flight_steps;
     char path[1200];
+    int64_t released = 0;
     (void) arg;
     *met = 1;
-    if (f->keep || s <= w)
+    if (s <= w)
         return XFER_SUCCESS;
-    xfer_chf_step_path(ch, &f->own, s - w - 1, path, sizeof(path));
-    if (access(path, F_OK) != 0)
-        return XFER_SUCCESS;
+    if (f->keep) {
+        xfer_chf_path(ch, &f->peer, "released", path, sizeof(path));
+        if (!xfer_chf_read_marker(ch, path, f->run, &released) || released >= (int64_t) (s - w))
+            return XFER_SUCCESS;
+    } else {
+        xfer_chf_step_path(ch, &f->own, s - w - 1, path, sizeof(path));
+        if (access(path, F_OK) != 0)
+            return XFER_SUCCESS;
+    }
     xfer_chf_path(ch, &f->peer, "closed", path, sizeof(path));
     *met = xfer_chf_read_marker(ch, path, f->run, NULL);
     return XFER_SUCCESS;
@@ -375,12 +385,16 @@ xfer_status_t xfer_chf_step_end(xfer_channel_t *ch)
         /* the step is released as a whole: every rank has it (or the peer ended) */
         XFER_CHECK_GOTO(have_step(ch, 0), st, out);
         f->have = 0;
-        if (!f->keep) {
-            XFER_MPI_GOTO(MPI_Barrier(ch->ctl_local), st, out);
-            if (ch->me == 0) {
-                char path[1200];
+        XFER_MPI_GOTO(MPI_Barrier(ch->ctl_local), st, out);
+        if (ch->me == 0) { /* the sender may write the step max_in_flight_steps ahead */
+            char path[1200], extra[64];
+            if (!f->keep) {
                 xfer_chf_step_path(ch, &f->peer, ch->cur, path, sizeof(path));
-                unlink(path); /* the sender may write the step max_in_flight_steps ahead */
+                unlink(path);
+            } else {
+                snprintf(extra, sizeof(extra), "steps %llu\n", (unsigned long long) ch->cur + 1);
+                xfer_chf_path(ch, &f->own, "released", path, sizeof(path));
+                XFER_CHECK_GOTO(xfer_chf_write_marker(ch, path, f->peer.run, extra), st, out);
             }
         }
         if (ch->me == 0)
