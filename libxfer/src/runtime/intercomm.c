@@ -249,6 +249,32 @@ static xfer_status_t open_port_error(int rc, const char *channel)
                     channel, text, lib);
 }
 
+/* No port file came: the peer may not run (or not in this run directory), or it runs and
+ * accepted its reader already (<channel>.accepted says who and where): a reader that comes back
+ * cannot rejoin the channel. */
+static xfer_status_t no_port_error(const struct xfer *x, const xfer_cfg_channel_t *c,
+                                   const char *dir, const char *path, const char *peer)
+{
+    char acc[1100], who[256] = "";
+    FILE *f;
+    snprintf(acc, sizeof(acc), "%s/%s.accepted", dir, c->name);
+    if ((f = fopen(acc, "r")) != NULL) {
+        if (!fgets(who, sizeof(who), f))
+            who[0] = '\0';
+        fclose(f);
+        who[strcspn(who, "\n")] = '\0';
+        return XFER_ERR(XFER_ERR_TIMEOUT,
+                        "channel %s: component %s accepted its reader already (%s; see %s) and "
+                        "waits for no other: a component that ended cannot rejoin a running "
+                        "workflow; start the workflow anew",
+                        c->name, peer, who[0] ? who : "no details", acc);
+    }
+    return XFER_ERR(XFER_ERR_TIMEOUT,
+                    "channel %s: no port file %s from component %s within %d ms (is %s running, "
+                    "with the same run directory?)",
+                    c->name, path, peer, x->timeout_ms, peer);
+}
+
 /* The `from` component accepts, the `to` component connects; the port name travels through
  * <run dir>/<channel>.port. */
 static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, int *disconnect)
@@ -276,6 +302,11 @@ static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, i
                               "%s: %s",
                               c->name, dir, strerror(errno));
             unlink(path); /* a stale name from an earlier run */
+            {
+                char acc[1100];
+                snprintf(acc, sizeof(acc), "%s/%s.accepted", dir, c->name);
+                unlink(acc);
+            }
             /* MPI_Open_port reports on no communicator: make its failure a return code. */
             MPI_Comm_get_errhandler(MPI_COMM_WORLD, &old_world);
             MPI_Comm_get_errhandler(MPI_COMM_SELF, &old_self);
@@ -296,10 +327,7 @@ static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, i
             const struct timespec nap = {0, 20 * 1000 * 1000};
             while (!read_port(path, port, sizeof(port))) {
                 if (MPI_Wtime() > deadline) {
-                    st = XFER_ERR(XFER_ERR_TIMEOUT,
-                                  "channel %s: no port file %s from component %s within %d ms "
-                                  "(is %s running, with the same run directory?)",
-                                  c->name, path, peer, x->timeout_ms, peer);
+                    st = no_port_error(x, c, dir, path, peer);
                     break;
                 }
                 nanosleep(&nap, NULL); /* waiting for another job to write a file */
@@ -331,8 +359,17 @@ static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, i
     }
     *disconnect = 1;
     if (accepting && rank == 0) {
-        if (!x->use_ctl)
+        if (!x->use_ctl) { /* the name is used up: a later reader learns who took it */
+            char acc[1100], host[256] = "", line[512];
+            time_t now = time(NULL);
+            gethostname(host, sizeof(host) - 1);
+            snprintf(acc, sizeof(acc), "%s/%s.accepted", dir, c->name);
+            snprintf(line, sizeof(line), "pid %ld on %s accepted at %.24s", (long) getpid(), host,
+                     ctime(&now));
+            if (write_port(acc, line) != XFER_SUCCESS)
+                xfer_log(XFER_LOG_WARN, "%s", xfer_last_error());
             unlink(path);
+        }
         MPI_Close_port(port);
     }
 out:
