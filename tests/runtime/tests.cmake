@@ -336,6 +336,26 @@ if(RT_SEPARATE)
                EXPECT "exiting early after 2 steps" ENV ${RT_SEP_ENV})
 endif()
 
+# ---- a producer killed right after a commit: its consumer gets every step that arrived and a
+# failure naming the first that did not (delivery_test.sh) ----------------------------------
+if(RT_SEPARATE AND TARGET xferd)
+  file(WRITE ${RT_DIR}/delivery.yaml "workflow: rt_delivery
+control: {heartbeat_ms: 250, timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"30\", --kill-after, \"6\"]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth, --steps, \"30\"]}
+channels:
+  - {name: c, from: a, to: b, max_in_flight_steps: 2,
+     datasets: [{name: x, type: float64, dims: [64, 8]}]}
+")
+  add_test(NAME ${P}.workflow.xferd.delivery
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/delivery_test.sh
+                   $<TARGET_FILE:xfer-run> ${RT_DIR}/delivery.yaml 6)
+  set_tests_properties(${P}.workflow.xferd.delivery PROPERTIES TIMEOUT 180
+                       LABELS "mpi;workflow;control"
+                       ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+endif()
+
 # ---- the control plane (xferd, started by xfer-run): kill -9 of one component ----------------
 # Its peers learn it from xferd (the launcher's exit report, or missed heartbeats) and fail with
 # XFER_ERR_PEER_FAILED naming it within 2 x the heartbeat timeout (250 ms beats, 1000 ms
