@@ -131,6 +131,17 @@ static xfer_status_t heartbeat(xfer_ctl_t *c, int64_t s)
     return rq(c, with_session("heartbeat", s), NULL);
 }
 
+/* Rank @p rank of the component of session @p s beats. */
+static xfer_status_t beat(xfer_ctl_t *c, int64_t s, int rank)
+{
+    xfer_ctl_msg_t *m = with_session("beat", s);
+    if (xfer_ctl_set_int(m, "rank", rank) != XFER_SUCCESS ||
+        xfer_ctl_set_int(m, "pid", 4242) != XFER_SUCCESS ||
+        xfer_ctl_set_str(m, "host", "here") != XFER_SUCCESS)
+        return XFER_ERR_NO_MEMORY;
+    return rq(c, m, NULL);
+}
+
 static xfer_status_t publish(xfer_ctl_t *c, int64_t s, const char *ch, const char *port)
 {
     xfer_ctl_msg_t *m = with_session("publish", s);
@@ -320,7 +331,7 @@ static void case_basic(void)
 static void case_order(void)
 {
     xfer_ctl_t *ca = client(), *cb = client();
-    int64_t sa = reg(ca, "a", 1), sb = reg(cb, "b", 2);
+    int64_t sa = reg(ca, "a", 1), sb = reg(cb, "b", 1);
 
     EXPECT_OK(step(ca, sa, "c", 0, 3, 10));
     EXPECT_ERR(step(ca, sa, "c", 0, 2, 10), XFER_ERR_PROTOCOL, "order");
@@ -425,6 +436,7 @@ static void case_liveness(void)
     deadline = t_last + 10 * timeout;
     while (!n && fx_now_ms() < deadline) {
         EXPECT_OK(heartbeat(cb, sb));
+        EXPECT_OK(beat(cb, sb, 1)); /* b's other rank */
         EXPECT_OK(heartbeat(cx, sx));
         n = notice(cb, hb / 2);
     }
@@ -444,6 +456,7 @@ static void case_liveness(void)
     xfer_ctl_msg_free(&n);
     /* once only, and not to x (no channel with a) */
     EXPECT_OK(heartbeat(cb, sb));
+    EXPECT_OK(beat(cb, sb, 1));
     EXPECT_OK(heartbeat(cx, sx));
     n = notice(cb, 0);
     CHECK(!n, "a second notice to b");
@@ -472,6 +485,69 @@ static void case_liveness(void)
     fx_stop(&D, SIGTERM);
 }
 
+/* Every rank counts: a component whose rank 1 stops beating fails, named, while its rank 0 beats
+ * on; one whose rank never beat fails after twice the timeout; beats that cannot be are refused. */
+static void case_ranks(void)
+{
+    const int hb = 100, timeout = 4 * hb, slack = 250;
+    xfer_ctl_t *ca = client(), *cb = client();
+    int64_t sa = reg(ca, "a", 1), sb = reg(cb, "b", 3), t_last, deadline;
+    xfer_ctl_msg_t *n = NULL, *st;
+    const xfer_ctl_msg_t *it;
+
+    EXPECT_ERR(beat(cb, sb, 3), XFER_ERR_PROTOCOL, "protocol"); /* b has ranks 0-2 */
+    EXPECT_ERR(beat(cb, sb + 1, 1), XFER_ERR_NOT_FOUND, "unknown");
+    /* b's ranks 1 and 2 beat, then rank 2 stops; a waits for the notice */
+    EXPECT_OK(beat(cb, sb, 1));
+    EXPECT_OK(beat(cb, sb, 2));
+    t_last = fx_now_ms();
+    deadline = t_last + 10 * timeout;
+    while (!n && fx_now_ms() < deadline) { /* (b's beats are refused once it failed) */
+        EXPECT_OK(heartbeat(ca, sa));
+        (void) heartbeat(cb, sb);
+        (void) beat(cb, sb, 1);
+        n = notice(ca, hb / 2);
+    }
+    CHECK(n != NULL, "no failure notice within %d ms", 10 * timeout);
+    if (n) {
+        int64_t after = fx_now_ms() - t_last;
+        const char *why = xfer_ctl_str(n, "reason", "");
+        printf("failure notice %lld ms after rank 2's last beat: %s\n", (long long) after, why);
+        CHECK(strcmp(xfer_ctl_str(n, "component", ""), "b") == 0, "notice about %s",
+              xfer_ctl_str(n, "component", ""));
+        CHECK(strstr(why, "rank 2 (pid 4242)") && strstr(why, "no heartbeat"), "reason %s", why);
+        CHECK(after >= timeout && after <= timeout + hb + slack, "declared after %lld ms",
+              (long long) after);
+    }
+    xfer_ctl_msg_free(&n);
+    EXPECT_ERR(beat(cb, sb, 1), XFER_ERR_PEER_FAILED, "failed");
+    /* a component whose rank 1 never beats */
+    sb = reg(cb, "b", 2);
+    t_last = fx_now_ms();
+    deadline = t_last + 10 * timeout;
+    while (!n && fx_now_ms() < deadline) {
+        EXPECT_OK(heartbeat(ca, sa));
+        (void) heartbeat(cb, sb);
+        n = notice(ca, hb / 2);
+    }
+    CHECK(n != NULL, "no failure notice for a rank that never beat");
+    if (n) {
+        int64_t after = fx_now_ms() - t_last;
+        CHECK(strstr(xfer_ctl_str(n, "reason", ""), "rank 1 sent no heartbeat"), "reason %s",
+              xfer_ctl_str(n, "reason", ""));
+        CHECK(after >= 2 * timeout && after <= 2 * timeout + hb + slack,
+              "declared after %lld ms (2 x %d)", (long long) after, timeout);
+    }
+    xfer_ctl_msg_free(&n);
+    st = get_status(ca);
+    it = find_item(st, "components", "b");
+    CHECK(it && strcmp(xfer_ctl_str(it, "state", ""), "failed") == 0, "b failed in the status");
+    xfer_ctl_msg_free(&st);
+    xfer_ctl_close(&ca);
+    xfer_ctl_close(&cb);
+    fx_stop(&D, SIGTERM);
+}
+
 static void case_exited(void)
 {
     xfer_ctl_t *ca = client(), *cb = client(), *cx = client(), *launcher = client();
@@ -480,7 +556,7 @@ static void case_exited(void)
     const xfer_ctl_msg_t *it;
 
     reg(ca, "a", 1);
-    sb = reg(cb, "b", 2);
+    sb = reg(cb, "b", 1);
     sx = reg(cx, "x", 1);
     /* b waits for a's port while a dies */
     EXPECT_OK(exited(launcher, "a", 1));
@@ -518,7 +594,7 @@ static void case_stop(int by_signal)
     xfer_ctl_msg_t *n;
     int status = -1;
 
-    reg(cb, "b", 2);
+    reg(cb, "b", 1);
     if (by_signal)
         kill(D.pid, SIGTERM);
     else
@@ -546,7 +622,7 @@ static int restart(void)
 static void case_restart(void)
 {
     xfer_ctl_t *ca = client(), *cb = client(), *cs = client();
-    int64_t sa = reg(ca, "a", 1), sb = reg(cb, "b", 2);
+    int64_t sa = reg(ca, "a", 1), sb = reg(cb, "b", 1);
     xfer_ctl_msg_t *st;
     const xfer_ctl_msg_t *it;
     char port[64];
@@ -641,7 +717,7 @@ static void chan_progress(xfer_ctl_t *cs, const char *ch, int64_t *step0, int64_
 static void case_ahead(void)
 {
     xfer_ctl_t *ca = client(), *cb = client(), *cs = client();
-    int64_t sa = reg(ca, "a", 1), sb = reg(cb, "b", 2);
+    int64_t sa = reg(ca, "a", 1), sb = reg(cb, "b", 1);
     int status;
 
     /* b released step 0 before xferd heard a announce it */
@@ -851,7 +927,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_xferd CASE --xferd PATH\n");
         return 2;
     }
-    if (strcmp(c, "liveness") == 0)
+    if (strcmp(c, "liveness") == 0 || strcmp(c, "ranks") == 0)
         hb = 100;
     {
         const char *xferd = D.xferd;
@@ -871,6 +947,8 @@ int main(int argc, char **argv)
         case_auth();
     else if (strcmp(c, "liveness") == 0)
         case_liveness();
+    else if (strcmp(c, "ranks") == 0)
+        case_ranks();
     else if (strcmp(c, "exited") == 0)
         case_exited();
     else if (strcmp(c, "stop") == 0)
