@@ -112,7 +112,7 @@ void sim_check_round(sim_t *m, int rank)
     unsigned long chains_s = 0, chains_r = 0; /* chains seen (first 64) */
     char me[16], peer[16];
 
-    sim_rank_name(m, rank, me, sizeof(me));
+    /* names are formatted only for a message: this runs once per rank and round */
     for (i = 0; i < v->n; i++) {
         const xfer_op_t *op = &v->ops[i];
         if (op->kind != XFER_OP_SEND && op->kind != XFER_OP_RECV)
@@ -120,6 +120,7 @@ void sim_check_round(sim_t *m, int rank)
         if (s->ring_only && op->comm == XFER_COMM_MAIN) {
             int d = ((op->peer - rank) % m->N + m->N) % m->N;
             if (d != 1 && d != m->N - 1) {
+                sim_rank_name(m, rank, me, sizeof(me));
                 sim_rank_name(m, op->peer, peer, sizeof(peer));
                 sim_fail(m, XFER_ERR_VERIFY,
                          "%s: round %d: %s %s %s, which is not its ring neighbour", s->algo,
@@ -144,6 +145,7 @@ void sim_check_round(sim_t *m, int rank)
         }
     }
     if (m->o.check_ports && (sends > s->max_ports || recvs > s->max_ports)) {
+        sim_rank_name(m, rank, me, sizeof(me));
         sim_fail(m, XFER_ERR_VERIFY,
                  "%s: round %d: %s starts %d sends and %d receives at once (single-port allows %d)",
                  s->algo, R->round, me, sends, recvs, s->max_ports);
@@ -166,6 +168,7 @@ void sim_check_round(sim_t *m, int rank)
                         b[y].len && a[x].off < b[y].off + b[y].len &&
                         b[y].off < a[x].off + a[x].len) {
                         c = a[x].buf;
+                        sim_rank_name(m, rank, me, sizeof(me));
                         sim_fail(m, XFER_ERR_VERIFY,
                                  "%s: round %d: %s: %s and %s touch %s[%zu..%zu) at the same time",
                                  s->algo, R->round, me, xfer_op_name(v->ops[i].kind),
