@@ -72,17 +72,24 @@ int xfer_rv_get(const runvec_t *m, size_t off, size_t len, size_t rel, runvec_t 
     return 1;
 }
 
+enum { RV_STACK = 16 }; /* a put's new runs assembled on the stack: a message has a few */
+
 /* Overwrite [off, off+len) of @p m with @p src (relative offsets, covering the range). */
 int xfer_rv_put(runvec_t *m, size_t off, size_t len, const runvec_t *src)
 {
-    runvec_t mid = {0};
+    run_t stack[RV_STACK];
+    runvec_t mid = {NULL, 0, 0};
     size_t end = off + len;
-    int i0 = rv_find(m, off), i1 = i0, k, keep, grow;
+    int i0 = rv_find(m, off), i1 = i0, k, keep, grow, ok = 0;
     run_t left, right;
     int has_left = 0, has_right = 0;
 
     if (len == 0)
         return 1;
+    if (src->n + 2 <= RV_STACK) { /* room for src and both neighbours: pushes never grow it */
+        mid.r = stack;
+        mid.cap = RV_STACK;
+    }
     while (i1 < m->n && m->r[i1].off < end)
         i1++;
     if (i0 < i1 && m->r[i0].off < off) {
@@ -108,39 +115,34 @@ int xfer_rv_put(runvec_t *m, size_t off, size_t len, const runvec_t *src)
         i1++;
         has_right = 1;
     }
-    if ((has_left && !xfer_rv_push(&mid, left)))
-        return 0;
+    if (has_left && !xfer_rv_push(&mid, left))
+        goto out;
     for (k = 0; k < src->n; k++) {
         run_t x = src->r[k];
         x.off += off;
-        if (!xfer_rv_push(&mid, x)) {
-            xfer_rv_free(&mid);
-            return 0;
-        }
+        if (!xfer_rv_push(&mid, x))
+            goto out;
     }
-    if (has_right && !xfer_rv_push(&mid, right)) {
-        xfer_rv_free(&mid);
-        return 0;
-    }
+    if (has_right && !xfer_rv_push(&mid, right))
+        goto out;
     keep = i1 - i0;
     grow = mid.n - keep;
-    if (grow > 0) {
-        if (m->n + grow > m->cap) {
-            int cap = XFER_MAX(m->cap * 2, m->n + grow);
-            run_t *n = xfer_realloc_array(m->r, (size_t) cap, sizeof(run_t));
-            if (!n) {
-                xfer_rv_free(&mid);
-                return 0;
-            }
-            m->r = n;
-            m->cap = cap;
-        }
+    if (grow > 0 && m->n + grow > m->cap) {
+        int cap = XFER_MAX(m->cap * 2, m->n + grow);
+        run_t *n = xfer_realloc_array(m->r, (size_t) cap, sizeof(run_t));
+        if (!n)
+            goto out;
+        m->r = n;
+        m->cap = cap;
     }
     if (grow != 0 && i1 < m->n)
         memmove(&m->r[i1 + grow], &m->r[i1], (size_t) (m->n - i1) * sizeof(run_t));
     if (mid.n)
         memcpy(&m->r[i0], mid.r, (size_t) mid.n * sizeof(run_t));
     m->n += grow;
-    xfer_rv_free(&mid);
-    return 1;
+    ok = 1;
+out:
+    if (mid.r != stack)
+        xfer_rv_free(&mid);
+    return ok;
 }
