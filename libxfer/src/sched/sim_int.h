@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The simulator's internal state, shared by sim.c (events, driver), sim_check.c (round checks,
- * final checks, messages) and sim_node.c (hierarchies: node windows, flags, stripes). */
+/* The simulator's internal state, shared by sim.c (set-up, driver), sim_queue.c (events),
+ * sim_round.c (rounds, copies, messages), sim_coll.c (local collectives), sim_check.c (round
+ * checks, final checks, messages) and sim_node.c (hierarchies: node windows, flags, stripes). */
 #ifndef XFER_SIM_INT_H
 #define XFER_SIM_INT_H
 
@@ -112,8 +113,28 @@ void sim_verify_rank(sim_t *m, int rank); /* RECV holds the other group's data o
 void sim_verify(sim_t *m);
 void sim_verify_flat(sim_t *m);
 
-/* sim.c */
+/* sim_queue.c */
+void sim_enqueue(sim_t *m, int rank, int k); /* op k of the rank's view, at its post time */
+ready_t sim_dequeue(sim_t *m);               /* the earliest; the queue must not be empty */
+double sim_rand01(sim_t *m);                 /* jitter: uniform in [0, 1) */
+/* Jitter (opts.jitter > 0): a random delay for a local operation of @p rank (0 without), and
+ * finishing a local operation at time @p t instead of when it is posted. */
+double sim_delay(sim_t *m, int rank);
+void sim_defer(sim_t *m, int rank, int k, double t);
+
+/* sim_round.c */
+void sim_start_round(sim_t *m, int rank); /* the rank's next non-empty round, or its next call */
+void sim_post(sim_t *m, int rank, int k);
+void sim_finish(sim_t *m, int rank, int k, double t); /* a deferred local operation ends */
 void sim_complete(sim_t *m, int rank, int k, double t);
+/* Labels of @p len bytes at (buf, off) of @p rank into m->tmp; 0 on a violation (message
+ * availability: "@p rank @p what buf[..) but does not hold ..."). */
+int sim_take(sim_t *m, int rank, int buf, size_t off, size_t len, const char *what);
+
+/* sim_coll.c */
+void sim_post_coll(sim_t *m, int rank, int k);
+
+/* sim.c */
 /* Set up @p N ranks (@p prepare first, if given, then @p setup for each), run them, check,
  * summarise, and free the state: the body of every xfer_sim_run* entry point. */
 xfer_status_t sim_run(sim_t *m, int N, const xfer_sim_opts_t *opts,
@@ -124,10 +145,6 @@ xfer_status_t sim_send_labels(sim_t *m, int rank);
 xfer_status_t sim_setup_state(sim_rank_t *R, int rank);     /* for the schedule in R->s */
 xfer_status_t sim_drive(sim_t *m, xfer_sim_stats_t *stats); /* run, check, summarise */
 void sim_free(sim_t *m);
-/* Jitter (opts.jitter > 0): a random delay for a local operation of @p rank (0 without), and
- * finishing a local operation at time @p t instead of when it is posted. */
-double sim_delay(sim_t *m, int rank);
-void sim_defer(sim_t *m, int rank, int k, double t);
 
 /* sim_node.c */
 runvec_t *sim_bufmap(sim_t *m, int rank, int buf); /* the map of a buffer (node windows shared) */
