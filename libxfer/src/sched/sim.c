@@ -39,7 +39,7 @@ void sim_free(sim_t *m)
     }
     xfer_free(m->insts);
     xfer_free(m->r);
-    xfer_free(m->heap);
+    sim_queue_free(m);
     sim_nodes_free(m);
     xfer_free(m->slow);
     xfer_rv_free(&m->tmp);
@@ -140,6 +140,7 @@ void xfer_sim_opts_default(xfer_sim_opts_t *o)
 xfer_status_t sim_drive(sim_t *m, xfer_sim_stats_t *stats)
 {
     int rank, nslots = -1;
+    ready_t x;
 
     for (rank = 0; rank < m->N; rank++) {
         if (nslots >= 0 && m->r[rank].s->nslots != nslots)
@@ -162,8 +163,7 @@ xfer_status_t sim_drive(sim_t *m, xfer_sim_stats_t *stats)
     }
     for (rank = 0; rank < m->N && m->err == XFER_SUCCESS; rank++)
         sim_start_round(m, rank);
-    while (m->nheap > 0 && m->err == XFER_SUCCESS) {
-        const ready_t x = sim_dequeue(m);
+    while (m->err == XFER_SUCCESS && sim_dequeue(m, &x)) {
         if (x.finish)
             sim_finish(m, x.rank, x.k, x.t);
         else

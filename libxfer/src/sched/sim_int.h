@@ -45,14 +45,39 @@ typedef struct sim_rank {
     int node, slot; /* hierarchies: the rank's node (both groups' nodes numbered together) */
 } sim_rank_t;
 
-/* An operation whose waits are all satisfied, to be posted at time t (ties: in the order they
- * became ready). */
+/* An operation whose waits are all satisfied, to be posted at time t. */
 typedef struct ready {
     double t;
-    unsigned long seq;
     int rank, k;
     int finish; /* 0: post the op; 1: finish a local op posted earlier (jitter) */
 } ready_t;
+
+/* The event queue (sim_queue.c): operations in the order of the times they become ready, ties
+ * in the order they became ready. Events of one time share a bucket, a FIFO list; the buckets
+ * are a min-heap by time. Most events of a round-based schedule share a handful of times, so
+ * this order costs O(1) per event where a heap of events cost O(log n) comparisons.
+ * Links are indices + 1 (0: none), so a zeroed queue is an empty one. */
+typedef struct sim_event {
+    double t;
+    int rank, k, finish;
+    int next; /* the bucket's next event, or the free list's */
+} sim_event_t;
+
+typedef struct sim_bucket {
+    double t;
+    int head, tail; /* events, oldest first; head links the free list of a free bucket */
+} sim_bucket_t;
+
+typedef struct sim_queue {
+    sim_event_t *ev;
+    int ev_cap, ev_free;
+    sim_bucket_t *b;
+    int b_cap, b_free;
+    int *heap; /* live buckets (indices), earliest first; room for b_cap */
+    int nheap;
+    xfer_hmap_t at; /* time (its bits) -> live bucket */
+    int last;       /* the bucket of the last event queued: the next one most likely goes there */
+} sim_queue_t;
 
 typedef struct coll_inst {
     int posted;
@@ -84,9 +109,7 @@ typedef struct sim {
     xfer_sim_opts_t o;
     int N;
     sim_rank_t *r;
-    ready_t *heap; /* operations to post, earliest first (a binary min-heap) */
-    size_t nheap, heap_cap;
-    unsigned long seq;
+    sim_queue_t q;        /* operations to post */
     xfer_hmap_t coll_seq; /* (rank, slot, color) -> next call number */
     xfer_hmap_t coll;     /* (slot, color, call) -> instance + 1 */
     coll_inst_t *insts;
@@ -115,8 +138,9 @@ void sim_verify_flat(sim_t *m);
 
 /* sim_queue.c */
 void sim_enqueue(sim_t *m, int rank, int k); /* op k of the rank's view, at its post time */
-ready_t sim_dequeue(sim_t *m);               /* the earliest; the queue must not be empty */
-double sim_rand01(sim_t *m);                 /* jitter: uniform in [0, 1) */
+int sim_dequeue(sim_t *m, ready_t *out);     /* the earliest; 0 when the queue is empty */
+void sim_queue_free(sim_t *m);
+double sim_rand01(sim_t *m); /* jitter: uniform in [0, 1) */
 /* Jitter (opts.jitter > 0): a random delay for a local operation of @p rank (0 without), and
  * finishing a local operation at time @p t instead of when it is posted. */
 double sim_delay(sim_t *m, int rank);

@@ -2,38 +2,141 @@
 /*
  * The simulator's event queue: operations whose waits are satisfied, posted in the order of the
  * times they become ready (ties in the order they became ready), and the jitter's random delays.
+ * Posting in time order makes the ports' free times claimed in time order, so the predicted time
+ * of a pipelined schedule holds. Buckets of equal times (sim_int.h) give exactly the order of
+ * (time, arrival) that a heap of events gives.
  */
+#include <string.h>
+
 #include "sim_int.h"
 
-static int earlier(const ready_t *a, const ready_t *b)
+/* The map's key of time @p t: its bits, with -0.0 and 0.0 one time as they compare equal. */
+static uint64_t time_key(double t)
 {
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+    uint64_t u;
+    if (t == 0.0)
+        t = 0.0;
+    memcpy(&u, &t, sizeof(u));
+    return u;
 }
 
-/* Post operations in the order of the times they become ready, so that the ports' free times
- * are claimed in time order and the predicted time of a pipelined schedule holds. */
+static void heap_push(sim_queue_t *q, int b)
+{
+    int i = q->nheap++;
+    for (; i > 0 && q->b[b].t < q->b[q->heap[(i - 1) / 2]].t; i = (i - 1) / 2)
+        q->heap[i] = q->heap[(i - 1) / 2];
+    q->heap[i] = b;
+}
+
+static void heap_pop(sim_queue_t *q)
+{
+    const int last = q->heap[--q->nheap];
+    int i = 0, c;
+    while ((c = 2 * i + 1) < q->nheap) {
+        if (c + 1 < q->nheap && q->b[q->heap[c + 1]].t < q->b[q->heap[c]].t)
+            c++;
+        if (!(q->b[q->heap[c]].t < q->b[last].t))
+            break;
+        q->heap[i] = q->heap[c];
+        i = c;
+    }
+    if (q->nheap > 0)
+        q->heap[i] = last;
+}
+
+/* A free event (the pool grows as needed), or -1 when out of memory. */
+static int new_event(sim_queue_t *q)
+{
+    int e;
+    if (q->ev_free == 0) {
+        const int cap = q->ev_cap ? 2 * q->ev_cap : 4096;
+        sim_event_t *ev = xfer_realloc_array(q->ev, (size_t) cap, sizeof(*ev));
+        if (!ev)
+            return -1;
+        for (e = q->ev_cap; e < cap; e++)
+            ev[e].next = e + 2 <= cap ? e + 2 : 0;
+        q->ev = ev;
+        q->ev_free = q->ev_cap + 1;
+        q->ev_cap = cap;
+    }
+    e = q->ev_free - 1;
+    q->ev_free = q->ev[e].next;
+    return e;
+}
+
+/* A free bucket for time @p t, empty and in the heap, or -1 when out of memory. */
+static int new_bucket(sim_queue_t *q, double t)
+{
+    int b;
+    if (q->b_free == 0) {
+        const int cap = q->b_cap ? 2 * q->b_cap : 64;
+        sim_bucket_t *nb = xfer_realloc_array(q->b, (size_t) cap, sizeof(*nb));
+        int *nh;
+        if (!nb)
+            return -1;
+        q->b = nb;
+        nh = xfer_realloc_array(q->heap, (size_t) cap, sizeof(*nh));
+        if (!nh)
+            return -1;
+        q->heap = nh;
+        for (b = q->b_cap; b < cap; b++)
+            nb[b].head = b + 2 <= cap ? b + 2 : 0;
+        q->b_free = q->b_cap + 1;
+        q->b_cap = cap;
+    }
+    b = q->b_free - 1;
+    q->b_free = q->b[b].head;
+    q->b[b].t = t;
+    q->b[b].head = q->b[b].tail = 0;
+    heap_push(q, b);
+    return b;
+}
+
+/* The live bucket of time @p t, created if there is none; -1 when out of memory. */
+static int bucket_at(sim_queue_t *q, double t)
+{
+    uint64_t *slot;
+    int b = q->last - 1;
+    if (b >= 0 && q->b[b].t == t)
+        return b;
+    if (q->at.cap == 0 && !xfer_hmap_init(&q->at, 64))
+        return -1;
+    slot = xfer_hmap_slot(&q->at, time_key(t));
+    if (!slot)
+        return -1;
+    if (*slot == 0) {
+        b = new_bucket(q, t);
+        if (b < 0) {
+            xfer_hmap_erase(&q->at, time_key(t));
+            return -1;
+        }
+        *slot = (uint64_t) b + 1;
+    }
+    b = (int) *slot - 1;
+    q->last = b + 1;
+    return b;
+}
+
 static void enqueue_at(sim_t *m, int rank, int k, double t, int finish)
 {
-    ready_t x;
-    size_t i;
-    if (m->nheap == m->heap_cap) {
-        size_t cap = m->heap_cap ? m->heap_cap * 2 : 4096;
-        ready_t *h = xfer_realloc_array(m->heap, cap, sizeof(*h));
-        if (!h) {
-            sim_fail(m, XFER_ERR_NO_MEMORY, "simulator queue");
-            return;
-        }
-        m->heap = h;
-        m->heap_cap = cap;
+    sim_queue_t *q = &m->q;
+    const int b = bucket_at(q, t), e = b < 0 ? -1 : new_event(q);
+    sim_event_t *ev;
+    if (e < 0) {
+        sim_fail(m, XFER_ERR_NO_MEMORY, "simulator queue");
+        return;
     }
-    x.t = t;
-    x.seq = m->seq++;
-    x.rank = rank;
-    x.k = k;
-    x.finish = finish;
-    for (i = m->nheap++; i > 0 && earlier(&x, &m->heap[(i - 1) / 2]); i = (i - 1) / 2)
-        m->heap[i] = m->heap[(i - 1) / 2];
-    m->heap[i] = x;
+    ev = &q->ev[e];
+    ev->t = t;
+    ev->rank = rank;
+    ev->k = k;
+    ev->finish = finish;
+    ev->next = 0;
+    if (q->b[b].tail)
+        q->ev[q->b[b].tail - 1].next = e + 1;
+    else
+        q->b[b].head = e + 1;
+    q->b[b].tail = e + 1;
 }
 
 void sim_enqueue(sim_t *m, int rank, int k)
@@ -44,6 +147,43 @@ void sim_enqueue(sim_t *m, int rank, int k)
 void sim_defer(sim_t *m, int rank, int k, double t)
 {
     enqueue_at(m, rank, k, t, 1);
+}
+
+int sim_dequeue(sim_t *m, ready_t *out)
+{
+    sim_queue_t *q = &m->q;
+    sim_bucket_t *B;
+    int b, e;
+    if (q->nheap == 0)
+        return 0;
+    b = q->heap[0];
+    B = &q->b[b];
+    e = B->head - 1;
+    out->t = q->ev[e].t;
+    out->rank = q->ev[e].rank;
+    out->k = q->ev[e].k;
+    out->finish = q->ev[e].finish;
+    B->head = q->ev[e].next;
+    q->ev[e].next = q->ev_free;
+    q->ev_free = e + 1;
+    if (B->head == 0) { /* the bucket is done: later events of its time get a new one */
+        heap_pop(q);
+        xfer_hmap_erase(&q->at, time_key(B->t));
+        B->head = q->b_free;
+        q->b_free = b + 1;
+        if (q->last == b + 1)
+            q->last = 0;
+    }
+    return 1;
+}
+
+void sim_queue_free(sim_t *m)
+{
+    xfer_free(m->q.ev);
+    xfer_free(m->q.b);
+    xfer_free(m->q.heap);
+    xfer_hmap_fini(&m->q.at);
+    memset(&m->q, 0, sizeof(m->q));
 }
 
 double sim_rand01(sim_t *m)
@@ -57,21 +197,4 @@ double sim_rand01(sim_t *m)
 double sim_delay(sim_t *m, int rank)
 {
     return m->o.jitter > 0 && m->slow ? m->o.jitter * m->slow[rank] * sim_rand01(m) : 0.0;
-}
-
-ready_t sim_dequeue(sim_t *m)
-{
-    const ready_t top = m->heap[0], last = m->heap[--m->nheap];
-    size_t i = 0, c;
-    while ((c = 2 * i + 1) < m->nheap) {
-        if (c + 1 < m->nheap && earlier(&m->heap[c + 1], &m->heap[c]))
-            c++;
-        if (!earlier(&m->heap[c], &last))
-            break;
-        m->heap[i] = m->heap[c];
-        i = c;
-    }
-    if (m->nheap > 0)
-        m->heap[i] = last;
-    return top;
 }
