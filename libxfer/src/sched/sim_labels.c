@@ -5,14 +5,17 @@
 #include "../core/core.h"
 #include "sim_labels.h"
 
+/* Does @p x continue @p l (then they are one run)? */
+static int continues(const run_t *l, const run_t *x)
+{
+    return l->off + l->len == x->off && l->grp == x->grp && l->goff + l->len == x->goff;
+}
+
 int xfer_rv_push(runvec_t *v, run_t x)
 {
-    if (v->n > 0) { /* coalesce with the previous run when it continues it */
-        run_t *l = &v->r[v->n - 1];
-        if (l->off + l->len == x.off && l->grp == x.grp && l->goff + l->len == x.goff) {
-            l->len += x.len;
-            return 1;
-        }
+    if (v->n > 0 && continues(&v->r[v->n - 1], &x)) { /* coalesced */
+        v->r[v->n - 1].len += x.len;
+        return 1;
     }
     if (v->n == v->cap) {
         int cap = v->cap ? v->cap * 2 : 4;
@@ -72,24 +75,33 @@ int xfer_rv_get(const runvec_t *m, size_t off, size_t len, size_t rel, runvec_t 
     return 1;
 }
 
+/* xfer_rv_push into @p v, which has room, holding @p n runs; returns the new count. */
+static int append(run_t *v, int n, run_t x)
+{
+    if (n > 0 && continues(&v[n - 1], &x)) {
+        v[n - 1].len += x.len;
+        return n;
+    }
+    v[n] = x;
+    return n + 1;
+}
+
 enum { RV_STACK = 16 }; /* a put's new runs assembled on the stack: a message has a few */
 
 /* Overwrite [off, off+len) of @p m with @p src (relative offsets, covering the range). */
 int xfer_rv_put(runvec_t *m, size_t off, size_t len, const runvec_t *src)
 {
-    run_t stack[RV_STACK];
-    runvec_t mid = {NULL, 0, 0};
-    size_t end = off + len;
-    int i0 = rv_find(m, off), i1 = i0, k, keep, grow, ok = 0;
-    run_t left, right;
+    run_t stack[RV_STACK], *mid = stack;
+    const size_t end = off + len;
+    int i0 = rv_find(m, off), i1 = i0, k, n = 0, grow, ok = 0;
+    run_t left = {0, 0, 0, 0}, right = {0, 0, 0, 0};
     int has_left = 0, has_right = 0;
 
     if (len == 0)
         return 1;
-    if (src->n + 2 <= RV_STACK) { /* room for src and both neighbours: pushes never grow it */
-        mid.r = stack;
-        mid.cap = RV_STACK;
-    }
+    /* room for src's runs and both neighbours: on the stack unless a message has many */
+    if (src->n + 2 > RV_STACK && !(mid = xfer_malloc((size_t) (src->n + 2) * sizeof(run_t))))
+        return 0;
     while (i1 < m->n && m->r[i1].off < end)
         i1++;
     if (i0 < i1 && m->r[i0].off < off) {
@@ -115,34 +127,32 @@ int xfer_rv_put(runvec_t *m, size_t off, size_t len, const runvec_t *src)
         i1++;
         has_right = 1;
     }
-    if (has_left && !xfer_rv_push(&mid, left))
-        goto out;
+    if (has_left)
+        n = append(mid, n, left);
     for (k = 0; k < src->n; k++) {
         run_t x = src->r[k];
         x.off += off;
-        if (!xfer_rv_push(&mid, x))
-            goto out;
+        n = append(mid, n, x);
     }
-    if (has_right && !xfer_rv_push(&mid, right))
-        goto out;
-    keep = i1 - i0;
-    grow = mid.n - keep;
+    if (has_right)
+        n = append(mid, n, right);
+    grow = n - (i1 - i0);
     if (grow > 0 && m->n + grow > m->cap) {
         int cap = XFER_MAX(m->cap * 2, m->n + grow);
-        run_t *n = xfer_realloc_array(m->r, (size_t) cap, sizeof(run_t));
-        if (!n)
+        run_t *r = xfer_realloc_array(m->r, (size_t) cap, sizeof(run_t));
+        if (!r)
             goto out;
-        m->r = n;
+        m->r = r;
         m->cap = cap;
     }
     if (grow != 0 && i1 < m->n)
         memmove(&m->r[i1 + grow], &m->r[i1], (size_t) (m->n - i1) * sizeof(run_t));
-    if (mid.n)
-        memcpy(&m->r[i0], mid.r, (size_t) mid.n * sizeof(run_t));
+    for (k = 0; k < n; k++)
+        m->r[i0 + k] = mid[k];
     m->n += grow;
     ok = 1;
 out:
-    if (mid.r != stack)
-        xfer_rv_free(&mid);
+    if (mid != stack)
+        xfer_free(mid);
     return ok;
 }

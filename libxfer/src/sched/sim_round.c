@@ -136,21 +136,19 @@ static int capture(sim_t *m, int rank, int k, runvec_t *out)
     const xfer_op_t *op = &R->view.ops[k];
     const xfer_piece_t *pc = op->npieces > 0 ? &R->s->pieces[op->piece0] : NULL;
     const int n = op->npieces > 0 ? op->npieces : 1;
-    size_t pos = 0;
-    int i, j;
+    size_t pos = 0, gap = 0;
+    int j;
     out->n = 0;
     for (j = 0; j < n; j++) {
         const int buf = pc ? pc[j].buf : op->buf;
         const size_t off = pc ? pc[j].off : op->off, len = pc ? pc[j].len : op->len;
-        if (!sim_take(m, rank, buf, off, len, "sends"))
-            return 0;
-        for (i = 0; i < m->tmp.n; i++) {
-            run_t x = m->tmp.r[i];
-            x.off += pos;
-            if (!xfer_rv_push(out, x)) {
+        /* straight into out, at the piece's position; sim_take names what is missing */
+        if (!xfer_rv_get(sim_bufmap(m, rank, buf), off, len, pos, out, &gap)) {
+            if (gap == (size_t) -1)
                 sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
-                return 0;
-            }
+            else
+                sim_take(m, rank, buf, off, len, "sends");
+            return 0;
         }
         pos += len;
     }
