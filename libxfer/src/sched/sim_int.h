@@ -171,12 +171,26 @@ xfer_status_t sim_drive(sim_t *m, xfer_sim_stats_t *stats); /* run, check, summa
 void sim_free(sim_t *m);
 
 /* sim_node.c */
-runvec_t *sim_bufmap(sim_t *m, int rank, int buf); /* the map of a buffer (node windows shared) */
-int sim_peer(const sim_t *m, int rank, const xfer_op_t *op);            /* merged rank */
+runvec_t *sim_node_window(sim_t *m, int rank, int buf); /* NODE_S, NODE_R of the rank's node */
+int sim_stripe_peer(const sim_t *m, int rank, const xfer_op_t *op);     /* merged rank, or -1 */
 int sim_member(const sim_t *m, int rank, const xfer_group_t *g, int i); /* merged rank */
 void sim_post_node(sim_t *m, int rank, int k);            /* FLAG_WAIT, FLAG_PUT, BARRIER, TASK */
 void sim_finish_put(sim_t *m, int rank, int k, double t); /* a deferred FLAG_PUT lands */
 int sim_next_call(sim_t *m, int rank);                    /* 1: the rank starts its next call */
 void sim_nodes_free(sim_t *m);
+
+/* The map of a buffer (node windows shared); inline: it runs for every message. */
+static inline runvec_t *sim_bufmap(sim_t *m, int rank, int buf)
+{
+    if (m->nodes && (buf == XFER_BUF_NODE_S || buf == XFER_BUF_NODE_R))
+        return sim_node_window(m, rank, buf);
+    return &m->r[rank].map[buf];
+}
+
+/* The merged rank of a point-to-point operation's peer (stripe ranks translated), or -1. */
+static inline int sim_peer(const sim_t *m, int rank, const xfer_op_t *op)
+{
+    return op->comm == XFER_COMM_MAIN ? op->peer : sim_stripe_peer(m, rank, op);
+}
 
 #endif /* XFER_SIM_INT_H */

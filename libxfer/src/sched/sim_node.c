@@ -31,12 +31,10 @@ static long epoch_of(const sim_rank_t *R)
     return (long) R->call + 1; /* the window's first use is epoch 1 */
 }
 
-runvec_t *sim_bufmap(sim_t *m, int rank, int buf)
+runvec_t *sim_node_window(sim_t *m, int rank, int buf)
 {
-    sim_rank_t *R = &m->r[rank];
-    if (m->nodes && (buf == XFER_BUF_NODE_S || buf == XFER_BUF_NODE_R))
-        return &m->nodes[R->node].win[epoch_of(R) & 1][buf - XFER_BUF_NODE_S];
-    return &R->map[buf];
+    const sim_rank_t *R = &m->r[rank];
+    return &m->nodes[R->node].win[epoch_of(R) & 1][buf - XFER_BUF_NODE_S];
 }
 
 /* Merged rank of stripe rank @p x of the stripe of slot @p slot (rank = node, group 0 low), or
@@ -54,10 +52,8 @@ static int stripe_member(const sim_t *m, int slot, int x)
     return xfer_merged_rank(m->shape, g, N->members[g][first + slot]);
 }
 
-int sim_peer(const sim_t *m, int rank, const xfer_op_t *op)
+int sim_stripe_peer(const sim_t *m, int rank, const xfer_op_t *op)
 {
-    if (op->comm == XFER_COMM_MAIN)
-        return op->peer;
     if (op->comm == XFER_COMM_STRIPE && m->hier)
         return stripe_member(m, m->r[rank].slot, op->peer);
     return -1;
