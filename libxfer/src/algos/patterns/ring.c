@@ -147,6 +147,17 @@ static int solve(const seq_t *s, long v, int N, int js[2])
     return n;
 }
 
+/* Can a transfer of sequence @p s start at @p v? An unwrapped sequence's sources lie in
+ * [src(lo), src(hi - 1)] (c > 0), and most of a step's sequences miss a given position: this
+ * keeps the per-position query from solving them. */
+static int may_start_at(const seq_t *s, long v)
+{
+    if (s->lo >= s->hi)
+        return 0;
+    return s->mod ||
+           (v >= (long) s->a + (long) s->c * s->lo && v <= (long) s->a + (long) s->c * (s->hi - 1));
+}
+
 int xfer_ring_half_at(int p, int q, int step, int x, xfer_ring_xfer_t *out)
 {
     seq_t d[8];
@@ -156,7 +167,10 @@ int xfer_ring_half_at(int p, int q, int step, int x, xfer_ring_xfer_t *out)
     for (si = 0; si < nd; si++) {
         int js[2], nj, role;
         for (role = 0; role < 2; role++) { /* 0: x sends, 1: x receives */
-            nj = solve(&d[si], role == 0 ? x : (long) x - d[si].dir, N, js);
+            const long v = role == 0 ? x : (long) x - d[si].dir;
+            if (!may_start_at(&d[si], v))
+                continue;
+            nj = solve(&d[si], v, N, js);
             for (k = 0; k < nj && n < XFER_RING_MAX_AT; k++) {
                 xfer_ring_xfer_t t;
                 if (emit(&d[si], si, js[k], N, &t) && (role == 0 ? t.src : t.dst) == x)
