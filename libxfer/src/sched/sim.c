@@ -19,17 +19,11 @@ void sim_free(sim_t *m)
             w = R->s ? xfer_sched_widest_round(R->s) : 0;
             for (b = 0; b < XFER_NBUFS; b++)
                 xfer_rv_free(&R->map[b]);
-            if (R->cap)
+            if (R->state)
                 for (k = 0; k < w; k++)
-                    xfer_rv_free(&R->cap[k]);
+                    xfer_rv_free(&R->state[k].cap);
             xfer_sched_destroy(&R->s);
-            xfer_free(R->scratch);
-            xfer_free(R->st);
-            xfer_free(R->post);
-            xfer_free(R->end);
-            xfer_free(R->cap);
-            xfer_free(R->pend);
-            xfer_free(R->wait);
+            xfer_free(R->state); /* with scratch and pend */
             xfer_free(R->acc.a[0]);
             xfer_free(R->acc.a[1]);
         }
@@ -52,18 +46,16 @@ void sim_free(sim_t *m)
 xfer_status_t sim_setup_state(sim_rank_t *R, int rank)
 {
     const int w = xfer_sched_widest_round(R->s);
+    const size_t nscratch = R->s->gen ? (size_t) w : 0;
     int k, most = 0;
 
-    R->scratch = R->s->gen ? xfer_malloc((size_t) w * sizeof(xfer_op_t)) : NULL;
-    R->st = xfer_malloc((size_t) w);
-    R->post = xfer_malloc((size_t) w * sizeof(double));
-    R->end = xfer_malloc((size_t) w * sizeof(double));
-    R->cap = xfer_calloc((size_t) w, sizeof(runvec_t));
-    R->pend = xfer_malloc((size_t) w * sizeof(int));
-    R->wait = xfer_malloc((size_t) w * sizeof(int));
-    if ((R->s->gen && !R->scratch) || !R->st || !R->post || !R->end || !R->cap || !R->pend ||
-        !R->wait)
+    /* one block: what a round touches of a rank stays close together */
+    R->state = xfer_calloc(1, (size_t) w * (sizeof(sim_opstate_t) + sizeof(int)) +
+                                  nscratch * sizeof(xfer_op_t));
+    if (!R->state)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "simulator state of rank %d", rank);
+    R->scratch = nscratch ? (xfer_op_t *) (R->state + w) : NULL;
+    R->pend = (int *) ((char *) (R->state + w) + nscratch * sizeof(xfer_op_t));
     if (R->s->npieces > 0) { /* room for the widest combined message's accesses */
         for (k = 0; k < R->s->nops; k++)
             most = XFER_MAX(most, R->s->ops[k].npieces);

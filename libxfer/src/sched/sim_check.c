@@ -196,7 +196,7 @@ void sim_describe_stuck(sim_t *m)
         if (R->round >= R->s->nrounds)
             continue;
         for (k = 0; k < R->view.n; k++)
-            if (R->st[k] == ST_POSTED) {
+            if (R->state[k].st == ST_POSTED) {
                 const xfer_op_t *o = &R->view.ops[k];
                 char me[16], peer[16] = "its group";
                 sim_rank_name(m, rank, me, sizeof(me));

@@ -42,7 +42,7 @@ static void run_coll(sim_t *m, coll_inst_t *ci, int size)
     for (i = 0; i < size; i++) {
         const sim_rank_t *Ri = &m->r[ci->rank[i]];
         const xfer_op_t *oi = &Ri->view.ops[ci->op[i]];
-        t = XFER_MAX(t, Ri->post[ci->op[i]]);
+        t = XFER_MAX(t, Ri->state[ci->op[i]].post);
         if (oi->kind != o0->kind || (c0 && !same_counts(c0, &Ri->s->counts[oi->counts])) ||
             (o0->kind != XFER_OP_ALLGATHERV && oi->peer != o0->peer) ||
             (o0->kind == XFER_OP_BCAST && oi->len != o0->len)) {

@@ -26,23 +26,30 @@ typedef struct access_acc {
     int cap;
 } access_acc_t;
 
+/* The simulator's state of one operation of a rank's current round. */
+typedef struct sim_opstate {
+    double post;  /* when the op was posted */
+    double end;   /* when it completed */
+    int wait;     /* chain predecessor and explicit dependencies not complete */
+    int st;       /* ST_* */
+    runvec_t cap; /* labels a posted send carries */
+} sim_opstate_t;
+
+/* A rank. The fields of every round come first, and an operation's state is one record: at
+ * p + q = 8192 the ranks' states outgrow the caches, and each line a round touches costs. */
 typedef struct sim_rank {
     xfer_sched_t *s;
-    runvec_t map[XFER_NBUFS];
-    xfer_op_t *scratch;
     xfer_round_view_t view;
-    int round, pending, active_rounds;
-    unsigned char *st; /* per op of the view */
-    int *wait;         /* per op: chain predecessor and explicit dependencies not complete */
-    double *post;      /* when the op was posted */
-    double *end;       /* when it completed */
-    runvec_t *cap;     /* labels a posted send carries */
-    int *pend, npend;  /* posted point-to-point ops not yet matched, in posting order */
-    access_acc_t acc;  /* the race check's accesses of combined messages (pieces) */
+    int round, pending, npend, active_rounds;
+    sim_opstate_t *state; /* per op of the view; one allocation with scratch and pend */
+    int *pend;            /* posted point-to-point ops not yet matched, in posting order */
     double clock, send_free, recv_free;
     size_t sent, recvd;
-    int call;       /* hierarchies: the call in progress (0 .. calls-1) */
-    int node, slot; /* hierarchies: the rank's node (both groups' nodes numbered together) */
+    runvec_t map[XFER_NBUFS];
+    xfer_op_t *scratch; /* a generated round's operations */
+    access_acc_t acc;   /* the race check's accesses of combined messages (pieces) */
+    int call;           /* hierarchies: the call in progress (0 .. calls-1) */
+    int node, slot;     /* hierarchies: the rank's node (both groups' nodes numbered together) */
 } sim_rank_t;
 
 /* An operation whose waits are all satisfied, to be posted at time t. */

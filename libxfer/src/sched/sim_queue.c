@@ -141,7 +141,7 @@ static void enqueue_at(sim_t *m, int rank, int k, double t, int finish)
 
 void sim_enqueue(sim_t *m, int rank, int k)
 {
-    enqueue_at(m, rank, k, m->r[rank].post[k], 0);
+    enqueue_at(m, rank, k, m->r[rank].state[k].post, 0);
 }
 
 void sim_defer(sim_t *m, int rank, int k, double t)

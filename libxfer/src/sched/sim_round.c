@@ -38,9 +38,9 @@ void sim_start_round(sim_t *m, int rank)
     R->pending = R->view.n;
     R->npend = 0;
     for (k = 0; k < R->view.n; k++) {
-        R->st[k] = ST_IDLE;
-        R->post[k] = R->end[k] = R->clock;
-        R->cap[k].n = 0;
+        R->state[k].st = ST_IDLE;
+        R->state[k].post = R->state[k].end = R->clock;
+        R->state[k].cap.n = 0;
     }
     sim_check_round(m, rank);
     for (k = 0; k < R->view.n; k++) {
@@ -49,7 +49,7 @@ void sim_start_round(sim_t *m, int rank)
         if (op->chain != 0)
             for (j = 0; j < k && first; j++)
                 first = R->view.ops[j].chain != op->chain;
-        R->wait[k] = !first + op->ndeps;
+        R->state[k].wait = !first + op->ndeps;
         for (d = 0; d < op->ndeps; d++) {
             const int dep = s->deps[op->dep0 + d] - R->view.first;
             if (R->view.first < 0 || dep < 0 || dep >= k || (op->flags & XFER_OPF_NO_BARRIER)) {
@@ -60,7 +60,7 @@ void sim_start_round(sim_t *m, int rank)
                 return;
             }
         }
-        if (R->wait[k] == 0)
+        if (R->state[k].wait == 0)
             sim_enqueue(m, rank, k);
     }
 }
@@ -69,8 +69,8 @@ void sim_start_round(sim_t *m, int rank)
 static void satisfy(sim_t *m, int rank, int j, double t)
 {
     sim_rank_t *R = &m->r[rank];
-    R->post[j] = XFER_MAX(R->post[j], t);
-    if (--R->wait[j] == 0)
+    R->state[j].post = XFER_MAX(R->state[j].post, t);
+    if (--R->state[j].wait == 0)
         sim_enqueue(m, rank, j);
 }
 
@@ -80,8 +80,8 @@ void sim_complete(sim_t *m, int rank, int k, double t)
     const int chain = R->view.ops[k].chain;
     int j;
 
-    R->st[k] = ST_DONE;
-    R->end[k] = t;
+    R->state[k].st = ST_DONE;
+    R->state[k].end = t;
     if (chain != 0)
         for (j = k + 1; j < R->view.n; j++)
             if (R->view.ops[j].chain == chain) {
@@ -98,7 +98,7 @@ void sim_complete(sim_t *m, int rank, int k, double t)
         }
     if (--R->pending == 0) {
         for (j = 0; j < R->view.n; j++)
-            R->clock = XFER_MAX(R->clock, R->end[j]);
+            R->clock = XFER_MAX(R->clock, R->state[j].end);
         R->round++;
         sim_start_round(m, rank);
     }
@@ -194,7 +194,7 @@ static void deliver(sim_t *m, int srank, int ks, int rrank, int kr)
      * taken again in hierarchies only (the other worlds' hot path stays one capture). */
     if (m->nodes && !capture(m, srank, ks, &m->tmp2))
         return;
-    if (m->nodes && !same_labels(&m->tmp2, &S->cap[ks])) {
+    if (m->nodes && !same_labels(&m->tmp2, &S->state[ks].cap)) {
         char a[16], b[16];
         sim_rank_name(m, srank, a, sizeof(a));
         sim_rank_name(m, rrank, b, sizeof(b));
@@ -220,18 +220,19 @@ static void deliver(sim_t *m, int srank, int ks, int rrank, int kr)
         for (j = 0, pos = 0; j < ro->npieces; j++) {
             const xfer_piece_t *pc = &R->s->pieces[ro->piece0 + j];
             m->tmp2.n = 0;
-            if (!xfer_rv_get(&S->cap[ks], pos, pc->len, 0, &m->tmp2, &gap) ||
+            if (!xfer_rv_get(&S->state[ks].cap, pos, pc->len, 0, &m->tmp2, &gap) ||
                 !xfer_rv_put(sim_bufmap(m, rrank, pc->buf), pc->off, pc->len, &m->tmp2)) {
                 sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
                 return;
             }
             pos += pc->len;
         }
-    } else if (!xfer_rv_put(sim_bufmap(m, rrank, ro->buf), ro->off, ro->len, &S->cap[ks])) {
+    } else if (!xfer_rv_put(sim_bufmap(m, rrank, ro->buf), ro->off, ro->len, &S->state[ks].cap)) {
         sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         return;
     }
-    t0 = XFER_MAX(XFER_MAX(S->post[ks], R->post[kr]), XFER_MAX(S->send_free, R->recv_free));
+    t0 = XFER_MAX(XFER_MAX(S->state[ks].post, R->state[kr].post),
+                  XFER_MAX(S->send_free, R->recv_free));
     t1 = t0 + m->o.alpha + (double) so->len * m->o.beta;
     S->send_free = R->recv_free = t1;
     S->sent += so->len;
@@ -256,7 +257,7 @@ static void post_p2p(sim_t *m, int rank, int k)
                  R->s->algo, R->round, op->peer);
         return;
     }
-    if (op->kind == XFER_OP_SEND && !capture(m, rank, k, &R->cap[k])) /* as it holds it now */
+    if (op->kind == XFER_OP_SEND && !capture(m, rank, k, &R->state[k].cap)) /* as it holds it now */
         return;
     P = &m->r[peer];
     for (i = 0; i < P->npend; i++) { /* the peer's first matching operation, in post order */
@@ -297,22 +298,22 @@ void sim_post(sim_t *m, int rank, int k)
     sim_rank_t *R = &m->r[rank];
     const xfer_op_t *op = &R->view.ops[k];
 
-    if (R->st[k] != ST_IDLE) {
+    if (R->state[k].st != ST_IDLE) {
         sim_fail(m, XFER_ERR_INTERNAL, "simulator posted an operation twice");
         return;
     }
-    R->st[k] = ST_POSTED;
+    R->state[k].st = ST_POSTED;
     switch (op->kind) {
     case XFER_OP_COPY:
         if (m->o.jitter > 0) { /* it takes a while: the labels move when it ends */
-            sim_defer(m, rank, k, R->post[k] + sim_delay(m, rank));
+            sim_defer(m, rank, k, R->state[k].post + sim_delay(m, rank));
             break;
         }
         if (sim_take(m, rank, op->buf, op->off, op->len, "copies") &&
             !xfer_rv_put(sim_bufmap(m, rank, op->buf2), op->off2, op->len, &m->tmp))
             sim_fail(m, XFER_ERR_NO_MEMORY, "simulator labels");
         if (m->err == XFER_SUCCESS)
-            sim_complete(m, rank, k, R->post[k]);
+            sim_complete(m, rank, k, R->state[k].post);
         break;
     case XFER_OP_SEND:
     case XFER_OP_RECV:
