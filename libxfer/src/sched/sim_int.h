@@ -60,30 +60,30 @@ typedef struct ready {
 } ready_t;
 
 /* The event queue (sim_queue.c): operations in the order of the times they become ready, ties
- * in the order they became ready. Events of one time share a bucket, a FIFO list; the buckets
- * are a min-heap by time. Most events of a round-based schedule share a handful of times, so
- * this order costs O(1) per event where a heap of events cost O(log n) comparisons.
- * Links are indices + 1 (0: none), so a zeroed queue is an empty one. */
+ * in the order they became ready. Events of one time share a bucket, an array in arrival
+ * order; the buckets are a min-heap by time. Most events of a round-based schedule share a
+ * handful of times, so this order costs O(1) per event where a heap of events cost O(log n)
+ * comparisons, and a bucket is read in the order it was written. Bucket links are indices + 1
+ * (0: none), so a zeroed queue is an empty one. */
 typedef struct sim_event {
     double t;
     int rank, k, finish;
-    int next; /* the bucket's next event, or the free list's */
 } sim_event_t;
 
 typedef struct sim_bucket {
     double t;
-    int head, tail; /* events, oldest first; head links the free list of a free bucket */
+    sim_event_t *ev;  /* kept when the bucket is free, for its next time */
+    int head, n, cap; /* ev[head .. n) are queued */
+    int next_free;
 } sim_bucket_t;
 
 typedef struct sim_queue {
-    sim_event_t *ev;
-    int ev_cap, ev_free;
     sim_bucket_t *b;
     int b_cap, b_free;
     int *heap; /* live buckets (indices), earliest first; room for b_cap */
     int nheap;
-    xfer_hmap_t at; /* time (its bits) -> live bucket */
-    int last;       /* the bucket of the last event queued: the next one most likely goes there */
+    xfer_hmap_t at; /* time (its bits) -> live bucket + 1 */
+    int last; /* the bucket of the last event queued + 1: the next one most likely goes there */
 } sim_queue_t;
 
 typedef struct coll_inst {

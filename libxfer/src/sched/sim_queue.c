@@ -44,26 +44,6 @@ static void heap_pop(sim_queue_t *q)
         q->heap[i] = last;
 }
 
-/* A free event (the pool grows as needed), or -1 when out of memory. */
-static int new_event(sim_queue_t *q)
-{
-    int e;
-    if (q->ev_free == 0) {
-        const int cap = q->ev_cap ? 2 * q->ev_cap : 4096;
-        sim_event_t *ev = xfer_realloc_array(q->ev, (size_t) cap, sizeof(*ev));
-        if (!ev)
-            return -1;
-        for (e = q->ev_cap; e < cap; e++)
-            ev[e].next = e + 2 <= cap ? e + 2 : 0;
-        q->ev = ev;
-        q->ev_free = q->ev_cap + 1;
-        q->ev_cap = cap;
-    }
-    e = q->ev_free - 1;
-    q->ev_free = q->ev[e].next;
-    return e;
-}
-
 /* A free bucket for time @p t, empty and in the heap, or -1 when out of memory. */
 static int new_bucket(sim_queue_t *q, double t)
 {
@@ -79,15 +59,16 @@ static int new_bucket(sim_queue_t *q, double t)
         if (!nh)
             return -1;
         q->heap = nh;
+        memset(&nb[q->b_cap], 0, (size_t) (cap - q->b_cap) * sizeof(*nb));
         for (b = q->b_cap; b < cap; b++)
-            nb[b].head = b + 2 <= cap ? b + 2 : 0;
+            nb[b].next_free = b + 2 <= cap ? b + 2 : 0;
         q->b_free = q->b_cap + 1;
         q->b_cap = cap;
     }
     b = q->b_free - 1;
-    q->b_free = q->b[b].head;
+    q->b_free = q->b[b].next_free;
     q->b[b].t = t;
-    q->b[b].head = q->b[b].tail = 0;
+    q->b[b].head = q->b[b].n = 0;
     heap_push(q, b);
     return b;
 }
@@ -120,23 +101,28 @@ static int bucket_at(sim_queue_t *q, double t)
 static void enqueue_at(sim_t *m, int rank, int k, double t, int finish)
 {
     sim_queue_t *q = &m->q;
-    const int b = bucket_at(q, t), e = b < 0 ? -1 : new_event(q);
+    const int b = bucket_at(q, t);
+    sim_bucket_t *B = b < 0 ? NULL : &q->b[b];
     sim_event_t *ev;
-    if (e < 0) {
+    if (B && B->n == B->cap) {
+        const int cap = B->cap ? 2 * B->cap : 16;
+        ev = xfer_realloc_array(B->ev, (size_t) cap, sizeof(*ev));
+        if (ev) {
+            B->ev = ev;
+            B->cap = cap;
+        } else {
+            B = NULL;
+        }
+    }
+    if (!B) {
         sim_fail(m, XFER_ERR_NO_MEMORY, "simulator queue");
         return;
     }
-    ev = &q->ev[e];
+    ev = &B->ev[B->n++];
     ev->t = t;
     ev->rank = rank;
     ev->k = k;
     ev->finish = finish;
-    ev->next = 0;
-    if (q->b[b].tail)
-        q->ev[q->b[b].tail - 1].next = e + 1;
-    else
-        q->b[b].head = e + 1;
-    q->b[b].tail = e + 1;
 }
 
 void sim_enqueue(sim_t *m, int rank, int k)
@@ -153,23 +139,22 @@ int sim_dequeue(sim_t *m, ready_t *out)
 {
     sim_queue_t *q = &m->q;
     sim_bucket_t *B;
-    int b, e;
+    const sim_event_t *ev;
+    int b;
     if (q->nheap == 0)
         return 0;
     b = q->heap[0];
     B = &q->b[b];
-    e = B->head - 1;
-    out->t = q->ev[e].t;
-    out->rank = q->ev[e].rank;
-    out->k = q->ev[e].k;
-    out->finish = q->ev[e].finish;
-    B->head = q->ev[e].next;
-    q->ev[e].next = q->ev_free;
-    q->ev_free = e + 1;
-    if (B->head == 0) { /* the bucket is done: later events of its time get a new one */
+    ev = &B->ev[B->head++];
+    out->t = ev->t;
+    out->rank = ev->rank;
+    out->k = ev->k;
+    out->finish = ev->finish;
+    if (B->head == B->n) { /* the bucket is done: later events of its time get a new one */
         heap_pop(q);
         xfer_hmap_erase(&q->at, time_key(B->t));
-        B->head = q->b_free;
+        B->head = B->n = 0;
+        B->next_free = q->b_free;
         q->b_free = b + 1;
         if (q->last == b + 1)
             q->last = 0;
@@ -179,7 +164,9 @@ int sim_dequeue(sim_t *m, ready_t *out)
 
 void sim_queue_free(sim_t *m)
 {
-    xfer_free(m->q.ev);
+    int b;
+    for (b = 0; b < m->q.b_cap; b++)
+        xfer_free(m->q.b[b].ev);
     xfer_free(m->q.b);
     xfer_free(m->q.heap);
     xfer_hmap_fini(&m->q.at);
