@@ -36,8 +36,10 @@ static xfer_status_t gen(const xfer_sched_t *s, int step, xfer_op_t *ops, int *n
 {
     const int N = s->n[0] + s->n[1];
     const int x = xfer_merged_rank(s->shape, s->group, s->rank);
-    const int right = (x + 1) % N, left = (x + N - 1) % N;
-    const int out = ((x - step) % N + N) % N, in = ((x - step - 1) % N + N) % N;
+    /* x and step are in [0, N): neighbours and origins mod N without a division (this runs
+     * for every rank and step of a simulation) */
+    const int right = x + 1 < N ? x + 1 : 0, left = x > 0 ? x - 1 : N - 1;
+    const int out = x >= step ? x - step : x - step + N, in = out > 0 ? out - 1 : N - 1;
     size_t off, len;
     int buf;
 

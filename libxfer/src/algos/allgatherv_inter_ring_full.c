@@ -30,13 +30,14 @@ static void passes(const xfer_sched_t *s, xfer_ring_pass_t r[2])
 
 static xfer_status_t gen(const xfer_sched_t *s, int round, xfer_op_t *ops, int *n)
 {
-    xfer_ring_pass_t r[2];
-    const int steps0 = (int) s->gen_param[1];
-    passes(s, r);
+    xfer_ring_pass_t r;
+    const int first = (int) s->gen_param[0], steps0 = (int) s->gen_param[1];
+    const int second = round >= steps0; /* the pass this round belongs to */
     *n = 0;
-    if (round < steps0)
-        return s->gen_param[2] ? xfer_ring_pass_ops(&r[0], s, round, ops, n) : XFER_SUCCESS;
-    return s->gen_param[3] ? xfer_ring_pass_ops(&r[1], s, round - steps0, ops, n) : XFER_SUCCESS;
+    if (!s->gen_param[2 + second])
+        return XFER_SUCCESS;
+    xfer_ring_pass_init(&r, s->shape, second ? 1 - first : first);
+    return xfer_ring_pass_ops(&r, s, second ? round - steps0 : round, ops, n);
 }
 
 xfer_status_t xfer_build_ring_full(const xfer_shape_t *shape, xfer_sched_t *s)

@@ -196,25 +196,35 @@ typedef xfer_status_t (*xfer_round_gen_fn)(const xfer_sched_t *s, int round, xfe
                                            int *nops);
 
 struct xfer_sched {
-    const char *algo;    /* registry name of the builder */
-    const char *variant; /* which case of the algorithm (e.g. "p>q"), for dumps and cache keys */
-    int group, rank;     /* whose schedule this is */
+    /* First the fields the executor and the simulator read in every round, together: the
+     * simulator holds every rank's schedule, and at p + q = 8192 each line a round touches is
+     * a cache miss. */
+    int group, rank; /* whose schedule this is */
     int n[2];
     size_t send_bytes, recv_bytes, tmp_bytes;
-    int nslots;
-
+    int nrounds;
+    int max_ports; /* sends (and receives) one round may have in flight at once (single-port: 1) */
+    int ring_only; /* point-to-point peers must be neighbours on the merged-rank ring */
+    int gen_max_ops;           /* most operations one generated round can hold */
+    const xfer_shape_t *shape; /* the shape it was built for; must outlive the schedule */
+    xfer_round_gen_fn gen;     /* non-NULL: rounds are generated, ops[] is unused */
+    long gen_param[8];         /* the generator's parameters, set by the builder */
+    int *round_start;          /* round i spans ops [round_start[i], round_start[i+1]) */
     xfer_op_t *ops;
     int nops, ops_cap;
-    int *round_start; /* round i spans ops [round_start[i], round_start[i+1]) */
-    int nrounds, rounds_cap;
-    xfer_group_t *groups;
-    int ngroups, groups_cap;
-    xfer_counts_t *counts;
-    int ncounts, counts_cap;
     int *deps; /* explicit dependencies of all operations (op->dep0, op->ndeps) */
     int ndeps, deps_cap;
     xfer_piece_t *pieces; /* pieces of combined messages (op->piece0, op->npieces) */
     int npieces, pieces_cap;
+
+    const char *algo;    /* registry name of the builder */
+    const char *variant; /* which case of the algorithm (e.g. "p>q"), for dumps and cache keys */
+    int nslots;
+    int rounds_cap;
+    xfer_group_t *groups;
+    int ngroups, groups_cap;
+    xfer_counts_t *counts;
+    int ncounts, counts_cap;
     const char *unit;       /* what off and len count: "bytes", or "blocks" when the executor is
                                given a block type per buffer (isomorphic schedules) */
     int ntasks;             /* TASK operations refer to tasks 0 .. ntasks-1 the executor is given */
@@ -225,14 +235,7 @@ struct xfer_sched {
     char stripe_layout[64]; /* algo/variant of the schedule embedded on XFER_COMM_STRIPE */
 
     xfer_status_t error; /* sticky: first failure while building */
-
-    const xfer_shape_t *shape; /* the shape it was built for; must outlive the schedule */
-    xfer_round_gen_fn gen;     /* non-NULL: rounds are generated, ops[] is unused */
-    int gen_max_ops;           /* most operations one generated round can hold */
-    long gen_param[8];         /* the generator's parameters, set by the builder */
-    int max_ports; /* sends (and receives) one round may have in flight at once (single-port: 1) */
-    int ring_only; /* point-to-point peers must be neighbours on the merged-rank ring */
-    void *owned;   /* freed by whoever set it (xfer_sched_free), not by destroy */
+    void *owned;         /* freed by whoever set it (xfer_sched_free), not by destroy */
 };
 
 /* One round's operations, stored or generated. */

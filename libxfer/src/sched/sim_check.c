@@ -103,6 +103,15 @@ static int depends(const xfer_sched_t *s, const xfer_round_view_t *v, int j, int
     return 0;
 }
 
+/* Are merged ranks @p a and @p b neighbours on the ring of @p n (b compared mod n)? */
+static int ring_neighbours(int n, int a, int b)
+{
+    int d = b >= 0 && b < n ? b - a : (b - a) % n; /* in range: no division */
+    if (d < 0)
+        d += n;
+    return d == 1 || d == n - 1;
+}
+
 void sim_check_round(sim_t *m, int rank)
 {
     const sim_rank_t *R = &m->r[rank];
@@ -112,21 +121,18 @@ void sim_check_round(sim_t *m, int rank)
     unsigned long chains_s = 0, chains_r = 0; /* chains seen (first 64) */
     char me[16], peer[16];
 
-    sim_rank_name(m, rank, me, sizeof(me));
+    /* names are formatted only for a message: this runs once per rank and round */
     for (i = 0; i < v->n; i++) {
         const xfer_op_t *op = &v->ops[i];
         if (op->kind != XFER_OP_SEND && op->kind != XFER_OP_RECV)
             continue;
-        if (s->ring_only && op->comm == XFER_COMM_MAIN) {
-            int d = ((op->peer - rank) % m->N + m->N) % m->N;
-            if (d != 1 && d != m->N - 1) {
-                sim_rank_name(m, op->peer, peer, sizeof(peer));
-                sim_fail(m, XFER_ERR_VERIFY,
-                         "%s: round %d: %s %s %s, which is not its ring neighbour", s->algo,
-                         R->round, me, op->kind == XFER_OP_SEND ? "sends to" : "receives from",
-                         peer);
-                return;
-            }
+        if (s->ring_only && op->comm == XFER_COMM_MAIN && !ring_neighbours(m->N, rank, op->peer)) {
+            sim_rank_name(m, rank, me, sizeof(me));
+            sim_rank_name(m, op->peer, peer, sizeof(peer));
+            sim_fail(m, XFER_ERR_VERIFY, "%s: round %d: %s %s %s, which is not its ring neighbour",
+                     s->algo, R->round, me, op->kind == XFER_OP_SEND ? "sends to" : "receives from",
+                     peer);
+            return;
         }
         if (op->chain == 0) {
             sends += op->kind == XFER_OP_SEND;
@@ -144,6 +150,7 @@ void sim_check_round(sim_t *m, int rank)
         }
     }
     if (m->o.check_ports && (sends > s->max_ports || recvs > s->max_ports)) {
+        sim_rank_name(m, rank, me, sizeof(me));
         sim_fail(m, XFER_ERR_VERIFY,
                  "%s: round %d: %s starts %d sends and %d receives at once (single-port allows %d)",
                  s->algo, R->round, me, sends, recvs, s->max_ports);
@@ -151,21 +158,24 @@ void sim_check_round(sim_t *m, int rank)
     }
     if (v->n > 256)
         return; /* pairwise race check bounded; such rounds are chains of disjoint pieces */
-    for (i = 0; i < v->n; i++)
+    for (i = 0; i + 1 < v->n; i++) {
+        access_t a2[2], *a;
+        const int na = accesses(R, &v->ops[i], a2, 0, &a);
         for (j = i + 1; j < v->n; j++) {
-            access_t a2[2], b2[2], *a, *b;
-            int na = accesses(R, &v->ops[i], a2, 0, &a), nb = accesses(R, &v->ops[j], b2, 1, &b);
-            int x, y;
+            access_t b2[2], *b;
+            int nb, x, y;
             if (v->ops[i].chain && v->ops[i].chain == v->ops[j].chain)
                 continue; /* one after the other */
             if (depends(s, v, j, i))
                 continue;
+            nb = accesses(R, &v->ops[j], b2, 1, &b);
             for (x = 0; x < na; x++)
                 for (y = 0; y < nb; y++)
                     if (a[x].buf == b[y].buf && (a[x].write || b[y].write) && a[x].len &&
                         b[y].len && a[x].off < b[y].off + b[y].len &&
                         b[y].off < a[x].off + a[x].len) {
                         c = a[x].buf;
+                        sim_rank_name(m, rank, me, sizeof(me));
                         sim_fail(m, XFER_ERR_VERIFY,
                                  "%s: round %d: %s: %s and %s touch %s[%zu..%zu) at the same time",
                                  s->algo, R->round, me, xfer_op_name(v->ops[i].kind),
@@ -175,6 +185,7 @@ void sim_check_round(sim_t *m, int rank)
                         return;
                     }
         }
+    }
 }
 
 void sim_describe_stuck(sim_t *m)
@@ -185,7 +196,7 @@ void sim_describe_stuck(sim_t *m)
         if (R->round >= R->s->nrounds)
             continue;
         for (k = 0; k < R->view.n; k++)
-            if (R->st[k] == ST_POSTED) {
+            if (R->state[k].st == ST_POSTED) {
                 const xfer_op_t *o = &R->view.ops[k];
                 char me[16], peer[16] = "its group";
                 sim_rank_name(m, rank, me, sizeof(me));

@@ -31,12 +31,10 @@ static long epoch_of(const sim_rank_t *R)
     return (long) R->call + 1; /* the window's first use is epoch 1 */
 }
 
-runvec_t *sim_bufmap(sim_t *m, int rank, int buf)
+runvec_t *sim_node_window(sim_t *m, int rank, int buf)
 {
-    sim_rank_t *R = &m->r[rank];
-    if (m->nodes && (buf == XFER_BUF_NODE_S || buf == XFER_BUF_NODE_R))
-        return &m->nodes[R->node].win[epoch_of(R) & 1][buf - XFER_BUF_NODE_S];
-    return &R->map[buf];
+    const sim_rank_t *R = &m->r[rank];
+    return &m->nodes[R->node].win[epoch_of(R) & 1][buf - XFER_BUF_NODE_S];
 }
 
 /* Merged rank of stripe rank @p x of the stripe of slot @p slot (rank = node, group 0 low), or
@@ -54,10 +52,8 @@ static int stripe_member(const sim_t *m, int slot, int x)
     return xfer_merged_rank(m->shape, g, N->members[g][first + slot]);
 }
 
-int sim_peer(const sim_t *m, int rank, const xfer_op_t *op)
+int sim_stripe_peer(const sim_t *m, int rank, const xfer_op_t *op)
 {
-    if (op->comm == XFER_COMM_MAIN)
-        return op->peer;
     if (op->comm == XFER_COMM_STRIPE && m->hier)
         return stripe_member(m, m->r[rank].slot, op->peer);
     return -1;
@@ -111,7 +107,7 @@ static void wake(sim_t *m, sim_node_t *n, double t)
         const xfer_op_t *op = &W->view.ops[w.k];
         if (op->kind == XFER_OP_FLAG_WAIT && reached(m, w.rank, op)) {
             n->wait[i] = n->wait[--n->nwait];
-            sim_complete(m, w.rank, w.k, XFER_MAX(W->post[w.k], t));
+            sim_complete(m, w.rank, w.k, XFER_MAX(W->state[w.k].post, t));
         } else {
             i++;
         }
@@ -126,7 +122,7 @@ static void barrier(sim_t *m, sim_node_t *n, int rank, int k)
         return;
     for (i = 0; i < n->nwait; i++)
         if (m->r[n->wait[i].rank].view.ops[n->wait[i].k].kind == XFER_OP_BARRIER)
-            t = XFER_MAX(t, m->r[n->wait[i].rank].post[n->wait[i].k]);
+            t = XFER_MAX(t, m->r[n->wait[i].rank].state[n->wait[i].k].post);
     n->barrier_in = 0;
     for (i = 0, j = 0; i < n->nwait; i++) { /* the arrivals leave, together */
         const sim_waiter_t w = n->wait[i];
@@ -192,13 +188,13 @@ void sim_post_node(sim_t *m, int rank, int k)
     switch (op->kind) {
     case XFER_OP_FLAG_PUT:
         if (m->o.jitter > 0) /* published a while later */
-            sim_defer(m, rank, k, R->post[k] + sim_delay(m, rank));
+            sim_defer(m, rank, k, R->state[k].post + sim_delay(m, rank));
         else
-            sim_finish_put(m, rank, k, R->post[k]);
+            sim_finish_put(m, rank, k, R->state[k].post);
         break;
     case XFER_OP_FLAG_WAIT:
         if (reached(m, rank, op))
-            sim_complete(m, rank, k, R->post[k]);
+            sim_complete(m, rank, k, R->state[k].post);
         else
             add_waiter(m, n, rank, k);
         break;

@@ -147,6 +147,17 @@ static int solve(const seq_t *s, long v, int N, int js[2])
     return n;
 }
 
+/* Can a transfer of sequence @p s start or end at @p x? An unwrapped sequence's sources lie in
+ * [src(lo), src(hi - 1)] (c > 0) and its destinations one off, and most of a step's sequences
+ * miss a given position: this keeps the per-position query from solving them. */
+static int may_touch(const seq_t *s, long x)
+{
+    if (s->lo >= s->hi)
+        return 0;
+    return s->mod || (x >= (long) s->a + (long) s->c * s->lo - 1 &&
+                      x <= (long) s->a + (long) s->c * (s->hi - 1) + 1);
+}
+
 int xfer_ring_half_at(int p, int q, int step, int x, xfer_ring_xfer_t *out)
 {
     seq_t d[8];
@@ -155,6 +166,8 @@ int xfer_ring_half_at(int p, int q, int step, int x, xfer_ring_xfer_t *out)
 
     for (si = 0; si < nd; si++) {
         int js[2], nj, role;
+        if (!may_touch(&d[si], x))
+            continue;
         for (role = 0; role < 2; role++) { /* 0: x sends, 1: x receives */
             nj = solve(&d[si], role == 0 ? x : (long) x - d[si].dir, N, js);
             for (k = 0; k < nj && n < XFER_RING_MAX_AT; k++) {
