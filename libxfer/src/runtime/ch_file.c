@@ -7,8 +7,8 @@
  *    the file is there; the step's end is the peer's end marker;
  *  - flow control: the sender runs at most max_in_flight_steps files ahead of the receiver's
  *    releases (keep: false, the receiver removes each step's file once all its ranks released
- *    it; keep: true, the files stay, the receiver's rank 0 writes RECEIVER.released, and a
- *    receiver that has released nothing of this run yet, which may run later, holds nothing);
+ *    it; keep: true, the files stay and the receiver's rank 0 writes RECEIVER.released; a
+ *    receiver not launched with this run, which may run later, holds nothing until it reads);
  *  - a sending side learns that the receiver closed at its next commit, which all its ranks
  *    agree on (a local check could split the side's collective write). */
 #include <math.h>
@@ -134,8 +134,9 @@ out:
 
 /* Sending: may step cur be written? Once the receiver released the step max_in_flight_steps + 1
  * before it (keep: false, its file is gone; keep: true, its `released` marker says so), or
- * closed the channel. With keep: true a receiver that has released nothing of this run yet
- * (it may run later, or never) does not hold the sender back. */
+ * closed the channel. With keep: true a receiver launched with this run (one MPMD launch, or
+ * XFER_RUN_ID, as xfer-run gives) holds the sender back from the first step; one launched on its
+ * own, which may run later or never, only once it released a step of this run. */
 static xfer_status_t send_cond(xfer_channel_t *ch, void *arg, int *met)
 {
     const xfer_chfile_t *f = ch->file;
@@ -148,7 +149,9 @@ static xfer_status_t send_cond(xfer_channel_t *ch, void *arg, int *met)
         return XFER_SUCCESS;
     if (f->keep) {
         xfer_chf_path(ch, &f->peer, "released", path, sizeof(path));
-        if (!xfer_chf_read_marker(ch, path, f->run, &released) || released >= (int64_t) (s - w))
+        if (!xfer_chf_read_marker(ch, path, f->run, &released) && !ch->x->run_id[0])
+            return XFER_SUCCESS; /* a receiver of another launch, which may run later */
+        if (released >= (int64_t) (s - w))
             return XFER_SUCCESS;
     } else {
         xfer_chf_step_path(ch, &f->own, s - w - 1, path, sizeof(path));
