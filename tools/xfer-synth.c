@@ -490,6 +490,17 @@ int main(int argc, char **argv)
             XCHECK(xfer_put_attr_string(chs[i], "label", "replaced below"));
             XCHECK(xfer_put_attr_string(chs[i], "label", label));
         }
+        /* commit what this component only sends before waiting for anything: with channels
+         * in both directions, a component that got first would wait for a peer that gets
+         * first too */
+        for (i = 0; i < cfg->nchannels; i++) {
+            xfer_role_t role;
+            if (!chs[i])
+                continue;
+            XCHECK(xfer_channel_role(chs[i], &role));
+            if (role == XFER_ROLE_SEND)
+                XCHECK(xfer_step_end(chs[i]));
+        }
         for (i = 0; i < cfg->nchannels; i++) {
             if (o.attrs && chs[i]) {
                 xfer_role_t role;
@@ -586,9 +597,14 @@ int main(int argc, char **argv)
                 XCHECK(xfer_get(chs[i], o.get, tiny, sizeof(tiny), NULL));
             }
         }
-        for (i = 0; i < cfg->nchannels; i++)
-            if (chs[i])
+        for (i = 0; i < cfg->nchannels; i++) {
+            xfer_role_t role;
+            if (!chs[i])
+                continue;
+            XCHECK(xfer_channel_role(chs[i], &role));
+            if (role != XFER_ROLE_SEND)
                 XCHECK(xfer_step_end(chs[i]));
+        }
     }
     /* A receive-only channel ends with the sender's end of stream. */
     for (i = 0; i < cfg->nchannels; i++) {
