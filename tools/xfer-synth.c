@@ -1127,6 +1127,8 @@ int main(int argc, char **argv)
         return 1;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    if (o.component || getenv("XFER_COMPONENT")) /* for the messages of xfer_init */
+        snprintf(me, sizeof(me), "%s", o.component ? o.component : getenv("XFER_COMPONENT"));
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
     XCHECK(xfer_config_of(x, &cfg, &comp));
     XCHECK(xfer_comm(x, &comm));
