@@ -18,3 +18,11 @@ add_test(NAME ${P}.chaos.batch
                  --bindir ${CMAKE_BINARY_DIR}/tools)
 set_tests_properties(${P}.chaos.batch PROPERTIES TIMEOUT 900 LABELS "mpi;chaos"
                      RUN_SERIAL TRUE ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+# The oracle itself, on made-up runs (no MPI): a good run passes; a missing step, wrong data,
+# a hang, a crash, a missing result, a message that does not name the failed component and a
+# committed step lost after a kill are each caught.
+if(XFER_FLAVOUR_FREE_TESTS)
+  add_test(NAME ${P}.chaos.oracle
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_BINARY_DIR}/tools/xfer-chaos --self-test)
+  set_tests_properties(${P}.chaos.oracle PROPERTIES TIMEOUT 60 LABELS "chaos")
+endif()
