@@ -27,7 +27,9 @@
  * channel: the component goes on with its others. Every failing call is reported with its
  * channel, step, status, message and how long it ran. Unless --quiet, every rank ends with one
  * line per channel (docs/testing.md):
- *   xfer-synth-result component=C rank=R channel=CH role=send|recv|full steps=N end=WHY [status=S]
+ *   xfer-synth-result component=C rank=R channel=CH role=send|recv|full steps=N [got=G] end=WHY
+ *                     [status=S]
+ * (steps: xfer_step_end calls that succeeded; got: steps received whole and right)
  * and --report adds a line per step and channel as it completes (xfer-synth-step ...).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -95,6 +97,7 @@ typedef struct chan {
     xfer_role_t role;
     int end;               /* END_* */
     uint64_t steps;        /* step_end calls that returned XFER_SUCCESS */
+    uint64_t got;          /* steps whose data this rank received whole and found right */
     xfer_status_t st;      /* the failure (END_FAILED) */
     const char *eos_where; /* the call that met the end of the stream */
 } chan_t;
@@ -135,12 +138,15 @@ static void print_results(void)
         const chan_t *c = &chs[i];
         if (!c->h)
             continue;
-        printf("xfer-synth-result component=%s rank=%d channel=%s role=%s steps=%" PRIu64 " end=%s",
-               me, crank, cfg->channels[i].name,
+        printf("xfer-synth-result component=%s rank=%d channel=%s role=%s steps=%" PRIu64, me,
+               crank, cfg->channels[i].name,
                roles[c->role == XFER_ROLE_SEND   ? 0
                      : c->role == XFER_ROLE_RECV ? 1
                                                  : 2],
-               c->steps, end_names[c->end]);
+               c->steps);
+        if (c->role != XFER_ROLE_SEND)
+            printf(" got=%" PRIu64, c->got);
+        printf(" end=%s", end_names[c->end]);
         if (c->end == END_FAILED)
             printf(" status=%s", xfer_status_name(c->st));
         printf("\n");
@@ -587,6 +593,8 @@ static int get_channel(int i, uint64_t s)
     for (jj = 0; ok && jj < n; jj++)
         ok = get_dataset(i, ord[jj], s);
     free(ord);
+    if (ok)
+        chs[i].got++; /* (a release that fails later does not undo it) */
     if (ok && o.get) {
         char tiny[8];
         CHCALL(ok, i, s, xfer_get(chs[i].h, o.get, tiny, sizeof(tiny), NULL));
