@@ -3,25 +3,40 @@
  * file with a checkable pattern: on the sending side it puts its block of each dataset (a
  * decomposition chosen by --decomp), on the receiving side it gets each dataset whole and one
  * hyperslab and compares them, element by element, with the pattern. Use it to try a workflow
- * file before the real applications exist; the tests use it for coupled runs of every shape.
+ * file before the real applications exist; the tests use it for coupled runs of every shape, and
+ * tools/xfer-chaos for generated workflows with faults (docs/testing.md).
  *
  *   xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE] [--component NAME]
  *              [--skip DATASET] [--get DATASET] [--exit-after K] [--stall-after K]
  *              [--mpi-thread single|multiple]
  *              [--kill-after K] [--sigstop-after K] [--fault-rank R] [--compute-ms MS]
- *              [--begin TIMEOUT_MS [--deadline-ms MS]]
- *              [--quiet]
+ *              [--begin TIMEOUT_MS [--deadline-ms MS]] [--quiet] [--report-time]
+ *              [--seed S] [--orders phased|file|random] [--delay-ms MAX] [--stop-after K]
+ *              [--fault kill|stop:RANK:STEP:begin|commit|end] [--report]
  * --begin uses the step-status API: every step starts with xfer_step_begin(TIMEOUT_MS), called
  * again while it says NOT_READY (--deadline-ms: fail after that long), and the end of a
  * receive-only stream is the END_OF_STREAM status.
- * A failing call is reported with the step it was in, its status, message and how long it ran.
+ *
+ * A step, by --orders: `phased` (the default) puts every block, commits every channel this
+ * component only sends on, then gets (full duplex: the first get commits), then releases;
+ * `random` does the same with the channels and datasets in orders drawn from --seed (puts per
+ * rank; commits and gets per component and step, the same on all its ranks; full-duplex
+ * channels in one order per step shared by every component, so that no two components wait
+ * for each other crosswise); `file` does each channel whole (put and commit, or get and
+ * release, or put, get and release) in the file's order. END_OF_STREAM from any call ends that
+ * channel: the component goes on with its others. Every failing call is reported with the
+ * step it was in, the call, its status and message (naming the channel) and how long it ran. Unless
+ * --quiet, every rank ends with one line per channel (docs/testing.md): xfer-synth-result
+ * component=C rank=R channel=CH role=send|recv|full steps=N [got=G] end=WHY [status=S] (steps:
+ * xfer_step_end calls that succeeded; got: steps received whole and right) and --report adds a line
+ * per step and channel as it completes (xfer-synth-step ...). The steps themselves are
+ * tools/synth/step.c.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
 #include <mpi.h>
 #include <signal.h>
-#include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,374 +45,505 @@
 #include <xfer/xfer.h>
 
 #include "common/cli.h"
-#include "common/size.h"
-#include "synth_pattern.h"
+#include "synth/synth.h"
+#define XFER_XALLOC_PROG "xfer-synth"
+#define XFER_XALLOC_EXIT 1
+#include "common/xalloc.h"
 
-typedef struct opts {
-    int steps;
-    const char *decomp;
-    const char *config;
-    const char *component;
-    const char *skip;       /* never put this dataset */
-    const char *get;        /* also get this (perhaps unknown) dataset every step */
-    int exit_after;         /* exit(3) without finalizing after this many steps (-1: never) */
-    const char *mpi_thread; /* MPI_Init_thread level: single (MPI_Init) or multiple */
-    int stall_after;        /* stop calling libxfer after this many steps, for ever (-1: never) */
-    int kill_after;         /* rank 0 sends itself SIGKILL after this many steps (-1: never) */
-    int stop_after;         /* rank 0 sends itself SIGSTOP after this many steps (-1: never) */
-    int fault_rank;         /* the rank of the component --kill-after and --sigstop-after hit */
-    int report_time;        /* rank 0 prints how long its steps took (flow control tests) */
-    int compute_ms;         /* each step "computes" this long (a sleep) before its puts */
-    int begin_ms;           /* begin every step with xfer_step_begin(timeout), -2: do not */
-    const char *select;     /* xfer_select every received dataset: overlap, mixed (even ranks all,
-                             * odd ones overlap), corner, none, all */
-    int deadline_ms;        /* with begin_ms: give up on a step not begun within this (0: never) */
-    int quiet;
-    int attrs; /* put and check per-step attributes */
-    int bind;  /* xfer_bind_buffer every dataset: no copies in put and get (2: two buffers each,
-                  in turn: even steps in the first, odd ones in the second) */
-    const char *put_order; /* forward, reverse (datasets against the channel's order), twice
-                            * (each block first with wrong data, then again with the right) */
-} opts_t;
+static const char *const end_names[] = {"running", "ok",         "eos",     "stopped",
+                                        "failed",  "wrong-data", "aborted", "killed"};
 
-static int wrank;
-static char me[64] = "?";
-static long long at_step = -1; /* the step being played, for the messages (-1: none) */
+int wrank;
+char me[64] = "?";
+long long at_step = -1;
+opts_t o = {.steps = 4,
+            .decomp = "uneven",
+            .exit_after = -1,
+            .stall_after = -1,
+            .kill_after = -1,
+            .sigstop_after = -1,
+            .begin_ms = -2,
+            .put_order = "forward",
+            .orders = ORD_PHASED,
+            .stop_after = -1,
+            .fault_rank = -1,
+            .fault_step = -1};
+const xfer_config_t *cfg;
+int comp, crank = -1, csize;
+chan_t *chs;
+uint64_t checked;
+void **bnd;
+static int nbnd;
+static int results_printed; /* once: xfer_finalize frees the configuration */
 
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        fprintf(stderr, "xfer-synth: %s rank %d: ", me, wrank);                                    \
-        if (at_step >= 0)                                                                          \
-            fprintf(stderr, "step %lld: ", at_step);                                               \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fprintf(stderr, "\n");                                                                     \
-        fflush(stderr);                                                                            \
-        exit(1); /* the launcher stops the other ranks; MPI_Abort can lose this output */          \
-    } while (0)
-
-#define XCHECK(call)                                                                               \
-    do {                                                                                           \
-        const double t0_ = MPI_Wtime();                                                            \
-        xfer_status_t st_ = (call);                                                                \
-        if (st_ != XFER_SUCCESS)                                                                   \
-            FAIL("%s: %s: %s (after %.0f ms)", #call, xfer_status_name(st_), xfer_last_error(),    \
-                 1e3 * (MPI_Wtime() - t0_));                                                       \
-        if (xfer_last_error()[0]) /* a success leaves no words behind */                           \
-            FAIL("%s succeeded, but xfer_last_error() says \"%s\"", #call, xfer_last_error());     \
-    } while (0)
-
-/* The bytes of box @p count of dataset @p d of channel @p ch, or the end of the run, naming the
- * dataset, when they do not fit this process's sizes (a buffer also needs one byte more). */
-static size_t box_bytes(const char *ch, const xfer_cfg_dataset_t *d, const uint64_t *count)
+/* Every rank's last words per channel: one machine-readable line each (docs/testing.md). */
+void synth_print_results(void)
 {
-    uint64_t b;
-
-    if (xsize_box(d->ndims, count, xfer_type_size(d->type), &b) != 0 || b > SIZE_MAX - 1)
-        FAIL("channel %s, dataset %s: a block of more than %zu bytes cannot be addressed here", ch,
-             d->name, (size_t) SIZE_MAX - 1);
-    return (size_t) b;
-}
-
-/* A buffer of @p bytes (and one more, so that none is empty) for @p what of dataset @p d of
- * channel @p ch, zeroed when @p zero; a failure ends the run naming the dataset and the size,
- * as xfer-run --check names them when a step outgrows the host. */
-static void *data_alloc(const char *ch, const xfer_cfg_dataset_t *d, size_t bytes, int zero,
-                        const char *what)
-{
-    void *p = zero ? calloc(1, bytes + 1) : malloc(bytes + 1);
-    char h[32];
-
-    if (!p)
-        FAIL("channel %s, dataset %s: cannot allocate %s (%zu bytes) for %s: %s (xfer-run "
-             "--check FILE compares each step with this host's memory)",
-             ch, d->name, xsize_human(h, sizeof(h), (double) bytes), bytes, what,
-             strerror(errno ? errno : ENOMEM));
-    return p;
-}
-
-/* @p n zeroed items of @p size for @p what, or the end of the run. */
-static void *table_alloc(size_t n, size_t size, const char *what)
-{
-    void *p = calloc(n, size);
-
-    if (!p)
-        FAIL("out of memory for %s (%zu items of %zu bytes)", what, n, size);
-    return p;
-}
-
-/* Part i of n of a length: even, uneven (weights 1, 2, 3 ...) or with part 0 empty. */
-static void split(uint64_t len, int n, int i, const char *mode, uint64_t *start, uint64_t *count)
-{
-    uint64_t wsum = 0, wpre = 0;
-    int k;
-    if (strcmp(mode, "empty") == 0 && n > 1) {
-        if (i == 0) {
-            *start = *count = 0;
-            return;
-        }
-        split(len, n - 1, i - 1, "even", start, count);
+    int i;
+    static const char *const roles[] = {"send", "recv", "full"};
+    if (results_printed)
         return;
+    results_printed = 1;
+    if (o.quiet || !chs || crank < 0)
+        return;
+    for (i = 0; i < cfg->nchannels; i++) {
+        const chan_t *c = &chs[i];
+        if (!c->h)
+            continue;
+        printf("xfer-synth-result component=%s rank=%d channel=%s role=%s steps=%" PRIu64, me,
+               crank, cfg->channels[i].name,
+               roles[c->role == XFER_ROLE_SEND   ? 0
+                     : c->role == XFER_ROLE_RECV ? 1
+                                                 : 2],
+               c->steps);
+        if (c->role != XFER_ROLE_SEND)
+            printf(" got=%" PRIu64, c->got);
+        printf(" end=%s", end_names[c->end]);
+        if (c->end == END_FAILED)
+            printf(" status=%s", xfer_status_name(c->st));
+        printf("\n");
     }
-    for (k = 0; k < n; k++) {
-        uint64_t w = strcmp(mode, "uneven") == 0 ? (uint64_t) k + 1 : 1;
-        wsum += w;
-        if (k < i)
-            wpre += w;
-    }
-    *start = len * wpre / wsum;
-    *count = len * (wpre + (strcmp(mode, "uneven") == 0 ? (uint64_t) i + 1 : 1)) / wsum - *start;
+    fflush(stdout);
 }
 
-/* This rank's block: a px x py grid over the first two dimensions when the dataset has two or
- * more and the rank count factors, else slabs of the first dimension. */
-static void block_of(const xfer_cfg_dataset_t *d, int rank, int nranks, const char *mode,
-                     uint64_t *start, uint64_t *count)
+/* Mark every channel still in use as ended by @p why. */
+static void end_all(int why)
 {
-    int px = 1, k;
-    for (k = 0; k < d->ndims; k++) {
-        start[k] = 0;
-        count[k] = d->dims[k];
-    }
-    if (d->ndims >= 2)
-        for (k = 1; k * k <= nranks; k++)
-            if (nranks % k == 0)
-                px = k;
-    if (px > 1) {
-        split(d->dims[0], px, rank % px, mode, &start[0], &count[0]);
-        split(d->dims[1], nranks / px, rank / px, mode, &start[1], &count[1]);
-    } else {
-        split(d->dims[0], nranks, rank, mode, &start[0], &count[0]);
-    }
+    int i;
+    for (i = 0; chs && i < cfg->nchannels; i++)
+        if (chs[i].h && chs[i].end == END_RUNNING)
+            chs[i].end = why;
 }
 
-static uint64_t vol(int nd, const uint64_t *c)
+void synth_die(const char *fmt, ...)
 {
-    uint64_t v = 1;
-    int k;
-    for (k = 0; k < nd; k++)
-        v *= c[k];
-    return v;
+    va_list ap;
+    /* the rank in its component once known (the world's rank before) */
+    fprintf(stderr, "xfer-synth: %s rank %d: ", me, crank >= 0 ? crank : wrank);
+    if (at_step >= 0)
+        fprintf(stderr, "step %lld: ", at_step);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    if (!results_printed) {
+        end_all(END_ABORTED);
+        synth_print_results();
+    }
+    exit(1); /* the launcher stops the other ranks; MPI_Abort can lose this output */
 }
 
-/* Fill a box (start, count) of dataset d, step s, with the pattern, packed. */
-static void fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s, const uint64_t *start,
-                 const uint64_t *count, char *buf)
+/* --fault kill|stop:RANK:STEP:begin|commit|end */
+static void parse_fault(const char *prog, const char *arg)
 {
-    const size_t es = xfer_type_size(d->type);
-    uint64_t idx[XFER_MAX_DIMS] = {0}, n = vol(d->ndims, count), e;
-    int k;
-    for (e = 0; e < n; e++) {
-        uint64_t g = 0;
-        for (k = 0; k < d->ndims; k++)
-            g = g * d->dims[k] + start[k] + idx[k];
-        xfer_synth_element(d->type, (uint64_t) ch, (uint64_t) di, s, g, buf + e * es);
-        for (k = d->ndims - 1; k >= 0; k--) {
-            if (++idx[k] < count[k])
-                break;
-            idx[k] = 0;
+    char sig[8], at[8];
+    int rank = -1, n = 0;
+    long long step = -1;
+    if (sscanf(arg, "%7[a-z]:%d:%lld:%7[a-z]%n", sig, &rank, &step, at, &n) != 4 ||
+        arg[n] != '\0' || rank < 0 || step < 0 || (strcmp(sig, "kill") && strcmp(sig, "stop")) ||
+        (strcmp(at, "begin") && strcmp(at, "commit") && strcmp(at, "end")))
+        xfer_cli_usage_error(prog,
+                             "--fault: expected kill|stop:RANK:STEP:begin|commit|end, got "
+                             "\"%s\"",
+                             arg);
+    o.fault_sig = strcmp(sig, "kill") == 0 ? SIGKILL : SIGSTOP;
+    o.fault_rank = rank;
+    o.fault_step = step;
+    o.fault_at = strcmp(at, "begin") == 0    ? AT_BEGIN
+                 : strcmp(at, "commit") == 0 ? AT_COMMIT
+                                             : AT_END;
+}
+
+static void parse_options(int argc, char **argv)
+{
+    enum {
+        O_STEPS = 256,
+        O_DECOMP,
+        O_CONFIG,
+        O_COMPONENT,
+        O_SKIP,
+        O_GET,
+        O_EXIT,
+        O_STALL,
+        O_KILL,
+        O_STOP,
+        O_COMPUTE,
+        O_BEGIN,
+        O_SELECT,
+        O_DEADLINE,
+        O_ORDER,
+        O_QUIET,
+        O_ATTRS,
+        O_BIND,
+        O_BINDALT,
+        O_THREAD,
+        O_SEED,
+        O_ORDERS,
+        O_DELAY,
+        O_STOPAFTER,
+        O_FAULT,
+        O_REPORT,
+        O_FAULT_RANK,
+        O_REPORT_TIME,
+        O_VERSION
+    };
+    static const struct option longopts[] = {{"steps", required_argument, NULL, O_STEPS},
+                                             {"decomp", required_argument, NULL, O_DECOMP},
+                                             {"config", required_argument, NULL, O_CONFIG},
+                                             {"component", required_argument, NULL, O_COMPONENT},
+                                             {"skip", required_argument, NULL, O_SKIP},
+                                             {"get", required_argument, NULL, O_GET},
+                                             {"exit-after", required_argument, NULL, O_EXIT},
+                                             {"stall-after", required_argument, NULL, O_STALL},
+                                             {"kill-after", required_argument, NULL, O_KILL},
+                                             {"sigstop-after", required_argument, NULL, O_STOP},
+                                             {"compute-ms", required_argument, NULL, O_COMPUTE},
+                                             {"begin", required_argument, NULL, O_BEGIN},
+                                             {"select", required_argument, NULL, O_SELECT},
+                                             {"deadline-ms", required_argument, NULL, O_DEADLINE},
+                                             {"put-order", required_argument, NULL, O_ORDER},
+                                             {"quiet", no_argument, NULL, O_QUIET},
+                                             {"attrs", no_argument, NULL, O_ATTRS},
+                                             {"bind", no_argument, NULL, O_BIND},
+                                             {"bind-alternate", no_argument, NULL, O_BINDALT},
+                                             {"mpi-thread", required_argument, NULL, O_THREAD},
+                                             {"seed", required_argument, NULL, O_SEED},
+                                             {"orders", required_argument, NULL, O_ORDERS},
+                                             {"delay-ms", required_argument, NULL, O_DELAY},
+                                             {"stop-after", required_argument, NULL, O_STOPAFTER},
+                                             {"fault", required_argument, NULL, O_FAULT},
+                                             {"report", no_argument, NULL, O_REPORT},
+                                             {"fault-rank", required_argument, NULL, O_FAULT_RANK},
+                                             {"report-time", no_argument, NULL, O_REPORT_TIME},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, O_VERSION},
+                                             {NULL, 0, NULL, 0}};
+    const char *prog = "xfer-synth";
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            printf("usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
+                   "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
+                   "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
+                   "                  [--sigstop-after K] [--fault-rank R] [--report-time]\n"
+                   "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
+                   "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
+                   "                  [--select overlap|mixed|corner|none|all] [--attrs]\n"
+                   "                  [--bind | --bind-alternate]\n"
+                   "                  [--mpi-thread single|multiple] [--quiet]\n"
+                   "                  [--seed S] [--orders phased|file|random] [--delay-ms MAX]\n"
+                   "                  [--stop-after K] [--report]\n"
+                   "                  [--fault kill|stop:RANK:STEP:begin|commit|end]\n"
+                   "                  [-h|--help] [--version]\n"
+                   "A synthetic workflow component: it plays its part of every channel of the\n"
+                   "workflow file with a checkable pattern (tools/xfer-synth.c).\n");
+            exit(0);
+        case O_VERSION:
+            xfer_cli_version(prog);
+            exit(0);
+        case O_STEPS:
+            o.steps = (int) xfer_cli_long(prog, "--steps", optarg, 0, 1 << 30);
+            break;
+        case O_DECOMP:
+            if (strcmp(optarg, "even") && strcmp(optarg, "uneven") && strcmp(optarg, "empty"))
+                xfer_cli_usage_error(prog, "--decomp: expected even, uneven or empty");
+            o.decomp = optarg;
+            break;
+        case O_CONFIG:
+            o.config = optarg;
+            break;
+        case O_COMPONENT:
+            o.component = optarg;
+            break;
+        case O_SKIP:
+            o.skip = optarg;
+            break;
+        case O_GET:
+            o.get = optarg;
+            break;
+        case O_EXIT:
+            o.exit_after = (int) xfer_cli_long(prog, "--exit-after", optarg, -1, 1 << 30);
+            break;
+        case O_STALL:
+            o.stall_after = (int) xfer_cli_long(prog, "--stall-after", optarg, -1, 1 << 30);
+            break;
+        case O_KILL:
+            o.kill_after = (int) xfer_cli_long(prog, "--kill-after", optarg, -1, 1 << 30);
+            break;
+        case O_STOP:
+            o.sigstop_after = (int) xfer_cli_long(prog, "--sigstop-after", optarg, -1, 1 << 30);
+            break;
+        case O_COMPUTE:
+            o.compute_ms = (int) xfer_cli_long(prog, "--compute-ms", optarg, 0, 1 << 30);
+            break;
+        case O_BEGIN:
+            o.begin_ms = (int) xfer_cli_long(prog, "--begin", optarg, -1, 1 << 30);
+            break;
+        case O_SELECT:
+            o.select = optarg;
+            break;
+        case O_DEADLINE:
+            o.deadline_ms = (int) xfer_cli_long(prog, "--deadline-ms", optarg, 0, 1 << 30);
+            break;
+        case O_ORDER:
+            if (strcmp(optarg, "forward") && strcmp(optarg, "reverse") && strcmp(optarg, "twice"))
+                xfer_cli_usage_error(prog, "--put-order: expected forward, reverse or twice");
+            o.put_order = optarg;
+            break;
+        case O_QUIET:
+            o.quiet = 1;
+            break;
+        case O_ATTRS:
+            o.attrs = 1;
+            break;
+        case O_BIND:
+            o.bind = 1;
+            break;
+        case O_BINDALT:
+            o.bind = 2;
+            break;
+        case O_THREAD:
+            o.mpi_thread = optarg;
+            break;
+        case O_SEED:
+            o.seed = (uint64_t) xfer_cli_long(prog, "--seed", optarg, 0, INT64_MAX);
+            o.seeded = 1;
+            break;
+        case O_ORDERS:
+            if (strcmp(optarg, "phased") == 0)
+                o.orders = ORD_PHASED;
+            else if (strcmp(optarg, "file") == 0)
+                o.orders = ORD_FILE;
+            else if (strcmp(optarg, "random") == 0)
+                o.orders = ORD_RANDOM;
+            else
+                xfer_cli_usage_error(prog, "--orders: expected phased, file or random");
+            break;
+        case O_DELAY:
+            o.delay_ms = (int) xfer_cli_long(prog, "--delay-ms", optarg, 0, 1 << 20);
+            break;
+        case O_STOPAFTER:
+            o.stop_after = (int) xfer_cli_long(prog, "--stop-after", optarg, -1, 1 << 30);
+            break;
+        case O_FAULT:
+            parse_fault(prog, optarg);
+            break;
+        case O_REPORT:
+            o.report = 1;
+            break;
+        case O_FAULT_RANK:
+            o.hook_rank = (int) xfer_cli_long(prog, "--fault-rank", optarg, 0, 1 << 30);
+            break;
+        case O_REPORT_TIME:
+            o.report_time = 1;
+            break;
+        default:
+            xfer_cli_bad_option(prog, c, argv);
         }
     }
+    if (optind < argc)
+        xfer_cli_usage_error(prog, "unexpected argument \"%s\"", argv[optind]);
+    if (o.orders == ORD_RANDOM && !o.seeded)
+        xfer_cli_usage_error(prog, "--orders random needs --seed");
+    if (o.delay_ms > 0 && !o.seeded)
+        xfer_cli_usage_error(prog, "--delay-ms needs --seed");
 }
 
-static int peer_of(const xfer_config_t *cfg, int comp, int i)
+/* M x N: declare what this rank receives of each dataset (the file's selection: user). With
+ * --select, every received dataset gets that pick; with --seed, each dataset under
+ * `selection: user` gets a box drawn for the rank (empty, whole, or any box inside). */
+static void declare_selections(void)
 {
-    return cfg->channels[i].from == comp ? cfg->channels[i].to : cfg->channels[i].from;
+    int i, j, k;
+    for (i = 0; i < cfg->nchannels; i++)
+        for (j = 0; chs[i].h && j < cfg->channels[i].ndatasets; j++) {
+            const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+            uint64_t st0[XFER_MAX_DIMS], c0[XFER_MAX_DIMS];
+            if (d->from == comp)
+                continue;
+            if (o.select) {
+                for (k = 0; k < d->ndims; k++) {
+                    const uint64_t slab = (d->dims[k] + (uint64_t) csize - 1) / (uint64_t) csize;
+                    const int slabs = strcmp(o.select, "overlap") == 0 ||
+                                      (strcmp(o.select, "mixed") == 0 && crank % 2 == 1);
+                    if (slabs && k == 0) { /* two slabs, none past the end */
+                        st0[k] = ((uint64_t) crank * slab < d->dims[k] - 1 ? (uint64_t) crank * slab
+                                                                           : d->dims[k] - 1);
+                        c0[k] = (2 * slab < d->dims[k] - st0[k] ? 2 * slab : d->dims[k] - st0[k]);
+                    } else if (strcmp(o.select, "corner") == 0) {
+                        st0[k] = 0;
+                        c0[k] = (d->dims[k] + 1) / 2;
+                    } else if (strcmp(o.select, "none") == 0) {
+                        st0[k] = 0;
+                        c0[k] = 0;
+                    } else {
+                        st0[k] = 0;
+                        c0[k] = d->dims[k];
+                    }
+                }
+            } else if (o.seeded && d->selection == XFER_SELECT_USER) {
+                const uint64_t kind = synth_draw(R_SELECT, (uint64_t) comp, (uint64_t) crank,
+                                                 (uint64_t) i, (uint64_t) j);
+                for (k = 0; k < d->ndims; k++) {
+                    const uint64_t r1 = synth_draw(R_SELECT, kind, (uint64_t) k, 1, 0),
+                                   r2 = synth_draw(R_SELECT, kind, (uint64_t) k, 2, 0);
+                    st0[k] = kind % 6 == 1 ? 0 : r1 % d->dims[k];
+                    c0[k] = kind % 6 == 0   ? 0 /* nothing at all */
+                            : kind % 6 == 1 ? d->dims[k]
+                                            : 1 + r2 % (d->dims[k] - st0[k]);
+                }
+            } else {
+                continue;
+            }
+            XCHECK(xfer_select(chs[i].h, d->name, st0, c0));
+        }
 }
 
-/* Does component @p comp send anything to component @p peer (any channel, either way)? */
-static int sends_to(const xfer_config_t *cfg, int comp, int peer)
+/* zero copy: every dataset sent from, or received into, a buffer of this program's own */
+static void bind_buffers(void)
 {
     int i, j;
+    nbnd = 2 * cfg->nchannels * NDS_MAX; /* (the configuration goes with the context) */
+    bnd = xchecked(calloc((size_t) nbnd + 1, sizeof(*bnd)));
+    for (i = 0; o.bind && i < cfg->nchannels; i++)
+        for (j = 0; chs[i].h && j < cfg->channels[i].ndatasets; j++) {
+            const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+            const char *cn = cfg->channels[i].name;
+            uint64_t st0[XFER_MAX_DIMS], c0[XFER_MAX_DIMS];
+            size_t n;
+            if (d->from == comp) {
+                synth_block_of(d, crank, csize, o.decomp, st0, c0);
+                n = synth_box_bytes(cn, d, c0);
+            } else {
+                n = synth_box_bytes(cn, d, d->dims); /* a selection is no larger */
+            }
+            bnd[BND(i, j, 0)] = synth_data_alloc(cn, d, n, 0, "the buffer bound to it");
+            if (o.bind == 2) /* the odd steps' buffer */
+                bnd[BND(i, j, 1)] = synth_data_alloc(cn, d, n, 1, "the second buffer bound to it");
+            XCHECK(xfer_bind_buffer(chs[i].h, d->name, bnd[BND(i, j, 0)], n));
+        }
+}
+
+/* The test hooks of the older options, at the start of step s. */
+static void step_hooks(uint64_t s, MPI_Comm comm)
+{
+    if (o.exit_after >= 0 && s == (uint64_t) o.exit_after) {
+        fprintf(stderr, "xfer-synth: %s rank %d: exiting early after %d steps (--exit-after)\n", me,
+                crank, o.exit_after);
+        fflush(stderr);
+        exit(3);
+    }
+    if (o.kill_after >= 0 && s == (uint64_t) o.kill_after && crank == o.hook_rank) {
+        /* kill -9 of the component: its launcher takes the other ranks down */
+        fprintf(stderr, "xfer-synth: %s rank %d: SIGKILL to myself after %d steps\n", me, crank,
+                o.kill_after);
+        fflush(stderr);
+        raise(SIGKILL);
+    }
+    if (o.sigstop_after >= 0 && s == (uint64_t) o.sigstop_after && crank == o.hook_rank) {
+        /* a stall that stops everything, the heartbeat thread too (a hung node, a debugger):
+         * only SIGKILL or SIGCONT end it */
+        fprintf(stderr, "xfer-synth: %s rank %d: SIGSTOP to myself after %d steps\n", me, crank,
+                o.sigstop_after);
+        fflush(stderr);
+        raise(SIGSTOP);
+    }
+    if (o.stall_after >= 0 && s == (uint64_t) o.stall_after) {
+        /* a peer that stops answering: wait for a message nobody sends */
+        int never;
+        fprintf(stderr, "xfer-synth: %s rank %d: stalling after %d steps (--stall-after)\n", me,
+                crank, o.stall_after);
+        fflush(stderr);
+        MPI_Recv(&never, 1, MPI_INT, MPI_ANY_SOURCE, 999, comm, MPI_STATUS_IGNORE);
+    }
+}
+
+/* Does component @p from wait, after its last step, for @p to (through a chain of such
+ * waits)? A component waits there for the end of stream of each half-duplex channel it
+ * receives on, which its sender sends only in xfer_finalize. */
+static int waits_for(int from, int to, unsigned char *seen)
+{
+    int i;
+    if (from == to)
+        return 1;
+    if (seen[from])
+        return 0;
+    seen[from] = 1;
     for (i = 0; i < cfg->nchannels; i++) {
         const xfer_cfg_channel_t *c = &cfg->channels[i];
-        if (!((c->from == comp && c->to == peer) || (c->from == peer && c->to == comp)))
-            continue;
-        for (j = 0; j < c->ndatasets; j++)
-            if (c->datasets[j].from == comp)
-                return 1;
+        if (c->duplex == XFER_DUPLEX_HALF && c->to == from && waits_for(c->from, to, seen))
+            return 1;
     }
     return 0;
 }
 
-/* The bound buffer of channel i, dataset j in step s, in bnd[]: NDS_MAX slots per channel
- * (--bind-alternate: odd steps use a second set of nchannels * NDS_MAX after the first) */
-#define NDS_MAX      (2 * XFER_MAX_DATASETS) /* datasets a channel may have */
-#define BND(i, j, s) ((o.bind == 2 && ((s) &1) ? cfg->nchannels * NDS_MAX : 0) + (i) *NDS_MAX + (j))
+/* After the last step: a receive-only channel ends with the sender's end of stream. Not where
+ * the sender itself waits so for this component (a cycle of channels: each would wait for
+ * the other's xfer_finalize): there xfer_finalize ends it. */
+static void expect_end(void)
+{
+    unsigned char *seen = xchecked(calloc((size_t) cfg->ncomponents + 1, 1));
+    int i;
+    for (i = 0; i < cfg->nchannels; i++) {
+        const xfer_cfg_dataset_t *d;
+        xfer_status_t st;
+        size_t n;
+        char *buf;
+        if (!synth_live(i) || chs[i].role != XFER_ROLE_RECV)
+            continue;
+        memset(seen, 0, (size_t) cfg->ncomponents);
+        if (waits_for(cfg->channels[i].from, comp, seen))
+            continue;
+        d = &cfg->channels[i].datasets[0];
+        n = synth_box_bytes(cfg->channels[i].name, d, d->dims);
+        if (o.begin_ms >= -1) { /* a status, not an error */
+            xfer_step_status_t ss = XFER_STEP_NOT_READY;
+            while (ss == XFER_STEP_NOT_READY) {
+                const double t0 = MPI_Wtime();
+                st = xfer_step_begin(chs[i].h, o.begin_ms, &ss);
+                if (st != XFER_SUCCESS) {
+                    chs[i].end = END_FAILED;
+                    chs[i].st = st;
+                    FAIL("channel %s after step %d: xfer_step_begin: %s: %s (after %.0f ms)",
+                         cfg->channels[i].name, o.steps - 1, xfer_status_name(st),
+                         xfer_last_error(), 1e3 * (MPI_Wtime() - t0));
+                }
+            }
+            if (ss != XFER_STEP_END_OF_STREAM) {
+                chs[i].end = END_FAILED;
+                chs[i].st = XFER_ERR_STATE;
+                FAIL("channel %s: expected the end of the stream after %d steps, got step %s",
+                     cfg->channels[i].name, o.steps, ss == XFER_STEP_OK ? "OK" : "?");
+            }
+            chs[i].end = END_OK;
+            continue;
+        }
+        buf = synth_data_alloc(cfg->channels[i].name, d, n, 0, "the get at the end of the stream");
+        st = xfer_get(chs[i].h, d->name, buf, n, NULL);
+        free(buf);
+        if (st != XFER_ERR_END_OF_STREAM) {
+            chs[i].end = END_FAILED;
+            chs[i].st = st == XFER_SUCCESS ? XFER_ERR_STATE : st;
+            FAIL("channel %s: expected the end of the stream after %d steps, got %s: %s",
+                 cfg->channels[i].name, o.steps, xfer_status_name(st), xfer_last_error());
+        }
+        chs[i].end = END_OK;
+    }
+    free(seen);
+}
 
 int main(int argc, char **argv)
 {
-    opts_t o = {.steps = 4,
-                .decomp = "uneven",
-                .exit_after = -1,
-                .stall_after = -1,
-                .kill_after = -1,
-                .stop_after = -1,
-                .begin_ms = -2,
-                .put_order = "forward"};
-    uint64_t not_ready = 0;
-    const xfer_config_t *cfg;
-    xfer_channel_t **chs;
     xfer_t *x = NULL;
     MPI_Comm comm;
-    int comp, crank, csize, i, j, jj;
-    uint64_t s, checked = 0;
+    uint64_t s;
+    int i, own = 0, stopped = 0;
     double t_steps;
-    void **bnd;
-    int nbnd;
 
-    {
-        enum {
-            O_STEPS = 256,
-            O_DECOMP,
-            O_CONFIG,
-            O_COMPONENT,
-            O_SKIP,
-            O_GET,
-            O_EXIT,
-            O_STALL,
-            O_KILL,
-            O_STOP,
-            O_COMPUTE,
-            O_BEGIN,
-            O_SELECT,
-            O_DEADLINE,
-            O_ORDER,
-            O_QUIET,
-            O_ATTRS,
-            O_BIND,
-            O_BINDALT,
-            O_THREAD,
-            O_FAULT_RANK,
-            O_REPORT_TIME,
-            O_VERSION
-        };
-        static const struct option longopts[] = {
-            {"steps", required_argument, NULL, O_STEPS},
-            {"decomp", required_argument, NULL, O_DECOMP},
-            {"config", required_argument, NULL, O_CONFIG},
-            {"component", required_argument, NULL, O_COMPONENT},
-            {"skip", required_argument, NULL, O_SKIP},
-            {"get", required_argument, NULL, O_GET},
-            {"exit-after", required_argument, NULL, O_EXIT},
-            {"stall-after", required_argument, NULL, O_STALL},
-            {"kill-after", required_argument, NULL, O_KILL},
-            {"sigstop-after", required_argument, NULL, O_STOP},
-            {"compute-ms", required_argument, NULL, O_COMPUTE},
-            {"begin", required_argument, NULL, O_BEGIN},
-            {"select", required_argument, NULL, O_SELECT},
-            {"deadline-ms", required_argument, NULL, O_DEADLINE},
-            {"put-order", required_argument, NULL, O_ORDER},
-            {"quiet", no_argument, NULL, O_QUIET},
-            {"attrs", no_argument, NULL, O_ATTRS},
-            {"bind", no_argument, NULL, O_BIND},
-            {"bind-alternate", no_argument, NULL, O_BINDALT},
-            {"mpi-thread", required_argument, NULL, O_THREAD},
-            {"fault-rank", required_argument, NULL, O_FAULT_RANK},
-            {"report-time", no_argument, NULL, O_REPORT_TIME},
-            {"help", no_argument, NULL, 'h'},
-            {"version", no_argument, NULL, O_VERSION},
-            {NULL, 0, NULL, 0}};
-        const char *prog = "xfer-synth";
-        int c;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, XFER_CLI_OPTS "h", longopts, NULL)) != -1) {
-            switch (c) {
-            case 'h':
-                printf(
-                    "usage: xfer-synth [--steps N] [--decomp even|uneven|empty] [--config FILE]\n"
-                    "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
-                    "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
-                    "                  [--sigstop-after K] [--fault-rank R] [--report-time]\n"
-                    "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
-                    "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
-                    "                  [--select overlap|mixed|corner|none|all] [--attrs]\n"
-                    "                  [--bind | --bind-alternate]\n"
-                    "                  [--mpi-thread single|multiple] [--quiet]\n"
-                    "                  [-h|--help] [--version]\n"
-                    "A synthetic workflow component: it plays its part of every channel of the\n"
-                    "workflow file with a checkable pattern (tools/xfer-synth.c).\n");
-                return 0;
-            case O_VERSION:
-                xfer_cli_version(prog);
-                return 0;
-            case O_STEPS:
-                o.steps = (int) xfer_cli_long(prog, "--steps", optarg, 0, 1 << 30);
-                break;
-            case O_DECOMP:
-                if (strcmp(optarg, "even") && strcmp(optarg, "uneven") && strcmp(optarg, "empty"))
-                    xfer_cli_usage_error(prog, "--decomp: expected even, uneven or empty");
-                o.decomp = optarg;
-                break;
-            case O_CONFIG:
-                o.config = optarg;
-                break;
-            case O_COMPONENT:
-                o.component = optarg;
-                break;
-            case O_SKIP:
-                o.skip = optarg;
-                break;
-            case O_GET:
-                o.get = optarg;
-                break;
-            case O_EXIT:
-                o.exit_after = (int) xfer_cli_long(prog, "--exit-after", optarg, -1, 1 << 30);
-                break;
-            case O_STALL:
-                o.stall_after = (int) xfer_cli_long(prog, "--stall-after", optarg, -1, 1 << 30);
-                break;
-            case O_KILL:
-                o.kill_after = (int) xfer_cli_long(prog, "--kill-after", optarg, -1, 1 << 30);
-                break;
-            case O_STOP:
-                o.stop_after = (int) xfer_cli_long(prog, "--sigstop-after", optarg, -1, 1 << 30);
-                break;
-            case O_COMPUTE:
-                o.compute_ms = (int) xfer_cli_long(prog, "--compute-ms", optarg, 0, 1 << 30);
-                break;
-            case O_BEGIN:
-                o.begin_ms = (int) xfer_cli_long(prog, "--begin", optarg, -1, 1 << 30);
-                break;
-            case O_SELECT:
-                o.select = optarg;
-                break;
-            case O_DEADLINE:
-                o.deadline_ms = (int) xfer_cli_long(prog, "--deadline-ms", optarg, 0, 1 << 30);
-                break;
-            case O_ORDER:
-                if (strcmp(optarg, "forward") && strcmp(optarg, "reverse") &&
-                    strcmp(optarg, "twice"))
-                    xfer_cli_usage_error(prog, "--put-order: expected forward, reverse or twice");
-                o.put_order = optarg;
-                break;
-            case O_QUIET:
-                o.quiet = 1;
-                break;
-            case O_ATTRS:
-                o.attrs = 1;
-                break;
-            case O_BIND:
-                o.bind = 1;
-                break;
-            case O_BINDALT:
-                o.bind = 2;
-                break;
-            case O_THREAD:
-                o.mpi_thread = optarg;
-                break;
-            case O_FAULT_RANK:
-                o.fault_rank = (int) xfer_cli_long(prog, "--fault-rank", optarg, 0, 1 << 30);
-                break;
-            case O_REPORT_TIME:
-                o.report_time = 1;
-                break;
-            default:
-                xfer_cli_bad_option(prog, c, argv);
-            }
-        }
-        if (optind < argc)
-            xfer_cli_usage_error(prog, "unexpected argument \"%s\"", argv[optind]);
-    }
+    parse_options(argc, argv);
     if (!o.mpi_thread) /* the whole test suite may run on the progress thread */
         o.mpi_thread = getenv("XFER_SYNTH_MPI_THREAD");
     if (o.mpi_thread && strcmp(o.mpi_thread, "single") && strcmp(o.mpi_thread, "multiple")) {
@@ -407,344 +553,89 @@ int main(int argc, char **argv)
     if (o.mpi_thread && strcmp(o.mpi_thread, "multiple") == 0) {
         /* libxfer's progress thread (progress: auto) moves steps while this computes */
         int provided = MPI_THREAD_SINGLE;
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+            fprintf(stderr, "xfer-synth: MPI_Init_thread failed\n");
+            return 1;
+        }
         if (provided != MPI_THREAD_MULTIPLE) {
             fprintf(stderr, "xfer-synth: --mpi-thread multiple: MPI provides only level %d\n",
                     provided);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
-    } else
-        MPI_Init(&argc, &argv);
+    } else if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        fprintf(stderr, "xfer-synth: MPI_Init failed\n");
+        return 1;
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    if (o.component || getenv("XFER_COMPONENT")) /* for the messages of xfer_init */
+        snprintf(me, sizeof(me), "%s", o.component ? o.component : getenv("XFER_COMPONENT"));
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
     XCHECK(xfer_config_of(x, &cfg, &comp));
     XCHECK(xfer_comm(x, &comm));
     snprintf(me, sizeof(me), "%s", cfg->components[comp].name);
     MPI_Comm_rank(comm, &crank);
     MPI_Comm_size(comm, &csize);
-    chs = table_alloc((size_t) cfg->nchannels + 1, sizeof(*chs), "the channels");
+    chs = xchecked(calloc((size_t) cfg->nchannels + 1, sizeof(*chs)));
     for (i = 0; i < cfg->nchannels; i++)
-        if (cfg->channels[i].from == comp || cfg->channels[i].to == comp)
-            XCHECK(xfer_channel_open(x, cfg->channels[i].name, &chs[i]));
+        if (cfg->channels[i].from == comp || cfg->channels[i].to == comp) {
+            XCHECK(xfer_channel_open(x, cfg->channels[i].name, &chs[i].h));
+            XCHECK(xfer_channel_role(chs[i].h, &chs[i].role));
+            own++;
+        }
+    declare_selections();
+    bind_buffers();
 
-    /* M x N: declare what this rank receives of each dataset (the file's selection: user) */
-    for (i = 0; o.select && i < cfg->nchannels; i++)
-        for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
-            const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
-            uint64_t st0[XFER_MAX_DIMS], c0[XFER_MAX_DIMS];
-            int k;
-            if (d->from == comp)
-                continue;
-            for (k = 0; k < d->ndims; k++) {
-                const uint64_t slab = (d->dims[k] + (uint64_t) csize - 1) / (uint64_t) csize;
-                const int slabs = strcmp(o.select, "overlap") == 0 ||
-                                  (strcmp(o.select, "mixed") == 0 && crank % 2 == 1);
-                if (slabs && k == 0) { /* two slabs, none past the end */
-                    st0[k] = ((uint64_t) crank * slab < d->dims[k] - 1 ? (uint64_t) crank * slab
-                                                                       : d->dims[k] - 1);
-                    c0[k] = (2 * slab < d->dims[k] - st0[k] ? 2 * slab : d->dims[k] - st0[k]);
-                } else if (strcmp(o.select, "corner") == 0) {
-                    st0[k] = 0;
-                    c0[k] = (d->dims[k] + 1) / 2;
-                } else if (strcmp(o.select, "none") == 0) {
-                    st0[k] = 0;
-                    c0[k] = 0;
-                } else {
-                    st0[k] = 0;
-                    c0[k] = d->dims[k];
-                }
-            }
-            XCHECK(xfer_select(chs[i], d->name, st0, c0));
-        }
-    /* zero copy: every dataset sent from, or received into, a buffer of this program's own */
-    nbnd = 2 * cfg->nchannels * NDS_MAX; /* (the configuration goes with the context) */
-    bnd = table_alloc((size_t) nbnd + 1, sizeof(*bnd), "the bound buffers");
-    for (i = 0; o.bind && i < cfg->nchannels; i++)
-        for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
-            const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
-            const char *cn = cfg->channels[i].name;
-            uint64_t st0[XFER_MAX_DIMS], c0[XFER_MAX_DIMS];
-            size_t n;
-            if (d->from == comp) {
-                block_of(d, crank, csize, o.decomp, st0, c0);
-                n = box_bytes(cn, d, c0);
-            } else {
-                n = box_bytes(cn, d, d->dims); /* a selection is no larger */
-            }
-            bnd[BND(i, j, 0)] = data_alloc(cn, d, n, 0, "the buffer bound to it");
-            if (o.bind == 2) /* the odd steps' buffer */
-                bnd[BND(i, j, 1)] = data_alloc(cn, d, n, 1, "the second buffer bound to it");
-            XCHECK(xfer_bind_buffer(chs[i], d->name, bnd[BND(i, j, 0)], n));
-        }
     t_steps = MPI_Wtime();
     for (s = 0; s < (uint64_t) o.steps; s++) {
+        int any = 0;
         at_step = (long long) s;
-        if (o.exit_after >= 0 && s == (uint64_t) o.exit_after) {
-            fprintf(stderr, "xfer-synth: %s rank %d: exiting early after %d steps (--exit-after)\n",
-                    me, crank, o.exit_after);
-            fflush(stderr);
-            exit(3);
+        if (o.stop_after >= 0 && s == (uint64_t) o.stop_after) {
+            stopped = 1; /* a reader that stops early: finalize closes what is left */
+            break;
         }
-        if (o.kill_after >= 0 && s == (uint64_t) o.kill_after && crank == o.fault_rank) {
-            /* kill -9 of the component: its launcher takes the other ranks down */
-            fprintf(stderr, "xfer-synth: %s rank %d: SIGKILL to myself after %d steps\n", me, crank,
-                    o.kill_after);
-            fflush(stderr);
-            raise(SIGKILL);
-        }
-        if (o.stop_after >= 0 && s == (uint64_t) o.stop_after && crank == o.fault_rank) {
-            /* a stall that stops everything, the heartbeat thread too (a hung node, a
-             * debugger): only SIGKILL or SIGCONT end it */
-            fprintf(stderr, "xfer-synth: %s rank %d: SIGSTOP to myself after %d steps\n", me, crank,
-                    o.stop_after);
-            fflush(stderr);
-            raise(SIGSTOP);
-        }
-        if (o.stall_after >= 0 && s == (uint64_t) o.stall_after) {
-            /* a peer that stops answering: wait for a message nobody sends */
-            int never;
-            fprintf(stderr, "xfer-synth: %s rank %d: stalling after %d steps (--stall-after)\n", me,
-                    crank, o.stall_after);
-            fflush(stderr);
-            MPI_Recv(&never, 1, MPI_INT, MPI_ANY_SOURCE, 999, comm, MPI_STATUS_IGNORE);
-        }
-        if (o.compute_ms > 0) { /* a simulation's time step */
-            struct timespec ts = {o.compute_ms / 1000, (long) (o.compute_ms % 1000) * 1000000L};
-            nanosleep(&ts, NULL);
-        }
-        /* the step-status API: begin each channel's step, polling with the timeout */
-        for (i = 0; o.begin_ms >= -1 && i < cfg->nchannels; i++) {
-            const double t0 = MPI_Wtime();
-            xfer_step_status_t ss = XFER_STEP_NOT_READY;
-            while (chs[i] && ss == XFER_STEP_NOT_READY) {
-                XCHECK(xfer_step_begin(chs[i], o.begin_ms, &ss));
-                if (ss == XFER_STEP_NOT_READY)
-                    not_ready++;
-                if (ss == XFER_STEP_NOT_READY && o.deadline_ms > 0 &&
-                    MPI_Wtime() - t0 > 1e-3 * o.deadline_ms)
-                    FAIL("channel %s: step %" PRIu64 " did not begin within %d ms (%s)",
-                         cfg->channels[i].name, s, o.deadline_ms, "--deadline-ms");
-            }
-            if (ss == XFER_STEP_END_OF_STREAM)
-                FAIL("channel %s: the stream ended before step %" PRIu64, cfg->channels[i].name, s);
-        }
-        /* sends first: puts never wait */
         for (i = 0; i < cfg->nchannels; i++)
-            for (jj = 0; chs[i] && jj < cfg->channels[i].ndatasets; jj++) {
-                const int n = cfg->channels[i].ndatasets;
-                const xfer_cfg_dataset_t *d;
-                xfer_dataset_desc_t desc;
-                size_t bytes;
-                char *blk;
-                j = strcmp(o.put_order, "reverse") == 0 ? n - 1 - jj : jj;
-                d = &cfg->channels[i].datasets[j];
-                if (d->from != comp || (o.skip && strcmp(o.skip, d->name) == 0))
-                    continue;
-                memset(&desc, 0, sizeof(desc));
-                desc.name = d->name;
-                desc.type = d->type;
-                desc.ndims = d->ndims;
-                memcpy(desc.dims, d->dims, sizeof(desc.dims));
-                block_of(d, crank, csize, o.decomp, desc.start, desc.count);
-                bytes = box_bytes(cfg->channels[i].name, d, desc.count);
-                blk = o.bind ? bnd[BND(i, j, s)]
-                             : data_alloc(cfg->channels[i].name, d, bytes, 0, "this rank's block");
-                if (strcmp(o.put_order, "twice") == 0) { /* the second put must replace it */
-                    memset(blk, 0xa5, bytes);
-                    XCHECK(xfer_put(chs[i], &desc, blk));
-                }
-                fill(d, i, j, s, desc.start, desc.count, blk);
-                XCHECK(xfer_put(chs[i], &desc, blk));
-                if (!o.bind)
-                    free(blk);
-            }
-        for (i = 0; o.attrs && i < cfg->nchannels; i++) { /* this step's attributes */
-            xfer_role_t role;
-            char label[96];
-            const double t = 0.5 * (double) s;
-            const int32_t v3[3] = {(int32_t) s, (int32_t) s + 1, (int32_t) s + 2};
-            if (!chs[i])
-                continue;
-            XCHECK(xfer_channel_role(chs[i], &role));
-            if (role == XFER_ROLE_RECV)
-                continue;
-            snprintf(label, sizeof(label), "%s step %" PRIu64, me, s);
-            XCHECK(xfer_put_attr(chs[i], "step", XFER_TYPE_UINT64, 1, &s));
-            XCHECK(xfer_put_attr(chs[i], "time", XFER_TYPE_FLOAT64, 1, &t));
-            XCHECK(xfer_put_attr(chs[i], "v3", XFER_TYPE_INT32, 3, v3));
-            XCHECK(xfer_put_attr_string(chs[i], "label", "replaced below"));
-            XCHECK(xfer_put_attr_string(chs[i], "label", label));
-        }
-        /* commit what this component only sends before waiting for anything: with channels
-         * in both directions, a component that got first would wait for a peer that gets
-         * first too */
-        for (i = 0; i < cfg->nchannels; i++) {
-            xfer_role_t role;
-            if (!chs[i])
-                continue;
-            XCHECK(xfer_channel_role(chs[i], &role));
-            if (role == XFER_ROLE_SEND)
-                XCHECK(xfer_step_end(chs[i]));
-        }
-        for (i = 0; i < cfg->nchannels; i++) {
-            if (o.attrs && chs[i]) {
-                xfer_role_t role;
-                XCHECK(xfer_channel_role(chs[i], &role));
-                if (role != XFER_ROLE_SEND) {
-                    const int peer =
-                        cfg->channels[i].from == comp ? cfg->channels[i].to : cfg->channels[i].from;
-                    uint64_t got_s = 0;
-                    double got_t = 0;
-                    int32_t got_v[3] = {0, 0, 0};
-                    char label[96], want_label[96];
-                    xfer_type_t ty;
-                    size_t cnt;
-                    int na = 0;
-                    XCHECK(xfer_attr_count(chs[i], &na));
-                    XCHECK(xfer_get_attr(chs[i], "step", &ty, &cnt, &got_s, sizeof(got_s)));
-                    XCHECK(xfer_get_attr(chs[i], "time", NULL, NULL, &got_t, sizeof(got_t)));
-                    XCHECK(xfer_get_attr(chs[i], "v3", NULL, NULL, got_v, sizeof(got_v)));
-                    XCHECK(xfer_get_attr_string(chs[i], "label", label, sizeof(label)));
-                    snprintf(want_label, sizeof(want_label), "%s step %" PRIu64,
-                             cfg->components[peer].name, s);
-                    if (na != 4 || ty != XFER_TYPE_UINT64 || cnt != 1 || got_s != s ||
-                        got_t != 0.5 * (double) s || got_v[0] != (int32_t) s ||
-                        got_v[2] != (int32_t) s + 2 || strcmp(label, want_label) != 0)
-                        FAIL("channel %s step %" PRIu64 ": attributes differ (%d of them, step "
-                             "%" PRIu64 ", label \"%s\")",
-                             cfg->channels[i].name, s, na, got_s, label);
-                }
-            }
-            for (j = 0; chs[i] && j < cfg->channels[i].ndatasets; j++) {
-                const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
-                const char *cn = cfg->channels[i].name;
-                const size_t es = xfer_type_size(d->type);
-                size_t whole; /* the dataset's bytes: what this rank gets is no more */
-                uint64_t st0[XFER_MAX_DIMS] = {0}, c0[XFER_MAX_DIMS];
-                char *got, *want;
-                xfer_dataset_desc_t out;
-                xfer_channel_stats_t cs0, cs1;
-                uint64_t held;
-                int k;
-                if (d->from == comp)
-                    continue;
-                whole = box_bytes(cn, d, d->dims);
-                got = o.bind ? bnd[BND(i, j, s)]
-                             : data_alloc(cn, d, whole, 0, "the dataset as received");
-                want = data_alloc(cn, d, whole, 0, "the pattern it is compared with");
-                /* what this rank receives: the whole dataset, or its selection */
-                XCHECK(xfer_channel_stats(chs[i], &cs0));
-                XCHECK(xfer_get(chs[i], d->name, got, whole, &out));
-                XCHECK(xfer_channel_stats(chs[i], &cs1));
-                if (o.bind && cs1.bytes_copied_out != cs0.bytes_copied_out)
-                    FAIL("channel %s dataset %s step %" PRIu64 ": did not land in the buffer "
-                         "bound for it (xfer_get copied %" PRIu64 " bytes)",
-                         cfg->channels[i].name, d->name, s,
-                         cs1.bytes_copied_out - cs0.bytes_copied_out);
-                fill(d, i, j, s, out.start, out.count, want);
-                held = vol(d->ndims, out.count);
-                if (out.step != s || memcmp(got, want, held * es) != 0)
-                    FAIL("channel %s dataset %s step %" PRIu64 ": data differs from the pattern",
-                         cfg->channels[i].name, d->name, s);
-                /* a hyperslab: the middle third of every dimension (at least one element),
-                 * within what this rank holds */
-                for (k = 0; k < d->ndims; k++) {
-                    uint64_t lo = d->dims[k] / 3, hi = d->dims[k] - d->dims[k] / 3;
-                    lo = lo > out.start[k] ? lo : out.start[k];
-                    hi = hi < out.start[k] + out.count[k] ? hi : out.start[k] + out.count[k];
-                    st0[k] = lo;
-                    c0[k] = hi > lo ? hi - lo : 0;
-                }
-                if (vol(d->ndims, c0) > 0) {
-                    /* into a buffer of its own: a bound one holds the step's selection */
-                    char *hs = data_alloc(cn, d, whole, 0, "a hyperslab of it");
-                    XCHECK(xfer_get_selection(chs[i], d->name, st0, c0, hs, whole, &out));
-                    fill(d, i, j, s, st0, c0, want);
-                    k = memcmp(hs, want, vol(d->ndims, c0) * es);
-                    free(hs);
-                    if (k != 0)
-                        FAIL("channel %s dataset %s step %" PRIu64 ": hyperslab differs",
-                             cfg->channels[i].name, d->name, s);
-                }
-                checked += held + vol(d->ndims, c0);
-                if (o.bind == 2) {
-                    /* the next step lands in the other buffer: wipe it first, so that only
-                     * the step itself can make it match */
-                    char *next = bnd[BND(i, j, s + 1)];
-                    memset(next, 0, held * es);
-                    XCHECK(xfer_bind_buffer(chs[i], d->name, next, held * es));
-                }
-                if (!o.bind)
-                    free(got);
-                free(want);
-            }
-            if (chs[i] && o.get) {
-                char tiny[8];
-                XCHECK(xfer_get(chs[i], o.get, tiny, sizeof(tiny), NULL));
-            }
-        }
-        for (i = 0; i < cfg->nchannels; i++) {
-            xfer_role_t role;
-            if (!chs[i])
-                continue;
-            XCHECK(xfer_channel_role(chs[i], &role));
-            if (role != XFER_ROLE_SEND)
-                XCHECK(xfer_step_end(chs[i]));
-        }
+            any |= synth_live(i);
+        if (own > 0 && !any)
+            break; /* every channel of this component ended */
+        step_hooks(s, comm);
+        synth_fault_point(AT_BEGIN, s);
+        if (o.compute_ms > 0) /* a simulation's time step */
+            synth_nap_ms(o.compute_ms);
+        synth_delay(R_DELAY0, s);
+        synth_begin_step(s);
+        synth_run_step(s);
+        synth_fault_point(AT_END, s);
+        synth_delay(R_DELAY1, s);
     }
     at_step = -1;
     if (o.report_time && crank == 0)
-        printf("xfer-synth: %s: %d steps in %.0f ms\n", me, o.steps, 1e3 * (MPI_Wtime() - t_steps));
-    /* A receive-only channel ends with the sender's end of stream. */
-    for (i = 0; i < cfg->nchannels; i++) {
-        const xfer_cfg_dataset_t *d;
-        xfer_role_t role;
-        xfer_status_t st;
-        size_t n;
-        char *buf;
-        if (!chs[i])
-            continue;
-        XCHECK(xfer_channel_role(chs[i], &role));
-        if (role != XFER_ROLE_RECV || sends_to(cfg, comp, peer_of(cfg, comp, i)))
-            continue; /* (a peer this one sends to may be waiting here for its own end) */
-        d = &cfg->channels[i].datasets[0];
-        n = box_bytes(cfg->channels[i].name, d, d->dims);
-        if (o.begin_ms >= -1) { /* a status, not an error */
-            xfer_step_status_t ss = XFER_STEP_NOT_READY;
-            while (ss == XFER_STEP_NOT_READY)
-                XCHECK(xfer_step_begin(chs[i], o.begin_ms, &ss));
-            if (ss != XFER_STEP_END_OF_STREAM)
-                FAIL("channel %s: expected the end of the stream after %d steps, got step %s",
-                     cfg->channels[i].name, o.steps, ss == XFER_STEP_OK ? "OK" : "?");
-            continue;
-        }
-        buf = data_alloc(cfg->channels[i].name, d, n, 0, "the get at the end of the stream");
-        st = xfer_get(chs[i], d->name, buf, n, NULL);
-        free(buf);
-        if (st != XFER_ERR_END_OF_STREAM)
-            FAIL("channel %s: expected the end of the stream after %d steps, got %s: %s",
-                 cfg->channels[i].name, o.steps, xfer_status_name(st), xfer_last_error());
-    }
+        printf("xfer-synth: %s: %d steps in %.0f ms\n", me, (int) s, 1e3 * (MPI_Wtime() - t_steps));
+    if (stopped)
+        end_all(END_STOPPED);
+    else
+        expect_end();
+    end_all(END_OK);
     for (i = 0; !o.quiet && crank == 0 && i < cfg->nchannels; i++) {
         xfer_channel_stats_t cs;
-        if (!chs[i])
+        if (!chs[i].h)
             continue;
-        XCHECK(xfer_channel_stats(chs[i], &cs));
+        XCHECK(xfer_channel_stats(chs[i].h, &cs));
         printf("xfer-synth: %s: channel %s: %" PRIu64 " steps, %" PRIu64 " bytes sent, %" PRIu64
                " received, %" PRIu64 " copied in, %" PRIu64 " copied out (rank 0)\n",
                me, cfg->channels[i].name, cs.steps, cs.bytes_sent, cs.bytes_received,
                cs.bytes_copied_in, cs.bytes_copied_out);
     }
+    synth_print_results(); /* (the configuration goes with the context) */
     XCHECK(xfer_finalize(&x));
     for (i = 0; i < nbnd; i++)
         free(bnd[i]);
     free(bnd);
     if (!o.quiet && crank == 0)
         printf("xfer-synth: %s: %d steps, %" PRIu64 " elements checked on rank 0: ok\n", me,
-               o.steps, checked);
+               (int) s, checked);
     if (!o.quiet && crank == 0 && o.begin_ms >= -1)
         printf("xfer-synth: %s: xfer_step_begin(%d ms) said NOT_READY %" PRIu64 " times\n", me,
-               o.begin_ms, not_ready);
+               o.begin_ms, synth_not_ready);
     free(chs);
     MPI_Finalize();
     return 0;

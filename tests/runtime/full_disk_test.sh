@@ -58,7 +58,7 @@ grep -q "Segmentation fault\|signal 11" "$out" && fail "a process crashed"
 
 # the sender: its ranks fail with XFER_ERR_IO, naming the step, its file and the remedy (the
 # launcher may stop the other ranks of a before they print theirs once the first one exits)
-pat="^\[a\] xfer-synth: a rank [0-9]+: step ([0-9]+): xfer_step_end\(chs\[i\]\): XFER_ERR_IO: channel c: step [0-9]+: writing [^ ]*/a\.[0-9]{6}\.h5 \(datasets x, y\): .*free space there, or point the channel's file\.dir \(or XFER_TRANSPORT_DIR\) at a file system with room"
+pat="^\[a\] xfer-synth: a rank [0-9]+: step ([0-9]+): xfer_step_end\(chs\[i\]\.h\): XFER_ERR_IO: channel c: step [0-9]+: writing [^ ]*/a\.[0-9]{6}\.h5 \(datasets x, y\): .*free space there, or point the channel's file\.dir \(or XFER_TRANSPORT_DIR\) at a file system with room"
 nranks=$(grep -cE "$pat" "$out")
 [ "$nranks" -ge 1 ] || fail "no rank of a failed with XFER_ERR_IO naming the step's file and the remedy"
 grep -E "^\[a\] xfer-synth: a rank" "$out" | grep -vqE "$pat" &&

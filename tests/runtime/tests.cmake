@@ -832,3 +832,4 @@ channels:
   endif()
 endif()
 include(${CMAKE_CURRENT_SOURCE_DIR}/runtime/channels.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos.cmake)

@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# The random-workflow and fault-injection tester (tools/xfer-chaos, docs/testing.md): a fixed
+# list of seeds, each a generated workflow of xfer-synth components (perhaps with a fault) run
+# through xfer-run and checked against the oracle: it ends, every element is right, no
+# committed step is lost, every failure names the failed component. About 5 minutes per MPI on
+# a 2-core machine; the soak (scripts/soak.sh) runs thousands. Included by runtime/tests.cmake.
+if(NOT TARGET xfer-run OR NOT TARGET xferd)
+  return()
+endif()
+find_package(Python3 COMPONENTS Interpreter)
+if(NOT Python3_Interpreter_FOUND)
+  message(STATUS "runtime: the chaos batch needs python3; skipped")
+  return()
+endif()
+add_test(NAME ${P}.chaos.batch
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_BINARY_DIR}/tools/xfer-chaos
+                 --batch ${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos-seeds.txt
+                 --bindir ${CMAKE_BINARY_DIR}/tools)
+set_tests_properties(${P}.chaos.batch PROPERTIES TIMEOUT 900 LABELS "mpi;chaos"
+                     RUN_SERIAL TRUE ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+# The oracle itself, on made-up runs (no MPI): a good run passes; a missing step, wrong data,
+# a hang, a crash, a missing result, a message that does not name the failed component and a
+# committed step lost after a kill are each caught.
+if(XFER_FLAVOUR_FREE_TESTS)
+  add_test(NAME ${P}.chaos.oracle
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_BINARY_DIR}/tools/xfer-chaos --self-test)
+  set_tests_properties(${P}.chaos.oracle PROPERTIES TIMEOUT 60 LABELS "chaos")
+endif()

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* xfer-synth's two parts share this: tools/xfer-synth.c (the options, the run around the steps,
+ * every rank's results) and tools/synth/step.c (one step of every channel: puts, commits, gets
+ * checked against the pattern, releases, in the orders and with the delays and faults that
+ * --seed and --fault ask for). */
+#ifndef XFER_TOOLS_SYNTH_H
+#define XFER_TOOLS_SYNTH_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xfer/xfer.h>
+
+enum { ORD_PHASED, ORD_FILE, ORD_RANDOM };
+enum { AT_BEGIN, AT_COMMIT, AT_END };
+
+typedef struct opts {
+    int steps;
+    const char *decomp;
+    const char *config;
+    const char *component;
+    const char *skip;       /* never put this dataset */
+    const char *get;        /* also get this (perhaps unknown) dataset every step */
+    int exit_after;         /* exit(3) without finalizing after this many steps (-1: never) */
+    const char *mpi_thread; /* MPI_Init_thread level: single (MPI_Init) or multiple */
+    int stall_after;        /* stop calling libxfer after this many steps, for ever (-1: never) */
+    int kill_after;         /* rank hook_rank sends itself SIGKILL after this many steps (-1: no) */
+    int sigstop_after;      /* rank hook_rank sends itself SIGSTOP after this many steps (-1: no) */
+    int hook_rank;          /* --fault-rank: the rank --kill-after and --sigstop-after hit */
+    int report_time;        /* rank 0 prints how long its steps took (flow control tests) */
+    int compute_ms;         /* each step "computes" this long (a sleep) before its puts */
+    int begin_ms;           /* begin every step with xfer_step_begin(timeout), -2: do not */
+    const char *select;     /* xfer_select every received dataset: overlap, mixed (even ranks all,
+                             * odd ones overlap), corner, none, all */
+    int deadline_ms;        /* with begin_ms: give up on a step not begun within this (0: never) */
+    int quiet;
+    int attrs; /* put and check per-step attributes */
+    int bind;  /* xfer_bind_buffer every dataset: no copies in put and get (2: two buffers each,
+                  in turn: even steps in the first, odd ones in the second) */
+    const char *put_order; /* forward, reverse (datasets against the channel's order), twice
+                            * (each block first with wrong data, then again with the right) */
+    int seeded;            /* --seed given */
+    uint64_t seed;         /* orders, delays and user selections are drawn from it */
+    int orders;            /* ORD_* */
+    int delay_ms;          /* before and after each step, a delay drawn in 0..delay_ms */
+    int stop_after;        /* finalize after this many steps (-1: run them all) */
+    int fault_sig;         /* --fault: 0 none, SIGKILL or SIGSTOP */
+    int fault_rank, fault_at;
+    int64_t fault_step;
+    int report; /* a line per completed step and channel */
+} opts_t;
+
+/* How a channel ended for this rank (the results' end=). */
+enum { END_RUNNING, END_OK, END_EOS, END_STOPPED, END_FAILED, END_WRONG, END_ABORTED, END_KILLED };
+
+typedef struct chan {
+    xfer_channel_t *h; /* NULL: not a channel of this component */
+    xfer_role_t role;
+    int end;               /* END_* */
+    uint64_t steps;        /* step_end calls that returned XFER_SUCCESS */
+    uint64_t got;          /* steps whose data this rank received whole and found right */
+    xfer_status_t st;      /* the failure (END_FAILED) */
+    const char *eos_where; /* the call that met the end of the stream */
+} chan_t;
+
+/* The run's state (tools/xfer-synth.c) */
+extern opts_t o;
+extern int wrank;                /* the rank in MPI_COMM_WORLD */
+extern char me[64];              /* the component's name */
+extern long long at_step;        /* the step being played, for the messages (-1: none) */
+extern const xfer_config_t *cfg; /* the workflow, comp this component in it */
+extern int comp, crank, csize;
+extern chan_t *chs; /* per channel of the workflow */
+extern uint64_t checked;
+extern void **bnd; /* the bound buffers (--bind), BND() */
+extern uint64_t synth_not_ready;
+
+/* The bound buffer of channel i, dataset j in step s, in bnd[]: NDS_MAX slots per channel
+ * (--bind-alternate: odd steps use a second set of nchannels * NDS_MAX after the first) */
+#define NDS_MAX      (2 * XFER_MAX_DATASETS) /* datasets a channel may have */
+#define BND(i, j, s) ((o.bind == 2 && ((s) &1) ? cfg->nchannels * NDS_MAX : 0) + (i) *NDS_MAX + (j))
+
+/* Print "xfer-synth: COMPONENT rank R: [step S: ]MESSAGE", every channel's results, and exit(1)
+ * (the launcher stops the other ranks; MPI_Abort can lose the output). */
+void synth_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void synth_print_results(void);
+
+#define FAIL(...) synth_die(__VA_ARGS__)
+
+/* A call that must succeed, and leave no words behind when it does. */
+#define XCHECK(call)                                                                               \
+    do {                                                                                           \
+        const double t0_ = MPI_Wtime();                                                            \
+        xfer_status_t st_ = (call);                                                                \
+        if (st_ != XFER_SUCCESS)                                                                   \
+            FAIL("%s: %s: %s (after %.0f ms)", #call, xfer_status_name(st_), xfer_last_error(),    \
+                 1e3 * (MPI_Wtime() - t0_));                                                       \
+        if (xfer_last_error()[0]) /* a success leaves no words behind */                           \
+            FAIL("%s succeeded, but xfer_last_error() says \"%s\"", #call, xfer_last_error());     \
+    } while (0)
+
+/* A call on channel i in step s: 1 on success; 0 when it met the end of the stream (the channel
+ * ends for this rank, the others go on); a failure is reported and ends the process. */
+int synth_ch_result(int i, uint64_t s, xfer_status_t st, const char *what, double t0);
+#define CHCALL(ok, i, s, call)                                                                     \
+    do {                                                                                           \
+        const double t0_ = MPI_Wtime();                                                            \
+        const xfer_status_t st_ = (call);                                                          \
+        (ok) = synth_ch_result((i), (s), st_, #call, t0_);                                         \
+    } while (0)
+
+static inline int synth_live(int i)
+{
+    return chs[i].h && chs[i].end == END_RUNNING;
+}
+
+/* What --seed draws: one mix of (seed, what, component, rank, step, item). */
+enum { R_PUT = 1, R_ORDER, R_FULL, R_DELAY0, R_DELAY1, R_SELECT, R_DSORDER };
+uint64_t synth_draw(uint64_t what, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
+
+void synth_nap_ms(int ms);
+void synth_delay(int which, uint64_t s);    /* 0..delay_ms, drawn for this rank and step */
+void synth_fault_point(int at, uint64_t s); /* --fault, when it is AT_* of step s */
+
+/* The pattern and the decomposition */
+void synth_block_of(const xfer_cfg_dataset_t *d, int rank, int nranks, const char *mode,
+                    uint64_t *start, uint64_t *count);
+uint64_t synth_vol(int nd, const uint64_t *c);
+/* The bytes of box @p count of dataset @p d of channel @p ch, or the end of the run, naming the
+ * dataset, when they do not fit this process's sizes (a buffer also needs one byte more). */
+size_t synth_box_bytes(const char *ch, const xfer_cfg_dataset_t *d, const uint64_t *count);
+/* A buffer of @p bytes (and one more, so that none is empty) for @p what of dataset @p d of
+ * channel @p ch, zeroed when @p zero; a failure ends the run naming the dataset and the size. */
+void *synth_data_alloc(const char *ch, const xfer_cfg_dataset_t *d, size_t bytes, int zero,
+                       const char *what);
+
+/* The step-status API (--begin): begin each channel's step s, polling with the timeout. */
+void synth_begin_step(uint64_t s);
+/* Step s of every channel of this component, in the order of --orders. */
+void synth_run_step(uint64_t s);
+
+#endif
