@@ -472,8 +472,9 @@ static const cfg_key_t file_keys[] = {
      .off = FI_(keep),
      .names = bool_names,
      .doc = "true: every step file stays (a record of the run, readable later); false: the "
-            "receiver removes each step's file once all its ranks released the step, and the "
-            "sender keeps at most max_in_flight_steps files ahead of it"},
+            "receiver removes each step's file once all its ranks released the step. Either way "
+            "the sender runs at most max_in_flight_steps steps ahead of a receiver launched "
+            "with it (docs/runtime.md, \"Stream or file\")"},
 };
 
 static const cfg_table_t file_table = {
