@@ -18,6 +18,7 @@
 #endif
 
 enum {
+    EXIT_FAILED = 1,    /* xferd declared a running component failed (it stopped beating) */
     EXIT_USAGE = 2,     /* bad options, invalid file, command not found, start failure */
     EXIT_WALLTIME = 124 /* --walltime exceeded */
 };
@@ -33,6 +34,7 @@ enum {
 #define SERVER_WAIT_MS    10000 /* bound on ompi-server writing its URI, xferd its ready file */
 #define XFERD_STOP_MS     3000  /* bound on xferd answering "stop" */
 #define XFERD_RESTARTS    3     /* a crashed xferd is restarted (from its journal) this often */
+#define WATCH_MS          1000  /* xferd's verdicts are read this often (supervise.c) */
 #define LINE_MAX_BYTES    65536 /* longer output lines are split */
 
 extern int quiet;       /* -q: no prefixes, no notes */
