@@ -97,11 +97,15 @@ xfer_status_t xfer_err_set(xfer_status_t status, const char *func, const char *f
 
 xfer_status_t xfer_err_raw(xfer_status_t status, const char *fmt, ...)
 {
+    char text[sizeof(err_msg)];
     va_list ap;
 
+    /* through a buffer of its own: an argument may be xfer_last_error() itself (a caller adding
+     * its context to the words of the call that failed), which err_msg holds */
     va_start(ap, fmt);
-    vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
+    vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    memcpy(err_msg, text, sizeof(err_msg));
     err_long_on = 0;
     if (status != XFER_ERR_MPI)
         err_mpi_class = MPI_SUCCESS;
