@@ -21,6 +21,11 @@
 #include "runtime.h"
 
 #define CTL_SLICE_MS 50 /* the thread checks for stop at least this often */
+#define CTL_ASK_MS                                                                                 \
+    1000                 /* publish and lookup ask again this often: a daemon that died with       \
+                          * the request unanswered is restarted from its journal, and the          \
+                          * request must reach the new one */
+#define CTL_TRIP_MS 2000 /* beyond a lookup's wait: the way to the daemon and back */
 
 struct xfer_rt_ctl {
     xfer_ctl_t *main; /* the main thread's connection */
@@ -375,14 +380,26 @@ out:
     return st;
 }
 
+/* Publishing is idempotent (the same session, channel and port): without a reply within
+ * CTL_ASK_MS it is sent again, until x->timeout_ms. */
 xfer_status_t xfer_rt_ctl_publish(struct xfer *x, int index, const char *port)
 {
+    const double deadline = xfer_now_ms() + x->timeout_ms;
     xfer_ctl_msg_t *req = NULL;
     xfer_status_t st;
     XFER_CHECK_GOTO(channel_req(x, "publish", index, &req), st, out);
     XFER_CHECK_GOTO(xfer_ctl_set_str(req, "port", port), st, out);
-    st = xfer_ctl_request(x->ctl->main, req, x->timeout_ms, NULL);
-    if (st != XFER_SUCCESS)
+    for (;;) {
+        const double left = deadline - xfer_now_ms();
+        st = xfer_ctl_request(x->ctl->main, req, left < CTL_ASK_MS ? (int) left + 1 : CTL_ASK_MS,
+                              NULL);
+        if (st != XFER_ERR_TIMEOUT || xfer_now_ms() >= deadline)
+            break;
+    }
+    if (st == XFER_ERR_TIMEOUT)
+        st = xfer_err_raw(st, "channel %s: publishing the port: xferd did not answer within %d ms",
+                          x->cfg->channels[index].name, x->timeout_ms);
+    else if (st != XFER_SUCCESS)
         st = xfer_err_raw(st, "channel %s: publishing the port with xferd: %s",
                           x->cfg->channels[index].name, xfer_last_error());
 out:
@@ -397,16 +414,27 @@ xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, char *port, size_t l
     xfer_status_t st;
     const char *p;
 
+    const double deadline = xfer_now_ms() + x->timeout_ms;
+
     XFER_CHECK_GOTO(channel_req(x, "lookup", index, &req), st, out);
-    XFER_CHECK_GOTO(xfer_ctl_set_int(req, "wait_ms", x->timeout_ms), st, out);
-    /* the daemon answers within wait_ms; a little more for the trip */
-    st = xfer_ctl_request(x->ctl->main, req, x->timeout_ms + 2000, &rep);
+    /* The daemon holds a lookup until the port is published or the lookup's wait passes
+     * ("timeout"). Each waits CTL_ASK_MS at most, and is asked again until x->timeout_ms: a
+     * lookup the daemon lost as it died (it is restarted from its journal) is asked again of
+     * the new one. */
+    for (;;) {
+        const double left = deadline - xfer_now_ms();
+        const int wait = left < CTL_ASK_MS ? (int) (left > 0 ? left : 0) : CTL_ASK_MS;
+        XFER_CHECK_GOTO(xfer_ctl_set_int(req, "wait_ms", wait), st, out);
+        st = xfer_ctl_request(x->ctl->main, req, wait + CTL_TRIP_MS, &rep);
+        if (st != XFER_ERR_TIMEOUT || xfer_now_ms() >= deadline)
+            break;
+        xfer_ctl_msg_free(&rep);
+    }
     if (st == XFER_ERR_TIMEOUT)
         st = xfer_err_raw(st,
                           "channel %s: no port published by component %s within %d ms (is it "
-                          "running, with the same control endpoint?): %s",
-                          ch->name, x->cfg->components[ch->from].name, x->timeout_ms,
-                          xfer_last_error());
+                          "running, with the same control endpoint?)",
+                          ch->name, x->cfg->components[ch->from].name, x->timeout_ms);
     else if (st != XFER_SUCCESS)
         st = xfer_err_raw(st, "channel %s: looking up the port of component %s: %s", ch->name,
                           x->cfg->components[ch->from].name, xfer_last_error());
