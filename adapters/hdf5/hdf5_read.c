@@ -18,6 +18,7 @@ typedef struct h5read {
     char *path;
     MPI_Comm comm;
     int rank;
+    int serial; /* a communicator of one process: HDF5's POSIX driver, no MPI-IO */
     hid_t file;
     int nvars, capvars;
     xfer_adapter_var_t *vars;
@@ -310,18 +311,25 @@ xfer_status_t h5_open_read(const char *path, MPI_Comm comm, void **hp)
     r->comm = comm;
     r->file = H5I_INVALID_HID;
     MPI_Comm_rank(comm, &r->rank);
+    MPI_Comm_size(comm, &r->serial);
+    /* One process reads on its own (a file channel's receiving rank): through the POSIX
+     * driver, which needs nothing of MPI. MPI-IO would, and on Open MPI a job that is being
+     * torn down (a peer died) fails its file opens (the shared file pointer's files go with
+     * the session directory) while the file itself is whole. */
+    r->serial = r->serial == 1;
     /* what one rank finds (a file its node does not see) is agreed before the collective open */
     if (access(path, R_OK) != 0) {
         xfer_adapter_set_error("%s: cannot open for reading: %s", path, strerror(errno));
         st = XFER_ERR_NOT_FOUND;
     } else if ((fapl = H5Pcreate(H5P_FILE_ACCESS)) < 0 ||
-               H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0) {
+               (!r->serial && H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0)) {
         st = h5_fail(XFER_ERR_INTERNAL, path, "", "H5Pset_fapl_mpio");
     }
     if (!h5_agreed(comm, &st))
         goto out;
     if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0)
-        st = h5_fail(XFER_ERR_INVALID_ARG, path, "", "H5Fopen (read-only, MPI-IO)");
+        st = h5_fail(XFER_ERR_INVALID_ARG, path, "",
+                     r->serial ? "H5Fopen (read-only)" : "H5Fopen (read-only, MPI-IO)");
     if (!h5_agreed(comm, &st))
         goto out;
     if ((root = H5Gopen2(r->file, "/", H5P_DEFAULT)) < 0) {
@@ -417,11 +425,13 @@ xfer_status_t h5_read(void *h, int var, const uint64_t start[], const uint64_t c
     else if ((fs = H5Dget_space(ds)) < 0 ||
              (ms = h5_select_box(fs, 0, 0, v->ndims, start, count, &empty)) < 0)
         st = h5_fail(XFER_ERR_INVALID_ARG, r->path, v->name, "H5Sselect_hyperslab");
-    else if ((dx = h5_collective_dxpl()) < 0)
+    else if (!r->serial && (dx = h5_collective_dxpl()) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Pset_dxpl_mpio");
     if (h5_agreed(r->comm, &st) &&
-        H5Dread(ds, h5_native_of(v->type), ms, fs, dx, empty || !buf ? (void *) dummy : buf) < 0)
-        st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Dread (collective)");
+        H5Dread(ds, h5_native_of(v->type), ms, fs, r->serial ? H5P_DEFAULT : dx,
+                empty || !buf ? (void *) dummy : buf) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name,
+                     r->serial ? "H5Dread" : "H5Dread (collective)");
     if (dx >= 0)
         H5Pclose(dx);
     if (ms >= 0)
