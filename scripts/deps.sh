@@ -15,7 +15,8 @@ pkgs=(build-essential cmake pkg-config mpich libmpich-dev openmpi-bin libopenmpi
 if [[ "${1:-}" == "--ci" ]]; then
     # slurm-wlm and munge: the Slurm tests' local cluster (tests/slurm; CI only: on a machine
     # with systemd the packages would start daemons of their own)
-    pkgs+=(clang-format clang slurm-wlm munge)
+    # gdb: where each process of a hung xfer-chaos seed waited, in the CI log
+    pkgs+=(clang-format clang slurm-wlm munge gdb)
 fi
 
 # Check for the tools and libraries the build needs, whatever installed them, and say what is
