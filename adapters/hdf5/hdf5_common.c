@@ -62,26 +62,6 @@ xfer_status_t h5_fail(xfer_status_t st, const char *file, const char *obj, const
     return st == XFER_ERR_INTERNAL && io ? XFER_ERR_IO : st;
 }
 
-/* The status of a failed system call on a file (docs/adapters.md, "Statuses"): a name that
- * cannot be used as given is the caller's (XFER_ERR_INVALID_ARG); everything else, a full
- * disk (ENOSPC), a quota (EDQUOT), a size limit (EFBIG), an I/O error, a read-only file
- * system, is the file system's (XFER_ERR_IO). */
-xfer_status_t h5_errno_status(int e)
-{
-    switch (e) {
-    case ENOENT:
-    case ENOTDIR:
-    case ENAMETOOLONG:
-    case ELOOP:
-    case EISDIR:
-    case EACCES:
-    case EPERM:
-        return XFER_ERR_INVALID_ARG;
-    default:
-        return XFER_ERR_IO;
-    }
-}
-
 /* The ranks agree on *@p st before the next collective HDF5 call: 1 when every rank succeeded
  * so far. Every rank makes each collective call of a file, or none does: a rank that failed
  * alone (a full disk met by its own write, an allocation, a reservation) and went on to the

@@ -19,7 +19,6 @@
 /* hdf5_common.c */
 void h5_message(char *out, size_t cap);
 xfer_status_t h5_fail(xfer_status_t st, const char *file, const char *obj, const char *call);
-xfer_status_t h5_errno_status(int e);
 int h5_agreed(MPI_Comm comm, xfer_status_t *st);
 hid_t h5_native_of(xfer_type_t t);
 hid_t h5_collective_dxpl(void);

@@ -133,7 +133,7 @@ static xfer_status_t reserve_to(h5write_t *w, uint64_t end, const char *obj, con
         xfer_adapter_set_error("%s: %s%sno room for %s: reserving %llu bytes failed: %s", w->tmp,
                                obj, obj[0] ? ": " : "", what, (unsigned long long) end,
                                strerror(e));
-        return h5_errno_status(e);
+        return xfer_adapter_errno_status(e);
     }
     w->reserved = end;
     return XFER_SUCCESS;
@@ -764,7 +764,7 @@ xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapter_wopt
         if ((w->resfd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0) {
             const int e = errno;
             xfer_adapter_set_error("%s: cannot create: %s", w->tmp, strerror(e));
-            st = h5_errno_status(e);
+            st = xfer_adapter_errno_status(e);
         } else {
             st = reserve_to(w, o->reserve_bytes, "", "the data to write");
         }

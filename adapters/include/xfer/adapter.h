@@ -14,6 +14,7 @@
 #ifndef XFER_ADAPTER_H
 #define XFER_ADAPTER_H
 
+#include <errno.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +77,26 @@ typedef struct xfer_adapter_wopts {
      *  create() on every rank alike, never inside a collective write (docs/adapters.md). */
     uint64_t reserve_bytes;
 } xfer_adapter_wopts_t;
+
+/** The status of a failed system call on a file (docs/adapters.md, "Statuses"), alike in the
+ *  adapters and the file transport: a name that cannot be used as given is the caller's
+ *  (XFER_ERR_INVALID_ARG); everything else, a full disk (ENOSPC), a quota (EDQUOT), a size
+ *  limit (EFBIG), an I/O error, a read-only file system, is the file system's (XFER_ERR_IO). */
+static inline xfer_status_t xfer_adapter_errno_status(int e)
+{
+    switch (e) {
+    case ENOENT:
+    case ENOTDIR:
+    case ENAMETOOLONG:
+    case ELOOP:
+    case EISDIR:
+    case EACCES:
+    case EPERM:
+        return XFER_ERR_INVALID_ARG;
+    default:
+        return XFER_ERR_IO;
+    }
+}
 
 /** The operations of one file format. Handles are opaque. */
 typedef struct xfer_adapter_ops {

@@ -98,26 +98,6 @@ static xfer_status_t adapter_fail(const xfer_channel_t *ch, xfer_status_t st, co
     return xfer_err_raw(st, "channel %s: %s: %s", ch->cfg->name, what, ch->file->adapter_error());
 }
 
-/* The status of a failed system call on the transport's files, as the HDF5 adapter gives it
- * (docs/runtime.md, "Stream or file"): a name that cannot be used as given is the caller's
- * (XFER_ERR_INVALID_ARG: fix file.dir or XFER_TRANSPORT_DIR); everything else, a full disk
- * (ENOSPC), a quota, an I/O error, a read-only file system, is the file system's (XFER_ERR_IO). */
-static xfer_status_t errno_status(int e)
-{
-    switch (e) {
-    case ENOENT:
-    case ENOTDIR:
-    case ENAMETOOLONG:
-    case ELOOP:
-    case EISDIR:
-    case EACCES:
-    case EPERM:
-        return XFER_ERR_INVALID_ARG;
-    default:
-        return XFER_ERR_IO;
-    }
-}
-
 /* HDF5's metadata in a step's file: at most this much, and this much per dataset */
 #define RESERVE_BASE        (16u << 10)
 #define RESERVE_PER_DATASET (4u << 10)
@@ -126,6 +106,14 @@ static xfer_status_t errno_status(int e)
 #define ROOM_HINT                                                                                  \
     "free space there, or point the channel's file.dir (or XFER_TRANSPORT_DIR) at a file "         \
     "system with room"
+
+/* A marker that could not be written at @p path (errno @p e), with what to do about it. */
+static xfer_status_t marker_fail(const xfer_channel_t *ch, const char *path, int e)
+{
+    const xfer_status_t st = xfer_adapter_errno_status(e);
+    return XFER_ERR(st, "channel %s: cannot write %s: %s%s%s", ch->cfg->name, path, strerror(e),
+                    st == XFER_ERR_IO ? "; " : "", st == XFER_ERR_IO ? ROOM_HINT : "");
+}
 
 /* The adapter's failure to write a step's file: a file system's failure says what to do. */
 static xfer_status_t write_fail(const xfer_channel_t *ch, xfer_status_t st, const char *what)
@@ -168,7 +156,7 @@ xfer_status_t xfer_chf_make_dir(xfer_channel_t *ch)
     }
     if (mkdir(p, 0777) != 0 && errno != EEXIST) {
         const int e = errno;
-        return XFER_ERR(errno_status(e),
+        return XFER_ERR(xfer_adapter_errno_status(e),
                         "channel %s: transport: file: cannot create the directory %s: %s",
                         ch->cfg->name, p, strerror(e));
     }
@@ -184,9 +172,7 @@ xfer_status_t xfer_chf_write_marker(xfer_channel_t *ch, const char *path, const 
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     if (!(fp = fopen(tmp, "w"))) {
         const int e = errno;
-        return XFER_ERR(errno_status(e), "channel %s: cannot write %s: %s%s%s", ch->cfg->name, tmp,
-                        strerror(e), errno_status(e) == XFER_ERR_IO ? "; " : "",
-                        errno_status(e) == XFER_ERR_IO ? ROOM_HINT : "");
+        return marker_fail(ch, tmp, e);
     }
     errno = 0;
     ok = fprintf(fp, "run %s\n%s", run, extra) > 0;
@@ -196,9 +182,7 @@ xfer_status_t xfer_chf_write_marker(xfer_channel_t *ch, const char *path, const 
     if (!ok || rename(tmp, path) != 0) {
         const int e = errno ? errno : EIO;
         unlink(tmp);
-        return XFER_ERR(errno_status(e), "channel %s: cannot write %s: %s%s%s", ch->cfg->name, path,
-                        strerror(e), errno_status(e) == XFER_ERR_IO ? "; " : "",
-                        errno_status(e) == XFER_ERR_IO ? ROOM_HINT : "");
+        return marker_fail(ch, path, e);
     }
     return XFER_SUCCESS;
 }
@@ -302,7 +286,7 @@ xfer_status_t xfer_chf_start_side(xfer_channel_t *ch)
             if (is_side_file(e->d_name, f->own.name)) {
                 snprintf(path, sizeof(path), "%s/%s", f->dir, e->d_name);
                 if (unlink(path) != 0 && errno != ENOENT) {
-                    st = XFER_ERR(errno_status(errno),
+                    st = XFER_ERR(xfer_adapter_errno_status(errno),
                                   "channel %s: cannot remove %s, a step file of an earlier run: "
                                   "%s",
                                   ch->cfg->name, path, strerror(errno));
