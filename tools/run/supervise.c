@@ -42,6 +42,7 @@ typedef struct runner {
     int grace_ms;     /* with xferd: a failure's peers get this long to fail on their own */
     int64_t stop_due; /* when the others are stopped after a failure (0: not pending) */
     int64_t watch_at; /* when xferd's verdicts are read next (watch_xferd) */
+    int hung;         /* the first failure was xferd's verdict on a running component */
     const plan_t *pl;
     int devnull;
     int result;        /* exit code, fixed by the first cause; -1 while none */
@@ -285,11 +286,12 @@ static void component_ended(runner_t *r, int c, int code)
 }
 
 /* A component that stopped beating (a hung or stopped process, a lost node) ends no launch:
- * its peers that wait for it fail on their own (xferd tells them), but one whose peers are done
- * or wait for nothing of it would keep the run going for ever (in one MPMD launch, every other
- * process waits for it in MPI_Finalize). So xfer-run reads xferd's verdicts every second; the
- * first one about a component still running is the run's first failure: its peers get the
- * grace to fail on their own, then the run stops (SIGTERM, then SIGKILL, which a stopped
+ * its peers that wait for it fail on their own (xferd tells them), and one that computes
+ * learns it at its next call, however long that takes; but once every other component is done
+ * (in one MPMD launch every other process then waits for it in MPI_Finalize) or failed, nothing
+ * would end the run. So xfer-run reads xferd's verdicts every second: the first one about a
+ * component still running is the run's first failure (said at once, exit status 1); when no
+ * component is left waiting or running, the run stops (SIGTERM, then SIGKILL, which a stopped
  * process does not hold off). */
 static void watch_xferd(runner_t *r, int64_t now)
 {
@@ -297,15 +299,16 @@ static void watch_xferd(runner_t *r, int64_t now)
     xfer_ctl_msg_t *req = NULL, *rep = NULL;
     int64_t best = INT64_MAX;
     char who[256] = "", why[512] = "";
-    int i, c = -1;
+    int i, c = -1, alive = 0, answered = 0;
 
-    if (!r->ctl || r->xferd <= 0 || r->running == 0 || r->result >= 0 || r->stop_at ||
-        now < r->watch_at)
+    if (!r->ctl || r->xferd <= 0 || r->running == 0 || r->stop_at || r->stop_due ||
+        (r->result >= 0 && !r->hung) || now < r->watch_at)
         return;
     r->watch_at = now + WATCH_MS;
     if (xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
         return;
-    if (xfer_ctl_request(r->ctl, req, WATCH_MS / 2, &rep) == XFER_SUCCESS)
+    if (xfer_ctl_request(r->ctl, req, WATCH_MS / 2, &rep) == XFER_SUCCESS) {
+        answered = 1;
         for (i = 0; i < xfer_ctl_nitems(rep, "failures"); i++) {
             const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "failures", i);
             const int64_t at = xfer_ctl_int(it, "at_ms", INT64_MAX);
@@ -315,19 +318,29 @@ static void watch_xferd(runner_t *r, int64_t now)
             snprintf(who, sizeof(who), "%s", xfer_ctl_str(it, "component", ""));
             snprintf(why, sizeof(why), "%s", xfer_ctl_str(it, "reason", "declared failed"));
         }
+        for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
+            const char *state = xfer_ctl_str(xfer_ctl_item(rep, "components", i), "state", "");
+            alive += !strcmp(state, "waiting") || !strcmp(state, "running");
+        }
+    }
     xfer_ctl_msg_free(&req);
     xfer_ctl_msg_free(&rep);
-    for (i = 0; who[0] && i < cfg->ncomponents; i++)
-        if (strcmp(cfg->components[i].name, who) == 0)
-            c = i;
-    if (c < 0 || (r->ended && r->ended[c]))
-        return; /* (an exit xfer-run reported itself: its own path names it) */
-    r->result = EXIT_FAILED;
-    run_error("component %s failed (xferd: %s); stopping the others", who, why);
-    if (r->grace_ms > 0 && peers_registered(r, c) > 0)
-        r->stop_due = now + r->grace_ms;
-    else
+    if (!answered)
+        return;
+    if (r->result < 0) {
+        for (i = 0; who[0] && i < cfg->ncomponents; i++)
+            if (strcmp(cfg->components[i].name, who) == 0)
+                c = i;
+        if (c < 0 || (r->ended && r->ended[c]))
+            return; /* (an exit xfer-run reported itself: its own path names it) */
+        r->result = EXIT_FAILED;
+        r->hung = 1;
+        run_error("component %s failed (xferd: %s); its peers fail as they meet it", who, why);
+    }
+    if (alive == 0) {
+        run_note("no component is left running; stopping the run");
         stop_jobs(r, SIGTERM);
+    }
 }
 
 /* Lines "NAME PID CODE" from the wrappers (output.c). */
@@ -422,7 +435,7 @@ static void supervise(runner_t *r, struct pollfd *pfd)
         reap(r);
         now = now_ms();
         watch_xferd(r, now);
-        if (r->ctl && r->running > 0 && r->result < 0 && !r->stop_at)
+        if (r->ctl && r->running > 0 && (r->result < 0 || r->hung) && !r->stop_at && !r->stop_due)
             deadline = earlier(deadline, r->watch_at);
         if (r->walltime && r->running > 0 && !r->stop_at && now >= r->walltime) {
             run_error("walltime of %s s exceeded; stopped all components", r->walltime_text);
