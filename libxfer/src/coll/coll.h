@@ -122,6 +122,11 @@ xfer_status_t xfer_plan_create_reserved(const xfer_call_t *call, const xfer_coll
  * algorithm does not support the new shape, the schedule would need other communicators, node
  * staging needs more room or another inner algorithm): the plan must then be freed. The plan
  * must not be active. Local. */
+/* After a failure: the plan's memory goes; its communicators and windows, which ranks that
+ * may be gone share, are left to MPI_Finalize (freeing them is collective and could wait for
+ * ever). An active plan is left whole. */
+void xfer_plan_abandon(xfer_plan_t **plan);
+
 xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, void *rbuf,
                                 const int rcounts[], const int rdispls[],
                                 const size_t local_bytes[]);

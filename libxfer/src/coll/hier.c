@@ -36,13 +36,20 @@
 
 void xfer_hier_free(xfer_hier_t **ph)
 {
+    xfer_hier_release(ph, 1);
+}
+
+void xfer_hier_release(xfer_hier_t **ph, int mpi)
+{
     xfer_hier_t *h = ph ? *ph : NULL;
     int g;
     if (!h)
         return;
     xfer_hier_direct_free(h);
-    if (h->own_win)
+    if (h->own_win && mpi)
         xfer_shwin_free(&h->win);
+    else if (h->own_win)
+        xfer_shwin_abandon(&h->win);
     for (g = 0; g < 2; g++) {
         xfer_free(h->agg[g]);
         xfer_free(h->agg_off[g]);

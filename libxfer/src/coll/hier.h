@@ -44,6 +44,8 @@ long xfer_hier_begin(struct xfer_plan *p);
 /* Fill hierarchical fields of @p stats after a call (times already set by the executor). */
 void xfer_hier_stats(const struct xfer_plan *p, xfer_op_stats_t *stats);
 void xfer_hier_free(xfer_hier_t **h);
+/* xfer_hier_free, or without @p mpi its memory only: the window is left to MPI_Finalize. */
+void xfer_hier_release(xfer_hier_t **h, int mpi);
 
 /* Predicted time of node staging for a call of shape @p s on @p t's nodes (layouts computed):
  * the best node-level transfer (an inner algorithm, or direct in flags mode) with one link per

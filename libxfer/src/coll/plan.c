@@ -726,20 +726,16 @@ out:
     return st;
 }
 
-xfer_status_t xfer_plan_free(xfer_plan_t **pp)
+/* The plan's memory; with @p mpi its communicators and windows too (collective calls). */
+static void plan_release(xfer_plan_t *p, int mpi)
 {
-    xfer_plan_t *p = pp ? *pp : NULL;
     int i;
 
-    if (!p)
-        return XFER_SUCCESS;
-    if (p->active)
-        return XFER_ERR(XFER_ERR_STATE, "the plan is active: complete it with xfer_wait first");
     if (p->exec_ready)
         xfer_exec_fini(&p->exec);
-    xfer_hier_free(&p->hier);
+    xfer_hier_release(&p->hier, mpi);
     xfer_sched_destroy(&p->sched);
-    for (i = 0; i < p->nowned; i++)
+    for (i = 0; mpi && i < p->nowned; i++)
         xfer_comm_release(&p->owned[i]);
     xfer_free(p->owned);
     xfer_free(p->gcomm);
@@ -753,8 +749,29 @@ xfer_status_t xfer_plan_free(xfer_plan_t **pp)
     xfer_free(p->rcounts_copy);
     xfer_free(p->rdispls_copy);
     xfer_free(p);
+}
+
+xfer_status_t xfer_plan_free(xfer_plan_t **pp)
+{
+    xfer_plan_t *p = pp ? *pp : NULL;
+
+    if (!p)
+        return XFER_SUCCESS;
+    if (p->active)
+        return XFER_ERR(XFER_ERR_STATE, "the plan is active: complete it with xfer_wait first");
+    plan_release(p, 1);
     *pp = NULL;
     return XFER_SUCCESS;
+}
+
+void xfer_plan_abandon(xfer_plan_t **pp)
+{
+    xfer_plan_t *p = pp ? *pp : NULL;
+
+    if (!p || p->active)
+        return; /* (an active plan's requests may still point into its memory) */
+    plan_release(p, 0);
+    *pp = NULL;
 }
 
 xfer_status_t xfer_plan_algorithm(const xfer_plan_t *p, const char **name)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../coll/coll.h"
 #include "../sched/exec.h"
 #include "../select/select.h"
 #include "ch_file.h"
@@ -411,6 +412,8 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
         xfer_rt_slot_t *s = &ch->slots[i];
         if (collective && s->plan)
             xfer_plan_free(&s->plan);
+        else
+            xfer_plan_abandon(&s->plan);
         if (s->ex) {
             xfer_exec_fini(s->ex);
             xfer_free(s->ex);

@@ -28,6 +28,14 @@ void xfer_shwin_free(xfer_shwin_t **pw)
     *pw = NULL;
 }
 
+void xfer_shwin_abandon(xfer_shwin_t **pw)
+{
+    if (pw && *pw) {
+        xfer_free(*pw);
+        *pw = NULL;
+    }
+}
+
 static xfer_status_t create(MPI_Comm node, int nslots, int nstripes, size_t s_cap, size_t r_cap,
                             xfer_shwin_t **out)
 {

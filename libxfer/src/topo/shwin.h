@@ -55,6 +55,8 @@ xfer_status_t xfer_shwin_reserve(xfer_shwin_t **w, MPI_Comm node, int nslots, in
                                  size_t s_need, size_t r_need);
 /* Collective over the node. NULL accepted. */
 void xfer_shwin_free(xfer_shwin_t **w);
+/* The record only, after a failure: MPI_Win_free is collective; the window stays to MPI. */
+void xfer_shwin_abandon(xfer_shwin_t **w);
 
 const char *xfer_flag_name(int kind);
 
