@@ -188,17 +188,13 @@ xfer_status_t xfer_ch_progress_one(xfer_channel_t *ch, int force)
 }
 
 /* Progress every channel of the context (a wait on one channel must not starve the others:
- * a pipeline's middle component waits on one while the next one needs its notes). */
+ * a pipeline's middle component waits on one while the next one needs its notes). @p ch goes
+ * last: the others' failures surface on their own calls, and their words must not stand in for
+ * this channel's (xfer-chaos seeds 1520 and 1570: a get on ch2 failed with ch1's words). */
 xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force)
 {
-    xfer_status_t st = progress(ch, force);
-    int i;
-    for (i = 0; i < ch->x->nch; i++) {
-        xfer_channel_t *o = ch->x->ch[i];
-        if (o && o != ch && !o->health.failed && o->inter != MPI_COMM_NULL && !o->health.finished)
-            progress(o, 0); /* its own errors surface on its own calls */
-    }
-    return st;
+    xfer_ch_progress_others(ch);
+    return progress(ch, force);
 }
 
 void xfer_ch_progress_others(xfer_channel_t *ch)
