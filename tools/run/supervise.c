@@ -129,12 +129,33 @@ static int peers_registered(runner_t *r, int failed)
  * it was told of)? Then that one failed first and @p c's exit is the consequence: its name and
  * xferd's reason into @p who and @p why. The first error a rank of @p c reported (it may have
  * died before its own words came out) into @p err ("" if none). */
+/* The earliest failure in xferd's status reply @p rep of another component than @p skip (NULL:
+ * any): its name into @p who and xferd's reason into @p why. 0: none. */
+static int first_failure(const xfer_ctl_msg_t *rep, const char *skip, char *who, size_t wlen,
+                         char *why, size_t ylen)
+{
+    int64_t best = INT64_MAX;
+    int i, found = 0;
+
+    for (i = 0; i < xfer_ctl_nitems(rep, "failures"); i++) {
+        const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "failures", i);
+        const char *name = xfer_ctl_str(it, "component", "");
+        const int64_t at = xfer_ctl_int(it, "at_ms", INT64_MAX);
+        if ((skip && strcmp(name, skip) == 0) || at >= best)
+            continue;
+        best = at;
+        snprintf(who, wlen, "%s", name);
+        snprintf(why, ylen, "%s", xfer_ctl_str(it, "reason", "declared failed"));
+        found = 1;
+    }
+    return found;
+}
+
 static int failed_before(runner_t *r, int c, char *who, size_t wlen, char *why, size_t ylen,
                          char *err, size_t elen)
 {
     const char *mine = r->pl->cfg->components[c].name;
     xfer_ctl_msg_t *req = NULL, *rep = NULL;
-    int64_t best = INT64_MAX;
     int i, found = 0;
 
     err[0] = '\0';
@@ -146,17 +167,7 @@ static int failed_before(runner_t *r, int c, char *who, size_t wlen, char *why, 
             if (strcmp(xfer_ctl_str(it, "name", ""), mine) == 0)
                 snprintf(err, elen, "%s", xfer_ctl_str(it, "error", ""));
         }
-        for (i = 0; i < xfer_ctl_nitems(rep, "failures"); i++) {
-            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "failures", i);
-            const char *name = xfer_ctl_str(it, "component", "");
-            const int64_t at = xfer_ctl_int(it, "at_ms", INT64_MAX);
-            if (strcmp(name, mine) == 0 || at >= best)
-                continue;
-            best = at;
-            snprintf(who, wlen, "%s", name);
-            snprintf(why, ylen, "%s", xfer_ctl_str(it, "reason", "declared failed"));
-            found = 1;
-        }
+        found = first_failure(rep, mine, who, wlen, why, ylen);
     }
     xfer_ctl_msg_free(&req);
     xfer_ctl_msg_free(&rep);
@@ -297,7 +308,6 @@ static void watch_xferd(runner_t *r, int64_t now)
 {
     const xfer_config_t *cfg = r->pl->cfg;
     xfer_ctl_msg_t *req = NULL, *rep = NULL;
-    int64_t best = INT64_MAX;
     char who[256] = "", why[512] = "";
     int i, c = -1, alive = 0, answered = 0;
 
@@ -309,15 +319,7 @@ static void watch_xferd(runner_t *r, int64_t now)
         return;
     if (xfer_ctl_request(r->ctl, req, WATCH_MS / 2, &rep) == XFER_SUCCESS) {
         answered = 1;
-        for (i = 0; i < xfer_ctl_nitems(rep, "failures"); i++) {
-            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "failures", i);
-            const int64_t at = xfer_ctl_int(it, "at_ms", INT64_MAX);
-            if (at >= best)
-                continue;
-            best = at;
-            snprintf(who, sizeof(who), "%s", xfer_ctl_str(it, "component", ""));
-            snprintf(why, sizeof(why), "%s", xfer_ctl_str(it, "reason", "declared failed"));
-        }
+        (void) first_failure(rep, NULL, who, sizeof(who), why, sizeof(why));
         for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
             const char *state = xfer_ctl_str(xfer_ctl_item(rep, "components", i), "state", "");
             alive += !strcmp(state, "waiting") || !strcmp(state, "running");
