@@ -284,20 +284,15 @@ int xfer_rt_channel_drained(xfer_channel_t *ch)
     return 1;
 }
 
-/* (3) Rank 0 tells the other side's rank 0 how many ACKs this side sent it. */
+/* (3) Rank 0 tells the other side's rank 0 how many ACKs this side sent it (the total of every
+ * rank's, agreed by xfer_rt_fin_agree_channels, which also told every rank whether the channel
+ * still says goodbye). */
 xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch)
 {
-    xfer_status_t st = XFER_SUCCESS;
-    uint64_t total = 0;
-    if (ch->file || ch->health.failed || ch->health.finished)
+    xfer_status_t st;
+    if (ch->file || ch->health.failed || ch->health.finished || ch->me != 0)
         return XFER_SUCCESS;
-    XFER_MPI_GOTO(
-        MPI_Reduce(&ch->proto.acks_sent, &total, 1, MPI_UINT64_T, MPI_SUM, 0, ch->ctl_local), st,
-        out);
-    if (ch->me == 0)
-        XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_FIN, (int64_t) total), st,
-                        out);
-out:
+    st = xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_FIN, (int64_t) ch->proto.acks_total);
     if (st != XFER_SUCCESS)
         ch->health.failed = 1;
     return st;
@@ -320,22 +315,24 @@ static int end_cond(xfer_channel_t *ch, void *arg)
 }
 
 /* (4) The announcer's notes to its own side end with END: drain them all; then no note is in
- * flight and the communicators may go. */
+ * flight and the communicators may go (after xfer_finalize's last agreement, which every rank
+ * reaches). Every rank of a channel whose goodbye was agreed comes here, whatever it learned
+ * since: the announcer sends END even then, so no rank waits for it in vain. */
 xfer_status_t xfer_rt_channel_close(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
     int r;
-    if (ch->file || ch->health.failed || ch->health.finished)
+    if (ch->file || ch->proto.bye_failed || ch->health.finished)
         return XFER_SUCCESS;
     if (xfer_ch_is_announcer(ch)) {
         for (r = 1; r < ch->nlocal; r++)
             XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_END, 0), st, out);
-    } else if (xfer_ch_this_sends(ch)) {
+    } else if (xfer_ch_this_sends(ch) && !ch->health.failed) {
         XFER_CHECK_GOTO(xfer_ch_wait_until(ch, end_cond, NULL, "finishing"), st, out);
     }
-    XFER_CHECK_GOTO(xfer_ch_notes_reap(ch, 1), st, out);
-    XFER_MPI_GOTO(MPI_Barrier(ch->ctl_local), st, out);
-    ch->health.finished = 1;
+    XFER_CHECK_GOTO(xfer_ch_notes_reap(ch, !ch->health.failed), st, out);
+    if (!ch->health.failed)
+        ch->health.finished = 1;
 out:
     if (st != XFER_SUCCESS)
         ch->health.failed = 1;

@@ -136,6 +136,8 @@ static void free_ctx(struct xfer *x, int collective)
     xfer_free(x->ch);
     xfer_free(x->leader);
     xfer_free(x->nranks);
+    if (collective && x->fin != MPI_COMM_NULL)
+        MPI_Comm_free(&x->fin);
     if (collective && x->comm != MPI_COMM_NULL)
         MPI_Comm_free(&x->comm);
     if (collective && x->world != MPI_COMM_NULL)
@@ -179,7 +181,7 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "context");
         goto early;
     }
-    x->world = x->comm = MPI_COMM_NULL;
+    x->world = x->comm = x->fin = MPI_COMM_NULL;
     if (!yaml_path)
         st = XFER_ERR(XFER_ERR_INVALID_ARG,
                       "no workflow file: pass its path to xfer_init or set XFER_CONFIG");
@@ -208,6 +210,7 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
     if (st != XFER_SUCCESS)
         goto fail;
     XFER_MPI_GOTO(MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN), st, fail);
+    XFER_MPI_GOTO(MPI_Comm_dup(x->comm, &x->fin), st, fail);
     /* The control plane, when there is one: the leader registers before any channel forms. */
     st = xfer_rt_ctl_start(x);
     st = xfer_rt_agree(x->comm, st);
@@ -395,17 +398,18 @@ xfer_status_t xfer_finalize(xfer_t **px)
             first_error(xfer_rt_channel_end(x->ch[i]), &first, first_msg, sizeof(first_msg));
     first_error(xfer_rt_channels_wait(x, xfer_rt_channel_drained, "finishing the steps in flight"),
                 &first, first_msg, sizeof(first_msg));
+    /* The ranks learned of failures at different moments: from here on each acts on what
+     * they agree (fin_agree.c), or one would wait in a collective another skipped. */
+    first_error(xfer_rt_fin_agree_channels(x), &first, first_msg, sizeof(first_msg));
     for (i = 0; i < x->nch; i++)
         if (x->ch[i])
             first_error(xfer_rt_channel_goodbye(x->ch[i]), &first, first_msg, sizeof(first_msg));
     first_error(xfer_rt_channels_wait(x, xfer_rt_channel_parted, "saying goodbye"), &first,
                 first_msg, sizeof(first_msg));
     for (i = 0; i < x->nch; i++)
-        if (x->ch[i]) {
+        if (x->ch[i])
             first_error(xfer_rt_channel_close(x->ch[i]), &first, first_msg, sizeof(first_msg));
-            if (x->ch[i]->health.failed || x->ch[i]->health.peer_failed)
-                failed = 1;
-        }
+    first_error(xfer_rt_fin_agree_failed(x, &failed), &first, first_msg, sizeof(first_msg));
     if (first != XFER_SUCCESS) /* said to xferd while the connection is there */
         first = xfer_rt_done(x, xfer_err_raw(first, "%s", first_msg));
     /* the leader says goodbye to xferd (a failed component says nothing: xfer-run reports) */

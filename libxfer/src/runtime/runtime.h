@@ -102,11 +102,13 @@ typedef struct xfer_rt_proto {
     int close_sent;
     void **out; /* control notes in flight */
     int nout, cap_out;
-    int end_seen;       /* the own announcer's last note arrived */
-    int fin_seen;       /* the other side's rank 0 said it finished (rank 0 only) */
-    int64_t fin_acks;   /* rank 0: the ACK total the other side's FIN announced */
-    uint64_t acks_sent; /* ACK notes this rank sent; rank 0 learns its side's total */
-    uint64_t acks_recv; /* announcer: ACK notes received */
+    int end_seen;        /* the own announcer's last note arrived */
+    int fin_seen;        /* the other side's rank 0 said it finished (rank 0 only) */
+    int64_t fin_acks;    /* rank 0: the ACK total the other side's FIN announced */
+    uint64_t acks_sent;  /* ACK notes this rank sent; rank 0 learns its side's total */
+    uint64_t acks_total; /* xfer_finalize: every rank's acks_sent, summed (fin_agree.c) */
+    int bye_failed;      /* xfer_finalize: a rank of this side knew the channel failed */
+    uint64_t acks_recv;  /* announcer: ACK notes received */
     /* flow control */
     uint64_t released;    /* steps the application released (receiving side) */
     uint64_t credit;      /* steps the other side released (what a sender may run ahead of) */
@@ -260,6 +262,7 @@ struct xfer {
     int comp;       /* this component's index */
     MPI_Comm world; /* duplicate of the communicator given to xfer_init */
     MPI_Comm comm;  /* the component's ranks */
+    MPI_Comm fin;   /* xfer_finalize's agreements only (fin_agree.c): a duplicate of comm */
     int rank, size;
     xfer_launch_t launch;
     int timeout_ms;
@@ -309,6 +312,11 @@ xfer_status_t xfer_rt_channel_close(xfer_channel_t *ch);
 xfer_status_t xfer_rt_channels_wait(struct xfer *x, int (*cond)(xfer_channel_t *),
                                     const char *what);
 void xfer_rt_channel_free(xfer_channel_t **ch, int collective);
+/* fin_agree.c: what every rank of the component acts on, whatever it alone learned: after the
+ * drain, each channel's fate and ACK total; before the frees, whether any channel failed
+ * (*failed; 1 when the agreement itself fails). Collective over the component. */
+xfer_status_t xfer_rt_fin_agree_channels(struct xfer *x);
+xfer_status_t xfer_rt_fin_agree_failed(struct xfer *x, int *failed);
 
 /* control.c: the control plane (xferd); every function is a no-op without one */
 typedef struct xfer_rt_ctl xfer_rt_ctl_t;
