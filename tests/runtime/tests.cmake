@@ -798,6 +798,24 @@ channels:
                            LABELS "mpi;workflow;control" SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
                            ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV};${tenv}")
     endforeach()
+    # The disk fills after the last step, before the end marker (end_marker_test.sh): the end
+    # is still written (its room was taken at the start), nobody waits for it for ever.
+    file(WRITE ${RT_DIR}/file-end-full.yaml "workflow: rt_file_end_full
+control: {heartbeat_ms: 250, heartbeat_timeout_ms: 60000, timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"3\", --report, --fault, \"stop:0:2:end\"]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth, --steps, \"3\", --report, --decomp, even]}
+channels:
+  - {name: c, from: a, to: b, transport: file, file: {dir: ${FT_DIR}/end-full, keep: true},
+     datasets: [{name: x, type: float64, dims: [64]}]}
+  - {name: s, from: a, to: b, datasets: [{name: y, type: int32, dims: [8, 3]}]}
+")
+    add_test(NAME ${P}.workflow.file.full_disk.end_marker
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/end_marker_test.sh
+                     $<TARGET_FILE:xfer-run> ${RT_DIR}/file-end-full.yaml ${FT_DIR}/end-full)
+    set_tests_properties(${P}.workflow.file.full_disk.end_marker PROPERTIES TIMEOUT 180
+                         LABELS "mpi;workflow;control" SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
+                         ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
   endif()
   # kill -9 under xferd: the receiver waiting for the next step's file learns the sender died
   # (PEER_FAILED within 2 x the heartbeat timeout), and the sender waiting for the receiver to

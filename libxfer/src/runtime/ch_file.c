@@ -291,6 +291,11 @@ xfer_status_t xfer_chf_open(xfer_channel_t *ch)
     if (st == XFER_SUCCESS)
         st = xfer_chf_load_adapter(ch);
     st = xfer_rt_agree(x->comm, st);
+    if (st == XFER_SUCCESS && xfer_ch_this_recvs(ch)) {
+        if (ch->me == 0)
+            st = xfer_chf_start_receiver(ch);
+        st = xfer_rt_agree(x->comm, st);
+    }
     if (st != XFER_SUCCESS || !xfer_ch_this_sends(ch))
         return st;
     /* a sending side: its run id (this run's, or one of its own), then its manifest */
@@ -398,6 +403,9 @@ xfer_status_t xfer_chf_step_end(xfer_channel_t *ch)
                 snprintf(extra, sizeof(extra), "steps %llu\n", (unsigned long long) ch->cur + 1);
                 xfer_chf_path(ch, &f->own, "released", path, sizeof(path));
                 XFER_CHECK_GOTO(xfer_chf_write_marker(ch, path, f->peer.run, extra), st, out);
+                /* room for the next one (a disk full now fails that write, with its words) */
+                if (xfer_chf_reserve_marker(ch, path) != XFER_SUCCESS)
+                    xfer_clear_error();
             }
         }
         if (ch->me == 0)
@@ -500,6 +508,8 @@ void xfer_chf_free(xfer_channel_t *ch)
     int i;
     if (!f)
         return;
+    if (ch->me == 0 && f->dir[0])
+        xfer_chf_drop_reserved(ch);
     for (i = 0; i < ch->nds; i++) {
         if (f->blk)
             xfer_free(f->blk[i]);

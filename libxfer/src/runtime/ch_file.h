@@ -76,6 +76,14 @@ xfer_status_t xfer_chf_read_manifest(xfer_channel_t *ch, int *found);
 /* Write a small marker file atomically (rank 0): "run RUN\n" and @p extra. */
 xfer_status_t xfer_chf_write_marker(xfer_channel_t *ch, const char *path, const char *run,
                                     const char *extra);
+/* Take room now for the marker @p path written later (its .tmp; xfer_chf_write_marker reuses
+ * it): a disk that fills during the run cannot refuse a side's last words. */
+xfer_status_t xfer_chf_reserve_marker(xfer_channel_t *ch, const char *path);
+/* Receiving side, rank 0: the directory, and room for its "closed" marker (and "released",
+ * keep: true). */
+xfer_status_t xfer_chf_start_receiver(xfer_channel_t *ch);
+/* Rank 0: remove the rooms taken and not used (the channel finished or failed). */
+void xfer_chf_drop_reserved(xfer_channel_t *ch);
 /* Read a marker: 1 when it exists and names this run (its "steps N" line into *@p n). */
 int xfer_chf_read_marker(const xfer_channel_t *ch, const char *path, const char *run, int64_t *n);
 /* Write the step being committed (collective over the side's ranks). */

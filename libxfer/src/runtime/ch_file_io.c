@@ -163,28 +163,98 @@ xfer_status_t xfer_chf_make_dir(xfer_channel_t *ch)
     return XFER_SUCCESS;
 }
 
+/* A marker is written to PATH.tmp, then renamed. The tmp file is not truncated first: room
+ * taken for it earlier (reserve_marker) is reused, so a disk that filled since cannot refuse
+ * it; it is cut to the text's length after. */
 xfer_status_t xfer_chf_write_marker(xfer_channel_t *ch, const char *path, const char *run,
                                     const char *extra)
 {
-    char tmp[1200];
-    FILE *fp;
-    int ok;
+    char tmp[1200], *text;
+    size_t len, done = 0;
+    int fd, e = 0;
+    const int n = snprintf(NULL, 0, "run %s\n%s", run, extra);
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    if (!(fp = fopen(tmp, "w"))) {
-        const int e = errno;
+    if (n < 0 || !(text = xfer_calloc(1, (size_t) n + 1)))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: marker %s", ch->cfg->name, path);
+    len = (size_t) snprintf(text, (size_t) n + 1, "run %s\n%s", run, extra);
+    if ((fd = open(tmp, O_WRONLY | O_CREAT, 0644)) < 0) {
+        e = errno;
+        xfer_free(text);
         return marker_fail(ch, tmp, e);
     }
-    errno = 0;
-    ok = fprintf(fp, "run %s\n%s", run, extra) > 0;
-    ok = fflush(fp) == 0 && ok;
-    ok = fsync(fileno(fp)) == 0 && ok;
-    ok = fclose(fp) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        const int e = errno ? errno : EIO;
+    while (done < len && !e) {
+        const ssize_t w = write(fd, text + done, len - done);
+        if (w < 0 && errno != EINTR)
+            e = errno;
+        else if (w > 0)
+            done += (size_t) w;
+    }
+    if (!e && (ftruncate(fd, (off_t) len) != 0 || fsync(fd) != 0))
+        e = errno;
+    if (close(fd) != 0 && !e)
+        e = errno;
+    if (!e && rename(tmp, path) != 0)
+        e = errno;
+    xfer_free(text);
+    if (e) {
         unlink(tmp);
         return marker_fail(ch, path, e);
     }
     return XFER_SUCCESS;
+}
+
+/* Room for a marker written later (its PATH.tmp, MARKER_ROOM bytes taken now): the end marker
+ * is the receiver's only word that the steps ended; were the disk full by then, it would wait
+ * for it for ever while this side, still alive, waits for the receiver on another channel. */
+#define MARKER_ROOM 4096
+xfer_status_t xfer_chf_reserve_marker(xfer_channel_t *ch, const char *path)
+{
+    char tmp[2048];
+    int fd, e;
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) {
+        e = errno;
+        return marker_fail(ch, tmp, e);
+    }
+    e = posix_fallocate(fd, 0, MARKER_ROOM);
+    if (e == EOPNOTSUPP || e == EINVAL) { /* a file system without it: zeros take the room */
+        static const char zeros[MARKER_ROOM];
+        e = write(fd, zeros, sizeof(zeros)) == (ssize_t) sizeof(zeros) ? 0 : (errno ? errno : EIO);
+    }
+    if (close(fd) != 0 && !e)
+        e = errno;
+    if (e) {
+        unlink(tmp);
+        return marker_fail(ch, tmp, e);
+    }
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_chf_start_receiver(xfer_channel_t *ch)
+{
+    xfer_chfile_t *f = ch->file;
+    char path[sizeof(f->dir) + 300];
+    xfer_status_t st;
+    XFER_CHECK_GOTO(xfer_chf_make_dir(ch), st, out);
+    xfer_chf_path(ch, &f->own, "closed", path, sizeof(path));
+    XFER_CHECK_GOTO(xfer_chf_reserve_marker(ch, path), st, out);
+    if (f->keep) {
+        xfer_chf_path(ch, &f->own, "released", path, sizeof(path));
+        st = xfer_chf_reserve_marker(ch, path);
+    }
+out:
+    return st;
+}
+
+void xfer_chf_drop_reserved(xfer_channel_t *ch)
+{
+    static const char *const what[] = {"end.tmp", "closed.tmp", "released.tmp"};
+    char path[sizeof(ch->file->dir) + 300];
+    size_t i;
+    for (i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+        xfer_chf_path(ch, &ch->file->own, what[i], path, sizeof(path));
+        unlink(path);
+    }
 }
 
 /* The value of line "KEY value" of a marker or manifest (NULL: none) */
@@ -311,6 +381,8 @@ xfer_status_t xfer_chf_start_side(xfer_channel_t *ch)
     }
     if (o < cap)
         snprintf(table + o, cap - o, "%s\n", MANIFEST_MAGIC);
+    xfer_chf_path(ch, &f->own, "end", path, sizeof(path));
+    XFER_CHECK_GOTO(xfer_chf_reserve_marker(ch, path), st, out);
     xfer_chf_path(ch, &f->own, "run", path, sizeof(path));
     st = xfer_chf_write_marker(ch, path, f->run, table);
 out:
