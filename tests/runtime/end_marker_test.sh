@@ -12,27 +12,15 @@
 set -u
 xr=$1 cfg=$2 dir=$3
 out=$(mktemp)
-mounted=0
-cleanup() {
+cleanup_more() {
     [ -n "${run_pid:-}" ] && kill -- "$run_pid" 2>/dev/null
-    if [ "$mounted" = 1 ]; then
-        umount "$dir" 2>/dev/null || umount -l "$dir"
-    fi
     rm -f "$out"
 }
-trap cleanup EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+# shellcheck source=disk_lib.sh
+. "$(dirname "$0")/disk_lib.sh"
 rm -rf "$dir"
 mkdir -p "$dir"
-if ! mount -t tmpfs -o size=1m tmpfs "$dir" 2>/dev/null; then
-    echo "SKIP: cannot mount a tmpfs on $dir (not root, or mounts are not allowed)"
-    exit 77
-fi
-mounted=1
+mount_tmpfs "$dir" 1m
 
 timeout -k 10 120 "$xr" --launch mpmd "$cfg" >"$out" 2>&1 &
 run_pid=$!

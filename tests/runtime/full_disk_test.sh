@@ -16,29 +16,17 @@ set -u
 xr=$1 cfg=$2 dir=$3 mode=$4 bytes=$5 steps=$6
 out=$(mktemp)
 counter=$(mktemp)
-mounted=0
-cleanup() {
-    if [ "$mounted" = 1 ]; then
-        umount "$dir" 2>/dev/null || umount -l "$dir"
-    fi
+cleanup_more() {
     rm -f "$out" "$counter"
 }
-trap cleanup EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+# shellcheck source=disk_lib.sh
+. "$(dirname "$0")/disk_lib.sh"
 
 rm -rf "$dir"
 mkdir -p "$dir"
 env=()
 if [ "$mode" = tmpfs ]; then
-    if ! mount -t tmpfs -o "size=$bytes" tmpfs "$dir" 2>/dev/null; then
-        echo "SKIP: cannot mount a tmpfs on $dir (not root, or mounts are not allowed)"
-        exit 77
-    fi
-    mounted=1
+    mount_tmpfs "$dir" "$bytes"
 else
     truncate -s 8192 "$counter"
     env=(XFER_TEST_FULL_DIR="$dir" XFER_TEST_FULL_BYTES="$bytes" XFER_TEST_FULL_COUNTER="$counter"
