@@ -58,6 +58,47 @@ out:
     return st;
 }
 
+/* A barrier of this side's ranks that keeps the other channels moving while it waits: a
+ * sibling may wait on another channel for what only this rank passes on (rank 0 relays a
+ * peer's failure), and a blocking barrier would hold it for ever (xfer-chaos seed 5246,
+ * MPICH). Ends with the barrier, at the deadline (XFER_LIVE_CLOCK), or when xferd declared this
+ * component failed (a sibling will not come). */
+static xfer_status_t barrier_moving(xfer_channel_t *ch, const char *what)
+{
+    const double deadline = xfer_rt_deadline(ch->x);
+    MPI_Request req = MPI_REQUEST_NULL;
+    long nap_ns = NAP_MIN_NS;
+    xfer_status_t st = XFER_SUCCESS;
+    char why[256];
+    int flag = 0;
+    XFER_MPI_GOTO(MPI_Ibarrier(ch->ctl_local, &req), st, out);
+    for (;;) {
+        struct timespec nap;
+        XFER_MPI_GOTO(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), st, out);
+        if (flag)
+            break;
+        xfer_ch_progress_others(ch);
+        if (xfer_rt_ctl_failed(ch->x, ch->x->comp, why, sizeof(why))) {
+            st = XFER_ERR(XFER_ERR_PEER_FAILED,
+                          "channel %s: %s: xferd declared this component (%s) failed: %s",
+                          ch->cfg->name, what, xfer_ch_side_name(ch, ch->side), why);
+            goto out;
+        }
+        if (MPI_Wtime() > deadline) {
+            st = xfer_ch_wait_timeout_error(ch, what, ch->file->dir);
+            goto out;
+        }
+        nap.tv_sec = 0;
+        nap.tv_nsec = nap_ns;
+        nanosleep(&nap, NULL);
+        nap_ns = nap_ns * 2 > NAP_MAX_NS ? NAP_MAX_NS : nap_ns * 2;
+    }
+out:
+    if (st != XFER_SUCCESS) /* the barrier may stay posted: no collective of this side follows */
+        ch->health.failed = 1;
+    return st;
+}
+
 /* Poll @p cond until it holds (*met), @p until passes (success, *met 0), the peer is known to
  * have failed, or (separate jobs without xferd) control.timeout_ms passes. A @p resumable wait
  * asks the application's interrupt check (xfer_set_interrupt). */
@@ -393,7 +434,9 @@ xfer_status_t xfer_chf_step_end(xfer_channel_t *ch)
         /* the step is released as a whole: every rank has it (or the peer ended) */
         XFER_CHECK_GOTO(have_step(ch, 0), st, out);
         f->have = 0;
-        XFER_MPI_GOTO(MPI_Barrier(ch->ctl_local), st, out);
+        XFER_CHECK_GOTO(barrier_moving(ch, "waiting for this side's other ranks to release the "
+                                           "step"),
+                        st, out);
         if (ch->me == 0) { /* the sender may write the step max_in_flight_steps ahead */
             char path[1200], extra[64];
             if (!f->keep) {

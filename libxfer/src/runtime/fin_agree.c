@@ -98,7 +98,7 @@ xfer_status_t xfer_rt_fin_agree_channels(struct xfer *x)
     MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     uint64_t *acks = NULL;
     int *worst = NULL; /* per channel: failed on rank r (r + 1, 0: none), minus its status */
-    int i, n = x->nch > 0 ? x->nch : 1;
+    int i, agreed = 0, n = x->nch > 0 ? x->nch : 1;
 
     acks = xfer_calloc((size_t) n, sizeof(*acks));
     worst = xfer_calloc((size_t) n * 2, sizeof(*worst));
@@ -121,6 +121,7 @@ xfer_status_t xfer_rt_fin_agree_channels(struct xfer *x)
     XFER_MPI_GOTO(MPI_Iallreduce(MPI_IN_PLACE, worst, 2 * n, MPI_INT, MPI_MAX, x->fin, &req[1]), st,
                   out);
     XFER_CHECK_GOTO(wait_agreement(x, req, 2, "agreeing on the channels' state"), st, out);
+    agreed = 1;
     for (i = 0; i < x->nch; i++) {
         xfer_channel_t *ch = x->ch[i];
         if (!ch || ch->file)
@@ -141,7 +142,13 @@ xfer_status_t xfer_rt_fin_agree_channels(struct xfer *x)
             st = failure_of(ch);
     }
 out:
-    /* A request that never completed stays with MPI: a collective's cannot be freed. */
+    /* A request that never completed stays with MPI: a collective's cannot be freed. Without
+     * the agreement no channel says goodbye (the error says why). */
+    for (i = 0; !agreed && i < x->nch; i++)
+        if (x->ch[i] && !x->ch[i]->file && !x->ch[i]->proto.bye_failed) {
+            x->ch[i]->proto.bye_failed = 1;
+            x->ch[i]->health.failed = 1;
+        }
     xfer_free(acks);
     xfer_free(worst);
     return st;
