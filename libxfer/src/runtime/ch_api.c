@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ch_file.h"
+#include "channel.h"
 
 /* An MPI failure on a channel is most often the peer going away: the MPI library may see it
  * (ch3 does, at once) before xferd does. With a control plane, wait (bounded by twice xferd's
@@ -97,28 +97,29 @@ xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st)
         return st_;                                                                                \
     } while (0)
 
+/* The transport of @p ch; the stream's for NULL (its calls name the NULL argument). */
+#define OPS(ch) ((ch) ? (ch)->ops : &xfer_stream_ops)
+
 xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
 {
-    DATA_CALL(ch, ch && ch->file ? xfer_chf_put(ch, d, block) : xfer_ch_put_impl(ch, d, block));
+    DATA_CALL(ch, OPS(ch)->put(ch, d, block));
 }
 
 xfer_status_t xfer_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
 {
-    DATA_CALL(ch, ch && ch->file ? xfer_chf_step_begin(ch, timeout_ms, status)
-                                 : xfer_ch_step_begin_impl(ch, timeout_ms, status));
+    DATA_CALL(ch, OPS(ch)->step_begin(ch, timeout_ms, status));
 }
 
 xfer_status_t xfer_step_end(xfer_channel_t *ch)
 {
-    DATA_CALL(ch, ch && ch->file ? xfer_chf_step_end(ch) : xfer_ch_step_end_impl(ch));
+    DATA_CALL(ch, OPS(ch)->step_end(ch));
 }
 
 xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
                                  const uint64_t count[], void *buf, size_t bufsize,
                                  xfer_dataset_desc_t *out)
 {
-    DATA_CALL(ch, ch && ch->file ? xfer_chf_get(ch, dataset, start, count, buf, bufsize, out)
-                                 : xfer_ch_get_impl(ch, dataset, start, count, buf, bufsize, out));
+    DATA_CALL(ch, OPS(ch)->get(ch, dataset, start, count, buf, bufsize, out));
 }
 
 xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize,
@@ -127,19 +128,7 @@ xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf, size_
     return xfer_get_selection(ch, dataset, NULL, NULL, buf, bufsize, out);
 }
 
-/* A file channel has nothing in flight between calls: the other channels move. */
-static xfer_status_t file_progress(xfer_channel_t *ch, int *busy)
-{
-    xfer_status_t st = xfer_ch_check_usable(ch);
-    if (st == XFER_SUCCESS)
-        xfer_ch_progress_others(ch);
-    if (busy)
-        *busy = 0;
-    return st;
-}
-
 xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy)
 {
-    DATA_CALL(ch,
-              ch && ch->file ? file_progress(ch, busy) : xfer_ch_channel_progress_impl(ch, busy));
+    DATA_CALL(ch, OPS(ch)->progress(ch, busy));
 }

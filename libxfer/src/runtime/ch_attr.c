@@ -176,38 +176,9 @@ static xfer_status_t put_attr_string_locked(xfer_channel_t *ch, const char *name
 /* The current step's attributes on the receiving side (waiting for the step as xfer_get). */
 static xfer_status_t area(xfer_channel_t *ch, const char **p, size_t *len)
 {
-    const xfer_rt_hdr_t *h;
-    const xfer_rt_slot_t *sl;
-    xfer_status_t st;
-    uint64_t s;
-
     if (!ch)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
-    if (ch->file)
-        return xfer_chf_attr_area(ch, p, len);
-    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    if (!xfer_ch_this_recvs(ch))
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: %s only sends on this channel",
-                        ch->cfg->name, xfer_ch_side_name(ch, ch->side));
-    if (ch->health.ended)
-        return xfer_ch_ended(ch, ch->cur);
-    if (xfer_ch_this_sends(ch))
-        XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out); /* full duplex: as the first xfer_get */
-    s = ch->cur;
-    XFER_CHECK_GOTO(xfer_ch_wait_resumable(ch, xfer_ch_step_ready, &s, "waiting for a step"), st,
-                    out);
-    sl = xfer_ch_slot_of(ch, s);
-    if (!(sl->state == XFER_SLOT_DONE && sl->step == s))
-        return xfer_ch_ended(ch, s);
-    h = (const xfer_rt_hdr_t *) (sl->rbuf + xfer_ch_hdr_at(ch, 0)); /* first on every path */
-    if (h->magic != XFER_RT_MAGIC || h->step != s || h->attr_len > ch->lay.attr_cap)
-        return XFER_ERR(XFER_ERR_MISMATCH,
-                        "channel %s: step %llu: rank 0's header of %s is not of this step",
-                        ch->cfg->name, (unsigned long long) s, xfer_ch_peer_name(ch));
-    *p = (const char *) sl->rbuf + xfer_ch_attr_at(ch);
-    *len = h->attr_len;
-out:
-    return st;
+    return ch->ops->attrs(ch, p, len);
 }
 
 static xfer_status_t find(xfer_channel_t *ch, const char *name, rec_t *r)

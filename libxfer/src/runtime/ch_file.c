@@ -309,6 +309,7 @@ xfer_status_t xfer_chf_open(xfer_channel_t *ch)
 
     if (!(f = ch->file = xfer_calloc(1, sizeof(*f))))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s", ch->cfg->name);
+    ch->ops = &xfer_file_ops;
     f->peer_end = -1;
     f->keep = ch->cfg->file.keep;
     f->own.name = x->cfg->components[x->comp].name;
@@ -568,3 +569,26 @@ void xfer_chf_free(xfer_channel_t *ch)
     xfer_free(f);
     ch->file = NULL;
 }
+
+/* A file channel has nothing in flight between calls: the other channels move. */
+static xfer_status_t file_progress(xfer_channel_t *ch, int *busy)
+{
+    xfer_status_t st = xfer_ch_check_usable(ch);
+    if (st == XFER_SUCCESS)
+        xfer_ch_progress_others(ch);
+    if (busy)
+        *busy = 0;
+    return st;
+}
+
+const xfer_transport_ops_t xfer_file_ops = {
+    .name = "file",
+    .put = xfer_chf_put,
+    .step_begin = xfer_chf_step_begin,
+    .step_end = xfer_chf_step_end,
+    .get = xfer_chf_get,
+    .attrs = xfer_chf_attr_area,
+    .progress = file_progress,
+    .end = xfer_chf_finish,
+    .free = xfer_chf_free,
+};

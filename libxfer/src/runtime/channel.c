@@ -24,6 +24,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
     if (!ch)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel");
     ch->x = x;
+    ch->ops = &xfer_stream_ops; /* xfer_chf_open makes it a file channel */
     ch->index = index;
     ch->cfg = c;
     ch->inter = inter;
@@ -234,11 +235,15 @@ out:
 
 xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch)
 {
+    return ch->ops->end(ch);
+}
+
+/* The stream's pass (1): EOS from a sending side, CLOSE from a receive-only one. */
+xfer_status_t xfer_ch_stream_end(xfer_channel_t *ch)
+{
     xfer_status_t st = XFER_SUCCESS;
     int i;
 
-    if (ch->file)
-        return xfer_chf_finish(ch);
     if (ch->health.failed || ch->health.finished)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
@@ -403,7 +408,8 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     int i;
     if (!ch)
         return;
-    xfer_chf_free(ch);
+    if (ch->ops && ch->ops->free)
+        ch->ops->free(ch);
     xfer_ch_setup_release(ch);
     for (i = 0; ch->slots && i < ch->nslots; i++) {
         xfer_rt_slot_t *s = &ch->slots[i];

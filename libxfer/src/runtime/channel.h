@@ -131,6 +131,8 @@ xfer_status_t xfer_ch_wait_resumable(xfer_channel_t *ch, cond_fn cond, void *arg
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);
 xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_channel_progress_impl(xfer_channel_t *ch, int *busy);
+/* the stream's part of finalize's first pass (channel.c) */
+xfer_status_t xfer_ch_stream_end(xfer_channel_t *ch);
 /* one pass of the progress thread (progress.c); *active set when a collective is in flight */
 void xfer_ch_progress_background(xfer_channel_t *ch, int *active);
 xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step);

@@ -26,6 +26,7 @@
 #include <xfer/xfer.h>
 
 #include "../core/core.h"
+#include "transport.h"
 
 #define XFER_RT_MAGIC 0x58465331u /* "XFS1" */
 
@@ -217,6 +218,7 @@ typedef struct xfer_rt_health {
 
 struct xfer_channel {
     struct xfer *x;
+    const xfer_transport_ops_t *ops; /* its transport's (transport.h) */
     int index;
     const xfer_cfg_channel_t *cfg;
     xfer_role_t role;
