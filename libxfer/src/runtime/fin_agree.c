@@ -131,7 +131,6 @@ xfer_status_t xfer_rt_fin_agree_channels(struct xfer *x)
             continue;
         ch->proto.bye_failed = 1;
         if (!knows_failed(ch)) { /* another rank knew: this one says so */
-            ch->health.failed = 1;
             ch->health.fail_st = (xfer_status_t) -worst[2 * i + 1];
             snprintf(ch->health.fail_why, sizeof(ch->health.fail_why),
                      "channel %s failed on rank %d of %s (that rank's error says why)",
