@@ -97,29 +97,26 @@ xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st)
         return st_;                                                                                \
     } while (0)
 
-/* The transport of @p ch; the stream's for NULL (its calls name the NULL argument). */
-#define OPS(ch) ((ch) ? (ch)->ops : &xfer_stream_ops)
-
 xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
 {
-    DATA_CALL(ch, OPS(ch)->put(ch, d, block));
+    DATA_CALL(ch, xfer_ch_put(ch, d, block));
 }
 
 xfer_status_t xfer_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
 {
-    DATA_CALL(ch, OPS(ch)->step_begin(ch, timeout_ms, status));
+    DATA_CALL(ch, xfer_ch_step_begin(ch, timeout_ms, status));
 }
 
 xfer_status_t xfer_step_end(xfer_channel_t *ch)
 {
-    DATA_CALL(ch, OPS(ch)->step_end(ch));
+    DATA_CALL(ch, xfer_ch_step_end(ch));
 }
 
 xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
                                  const uint64_t count[], void *buf, size_t bufsize,
                                  xfer_dataset_desc_t *out)
 {
-    DATA_CALL(ch, OPS(ch)->get(ch, dataset, start, count, buf, bufsize, out));
+    DATA_CALL(ch, xfer_ch_get(ch, dataset, start, count, buf, bufsize, out));
 }
 
 xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf, size_t bufsize,
@@ -130,5 +127,5 @@ xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf, size_
 
 xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy)
 {
-    DATA_CALL(ch, OPS(ch)->progress(ch, busy));
+    DATA_CALL(ch, xfer_ch_channel_progress(ch, busy));
 }

@@ -178,7 +178,7 @@ static xfer_status_t area(xfer_channel_t *ch, const char **p, size_t *len)
 {
     if (!ch)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
-    return ch->ops->attrs(ch, p, len);
+    return xfer_ch_attrs(ch, p, len);
 }
 
 static xfer_status_t find(xfer_channel_t *ch, const char *name, rec_t *r)

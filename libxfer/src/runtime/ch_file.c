@@ -20,10 +20,10 @@
 
 #include "ch_file.h"
 
-#define NAP_MIN_NS 100000L   /* a wait polls the directory, backing off from 0.1 ms ... */
-#define NAP_MAX_NS 20000000L /* ... to 20 ms between polls */
-
-typedef xfer_status_t (*chf_cond)(xfer_channel_t *ch, void *arg, int *met);
+#define NAP_MIN_NS 100000L /* a wait polls the directory, backing off from 0.1 ms ... */
+#define NAP_MAX_NS                                                                                 \
+    20000000L /* ... to 20 ms between polls (the file appears when the peer's                      \
+                 step is complete) */
 
 /* ---- waits ------------------------------------------------------------------------------- */
 
@@ -58,79 +58,79 @@ out:
     return st;
 }
 
+/* The file's poll (transport.h): a wait on this channel asks whether the peer failed; the
+ * other waits' passes have nothing to move (a step is written or read whole by its call). */
+static xfer_status_t file_poll(xfer_channel_t *ch, int force, int *busy)
+{
+    *busy = 0;
+    return force ? check_peer(ch) : XFER_SUCCESS;
+}
+
+static const char *file_where(const xfer_channel_t *ch)
+{
+    return ch->file->dir;
+}
+
+/* Wait on @p cond (channel.h, xfer_ch_wait): a file channel loses no step to a failed
+ * collective, so no lost step ends its waits. */
+static xfer_status_t wait_on(xfer_channel_t *ch, xfer_ch_cond_fn cond, void *arg, const char *what,
+                             double until, int resumable, int *met)
+{
+    const xfer_ch_wait_t w = {.cond = cond,
+                              .arg = arg,
+                              .what = what,
+                              .until = until,
+                              .need = UINT64_MAX,
+                              .resumable = resumable,
+                              .force = 1};
+    return xfer_ch_wait(ch, &w, met);
+}
+
+/* This side's barrier is done, unless xferd declared this component failed (a sibling will not
+ * come). */
+typedef struct barrier {
+    MPI_Request req;
+    const char *what;
+} barrier_t;
+
+static xfer_status_t barrier_cond(xfer_channel_t *ch, void *arg, int *met)
+{
+    barrier_t *b = arg;
+    char why[256];
+    if (MPI_Test(&b->req, met, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return XFER_ERR(XFER_ERR_MPI, "channel %s: %s: MPI_Test of this side's barrier failed",
+                        ch->cfg->name, b->what);
+    if (!*met && xfer_rt_ctl_failed(ch->x, ch->x->comp, why, sizeof(why)))
+        return XFER_ERR(XFER_ERR_PEER_FAILED,
+                        "channel %s: %s: xferd declared this component (%s) failed: %s",
+                        ch->cfg->name, b->what, xfer_ch_side_name(ch, ch->side), why);
+    return XFER_SUCCESS;
+}
+
 /* A barrier of this side's ranks that keeps the other channels moving while it waits: a
  * sibling may wait on another channel for what only this rank passes on (rank 0 relays a
  * peer's failure), and a blocking barrier would hold it for ever (xfer-chaos seed 5246,
  * MPICH). Ends with the barrier, at the deadline (XFER_LIVE_CLOCK), or when xferd declared this
- * component failed (a sibling will not come). */
+ * component failed. The peer's failure does not end it (force 0): this side's ranks all come. */
 static xfer_status_t barrier_moving(xfer_channel_t *ch, const char *what)
 {
-    const double deadline = xfer_rt_deadline(ch->x);
-    MPI_Request req = MPI_REQUEST_NULL;
-    long nap_ns = NAP_MIN_NS;
+    barrier_t b = {MPI_REQUEST_NULL, what};
     xfer_status_t st = XFER_SUCCESS;
-    char why[256];
-    int flag = 0;
-    XFER_MPI_GOTO(MPI_Ibarrier(ch->ctl_local, &req), st, out);
-    for (;;) {
-        struct timespec nap;
-        XFER_MPI_GOTO(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), st, out);
-        if (flag)
-            break;
-        xfer_ch_progress_others(ch);
-        if (xfer_rt_ctl_failed(ch->x, ch->x->comp, why, sizeof(why))) {
-            st = XFER_ERR(XFER_ERR_PEER_FAILED,
-                          "channel %s: %s: xferd declared this component (%s) failed: %s",
-                          ch->cfg->name, what, xfer_ch_side_name(ch, ch->side), why);
-            goto out;
-        }
-        if (MPI_Wtime() > deadline) {
-            st = xfer_ch_wait_timeout_error(ch, what, ch->file->dir);
-            goto out;
-        }
-        nap.tv_sec = 0;
-        nap.tv_nsec = nap_ns;
-        nanosleep(&nap, NULL);
-        nap_ns = nap_ns * 2 > NAP_MAX_NS ? NAP_MAX_NS : nap_ns * 2;
+    int met = 0;
+    XFER_MPI_GOTO(MPI_Ibarrier(ch->ctl_local, &b.req), st, out);
+    {
+        const xfer_ch_wait_t w = {.cond = barrier_cond,
+                                  .arg = &b,
+                                  .what = what,
+                                  .until = HUGE_VAL,
+                                  .need = UINT64_MAX,
+                                  .resumable = 0,
+                                  .force = 0};
+        st = xfer_ch_wait(ch, &w, &met);
     }
 out:
     if (st != XFER_SUCCESS) /* the barrier may stay posted: no collective of this side follows */
         ch->health.failed = 1;
-    return st;
-}
-
-/* Poll @p cond until it holds (*met), @p until passes (success, *met 0), the peer is known to
- * have failed, or (separate jobs without xferd) control.timeout_ms passes. A @p resumable wait
- * asks the application's interrupt check (xfer_set_interrupt). */
-static xfer_status_t wait_on(xfer_channel_t *ch, chf_cond cond, void *arg, const char *what,
-                             double until, int resumable, int *met)
-{
-    const double deadline = xfer_rt_deadline(ch->x);
-    double asked = MPI_Wtime();
-    long nap_ns = NAP_MIN_NS;
-    xfer_status_t st;
-    *met = 0;
-    for (;;) {
-        struct timespec nap;
-        double now;
-        XFER_CHECK_GOTO(cond(ch, arg, met), st, out);
-        if (*met)
-            return XFER_SUCCESS;
-        now = MPI_Wtime();
-        if (now > until)
-            return XFER_SUCCESS;
-        if (resumable)
-            XFER_CHECK_GOTO(xfer_ch_ask_interrupt(ch, what, now, &asked), st, out);
-        XFER_CHECK_GOTO(check_peer(ch), st, out);
-        if (now > deadline)
-            return xfer_ch_wait_timeout_error(ch, what, ch->file->dir);
-        xfer_ch_progress_others(ch);
-        nap.tv_sec = 0;
-        nap.tv_nsec = nap_ns;
-        nanosleep(&nap, NULL); /* the file appears when the peer's step is complete */
-        nap_ns = nap_ns * 2 > NAP_MAX_NS ? NAP_MAX_NS : nap_ns * 2;
-    }
-out:
     return st;
 }
 
@@ -206,9 +206,10 @@ static xfer_status_t send_cond(xfer_channel_t *ch, void *arg, int *met)
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-static xfer_status_t ended(xfer_channel_t *ch)
+static xfer_status_t ended(xfer_channel_t *ch, uint64_t step)
 {
     const xfer_chfile_t *f = ch->file;
+    (void) step; /* the words name the current step */
     ch->health.ended = 1;
     if (f->closed_seen)
         return XFER_ERR(XFER_ERR_END_OF_STREAM,
@@ -228,9 +229,21 @@ static xfer_status_t have_step(xfer_channel_t *ch, int resumable)
     XFER_CHECK_GOTO(wait_on(ch, recv_cond, &s, "waiting for a step", HUGE_VAL, resumable, &met), st,
                     out);
     if (!ch->file->have)
-        return ended(ch);
+        return ended(ch, s);
 out:
     return st;
+}
+
+static int file_has(xfer_channel_t *ch, uint64_t s)
+{
+    return ch->file->have && ch->file->have_step == s;
+}
+
+/* A sending side learns that the receiver closed at its commit (file.h); a receiving one that
+ * the sender ended from its end marker. */
+static int file_over(xfer_channel_t *ch, uint64_t s)
+{
+    return !xfer_ch_this_sends(ch) && !file_has(ch, s);
 }
 
 /* Commit the step being filled: every rank of the side writes its part of the step's file. */
@@ -240,16 +253,11 @@ static xfer_status_t commit(xfer_channel_t *ch)
     uint64_t v[2], bytes = 0, whole = 0, len;
     char *attrs = NULL;
     xfer_status_t st = XFER_SUCCESS;
-    int met, i;
+    int i;
 
     if (ch->cur_committed)
         return XFER_SUCCESS;
-    if (!ch->begun)
-        XFER_CHECK_GOTO(wait_on(ch, send_cond, NULL,
-                                "waiting for the receiver to catch up (max_in_flight_steps)",
-                                HUGE_VAL, 0, &met),
-                        st, out);
-    v[0] = f->mask;
+    v[0] = f->mask; /* (the core waited for room: XFER_TP_ROOM_AT_COMMIT) */
     v[1] = 0;
     if (ch->me == 0) {
         char path[1200];
@@ -259,7 +267,7 @@ static xfer_status_t commit(xfer_channel_t *ch)
     XFER_MPI_GOTO(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_BOR, ch->ctl_local), st, out);
     if (v[1]) {
         f->closed_seen = 1;
-        return ended(ch);
+        return ended(ch, ch->cur);
     }
     /* the step's attributes travel from rank 0 */
     len = ch->me == 0 ? ch->attr_out.len : 0;
@@ -359,20 +367,15 @@ out:
     return st;
 }
 
-xfer_status_t xfer_chf_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
+/* The file's stage (transport.h): a copy of the block (or the bound block), written when the
+ * step commits. */
+static xfer_status_t file_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
+                                uint64_t v)
 {
     xfer_chfile_t *f = ch->file;
-    xfer_rt_dset_t *ds;
-    xfer_status_t st;
-    uint64_t v;
-    size_t bytes;
-    int i;
+    const int i = (int) (ds - ch->ds);
+    const size_t bytes = (size_t) v * ds->esize;
 
-    XFER_CHECK_GOTO(xfer_ch_put_check(ch, d, block, &ds, &v), st, out);
-    if (ch->health.ended)
-        return ended(ch);
-    i = (int) (ds - ch->ds);
-    bytes = (size_t) v * ds->esize;
     if (ds->bound) { /* written straight from the caller's block when the step commits */
         f->blk_at[i] = block;
     } else if (bytes) {
@@ -389,103 +392,52 @@ xfer_status_t xfer_chf_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, con
         ch->stats.bytes_copied_in += bytes;
     }
     f->mask |= (uint64_t) 1 << ds->bit;
-out:
-    return st;
+    return XFER_SUCCESS;
 }
 
-xfer_status_t xfer_chf_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
-{
-    xfer_chfile_t *f = ch->file;
-    xfer_status_t st;
-    double until;
-    uint64_t s = ch->cur;
-    int met = 0;
-
-    if (xfer_ch_begin_start(ch, timeout_ms, status, &until, &st))
-        return st;
-    if (xfer_ch_this_sends(ch)) /* full duplex too: the data is awaited by xfer_get */
-        XFER_CHECK_GOTO(wait_on(ch, send_cond, NULL, "waiting for a step", until, 1, &met), st,
-                        out);
-    else
-        XFER_CHECK_GOTO(wait_on(ch, recv_cond, &s, "waiting for a step", until, 1, &met), st, out);
-    if (!met)
-        return XFER_SUCCESS;
-    if (!xfer_ch_this_sends(ch) && !f->have) {
-        ch->health.ended = 1;
-        *status = XFER_STEP_END_OF_STREAM;
-        return XFER_SUCCESS;
-    }
-    ch->begun = 1;
-    *status = XFER_STEP_OK;
-out:
-    return st;
-}
-
-xfer_status_t xfer_chf_step_end(xfer_channel_t *ch)
+/* The file's release (transport.h): the step is released as a whole, once every rank has it
+ * (or the peer ended); then its file goes (keep: false) or the `released` marker says so. */
+static xfer_status_t file_release(xfer_channel_t *ch)
 {
     xfer_chfile_t *f = ch->file;
     xfer_status_t st;
 
-    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    if (ch->health.ended)
-        return ended(ch);
-    if (xfer_ch_this_sends(ch))
-        XFER_CHECK_GOTO(commit(ch), st, out);
-    if (xfer_ch_this_recvs(ch)) {
-        /* the step is released as a whole: every rank has it (or the peer ended) */
-        XFER_CHECK_GOTO(have_step(ch, 0), st, out);
-        f->have = 0;
-        XFER_CHECK_GOTO(barrier_moving(ch, "waiting for this side's other ranks to release the "
-                                           "step"),
-                        st, out);
-        if (ch->me == 0) { /* the sender may write the step max_in_flight_steps ahead */
-            char path[1200], extra[64];
-            if (!f->keep) {
-                xfer_chf_step_path(ch, &f->peer, ch->cur, path, sizeof(path));
-                unlink(path);
-            } else {
-                snprintf(extra, sizeof(extra), "steps %llu\n", (unsigned long long) ch->cur + 1);
-                xfer_chf_path(ch, &f->own, "released", path, sizeof(path));
-                XFER_CHECK_GOTO(xfer_chf_write_marker(ch, path, f->peer.run, extra), st, out);
-                /* room for the next one (a disk full now fails that write, with its words) */
-                if (xfer_chf_reserve_marker(ch, path) != XFER_SUCCESS)
-                    xfer_clear_error();
-            }
+    XFER_CHECK_GOTO(have_step(ch, 0), st, out);
+    f->have = 0;
+    XFER_CHECK_GOTO(barrier_moving(ch, "waiting for this side's other ranks to release the "
+                                       "step"),
+                    st, out);
+    if (ch->me == 0) { /* the sender may write the step max_in_flight_steps ahead */
+        char path[1200], extra[64];
+        if (!f->keep) {
+            xfer_chf_step_path(ch, &f->peer, ch->cur, path, sizeof(path));
+            unlink(path);
+        } else {
+            snprintf(extra, sizeof(extra), "steps %llu\n", (unsigned long long) ch->cur + 1);
+            xfer_chf_path(ch, &f->own, "released", path, sizeof(path));
+            XFER_CHECK_GOTO(xfer_chf_write_marker(ch, path, f->peer.run, extra), st, out);
+            /* room for the next one (a disk full now fails that write, with its words) */
+            if (xfer_chf_reserve_marker(ch, path) != XFER_SUCCESS)
+                xfer_clear_error();
         }
-        if (ch->me == 0)
-            xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->cur + 1);
     }
-    ch->stats.steps++;
-    ch->cur++;
-    ch->cur_committed = 0;
-    ch->begun = 0;
+    if (ch->me == 0)
+        xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->cur + 1);
 out:
     return st;
 }
 
-xfer_status_t xfer_chf_get(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
-                           const uint64_t count[], void *buf, size_t bufsize,
-                           xfer_dataset_desc_t *out)
+/* The file's fetch (transport.h): out of this rank's selection, read when the step arrived. */
+static xfer_status_t file_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const uint64_t *start,
+                                const uint64_t *count, void *buf, uint64_t bytes, uint64_t s)
 {
-    xfer_chfile_t *f = ch->file;
-    xfer_status_t st;
-    xfer_rt_dset_t *ds;
-    uint64_t bytes;
-    int nd, i;
+    const xfer_chfile_t *f = ch->file;
+    const int nd = ds->cfg->ndims, i = (int) (ds - ch->ds);
 
-    XFER_CHECK_GOTO(xfer_ch_get_check(ch, dataset, &start, &count, buf, bufsize, &ds, &bytes), st,
-                    out_err);
-    nd = ds->cfg->ndims;
-    i = (int) (ds - ch->ds);
-    if (ch->health.ended)
-        return ended(ch);
-    if (xfer_ch_this_sends(ch))
-        XFER_CHECK_GOTO(commit(ch), st, out_err); /* full duplex: this step's puts are done */
-    XFER_CHECK_GOTO(have_step(ch, 1), st, out_err);
     if (!(f->rmask >> ds->bit & 1u))
         return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: %s did not put dataset %s in step %llu",
-                        ch->cfg->name, xfer_ch_peer_name(ch), dataset,
-                        (unsigned long long) ch->cur);
+                        ch->cfg->name, xfer_ch_peer_name(ch), ds->cfg->name,
+                        (unsigned long long) s);
     if (bytes > 0) {
         const char *src = ds->bound ? ds->bound : f->sel[i];
         if (src != buf || memcmp(start, ds->sel_start, (size_t) nd * sizeof(uint64_t)) != 0 ||
@@ -494,28 +446,21 @@ xfer_status_t xfer_chf_get(xfer_channel_t *ch, const char *dataset, const uint64
             ch->stats.bytes_copied_out += bytes;
         }
     }
-    xfer_ch_get_desc(out, ds, start, count, ch->cur);
     return XFER_SUCCESS;
-out_err:
-    return st;
 }
 
-xfer_status_t xfer_chf_attr_area(xfer_channel_t *ch, const char **p, size_t *len)
+static xfer_status_t file_attrs(xfer_channel_t *ch, uint64_t s, const char **p, size_t *len)
 {
-    xfer_status_t st;
-    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    if (!xfer_ch_this_recvs(ch))
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: %s only sends on this channel",
-                        ch->cfg->name, xfer_ch_side_name(ch, ch->side));
-    if (ch->health.ended)
-        return ended(ch);
-    if (xfer_ch_this_sends(ch))
-        XFER_CHECK_GOTO(commit(ch), st, out);
-    XFER_CHECK_GOTO(have_step(ch, 1), st, out);
+    (void) s;
     *p = ch->file->attrs;
     *len = ch->file->attrs_len;
-out:
-    return st;
+    return XFER_SUCCESS;
+}
+
+static int file_pending(const xfer_channel_t *ch)
+{
+    (void) ch; /* a step is written or read whole by its call */
+    return 0;
 }
 
 xfer_status_t xfer_chf_finish(xfer_channel_t *ch)
@@ -570,25 +515,27 @@ void xfer_chf_free(xfer_channel_t *ch)
     ch->file = NULL;
 }
 
-/* A file channel has nothing in flight between calls: the other channels move. */
-static xfer_status_t file_progress(xfer_channel_t *ch, int *busy)
-{
-    xfer_status_t st = xfer_ch_check_usable(ch);
-    if (st == XFER_SUCCESS)
-        xfer_ch_progress_others(ch);
-    if (busy)
-        *busy = 0;
-    return st;
-}
-
 const xfer_transport_ops_t xfer_file_ops = {
     .name = "file",
-    .put = xfer_chf_put,
-    .step_begin = xfer_chf_step_begin,
-    .step_end = xfer_chf_step_end,
-    .get = xfer_chf_get,
-    .attrs = xfer_chf_attr_area,
-    .progress = file_progress,
+    .flags = XFER_TP_ROOM_AT_COMMIT,
+    .room = send_cond,
+    .arrived = recv_cond,
+    .has = file_has,
+    .over = file_over,
+    .ended = ended,
+    .stage = file_stage,
+    .commit = commit,
+    .release = file_release,
+    .sent = NULL,
+    .after_end = NULL,
+    .fetch = file_fetch,
+    .attrs = file_attrs,
+    .pending = file_pending,
     .end = xfer_chf_finish,
     .free = xfer_chf_free,
+    .poll = file_poll,
+    .where = file_where,
+    .spin_s = 0,
+    .nap_min_ns = NAP_MIN_NS,
+    .nap_max_ns = NAP_MAX_NS,
 };

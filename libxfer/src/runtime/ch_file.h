@@ -49,14 +49,6 @@ typedef struct xfer_chfile {
 
 /* ch_file.c: the channel calls of a file channel */
 xfer_status_t xfer_chf_open(xfer_channel_t *ch);
-xfer_status_t xfer_chf_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
-xfer_status_t xfer_chf_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status);
-xfer_status_t xfer_chf_step_end(xfer_channel_t *ch);
-xfer_status_t xfer_chf_get(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
-                           const uint64_t count[], void *buf, size_t bufsize,
-                           xfer_dataset_desc_t *out);
-/* The current step's attributes, encoded (xfer_get_attr and friends) */
-xfer_status_t xfer_chf_attr_area(xfer_channel_t *ch, const char **p, size_t *len);
 xfer_status_t xfer_chf_finish(xfer_channel_t *ch);
 void xfer_chf_free(xfer_channel_t *ch);
 

@@ -107,32 +107,18 @@ void xfer_ch_get_desc(xfer_dataset_desc_t *out, const xfer_rt_dset_t *ds, const 
     out->step = step;
 }
 
-xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
-                               const uint64_t count[], void *buf, size_t bufsize,
-                               xfer_dataset_desc_t *out)
+/* The stream's fetch (transport.h): the step's headers are checked, then the box is copied out
+ * of every remote contribution (a dataset the allgatherv plan moves) or out of this rank's
+ * selection (one the direct schedule moves). */
+xfer_status_t xfer_ch_stream_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const uint64_t *start,
+                                   const uint64_t *count, void *buf, uint64_t bytes, uint64_t s)
 {
-    xfer_status_t st;
-    xfer_rt_dset_t *ds;
-    xfer_rt_slot_t *sl;
-    const xfer_rt_hdr_t *h0 = NULL;
-    uint64_t s, v, bytes;
-    int nd, r, present = 0, absent = 0, first_absent = -1, by_plan;
+    const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
+    const char *dataset = ds->cfg->name;
+    const int nd = ds->cfg->ndims;
+    const uint64_t v = xfer_ch_volume(nd, count);
+    int r, present = 0, absent = 0, first_absent = -1, by_plan;
 
-    XFER_CHECK_GOTO(xfer_ch_get_check(ch, dataset, &start, &count, buf, bufsize, &ds, &bytes), st,
-                    out_err);
-    nd = ds->cfg->ndims;
-    v = xfer_ch_volume(nd, count);
-    if (ch->health.ended)
-        return xfer_ch_ended(ch, ch->cur);
-    if (xfer_ch_this_sends(ch))
-        XFER_CHECK_GOTO(xfer_ch_commit(ch), st,
-                        out_err); /* full duplex: this step's puts are done */
-    s = ch->cur;
-    XFER_CHECK_GOTO(xfer_ch_wait_resumable(ch, xfer_ch_step_ready, &s, "waiting for a step"), st,
-                    out_err);
-    sl = xfer_ch_slot_of(ch, s);
-    if (!(sl->state == XFER_SLOT_DONE && sl->step == s))
-        return xfer_ch_ended(ch, s);
     if (ds->never)
         return XFER_ERR(XFER_ERR_NOT_FOUND,
                         "channel %s: %s did not put dataset %s in step 0, so it never sends it "
@@ -155,8 +141,6 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
                             ch->cfg->name, (unsigned long long) s, xfer_ch_peer_name(ch), r,
                             (unsigned long long) h->step, (unsigned long long) h->rank);
         }
-        if (!h0)
-            h0 = h;
         if (bv > 0) {
             if (h->mask >> ds->bit & 1)
                 present++;
@@ -187,10 +171,7 @@ xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const ui
     }
     if (by_plan)
         ch->stats.bytes_copied_out += bytes;
-    xfer_ch_get_desc(out, ds, start, count, s);
     return XFER_SUCCESS;
-out_err:
-    return st;
 }
 
 static xfer_status_t channel_stats_locked(const xfer_channel_t *ch, xfer_channel_stats_t *stats)

@@ -15,38 +15,6 @@
 #include "mxn.h"
 #include "channel.h"
 
-/* One poll of a set-up wait on @p req: done, or still alive (the peer's failure, a lost control
- * plane or, in XFER_LIVE_CLOCK, the timeout end it with an error). */
-static xfer_status_t setup_poll(xfer_channel_t *ch, MPI_Request *req, double deadline,
-                                const char *what, int *flag)
-{
-    xfer_status_t st = XFER_SUCCESS;
-    XFER_MPI_GOTO(MPI_Test(req, flag, MPI_STATUS_IGNORE), st, out);
-    if (*flag)
-        return XFER_SUCCESS;
-    XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
-    /* The peer may need this rank's part of another channel's steps before it comes here
-     * (several channels between the same components): keep them moving. */
-    xfer_ch_progress_others(ch);
-    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out); /* a failed peer, a lost control plane */
-    if (MPI_Wtime() > deadline)
-        return XFER_ERR(XFER_ERR_TIMEOUT, "channel %s: %s: no answer from %s within %d ms",
-                        ch->cfg->name, what, xfer_ch_peer_name(ch), ch->x->timeout_ms);
-out:
-    return st;
-}
-
-xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what)
-{
-    double deadline = xfer_rt_deadline(ch->x);
-    xfer_status_t st = XFER_SUCCESS;
-    int flag = 0;
-    while (!flag)
-        XFER_CHECK_GOTO(setup_poll(ch, req, deadline, what, &flag), st, out);
-out:
-    return st;
-}
-
 static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
 {
     const xfer_cfg_hier_t *h = &ch->cfg->hier;

@@ -197,16 +197,6 @@ xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force)
     return progress(ch, force);
 }
 
-void xfer_ch_progress_others(xfer_channel_t *ch)
-{
-    int i;
-    for (i = 0; i < ch->x->nch; i++) {
-        xfer_channel_t *o = ch->x->ch[i];
-        if (o && o != ch && !o->health.failed && o->inter != MPI_COMM_NULL && !o->health.finished)
-            progress(o, 0); /* its own errors surface on its own calls */
-    }
-}
-
 /* Is any collective of this channel in flight? */
 int xfer_ch_busy(const xfer_channel_t *ch)
 {
@@ -236,99 +226,12 @@ void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
     *active |= xfer_ch_busy(ch);
 }
 
-xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double now, double *asked)
+/* The stream's poll (transport.h): one pass of progress(). */
+xfer_status_t xfer_ch_stream_poll(xfer_channel_t *ch, int force, int *busy)
 {
-    const struct xfer *x = ch->x;
-    if (!x->intr_fn || now - *asked < XFER_RT_INTR_S)
-        return XFER_SUCCESS;
-    *asked = now;
-    if (x->intr_fn(x->intr_arg))
-        return XFER_ERR(XFER_ERR_INTERRUPTED,
-                        "channel %s: %s: interrupted by the application; nothing changed, the "
-                        "call may be made again",
-                        ch->cfg->name, what);
-    return XFER_SUCCESS;
-}
-
-xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *what,
-                                         const char *dir)
-{
-    return XFER_ERR(XFER_ERR_TIMEOUT,
-                    "channel %s: %s: nothing from %s%s%s within %d ms (separate jobs without "
-                    "xferd: nothing tells a computing peer from a dead one, so control.timeout_ms "
-                    "bounds every wait; run with xferd to wait as long as the peer lives)",
-                    ch->cfg->name, what, xfer_ch_peer_name(ch), dir ? " in " : "", dir ? dir : "",
-                    ch->x->timeout_ms);
-}
-
-static int begin_cond(xfer_channel_t *ch, void *arg);
-
-/* The step a wait is for: a lost step before it fails the wait, one after it does not. Waits of
- * a sending side (a free slot, the receiver's releases) need every earlier step to complete. */
-static uint64_t needed_step(xfer_channel_t *ch, cond_fn cond, const void *arg)
-{
-    if (cond == xfer_ch_step_ready)
-        return *(const uint64_t *) arg;
-    if (cond == begin_cond && !xfer_ch_this_sends(ch))
-        return ch->cur;
-    return 0;
-}
-
-xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what,
-                               double until, int resumable, int *met)
-{
-    const double deadline = xfer_rt_deadline(ch->x), t0 = MPI_Wtime();
-    double idle_since = t0, asked = t0;
-    xfer_status_t st;
-    *met = 0;
-    for (;;) {
-        double now;
-        /* what the wait is for counts first: a step that arrived before its sender failed is
-         * delivered (docs/runtime.md, "What a receiver gets when its sender dies") */
-        st = xfer_ch_progress_all(ch, 1);
-        if (cond(ch, arg)) {
-            *met = 1;
-            return XFER_SUCCESS;
-        }
-        if (st != XFER_SUCCESS)
-            goto out;
-        if (ch->health.lost_step <= needed_step(ch, cond, arg)) {
-            st = xfer_err_raw(ch->health.lost_st, "%s", ch->health.lost_why);
-            goto out;
-        }
-        now = MPI_Wtime();
-        if (now > until)
-            return XFER_SUCCESS;
-        if (resumable)
-            XFER_CHECK_GOTO(xfer_ch_ask_interrupt(ch, what, now, &asked), st, out);
-        if (now > deadline) {
-            st = xfer_ch_wait_timeout_error(ch, what, NULL);
-            goto out;
-        }
-        /* The peer computes: nothing moves until its next note. Poll gently (a waiting
-         * analysis must not take the cores of a simulation sharing its node), but spin while
-         * data is in flight, where every poll drives the transfer. */
-        if (xfer_ch_busy(ch)) {
-            idle_since = now;
-        } else if (now - idle_since > XFER_RT_SPIN_S) {
-            const struct timespec nap = {0, XFER_RT_NAP_NS};
-            nanosleep(&nap, NULL);
-        }
-    }
-out:
+    xfer_status_t st = progress(ch, force);
+    *busy = xfer_ch_busy(ch);
     return st;
-}
-
-xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what)
-{
-    int met;
-    return xfer_ch_wait_for(ch, cond, arg, what, HUGE_VAL, 0, &met);
-}
-
-xfer_status_t xfer_ch_wait_resumable(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what)
-{
-    int met;
-    return xfer_ch_wait_for(ch, cond, arg, what, HUGE_VAL, 1, &met);
 }
 
 /* ---- the application's calls ------------------------------------------------------------- */
@@ -393,10 +296,11 @@ xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name)
                     ch->cfg->name, name, list);
 }
 
-static int slot_free_cond(xfer_channel_t *ch, void *arg)
+static xfer_status_t slot_free_cond(xfer_channel_t *ch, void *arg, int *met)
 {
     const uint64_t s = *(uint64_t *) arg;
-    return xfer_ch_slot_of(ch, s)->state == XFER_SLOT_FREE || xfer_ch_run_limit(ch) <= s;
+    *met = xfer_ch_slot_of(ch, s)->state == XFER_SLOT_FREE || xfer_ch_run_limit(ch) <= s;
+    return XFER_SUCCESS;
 }
 
 /* The slot of the current step, ready for puts. */
@@ -409,10 +313,17 @@ static xfer_status_t fill_slot(xfer_channel_t *ch, xfer_rt_slot_t **out)
         *out = sl;
         return XFER_SUCCESS;
     }
-    if (sl->state != XFER_SLOT_FREE)
-        XFER_CHECK_GOTO(
-            xfer_ch_wait_resumable(ch, slot_free_cond, &s, "waiting for a free step slot"), st,
-            out_err);
+    if (sl->state != XFER_SLOT_FREE) {
+        const xfer_ch_wait_t w = {.cond = slot_free_cond,
+                                  .arg = &s,
+                                  .what = "waiting for a free step slot",
+                                  .until = HUGE_VAL,
+                                  .need = 0,
+                                  .resumable = 1,
+                                  .force = 1};
+        int met;
+        XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out_err);
+    }
     if (sl->state != XFER_SLOT_FREE)
         return xfer_ch_ended(ch, s);
     sl->state = XFER_SLOT_FILLING;
@@ -532,16 +443,14 @@ out:
     return st;
 }
 
-xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
+/* The stream's stage (transport.h): into the slot of step cur (step 0: kept aside until the
+ * contribution is laid out), or nothing for a bound dataset. */
+xfer_status_t xfer_ch_stream_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
+                                   uint64_t v)
 {
     xfer_status_t st;
-    xfer_rt_dset_t *ds;
     xfer_rt_slot_t *sl;
-    uint64_t v;
 
-    XFER_CHECK_GOTO(xfer_ch_put_check(ch, d, block, &ds, &v), st, out);
-    if (xfer_ch_run_limit(ch) <= ch->cur)
-        return xfer_ch_ended(ch, ch->cur);
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
     if (ds->bound && v > 0 && block != ds->bound) {
         /* a bound dataset is sent from wherever this step's put says: the caller leaves the
@@ -678,100 +587,103 @@ out:
     return st;
 }
 
-int xfer_ch_step_ready(xfer_channel_t *ch, void *arg)
+static int step_ready(xfer_channel_t *ch, uint64_t s)
 {
-    const uint64_t s = *(uint64_t *) arg;
     const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
     return (sl->state == XFER_SLOT_DONE && sl->step == s) || xfer_ch_run_limit(ch) <= s;
 }
 
-static int ahead_ok(xfer_channel_t *ch, void *arg)
+xfer_status_t xfer_ch_step_ready(xfer_channel_t *ch, void *arg, int *met)
 {
-    const uint64_t next = *(uint64_t *) arg, w = (uint64_t) ch->cfg->max_in_flight_steps;
+    *met = step_ready(ch, *(uint64_t *) arg);
+    return XFER_SUCCESS;
+}
+
+static int ahead_ok(xfer_channel_t *ch, uint64_t next)
+{
+    const uint64_t w = (uint64_t) ch->cfg->max_in_flight_steps;
     if (xfer_ch_run_limit(ch) <= next)
         return 1;
     return xfer_ch_slot_of(ch, next)->state == XFER_SLOT_FREE && ch->proto.credit + w >= next;
 }
 
 /* The collective of step *arg has completed on this rank (its sends are done). */
-static int sent_cond(xfer_channel_t *ch, void *arg)
+static xfer_status_t sent_cond(xfer_channel_t *ch, void *arg, int *met)
 {
     const uint64_t s = *(uint64_t *) arg;
     const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
-    return xfer_ch_run_limit(ch) <= s || sl->step != s || sl->state == XFER_SLOT_DONE ||
+    *met = xfer_ch_run_limit(ch) <= s || sl->step != s || sl->state == XFER_SLOT_DONE ||
            sl->state == XFER_SLOT_FREE;
+    return XFER_SUCCESS;
 }
 
-xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch)
+/* The stream's release (transport.h): a receive-only rank's part of step 0's set-up is fixed
+ * now, if it was not; the slot is free; the sender gets its credit. */
+xfer_status_t xfer_ch_stream_release(xfer_channel_t *ch)
 {
-    xfer_status_t st;
+    xfer_status_t st = XFER_SUCCESS;
     xfer_rt_slot_t *sl;
-    uint64_t next;
 
-    if (!ch)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
-    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    if (ch->health.ended)
-        return xfer_ch_ended(ch, ch->cur);
-    if (xfer_ch_this_sends(ch)) {
-        XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out);
-    } else { /* a release: this rank's part of step 0's set-up is fixed now, if it was not */
+    if (!xfer_ch_this_sends(ch)) {
         st = xfer_ch_progress_all(ch, 1);
         if (st != XFER_SUCCESS && !peer_gone(ch))
             goto out; /* (a step that arrived before the peer failed is released: the next
                          wait reports the failure) */
     }
-    if (xfer_ch_this_recvs(ch)) {
-        sl = xfer_ch_slot_of(ch, ch->cur);
-        ch->proto.released = ch->cur + 1;
-        if (sl->step == ch->cur && sl->state == XFER_SLOT_DONE)
-            sl->state = XFER_SLOT_FREE;
-        /* credit for the sender: it may run max_in_flight_steps ahead of this */
-        XFER_CHECK_GOTO(
-            xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_ACK, (int64_t) ch->proto.released), st,
-            out);
-        ch->proto.acks_sent++;
-        if (ch->me == 0)
-            xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->proto.released);
-    }
-    if (ch->path.bound_send) { /* the caller's blocks are read until this step's sends are done */
-        uint64_t cur = ch->cur;
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, sent_cond, &cur,
-                                           "sending from the bound buffers (xfer_bind_buffer)"),
-                        st, out);
-    }
-    ch->stats.steps++;
-    ch->cur++;
-    ch->cur_committed = 0;
-    /* Back-pressure: on return the peer has released every step up to cur - W (credit),
-     * and the next step's slot is free for its puts. A caller of xfer_step_begin waits there
-     * instead, with its own timeout. */
-    next = ch->cur;
-    if (ch->begun)
-        ch->begun = 0;
-    else if (xfer_ch_this_sends(ch) && !ahead_ok(ch, &next))
-        XFER_CHECK_GOTO(
-            xfer_ch_wait_until(ch, ahead_ok, &next,
-                               "waiting for the receiver to catch up (max_in_flight_steps)"),
-            st, out);
-    st = xfer_ch_progress_all(ch, 0);
-    if (st != XFER_SUCCESS && peer_gone(ch) && !xfer_ch_this_sends(ch))
-        st = XFER_SUCCESS; /* the next wait reports it */
+    sl = xfer_ch_slot_of(ch, ch->cur);
+    ch->proto.released = ch->cur + 1;
+    if (sl->step == ch->cur && sl->state == XFER_SLOT_DONE)
+        sl->state = XFER_SLOT_FREE;
+    /* credit for the sender: it may run max_in_flight_steps ahead of this */
+    XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_ACK, (int64_t) ch->proto.released),
+                    st, out);
+    ch->proto.acks_sent++;
+    if (ch->me == 0)
+        xfer_rt_ctl_ack(ch->x, ch->index, ch->side, ch->proto.released);
 out:
     return st;
 }
 
-/* xfer_step_begin: may the current step begin? */
-static int begin_cond(xfer_channel_t *ch, void *arg)
+/* The caller's bound blocks are read until this step's sends are done. */
+xfer_status_t xfer_ch_stream_sent(xfer_channel_t *ch)
 {
-    uint64_t s = ch->cur;
+    uint64_t cur = ch->cur;
+    if (!ch->path.bound_send)
+        return XFER_SUCCESS;
+    return xfer_ch_wait_until(ch, sent_cond, &cur,
+                              "sending from the bound buffers (xfer_bind_buffer)", 0);
+}
+
+/* The step moves on while the application computes. */
+xfer_status_t xfer_ch_stream_after_end(xfer_channel_t *ch)
+{
+    xfer_status_t st = xfer_ch_progress_all(ch, 0);
+    if (st != XFER_SUCCESS && peer_gone(ch) && !xfer_ch_this_sends(ch))
+        st = XFER_SUCCESS; /* the next wait reports it */
+    return st;
+}
+
+/* The stream's room (transport.h): step cur's slot is filling, or free within
+ * max_in_flight_steps of the receivers' releases. */
+xfer_status_t xfer_ch_stream_room(xfer_channel_t *ch, void *arg, int *met)
+{
+    const uint64_t s = ch->cur;
     const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
     (void) arg;
-    if (xfer_ch_run_limit(ch) <= s)
-        return 1;
-    if (xfer_ch_this_sends(ch)) /* room for the puts, within max_in_flight_steps */
-        return (sl->state == XFER_SLOT_FILLING && sl->step == s) || ahead_ok(ch, &s);
-    return xfer_ch_step_ready(ch, &s); /* receive only: the data arrived */
+    *met = xfer_ch_run_limit(ch) <= s || (sl->state == XFER_SLOT_FILLING && sl->step == s) ||
+           ahead_ok(ch, s);
+    return XFER_SUCCESS;
+}
+
+int xfer_ch_stream_has(xfer_channel_t *ch, uint64_t s)
+{
+    const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
+    return sl->state == XFER_SLOT_DONE && sl->step == s;
+}
+
+int xfer_ch_stream_over(xfer_channel_t *ch, uint64_t s)
+{
+    return xfer_ch_run_limit(ch) <= s;
 }
 
 int xfer_ch_begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status,
@@ -799,44 +711,11 @@ int xfer_ch_begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *
     return 0;
 }
 
-xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
-                                      xfer_step_status_t *status)
+int xfer_ch_stream_pending(const xfer_channel_t *ch)
 {
-    xfer_status_t st;
-    double until;
-    int met = 0;
-
-    if (xfer_ch_begin_start(ch, timeout_ms, status, &until, &st))
-        return st;
-    XFER_CHECK_GOTO(xfer_ch_wait_for(ch, begin_cond, NULL, "waiting for a step", until, 1, &met),
-                    st, out);
-    if (!met)
-        return XFER_SUCCESS;
-    if (xfer_ch_run_limit(ch) <= ch->cur) {
-        ch->health.ended = 1;
-        *status = XFER_STEP_END_OF_STREAM;
-        return XFER_SUCCESS;
-    }
-    ch->begun = 1;
-    *status = XFER_STEP_OK;
-out:
-    return st;
-}
-
-xfer_status_t xfer_ch_channel_progress_impl(xfer_channel_t *ch, int *busy_out)
-{
-    xfer_status_t st;
     int i;
-    if (!ch)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
-    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    XFER_CHECK_GOTO(xfer_ch_progress_all(ch, 0), st, out);
-    if (busy_out) {
-        *busy_out = 0;
-        for (i = 0; i < ch->nslots; i++)
-            if (ch->slots[i].state == XFER_SLOT_ACTIVE || ch->slots[i].state == XFER_SLOT_COMMITTED)
-                *busy_out = 1;
-    }
-out:
-    return st;
+    for (i = 0; i < ch->nslots; i++)
+        if (ch->slots[i].state == XFER_SLOT_ACTIVE || ch->slots[i].state == XFER_SLOT_COMMITTED)
+            return 1;
+    return 0;
 }

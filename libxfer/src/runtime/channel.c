@@ -313,10 +313,11 @@ int xfer_rt_channel_parted(xfer_channel_t *ch)
            (!xfer_ch_is_announcer(ch) || (int64_t) ch->proto.acks_recv >= ch->proto.fin_acks);
 }
 
-static int end_cond(xfer_channel_t *ch, void *arg)
+static xfer_status_t end_cond(xfer_channel_t *ch, void *arg, int *met)
 {
     (void) arg;
-    return ch->proto.end_seen;
+    *met = ch->proto.end_seen;
+    return XFER_SUCCESS;
 }
 
 /* (4) The announcer's notes to its own side end with END: drain them all; then no note is in
@@ -333,7 +334,7 @@ xfer_status_t xfer_rt_channel_close(xfer_channel_t *ch)
         for (r = 1; r < ch->nlocal; r++)
             XFER_CHECK_GOTO(xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_END, 0), st, out);
     } else if (xfer_ch_this_sends(ch) && !ch->health.failed) {
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, end_cond, NULL, "finishing"), st, out);
+        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, end_cond, NULL, "finishing", 0), st, out);
     }
     XFER_CHECK_GOTO(xfer_ch_notes_reap(ch, !ch->health.failed), st, out);
     if (!ch->health.failed)

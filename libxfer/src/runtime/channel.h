@@ -4,7 +4,8 @@
  * ch_layout.c   dataset geometry: tiling check, contribution offsets, box copies
  * ch_setup.c    step 0's set-up: block exchange, stages, plans (and what formation prepares)
  * ch_select.c   selections and bound buffers
- * ch_steps.c    slots, progress, waits, puts, commit, step end
+ * ch_steps.c    slots, progress, puts, commit, step end (the stream transport)
+ * ch_wait.c     the one wait loop of every transport
  * ch_get.c      the get path
  * ch_api.c      the public data calls
  * channel.c     life cycle: creation, handshake, finish, free */
@@ -33,8 +34,6 @@ enum {
 typedef struct note {
     int64_t type, value;
 } note_t;
-
-typedef int (*cond_fn)(xfer_channel_t *ch, void *arg);
 
 /* A wait with nothing in flight spins this long, then naps this long between polls. */
 #define XFER_RT_SPIN_S 0.02
@@ -79,9 +78,40 @@ size_t xfer_ch_attr_at(const xfer_channel_t *ch);
 void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const char *src,
                       const uint64_t *bs, const uint64_t *bc, int nd, size_t esize);
 
-/* ch_setup.c */
+/* ch_wait.c: every wait of a channel, whatever its transport, is this loop: one pass over the
+ * context's other channels and this one (ops->poll), the condition, then the step the wait
+ * needs, its own clock, the application's interrupt check, the liveness deadline, a nap. */
+typedef struct xfer_ch_wait {
+    xfer_ch_cond_fn cond;
+    void *arg;
+    const char *what; /* its errors' words: "waiting for a step" */
+    double until;     /* MPI_Wtime() after which it returns with *met 0 (HUGE_VAL: none) */
+    uint64_t need;    /* a step lost at or before this one ends it (docs/runtime.md, "What a
+                         receiver gets when its sender dies"); UINT64_MAX: none can */
+    int resumable;    /* entered without changing anything: the application's interrupt check
+                         (xfer_set_interrupt) may end it with XFER_ERR_INTERRUPTED */
+    int force;        /* a wait on this very channel's steps (ops->poll) */
+} xfer_ch_wait_t;
+/* Wait until w->cond holds (*met 1) or w->until passes (*met 0, success). Liveness bounds it: a
+ * failed peer or a lost control plane is an error, and so is the timeout in XFER_LIVE_CLOCK. */
+xfer_status_t xfer_ch_wait(xfer_channel_t *ch, const xfer_ch_wait_t *w, int *met);
+/* The common case: until @p cond holds, not resumable, forced; @p need as in xfer_ch_wait_t. */
+xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, xfer_ch_cond_fn cond, void *arg,
+                                 const char *what, uint64_t need);
 /* Wait for @p req while the peer lives (the handshake at formation). */
 xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what);
+/* One pass over the context's other channels (a wait on one channel must not starve them). */
+void xfer_ch_progress_others(xfer_channel_t *ch);
+/* A resumable wait asks the application's interrupt check (xfer_set_interrupt) at most every
+ * XFER_RT_INTR_S since *asked: XFER_ERR_INTERRUPTED when it says stop. */
+xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double now,
+                                    double *asked);
+/* The error of a wait that control.timeout_ms ended (separate jobs without xferd); @p dir: the
+ * file transport's folder, or NULL. */
+xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *what,
+                                         const char *dir);
+
+/* ch_setup.c */
 /* When the channel forms (collective over both sides, in file order): this rank's node, every
  * slot's communicators and its allgatherv plan for the predicted contributions. */
 xfer_status_t xfer_ch_prepare(xfer_channel_t *ch);
@@ -108,29 +138,8 @@ xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force);
 /* One pass over @p ch alone: notes, collectives to start (step 0's set-up when @p force or
  * when finalize drains), executors. */
 xfer_status_t xfer_ch_progress_one(xfer_channel_t *ch, int force);
-/* One pass over the context's other stream channels (a file channel's waits keep them moving) */
-void xfer_ch_progress_others(xfer_channel_t *ch);
-/* Progress until cond holds (*met = 1) or MPI_Wtime() passes @p until (*met = 0, success).
- * Liveness bounds it: a failed peer or a lost control plane is an error, and so is the
- * timeout in XFER_LIVE_CLOCK. A @p resumable wait is one its caller entered without changing
- * anything: the application's interrupt check (xfer_set_interrupt) may end it with
- * XFER_ERR_INTERRUPTED, and the call can be made again. */
-xfer_status_t xfer_ch_wait_for(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what,
-                               double until, int resumable, int *met);
-/* A resumable wait asks the application's interrupt check (xfer_set_interrupt) at most every
- * XFER_RT_INTR_S since *asked: XFER_ERR_INTERRUPTED when it says stop. */
-xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double now,
-                                    double *asked);
-/* The error of a wait that control.timeout_ms ended (separate jobs without xferd); @p dir: the
- * file transport's folder, or NULL. */
-xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *what,
-                                         const char *dir);
-xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what);
-/* As xfer_ch_wait_until, for a resumable wait (see xfer_ch_wait_for). */
-xfer_status_t xfer_ch_wait_resumable(xfer_channel_t *ch, cond_fn cond, void *arg, const char *what);
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);
 xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch);
-xfer_status_t xfer_ch_channel_progress_impl(xfer_channel_t *ch, int *busy);
 /* the stream's part of finalize's first pass (channel.c) */
 xfer_status_t xfer_ch_stream_end(xfer_channel_t *ch);
 /* one pass of the progress thread (progress.c); *active set when a collective is in flight */
@@ -160,15 +169,41 @@ void xfer_errh_guard_begin(xfer_errh_guard_t *g);
 xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st);
 xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block,
                                 xfer_rt_dset_t **out, uint64_t *vol);
-xfer_status_t xfer_ch_put_impl(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_commit(xfer_channel_t *ch);
 /* A sending rank's first commit before the set-up: every slot's send stage, this rank's blocks
  * in channel order (the layout set-up may change), step 0's staged blocks moved in. */
 xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch);
-xfer_status_t xfer_ch_step_end_impl(xfer_channel_t *ch);
-xfer_status_t xfer_ch_step_begin_impl(xfer_channel_t *ch, int timeout_ms,
-                                      xfer_step_status_t *status);
-int xfer_ch_step_ready(xfer_channel_t *ch, void *arg);
+/* The stream's table entries (transport.h; stream_ops.c holds the table). */
+xfer_status_t xfer_ch_stream_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
+                                   uint64_t vol);
+xfer_status_t xfer_ch_stream_room(xfer_channel_t *ch, void *arg, int *met);
+int xfer_ch_stream_has(xfer_channel_t *ch, uint64_t s);
+int xfer_ch_stream_over(xfer_channel_t *ch, uint64_t s);
+xfer_status_t xfer_ch_stream_release(xfer_channel_t *ch);
+xfer_status_t xfer_ch_stream_sent(xfer_channel_t *ch);
+xfer_status_t xfer_ch_stream_after_end(xfer_channel_t *ch);
+int xfer_ch_stream_pending(const xfer_channel_t *ch);
+xfer_status_t xfer_ch_stream_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const uint64_t *start,
+                                   const uint64_t *count, void *buf, uint64_t bytes, uint64_t s);
+
+/* ch_step.c: the core's step state machine (transport.h), the public data calls' bodies. */
+xfer_status_t xfer_ch_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
+xfer_status_t xfer_ch_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status);
+xfer_status_t xfer_ch_step_end(xfer_channel_t *ch);
+xfer_status_t xfer_ch_get(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                          const uint64_t count[], void *buf, size_t bufsize,
+                          xfer_dataset_desc_t *out);
+/* The encoded attributes of the receiving side's current step (ch_attr.c), once it arrived. */
+xfer_status_t xfer_ch_attrs(xfer_channel_t *ch, const char **p, size_t *len);
+xfer_status_t xfer_ch_channel_progress(xfer_channel_t *ch, int *busy);
+/* Commit the step being filled, once (the sender's room first, XFER_TP_ROOM_AT_COMMIT). */
+xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch);
+/* Step *@p arg arrived, or the channel ended before it (a wait condition). */
+xfer_status_t xfer_ch_step_ready(xfer_channel_t *ch, void *arg, int *met);
+/* Wait (resumable) for step @p s as xfer_ch_step_ready says. */
+xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s);
+/* The stream's poll (transport.h). */
+xfer_status_t xfer_ch_stream_poll(xfer_channel_t *ch, int force, int *busy);
 /* The start of xfer_step_begin, whatever the transport: the arguments, a failed channel, an
  * ended one (END_OF_STREAM), a step already begun (OK). 1: answered (*status, *st); 0: go on
  * waiting until *until. */
@@ -198,8 +233,5 @@ xfer_status_t xfer_ch_get_check(xfer_channel_t *ch, const char *dataset, const u
 /* What a get returns in its descriptor (NULL: nothing). */
 void xfer_ch_get_desc(xfer_dataset_desc_t *out, const xfer_rt_dset_t *ds, const uint64_t *start,
                       const uint64_t *count, uint64_t step);
-xfer_status_t xfer_ch_get_impl(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
-                               const uint64_t count[], void *buf, size_t bufsize,
-                               xfer_dataset_desc_t *out);
 
 #endif /* XFER_RT_CHANNEL_H */

@@ -5,46 +5,41 @@
 #include "channel.h"
 
 /* The current step's attributes: rank 0's header of the step, in the receive area. */
-static xfer_status_t stream_attrs(xfer_channel_t *ch, const char **p, size_t *len)
+static xfer_status_t stream_attrs(xfer_channel_t *ch, uint64_t s, const char **p, size_t *len)
 {
-    const xfer_rt_hdr_t *h;
-    const xfer_rt_slot_t *sl;
-    xfer_status_t st;
-    uint64_t s;
-
-    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    if (!xfer_ch_this_recvs(ch))
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: %s only sends on this channel",
-                        ch->cfg->name, xfer_ch_side_name(ch, ch->side));
-    if (ch->health.ended)
-        return xfer_ch_ended(ch, ch->cur);
-    if (xfer_ch_this_sends(ch))
-        XFER_CHECK_GOTO(xfer_ch_commit(ch), st, out); /* full duplex: as the first xfer_get */
-    s = ch->cur;
-    XFER_CHECK_GOTO(xfer_ch_wait_resumable(ch, xfer_ch_step_ready, &s, "waiting for a step"), st,
-                    out);
-    sl = xfer_ch_slot_of(ch, s);
-    if (!(sl->state == XFER_SLOT_DONE && sl->step == s))
-        return xfer_ch_ended(ch, s);
-    h = (const xfer_rt_hdr_t *) (sl->rbuf + xfer_ch_hdr_at(ch, 0)); /* first on every path */
+    const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
+    const xfer_rt_hdr_t *h = (const xfer_rt_hdr_t *) (sl->rbuf + xfer_ch_hdr_at(ch, 0));
+    /* (rank 0's header is first on every path) */
     if (h->magic != XFER_RT_MAGIC || h->step != s || h->attr_len > ch->lay.attr_cap)
         return XFER_ERR(XFER_ERR_MISMATCH,
                         "channel %s: step %llu: rank 0's header of %s is not of this step",
                         ch->cfg->name, (unsigned long long) s, xfer_ch_peer_name(ch));
     *p = (const char *) sl->rbuf + xfer_ch_attr_at(ch);
     *len = h->attr_len;
-out:
-    return st;
+    return XFER_SUCCESS;
 }
 
 const xfer_transport_ops_t xfer_stream_ops = {
     .name = "stream",
-    .put = xfer_ch_put_impl,
-    .step_begin = xfer_ch_step_begin_impl,
-    .step_end = xfer_ch_step_end_impl,
-    .get = xfer_ch_get_impl,
+    .flags = 0,
+    .room = xfer_ch_stream_room,
+    .arrived = xfer_ch_step_ready,
+    .has = xfer_ch_stream_has,
+    .over = xfer_ch_stream_over,
+    .ended = xfer_ch_ended,
+    .stage = xfer_ch_stream_stage,
+    .commit = xfer_ch_commit,
+    .release = xfer_ch_stream_release,
+    .sent = xfer_ch_stream_sent,
+    .after_end = xfer_ch_stream_after_end,
+    .fetch = xfer_ch_stream_fetch,
     .attrs = stream_attrs,
-    .progress = xfer_ch_channel_progress_impl,
+    .pending = xfer_ch_stream_pending,
     .end = xfer_ch_stream_end,
     .free = NULL,
+    .poll = xfer_ch_stream_poll,
+    .where = NULL,
+    .spin_s = XFER_RT_SPIN_S,
+    .nap_min_ns = XFER_RT_NAP_NS,
+    .nap_max_ns = XFER_RT_NAP_NS,
 };

@@ -1,34 +1,78 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A channel's transport (docs/runtime.md, "Stream or file"): the operations the channel calls
- * through its table, one table per transport (the stream's over MPI, stream_ops.c; the file's
- * through HDF5 files, ch_file.c), as an adapter implements xfer_adapter_ops_t. The public data
- * calls (ch_api.c, ch_attr.c) and finalize's first pass (channel.c) reach a transport only
- * through ch->ops. */
+/* A channel's transport (docs/runtime.md, "Stream or file"): the operations the channel core
+ * calls through its table, one table per transport (the stream's over MPI, stream_ops.c; the
+ * file's through HDF5 files, ch_file.c), as an adapter implements xfer_adapter_ops_t. The core
+ * (ch_step.c) runs the step state machine of the public calls (the checks, the order of
+ * commit, waits and release, the step counters) and reaches a transport only through ch->ops;
+ * the waits are the core's one loop (ch_wait.c), paced by the table. */
 #ifndef XFER_RT_TRANSPORT_H
 #define XFER_RT_TRANSPORT_H
 
 #include <xfer/xfer.h>
 
 struct xfer_channel;
+struct xfer_rt_dset;
+
+/* What a wait is for: *met once it happened; an error ends the wait with it. */
+typedef xfer_status_t (*xfer_ch_cond_fn)(struct xfer_channel *ch, void *arg, int *met);
+
+enum {
+    /* A sender waits for room (max_in_flight_steps) when it commits a step it did not begin,
+     * not at the end of the step before: a file sender's last step must not wait for a reader
+     * that lags or never reads. */
+    XFER_TP_ROOM_AT_COMMIT = 1
+};
 
 typedef struct xfer_transport_ops {
     const char *name; /* as the workflow file's `transport` says it */
-    /* The public data calls, after the context's lock and the error-handler guard. */
-    xfer_status_t (*put)(struct xfer_channel *ch, const xfer_dataset_desc_t *d, const void *block);
-    xfer_status_t (*step_begin)(struct xfer_channel *ch, int timeout_ms,
-                                xfer_step_status_t *status);
-    xfer_status_t (*step_end)(struct xfer_channel *ch);
-    xfer_status_t (*get)(struct xfer_channel *ch, const char *dataset, const uint64_t start[],
-                         const uint64_t count[], void *buf, size_t bufsize,
-                         xfer_dataset_desc_t *out);
-    /* The current step's attributes on the receiving side (waits for the step as get does). */
-    xfer_status_t (*attrs)(struct xfer_channel *ch, const char **p, size_t *len);
-    /* xfer_channel_progress: one pass, never blocking; *busy when something is in flight. */
-    xfer_status_t (*progress)(struct xfer_channel *ch, int *busy);
+    unsigned flags;   /* XFER_TP_* */
+
+    /* The step state machine. Conditions (waits): room for the puts of step cur within
+     * max_in_flight_steps (sending side), step *(uint64_t *) arg arrived (receiving side);
+     * either also holds once the channel ended before that step. */
+    xfer_ch_cond_fn room, arrived;
+    int (*has)(struct xfer_channel *ch, uint64_t step);  /* step arrived (receiving) */
+    int (*over)(struct xfer_channel *ch, uint64_t step); /* no step comes any more: it ended */
+    xfer_status_t (*ended)(struct xfer_channel *ch, uint64_t step); /* its END_OF_STREAM words */
+    /* A checked put: the block (@p vol elements of @p ds) into the step being filled. */
+    xfer_status_t (*stage)(struct xfer_channel *ch, struct xfer_rt_dset *ds, const void *block,
+                           uint64_t vol);
+    /* Commit the step being filled (sending side; once per step: ch->cur_committed). */
+    xfer_status_t (*commit)(struct xfer_channel *ch);
+    /* Let step cur go (receiving side, xfer_step_end). */
+    xfer_status_t (*release)(struct xfer_channel *ch);
+    /* xfer_step_end, before the step counts as ended (NULL: nothing): the stream waits until a
+     * bound sender's blocks were sent. */
+    xfer_status_t (*sent)(struct xfer_channel *ch);
+    /* xfer_step_end's last act (NULL: nothing): the stream moves the channels once more. */
+    xfer_status_t (*after_end)(struct xfer_channel *ch);
+    /* The box @p start/@p count (inside this rank's selection, @p bytes bytes) of received
+     * dataset @p ds of arrived step @p step into @p buf. */
+    xfer_status_t (*fetch)(struct xfer_channel *ch, struct xfer_rt_dset *ds, const uint64_t *start,
+                           const uint64_t *count, void *buf, uint64_t bytes, uint64_t step);
+    /* The encoded attributes of arrived step @p step (ch_attr.c's records). */
+    xfer_status_t (*attrs)(struct xfer_channel *ch, uint64_t step, const char **p, size_t *len);
+    /* A committed step of this rank not yet delivered, or one in flight (xfer_channel_progress's
+     * busy). */
+    int (*pending)(const struct xfer_channel *ch);
+
     /* Finalize's first pass: say the channel ends, without waiting for the peer. */
     xfer_status_t (*end)(struct xfer_channel *ch);
     /* The transport's own state (NULL: none apart from the channel's). */
     void (*free)(struct xfer_channel *ch);
+
+    /* The waits (ch_wait.c). One pass that never blocks: @p force when the wait is on this
+     * very channel (the stream then posts its part of step 0's set-up; the file asks whether
+     * the peer failed); *busy when data is in flight (the wait spins instead of napping). A
+     * failure of the peer is returned after the wait's condition was looked at: what already
+     * arrived is delivered. */
+    xfer_status_t (*poll)(struct xfer_channel *ch, int force, int *busy);
+    /* Where the wait looks, for its timeout's words (the file's folder), or NULL. */
+    const char *(*where)(const struct xfer_channel *ch);
+    /* Pacing of a wait with nothing in flight: it spins spin_s, then naps nap_min_ns, doubling
+     * up to nap_max_ns between polls. */
+    double spin_s;
+    long nap_min_ns, nap_max_ns;
 } xfer_transport_ops_t;
 
 extern const xfer_transport_ops_t xfer_stream_ops; /* stream_ops.c */

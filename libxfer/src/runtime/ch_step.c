@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The channel core's step state machine (transport.h): the public data calls after their
+ * checks, whatever the transport. A sending side fills step cur with puts and commits it (at
+ * xfer_step_end, or a full-duplex side's first get); a receiving side waits for step cur to
+ * arrive, reads it and releases it; xfer_step_begin waits for either in advance, and a sender
+ * that began a step never waits at its end. The transport moves the data (ch->ops). */
+#include <math.h>
+
+#include "channel.h"
+
+static xfer_status_t wait_room(xfer_channel_t *ch, const char *what, double until, int resumable,
+                               int *met)
+{
+    const xfer_ch_wait_t w = {.cond = ch->ops->room,
+                              .arg = NULL,
+                              .what = what,
+                              .until = until,
+                              .need = 0, /* a sender's waits need no step of their own */
+                              .resumable = resumable,
+                              .force = 1};
+    return xfer_ch_wait(ch, &w, met);
+}
+
+static xfer_status_t wait_arrived(xfer_channel_t *ch, uint64_t *s, double until, int resumable,
+                                  int *met)
+{
+    const xfer_ch_wait_t w = {.cond = ch->ops->arrived,
+                              .arg = s,
+                              .what = "waiting for a step",
+                              .until = until,
+                              .need = *s,
+                              .resumable = resumable,
+                              .force = 1};
+    return xfer_ch_wait(ch, &w, met);
+}
+
+xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s)
+{
+    int met;
+    return wait_arrived(ch, &s, HUGE_VAL, 1, &met);
+}
+
+/* Commit the step being filled, once: a sender that did not begin it waits for room first
+ * where its transport waits at the commit (XFER_TP_ROOM_AT_COMMIT). */
+xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch)
+{
+    xfer_status_t st;
+    int met;
+    if (ch->cur_committed)
+        return XFER_SUCCESS;
+    if ((ch->ops->flags & XFER_TP_ROOM_AT_COMMIT) && !ch->begun)
+        XFER_CHECK_GOTO(wait_room(ch, "waiting for the receiver to catch up (max_in_flight_steps)",
+                                  HUGE_VAL, 0, &met),
+                        st, out);
+    return ch->ops->commit(ch);
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
+{
+    xfer_rt_dset_t *ds;
+    xfer_status_t st;
+    uint64_t v;
+
+    XFER_CHECK_GOTO(xfer_ch_put_check(ch, d, block, &ds, &v), st, out);
+    if (ch->health.ended || ch->ops->over(ch, ch->cur))
+        return ch->ops->ended(ch, ch->cur);
+    return ch->ops->stage(ch, ds, block, v);
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
+{
+    xfer_status_t st;
+    double until;
+    uint64_t s;
+    int met = 0;
+
+    if (xfer_ch_begin_start(ch, timeout_ms, status, &until, &st))
+        return st;
+    s = ch->cur;
+    if (xfer_ch_this_sends(ch)) /* full duplex too: the data is awaited by xfer_get */
+        XFER_CHECK_GOTO(wait_room(ch, "waiting for a step", until, 1, &met), st, out);
+    else
+        XFER_CHECK_GOTO(wait_arrived(ch, &s, until, 1, &met), st, out);
+    if (!met)
+        return XFER_SUCCESS;
+    if (ch->ops->over(ch, s)) {
+        ch->health.ended = 1;
+        *status = XFER_STEP_END_OF_STREAM;
+        return XFER_SUCCESS;
+    }
+    ch->begun = 1;
+    *status = XFER_STEP_OK;
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_step_end(xfer_channel_t *ch)
+{
+    xfer_status_t st;
+    int met;
+
+    if (!ch)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    if (ch->health.ended)
+        return ch->ops->ended(ch, ch->cur);
+    if (xfer_ch_this_sends(ch))
+        XFER_CHECK_GOTO(xfer_ch_commit_step(ch), st, out);
+    if (xfer_ch_this_recvs(ch))
+        XFER_CHECK_GOTO(ch->ops->release(ch), st, out);
+    if (ch->ops->sent)
+        XFER_CHECK_GOTO(ch->ops->sent(ch), st, out);
+    ch->stats.steps++;
+    ch->cur++;
+    ch->cur_committed = 0;
+    /* Back-pressure: on return the peer has released every step up to cur - W, and the next
+     * step has room for its puts. A caller of xfer_step_begin waits there instead, with its own
+     * timeout; a transport that waits at the commit, there. */
+    if (ch->begun)
+        ch->begun = 0;
+    else if (xfer_ch_this_sends(ch) && !(ch->ops->flags & XFER_TP_ROOM_AT_COMMIT))
+        XFER_CHECK_GOTO(wait_room(ch, "waiting for the receiver to catch up (max_in_flight_steps)",
+                                  HUGE_VAL, 0, &met),
+                        st, out);
+    if (ch->ops->after_end)
+        XFER_CHECK_GOTO(ch->ops->after_end(ch), st, out);
+out:
+    return st;
+}
+
+/* Step cur on the receiving side, arrived: committed first when this side also sends (full
+ * duplex: its first get ends its puts). */
+static xfer_status_t arrived_step(xfer_channel_t *ch, uint64_t *s)
+{
+    xfer_status_t st;
+    int met;
+    if (ch->health.ended)
+        return ch->ops->ended(ch, ch->cur);
+    if (xfer_ch_this_sends(ch))
+        XFER_CHECK_GOTO(xfer_ch_commit_step(ch), st, out);
+    *s = ch->cur;
+    XFER_CHECK_GOTO(wait_arrived(ch, s, HUGE_VAL, 1, &met), st, out);
+    if (!ch->ops->has(ch, *s))
+        return ch->ops->ended(ch, *s);
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_get(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
+                          const uint64_t count[], void *buf, size_t bufsize,
+                          xfer_dataset_desc_t *out)
+{
+    xfer_rt_dset_t *ds;
+    xfer_status_t st;
+    uint64_t s, bytes;
+
+    XFER_CHECK_GOTO(xfer_ch_get_check(ch, dataset, &start, &count, buf, bufsize, &ds, &bytes), st,
+                    out_err);
+    XFER_CHECK_GOTO(arrived_step(ch, &s), st, out_err);
+    XFER_CHECK_GOTO(ch->ops->fetch(ch, ds, start, count, buf, bytes, s), st, out_err);
+    xfer_ch_get_desc(out, ds, start, count, s);
+out_err:
+    return st;
+}
+
+xfer_status_t xfer_ch_attrs(xfer_channel_t *ch, const char **p, size_t *len)
+{
+    xfer_status_t st;
+    uint64_t s;
+
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    if (!xfer_ch_this_recvs(ch))
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: %s only sends on this channel",
+                        ch->cfg->name, xfer_ch_side_name(ch, ch->side));
+    XFER_CHECK_GOTO(arrived_step(ch, &s), st, out);
+    return ch->ops->attrs(ch, s, p, len);
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_channel_progress(xfer_channel_t *ch, int *busy)
+{
+    xfer_status_t st;
+    int b = 0;
+    if (!ch)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    xfer_ch_progress_others(ch);
+    XFER_CHECK_GOTO(ch->ops->poll(ch, 0, &b), st, out);
+    if (busy)
+        *busy = ch->ops->pending(ch);
+out:
+    return st;
+}

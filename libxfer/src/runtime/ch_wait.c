@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The one wait loop of a channel (channel.h, xfer_ch_wait): every wait of every transport polls
+ * the context's other channels and its own through their tables (transport.h, ops->poll), looks
+ * at what it waits for, then at the step it needs, its clock, the application's interrupt check
+ * and the liveness deadline, and naps as its transport paces it. */
+#include <math.h>
+#include <time.h>
+
+#include "channel.h"
+
+/* A wait on one channel must not starve the others: a pipeline's middle component waits on one
+ * while the next one needs its notes, and several channels between the same components need
+ * each other's steps (docs/runtime.md, "Several channels"). Their errors surface on their own
+ * calls. */
+void xfer_ch_progress_others(xfer_channel_t *ch)
+{
+    int i;
+    for (i = 0; i < ch->x->nch; i++) {
+        xfer_channel_t *o = ch->x->ch[i];
+        int busy = 0;
+        if (o && o != ch && !o->health.failed && !o->health.finished)
+            (void) o->ops->poll(o, 0, &busy);
+    }
+}
+
+xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double now, double *asked)
+{
+    const struct xfer *x = ch->x;
+    if (!x->intr_fn || now - *asked < XFER_RT_INTR_S)
+        return XFER_SUCCESS;
+    *asked = now;
+    if (x->intr_fn(x->intr_arg))
+        return XFER_ERR(XFER_ERR_INTERRUPTED,
+                        "channel %s: %s: interrupted by the application; nothing changed, the "
+                        "call may be made again",
+                        ch->cfg->name, what);
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *what,
+                                         const char *dir)
+{
+    return XFER_ERR(XFER_ERR_TIMEOUT,
+                    "channel %s: %s: nothing from %s%s%s within %d ms (separate jobs without "
+                    "xferd: nothing tells a computing peer from a dead one, so control.timeout_ms "
+                    "bounds every wait; run with xferd to wait as long as the peer lives)",
+                    ch->cfg->name, what, xfer_ch_peer_name(ch), dir ? " in " : "", dir ? dir : "",
+                    ch->x->timeout_ms);
+}
+
+xfer_status_t xfer_ch_wait(xfer_channel_t *ch, const xfer_ch_wait_t *w, int *met)
+{
+    const xfer_transport_ops_t *o = ch->ops;
+    const double deadline = xfer_rt_deadline(ch->x), t0 = MPI_Wtime();
+    double idle_since = t0, asked = t0;
+    long nap_ns = o->nap_min_ns;
+    xfer_status_t st, cst;
+
+    *met = 0;
+    for (;;) {
+        double now;
+        int busy = 0;
+        /* this channel last: its failure's words stay its own (xfer-chaos seeds 1520, 1570) */
+        xfer_ch_progress_others(ch);
+        st = o->poll(ch, w->force, &busy);
+        /* what the wait is for counts first: a step that arrived before its sender failed is
+         * delivered (docs/runtime.md, "What a receiver gets when its sender dies") */
+        if ((cst = w->cond(ch, w->arg, met)) != XFER_SUCCESS)
+            return cst;
+        if (*met)
+            return XFER_SUCCESS;
+        if (st != XFER_SUCCESS)
+            return st;
+        if (w->need != UINT64_MAX && ch->health.lost_step <= w->need)
+            return xfer_err_raw(ch->health.lost_st, "%s", ch->health.lost_why);
+        now = MPI_Wtime();
+        if (now > w->until)
+            return XFER_SUCCESS;
+        if (w->resumable && (st = xfer_ch_ask_interrupt(ch, w->what, now, &asked)) != XFER_SUCCESS)
+            return st;
+        if (now > deadline)
+            return xfer_ch_wait_timeout_error(ch, w->what, o->where ? o->where(ch) : NULL);
+        /* The peer computes: nothing moves until it acts. Poll gently (a waiting analysis must
+         * not take the cores of a simulation sharing its node), but spin while data is in
+         * flight, where every poll drives the transfer. */
+        if (busy) {
+            idle_since = now;
+            nap_ns = o->nap_min_ns;
+        } else if (now - idle_since >= o->spin_s) {
+            const struct timespec nap = {0, nap_ns};
+            nanosleep(&nap, NULL);
+            nap_ns = nap_ns * 2 > o->nap_max_ns ? o->nap_max_ns : nap_ns * 2;
+        }
+    }
+}
+
+xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, xfer_ch_cond_fn cond, void *arg,
+                                 const char *what, uint64_t need)
+{
+    const xfer_ch_wait_t w = {.cond = cond,
+                              .arg = arg,
+                              .what = what,
+                              .until = HUGE_VAL,
+                              .need = need,
+                              .resumable = 0,
+                              .force = 1};
+    int met;
+    return xfer_ch_wait(ch, &w, &met);
+}
+
+static xfer_status_t req_done(xfer_channel_t *ch, void *arg, int *met)
+{
+    if (MPI_Test((MPI_Request *) arg, met, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return XFER_ERR(XFER_ERR_MPI, "channel %s: MPI_Test failed", ch->cfg->name);
+    return XFER_SUCCESS;
+}
+
+/* Not forced: the channel is forming, and nothing of its steps may be posted yet. */
+xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what)
+{
+    const xfer_ch_wait_t w = {.cond = req_done,
+                              .arg = req,
+                              .what = what,
+                              .until = HUGE_VAL,
+                              .need = UINT64_MAX,
+                              .resumable = 0,
+                              .force = 0};
+    int met;
+    return xfer_ch_wait(ch, &w, &met);
+}
