@@ -128,3 +128,80 @@ xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char 
     int met;
     return xfer_ch_wait(ch, &w, &met);
 }
+
+/* A channel that finalize's later passes still move: not failed, not finished, and of a
+ * transport that has such passes. */
+static int in_finish(const xfer_channel_t *ch)
+{
+    return ch && !ch->health.failed && !ch->health.finished && ch->ops->drained;
+}
+
+xfer_status_t xfer_ch_wait_all(struct xfer *x, const xfer_ch_wait_all_t *w)
+{
+    const double deadline = xfer_rt_deadline(x), t0 = MPI_Wtime();
+    double idle_since = t0;
+    xfer_status_t first = XFER_SUCCESS, st;
+    char msg[1024] = "";
+
+    for (;;) {
+        xfer_channel_t *late = NULL;
+        int i, met = 0, active = 0;
+        double now;
+        if (w->cond) {
+            if ((st = w->cond(x, w->arg, &met)) != XFER_SUCCESS)
+                return st;
+            if (met)
+                break;
+        }
+        for (i = 0; i < x->nch; i++) {
+            xfer_channel_t *ch = x->ch[i];
+            int busy = 0;
+            if (!in_finish(ch))
+                continue;
+            if ((st = ch->ops->poll(ch, 1, &busy)) != XFER_SUCCESS) {
+                ch->health.failed = 1;
+                if (w->each && first == XFER_SUCCESS) { /* the first failure's words, at the end */
+                    first = st;
+                    snprintf(msg, sizeof(msg), "%s", xfer_last_error());
+                } else if (!w->each && !ch->health.fail_why[0]) { /* the channel's own */
+                    ch->health.fail_st = st;
+                    snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s",
+                             xfer_last_error());
+                }
+                continue;
+            }
+            if (!w->each || !w->each(ch)) {
+                late = late ? late : ch;
+                active |= busy;
+            }
+        }
+        if (w->each && !late)
+            break;
+        now = MPI_Wtime();
+        if (now > deadline) {
+            if (!w->each)
+                return XFER_ERR(XFER_ERR_TIMEOUT,
+                                "xfer_finalize: %s: not every rank of component %s came within %d "
+                                "ms",
+                                w->what, x->cfg->components[x->comp].name, x->timeout_ms);
+            for (i = 0; i < x->nch; i++)
+                if (in_finish(x->ch[i]) && !w->each(x->ch[i]))
+                    x->ch[i]->health.failed = 1;
+            xfer_ch_wait_timeout_error(late, w->what, NULL);
+            if (first == XFER_SUCCESS) {
+                first = XFER_ERR_TIMEOUT;
+                snprintf(msg, sizeof(msg), "%s", xfer_last_error());
+            }
+            break;
+        }
+        if (active) {
+            idle_since = now;
+        } else if (now - idle_since > XFER_RT_SPIN_S) {
+            const struct timespec nap = {0, XFER_RT_NAP_NS};
+            nanosleep(&nap, NULL);
+        }
+    }
+    if (first != XFER_SUCCESS)
+        return xfer_err_raw(first, "%s", msg);
+    return XFER_SUCCESS;
+}

@@ -238,6 +238,40 @@ xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch)
     return ch->ops->end(ch);
 }
 
+static int drained(xfer_channel_t *ch)
+{
+    return ch->ops->drained(ch);
+}
+
+static int parted(xfer_channel_t *ch)
+{
+    return ch->ops->parted(ch);
+}
+
+/* (2) every channel's steps in flight, all at once */
+xfer_status_t xfer_rt_channels_drain(struct xfer *x)
+{
+    const xfer_ch_wait_all_t w = {.each = drained, .what = "finishing the steps in flight"};
+    return xfer_ch_wait_all(x, &w);
+}
+
+xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch)
+{
+    return ch->ops->goodbye ? ch->ops->goodbye(ch) : XFER_SUCCESS;
+}
+
+/* (3) the peers' goodbyes, all at once */
+xfer_status_t xfer_rt_channels_part(struct xfer *x)
+{
+    const xfer_ch_wait_all_t w = {.each = parted, .what = "saying goodbye"};
+    return xfer_ch_wait_all(x, &w);
+}
+
+xfer_status_t xfer_rt_channel_close(xfer_channel_t *ch)
+{
+    return ch->ops->close ? ch->ops->close(ch) : XFER_SUCCESS;
+}
+
 /* The stream's pass (1): EOS from a sending side, CLOSE from a receive-only one. */
 xfer_status_t xfer_ch_stream_end(xfer_channel_t *ch)
 {
@@ -271,8 +305,9 @@ out:
     return st;
 }
 
-/* (2) Every sending side said its last word and every step announced has completed. */
-int xfer_rt_channel_drained(xfer_channel_t *ch)
+/* The stream's (2): every sending side said its last word and every step announced has
+ * completed. */
+int xfer_ch_stream_drained(xfer_channel_t *ch)
 {
     const uint64_t lim = xfer_ch_run_limit(ch);
     int i, k;
@@ -292,10 +327,10 @@ int xfer_rt_channel_drained(xfer_channel_t *ch)
 /* (3) Rank 0 tells the other side's rank 0 how many ACKs this side sent it (the total of every
  * rank's, agreed by xfer_rt_fin_agree_channels, which also told every rank whether the channel
  * still says goodbye). */
-xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch)
+xfer_status_t xfer_ch_stream_goodbye(xfer_channel_t *ch)
 {
     xfer_status_t st;
-    if (ch->file || ch->health.failed || ch->health.finished || ch->me != 0)
+    if (ch->health.failed || ch->health.finished || ch->me != 0)
         return XFER_SUCCESS;
     st = xfer_ch_note_send(ch, ch->ctl_inter, 0, NOTE_FIN, (int64_t) ch->proto.acks_total);
     if (st != XFER_SUCCESS)
@@ -305,7 +340,7 @@ xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch)
 
 /* The other side's goodbye, and every ACK sent before it (they come from several ranks: no
  * order); only rank 0 hears it. */
-int xfer_rt_channel_parted(xfer_channel_t *ch)
+int xfer_ch_stream_parted(xfer_channel_t *ch)
 {
     if (ch->me != 0)
         return 1;
@@ -324,11 +359,11 @@ static xfer_status_t end_cond(xfer_channel_t *ch, void *arg, int *met)
  * flight and the communicators may go (after xfer_finalize's last agreement, which every rank
  * reaches). Every rank of a channel whose goodbye was agreed comes here, whatever it learned
  * since: the announcer sends END even then, so no rank waits for it in vain. */
-xfer_status_t xfer_rt_channel_close(xfer_channel_t *ch)
+xfer_status_t xfer_ch_stream_close(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
     int r;
-    if (ch->file || ch->proto.bye_failed || ch->health.finished)
+    if (ch->proto.bye_failed || ch->health.finished)
         return XFER_SUCCESS;
     if (xfer_ch_is_announcer(ch)) {
         for (r = 1; r < ch->nlocal; r++)
@@ -343,64 +378,6 @@ out:
     if (st != XFER_SUCCESS)
         ch->health.failed = 1;
     return st;
-}
-
-/* Progress every stream channel of @p x that is neither failed nor finished until @p cond holds
- * on each. A channel that fails drops out; the first failure is returned, with its words. */
-xfer_status_t xfer_rt_channels_wait(struct xfer *x, int (*cond)(xfer_channel_t *), const char *what)
-{
-    const double deadline = xfer_rt_deadline(x), t0 = MPI_Wtime();
-    double idle_since = t0;
-    xfer_status_t first = XFER_SUCCESS;
-    char msg[1024] = "";
-
-    for (;;) {
-        xfer_channel_t *late = NULL;
-        int i, active = 0;
-        double now;
-        for (i = 0; i < x->nch; i++) {
-            xfer_channel_t *ch = x->ch[i];
-            xfer_status_t st;
-            if (!ch || ch->file || ch->health.failed || ch->health.finished)
-                continue;
-            st = xfer_ch_progress_one(ch, 1);
-            if (st != XFER_SUCCESS) {
-                ch->health.failed = 1;
-                if (first == XFER_SUCCESS) {
-                    first = st;
-                    snprintf(msg, sizeof(msg), "%s", xfer_last_error());
-                }
-                continue;
-            }
-            if (!cond(ch)) {
-                late = late ? late : ch;
-                active |= xfer_ch_busy(ch);
-            }
-        }
-        if (!late)
-            break;
-        now = MPI_Wtime();
-        if (now > deadline) {
-            for (i = 0; i < x->nch; i++)
-                if (x->ch[i] && !x->ch[i]->file && !x->ch[i]->health.finished && !cond(x->ch[i]))
-                    x->ch[i]->health.failed = 1;
-            xfer_ch_wait_timeout_error(late, what, NULL);
-            if (first == XFER_SUCCESS) {
-                first = XFER_ERR_TIMEOUT;
-                snprintf(msg, sizeof(msg), "%s", xfer_last_error());
-            }
-            break;
-        }
-        if (active) {
-            idle_since = now;
-        } else if (now - idle_since > XFER_RT_SPIN_S) {
-            const struct timespec nap = {0, XFER_RT_NAP_NS};
-            nanosleep(&nap, NULL);
-        }
-    }
-    if (first != XFER_SUCCESS)
-        return xfer_err_raw(first, "%s", msg);
-    return XFER_SUCCESS;
 }
 
 void xfer_rt_channel_free(xfer_channel_t **pch, int collective)

@@ -100,6 +100,18 @@ xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, xfer_ch_cond_fn cond, void 
                                  const char *what, uint64_t need);
 /* Wait for @p req while the peer lives (the handshake at formation). */
 xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what);
+/* A wait of the whole context (xfer_finalize): every channel still finishing moves (forced)
+ * until each says it is through (@p each), or until @p cond holds. With @p each, a channel that
+ * fails drops out and the first failure is returned at the end, with its words; at the deadline
+ * the late channels fail. Without it (an agreement of the component's ranks: @p cond), a
+ * channel's failure is kept on the channel (fail_st, fail_why) for the agreement to carry. */
+typedef struct xfer_ch_wait_all {
+    int (*each)(xfer_channel_t *ch);
+    xfer_status_t (*cond)(struct xfer *x, void *arg, int *met);
+    void *arg;
+    const char *what;
+} xfer_ch_wait_all_t;
+xfer_status_t xfer_ch_wait_all(struct xfer *x, const xfer_ch_wait_all_t *w);
 /* One pass over the context's other channels (a wait on one channel must not starve them). */
 void xfer_ch_progress_others(xfer_channel_t *ch);
 /* A resumable wait asks the application's interrupt check (xfer_set_interrupt) at most every
@@ -140,8 +152,12 @@ xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force);
 xfer_status_t xfer_ch_progress_one(xfer_channel_t *ch, int force);
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);
 xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch);
-/* the stream's part of finalize's first pass (channel.c) */
+/* the stream's passes of xfer_finalize (channel.c) */
 xfer_status_t xfer_ch_stream_end(xfer_channel_t *ch);
+int xfer_ch_stream_drained(xfer_channel_t *ch);
+xfer_status_t xfer_ch_stream_goodbye(xfer_channel_t *ch);
+int xfer_ch_stream_parted(xfer_channel_t *ch);
+xfer_status_t xfer_ch_stream_close(xfer_channel_t *ch);
 /* one pass of the progress thread (progress.c); *active set when a collective is in flight */
 void xfer_ch_progress_background(xfer_channel_t *ch, int *active);
 xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step);

@@ -10,7 +10,6 @@
  * channels keep moving (a rank still draining may need this one's notes). */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "channel.h"
 
@@ -37,57 +36,43 @@ static xfer_status_t failure_of(const xfer_channel_t *ch)
     return xfer_ch_failed_error(ch);
 }
 
-/* Wait for @p n nonblocking reductions on x->fin, moving the channels meanwhile. Ends with
- * them done, or with an error: the deadline (XFER_LIVE_CLOCK), or xferd declared this component
- * failed (a rank of it will not come). */
-static xfer_status_t wait_agreement(struct xfer *x, MPI_Request *req, int n, const char *what)
+typedef struct agreement {
+    MPI_Request *req;
+    int n;
+    const char *what;
+} agreement_t;
+
+/* The reductions are done; unless xferd declared this component failed (a rank of it will not
+ * come). */
+static xfer_status_t agreed_cond(struct xfer *x, void *arg, int *met)
 {
-    const double deadline = xfer_rt_deadline(x);
-    double idle_since = MPI_Wtime();
+    agreement_t *a = arg;
     MPI_Status sts[2]; /* n <= 2 (MPI_STATUSES_IGNORE trips gcc's access check with MPICH) */
     char why[256];
-    int i, done = 0;
+    if (MPI_Testall(a->n, a->req, met, sts) != MPI_SUCCESS)
+        return XFER_ERR(XFER_ERR_MPI, "xfer_finalize: %s: MPI_Testall failed on component %s",
+                        a->what, x->cfg->components[x->comp].name);
+    if (!*met && xfer_rt_ctl_failed(x, x->comp, why, sizeof(why)))
+        return XFER_ERR(XFER_ERR_PEER_FAILED,
+                        "xfer_finalize: %s: xferd declared this component (%s) failed: %s", a->what,
+                        x->cfg->components[x->comp].name, why);
+    return XFER_SUCCESS;
+}
 
-    for (;;) {
-        int active = 0;
-        double now;
-        if (MPI_Testall(n, req, &done, sts) != MPI_SUCCESS)
-            return XFER_ERR(XFER_ERR_MPI, "xfer_finalize: %s: MPI_Testall failed on component %s",
-                            what, x->cfg->components[x->comp].name);
-        if (done)
-            return XFER_SUCCESS;
-        for (i = 0; i < x->nch; i++) {
-            xfer_channel_t *ch = x->ch[i];
-            if (!ch || ch->file || ch->health.failed || ch->health.finished)
-                continue;
-            xfer_status_t st = xfer_ch_progress_one(ch, 1);
-            if (st != XFER_SUCCESS) { /* the next agreement carries it */
-                ch->health.failed = 1;
-                if (!ch->health.fail_why[0]) {
-                    ch->health.fail_st = st;
-                    snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s",
-                             xfer_last_error());
-                }
-            } else {
-                active |= xfer_ch_busy(ch);
-            }
-        }
-        now = MPI_Wtime();
-        if (xfer_rt_ctl_failed(x, x->comp, why, sizeof(why)))
-            return XFER_ERR(XFER_ERR_PEER_FAILED,
-                            "xfer_finalize: %s: xferd declared this component (%s) failed: %s",
-                            what, x->cfg->components[x->comp].name, why);
-        if (now > deadline)
-            return XFER_ERR(XFER_ERR_TIMEOUT,
-                            "xfer_finalize: %s: not every rank of component %s came within %d ms",
-                            what, x->cfg->components[x->comp].name, x->timeout_ms);
-        if (active) {
-            idle_since = now;
-        } else if (now - idle_since > XFER_RT_SPIN_S) {
-            const struct timespec nap = {0, XFER_RT_NAP_NS};
-            nanosleep(&nap, NULL);
-        }
-    }
+/* Wait for @p n nonblocking reductions on x->fin, moving the channels meanwhile (a channel that
+ * fails keeps its words for the next agreement). Ends with them done, or with an error: the
+ * deadline (XFER_LIVE_CLOCK), or xferd declared this component failed. */
+static xfer_status_t wait_agreement(struct xfer *x, MPI_Request *req, int n, const char *what)
+{
+    agreement_t a = {req, n, what};
+    const xfer_ch_wait_all_t w = {.cond = agreed_cond, .arg = &a, .what = what};
+    return xfer_ch_wait_all(x, &w);
+}
+
+/* A channel whose transport has a goodbye (the file's finishes in finalize's first pass). */
+static int says_goodbye(const xfer_channel_t *ch)
+{
+    return ch && ch->ops->goodbye;
 }
 
 /* Returns the first failed channel's error (the whole component returns it from
@@ -108,7 +93,7 @@ xfer_status_t xfer_rt_fin_agree_channels(struct xfer *x)
     }
     for (i = 0; i < x->nch; i++) {
         const xfer_channel_t *ch = x->ch[i];
-        if (!ch || ch->file)
+        if (!says_goodbye(ch))
             continue;
         acks[i] = ch->proto.acks_sent;
         if (knows_failed(ch)) {
@@ -124,7 +109,7 @@ xfer_status_t xfer_rt_fin_agree_channels(struct xfer *x)
     agreed = 1;
     for (i = 0; i < x->nch; i++) {
         xfer_channel_t *ch = x->ch[i];
-        if (!ch || ch->file)
+        if (!says_goodbye(ch))
             continue;
         ch->proto.acks_total = acks[i];
         if (!worst[2 * i])
@@ -144,7 +129,7 @@ out:
     /* A request that never completed stays with MPI: a collective's cannot be freed. Without
      * the agreement no channel says goodbye (the error says why). */
     for (i = 0; !agreed && i < x->nch; i++)
-        if (x->ch[i] && !x->ch[i]->file && !x->ch[i]->proto.bye_failed) {
+        if (says_goodbye(x->ch[i]) && !x->ch[i]->proto.bye_failed) {
             x->ch[i]->proto.bye_failed = 1;
             x->ch[i]->health.failed = 1;
         }

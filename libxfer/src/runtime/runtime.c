@@ -396,16 +396,14 @@ xfer_status_t xfer_finalize(xfer_t **px)
     for (i = 0; i < x->nch; i++)
         if (x->ch[i])
             first_error(xfer_rt_channel_end(x->ch[i]), &first, first_msg, sizeof(first_msg));
-    first_error(xfer_rt_channels_wait(x, xfer_rt_channel_drained, "finishing the steps in flight"),
-                &first, first_msg, sizeof(first_msg));
+    first_error(xfer_rt_channels_drain(x), &first, first_msg, sizeof(first_msg));
     /* The ranks learned of failures at different moments: from here on each acts on what
      * they agree (fin_agree.c), or one would wait in a collective another skipped. */
     first_error(xfer_rt_fin_agree_channels(x), &first, first_msg, sizeof(first_msg));
     for (i = 0; i < x->nch; i++)
         if (x->ch[i])
             first_error(xfer_rt_channel_goodbye(x->ch[i]), &first, first_msg, sizeof(first_msg));
-    first_error(xfer_rt_channels_wait(x, xfer_rt_channel_parted, "saying goodbye"), &first,
-                first_msg, sizeof(first_msg));
+    first_error(xfer_rt_channels_part(x), &first, first_msg, sizeof(first_msg));
     for (i = 0; i < x->nch; i++)
         if (x->ch[i])
             first_error(xfer_rt_channel_close(x->ch[i]), &first, first_msg, sizeof(first_msg));

@@ -307,12 +307,10 @@ xfer_status_t xfer_rt_channel_handshake(xfer_channel_t *ch);
 /* xfer_finalize's passes over every channel (channel.c): end (no wait), drained, goodbye,
  * parted, close; xfer_rt_channels_wait progresses them all until a condition holds on each */
 xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch);
-int xfer_rt_channel_drained(xfer_channel_t *ch);
+xfer_status_t xfer_rt_channels_drain(struct xfer *x);
 xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch);
-int xfer_rt_channel_parted(xfer_channel_t *ch);
+xfer_status_t xfer_rt_channels_part(struct xfer *x);
 xfer_status_t xfer_rt_channel_close(xfer_channel_t *ch);
-xfer_status_t xfer_rt_channels_wait(struct xfer *x, int (*cond)(xfer_channel_t *),
-                                    const char *what);
 void xfer_rt_channel_free(xfer_channel_t **ch, int collective);
 /* fin_agree.c: what every rank of the component acts on, whatever it alone learned: after the
  * drain, each channel's fate and ACK total; before the frees, whether any channel failed

@@ -56,8 +56,15 @@ typedef struct xfer_transport_ops {
      * busy). */
     int (*pending)(const struct xfer_channel *ch);
 
-    /* Finalize's first pass: say the channel ends, without waiting for the peer. */
+    /* xfer_finalize's passes over every channel at once (channel.c): (1) say the channel ends,
+     * without waiting for the peer; (2) every step announced completed (drained); (3) say
+     * goodbye to the peer, and hear its goodbye (parted); (4) close. NULL drained, goodbye,
+     * parted and close: the transport finishes a channel in its end (the file's does). */
     xfer_status_t (*end)(struct xfer_channel *ch);
+    int (*drained)(struct xfer_channel *ch);
+    xfer_status_t (*goodbye)(struct xfer_channel *ch);
+    int (*parted)(struct xfer_channel *ch);
+    xfer_status_t (*close)(struct xfer_channel *ch);
     /* The transport's own state (NULL: none apart from the channel's). */
     void (*free)(struct xfer_channel *ch);
 
