@@ -308,6 +308,8 @@ static void add_step(xfer_type_t t, void *buf, size_t n, uint64_t s)
         case XFER_TYPE_FLOAT64:
             ((double *) buf)[i] += (double) s;
             break;
+        case XFER_TYPE_RECORD: /* the adapter's variables are scalar */
+            break;
         }
     }
 }

@@ -75,6 +75,8 @@ if(XFER_CLANG AND NOT XFER_ENABLE_SANITIZERS AND XFER_FLAVOUR_FREE_TESTS)
                ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_reader.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_print.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_values.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_record.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/config/record.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/core/status.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/core/util.c)
   set(fuzz_inc -I${PROJECT_SOURCE_DIR}/libxfer/include -I${PROJECT_BINARY_DIR}/libxfer/include)

@@ -50,7 +50,14 @@ typedef struct cfg_handler {
 /* cfg_values.c: the custom values of the workflow file */
 extern const cfg_handler_t xfer_cfg_strings_handler; /* a command: a sequence of strings */
 extern const cfg_handler_t xfer_cfg_env_handler;     /* a mapping of NAME: value */
-extern const cfg_handler_t xfer_cfg_dims_handler;    /* a dataset's dimensions */
+/* The handlers below are a dataset's: they fill fields of xfer_cfg_dataset_t beside the
+ * key's own. */
+extern const cfg_handler_t xfer_cfg_dims_handler; /* dims, ndims, joined, variable */
+/* cfg_record.c: type and record (the key's names: the scalar types) */
+extern const cfg_handler_t xfer_cfg_type_handler;
+
+/* Release a record made by the type handler (NULL accepted). */
+void xfer_cfg_record_free(xfer_record_t *r);
 
 #define XFER_CFG_MAX_SIZE_LOG2 62 /* largest dataset: 2^62 bytes */
 
