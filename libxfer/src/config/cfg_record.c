@@ -204,13 +204,14 @@ static xfer_status_t parse_record(cfg_parser_t *p, const cfg_key_t *k, const yam
             XFER_CHECK_GOTO(xfer_cfg_skip(p, &val), st, out);
             goto next;
         }
+        /* a field found wrong is kept all the same, for its name: a record with an error is
+         * not laid out, but a second field of that name is still a duplicate */
         if ((bad = field_value(p, k, &val, &f)) != XFER_SUCCESS) {
             ret = bad;
             if (xfer_cfg_fatal(p, bad)) {
                 st = bad;
                 goto out;
             }
-            goto next;
         }
         if (!(f.name = xfer_strdup(name))) {
             p->stop = 1;
