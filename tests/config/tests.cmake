@@ -2,7 +2,8 @@
 # The workflow file parser: the unit test (examples, every key and default, round trips, error
 # messages, docs/workflow.md), one test per invalid file of tests/configs and one per shipped
 # example of config/. The unit test writes its scratch files into its working directory.
-add_executable(test_config config/test_config.c config/test_config_errors.c)
+add_executable(test_config config/test_config.c config/test_config_errors.c
+                           config/test_config_shapes.c)
 target_link_libraries(test_config PRIVATE xfer_internal)
 
 set(XFER_CONFIG_SCRATCH ${CMAKE_CURRENT_BINARY_DIR}/config-scratch)
@@ -26,6 +27,11 @@ foreach(name coupled full_duplex chain fanout fanin ring)
   set_tests_properties(${P}.config.example.${name} PROPERTIES LABELS "unit;config" TIMEOUT 60
                        WORKING_DIRECTORY ${XFER_CONFIG_SCRATCH})
 endforeach()
+
+# xfer_record_mpi_type: extent, size and an array of records sent through it (2 ranks).
+add_executable(test_record_mpi config/test_record_mpi.c)
+target_link_libraries(test_record_mpi PRIVATE libxfer::xfer xfer_warnings)
+xfer_mpi_test(config.record_mpi.np2 NP 2 LABELS config COMMAND $<TARGET_FILE:test_record_mpi>)
 
 # Out of memory on every allocation of a load in turn (malloc, calloc and realloc wrapped at link
 # time), for every shipped and invalid file; under valgrind below.
