@@ -33,6 +33,39 @@ add_executable(test_record_mpi config/test_record_mpi.c)
 target_link_libraries(test_record_mpi PRIVATE libxfer::xfer xfer_warnings)
 xfer_mpi_test(config.record_mpi.np2 NP 2 LABELS config COMMAND $<TARGET_FILE:test_record_mpi>)
 
+# xfer-run --check and a run refuse them too, naming each; --print-config prints them.
+if(TARGET xfer-run)
+  set(f ${XFER_CONFIG_SCRATCH}/refused.yaml)
+  file(WRITE ${f} "workflow: w
+components: [{name: a, nprocs: 1, cmd: [a]}, {name: b, nprocs: 1, cmd: [b]}]
+channels:
+  - name: c
+    from: a
+    to: b
+    datasets:
+      - {name: p, type: {id: int64, pos: [float64, 3]}, dims: [joined], max_rows: 100}
+      - {name: g, type: int8, dims: [variable, 4]}
+")
+  set(words "this build's runtime does not carry joined, variable or record datasets yet")
+  set(re_p "refused.yaml:8:9: channel c: dataset p is joined .dims: .joined, ...... ${words}")
+  set(re_g "refused.yaml:9:9: channel c: dataset g has a variable extent .dims.0. is variable.")
+  foreach(mode check dry-run)
+    add_test(NAME ${P}.config.refused.xfer_run_${mode}
+             COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:xfer-run>;--${mode};${f}"
+                     "-DEXPECT=${re_p}.*${re_g}; ${words}"
+                     "-DREJECT=: ok " -DMAXTIME=60
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_fail.cmake)
+    set_tests_properties(${P}.config.refused.xfer_run_${mode} PROPERTIES LABELS "unit;config"
+                         TIMEOUT 60)
+  endforeach()
+  add_test(NAME ${P}.config.refused.xfer_run_print
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:xfer-run>;--print-config;${f}"
+                   "-DEXPECT=type: {id: int64, pos: .float64, 3.}.        dims: .joined."
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_pass.cmake)
+  set_tests_properties(${P}.config.refused.xfer_run_print PROPERTIES LABELS "unit;config"
+                       TIMEOUT 60)
+endif()
+
 # Out of memory on every allocation of a load in turn (malloc, calloc and realloc wrapped at link
 # time), for every shipped and invalid file; under valgrind below.
 add_executable(test_config_oom config/test_config_oom.c)
