@@ -239,7 +239,9 @@ XFER_PUBLIC xfer_status_t xfer_config_load(const char *path, xfer_config_t **cfg
 XFER_PUBLIC xfer_status_t xfer_config_load_buffer(const char *name, const void *text, size_t len,
                                                   xfer_config_t **cfg);
 
-/** Write the effective configuration (every default filled in) as YAML to @p out. */
+/** Write the effective configuration (every default filled in; a dataset's max_rows only where
+ * set) as YAML to @p out, in the file's spellings (joined, variable, records): it loads back to
+ * the same configuration. */
 XFER_PUBLIC xfer_status_t xfer_config_print(const xfer_config_t *cfg, FILE *out);
 
 /** Release @p *cfg (NULL accepted) and set it to NULL. */
