@@ -308,6 +308,8 @@ static void add_step(xfer_type_t t, void *buf, size_t n, uint64_t s)
         case XFER_TYPE_FLOAT64:
             ((double *) buf)[i] += (double) s;
             break;
+        case XFER_TYPE_RECORD: /* the adapter's variables are scalar */
+            break;
         }
     }
 }
@@ -391,7 +393,7 @@ static int do_send(const opts_t *o)
             }
             slab(d, comm, desc.start, desc.count);
             n = xfer_adapter_volume(d->ndims, desc.count);
-            buf = malloc(n * xfer_type_size(d->type) + 1);
+            buf = malloc(n * xfer_cfg_dataset_esize(d) + 1);
             if (!buf)
                 FAIL("rank %d: out of memory for a slab of \"%s\"", rank, vars[which[i]].name);
             ACHECK(ops->read(r, which[i], desc.start, desc.count, buf));
@@ -498,7 +500,7 @@ static int do_recv(const opts_t *o)
                 recv_fail(&w, "dataset \"%s\": no such variable in the producer's table%s", d->name,
                           "");
             slab(d, comm, start, count);
-            bytes = xfer_adapter_volume(d->ndims, count) * xfer_type_size(d->type);
+            bytes = xfer_adapter_volume(d->ndims, count) * xfer_cfg_dataset_esize(d);
             buf = malloc(bytes + 1);
             if (!buf)
                 recv_fail(&w, "out of memory for a slab of \"%s\"%s", vars[k].name, "");

@@ -9,7 +9,8 @@
  *   test_config --invalid FILE FILE must fail with "FILE:" + the text after "# expect: "
  *   test_config --valid FILE   FILE loads and survives the round trip
  *   test_config --doc          print the reference (the generated part of docs/workflow.md)
- *   test_config --print FILE   print the effective configuration of FILE */
+ *   test_config --print FILE   print the effective configuration of FILE
+ * Joined and variable datasets and records: test_config_shapes.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <inttypes.h>
@@ -120,6 +121,22 @@ int cfg_equal(const xfer_config_t *a, const xfer_config_t *b, char *why, size_t 
             DIFF(u->ndims != v->ndims, "channels[%d].datasets[%d].ndims", i, j);
             for (d = 0; d < u->ndims; d++)
                 DIFF(u->dims[d] != v->dims[d], "channels[%d].datasets[%d].dims[%d]", i, j, d);
+            DIFF(u->joined != v->joined || u->variable != v->variable,
+                 "channels[%d].datasets[%d]: joined/variable", i, j);
+            DIFF(u->max_rows != v->max_rows, "channels[%d].datasets[%d].max_rows", i, j);
+            DIFF(u->selection != v->selection, "channels[%d].datasets[%d].selection", i, j);
+            DIFF(!u->record != !v->record, "channels[%d].datasets[%d]: a record in one only", i, j);
+            if (u->record && v->record) {
+                const xfer_record_t *r = u->record, *t = v->record;
+                DIFF(r->nfields != t->nfields || r->size != t->size || r->align != t->align,
+                     "channels[%d].datasets[%d]: record layout", i, j);
+                for (d = 0; d < r->nfields; d++)
+                    DIFF(strcmp(r->fields[d].name, t->fields[d].name) ||
+                             r->fields[d].type != t->fields[d].type ||
+                             r->fields[d].count != t->fields[d].count ||
+                             r->fields[d].offset != t->fields[d].offset,
+                         "channels[%d].datasets[%d]: record field %d", i, j, d);
+            }
         }
     }
     return 1;
@@ -140,7 +157,7 @@ static char *print_to(const xfer_config_t *c, const char *path)
 }
 
 /* load -> print -> load -> print: the same text after the comment line, the same structs. */
-static int round_trip(const char *path, const char *scratch)
+int round_trip(const char *path, const char *scratch)
 {
     xfer_config_t *a = NULL, *b = NULL;
     char n1[64], n2[64], *p1, *p2;
@@ -727,7 +744,7 @@ static void test_doc(const char *src)
                                        "hierarchical", "enabled",        "leaders_per_node",
                                        "multi_sender", "sync",           "max_in_flight_steps",
                                        "datasets",     "type",           "dims",
-                                       "launch",       "run_dir"};
+                                       "max_rows",     "launch",         "run_dir"};
     char path[4096], key[64];
     char *doc, *gen;
     FILE *f;
@@ -795,6 +812,7 @@ int main(int argc, char **argv)
     test_every_error();
     test_cannot_open();
     test_api(argv[2]);
+    test_shapes();
     test_doc(argv[2]);
     snprintf(path, sizeof(path), "%s/tests/configs", argv[2]);
     check_invalid_dir(path);

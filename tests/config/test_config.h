@@ -16,9 +16,12 @@ int cfg_equal(const xfer_config_t *a, const xfer_config_t *b, char *why, size_t 
 /* text, written to the file name, must fail with exactly "<name>:<msg>" */
 void expect_error(const char *name, const char *text, const char *msg);
 xfer_config_t *load_ok(const char *path);
+/* load -> print -> load -> print gives the same text and structs; 1 when it does not */
+int round_trip(const char *path, const char *scratch);
 
 void test_errors(void);
 void test_every_error(void);
 void test_cannot_open(void);
+void test_shapes(void);
 
 #endif /* TEST_CONFIG_H */

@@ -2,7 +2,8 @@
 # The workflow file parser: the unit test (examples, every key and default, round trips, error
 # messages, docs/workflow.md), one test per invalid file of tests/configs and one per shipped
 # example of config/. The unit test writes its scratch files into its working directory.
-add_executable(test_config config/test_config.c config/test_config_errors.c)
+add_executable(test_config config/test_config.c config/test_config_errors.c
+                           config/test_config_shapes.c)
 target_link_libraries(test_config PRIVATE xfer_internal)
 
 set(XFER_CONFIG_SCRATCH ${CMAKE_CURRENT_BINARY_DIR}/config-scratch)
@@ -26,6 +27,46 @@ foreach(name coupled full_duplex chain fanout fanin ring)
   set_tests_properties(${P}.config.example.${name} PROPERTIES LABELS "unit;config" TIMEOUT 60
                        WORKING_DIRECTORY ${XFER_CONFIG_SCRATCH})
 endforeach()
+
+# The MPI side (2 ranks): xfer_record_mpi_type (extent, size, an array of records sent through
+# it) and xfer_init's refusal of the datasets the runtime does not carry yet.
+add_executable(test_config_mpi config/test_config_mpi.c)
+target_link_libraries(test_config_mpi PRIVATE libxfer::xfer xfer_warnings)
+xfer_mpi_test(config.mpi.np2 NP 2 LABELS config
+              COMMAND $<TARGET_FILE:test_config_mpi> ${XFER_CONFIG_SCRATCH})
+
+# xfer-run --check and a run refuse them too, naming each; --print-config prints them.
+if(TARGET xfer-run)
+  set(f ${XFER_CONFIG_SCRATCH}/refused.yaml)
+  file(WRITE ${f} "workflow: w
+components: [{name: a, nprocs: 1, cmd: [a]}, {name: b, nprocs: 1, cmd: [b]}]
+channels:
+  - name: c
+    from: a
+    to: b
+    datasets:
+      - {name: p, type: {id: int64, pos: [float64, 3]}, dims: [joined], max_rows: 100}
+      - {name: g, type: int8, dims: [variable, 4]}
+")
+  set(words "this build's runtime does not carry joined, variable or record datasets yet")
+  set(re_p "refused.yaml:8:9: channel c: dataset p is joined .dims: .joined, ...... ${words}")
+  set(re_g "refused.yaml:9:9: channel c: dataset g has a variable extent .dims.0. is variable.")
+  foreach(mode check dry-run)
+    add_test(NAME ${P}.config.refused.xfer_run_${mode}
+             COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:xfer-run>;--${mode};${f}"
+                     "-DEXPECT=${re_p}.*${re_g}; ${words}"
+                     "-DREJECT=: ok " -DMAXTIME=60
+                     -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_fail.cmake)
+    set_tests_properties(${P}.config.refused.xfer_run_${mode} PROPERTIES LABELS "unit;config"
+                         TIMEOUT 60)
+  endforeach()
+  add_test(NAME ${P}.config.refused.xfer_run_print
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:xfer-run>;--print-config;${f}"
+                   "-DEXPECT=type: {id: int64, pos: .float64, 3.}.        dims: .joined."
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_pass.cmake)
+  set_tests_properties(${P}.config.refused.xfer_run_print PROPERTIES LABELS "unit;config"
+                       TIMEOUT 60)
+endif()
 
 # Out of memory on every allocation of a load in turn (malloc, calloc and realloc wrapped at link
 # time), for every shipped and invalid file; under valgrind below.
@@ -75,6 +116,8 @@ if(XFER_CLANG AND NOT XFER_ENABLE_SANITIZERS AND XFER_FLAVOUR_FREE_TESTS)
                ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_reader.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_print.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_values.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/config/cfg_record.c
+               ${PROJECT_SOURCE_DIR}/libxfer/src/config/record.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/core/status.c
                ${PROJECT_SOURCE_DIR}/libxfer/src/core/util.c)
   set(fuzz_inc -I${PROJECT_SOURCE_DIR}/libxfer/include -I${PROJECT_BINARY_DIR}/libxfer/include)

@@ -34,7 +34,7 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
             const int from = k == 0 ? ch->from : ch->to, to = k == 0 ? ch->to : ch->from;
             const int q = cfg->components[to].nprocs, slots = ch->max_in_flight_steps + 1;
             uint64_t most = 0, step = 0;
-            int r, i, user = 0, any = 0;
+            int r, i, user = 0, any = 0, unbounded = 0;
             char a[32], b[32], t[32];
             for (r = 0; r < q; r++) {
                 uint64_t held = 0;
@@ -45,16 +45,20 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
                     if (d->from != from)
                         continue;
                     any = 1;
+                    if (d->joined || d->variable) {
+                        unbounded = 1; /* xfer_run_unsupported refuses them: not counted */
+                        continue;
+                    }
                     if (d->selection == XFER_SELECT_USER ||
                         xfer_decompose(d->selection, d->ndims, d->dims, q, r, s0, n0) !=
                             XFER_SUCCESS) {
                         user = 1; /* xfer_select decides: at most the whole */
                         memcpy(n0, d->dims, sizeof(n0));
                     }
-                    (void) xsize_box(d->ndims, n0, xfer_type_size(d->type), &v);
+                    (void) xsize_box(d->ndims, n0, xfer_cfg_dataset_esize(d), &v);
                     held = xsize_add_sat(held, v);
                     if (r == 0) {
-                        (void) xsize_box(d->ndims, d->dims, xfer_type_size(d->type), &v);
+                        (void) xsize_box(d->ndims, d->dims, xfer_cfg_dataset_esize(d), &v);
                         step = xsize_add_sat(step, v);
                     }
                 }
@@ -68,11 +72,12 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
             fprintf(out,
                     "%s: channel %s, %s -> %s: a step is %s; each of the %d ranks of %s holds "
                     "up to %s of it%s, %s in its %d slots (max_in_flight_steps %d), plus its "
-                    "own copy\n",
+                    "own copy%s\n",
                     cfg->path, ch->name, cfg->components[from].name, cfg->components[to].name, t, q,
                     cfg->components[to].name, a,
                     user ? " (user selections: at most the whole)" : "", b, slots,
-                    ch->max_in_flight_steps);
+                    ch->max_in_flight_steps,
+                    unbounded ? " (joined and variable datasets not counted)" : "");
             if (mem && (double) most * (slots + 1) > (double) mem) {
                 char m[32], need[32];
                 xsize_human(m, sizeof(m), (double) mem);
@@ -97,4 +102,32 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
         }
     }
     return warnings;
+}
+
+int xfer_run_unsupported(const xfer_config_t *cfg, FILE *err)
+{
+    int c, i, k, n = 0;
+    for (c = 0; c < cfg->nchannels; c++) {
+        const xfer_cfg_channel_t *ch = &cfg->channels[c];
+        for (i = 0; i < ch->ndatasets; i++) {
+            const xfer_cfg_dataset_t *d = &ch->datasets[i];
+            char what[96];
+            for (k = 0; k < d->ndims && !(d->variable & (1u << k)); k++)
+                ;
+            if (d->joined)
+                snprintf(what, sizeof(what), "is joined (dims: [joined, ...])");
+            else if (d->variable)
+                snprintf(what, sizeof(what), "has a variable extent (dims[%d] is variable)", k);
+            else if (d->type == XFER_TYPE_RECORD)
+                snprintf(what, sizeof(what), "is a record (type: {field: type, ...})");
+            else
+                continue;
+            fprintf(err,
+                    "%s:%d:%d: channel %s: dataset %s %s; this build's runtime does not carry "
+                    "joined, variable or record datasets yet (issue 30)\n",
+                    cfg->path, d->line, d->col, ch->name, d->name, what);
+            n++;
+        }
+    }
+    return n;
 }

@@ -13,4 +13,9 @@
 
 int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err);
 
+/* The datasets this build's runtime cannot carry yet (issue 30): joined (dims: [joined, ...]),
+ * variable (a `variable` extent) and record ones; one error line each to @p err. Returns how
+ * many there are: xfer-run runs and checks only a file without any. */
+int xfer_run_unsupported(const xfer_config_t *cfg, FILE *err);
+
 #endif

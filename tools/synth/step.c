@@ -165,7 +165,7 @@ size_t synth_box_bytes(const char *ch, const xfer_cfg_dataset_t *d, const uint64
 {
     uint64_t b;
 
-    if (xsize_box(d->ndims, count, xfer_type_size(d->type), &b) != 0 || b > SIZE_MAX - 1)
+    if (xsize_box(d->ndims, count, xfer_cfg_dataset_esize(d), &b) != 0 || b > SIZE_MAX - 1)
         FAIL("channel %s, dataset %s: a block of more than %zu bytes cannot be addressed here", ch,
              d->name, (size_t) SIZE_MAX - 1);
     return (size_t) b;
@@ -189,7 +189,7 @@ void *synth_data_alloc(const char *ch, const xfer_cfg_dataset_t *d, size_t bytes
 static void synth_fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s,
                        const uint64_t *start, const uint64_t *count, char *buf)
 {
-    const size_t es = xfer_type_size(d->type);
+    const size_t es = xfer_cfg_dataset_esize(d);
     uint64_t idx[XFER_MAX_DIMS] = {0}, n = synth_vol(d->ndims, count), e;
     int k;
     for (e = 0; e < n; e++) {
@@ -339,7 +339,7 @@ static int get_dataset(int i, int j, uint64_t s)
 {
     const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
     const char *cn = cfg->channels[i].name;
-    const size_t es = xfer_type_size(d->type);
+    const size_t es = xfer_cfg_dataset_esize(d);
     size_t whole; /* the dataset's bytes: what this rank gets is no more */
     uint64_t st0[XFER_MAX_DIMS] = {0}, c0[XFER_MAX_DIMS] = {0};
     char *got, *want;

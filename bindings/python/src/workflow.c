@@ -537,7 +537,7 @@ static PyObject *ch_get(XpyChannel *self, PyObject *args, PyObject *kw)
         return NULL;
     for (i = 0; i < nd; i++)
         shape[i] = (npy_intp) count[i];
-    bytes = (size_t) volume(nd, count) * xfer_type_size(ds->type);
+    bytes = (size_t) volume(nd, count) * xfer_cfg_dataset_esize(ds);
     bound = PyDict_GetItemString(self->bound, name);
 
     if (out_o == Py_None && bound && !given) { /* the step is in the bound buffer: no copy */

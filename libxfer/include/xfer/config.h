@@ -39,14 +39,40 @@ typedef enum xfer_type {
     XFER_TYPE_INT64,    /**< int64 */
     XFER_TYPE_UINT64,   /**< uint64 */
     XFER_TYPE_FLOAT32,  /**< float32 */
-    XFER_TYPE_FLOAT64   /**< float64 */
+    XFER_TYPE_FLOAT64,  /**< float64 */
+    XFER_TYPE_RECORD    /**< a record: fields of the scalar types above (xfer_record_t) */
 } xfer_type_t;
 
-/** Size in bytes of one element of @p type (0 for an invalid type). */
+/** Size in bytes of one element of the scalar @p type (0 for XFER_TYPE_RECORD, whose size is
+ * its record's, and for an invalid type). */
 XFER_PUBLIC size_t xfer_type_size(xfer_type_t type);
 
-/** YAML name of @p type ("?" for an invalid type). */
+/** YAML name of @p type ("record" for XFER_TYPE_RECORD, "?" for an invalid type). */
 XFER_PUBLIC const char *xfer_type_name(xfer_type_t type);
+
+/** Largest number of fields of a record. */
+#define XFER_RECORD_MAX_FIELDS 64
+
+/** One field of a record: @p count elements (a fixed-length array when > 1) of a scalar type. */
+typedef struct xfer_record_field {
+    char *name;       /**< a C identifier, unique in its record */
+    xfer_type_t type; /**< a scalar type (not XFER_TYPE_RECORD: records do not nest) */
+    uint32_t count;   /**< elements, >= 1 */
+    size_t offset;    /**< bytes from the start of the record */
+} xfer_record_field_t;
+
+/**
+ * A record type: fields in the order written, laid out like the equivalent C struct on this
+ * ABI (each field aligned to the size of its scalar type, the size rounded up to the largest
+ * alignment). numpy's structured dtype with align=True and a Fortran bind(c) derived type of
+ * the same fields match it.
+ */
+typedef struct xfer_record {
+    int nfields;                 /**< 1 .. XFER_RECORD_MAX_FIELDS */
+    xfer_record_field_t *fields; /**< nfields of them */
+    size_t size;                 /**< bytes of one record, padding included */
+    size_t align;                /**< the largest alignment of its fields */
+} xfer_record_t;
 
 /** How the components' processes are started and joined. */
 typedef enum xfer_launch {
@@ -69,7 +95,6 @@ typedef enum xfer_topology {
     XFER_TOPOLOGY_RING = 1             /**< ranks reach ring neighbours only */
 } xfer_topology_t;
 
-/** One dataset of a channel. */
 /** What each receiving rank holds of a dataset (docs/runtime.md, "M x N"). */
 typedef enum xfer_selection_mode {
     XFER_SELECT_ALL = 0,     /**< the whole dataset on every receiving rank */
@@ -80,6 +105,7 @@ typedef enum xfer_selection_mode {
     XFER_SELECT_CHANNEL = 5  /**< (dataset entry in the file only) the channel's mode */
 } xfer_selection_mode_t;
 
+/** One dataset of a channel. */
 typedef struct xfer_cfg_dataset {
     char *name;                      /**< unique within its channel */
     xfer_type_t type;                /**< element type */
@@ -89,7 +115,33 @@ typedef struct xfer_cfg_dataset {
     int line, col;                   /**< position in the file (1-based) */
     xfer_selection_mode_t selection; /**< what each receiving rank holds (never _CHANNEL once
                                         loaded: the channel's mode is filled in) */
+    int joined;            /**< dims[0] is `joined`: every sending rank puts its own rows each
+                              step (dims[0] == 0) */
+    unsigned variable;     /**< bit d: dims[d] is `variable`, given by the puts of each step
+                              (dims[d] == 0); never together with joined */
+    uint64_t max_rows;     /**< joined: the most rows one step holds in all (0: no bound) */
+    xfer_record_t *record; /**< type == XFER_TYPE_RECORD: its fields (owned by the config), else
+                              NULL */
 } xfer_cfg_dataset_t;
+
+/** Bytes of one element of dataset @p d: its scalar type's size, or its record's size. */
+XFER_PUBLIC size_t xfer_cfg_dataset_esize(const xfer_cfg_dataset_t *d);
+
+/**
+ * Lay out a record built by hand: from the type and count of each field, fill its offset and the
+ * record's size and align (the rule of xfer_record_t). XFER_ERR_INVALID_ARG, naming the field,
+ * when a field's type is not a scalar type or its count is 0 or above INT_MAX, or nfields is
+ * outside 1 .. XFER_RECORD_MAX_FIELDS. Names are not looked at.
+ */
+XFER_PUBLIC xfer_status_t xfer_record_layout(xfer_record_t *r);
+
+/**
+ * The MPI datatype of one record of @p r: MPI_Type_create_struct of its fields at their offsets,
+ * resized to an extent of r->size (so that an array of records is a count of it), committed.
+ * The layout is taken as it is (fields may be in any order but must lie inside r->size).
+ * Caller owns *@p t and releases it with MPI_Type_free. Not collective.
+ */
+XFER_PUBLIC xfer_status_t xfer_record_mpi_type(const xfer_record_t *r, MPI_Datatype *t);
 
 /** Node-hierarchical staging of a channel. */
 typedef struct xfer_cfg_hier {
@@ -187,7 +239,9 @@ XFER_PUBLIC xfer_status_t xfer_config_load(const char *path, xfer_config_t **cfg
 XFER_PUBLIC xfer_status_t xfer_config_load_buffer(const char *name, const void *text, size_t len,
                                                   xfer_config_t **cfg);
 
-/** Write the effective configuration (every default filled in) as YAML to @p out. */
+/** Write the effective configuration (every default filled in; a dataset's max_rows only where
+ * set) as YAML to @p out, in the file's spellings (joined, variable, records): it loads back to
+ * the same configuration. */
 XFER_PUBLIC xfer_status_t xfer_config_print(const xfer_config_t *cfg, FILE *out);
 
 /** Release @p *cfg (NULL accepted) and set it to NULL. */

@@ -20,6 +20,7 @@ typedef enum cfg_kind {
     CFG_STR,     /* char *: any scalar */
     CFG_NAME,    /* char *: [A-Za-z0-9_.-]+ */
     CFG_INT,     /* int in min..max, or the word `word` stored as 0 */
+    CFG_U64,     /* uint64_t in min..max */
     CFG_ENUM,    /* int: the value of one of `names` */
     CFG_COMPREF, /* int: a component's index, resolved by the table's check (-1 until then) */
     CFG_MAP,     /* nested mapping: `sub`, its offsets relative to base + off */
@@ -49,7 +50,14 @@ typedef struct cfg_handler {
 /* cfg_values.c: the custom values of the workflow file */
 extern const cfg_handler_t xfer_cfg_strings_handler; /* a command: a sequence of strings */
 extern const cfg_handler_t xfer_cfg_env_handler;     /* a mapping of NAME: value */
-extern const cfg_handler_t xfer_cfg_dims_handler;    /* a dataset's dimensions */
+/* The handlers below are a dataset's: they fill fields of xfer_cfg_dataset_t beside the
+ * key's own. */
+extern const cfg_handler_t xfer_cfg_dims_handler; /* dims, ndims, joined, variable */
+/* cfg_record.c: type and record (the key's names: the scalar types) */
+extern const cfg_handler_t xfer_cfg_type_handler;
+
+/* Release a record made by the type handler (NULL accepted). */
+void xfer_cfg_record_free(xfer_record_t *r);
 
 #define XFER_CFG_MAX_SIZE_LOG2 62 /* largest dataset: 2^62 bytes */
 
@@ -62,12 +70,14 @@ typedef struct cfg_key {
     const char *dflt_doc; /* default for the reference when it is not a constant */
     int required;
     int unique;              /* CFG_NAME of a list element: unique among the list's elements */
+    int set_only;            /* the effective configuration leaves it out while 0 (a key that
+                                only some elements take: max_rows of a joined dataset) */
     size_t off;              /* field in the table's struct */
     size_t count_off;        /* CFG_LIST, sequence handlers: the int holding the length */
-    int64_t min, max;        /* CFG_INT, handler elements: value range */
+    int64_t min, max;        /* CFG_INT, CFG_U64, handler elements: value range */
     int nmin, nmax;          /* CFG_LIST, sequence handlers: length range */
     const char *word;        /* CFG_INT: accepted instead of a number, stored as 0 */
-    const cfg_enum_t *names; /* CFG_ENUM: ends with {NULL, 0} */
+    const cfg_enum_t *names; /* CFG_ENUM, the type handler: ends with {NULL, 0} */
     const struct cfg_table *sub;
     const cfg_handler_t *handler;
     const char *doc; /* one line for the reference */

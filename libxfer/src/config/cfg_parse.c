@@ -75,6 +75,11 @@ static int convert(const cfg_key_t *k, const char *s, void *base)
             return 1;
         *CFG_FIELD(base, k->off, int) = (int) v;
         return 0;
+    case CFG_U64:
+        if (xfer_cfg_u64(s, &v) != 0 || v < (uint64_t) k->min || v > (uint64_t) k->max)
+            return 1;
+        *CFG_FIELD(base, k->off, uint64_t) = v;
+        return 0;
     case CFG_ENUM:
         for (e = k->names; e->name; e++) {
             if (strcmp(s, e->name) == 0) {

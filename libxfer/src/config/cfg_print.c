@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The generic writers: the effective configuration (YAML that xfer_config_load() reads back
  * to the same structs) and the Markdown reference, both from the descriptor tables. */
+#include <inttypes.h>
 #include <string.h>
 
 #include "cfg.h"
@@ -77,6 +78,9 @@ const char *xfer_cfg_expected(const cfg_key_t *k, char *buf, size_t size)
         snprintf(buf, size, "%s%san integer in %lld..%lld", k->word ? k->word : "",
                  k->word ? " or " : "", (long long) k->min, (long long) k->max);
         return buf;
+    case CFG_U64:
+        snprintf(buf, size, "an integer in %lld..%lld", (long long) k->min, (long long) k->max);
+        return buf;
     case CFG_ENUM:
         buf[0] = '\0';
         for (e = k->names; e->name && o < size; e++)
@@ -89,7 +93,14 @@ const char *xfer_cfg_expected(const cfg_key_t *k, char *buf, size_t size)
     case CFG_LIST:
         return "a sequence of mappings";
     case CFG_CUSTOM:
-        return k->handler->expected;
+        if (!k->names)
+            return k->handler->expected;
+        buf[0] = '\0'; /* the words, then what else the handler takes */
+        for (e = k->names; e->name && o < size; e++)
+            o += (size_t) snprintf(buf + o, size - o, "%s%s", o ? "|" : "", e->name);
+        if (o < size)
+            snprintf(buf + o, size - o, ", or %s", k->handler->expected);
+        return buf;
     }
     return "?";
 }
@@ -125,6 +136,9 @@ static void print_value(FILE *out, const xfer_config_t *cfg, const cfg_key_t *k,
         else
             fprintf(out, " %d\n", v);
         break;
+    case CFG_U64:
+        fprintf(out, " %" PRIu64 "\n", *CFG_CFIELD(base, k->off, uint64_t));
+        break;
     case CFG_ENUM:
         fprintf(out, " %s\n", enum_name(k->names, *CFG_CFIELD(base, k->off, int)));
         break;
@@ -159,16 +173,35 @@ static void print_value(FILE *out, const xfer_config_t *cfg, const cfg_key_t *k,
     }
 }
 
+/* A set_only key at 0: not printed. */
+static int unset(const cfg_key_t *k, const void *base)
+{
+    if (!k->set_only)
+        return 0;
+    switch (k->kind) {
+    case CFG_U64:
+        return *CFG_CFIELD(base, k->off, uint64_t) == 0;
+    case CFG_INT:
+    case CFG_ENUM:
+        return *CFG_CFIELD(base, k->off, int) == 0;
+    default:
+        return 0;
+    }
+}
+
 void xfer_cfg_print_map(FILE *out, const xfer_config_t *cfg, const cfg_table_t *t, const void *base,
                         int indent, int dash)
 {
-    int i;
+    int i, first = 1;
 
     for (i = 0; i < t->nkeys; i++) {
-        if (i == 0 && dash)
+        if (unset(&t->keys[i], base))
+            continue;
+        if (first && dash)
             fprintf(out, "%*s- ", indent - 2, "");
         else
             fprintf(out, "%*s", indent, "");
+        first = 0;
         fprintf(out, "%s:", t->keys[i].key);
         print_value(out, cfg, &t->keys[i], base, indent);
     }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The workflow file's values that a table entry cannot describe (cfg.h, CFG_CUSTOM): a
  * component's command (a sequence of strings), its environment (a mapping of NAME: value) and a
- * dataset's dimensions. Each handler reads, prints and releases its value. */
+ * dataset's dimensions (a dataset's `type`, scalar or record: cfg_record.c). Each handler reads,
+ * prints and releases its value. */
 #include <inttypes.h>
 #include <stddef.h>
 #include <string.h>
@@ -10,6 +11,10 @@
 
 #define STR_(x) #x
 #define STR(x)  STR_(x)
+
+#define DIMS_EXPECTED                                                                              \
+    "a sequence of 1.." STR(XFER_MAX_DIMS) " extents: positive integers or variable, or joined "   \
+                                           "first"
 
 /* The value is not of the handler's shape: report it and read past it. */
 static xfer_status_t not_a(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *ev)
@@ -233,18 +238,65 @@ static void print_env(FILE *out, const cfg_key_t *k, const void *base)
     putc('}', out);
 }
 
-/* dims: a sequence of positive integers into uint64_t dims[] and int ndims (set only when every
- * extent is valid). */
+/* One entry of dims, at index @p n: an extent into *@p v, or a word: `joined` (first only) sets
+ * *@p joined, `variable` bit n of *@p variable; the extent of a word is 0. */
+static xfer_status_t dims_entry(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *ev, int n,
+                                uint64_t *v, int *joined, unsigned *variable)
+{
+    char got[96], hint[2 * CFG_SHOW_MAX];
+    xfer_status_t st = xfer_cfg_scalar(p, ev, "a positive integer, variable or joined");
+    const char *s;
+    cfg_suggest_t sg;
+    int rc;
+
+    if (st != XFER_SUCCESS)
+        return st;
+    s = (const char *) ev->data.scalar.value;
+    if (strcmp(s, "joined") == 0) {
+        if (n > 0)
+            return xfer_cfg_fail(p, ev->start_mark,
+                                 "joined is the first entry only (dims: [joined, d1, ...]), "
+                                 "not entry %d",
+                                 n);
+        *joined = 1;
+        *v = 0;
+        return XFER_SUCCESS;
+    }
+    if (strcmp(s, "variable") == 0) {
+        *variable |= n < (int) (8 * sizeof(*variable)) ? 1u << n : 0;
+        *v = 0;
+        return XFER_SUCCESS;
+    }
+    rc = xfer_cfg_u64(s, v);
+    if (rc < 0) {
+        xfer_cfg_suggest_init(&sg, p, s);
+        xfer_cfg_suggest_add(&sg, "joined");
+        xfer_cfg_suggest_add(&sg, "variable");
+        return xfer_cfg_fail(
+            p, ev->start_mark, "expected a positive integer, variable or joined, got %s%s",
+            xfer_cfg_got(ev, got, sizeof(got)), xfer_cfg_suggestion(&sg, hint, sizeof(hint)));
+    }
+    if (rc == 0 && *v < (uint64_t) k->min)
+        return xfer_cfg_fail(p, ev->start_mark, "expected a positive integer, got %s",
+                             xfer_cfg_got(ev, got, sizeof(got)));
+    if (rc > 0 || *v > (uint64_t) k->max)
+        return xfer_cfg_fail(p, ev->start_mark, "impossible extent %s (more than 2^%d)",
+                             xfer_cfg_got(ev, got, sizeof(got)), XFER_CFG_MAX_SIZE_LOG2);
+    return XFER_SUCCESS;
+}
+
+/* dims: a sequence of extents into a dataset's dims[] and ndims, joined and variable (set only
+ * when every entry is valid). */
 static xfer_status_t parse_dims(cfg_parser_t *p, const cfg_key_t *k, const yaml_event_t *start,
                                 void *base)
 {
-    uint64_t *dims = CFG_FIELD(base, k->off, uint64_t);
-    int *ndims = CFG_FIELD(base, k->count_off, int);
+    xfer_cfg_dataset_t *d = base;
+    uint64_t dims[XFER_MAX_DIMS];
     xfer_status_t st = XFER_SUCCESS, ret = XFER_SUCCESS;
     size_t len = (size_t) -1;
-    char got[96];
+    unsigned variable = 0;
     yaml_event_t ev;
-    int n = 0, rc;
+    int n = 0, joined = 0;
 
     if (start->type != YAML_SEQUENCE_START_EVENT)
         return not_a(p, k, start);
@@ -258,19 +310,10 @@ static xfer_status_t parse_dims(cfg_parser_t *p, const cfg_key_t *k, const yaml_
             st = XFER_ERR_NO_MEMORY;
             goto out;
         }
-        st = xfer_cfg_scalar(p, &ev, "a positive integer");
-        if (st == XFER_SUCCESS) {
-            rc = xfer_cfg_u64((const char *) ev.data.scalar.value, &v);
-            if (rc < 0 || v < (uint64_t) k->min)
-                st = xfer_cfg_fail(p, ev.start_mark, "expected a positive integer, got %s",
-                                   xfer_cfg_got(&ev, got, sizeof(got)));
-            else if (rc > 0 || v > (uint64_t) k->max)
-                st = xfer_cfg_fail(p, ev.start_mark, "impossible extent %s (more than 2^%d)",
-                                   xfer_cfg_got(&ev, got, sizeof(got)), XFER_CFG_MAX_SIZE_LOG2);
-        }
+        st = dims_entry(p, k, &ev, n, &v, &joined, &variable);
         if (st != XFER_SUCCESS)
             XFER_CHECK_GOTO(past_item(p, &ev, st, &ret), st, out);
-        else if (n < k->nmax)
+        else if (n < k->nmax && n < XFER_MAX_DIMS)
             dims[n] = v;
         yaml_event_delete(&ev);
         xfer_cfg_pop(p, len);
@@ -279,8 +322,17 @@ static xfer_status_t parse_dims(cfg_parser_t *p, const cfg_key_t *k, const yaml_
     if (n < k->nmin || n > k->nmax)
         ret = xfer_cfg_fail(p, start->start_mark, "expected %d..%d dimensions, got %d", k->nmin,
                             k->nmax, n);
-    else if (ret == XFER_SUCCESS)
-        *ndims = n;
+    else if (joined && variable && ret == XFER_SUCCESS)
+        ret = xfer_cfg_fail(p, start->start_mark,
+                            "joined and variable together: a joined dataset's rows change "
+                            "every step already, its other extents are fixed (dims: [joined, "
+                            "d1, ...] or [variable, ...])");
+    if (ret == XFER_SUCCESS) {
+        memcpy(d->dims, dims, (size_t) n * sizeof(*dims));
+        d->ndims = n;
+        d->joined = joined;
+        d->variable = variable;
+    }
     st = ret;
 out:
     if (len != (size_t) -1)
@@ -291,13 +343,21 @@ out:
 
 static void print_dims(FILE *out, const cfg_key_t *k, const void *base)
 {
-    const uint64_t *dims = CFG_CFIELD(base, k->off, uint64_t);
-    const int n = *CFG_CFIELD(base, k->count_off, int);
+    const xfer_cfg_dataset_t *d = base;
     int i;
 
+    (void) k;
     putc('[', out);
-    for (i = 0; i < n; i++)
-        fprintf(out, "%s%" PRIu64, i ? ", " : "", dims[i]);
+    for (i = 0; i < d->ndims; i++) {
+        if (i)
+            fputs(", ", out);
+        if (i == 0 && d->joined)
+            fputs("joined", out);
+        else if (d->variable & (1u << i))
+            fputs("variable", out);
+        else
+            fprintf(out, "%" PRIu64, d->dims[i]);
+    }
     putc(']', out);
 }
 
@@ -311,6 +371,5 @@ const cfg_handler_t xfer_cfg_strings_handler = {"a sequence of strings", parse_s
                                                 print_strings, release_strings};
 const cfg_handler_t xfer_cfg_env_handler = {"a mapping of NAME: value", parse_env, print_env,
                                             release_strings};
-const cfg_handler_t xfer_cfg_dims_handler = {
-    "a sequence of 1.." STR(XFER_MAX_DIMS) " positive integers", parse_dims, print_dims,
-    release_nothing};
+const cfg_handler_t xfer_cfg_dims_handler = {DIMS_EXPECTED, parse_dims, print_dims,
+                                             release_nothing};

@@ -86,6 +86,8 @@ size_t xfer_type_size(xfer_type_t type)
 const char *xfer_type_name(xfer_type_t type)
 {
     const cfg_enum_t *e;
+    if (type == XFER_TYPE_RECORD)
+        return "record";
     for (e = type_names; e->name; e++)
         if (e->value == (int) type)
             return e->name;
@@ -308,7 +310,28 @@ static xfer_status_t check_hier(cfg_parser_t *p, void *base, const void *parent)
     return XFER_SUCCESS;
 }
 
-/* The ends of the channel are checked only when both were found (-1: reported already). */
+/* @p d's dims as the file spells them: "joined, 3", "variable, 64". */
+static const char *dims_text(const xfer_cfg_dataset_t *d, char *buf, size_t size)
+{
+    char num[24];
+    int i;
+
+    buf[0] = '\0';
+    for (i = 0; i < d->ndims; i++) {
+        if (i == 0 && d->joined)
+            snprintf(num, sizeof(num), "joined");
+        else if (d->variable & (1u << i))
+            snprintf(num, sizeof(num), "variable");
+        else
+            snprintf(num, sizeof(num), "%" PRIu64, d->dims[i]);
+        append(buf, size, ", ", num);
+    }
+    return buf;
+}
+
+/* The ends of the channel are checked only when both were found (-1: reported already); the
+ * size when the type and dims were (joined and variable extents count as 1 row or element, and
+ * a joined dataset's max_rows as that many rows). */
 static xfer_status_t check_dataset(cfg_parser_t *p, void *base, const void *parent)
 {
     xfer_cfg_dataset_t *d = base;
@@ -316,9 +339,10 @@ static xfer_status_t check_dataset(cfg_parser_t *p, void *base, const void *pare
     const xfer_cfg_component_t *comp = p->cfg->components;
     const uint64_t limit = (uint64_t) 1 << XFER_CFG_MAX_SIZE_LOG2;
     const cfg_rec_t *duplex = xfer_cfg_find_up(p, 2, "duplex");
-    uint64_t bytes = xfer_type_size(d->type);
+    const size_t bytes_of_one = xfer_cfg_dataset_esize(d);
+    uint64_t bytes = bytes_of_one;
     const int j = (int) (d - ch->datasets);
-    char shape[256] = "", num[24];
+    char shape[256] = "", type[64];
     xfer_status_t st, ret = XFER_SUCCESS;
     int i, same = 0;
 
@@ -349,21 +373,37 @@ static xfer_status_t check_dataset(cfg_parser_t *p, void *base, const void *pare
         if (xfer_cfg_fatal(p, ret))
             return ret;
     }
+    if (d->max_rows && d->ndims >= 1 && !d->joined) {
+        dims_text(d, shape, sizeof(shape));
+        ret = xfer_cfg_fail_key(p, "max_rows",
+                                "max_rows %" PRIu64 " is for joined datasets only (dims: [joined, "
+                                "...]), and dataset \"%s\" has dims [%s]",
+                                d->max_rows, d->name ? d->name : "", shape);
+        if (xfer_cfg_fatal(p, ret))
+            return ret;
+    }
     if (!bytes || d->ndims < 1) /* a type or dims found wrong: reported already */
         return ret;
+    /* the extents written (joined and variable ones are 1 here), then the rows max_rows allows */
     for (i = 0; i < d->ndims; i++) {
-        if (bytes > limit / d->dims[i])
+        if (d->dims[i] && bytes > limit / d->dims[i])
             break;
-        bytes *= d->dims[i];
+        bytes *= d->dims[i] ? d->dims[i] : 1;
     }
-    if (i == d->ndims)
-        return ret;
-    for (i = 0; i < d->ndims; i++) {
-        snprintf(num, sizeof(num), "%" PRIu64, d->dims[i]);
-        append(shape, sizeof(shape), ", ", num);
-    }
-    return xfer_cfg_fail_key(p, "dims", "impossible size: [%s] %s is more than 2^%d bytes", shape,
-                             xfer_type_name(d->type), XFER_CFG_MAX_SIZE_LOG2);
+    dims_text(d, shape, sizeof(shape));
+    if (d->type == XFER_TYPE_RECORD)
+        snprintf(type, sizeof(type), "record of %zu bytes", bytes_of_one);
+    else
+        snprintf(type, sizeof(type), "%s", xfer_type_name(d->type));
+    if (i < d->ndims)
+        return xfer_cfg_fail_key(p, "dims", "impossible size: [%s] %s is more than 2^%d bytes",
+                                 shape, type, XFER_CFG_MAX_SIZE_LOG2);
+    if (d->joined && d->max_rows > limit / bytes)
+        return xfer_cfg_fail_key(p, "max_rows",
+                                 "impossible size: max_rows %" PRIu64 " of [%s] %s is more than "
+                                 "2^%d bytes",
+                                 d->max_rows, shape, type, XFER_CFG_MAX_SIZE_LOG2);
+    return ret;
 }
 
 /* ---- the tables ------------------------------------------------------------------------- */
@@ -377,11 +417,14 @@ static const cfg_key_t dataset_keys[] = {
      .off = DS_(name),
      .doc = "the dataset's name, unique within the channel (xfer_put/xfer_get use it)"},
     {.key = "type",
-     .kind = CFG_ENUM,
+     .kind = CFG_CUSTOM,
      .required = 1,
      .off = DS_(type),
      .names = type_names,
-     .doc = "element type"},
+     .handler = &xfer_cfg_type_handler,
+     .doc = "element type: a scalar type, or a record of fields in the order written, each a "
+            "scalar type or [type, count], laid out like the C struct (\"Datasets whose shape "
+            "changes, and records\")"},
     {.key = "dims",
      .kind = CFG_CUSTOM,
      .required = 1,
@@ -392,7 +435,9 @@ static const cfg_key_t dataset_keys[] = {
      .nmin = 1,
      .nmax = XFER_MAX_DIMS,
      .handler = &xfer_cfg_dims_handler,
-     .doc = "global shape, slowest dimension first; at most 2^62 bytes in all"},
+     .doc = "global shape, slowest dimension first; at most 2^62 bytes in all. `joined` first: "
+            "each sending rank puts its own rows each step, the rest fixed; `variable`: the "
+            "extent the puts give each step"},
     {.key = "from",
      .kind = CFG_COMPREF,
      .off = DS_(from),
@@ -406,6 +451,15 @@ static const cfg_key_t dataset_keys[] = {
      .names = dataset_selection_names,
      .doc = "what each receiving rank holds of it: channel (the channel's `selection`), all, "
             "rows, columns, block or user (xfer_select)"},
+    {.key = "max_rows",
+     .kind = CFG_U64,
+     .off = DS_(max_rows),
+     .min = 1,
+     .max = (int64_t) 1 << XFER_CFG_MAX_SIZE_LOG2,
+     .set_only = 1,
+     .dflt_doc = "no bound",
+     .doc = "joined datasets only: the most rows one step may hold in all, counted over every "
+            "sending rank"},
 };
 
 static const cfg_table_t dataset_table = {
