@@ -202,10 +202,7 @@ static void refused(const char *dir, const char *ds, const char *words)
     st = xfer_init(path, "a", MPI_COMM_WORLD, &x);
     MT_CHECK(st == XFER_ERR_NOT_SUPPORTED && x == NULL, "%s: %s, %s", ds, xfer_status_name(st),
              xfer_last_error());
-    MT_CHECK(strstr(xfer_last_error(), words) != NULL &&
-                 strstr(xfer_last_error(), "this build's runtime does not carry joined, variable "
-                                           "or record datasets yet"),
-             "%s: %s", ds, xfer_last_error());
+    MT_CHECK(strstr(xfer_last_error(), words) != NULL, "%s: %s", ds, xfer_last_error());
     remove(path);
 }
 
@@ -229,11 +226,14 @@ int main(int argc, char **argv)
     particles();
     small();
     refused(argv[1], "{name: p, type: float32, dims: [joined, 3]}",
-            ":9:9: channel c: dataset p is joined (dims: [joined, ...]);");
+            ":9:9: channel c: dataset p is joined (dims: [joined, ...]): this build carries "
+            "joined datasets over transport: file only");
     refused(argv[1], "{name: g, type: int8, dims: [4, variable]}",
-            ":9:9: channel c: dataset g has a variable extent (dims[1] is variable);");
+            ":9:9: channel c: dataset g has a variable extent (dims[1] is variable), which this "
+            "build does not carry yet");
     refused(argv[1], "{name: r, type: {id: int64, q: float32}, dims: [4]}",
-            ":9:9: channel c: dataset r is a record (type: {field: type, ...});");
+            ":9:9: channel c: dataset r is a record (type: {field: type, ...}), which this build "
+            "does not carry yet");
     rc = mt_finish("test_config_mpi");
     MPI_Finalize();
     return rc;

@@ -130,6 +130,11 @@ XFER_PUBLIC xfer_status_t xfer_step_begin(xfer_channel_t *ch, int timeout_ms,
  * prod(count) elements, contiguous, slowest dimension first (NULL allowed for an empty block).
  * The block is copied: the caller may reuse it on return. The decomposition is fixed by the
  * first step: a later step must put the same block. Local; never waits for the peer.
+ *
+ * A joined dataset (`dims: [joined, ...]` in the workflow file) takes this rank's rows of the
+ * step instead: count[0] rows (0 allowed; the count may change every step) of whole rows
+ * (count[d] == dims[d] for d >= 1), start all 0, dims[0] 0 (or the rows). The step holds every
+ * sending rank's rows in rank order (docs/runtime.md, "Joined datasets").
  */
 XFER_PUBLIC xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
                                    const void *block);
@@ -159,6 +164,25 @@ XFER_PUBLIC xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void
 XFER_PUBLIC xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset,
                                              const uint64_t start[], const uint64_t count[],
                                              void *buf, size_t bufsize, xfer_dataset_desc_t *out);
+
+/**
+ * The shape of received dataset @p dataset in the current step, waiting for the step as
+ * xfer_get does: @p out gets the global dims (a joined dataset: dims[0] is the step's rows, all
+ * sending ranks' together), this rank's selection of the step in start/count (what xfer_get
+ * returns: a joined dataset's `rows` share, its `all`, or the box xfer_select declared, clipped
+ * to the step) and the step. For sizing the buffer of a joined dataset's get.
+ */
+XFER_PUBLIC xfer_status_t xfer_get_shape(xfer_channel_t *ch, const char *dataset,
+                                         xfer_dataset_desc_t *out);
+
+/**
+ * Each sending rank's rows of joined dataset @p dataset in the current step (waiting for the step
+ * as xfer_get does): rows[r] for sending rank r, the first @p n of them (@p rows may be NULL with
+ * @p n 0); *@p nsenders (may be NULL) gets the number of sending ranks. Rank r's rows start at the
+ * sum of rows[0 .. r-1] in the step's rows.
+ */
+XFER_PUBLIC xfer_status_t xfer_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t *rows,
+                                        int n, int *nsenders);
 
 /**
  * Attach attribute @p name to the current step of the sending side: @p count values of

@@ -125,6 +125,17 @@ xfer_status_t xfer_get(xfer_channel_t *ch, const char *dataset, void *buf, size_
     return xfer_get_selection(ch, dataset, NULL, NULL, buf, bufsize, out);
 }
 
+xfer_status_t xfer_get_shape(xfer_channel_t *ch, const char *dataset, xfer_dataset_desc_t *out)
+{
+    DATA_CALL(ch, xfer_ch_get_shape(ch, dataset, out));
+}
+
+xfer_status_t xfer_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t *rows, int n,
+                            int *nsenders)
+{
+    DATA_CALL(ch, xfer_ch_get_rows(ch, dataset, rows, n, nsenders));
+}
+
 xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy)
 {
     DATA_CALL(ch, xfer_ch_channel_progress(ch, busy));

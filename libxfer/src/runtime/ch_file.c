@@ -246,6 +246,51 @@ static int file_over(xfer_channel_t *ch, uint64_t s)
     return !xfer_ch_this_sends(ch) && !file_has(ch, s);
 }
 
+void xfer_chf_rows_of(const xfer_channel_t *ch, int j, uint64_t *total, uint64_t *first)
+{
+    const xfer_chfile_t *f = ch->file;
+    int r;
+    *total = *first = 0;
+    for (r = 0; r < ch->nlocal; r++) {
+        if (r == ch->me)
+            *first = *total;
+        *total += f->rows[(size_t) r * (size_t) f->njoined + (size_t) j];
+    }
+}
+
+/* Every rank's rows of each joined dataset of the step (zero where it put none), and the bound
+ * a dataset's max_rows sets, which every rank checks alike before anything is written. */
+static xfer_status_t gather_rows(xfer_channel_t *ch)
+{
+    xfer_chfile_t *f = ch->file;
+    uint64_t mine[XFER_MAX_DATASETS];
+    xfer_status_t st = XFER_SUCCESS;
+    int i, j;
+    if (!f->njoined)
+        return XFER_SUCCESS;
+    for (i = 0, j = 0; i < ch->nds; i++)
+        if (ch->ds[i].out && ch->ds[i].cfg->joined)
+            mine[j++] = f->mask >> ch->ds[i].bit & 1u ? ch->ds[i].count[0] : 0;
+    XFER_MPI_GOTO(MPI_Allgather(mine, f->njoined, MPI_UINT64_T, f->rows, f->njoined, MPI_UINT64_T,
+                                ch->ctl_local),
+                  st, out);
+    for (i = 0, j = 0; i < ch->nds; i++) {
+        const xfer_cfg_dataset_t *c = ch->ds[i].cfg;
+        uint64_t rows, first;
+        if (!ch->ds[i].out || !c->joined)
+            continue;
+        xfer_chf_rows_of(ch, j++, &rows, &first);
+        if (c->max_rows && rows > c->max_rows)
+            return XFER_ERR(XFER_ERR_TOO_LARGE,
+                            "channel %s: dataset %s: step %llu holds %llu rows in all, more than "
+                            "its max_rows, %llu (nothing of the step was written)",
+                            ch->cfg->name, c->name, (unsigned long long) ch->cur,
+                            (unsigned long long) rows, (unsigned long long) c->max_rows);
+    }
+out:
+    return st;
+}
+
 /* Commit the step being filled: every rank of the side writes its part of the step's file. */
 static xfer_status_t commit(xfer_channel_t *ch)
 {
@@ -253,7 +298,7 @@ static xfer_status_t commit(xfer_channel_t *ch)
     uint64_t v[2], bytes = 0, whole = 0, len;
     char *attrs = NULL;
     xfer_status_t st = XFER_SUCCESS;
-    int i;
+    int i, j;
 
     if (ch->cur_committed)
         return XFER_SUCCESS;
@@ -269,6 +314,7 @@ static xfer_status_t commit(xfer_channel_t *ch)
         f->closed_seen = 1;
         return ended(ch, ch->cur);
     }
+    XFER_CHECK_GOTO(gather_rows(ch), st, out);
     /* the step's attributes travel from rank 0 */
     len = ch->me == 0 ? ch->attr_out.len : 0;
     XFER_MPI_GOTO(MPI_Bcast(&len, 1, MPI_UINT64_T, 0, ch->ctl_local), st, out);
@@ -285,12 +331,17 @@ static xfer_status_t commit(xfer_channel_t *ch)
         ch->health.failed = 1;
         goto out;
     }
-    for (i = 0; i < ch->nds; i++) {
+    for (i = 0, j = 0; i < ch->nds; i++) {
         const xfer_rt_dset_t *d = &ch->ds[i];
+        uint64_t rows, first;
         if (d->out && (f->mask >> d->bit & 1u))
             bytes += xfer_ch_volume(d->cfg->ndims, d->count) * d->esize;
-        if (d->out && (v[0] >> d->bit & 1u))
+        if (d->out && d->cfg->joined) {
+            xfer_chf_rows_of(ch, j++, &rows, &first);
+            whole += rows * xfer_ch_volume(d->cfg->ndims - 1, d->cfg->dims + 1) * d->esize;
+        } else if (d->out && (v[0] >> d->bit & 1u)) {
             whole += xfer_ch_volume(d->cfg->ndims, d->cfg->dims) * d->esize;
+        }
     }
     ch->stats.bytes_sent += bytes;
     if (ch->me == 0)
@@ -327,7 +378,12 @@ xfer_status_t xfer_chf_open(xfer_channel_t *ch)
     f->blk_at = xfer_calloc((size_t) ch->nds, sizeof(*f->blk_at));
     f->sel = xfer_calloc((size_t) ch->nds, sizeof(*f->sel));
     f->sel_cap = xfer_calloc((size_t) ch->nds, sizeof(*f->sel_cap));
-    if (!f->blk || !f->blk_cap || !f->blk_at || !f->sel || !f->sel_cap)
+    f->landed = xfer_calloc((size_t) ch->nds, sizeof(*f->landed));
+    for (n = 0; n < ch->nds; n++)
+        f->njoined += ch->ds[n].out && ch->ds[n].cfg->joined;
+    f->rows =
+        xfer_calloc((size_t) (f->njoined ? f->njoined : 1) * (size_t) ch->nlocal, sizeof(*f->rows));
+    if (!f->blk || !f->blk_cap || !f->blk_at || !f->sel || !f->sel_cap || !f->landed || !f->rows)
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s", ch->cfg->name);
     if (!base)
         base = ch->cfg->file.dir && ch->cfg->file.dir[0] ? ch->cfg->file.dir : "xfer-steps";
@@ -439,7 +495,7 @@ static xfer_status_t file_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const ui
                         ch->cfg->name, xfer_ch_peer_name(ch), ds->cfg->name,
                         (unsigned long long) s);
     if (bytes > 0) {
-        const char *src = ds->bound ? ds->bound : f->sel[i];
+        const char *src = f->landed[i];
         if (src != buf || memcmp(start, ds->sel_start, (size_t) nd * sizeof(uint64_t)) != 0 ||
             memcmp(count, ds->sel_count, (size_t) nd * sizeof(uint64_t)) != 0) {
             xfer_ch_copy_box(buf, start, count, src, ds->sel_start, ds->sel_count, nd, ds->esize);
@@ -510,6 +566,8 @@ void xfer_chf_free(xfer_channel_t *ch)
     xfer_free(f->blk_at);
     xfer_free(f->sel);
     xfer_free(f->sel_cap);
+    xfer_free(f->landed);
+    xfer_free(f->rows);
     xfer_free(f->attrs);
     xfer_free(f);
     ch->file = NULL;

@@ -35,14 +35,19 @@ typedef struct xfer_chfile {
     size_t *blk_cap;
     const void **blk_at; /* where the step's block is */
     uint64_t mask;       /* datasets this rank put in the step */
-    int closed_seen;     /* the receiver closed: the sender's steps end */
+    /* joined datasets of the step being committed: every rank's rows, [rank * njoined + j] for
+     * the j-th joined dataset this side sends (in channel order); gathered at the commit */
+    int njoined;
+    uint64_t *rows;
+    int closed_seen; /* the receiver closed: the sender's steps end */
     /* receiving: this rank's selections of the peer's step `have_step` */
     int have;
     uint64_t have_step;
     void **sel; /* the selection of each received dataset (or its bound buffer) */
     size_t *sel_cap;
-    uint64_t rmask; /* datasets the step's file holds */
-    char *attrs;    /* the step's attributes, encoded as xfer_put_attr encodes them */
+    const void **landed; /* where the step's selection of each is: sel[i], or the bound buffer */
+    uint64_t rmask;      /* datasets the step's file holds */
+    char *attrs;         /* the step's attributes, encoded as xfer_put_attr encodes them */
     size_t attrs_len, attrs_cap;
     int64_t peer_end; /* steps the peer sent in all (-1: it has not ended) */
 } xfer_chfile_t;
@@ -78,6 +83,9 @@ xfer_status_t xfer_chf_start_receiver(xfer_channel_t *ch);
 void xfer_chf_drop_reserved(xfer_channel_t *ch);
 /* Read a marker: 1 when it exists and names this run (its "steps N" line into *@p n). */
 int xfer_chf_read_marker(const xfer_channel_t *ch, const char *path, const char *run, int64_t *n);
+/* The j-th joined dataset this side sends: its rows on every rank of the step being committed
+ * (f->rows), their total and this rank's first row. */
+void xfer_chf_rows_of(const xfer_channel_t *ch, int j, uint64_t *total, uint64_t *first);
 /* Write the step being committed (collective over the side's ranks). */
 xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char *attrs,
                                   size_t attrs_len);

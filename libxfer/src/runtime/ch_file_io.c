@@ -19,7 +19,8 @@
 #include "ch_file.h"
 
 #define MANIFEST_MAGIC "xfer file transport 1"
-#define META_GROUP     "/.xfer" /* the step's identity: run, step, sender, datasets put */
+#define META_GROUP     "/.xfer"    /* the step's identity: run, step, sender, datasets put */
+#define JOINED_ROWS    "xfer_rows" /* a joined dataset's attribute: each sending rank's rows */
 
 /* ---- the adapter ------------------------------------------------------------------------ */
 
@@ -491,21 +492,36 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
     xfer_adapter_attr_t ma[4];
     char path[1200], what[1300];
     uint64_t step = ch->cur, z[XFER_MAX_DIMS] = {0};
+    uint64_t *per_rank = NULL; /* a joined dataset's rows on each rank */
     void *h = NULL;
     xfer_status_t st;
-    int i;
+    int i, j, r;
 
     memset(&o, 0, sizeof(o));
     o.layout = XFER_ADAPTER_SAME_PATHS;
+    if (f->njoined && !(per_rank = xfer_calloc((size_t) ch->nlocal, sizeof(*per_rank))))
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: step %llu: %d ranks' rows", ch->cfg->name,
+                      (unsigned long long) step, ch->nlocal);
+    else
+        st = XFER_SUCCESS;
+    st = xfer_rt_agree(ch->x->comm, st);
+    if (st != XFER_SUCCESS)
+        return st;
     /* what the file will hold, reserved before anything is written: a disk without room fails
      * the step at its creation, on every rank alike (docs/runtime.md, "Stream or file"): the
      * datasets whole, the attributes, and room for HDF5's metadata */
     o.reserve_bytes = RESERVE_BASE + 2 * (uint64_t) attrs_len;
-    for (i = 0; i < ch->nds; i++)
+    for (i = 0, j = 0; i < ch->nds; i++) {
+        const xfer_cfg_dataset_t *c = ch->ds[i].cfg;
+        uint64_t rows = 0, first;
+        if (ch->ds[i].out && c->joined)
+            xfer_chf_rows_of(ch, j++, &rows, &first);
         if (ch->ds[i].out && (mask >> ch->ds[i].bit & 1u))
             o.reserve_bytes +=
                 RESERVE_PER_DATASET +
-                xfer_ch_volume(ch->ds[i].cfg->ndims, ch->ds[i].cfg->dims) * ch->ds[i].esize;
+                ch->ds[i].esize * (c->joined ? rows * xfer_ch_volume(c->ndims - 1, c->dims + 1)
+                                             : xfer_ch_volume(c->ndims, c->dims));
+    }
     memset(&root, 0, sizeof(root));
     memset(&meta, 0, sizeof(meta));
     memset(ma, 0, sizeof(ma));
@@ -527,10 +543,12 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
     st = xfer_rt_agree(ch->x->comm, decode_attrs(attrs, attrs_len, &root.attrs, &root.nattrs));
     if (st != XFER_SUCCESS) {
         xfer_free(root.attrs);
+        xfer_free(per_rank);
         return st;
     }
     if ((st = ops->create(path, ch->x->comm, &o, &h)) != XFER_SUCCESS) {
         xfer_free(root.attrs);
+        xfer_free(per_rank);
         return write_fail(ch, st, what);
     }
     if ((st = ops->write_group(h, 0, &root)) != XFER_SUCCESS)
@@ -556,29 +574,49 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
     meta.attrs = ma;
     if ((st = ops->write_group(h, 0, &meta)) != XFER_SUCCESS)
         goto fail;
-    for (i = 0; i < ch->nds; i++) {
+    for (i = 0, j = 0; i < ch->nds; i++) {
         const xfer_rt_dset_t *d = &ch->ds[i];
         const int mine = (int) (f->mask >> d->bit & 1u);
+        uint64_t start[XFER_MAX_DIMS];
+        xfer_adapter_attr_t rows;
         xfer_adapter_var_t v;
-        if (!d->out || !(mask >> d->bit & 1u))
+        if (!d->out || !(mask >> d->bit & 1u)) {
+            j += d->out && d->cfg->joined;
             continue;
+        }
         memset(&v, 0, sizeof(v));
         snprintf(v.name, sizeof(v.name), "/%s", d->cfg->name);
         v.type = d->cfg->type;
         v.ndims = d->cfg->ndims;
         memcpy(v.dims, d->cfg->dims, (size_t) v.ndims * sizeof(uint64_t));
-        if ((st = ops->write(h, 0, &v, mine ? d->start : z, mine ? d->count : z,
-                             mine ? f->blk_at[i] : NULL)) != XFER_SUCCESS)
+        memcpy(start, mine ? d->start : z, (size_t) v.ndims * sizeof(uint64_t));
+        if (d->cfg->joined) { /* the step's rows, in rank order; each rank's count beside them */
+            xfer_chf_rows_of(ch, j, &v.dims[0], &start[0]);
+            memset(&rows, 0, sizeof(rows));
+            snprintf(rows.name, sizeof(rows.name), JOINED_ROWS);
+            rows.type = XFER_TYPE_UINT64;
+            rows.count = (size_t) ch->nlocal;
+            for (r = 0; r < ch->nlocal; r++)
+                per_rank[r] = f->rows[(size_t) r * (size_t) f->njoined + (size_t) j];
+            rows.data = per_rank;
+            v.nattrs = 1;
+            v.attrs = &rows;
+            j++;
+        }
+        if ((st = ops->write(h, 0, &v, start, mine ? d->count : z, mine ? f->blk_at[i] : NULL)) !=
+            XFER_SUCCESS)
             goto fail;
     }
     if ((st = ops->end_step(h, 0)) != XFER_SUCCESS || (st = ops->commit(&h)) != XFER_SUCCESS)
         goto fail;
     xfer_free(root.attrs);
+    xfer_free(per_rank);
     return XFER_SUCCESS;
 fail:
     st = write_fail(ch, st, what);
     ops->abort(&h); /* no step completed: nothing is left under either name */
     xfer_free(root.attrs);
+    xfer_free(per_rank);
     return st;
 }
 
@@ -649,6 +687,48 @@ static xfer_status_t check_meta(xfer_channel_t *ch, const xfer_adapter_var_t *g,
     return XFER_SUCCESS;
 }
 
+/* A joined dataset of step @p step (variable @p v of the file; NULL with @p put 0 when the
+ * sender did not put it): its rows, each sending rank's count (the xfer_rows attribute), and
+ * this rank's selection of them. */
+static xfer_status_t joined_shape(xfer_channel_t *ch, xfer_rt_dset_t *d, uint64_t step,
+                                  const char *path, const xfer_adapter_var_t *v, int put)
+{
+    const xfer_cfg_dataset_t *c = d->cfg;
+    uint64_t dims[XFER_MAX_DIMS], sum = 0;
+    const xfer_adapter_attr_t *rows = NULL;
+    int a, r;
+
+    memcpy(dims, c->dims, (size_t) c->ndims * sizeof(uint64_t));
+    dims[0] = 0;
+    if (!put) { /* nothing of it this step (xfer_get says so) */
+        memset(d->srows, 0, (size_t) ch->nremote * sizeof(uint64_t));
+        return xfer_ch_step_selection(ch, d, step, dims);
+    }
+    for (a = 0; v && a < v->nattrs && !rows; a++)
+        if (!strcmp(v->attrs[a].name, JOINED_ROWS))
+            rows = &v->attrs[a];
+    if (!v || v->type != c->type || v->ndims != c->ndims ||
+        memcmp(v->dims + 1, c->dims + 1, (size_t) (c->ndims - 1) * sizeof(uint64_t)) != 0 ||
+        !rows || rows->is_text || rows->type != XFER_TYPE_UINT64 ||
+        rows->count != (size_t) ch->nremote)
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "channel %s: step %llu: %s: dataset %s is not the joined %s the workflow "
+                        "file declares, with %d sending ranks' rows",
+                        ch->cfg->name, (unsigned long long) step, path, c->name,
+                        xfer_type_name(c->type), ch->nremote);
+    for (r = 0; r < ch->nremote; r++)
+        sum += ((const uint64_t *) rows->data)[r];
+    if (sum != v->dims[0])
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "channel %s: step %llu: %s: dataset %s holds %llu rows, its senders' "
+                        "counts add up to %llu",
+                        ch->cfg->name, (unsigned long long) step, path, c->name,
+                        (unsigned long long) v->dims[0], (unsigned long long) sum);
+    memcpy(d->srows, rows->data, (size_t) ch->nremote * sizeof(uint64_t));
+    dims[0] = v->dims[0];
+    return xfer_ch_step_selection(ch, d, step, dims);
+}
+
 xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
 {
     xfer_chfile_t *f = ch->file;
@@ -692,16 +772,23 @@ xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
         const xfer_adapter_var_t *v = NULL;
-        const uint64_t vol = xfer_ch_volume(d->cfg->ndims, d->sel_count);
-        const size_t bytes = (size_t) vol * d->esize;
+        uint64_t vol = xfer_ch_volume(d->cfg->ndims, d->sel_count);
+        size_t bytes = (size_t) vol * d->esize;
         void *dst;
-        if (d->out || !(mask >> d->bit & 1u))
+        if (d->out || (!(mask >> d->bit & 1u) && !d->dyn))
             continue;
-        for (j = 0; j < nv && !v; j++)
+        for (j = 0; (mask >> d->bit & 1u) && j < nv && !v; j++)
             if (vars[j].name[0] == '/' && !strcmp(vars[j].name + 1, d->cfg->name))
                 v = &vars[j];
-        if (!v || v->type != d->cfg->type || v->ndims != d->cfg->ndims ||
-            memcmp(v->dims, d->cfg->dims, (size_t) v->ndims * sizeof(uint64_t)) != 0) {
+        if (d->dyn) {
+            XFER_CHECK_GOTO(joined_shape(ch, d, step, path, v, mask >> d->bit & 1u), st, out);
+            vol = xfer_ch_volume(d->cfg->ndims, d->sel_count);
+            bytes = (size_t) vol * d->esize;
+            f->landed[i] = NULL;
+            if (!v)
+                continue;
+        } else if (!v || v->type != d->cfg->type || v->ndims != d->cfg->ndims ||
+                   memcmp(v->dims, d->cfg->dims, (size_t) v->ndims * sizeof(uint64_t)) != 0) {
             st = XFER_ERR(XFER_ERR_MISMATCH,
                           "channel %s: step %llu: %s: dataset %s is not the %s the workflow "
                           "file declares",
@@ -711,12 +798,12 @@ xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
         }
         if (vol == 0)
             continue;
-        if (d->bound) {
-            if (d->next_bound) { /* rebound during the last step: this one lands there */
-                d->bound = d->next_bound;
-                d->bound_size = d->next_bound_size;
-                d->next_bound = NULL;
-            }
+        if (d->bound && d->next_bound) { /* rebound during the last step: this one lands there */
+            d->bound = d->next_bound;
+            d->bound_size = d->next_bound_size;
+            d->next_bound = NULL;
+        }
+        if (d->bound && (d->bound_size >= bytes || !d->dyn)) {
             if (d->bound_size < bytes) {
                 st = XFER_ERR(XFER_ERR_INVALID_ARG,
                               "channel %s: dataset %s: the buffer bound on rank %d holds %zu "
@@ -725,7 +812,7 @@ xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
                 goto out;
             }
             dst = d->bound;
-        } else {
+        } else { /* (a joined step larger than the bound buffer lands here: xfer_get copies) */
             if (f->sel_cap[i] < bytes) {
                 void *nb = xfer_realloc_array(f->sel[i], bytes, 1);
                 if (!nb) {
@@ -738,6 +825,7 @@ xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
             }
             dst = f->sel[i];
         }
+        f->landed[i] = dst;
         if ((st = ops->read(h, (int) (v - vars), d->sel_start, d->sel_count, dst)) !=
             XFER_SUCCESS) {
             st = adapter_fail(ch, st, what);

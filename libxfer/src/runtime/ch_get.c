@@ -36,6 +36,7 @@ xfer_status_t xfer_ch_get_check(xfer_channel_t *ch, const char *dataset, const u
 {
     xfer_status_t st;
     xfer_rt_dset_t *ds;
+    const uint64_t *dims;
     uint64_t v;
     int nd, d;
 
@@ -50,6 +51,7 @@ xfer_status_t xfer_ch_get_check(xfer_channel_t *ch, const char *dataset, const u
                         "channel %s: dataset %s is sent by %s (this component), not received",
                         ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
     nd = ds->cfg->ndims;
+    dims = xfer_ch_dims_of(ds); /* a joined or variable one's: of the step, arrived */
     XFER_CHECK_GOTO(xfer_ch_own_selection(ch, ds), st, out_err);
     if (!*start && !*count) { /* this rank's selection: the whole dataset unless it chose less */
         *start = ds->sel_start;
@@ -58,15 +60,14 @@ xfer_status_t xfer_ch_get_check(xfer_channel_t *ch, const char *dataset, const u
     if (!*start)
         *start = zero_box;
     if (!*count)
-        *count = ds->cfg->dims;
+        *count = dims;
     for (d = 0; d < nd; d++)
-        if ((*count)[d] > ds->cfg->dims[d] || (*start)[d] > ds->cfg->dims[d] - (*count)[d])
+        if ((*count)[d] > dims[d] || (*start)[d] > dims[d] - (*count)[d])
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: selection start %llu count %llu in "
                             "dimension %d exceeds its size %llu",
                             ch->cfg->name, dataset, (unsigned long long) (*start)[d],
-                            (unsigned long long) (*count)[d], d,
-                            (unsigned long long) ds->cfg->dims[d]);
+                            (unsigned long long) (*count)[d], d, (unsigned long long) dims[d]);
     for (d = 0; d < nd; d++)
         if ((*start)[d] < ds->sel_start[d] ||
             (*start)[d] + (*count)[d] > ds->sel_start[d] + ds->sel_count[d]) {
@@ -101,7 +102,7 @@ void xfer_ch_get_desc(xfer_dataset_desc_t *out, const xfer_rt_dset_t *ds, const 
     out->name = ds->cfg->name;
     out->type = ds->cfg->type;
     out->ndims = nd;
-    memcpy(out->dims, ds->cfg->dims, (size_t) nd * sizeof(uint64_t));
+    memcpy(out->dims, xfer_ch_dims_of(ds), (size_t) nd * sizeof(uint64_t));
     memcpy(out->start, start, (size_t) nd * sizeof(uint64_t));
     memcpy(out->count, count, (size_t) nd * sizeof(uint64_t));
     out->step = step;

@@ -18,9 +18,37 @@ xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d)
                         "channel %s: dataset %s has selection: user, but rank %d of %s did not "
                         "call xfer_select for it before step 0",
                         ch->cfg->name, c->name, ch->me, xfer_ch_side_name(ch, ch->side));
+    if (d->dyn) /* by each step's shape (xfer_ch_step_selection) */
+        return XFER_SUCCESS;
     st = xfer_decompose(c->selection, c->ndims, c->dims, ch->nlocal, ch->me, d->sel_start,
                         d->sel_count);
     d->sel_resolved = st == XFER_SUCCESS; /* fixed for the run: once */
+    return st;
+}
+
+/* The declared box, clipped to the step's shape: what is left of it (possibly nothing). */
+static void clip(int nd, const uint64_t *dims, const uint64_t *start, const uint64_t *count,
+                 uint64_t *s, uint64_t *c)
+{
+    int i;
+    for (i = 0; i < nd; i++) {
+        s[i] = start[i] < dims[i] ? start[i] : dims[i];
+        c[i] = count[i] < dims[i] - s[i] ? count[i] : dims[i] - s[i];
+    }
+}
+
+xfer_status_t xfer_ch_step_selection(xfer_channel_t *ch, xfer_rt_dset_t *d, uint64_t step,
+                                     const uint64_t *dims)
+{
+    const xfer_cfg_dataset_t *c = d->cfg;
+    xfer_status_t st = XFER_SUCCESS;
+    memcpy(d->sdims, dims, (size_t) c->ndims * sizeof(uint64_t));
+    if (d->sel_declared)
+        clip(c->ndims, dims, d->usr_start, d->usr_count, d->sel_start, d->sel_count);
+    else
+        st = xfer_decompose(c->selection, c->ndims, dims, ch->nlocal, ch->me, d->sel_start,
+                            d->sel_count);
+    d->sstep = st == XFER_SUCCESS ? step : UINT64_MAX;
     return st;
 }
 
@@ -64,7 +92,8 @@ static xfer_status_t select_locked(xfer_channel_t *ch, const char *dataset, cons
                         ch->cfg->name, dataset);
     nd = d->cfg->ndims;
     for (i = 0; start && i < nd; i++)
-        if (count[i] > d->cfg->dims[i] || start[i] > d->cfg->dims[i] - count[i])
+        if (!xfer_ch_dim_varies(d->cfg, i) &&
+            (count[i] > d->cfg->dims[i] || start[i] > d->cfg->dims[i] - count[i]))
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: selection start %llu count %llu in "
                             "dimension %d exceeds its size %llu",
@@ -72,8 +101,12 @@ static xfer_status_t select_locked(xfer_channel_t *ch, const char *dataset, cons
                             (unsigned long long) count[i], i, (unsigned long long) d->cfg->dims[i]);
     for (i = 0; i < nd; i++) {
         d->sel_start[i] = start ? start[i] : 0;
-        d->sel_count[i] = start ? count[i] : d->cfg->dims[i];
+        d->sel_count[i] = start             ? count[i]
+                          : d->cfg->dims[i] ? d->cfg->dims[i]
+                                            : UINT64_MAX; /* a joined or variable one: all of it */
     }
+    memcpy(d->usr_start, d->sel_start, (size_t) nd * sizeof(uint64_t));
+    memcpy(d->usr_count, d->sel_count, (size_t) nd * sizeof(uint64_t));
     d->sel_declared = 1;
     return XFER_SUCCESS;
 }
@@ -136,6 +169,22 @@ static xfer_status_t selection_of_locked(xfer_channel_t *ch, const char *dataset
         return XFER_ERR(XFER_ERR_INVALID_ARG,
                         "channel %s: dataset %s is sent by %s (this component), not received",
                         ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
+    if (d->dyn && d->sstep == ch->cur) { /* the current step's, once it arrived */
+        memcpy(start, d->sel_start, (size_t) c->ndims * sizeof(uint64_t));
+        memcpy(count, d->sel_count, (size_t) c->ndims * sizeof(uint64_t));
+        return XFER_SUCCESS;
+    }
+    if (d->dyn && !d->sel_declared)
+        return XFER_ERR(XFER_ERR_STATE,
+                        "channel %s: dataset %s is %s: this rank's selection depends on each "
+                        "step's shape; ask once the step began (xfer_step_begin, or "
+                        "xfer_get_shape)",
+                        ch->cfg->name, dataset, c->joined ? "joined" : "of variable shape");
+    if (d->dyn) { /* the box declared, not yet clipped to a step */
+        memcpy(start, d->usr_start, (size_t) c->ndims * sizeof(uint64_t));
+        memcpy(count, d->usr_count, (size_t) c->ndims * sizeof(uint64_t));
+        return XFER_SUCCESS;
+    }
     if (d->sel_declared || d->sel_resolved) {
         memcpy(start, d->sel_start, (size_t) c->ndims * sizeof(uint64_t));
         memcpy(count, d->sel_count, (size_t) c->ndims * sizeof(uint64_t));

@@ -5,6 +5,7 @@
  * arrive, reads it and releases it; xfer_step_begin waits for either in advance, and a sender
  * that began a step never waits at its end. The transport moves the data (ch->ops). */
 #include <math.h>
+#include <string.h>
 
 #include "channel.h"
 
@@ -154,13 +155,21 @@ xfer_status_t xfer_ch_get(xfer_channel_t *ch, const char *dataset, const uint64_
                           const uint64_t count[], void *buf, size_t bufsize,
                           xfer_dataset_desc_t *out)
 {
-    xfer_rt_dset_t *ds;
+    xfer_rt_dset_t *ds = ch && dataset ? xfer_ch_find_dset(ch, dataset) : NULL;
     xfer_status_t st;
     uint64_t s, bytes;
 
+    /* A joined or variable dataset's selection and shape are the step's: checked once it
+     * arrived. */
+    const int dyn = ds && ds->dyn && !ds->out;
+    if (dyn) {
+        XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out_err);
+        XFER_CHECK_GOTO(arrived_step(ch, &s), st, out_err);
+    }
     XFER_CHECK_GOTO(xfer_ch_get_check(ch, dataset, &start, &count, buf, bufsize, &ds, &bytes), st,
                     out_err);
-    XFER_CHECK_GOTO(arrived_step(ch, &s), st, out_err);
+    if (!dyn)
+        XFER_CHECK_GOTO(arrived_step(ch, &s), st, out_err);
     XFER_CHECK_GOTO(ch->ops->fetch(ch, ds, start, count, buf, bytes, s), st, out_err);
     xfer_ch_get_desc(out, ds, start, count, s);
 out_err:
@@ -193,6 +202,63 @@ xfer_status_t xfer_ch_channel_progress(xfer_channel_t *ch, int *busy)
     XFER_CHECK_GOTO(ch->ops->poll(ch, 0, &b), st, out);
     if (busy)
         *busy = ch->ops->pending(ch);
+out:
+    return st;
+}
+
+/* A received dataset of the current step, arrived (joined and variable ones: with its shape). */
+static xfer_status_t received_of(xfer_channel_t *ch, const char *dataset, xfer_rt_dset_t **out,
+                                 uint64_t *s)
+{
+    xfer_rt_dset_t *ds;
+    xfer_status_t st;
+    if (!ch || !dataset)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or dataset name is NULL");
+    XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    if (!(ds = xfer_ch_find_dset(ch, dataset)))
+        return xfer_ch_no_such_dataset(ch, dataset);
+    if (ds->out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s is sent by %s (this component), not received",
+                        ch->cfg->name, dataset, xfer_ch_side_name(ch, ch->side));
+    XFER_CHECK_GOTO(xfer_ch_own_selection(ch, ds), st, out);
+    XFER_CHECK_GOTO(arrived_step(ch, s), st, out);
+    *out = ds;
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_get_shape(xfer_channel_t *ch, const char *dataset, xfer_dataset_desc_t *out)
+{
+    xfer_rt_dset_t *ds;
+    xfer_status_t st;
+    uint64_t s;
+    if (!out)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "xfer_get_shape: the descriptor is NULL");
+    XFER_CHECK_GOTO(received_of(ch, dataset, &ds, &s), st, out);
+    xfer_ch_get_desc(out, ds, ds->sel_start, ds->sel_count, s);
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t *rows, int n,
+                               int *nsenders)
+{
+    xfer_rt_dset_t *ds;
+    xfer_status_t st;
+    uint64_t s;
+    XFER_CHECK_GOTO(received_of(ch, dataset, &ds, &s), st, out);
+    if (!ds->cfg->joined)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s is not joined (dims: [joined, ...]): its senders' "
+                        "blocks are fixed by step 0",
+                        ch->cfg->name, dataset);
+    if (n < 0 || (n > 0 && !rows))
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: dataset %s: %d rows asked into %s",
+                        ch->cfg->name, dataset, n, rows ? "a buffer" : "NULL");
+    memcpy(rows, ds->srows, (size_t) (n < ch->nremote ? n : ch->nremote) * sizeof(uint64_t));
+    if (nsenders)
+        *nsenders = ch->nremote;
 out:
     return st;
 }

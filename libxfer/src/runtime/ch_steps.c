@@ -365,6 +365,70 @@ static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const v
     return XFER_SUCCESS;
 }
 
+/* The shape of @p c as the workflow file writes it: "[joined, 3]", "[variable, 64]". */
+static void fmt_shape(char *buf, size_t len, const xfer_cfg_dataset_t *c)
+{
+    size_t o = (size_t) snprintf(buf, len, "[");
+    int i;
+    for (i = 0; i < c->ndims && o < len; i++) {
+        const char *sep = i ? ", " : "";
+        if (i == 0 && c->joined)
+            o += (size_t) snprintf(buf + o, len - o, "%sjoined", sep);
+        else if (c->variable >> i & 1u)
+            o += (size_t) snprintf(buf + o, len - o, "%svariable", sep);
+        else
+            o +=
+                (size_t) snprintf(buf + o, len - o, "%s%llu", sep, (unsigned long long) c->dims[i]);
+    }
+    if (o < len)
+        snprintf(buf + o, len - o, "]");
+}
+
+/* A put of a joined dataset (docs/runtime.md, "Joined datasets"): this rank's rows of the step,
+ * count[0] of them (zero included), whole rows, no start. The rows may change every step. */
+static xfer_status_t joined_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
+                                      xfer_rt_dset_t *ds)
+{
+    const xfer_cfg_dataset_t *c = ds->cfg;
+    char want[200], got[200];
+    int i;
+
+    if (d->type != c->type || d->ndims != c->ndims ||
+        memcmp(d->dims + 1, c->dims + 1, (size_t) (d->ndims - 1) * sizeof(uint64_t)) != 0 ||
+        (d->dims[0] != 0 && d->dims[0] != d->count[0])) {
+        uint64_t z[XFER_MAX_DIMS] = {0};
+        fmt_shape(want, sizeof(want), c);
+        if (d->ndims >= 1 && d->ndims <= XFER_MAX_DIMS)
+            xfer_ch_fmt_box(got, sizeof(got), d->ndims, z, d->dims);
+        else
+            snprintf(got, sizeof(got), "(%d dimensions)", d->ndims);
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "channel %s: dataset %s is %s%s in the workflow file, the put says %s%s "
+                        "(a joined put leaves dims[0] 0, or gives this rank's rows there)",
+                        ch->cfg->name, d->name, xfer_type_name(c->type), want,
+                        xfer_type_name(d->type), got);
+    }
+    for (i = 0; i < d->ndims; i++)
+        if (d->start[i] != 0)
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "channel %s: dataset %s is joined: a put gives rank %d's rows as "
+                            "count[0] and no start, but start[%d] is %llu in step %llu",
+                            ch->cfg->name, d->name, ch->me, i, (unsigned long long) d->start[i],
+                            (unsigned long long) ch->cur);
+    for (i = 1; i < d->ndims; i++)
+        if (d->count[i] != c->dims[i]) {
+            uint64_t z[XFER_MAX_DIMS] = {0};
+            xfer_ch_fmt_box(want, sizeof(want), c->ndims - 1, z, c->dims + 1);
+            xfer_ch_fmt_box(got, sizeof(got), d->ndims - 1, z, d->count + 1);
+            return XFER_ERR(XFER_ERR_INVALID_ARG,
+                            "channel %s: dataset %s is joined: each row is %s, but rank %d's "
+                            "rows in step %llu are %s",
+                            ch->cfg->name, d->name, want, ch->me, (unsigned long long) ch->cur,
+                            got);
+        }
+    return XFER_SUCCESS;
+}
+
 /* What every put checks, whatever the transport: the dataset, its type and shape, the block
  * and that it is the block of step 0 (the decomposition is fixed by the first step, which
  * records it). The dataset into *@p out, the block's elements into *@p vol. */
@@ -386,8 +450,15 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: dataset %s is sent by %s, not by %s",
                         ch->cfg->name, d->name, xfer_ch_peer_name(ch),
                         xfer_ch_side_name(ch, ch->side));
-    if (d->type != ds->cfg->type || d->ndims != ds->cfg->ndims ||
-        memcmp(d->dims, ds->cfg->dims, (size_t) d->ndims * sizeof(uint64_t)) != 0) {
+    if (ds->cfg->variable)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "channel %s: dataset %s has a variable shape, which this build does not "
+                        "carry yet",
+                        ch->cfg->name, d->name);
+    if (ds->cfg->joined)
+        XFER_CHECK_GOTO(joined_put_check(ch, d, ds), st, out);
+    else if (d->type != ds->cfg->type || d->ndims != ds->cfg->ndims ||
+             memcmp(d->dims, ds->cfg->dims, (size_t) d->ndims * sizeof(uint64_t)) != 0) {
         char want[200], got[200];
         uint64_t z[XFER_MAX_DIMS] = {0};
         xfer_ch_fmt_box(want, sizeof(want), ds->cfg->ndims, z, ds->cfg->dims);
@@ -401,7 +472,8 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
                         xfer_type_name(d->type), got);
     }
     for (i = 0; i < d->ndims; i++)
-        if (d->count[i] > d->dims[i] || d->start[i] > d->dims[i] - d->count[i])
+        if (!(i == 0 && ds->cfg->joined) &&
+            (d->count[i] > d->dims[i] || d->start[i] > d->dims[i] - d->count[i]))
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: block start %llu count %llu in dimension "
                             "%d exceeds its size %llu",
@@ -416,7 +488,11 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
                         "channel %s: step %llu was committed by its first xfer_get: put every "
                         "dataset of a full-duplex step before getting",
                         ch->cfg->name, (unsigned long long) ch->cur);
-    if (ch->setup || ch->cur > 0) { /* the decomposition is fixed by step 0 */
+    if (ds->dyn) { /* the block is the step's own */
+        memcpy(ds->start, d->start, (size_t) d->ndims * sizeof(uint64_t));
+        memcpy(ds->count, d->count, (size_t) d->ndims * sizeof(uint64_t));
+        ds->declared = 1;
+    } else if (ch->setup || ch->cur > 0) { /* the decomposition is fixed by step 0 */
         const size_t len = (size_t) d->ndims * sizeof(uint64_t);
         if (ds->declared
                 ? memcmp(ds->start, d->start, len) != 0 || memcmp(ds->count, d->count, len) != 0

@@ -61,7 +61,9 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
         d->cfg = &c->datasets[i];
         d->out = k == ch->side;
         d->bit = bits[k]++;
-        d->esize = xfer_type_size(d->cfg->type);
+        d->esize = xfer_cfg_dataset_esize(d->cfg);
+        d->dyn = d->cfg->joined || d->cfg->variable;
+        d->sstep = UINT64_MAX;
         ch->sends[k] = 1;
     }
     if (inter == MPI_COMM_NULL) { /* the file transport: no intercommunicator */
@@ -74,6 +76,12 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
         XFER_MPI_GOTO(MPI_Comm_remote_size(inter, &ch->nremote), st, fail);
         XFER_MPI_GOTO(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN), st, fail);
     }
+    for (i = 0; i < ch->nds; i++)
+        if (ch->ds[i].cfg->joined && !ch->ds[i].out &&
+            !(ch->ds[i].srows = xfer_calloc((size_t) ch->nremote, sizeof(uint64_t)))) {
+            st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel");
+            goto fail;
+        }
     if (ch->me == 0 && ch->sends[ch->side] &&
         !(ch->proto.rel_of = xfer_calloc((size_t) ch->nremote, sizeof(uint64_t)))) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel");
@@ -450,6 +458,8 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     xfer_free(ch->lay.r_pre);
     xfer_free(ch->proto.rel_of);
     xfer_free(ch->proto.why_req);
+    for (i = 0; ch->ds && i < ch->nds; i++)
+        xfer_free(ch->ds[i].srows);
     xfer_free(ch->ds);
     xfer_free(ch->slots);
     xfer_free(ch);

@@ -138,6 +138,20 @@ void xfer_ch_bound_refresh(xfer_channel_t *ch);
 /* ch_select.c */
 /* This rank's selection of received dataset @p d into d->sel_*: declared, or by its mode. */
 xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d);
+/* A joined or variable dataset's step @p step arrived with global shape @p dims: this rank's
+ * selection of it (the declared box clipped to it, or the dataset's mode over it). */
+xfer_status_t xfer_ch_step_selection(xfer_channel_t *ch, xfer_rt_dset_t *d, uint64_t step,
+                                     const uint64_t *dims);
+/* Is dimension @p i of @p c given by each step (joined rows, a variable extent)? */
+static inline int xfer_ch_dim_varies(const xfer_cfg_dataset_t *c, int i)
+{
+    return (i == 0 && c->joined) || (c->variable >> i & 1u);
+}
+/* The global shape of @p d on the receiving side: its step's (joined, variable) or the file's. */
+static inline const uint64_t *xfer_ch_dims_of(const xfer_rt_dset_t *d)
+{
+    return d->dyn ? d->sdims : d->cfg->dims;
+}
 /* Bytes of this rank's selection of @p d (what lands here per step on the direct path). */
 size_t xfer_ch_sel_bytes(const xfer_rt_dset_t *d);
 
@@ -212,6 +226,9 @@ xfer_status_t xfer_ch_get(xfer_channel_t *ch, const char *dataset, const uint64_
 /* The encoded attributes of the receiving side's current step (ch_attr.c), once it arrived. */
 xfer_status_t xfer_ch_attrs(xfer_channel_t *ch, const char **p, size_t *len);
 xfer_status_t xfer_ch_channel_progress(xfer_channel_t *ch, int *busy);
+xfer_status_t xfer_ch_get_shape(xfer_channel_t *ch, const char *dataset, xfer_dataset_desc_t *out);
+xfer_status_t xfer_ch_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t *rows, int n,
+                               int *nsenders);
 /* Commit the step being filled, once (the sender's room first, XFER_TP_ROOM_AT_COMMIT). */
 xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch);
 /* Step *@p arg arrived, or the channel ended before it (a wait condition). */

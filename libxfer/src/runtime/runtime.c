@@ -124,29 +124,40 @@ out:
     return st;
 }
 
-/* Until the runtime carries them (issue 30), a workflow with a joined, variable or record
- * dataset fails xfer_init on every rank of every component alike, before any collective call.
- * Delete this function and its call when the channel core takes them. */
-static xfer_status_t refuse_new_shapes(const xfer_config_t *cfg)
+/* What the runtime does not carry yet (issue 30: the stream's joined path, variable shapes,
+ * records): a workflow with such a dataset fails xfer_init on every rank of every component
+ * alike, before any collective call (one component failing alone could leave the others waiting
+ * on it). Shrinks as the channel core takes them. */
+static xfer_status_t refuse_new_shapes(const struct xfer *x)
 {
+    const xfer_config_t *cfg = x->cfg;
     int c, i, k;
     for (c = 0; c < cfg->nchannels; c++)
         for (i = 0; i < cfg->channels[c].ndatasets; i++) {
             const xfer_cfg_dataset_t *d = &cfg->channels[c].datasets[i];
-            char what[96];
+            xfer_transport_t t;
+            xfer_status_t st;
+            char what[160];
+            if ((st = xfer_rt_transport(x, c, &t)) != XFER_SUCCESS)
+                return st;
             for (k = 0; k < d->ndims && !(d->variable & (1u << k)); k++)
                 ;
-            if (d->joined)
-                snprintf(what, sizeof(what), "is joined (dims: [joined, ...])");
+            if (d->joined && t == XFER_TRANSPORT_STREAM)
+                snprintf(what, sizeof(what),
+                         "is joined (dims: [joined, ...]): this build carries joined datasets "
+                         "over transport: file only");
             else if (d->variable)
-                snprintf(what, sizeof(what), "has a variable extent (dims[%d] is variable)", k);
+                snprintf(what, sizeof(what),
+                         "has a variable extent (dims[%d] is variable), which this build does "
+                         "not carry yet",
+                         k);
             else if (d->type == XFER_TYPE_RECORD)
-                snprintf(what, sizeof(what), "is a record (type: {field: type, ...})");
+                snprintf(what, sizeof(what),
+                         "is a record (type: {field: type, ...}), which this build does not "
+                         "carry yet");
             else
                 continue;
-            return xfer_err_raw(XFER_ERR_NOT_SUPPORTED,
-                                "%s:%d:%d: channel %s: dataset %s %s; this build's runtime does "
-                                "not carry joined, variable or record datasets yet",
+            return xfer_err_raw(XFER_ERR_NOT_SUPPORTED, "%s:%d:%d: channel %s: dataset %s %s",
                                 cfg->path, d->line, d->col, cfg->channels[c].name, d->name, what);
         }
     return XFER_SUCCESS;
@@ -217,7 +228,7 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
         st = xfer_config_load(yaml_path, &x->cfg);
     /* Every rank reads the file: the same verdict everywhere (no collective needed yet). */
     if (st == XFER_SUCCESS)
-        st = refuse_new_shapes(x->cfg);
+        st = refuse_new_shapes(x);
     if (st != XFER_SUCCESS)
         goto early;
     XFER_MPI_GOTO(MPI_Comm_dup(comm, &x->world), st, early);

@@ -64,6 +64,15 @@ typedef struct xfer_rt_dset {
     uint64_t *gs_start, *gs_count;
     size_t *gs_off;
     int whole; /* every receiving rank selects all of it (after setup) */
+    /* Joined or variable (docs/runtime.md, "Datasets whose shape changes"): the global shape and
+     * the blocks travel with every step. Receiving side: the shape of arrived step sstep, each
+     * sending rank's rows of it (joined), and the box xfer_select declared (clipped to each
+     * step's shape into sel_*). */
+    int dyn;
+    uint64_t sstep; /* UINT64_MAX: no step arrived yet */
+    uint64_t sdims[XFER_MAX_DIMS];
+    uint64_t *srows; /* nremote entries (joined) */
+    uint64_t usr_start[XFER_MAX_DIMS], usr_count[XFER_MAX_DIMS];
     /* xfer_bind_buffer: the application's buffer this rank sends the dataset from (its block)
      * or receives it into (its selection), every step, without a copy */
     void *bound; /* the caller's buffer of the step in flight (xfer_bind_buffer) */
