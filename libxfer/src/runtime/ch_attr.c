@@ -142,7 +142,7 @@ static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_ty
         o += r.len;
     }
     need = rec_len(nl, bytes);
-    if (ch->attr_out.len + need > ch->lay.attr_cap)
+    if (ch->attr_out.len + need > ch->lay.attr_user)
         return XFER_ERR(XFER_ERR_TOO_LARGE,
                         "channel %s: attribute %s: the attributes of step %llu would take %zu "
                         "bytes, the channel's attributes_bytes is %d (raise it in the workflow "

@@ -587,6 +587,7 @@ const xfer_transport_ops_t xfer_file_ops = {
     .sent = NULL,
     .after_end = NULL,
     .fetch = file_fetch,
+    .shape = NULL,
     .attrs = file_attrs,
     .pending = file_pending,
     .end = xfer_chf_finish,

@@ -120,6 +120,9 @@ xfer_status_t xfer_ch_stream_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
     const uint64_t v = xfer_ch_volume(nd, count);
     int r, present = 0, absent = 0, first_absent = -1, by_plan;
 
+    if (ds->dyn) /* joined: the slot's second phase (stream_joined.c) */
+        return xfer_ch_joined_fetch(ch, ds, start, count, buf, bytes, s);
+
     if (ds->never)
         return XFER_ERR(XFER_ERR_NOT_FOUND,
                         "channel %s: %s did not put dataset %s in step 0, so it never sends it "

@@ -118,7 +118,8 @@ static xfer_status_t lay_dset(xfer_channel_t *ch, int k, int nranks, const uint6
         }
         off[r] += ((size_t) v * d->esize + 7) & ~(size_t) 7;
     }
-    d->never = covered == 0; /* no rank put it in step 0: this side never sends it */
+    d->never = covered == 0 && !d->dyn; /* no rank put it in step 0: this side never sends it
+                                           (joined: its rows travel on their own) */
     if (covered != xfer_ch_volume(nd, d->cfg->dims) && covered != 0)
         return XFER_ERR(XFER_ERR_INVALID_ARG,
                         "channel %s: dataset %s: the blocks of %s's %d ranks hold %llu of its "

@@ -121,6 +121,11 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
     d = xfer_ch_find_dset(ch, dataset);
     if (!d)
         return xfer_ch_no_such_dataset(ch, dataset);
+    if (d->dyn && ch->jn)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "channel %s: dataset %s is joined: over transport: stream its rows are "
+                        "copied (a bound buffer is used by transport: file)",
+                        ch->cfg->name, dataset);
     if (d->bound && fixed(ch)) { /* after step 0 began */
         if (d->out)
             return XFER_ERR(XFER_ERR_STATE,

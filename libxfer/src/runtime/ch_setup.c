@@ -138,6 +138,7 @@ xfer_status_t xfer_ch_prepare(xfer_channel_t *ch)
         XFER_MPI_GOTO(MPI_Intercomm_merge(s->comm, ch->side, &s->merged), st, out);
         XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->merged, MPI_ERRORS_RETURN), st, out);
     }
+    XFER_CHECK_GOTO(xfer_ch_joined_prepare(ch), st, out);
     st = reference_plans(ch);
 out:
     return st;
@@ -152,6 +153,7 @@ static xfer_status_t read_selections(xfer_channel_t *ch, int k, int nranks, cons
                                      int *partial)
 {
     const int len = xfer_ch_geo_len(ch);
+    xfer_status_t st = XFER_SUCCESS;
     int i, r, e;
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
@@ -166,6 +168,10 @@ static xfer_status_t read_selections(xfer_channel_t *ch, int k, int nranks, cons
         d->whole = 1;
         for (r = 0; r < nranks; r++) {
             const uint64_t *s0 = geo + (size_t) r * (size_t) len + pos, *c0 = s0 + nd;
+            if (d->dyn) { /* a rule, not a box: nothing of it in the contributions */
+                XFER_CHECK_GOTO(xfer_ch_joined_rule_in(ch, d, r, nranks, s0), st, out);
+                continue;
+            }
             memcpy(d->gs_start + (size_t) r * nd, s0, (size_t) nd * sizeof(uint64_t));
             memcpy(d->gs_count + (size_t) r * nd, c0, (size_t) nd * sizeof(uint64_t));
             for (e = 0; e < nd; e++)
@@ -174,7 +180,8 @@ static xfer_status_t read_selections(xfer_channel_t *ch, int k, int nranks, cons
         }
         *partial |= !d->whole;
     }
-    return XFER_SUCCESS;
+out:
+    return st;
 }
 
 /* Where each receiving rank of side @p k holds its selections of the datasets the direct
@@ -406,9 +413,14 @@ xfer_status_t xfer_ch_setup_post(xfer_channel_t *ch)
             own_failure(ch, s2);
             if (s2 != XFER_SUCCESS)
                 continue;
+            if (d->dyn) { /* its rule: each step's share follows from it */
+                xfer_ch_joined_rule_out(ch, d, su->mine + pos);
+                continue;
+            }
             memcpy(su->mine + pos, d->sel_start, (size_t) nd * sizeof(uint64_t));
             memcpy(su->mine + pos + nd, d->sel_count, (size_t) nd * sizeof(uint64_t));
-        } else if (d->declared) { /* undeclared: an empty block */
+        } else if (d->declared && !d->dyn) { /* undeclared: an empty block (joined: no block
+                                                in the contributions, stream_joined.c) */
             memcpy(su->mine + pos, d->start, (size_t) nd * sizeof(uint64_t));
             memcpy(su->mine + pos + nd, d->count, (size_t) nd * sizeof(uint64_t));
         }

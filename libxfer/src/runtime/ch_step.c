@@ -147,6 +147,8 @@ static xfer_status_t arrived_step(xfer_channel_t *ch, uint64_t *s)
     XFER_CHECK_GOTO(wait_arrived(ch, s, HUGE_VAL, 1, &met), st, out);
     if (!ch->ops->has(ch, *s))
         return ch->ops->ended(ch, *s);
+    if (ch->ops->shape)
+        ch->ops->shape(ch, *s);
 out:
     return st;
 }

@@ -42,8 +42,21 @@ static int can_start(xfer_channel_t *ch)
     for (k = 0; k < 2; k++)
         if (ch->sends[k] && ch->proto.ann[k] <= s)
             return 0;
-    if (xfer_ch_this_sends(ch))
-        return s < ch->committed && sl->state == XFER_SLOT_COMMITTED && sl->step == s;
+    if (xfer_ch_this_sends(ch)) {
+        int ready = 1;
+        if (!(s < ch->committed && sl->state == XFER_SLOT_COMMITTED && sl->step == s))
+            return 0;
+        /* joined rows: rank 0 carries the side's table, gathered since the commit (a failure
+         * here, a step beyond max_rows, fails the channel alike on every rank of the side) */
+        const xfer_status_t st = xfer_ch_joined_ready(ch, sl, &ready);
+        if (st != XFER_SUCCESS) {
+            ch->health.failed = 1;
+            ch->health.fail_st = st;
+            snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
+            return 0;
+        }
+        return ready;
+    }
     /* receive only: a free slot inside the window of steps the application has not released */
     /* (bound receive buffers hold one step: the next lands once this one is released) */
     return sl->state == XFER_SLOT_FREE &&
@@ -80,6 +93,8 @@ static xfer_status_t start_next(xfer_channel_t *ch)
     xfer_status_t st = XFER_SUCCESS;
     sl->step = ch->started;
     sl->state = XFER_SLOT_ACTIVE;
+    if (!xfer_ch_this_sends(ch)) /* (a sending rank's began at its fill) */
+        xfer_ch_joined_reset(ch, sl);
     if (sl->ex && (ch->path.bound_send || ch->path.bound_recv))
         rebind(ch, sl);
     sl->ex_done = sl->plan_done = 0;
@@ -168,10 +183,14 @@ static xfer_status_t progress(xfer_channel_t *ch, int force)
             st = xfer_exec_progress(sl->ex, 0, &sl->ex_done);
         if (st == XFER_SUCCESS && sl->plan && !sl->plan_done)
             st = xfer_test(sl->plan, &sl->plan_done); /* never blocks, whatever the plan */
+        if (st == XFER_SUCCESS && (!sl->ex || sl->ex_done) && (!sl->plan || sl->plan_done)) {
+            int jdone; /* the joined rows, once the fixed part brought their tables */
+            st = xfer_ch_joined_progress(ch, sl, &jdone);
+            if (st == XFER_SUCCESS && jdone)
+                slot_done(ch, sl);
+        }
         if (st != XFER_SUCCESS)
             lose(ch, sl, st);
-        else if ((!sl->ex || sl->ex_done) && (!sl->plan || sl->plan_done))
-            slot_done(ch, sl);
     }
     if (ch->health.peer_failed)
         return xfer_ch_peer_failed_error(ch);
@@ -329,6 +348,7 @@ static xfer_status_t fill_slot(xfer_channel_t *ch, xfer_rt_slot_t **out)
     sl->state = XFER_SLOT_FILLING;
     sl->step = ch->cur;
     sl->mask = 0;
+    xfer_ch_joined_reset(ch, sl);
     *out = sl;
     return XFER_SUCCESS;
 out_err:
@@ -528,6 +548,11 @@ xfer_status_t xfer_ch_stream_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
     xfer_rt_slot_t *sl;
 
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
+    if (ds->dyn) { /* its rows move in the slot's second phase (stream_joined.c) */
+        XFER_CHECK_GOTO(xfer_ch_joined_stage(ch, sl, ds, block, ds->count[0]), st, out);
+        sl->mask |= (uint64_t) 1 << ds->bit;
+        return XFER_SUCCESS;
+    }
     if (ds->bound && v > 0 && block != ds->bound) {
         /* a bound dataset is sent from wherever this step's put says: the caller leaves the
          * block alone until xfer_step_end returns (a bound sender has one step in flight) */
@@ -559,7 +584,9 @@ xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch)
         if (!d->out)
             continue;
         d->my_off = off;
-        d->my_bytes = d->declared ? (size_t) xfer_ch_volume(d->cfg->ndims, d->count) * d->esize : 0;
+        d->my_bytes = d->declared && !d->dyn
+                          ? (size_t) xfer_ch_volume(d->cfg->ndims, d->count) * d->esize
+                          : 0;
         off += (d->my_bytes + 7) & ~(size_t) 7;
     }
     ch->lay.my_bytes = off;
@@ -654,6 +681,7 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     for (i = 0; i < ch->nds; i++)
         if (ch->ds[i].out && (sl->mask >> ch->ds[i].bit & 1u))
             ch->stats.bytes_sent += ch->ds[i].my_bytes;
+    XFER_CHECK_GOTO(xfer_ch_joined_commit(ch, sl), st, out);
     sl->state = XFER_SLOT_COMMITTED;
     ch->committed = ch->cur + 1;
     ch->cur_committed = 1;

@@ -45,6 +45,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
         (ring = xfer_select_ring_default(c->duplex == XFER_DUPLEX_FULL)))
         snprintf(ch->algorithm, sizeof(ch->algorithm), "%s", ring->name);
     ch->lay.attr_cap = ((size_t) c->attributes_bytes + 7) & ~(size_t) 7;
+    ch->lay.attr_user = (size_t) c->attributes_bytes;
     ch->nds = c->ndatasets;
     ch->ds = xfer_calloc((size_t) ch->nds, sizeof(*ch->ds));
     ch->nslots = c->max_in_flight_steps + 1;
@@ -76,6 +77,8 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int
         XFER_MPI_GOTO(MPI_Comm_remote_size(inter, &ch->nremote), st, fail);
         XFER_MPI_GOTO(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN), st, fail);
     }
+    if (inter != MPI_COMM_NULL) /* the stream's: after the datasets, before the layout */
+        XFER_CHECK_GOTO(xfer_ch_joined_new(ch), st, fail);
     for (i = 0; i < ch->nds; i++)
         if (ch->ds[i].cfg->joined && !ch->ds[i].out &&
             !(ch->ds[i].srows = xfer_calloc((size_t) ch->nremote, sizeof(uint64_t)))) {
@@ -458,8 +461,11 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     xfer_free(ch->lay.r_pre);
     xfer_free(ch->proto.rel_of);
     xfer_free(ch->proto.why_req);
-    for (i = 0; ch->ds && i < ch->nds; i++)
+    xfer_ch_joined_free(ch, collective);
+    for (i = 0; ch->ds && i < ch->nds; i++) {
         xfer_free(ch->ds[i].srows);
+        xfer_free(ch->ds[i].jrule);
+    }
     xfer_free(ch->ds);
     xfer_free(ch->slots);
     xfer_free(ch);

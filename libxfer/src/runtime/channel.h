@@ -243,6 +243,24 @@ xfer_status_t xfer_ch_stream_poll(xfer_channel_t *ch, int force, int *busy);
 int xfer_ch_begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status,
                         double *until, xfer_status_t *st);
 
+/* stream_joined.c: the stream's joined datasets (runtime.h, xfer_rt_joined_t) */
+xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch);
+xfer_status_t xfer_ch_joined_prepare(xfer_channel_t *ch);
+void xfer_ch_joined_free(xfer_channel_t *ch, int collective);
+/* the set-up's geometry records: a receiving rank's rule for dataset @p d, out and in */
+void xfer_ch_joined_rule_out(const xfer_channel_t *ch, const xfer_rt_dset_t *d, uint64_t *rec);
+xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int r, int nranks,
+                                     const uint64_t *rec);
+xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_dset_t *d,
+                                   const void *block, uint64_t rows);
+xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl);
+xfer_status_t xfer_ch_joined_ready(xfer_channel_t *ch, xfer_rt_slot_t *sl, int *ready);
+xfer_status_t xfer_ch_joined_progress(xfer_channel_t *ch, xfer_rt_slot_t *sl, int *done);
+void xfer_ch_joined_reset(xfer_channel_t *ch, xfer_rt_slot_t *sl);
+void xfer_ch_joined_shape(xfer_channel_t *ch, uint64_t s);
+xfer_status_t xfer_ch_joined_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const uint64_t *start,
+                                   const uint64_t *count, void *buf, uint64_t bytes, uint64_t s);
+
 /* ch_attr.c: the records of a step's attributes (the stream carries them after rank 0's
  * header, the file transport keeps them as HDF5 attributes of the step's root group) */
 typedef struct xfer_ch_attr {

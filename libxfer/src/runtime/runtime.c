@@ -142,11 +142,8 @@ static xfer_status_t refuse_new_shapes(const struct xfer *x)
                 return st;
             for (k = 0; k < d->ndims && !(d->variable & (1u << k)); k++)
                 ;
-            if (d->joined && t == XFER_TRANSPORT_STREAM)
-                snprintf(what, sizeof(what),
-                         "is joined (dims: [joined, ...]): this build carries joined datasets "
-                         "over transport: file only");
-            else if (d->variable)
+            (void) t;
+            if (d->variable)
                 snprintf(what, sizeof(what),
                          "has a variable extent (dims[%d] is variable), which this build does "
                          "not carry yet",

@@ -72,6 +72,9 @@ typedef struct xfer_rt_dset {
     uint64_t sstep; /* UINT64_MAX: no step arrived yet */
     uint64_t sdims[XFER_MAX_DIMS];
     uint64_t *srows; /* nremote entries (joined) */
+    /* the stream's joined datasets: each receiving rank's rule, from the set-up's records
+     * ([2r] UINT64_MAX and [2r+1] the selection mode, or [2r] and [2r+1] the rows it declared) */
+    uint64_t *jrule;
     uint64_t usr_start[XFER_MAX_DIMS], usr_count[XFER_MAX_DIMS];
     /* xfer_bind_buffer: the application's buffer this rank sends the dataset from (its block)
      * or receives it into (its selection), every step, without a copy */
@@ -162,6 +165,8 @@ typedef struct xfer_rt_layout {
     /* rank 0 of a sending side carries the step's attributes after its header, in attr_cap
      * bytes reserved in its contribution */
     size_t attr_cap;
+    size_t attr_user; /* of which the attributes may take this much (attributes_bytes); the rest
+                         carries the stream's joined tables (stream_joined.c) */
     /* Step 0's blocks, put before the contribution sizes are known, appended in put order after
      * room for the header. Put in the channel's order (the usual case) they are laid out as the
      * contribution itself, and setup adopts stage0 as the first slot's send stage: no copy. */
@@ -199,6 +204,33 @@ typedef struct xfer_rt_setup {
     size_t *own_bytes, *own_pre, *rem_pre, tot[2], plan_tot[2];
     int partial, flags;
 } xfer_rt_setup_t;
+
+/* The stream's joined datasets (stream_joined.c): each slot's second phase. */
+typedef struct xfer_rt_jslot {
+    int state;
+    MPI_Request treq; /* a sending rank's gather of its side's rows */
+    uint64_t *tab[2]; /* side k's rows of each of its joined datasets: [r * nj[k] + j] */
+    /* sending: this rank's rows of each joined dataset it sends, and their copy */
+    void **blk;
+    size_t *blk_cap;
+    uint64_t *rows;
+    /* receiving: this rank's share of each joined dataset it receives: its rows, where */
+    void **sel;
+    size_t *sel_cap;
+    uint64_t *first, *count;
+    MPI_Request *req;
+    int nreq, ndone, cap_req; /* requests posted, completed (in order), room */
+} xfer_rt_jslot_t;
+
+typedef struct xfer_rt_joined {
+    int nj[2];      /* joined datasets side k sends */
+    int *idx[2];    /* their indices in ch->ds */
+    size_t tab_at;  /* where a side's table sits in rank 0's attribute area */
+    size_t tab_len; /* the room it takes there (the larger side's) */
+    MPI_Comm local; /* the sending side's gathers (a duplicate of ctl_local) */
+    MPI_Comm *comm; /* per slot: the rows' messages (duplicates of the intercommunicator) */
+    xfer_rt_jslot_t *js;
+} xfer_rt_joined_t;
 
 /* Attributes of the step being filled (xfer_put_attr), encoded (ch_attr.c). */
 typedef struct xfer_rt_attr_out {
@@ -259,6 +291,7 @@ struct xfer_channel {
     xfer_rt_health_t health; /* what failed or ended */
     int begun; /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
     struct xfer_chfile *file; /* transport: file (ch_file.h); NULL for the stream */
+    xfer_rt_joined_t *jn;     /* the stream's joined datasets (NULL: none) */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */

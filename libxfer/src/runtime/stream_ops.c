@@ -10,7 +10,7 @@ static xfer_status_t stream_attrs(xfer_channel_t *ch, uint64_t s, const char **p
     const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
     const xfer_rt_hdr_t *h = (const xfer_rt_hdr_t *) (sl->rbuf + xfer_ch_hdr_at(ch, 0));
     /* (rank 0's header is first on every path) */
-    if (h->magic != XFER_RT_MAGIC || h->step != s || h->attr_len > ch->lay.attr_cap)
+    if (h->magic != XFER_RT_MAGIC || h->step != s || h->attr_len > ch->lay.attr_user)
         return XFER_ERR(XFER_ERR_MISMATCH,
                         "channel %s: step %llu: rank 0's header of %s is not of this step",
                         ch->cfg->name, (unsigned long long) s, xfer_ch_peer_name(ch));
@@ -33,6 +33,7 @@ const xfer_transport_ops_t xfer_stream_ops = {
     .sent = xfer_ch_stream_sent,
     .after_end = xfer_ch_stream_after_end,
     .fetch = xfer_ch_stream_fetch,
+    .shape = xfer_ch_joined_shape,
     .attrs = stream_attrs,
     .pending = xfer_ch_stream_pending,
     .end = xfer_ch_stream_end,

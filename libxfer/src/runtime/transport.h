@@ -50,6 +50,9 @@ typedef struct xfer_transport_ops {
      * dataset @p ds of arrived step @p step into @p buf. */
     xfer_status_t (*fetch)(struct xfer_channel *ch, struct xfer_rt_dset *ds, const uint64_t *start,
                            const uint64_t *count, void *buf, uint64_t bytes, uint64_t step);
+    /* The shape of arrived step @p step's joined and variable datasets into their sdims, srows
+     * and selections (NULL: the transport sets them as the step arrives). */
+    void (*shape)(struct xfer_channel *ch, uint64_t step);
     /* The encoded attributes of arrived step @p step (ch_attr.c's records). */
     xfer_status_t (*attrs)(struct xfer_channel *ch, uint64_t step, const char **p, size_t *len);
     /* A committed step of this rank not yet delivered, or one in flight (xfer_channel_progress's

@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The stream's joined datasets (docs/runtime.md, "Joined datasets"; runtime.h,
+ * xfer_rt_joined_t). Their rows change every step, so they stay out of the contributions the
+ * step 0 set-up lays out (their blocks there are empty) and move in a second phase of each
+ * step's slot:
+ *  - at its commit a sending rank posts a gather of every sibling's rows of the step on the
+ *    side's own communicator; its slot starts only once the table is in, and rank 0 carries it
+ *    after the step's attributes (tab_at of the attribute area, which reaches every receiving
+ *    rank on every path);
+ *  - once the fixed part of the step completed on a rank, every rank knows both sides' tables and
+ *    every receiving rank's rule (its `selection`, or the rows it declared with xfer_select, as
+ *    the set-up's geometry records carried them): each sending rank sends each receiving rank
+ *    the rows of its share that it holds, straight from its put's copy, and each receiving rank
+ *    receives them into its share of the step, on a communicator of the slot's own;
+ *  - the slot is done when both phases are.
+ * Every rank computes the same shares from the same tables, so every send has its receive. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "channel.h"
+
+enum { J_IDLE = 0, J_GATHER, J_READY, J_MOVING, J_DONE };
+
+/* The rows of one joined dataset's row (elements past the first dimension) in bytes. */
+static size_t row_bytes(const xfer_rt_dset_t *d)
+{
+    return (size_t) xfer_ch_volume(d->cfg->ndims - 1, d->cfg->dims + 1) * d->esize;
+}
+
+static int side_ranks(const xfer_channel_t *ch, int k)
+{
+    return k == ch->side ? ch->nlocal : ch->nremote;
+}
+
+/* Rank r's rows of joined dataset j in a table of @p nj datasets; NOT_PUT: it did not put it
+ * (no rows). */
+#define NOT_PUT UINT64_MAX
+static uint64_t rows_at(const uint64_t *tab, int nj, int r, int j)
+{
+    const uint64_t n = tab[(size_t) r * (size_t) nj + (size_t) j];
+    return n == NOT_PUT ? 0 : n;
+}
+
+/* Which of side @p k's joined datasets @p d is (its index in jn->idx[k]). */
+static int jindex(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
+{
+    const xfer_rt_joined_t *jn = ch->jn;
+    const int k = xfer_ch_dset_side(ch, d), i = (int) (d - ch->ds);
+    int j;
+    for (j = 0; j < jn->nj[k]; j++)
+        if (jn->idx[k][j] == i)
+            return j;
+    return -1;
+}
+
+xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
+{
+    xfer_rt_joined_t *jn;
+    int i, k, s, n[2] = {0, 0};
+
+    for (i = 0; i < ch->nds; i++)
+        n[xfer_ch_dset_side(ch, &ch->ds[i])] += ch->ds[i].cfg->joined;
+    if (!n[0] && !n[1])
+        return XFER_SUCCESS;
+    if (!(jn = ch->jn = xfer_calloc(1, sizeof(*jn))))
+        goto oom;
+    jn->local = MPI_COMM_NULL;
+    for (k = 0; k < 2; k++) {
+        jn->nj[k] = n[k];
+        if (!(jn->idx[k] = xfer_calloc((size_t) n[k] + 1, sizeof(int))))
+            goto oom;
+        n[k] = 0;
+    }
+    for (i = 0; i < ch->nds; i++)
+        if (ch->ds[i].cfg->joined) {
+            k = xfer_ch_dset_side(ch, &ch->ds[i]);
+            jn->idx[k][n[k]++] = i;
+        }
+    /* the tables ride in the attribute area of rank 0's contribution: room for either side's */
+    jn->tab_at = ch->lay.attr_cap; /* (after the attributes' own room, attr_user) */
+    for (k = 0; k < 2; k++) {
+        const size_t t = (size_t) jn->nj[k] * (size_t) side_ranks(ch, k) * sizeof(uint64_t);
+        jn->tab_len = t > jn->tab_len ? t : jn->tab_len;
+    }
+    ch->lay.attr_cap += jn->tab_len;
+    if (!(jn->js = xfer_calloc((size_t) ch->nslots, sizeof(*jn->js))) ||
+        !(jn->comm = xfer_calloc((size_t) ch->nslots, sizeof(MPI_Comm))))
+        goto oom;
+    for (s = 0; s < ch->nslots; s++) {
+        xfer_rt_jslot_t *js = &jn->js[s];
+        jn->comm[s] = MPI_COMM_NULL;
+        js->treq = MPI_REQUEST_NULL;
+        for (k = 0; k < 2; k++)
+            if (!(js->tab[k] = xfer_calloc((size_t) jn->nj[k] * (size_t) side_ranks(ch, k) + 1,
+                                           sizeof(uint64_t))))
+                goto oom;
+        k = ch->side;
+        if (!(js->blk = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(void *))) ||
+            !(js->blk_cap = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(size_t))) ||
+            !(js->rows = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(uint64_t))) ||
+            !(js->sel = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(void *))) ||
+            !(js->sel_cap = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(size_t))) ||
+            !(js->first = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(uint64_t))) ||
+            !(js->count = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(uint64_t))))
+            goto oom;
+    }
+    return XFER_SUCCESS;
+oom:
+    return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: joined datasets", ch->cfg->name);
+}
+
+/* When the channel forms (collective over both sides, and over this side for the gathers). */
+xfer_status_t xfer_ch_joined_prepare(xfer_channel_t *ch)
+{
+    xfer_rt_joined_t *jn = ch->jn;
+    xfer_status_t st = XFER_SUCCESS;
+    int s;
+    if (!jn)
+        return XFER_SUCCESS;
+    XFER_MPI_GOTO(MPI_Comm_dup(ch->ctl_local, &jn->local), st, out);
+    for (s = 0; s < ch->nslots; s++) {
+        XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &jn->comm[s]), st, out);
+        XFER_MPI_GOTO(MPI_Comm_set_errhandler(jn->comm[s], MPI_ERRORS_RETURN), st, out);
+    }
+out:
+    return st;
+}
+
+void xfer_ch_joined_free(xfer_channel_t *ch, int collective)
+{
+    xfer_rt_joined_t *jn = ch->jn;
+    int s, j;
+    if (!jn)
+        return;
+    for (s = 0; jn->js && s < ch->nslots; s++) {
+        xfer_rt_jslot_t *js = &jn->js[s];
+        for (j = 0; js->blk && j < jn->nj[ch->side]; j++)
+            xfer_free(js->blk[j]);
+        for (j = 0; js->sel && j < jn->nj[1 - ch->side]; j++)
+            xfer_free(js->sel[j]);
+        xfer_free(js->tab[0]);
+        xfer_free(js->tab[1]);
+        xfer_free(js->blk);
+        xfer_free(js->blk_cap);
+        xfer_free(js->rows);
+        xfer_free(js->sel);
+        xfer_free(js->sel_cap);
+        xfer_free(js->first);
+        xfer_free(js->count);
+        xfer_free(js->req);
+        if (collective && jn->comm && jn->comm[s] != MPI_COMM_NULL)
+            MPI_Comm_free(&jn->comm[s]);
+    }
+    if (collective && jn->local != MPI_COMM_NULL)
+        MPI_Comm_free(&jn->local);
+    xfer_free(jn->js);
+    xfer_free(jn->comm);
+    xfer_free(jn->idx[0]);
+    xfer_free(jn->idx[1]);
+    xfer_free(jn);
+    ch->jn = NULL;
+}
+
+/* ---- the set-up's records ------------------------------------------------------------------ */
+
+void xfer_ch_joined_rule_out(const xfer_channel_t *ch, const xfer_rt_dset_t *d, uint64_t *rec)
+{
+    const int nd = d->cfg->ndims;
+    if (d->sel_declared) {
+        memcpy(rec, d->usr_start, (size_t) nd * sizeof(uint64_t));
+        memcpy(rec + nd, d->usr_count, (size_t) nd * sizeof(uint64_t));
+    } else {
+        rec[0] = UINT64_MAX; /* the dataset's mode */
+        rec[nd] = (uint64_t) d->cfg->selection;
+    }
+    (void) ch;
+}
+
+xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int r, int nranks,
+                                     const uint64_t *rec)
+{
+    const int nd = d->cfg->ndims;
+    if (!d->jrule && !(d->jrule = xfer_calloc((size_t) nranks * 2, sizeof(uint64_t))))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: dataset %s: selections", ch->cfg->name,
+                        d->cfg->name);
+    d->jrule[2 * r] = rec[0];
+    d->jrule[2 * r + 1] = rec[nd];
+    return XFER_SUCCESS;
+}
+
+/* Receiving rank @p r's rows [*first, *first + *count) of a step of @p total rows, by its rule. */
+static void share_of(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int r, int nrecv,
+                     uint64_t total, uint64_t *first, uint64_t *count)
+{
+    const uint64_t *rule = d->jrule + 2 * r;
+    (void) ch;
+    if (rule[0] != UINT64_MAX) { /* declared: clipped to the step */
+        *first = rule[0] < total ? rule[0] : total;
+        *count = rule[1] < total - *first ? rule[1] : total - *first;
+    } else if (rule[1] == XFER_SELECT_ALL) {
+        *first = 0;
+        *count = total;
+    } else { /* rows (columns and block are refused for joined datasets by the config) */
+        const uint64_t q = total / (uint64_t) nrecv, m = total % (uint64_t) nrecv;
+        *first = (uint64_t) r * q + ((uint64_t) r < m ? (uint64_t) r : m);
+        *count = q + ((uint64_t) r < m);
+    }
+}
+
+/* ---- a sending rank's puts and commit ---------------------------------------------------- */
+
+xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_dset_t *d,
+                                   const void *block, uint64_t rows)
+{
+    xfer_rt_jslot_t *js = &ch->jn->js[sl - ch->slots];
+    const int j = jindex(ch, d);
+    const size_t bytes = (size_t) rows * row_bytes(d);
+    if (js->blk_cap[j] < bytes) {
+        void *nb = xfer_realloc_array(js->blk[j], bytes, 1);
+        if (!nb)
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: dataset %s: %zu bytes of rows",
+                            ch->cfg->name, d->cfg->name, bytes);
+        js->blk[j] = nb;
+        js->blk_cap[j] = bytes;
+    }
+    if (bytes)
+        memcpy(js->blk[j], block, bytes);
+    js->rows[j] = rows;
+    ch->stats.bytes_copied_in += bytes;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl)
+{
+    xfer_rt_joined_t *jn = ch->jn;
+    xfer_rt_jslot_t *js;
+    xfer_status_t st = XFER_SUCCESS;
+    int j;
+    if (!jn || !jn->nj[ch->side])
+        return XFER_SUCCESS;
+    js = &jn->js[sl - ch->slots];
+    for (j = 0; j < jn->nj[ch->side]; j++) /* a dataset this rank did not put this step */
+        if (!(sl->mask >> ch->ds[jn->idx[ch->side][j]].bit & 1u))
+            js->rows[j] = NOT_PUT;
+    XFER_MPI_GOTO(MPI_Iallgather(js->rows, jn->nj[ch->side], MPI_UINT64_T, js->tab[ch->side],
+                                 jn->nj[ch->side], MPI_UINT64_T, jn->local, &js->treq),
+                  st, out);
+    js->state = J_GATHER;
+out:
+    return st;
+}
+
+/* May the fixed part of the slot start (a sending rank: its side's table is in, and rank 0 put
+ * it after the attributes)? */
+xfer_status_t xfer_ch_joined_ready(xfer_channel_t *ch, xfer_rt_slot_t *sl, int *ready)
+{
+    xfer_rt_joined_t *jn = ch->jn;
+    xfer_rt_jslot_t *js;
+    xfer_status_t st = XFER_SUCCESS;
+    int j, r, flag = 0;
+
+    *ready = 1;
+    if (!jn || !jn->nj[ch->side] || !xfer_ch_this_sends(ch))
+        return XFER_SUCCESS;
+    js = &jn->js[sl - ch->slots];
+    if (js->state != J_GATHER) {
+        *ready = js->state >= J_READY;
+        return XFER_SUCCESS;
+    }
+    XFER_MPI_GOTO(MPI_Test(&js->treq, &flag, MPI_STATUS_IGNORE), st, out);
+    *ready = flag;
+    if (!flag)
+        return XFER_SUCCESS;
+    js->state = J_READY;
+    for (j = 0; j < jn->nj[ch->side]; j++) { /* max_rows: alike on every rank of the side */
+        const xfer_cfg_dataset_t *c = ch->ds[jn->idx[ch->side][j]].cfg;
+        uint64_t total = 0;
+        for (r = 0; r < ch->nlocal; r++)
+            total += rows_at(js->tab[ch->side], jn->nj[ch->side], r, j);
+        if (c->max_rows && total > c->max_rows)
+            return XFER_ERR(XFER_ERR_TOO_LARGE,
+                            "channel %s: dataset %s: step %llu holds %llu rows in all, more than "
+                            "its max_rows, %llu",
+                            ch->cfg->name, c->name, (unsigned long long) sl->step,
+                            (unsigned long long) total, (unsigned long long) c->max_rows);
+    }
+    if (ch->me == 0 && sl->sbuf)
+        memcpy(sl->sbuf + sizeof(xfer_rt_hdr_t) + jn->tab_at, js->tab[ch->side],
+               (size_t) jn->nj[ch->side] * (size_t) ch->nlocal * sizeof(uint64_t));
+out:
+    return st;
+}
+
+/* ---- the second phase ---------------------------------------------------------------------- */
+
+static xfer_status_t add_req(xfer_rt_jslot_t *js, MPI_Request **out)
+{
+    if (js->nreq == js->cap_req) {
+        const int cap = js->cap_req ? 2 * js->cap_req : 16;
+        MPI_Request *nr = xfer_realloc_array(js->req, (size_t) cap, sizeof(*nr));
+        if (!nr)
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "joined rows: requests");
+        js->req = nr;
+        js->cap_req = cap;
+    }
+    *out = &js->req[js->nreq++];
+    return XFER_SUCCESS;
+}
+
+/* Side @p k's rank @p r's first row of its joined dataset @p j, and the step's total. */
+static uint64_t offset_of(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, int r,
+                          uint64_t *total)
+{
+    const int nj = ch->jn->nj[k], n = side_ranks(ch, k);
+    uint64_t off = 0, t = 0;
+    int e;
+    for (e = 0; e < n; e++) {
+        if (e == r)
+            off = t;
+        t += rows_at(tab, nj, e, j);
+    }
+    *total = t;
+    return off;
+}
+
+/* The other side's table, from rank 0's attribute area of the step (receiving ranks). */
+static xfer_status_t read_table(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_jslot_t *js)
+{
+    const int ko = 1 - ch->side;
+    const xfer_rt_hdr_t *h = (const xfer_rt_hdr_t *) (sl->rbuf + xfer_ch_hdr_at(ch, 0));
+    if (h->magic != XFER_RT_MAGIC || h->step != sl->step)
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "channel %s: step %llu: rank 0's header of %s is not of this step",
+                        ch->cfg->name, (unsigned long long) sl->step, xfer_ch_peer_name(ch));
+    memcpy(js->tab[ko], sl->rbuf + xfer_ch_attr_at(ch) + ch->jn->tab_at,
+           (size_t) ch->jn->nj[ko] * (size_t) ch->nremote * sizeof(uint64_t));
+    return XFER_SUCCESS;
+}
+
+static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_jslot_t *js)
+{
+    xfer_rt_joined_t *jn = ch->jn;
+    const MPI_Comm comm = jn->comm[sl - ch->slots];
+    xfer_status_t st = XFER_SUCCESS;
+    int k, j, r;
+
+    js->nreq = js->ndone = 0;
+    if (xfer_ch_this_recvs(ch))
+        XFER_CHECK_GOTO(read_table(ch, sl, js), st, out);
+    for (k = 0; k < 2; k++) {
+        const int nsend = side_ranks(ch, k), nrecv = side_ranks(ch, 1 - k);
+        for (j = 0; j < jn->nj[k]; j++) {
+            xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
+            const size_t rb = row_bytes(d);
+            uint64_t total, first, count;
+            if (k == ch->side) { /* this rank's rows to every receiving rank whose share has some */
+                const uint64_t off = offset_of(ch, js->tab[k], k, j, ch->me, &total);
+                const uint64_t mine = rows_at(js->tab[k], jn->nj[k], ch->me, j);
+                for (r = 0; r < nrecv && mine; r++) {
+                    uint64_t a, b;
+                    MPI_Request *q;
+                    share_of(ch, d, r, nrecv, total, &first, &count);
+                    a = first > off ? first : off;
+                    b = first + count < off + mine ? first + count : off + mine;
+                    if (a >= b)
+                        continue;
+                    if ((b - a) * rb > INT_MAX)
+                        return XFER_ERR(XFER_ERR_TOO_LARGE,
+                                        "channel %s: dataset %s: step %llu: %llu bytes of rows for "
+                                        "one rank, more than one message carries",
+                                        ch->cfg->name, d->cfg->name, (unsigned long long) sl->step,
+                                        (unsigned long long) ((b - a) * rb));
+                    XFER_CHECK_GOTO(add_req(js, &q), st, out);
+                    XFER_MPI_GOTO(MPI_Isend((char *) js->blk[j] + (a - off) * rb,
+                                            (int) ((b - a) * rb), MPI_BYTE, r, jn->idx[k][j], comm,
+                                            q),
+                                  st, out);
+                    ch->stats.bytes_sent += (b - a) * rb;
+                }
+            } else { /* this rank's share, from every sending rank that holds some of it */
+                size_t bytes;
+                (void) offset_of(ch, js->tab[k], k, j, 0, &total);
+                share_of(ch, d, ch->me, nrecv, total, &first, &count);
+                js->first[j] = first;
+                js->count[j] = count;
+                bytes = (size_t) count * rb;
+                if (js->sel_cap[j] < bytes) {
+                    void *nb = xfer_realloc_array(js->sel[j], bytes, 1);
+                    if (!nb)
+                        return XFER_ERR(XFER_ERR_NO_MEMORY,
+                                        "channel %s: dataset %s: %zu bytes of rows", ch->cfg->name,
+                                        d->cfg->name, bytes);
+                    js->sel[j] = nb;
+                    js->sel_cap[j] = bytes;
+                }
+                for (r = 0; r < nsend && count; r++) {
+                    uint64_t a, b, t2;
+                    const uint64_t off = offset_of(ch, js->tab[k], k, j, r, &t2);
+                    const uint64_t n = rows_at(js->tab[k], jn->nj[k], r, j);
+                    MPI_Request *q;
+                    a = first > off ? first : off;
+                    b = first + count < off + n ? first + count : off + n;
+                    if (a >= b)
+                        continue;
+                    if ((b - a) * rb > INT_MAX)
+                        return XFER_ERR(
+                            XFER_ERR_TOO_LARGE,
+                            "channel %s: dataset %s: step %llu: %llu bytes of rows from "
+                            "one rank, more than one message carries",
+                            ch->cfg->name, d->cfg->name, (unsigned long long) sl->step,
+                            (unsigned long long) ((b - a) * rb));
+                    XFER_CHECK_GOTO(add_req(js, &q), st, out);
+                    XFER_MPI_GOTO(MPI_Irecv((char *) js->sel[j] + (a - first) * rb,
+                                            (int) ((b - a) * rb), MPI_BYTE, r, jn->idx[k][j], comm,
+                                            q),
+                                  st, out);
+                    ch->stats.bytes_received += (b - a) * rb;
+                }
+            }
+        }
+    }
+    js->state = J_MOVING;
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_joined_progress(xfer_channel_t *ch, xfer_rt_slot_t *sl, int *done)
+{
+    xfer_rt_joined_t *jn = ch->jn;
+    xfer_rt_jslot_t *js;
+    xfer_status_t st = XFER_SUCCESS;
+    int flag = 0;
+
+    *done = 1;
+    if (!jn)
+        return XFER_SUCCESS;
+    js = &jn->js[sl - ch->slots];
+    if (js->state == J_DONE)
+        return XFER_SUCCESS;
+    if (js->state != J_MOVING) {
+        if (xfer_ch_this_sends(ch) && jn->nj[ch->side] && js->state != J_READY) {
+            *done = 0; /* (the fixed part waited for the table: not reached) */
+            return XFER_SUCCESS;
+        }
+        XFER_CHECK_GOTO(start_moving(ch, sl, js), st, out);
+    }
+    for (; js->ndone < js->nreq; js->ndone++) { /* in order: each one once */
+        XFER_MPI_GOTO(MPI_Test(&js->req[js->ndone], &flag, MPI_STATUS_IGNORE), st, out);
+        if (!flag)
+            break;
+    }
+    *done = js->ndone == js->nreq;
+    if (*done)
+        js->state = J_DONE;
+out:
+    return st;
+}
+
+/* The slot starts a new step (sending: at its fill; receiving: when its collective starts). */
+void xfer_ch_joined_reset(xfer_channel_t *ch, xfer_rt_slot_t *sl)
+{
+    xfer_rt_jslot_t *js;
+    int j;
+    if (!ch->jn)
+        return;
+    js = &ch->jn->js[sl - ch->slots];
+    js->state = J_IDLE;
+    js->nreq = 0;
+    for (j = 0; j < ch->jn->nj[ch->side]; j++)
+        js->rows[j] = 0;
+}
+
+/* ---- a receiving rank's step ----------------------------------------------------------------- */
+
+void xfer_ch_joined_shape(xfer_channel_t *ch, uint64_t s)
+{
+    xfer_rt_joined_t *jn = ch->jn;
+    const int k = 1 - ch->side;
+    xfer_rt_jslot_t *js;
+    int j, r;
+    if (!jn || !jn->nj[k])
+        return;
+    js = &jn->js[xfer_ch_slot_of(ch, s) - ch->slots];
+    for (j = 0; j < jn->nj[k]; j++) {
+        xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
+        const int nd = d->cfg->ndims;
+        uint64_t total = 0;
+        if (d->sstep == s)
+            continue;
+        for (r = 0; r < ch->nremote; r++) {
+            d->srows[r] = rows_at(js->tab[k], jn->nj[k], r, j);
+            total += d->srows[r];
+        }
+        memcpy(d->sdims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
+        d->sdims[0] = total;
+        memcpy(d->sel_start, d->cfg->dims, (size_t) nd * sizeof(uint64_t)); /* whole rows */
+        memset(d->sel_start, 0, (size_t) nd * sizeof(uint64_t));
+        memcpy(d->sel_count, d->sdims, (size_t) nd * sizeof(uint64_t));
+        d->sel_start[0] = js->first[j];
+        d->sel_count[0] = js->count[j];
+        d->sstep = s;
+    }
+}
+
+xfer_status_t xfer_ch_joined_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const uint64_t *start,
+                                   const uint64_t *count, void *buf, uint64_t bytes, uint64_t s)
+{
+    const xfer_rt_jslot_t *js = &ch->jn->js[xfer_ch_slot_of(ch, s) - ch->slots];
+    const int j = jindex(ch, ds), k = xfer_ch_dset_side(ch, ds);
+    int r, put = 0;
+    for (r = 0; r < ch->nremote; r++)
+        put |= js->tab[k][(size_t) r * (size_t) ch->jn->nj[k] + (size_t) j] != NOT_PUT;
+    if (!put)
+        return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: %s did not put dataset %s in step %llu",
+                        ch->cfg->name, xfer_ch_peer_name(ch), ds->cfg->name,
+                        (unsigned long long) s);
+    if (bytes > 0) {
+        const char *src = js->sel[j];
+        if (src != buf || start[0] != ds->sel_start[0] || count[0] != ds->sel_count[0]) {
+            xfer_ch_copy_box(buf, start, count, src, ds->sel_start, ds->sel_count, ds->cfg->ndims,
+                             ds->esize);
+            ch->stats.bytes_copied_out += bytes;
+        }
+    }
+    return XFER_SUCCESS;
+}
