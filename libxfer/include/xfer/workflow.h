@@ -46,6 +46,11 @@ typedef struct xfer_dataset_desc {
     uint64_t start[XFER_MAX_DIMS];
     uint64_t count[XFER_MAX_DIMS];
     uint64_t step; /**< xfer_get: the step the data belongs to */
+    /** A record dataset (type XFER_TYPE_RECORD). xfer_put: NULL, or the layout of the caller's
+     *  struct (fields' names, types, counts and offsets, and its size: xfer_record_layout
+     *  computes them from types and counts), checked against the workflow file's declaration;
+     *  xfer_get: the declaration (owned by the configuration). */
+    const xfer_record_t *record;
 } xfer_dataset_desc_t;
 
 /** Role of a component in a channel. */

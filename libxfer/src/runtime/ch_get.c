@@ -106,6 +106,7 @@ void xfer_ch_get_desc(xfer_dataset_desc_t *out, const xfer_rt_dset_t *ds, const 
     memcpy(out->start, start, (size_t) nd * sizeof(uint64_t));
     memcpy(out->count, count, (size_t) nd * sizeof(uint64_t));
     out->step = step;
+    out->record = ds->cfg->record;
 }
 
 /* The stream's fetch (transport.h): the step's headers are checked, then the box is copied out

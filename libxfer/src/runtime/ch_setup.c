@@ -15,7 +15,7 @@
 #include "mxn.h"
 #include "channel.h"
 
-static xfer_status_t plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
+xfer_status_t xfer_ch_plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
 {
     const xfer_cfg_hier_t *h = &ch->cfg->hier;
     xfer_coll_opts_init(o);
@@ -98,7 +98,7 @@ static xfer_status_t reference_plans(xfer_channel_t *ch)
     for (i = 0; i < ch->nslots; i++) {
         xfer_coll_opts_t o;
         xfer_call_t c;
-        plan_opts(ch, &o);
+        xfer_ch_plan_opts(ch, &o);
         memset(&c, 0, sizeof(c));
         c.kind = XFER_CALL_ALLGATHERV;
         c.sbuf = dummy;

@@ -385,6 +385,32 @@ static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const v
     return XFER_SUCCESS;
 }
 
+/* A put's record layout against the declaration: the first field that differs, named. */
+static xfer_status_t record_check(const xfer_channel_t *ch, const xfer_rt_dset_t *ds,
+                                  const xfer_record_t *got)
+{
+    const xfer_record_t *want = ds->cfg->record;
+    int i;
+    for (i = 0; i < want->nfields && i < got->nfields; i++) {
+        const xfer_record_field_t *a = &want->fields[i], *b = &got->fields[i];
+        if (!b->name || strcmp(a->name, b->name) != 0 || a->type != b->type ||
+            a->count != b->count || a->offset != b->offset)
+            return XFER_ERR(XFER_ERR_MISMATCH,
+                            "channel %s: dataset %s: field %d of rank %d's record is %s %s[%u] at "
+                            "offset %zu, the workflow file declares %s %s[%u] at offset %zu",
+                            ch->cfg->name, ds->cfg->name, i, ch->me, b->name ? b->name : "(null)",
+                            xfer_type_name(b->type), (unsigned) b->count, b->offset, a->name,
+                            xfer_type_name(a->type), (unsigned) a->count, a->offset);
+    }
+    if (want->nfields != got->nfields || want->size != got->size)
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "channel %s: dataset %s: rank %d's record has %d fields in %zu bytes, the "
+                        "workflow file declares %d fields in %zu bytes",
+                        ch->cfg->name, ds->cfg->name, ch->me, got->nfields, got->size,
+                        want->nfields, want->size);
+    return XFER_SUCCESS;
+}
+
 /* The shape of @p c as the workflow file writes it: "[joined, 3]", "[variable, 64]". */
 static void fmt_shape(char *buf, size_t len, const xfer_cfg_dataset_t *c)
 {
@@ -475,6 +501,8 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
                         "channel %s: dataset %s has a variable shape, which this build does not "
                         "carry yet",
                         ch->cfg->name, d->name);
+    if (ds->cfg->record && d->record && d->type == XFER_TYPE_RECORD)
+        XFER_CHECK_GOTO(record_check(ch, ds, d->record), st, out);
     if (ds->cfg->joined)
         XFER_CHECK_GOTO(joined_put_check(ch, d, ds), st, out);
     else if (d->type != ds->cfg->type || d->ndims != ds->cfg->ndims ||

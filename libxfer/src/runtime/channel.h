@@ -124,6 +124,8 @@ xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *w
                                          const char *dir);
 
 /* ch_setup.c */
+/* The options of the channel's allgatherv plans (its algorithm, node staging, no clock). */
+xfer_status_t xfer_ch_plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o);
 /* When the channel forms (collective over both sides, in file order): this rank's node, every
  * slot's communicators and its allgatherv plan for the predicted contributions. */
 xfer_status_t xfer_ch_prepare(xfer_channel_t *ch);

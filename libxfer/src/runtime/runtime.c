@@ -142,16 +142,15 @@ static xfer_status_t refuse_new_shapes(const struct xfer *x)
                 return st;
             for (k = 0; k < d->ndims && !(d->variable & (1u << k)); k++)
                 ;
-            (void) t;
             if (d->variable)
                 snprintf(what, sizeof(what),
                          "has a variable extent (dims[%d] is variable), which this build does "
                          "not carry yet",
                          k);
-            else if (d->type == XFER_TYPE_RECORD)
+            else if (d->type == XFER_TYPE_RECORD && t == XFER_TRANSPORT_FILE)
                 snprintf(what, sizeof(what),
-                         "is a record (type: {field: type, ...}), which this build does not "
-                         "carry yet");
+                         "is a record (type: {field: type, ...}): this build carries records "
+                         "over transport: stream only");
             else
                 continue;
             return xfer_err_raw(XFER_ERR_NOT_SUPPORTED, "%s:%d:%d: channel %s: dataset %s %s",

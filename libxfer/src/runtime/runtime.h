@@ -220,6 +220,16 @@ typedef struct xfer_rt_jslot {
     uint64_t *first, *count;
     MPI_Request *req;
     int nreq, ndone, cap_req; /* requests posted, completed (in order), room */
+    /* receivers that all take every row: the slot's allgatherv plan, recounted for the step */
+    xfer_plan_t *plan;
+    MPI_Comm pcomm;
+    int by_plan;
+    int *rc, *rd; /* every remote rank's bytes, and where they land */
+    size_t *lb;   /* every rank of this side's bytes */
+    char *rbuf;   /* every remote rank's rows */
+    size_t rbuf_cap;
+    char *pack; /* this rank's rows of several datasets, one after the other */
+    size_t pack_cap;
 } xfer_rt_jslot_t;
 
 typedef struct xfer_rt_joined {
@@ -229,6 +239,8 @@ typedef struct xfer_rt_joined {
     size_t tab_len; /* the room it takes there (the larger side's) */
     MPI_Comm local; /* the sending side's gathers (a duplicate of ctl_local) */
     MPI_Comm *comm; /* per slot: the rows' messages (duplicates of the intercommunicator) */
+    int plans;      /* every joined dataset's mode is all: each slot has an allgatherv plan */
+    int all_taken;  /* (after the set-up) every receiving rank takes every row of each */
     xfer_rt_jslot_t *js;
 } xfer_rt_joined_t;
 
