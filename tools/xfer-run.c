@@ -253,7 +253,7 @@ int main(int argc, char **argv)
     }
     rc = 0;
     /* a file the runtime cannot run is not checked or run (printing it is fine) */
-    if ((o.check || !o.print_config) && xfer_run_unsupported(cfg, stderr) > 0) {
+    if ((o.check || !o.print_config) && xfer_run_unsupported(cfg, o.transport, stderr) > 0) {
         rc = EXIT_USAGE;
         goto out;
     }

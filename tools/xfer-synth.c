@@ -12,7 +12,7 @@
  *              [--kill-after K] [--sigstop-after K] [--fault-rank R] [--compute-ms MS]
  *              [--begin TIMEOUT_MS [--deadline-ms MS]] [--quiet] [--report-time]
  *              [--seed S] [--orders phased|file|random] [--delay-ms MAX] [--stop-after K]
- *              [--fault kill|stop:RANK:STEP:begin|commit|end] [--report]
+ *              [--fault kill|stop:RANK:STEP:begin|commit|end] [--report] [--no-empty-steps]
  * --begin uses the step-status API: every step starts with xfer_step_begin(TIMEOUT_MS), called
  * again while it says NOT_READY (--deadline-ms: fail after that long), and the end of a
  * receive-only stream is the END_OF_STREAM status.
@@ -31,6 +31,15 @@
  * xfer_step_end calls that succeeded; got: steps received whole and right) and --report adds a line
  * per step and channel as it completes (xfer-synth-step ...). The steps themselves are
  * tools/synth/step.c.
+ *
+ * Joined datasets (dims: [joined, ...]) are played by tools/synth/joined.c: each step every
+ * sending rank puts rows drawn from --seed (0 without it; rank 0 prints it), a cycle that forces
+ * in a step with no rows on some ranks, one with every row on one rank and one with no rows at
+ * all (--no-empty-steps gives that one a row); a receiver checks the step's shape, each sender's
+ * rows and its own selection against what it computes itself, then every byte. --select picks
+ * and --seed's user boxes are boxes of rows there, clipped to each step; --bind binds a
+ * receiver a buffer for a typical step (larger steps land in the library's buffer). --report
+ * adds a line per step and joined dataset with every sender's rows (xfer-synth-rows ...).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -199,6 +208,7 @@ static void parse_options(int argc, char **argv)
         O_REPORT,
         O_FAULT_RANK,
         O_REPORT_TIME,
+        O_NO_EMPTY,
         O_VERSION
     };
     static const struct option longopts[] = {{"steps", required_argument, NULL, O_STEPS},
@@ -229,6 +239,7 @@ static void parse_options(int argc, char **argv)
                                              {"report", no_argument, NULL, O_REPORT},
                                              {"fault-rank", required_argument, NULL, O_FAULT_RANK},
                                              {"report-time", no_argument, NULL, O_REPORT_TIME},
+                                             {"no-empty-steps", no_argument, NULL, O_NO_EMPTY},
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, O_VERSION},
                                              {NULL, 0, NULL, 0}};
@@ -248,7 +259,7 @@ static void parse_options(int argc, char **argv)
                    "                  [--bind | --bind-alternate]\n"
                    "                  [--mpi-thread single|multiple] [--quiet]\n"
                    "                  [--seed S] [--orders phased|file|random] [--delay-ms MAX]\n"
-                   "                  [--stop-after K] [--report]\n"
+                   "                  [--stop-after K] [--report] [--no-empty-steps]\n"
                    "                  [--fault kill|stop:RANK:STEP:begin|commit|end]\n"
                    "                  [-h|--help] [--version]\n"
                    "A synthetic workflow component: it plays its part of every channel of the\n"
@@ -353,6 +364,9 @@ static void parse_options(int argc, char **argv)
         case O_REPORT_TIME:
             o.report_time = 1;
             break;
+        case O_NO_EMPTY:
+            o.no_empty_steps = 1;
+            break;
         default:
             xfer_cli_bad_option(prog, c, argv);
         }
@@ -365,8 +379,9 @@ static void parse_options(int argc, char **argv)
         xfer_cli_usage_error(prog, "--delay-ms needs --seed");
 }
 
-/* The datasets xfer-synth has no pattern for, which the runtime does not carry yet either:
- * refused by name rather than played wrong. */
+/* The datasets xfer-synth has no pattern for, which the runtime does not carry yet either
+ * (variable extents, records), and joined ones under a selection it does not compute: refused by
+ * name rather than played wrong. */
 static void refuse_unsupported(void)
 {
     int i, j;
@@ -376,13 +391,16 @@ static void refuse_unsupported(void)
             continue;
         for (j = 0; j < ch->ndatasets; j++) {
             const xfer_cfg_dataset_t *d = &ch->datasets[j];
-            if (d->joined || d->variable || d->type == XFER_TYPE_RECORD)
-                FAIL("channel %s: dataset %s is %s; xfer-synth does not play joined, variable or "
-                     "record datasets yet (issue 30)",
+            if (d->variable || d->type == XFER_TYPE_RECORD)
+                FAIL("channel %s: dataset %s is %s; xfer-synth does not play variable or record "
+                     "datasets yet (issue 30)",
                      ch->name, d->name,
-                     d->joined     ? "joined (dims: [joined, ...])"
-                     : d->variable ? "of a variable shape (a variable extent in dims)"
-                                   : "a record (type: {field: type, ...})");
+                     d->variable ? "of a variable shape (a variable extent in dims)"
+                                 : "a record (type: {field: type, ...})");
+            if (d->joined && d->selection == XFER_SELECT_BLOCK && d->from != comp)
+                FAIL("channel %s: dataset %s is joined, with selection: block; xfer-synth checks "
+                     "joined datasets under selection all, rows, columns or user",
+                     ch->name, d->name);
         }
     }
 }
@@ -399,6 +417,10 @@ static void declare_selections(void)
             uint64_t st0[XFER_MAX_DIMS], c0[XFER_MAX_DIMS];
             if (d->from == comp)
                 continue;
+            if (d->joined) { /* boxes of rows, clipped to each step (tools/synth/joined.c) */
+                (void) synth_joined_declare(i, j, o.select);
+                continue;
+            }
             if (o.select) {
                 for (k = 0; k < d->ndims; k++) {
                     const uint64_t slab = (d->dims[k] + (uint64_t) csize - 1) / (uint64_t) csize;
@@ -449,7 +471,9 @@ static void bind_buffers(void)
             const char *cn = cfg->channels[i].name;
             uint64_t st0[XFER_MAX_DIMS], c0[XFER_MAX_DIMS];
             size_t n;
-            if (d->from == comp) {
+            if (d->joined) {
+                n = synth_joined_bind_bytes(i, d, d->from == comp);
+            } else if (d->from == comp) {
                 synth_block_of(d, crank, csize, o.decomp, st0, c0);
                 n = synth_box_bytes(cn, d, c0);
             } else {
@@ -460,6 +484,18 @@ static void bind_buffers(void)
                 bnd[BND(i, j, 1)] = synth_data_alloc(cn, d, n, 1, "the second buffer bound to it");
             XCHECK(xfer_bind_buffer(chs[i].h, d->name, bnd[BND(i, j, 0)], n));
         }
+}
+
+/* A run with joined datasets draws their rows from the seed: rank 0 says which, so that a
+ * failing case can be run again. */
+static void print_seed(void)
+{
+    int i, j, any = 0;
+    for (i = 0; i < cfg->nchannels; i++)
+        for (j = 0; chs[i].h && j < cfg->channels[i].ndatasets; j++)
+            any |= cfg->channels[i].datasets[j].joined;
+    if (any && !o.quiet && crank == 0)
+        printf("xfer-synth: %s: joined datasets: rows drawn from seed %" PRIu64 "\n", me, o.seed);
 }
 
 /* The test hooks of the older options, at the start of step s. */
@@ -618,8 +654,10 @@ int main(int argc, char **argv)
             XCHECK(xfer_channel_role(chs[i].h, &chs[i].role));
             own++;
         }
+    synth_jsel = xchecked(calloc((size_t) cfg->nchannels * NDS_MAX + 1, sizeof(*synth_jsel)));
     declare_selections();
     bind_buffers();
+    print_seed();
 
     t_steps = MPI_Wtime();
     for (s = 0; s < (uint64_t) o.steps; s++) {
@@ -669,10 +707,15 @@ int main(int argc, char **argv)
     if (!o.quiet && crank == 0)
         printf("xfer-synth: %s: %d steps, %" PRIu64 " elements checked on rank 0: ok\n", me,
                (int) s, checked);
+    if (!o.quiet && crank == 0 && synth_jbound_gets + synth_jcopied_gets > 0)
+        printf("xfer-synth: %s: joined: %" PRIu64 " gets from the bound buffer, %" PRIu64
+               " copied (larger than it) on rank 0\n",
+               me, synth_jbound_gets, synth_jcopied_gets);
     if (!o.quiet && crank == 0 && o.begin_ms >= -1)
         printf("xfer-synth: %s: xfer_step_begin(%d ms) said NOT_READY %" PRIu64 " times\n", me,
                o.begin_ms, synth_not_ready);
     free(chs);
+    free(synth_jsel);
     MPI_Finalize();
     return 0;
 }

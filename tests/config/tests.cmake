@@ -35,7 +35,9 @@ target_link_libraries(test_config_mpi PRIVATE libxfer::xfer xfer_warnings)
 xfer_mpi_test(config.mpi.np2 NP 2 LABELS config
               COMMAND $<TARGET_FILE:test_config_mpi> ${XFER_CONFIG_SCRATCH})
 
-# xfer-run --check and a run refuse them too, naming each; --print-config prints them.
+# xfer-run --check and a run refuse them too, naming each in xfer_init's words (joined ones on a
+# stream channel only); --print-config prints them. A joined dataset on a file channel is checked:
+# a note when its rows are unbounded, its max_rows in the memory estimate when set.
 if(TARGET xfer-run)
   set(f ${XFER_CONFIG_SCRATCH}/refused.yaml)
   file(WRITE ${f} "workflow: w
@@ -47,24 +49,71 @@ channels:
     datasets:
       - {name: p, type: {id: int64, pos: [float64, 3]}, dims: [joined], max_rows: 100}
       - {name: g, type: int8, dims: [variable, 4]}
+      - {name: q, type: float32, dims: [joined, 3]}
 ")
-  set(words "this build's runtime does not carry joined, variable or record datasets yet")
-  set(re_p "refused.yaml:8:9: channel c: dataset p is joined .dims: .joined, ...... ${words}")
-  set(re_g "refused.yaml:9:9: channel c: dataset g has a variable extent .dims.0. is variable.")
+  set(not_yet "which this build does not carry yet")
+  set(re_p "refused.yaml:8:9: channel c: dataset p is joined .dims: .joined, ...... this build carries joined datasets over transport: file only")
+  set(re_g "refused.yaml:9:9: channel c: dataset g has a variable extent .dims.0. is variable., ${not_yet}")
+  set(re_q "refused.yaml:10:9: channel c: dataset q is joined .dims: .joined, ...... this build carries joined datasets over transport: file only")
   foreach(mode check dry-run)
     add_test(NAME ${P}.config.refused.xfer_run_${mode}
              COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:xfer-run>;--${mode};${f}"
-                     "-DEXPECT=${re_p}.*${re_g}; ${words}"
+                     "-DEXPECT=${re_p}.*${re_g}.*${re_q}"
                      "-DREJECT=: ok " -DMAXTIME=60
                      -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_fail.cmake)
     set_tests_properties(${P}.config.refused.xfer_run_${mode} PROPERTIES LABELS "unit;config"
                          TIMEOUT 60)
   endforeach()
+  # over files (--transport file, as xfer_init takes XFER_TRANSPORT): the joined record is
+  # refused as a record, the variable extent still, the joined float32 rows not
+  set(re_p "refused.yaml:8:9: channel c: dataset p is a record .type: .field: type, ....., ${not_yet}")
+  add_test(NAME ${P}.config.refused.xfer_run_file
+           COMMAND ${CMAKE_COMMAND}
+                   "-DCMD=$<TARGET_FILE:xfer-run>;--check;--transport;file;${f}"
+                   "-DEXPECT=${re_p}.*${re_g}" "-DREJECT=: ok |dataset q" -DMAXTIME=60
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_fail.cmake)
+  set_tests_properties(${P}.config.refused.xfer_run_file PROPERTIES LABELS "unit;config"
+                       TIMEOUT 60)
   add_test(NAME ${P}.config.refused.xfer_run_print
            COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:xfer-run>;--print-config;${f}"
                    "-DEXPECT=type: {id: int64, pos: .float64, 3.}.        dims: .joined."
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_pass.cmake)
   set_tests_properties(${P}.config.refused.xfer_run_print PROPERTIES LABELS "unit;config"
+                       TIMEOUT 60)
+
+  # joined datasets on a file channel: accepted. parts (max_rows 1000000 rows of 3 float64, 24
+  # bytes each) counts as 24000000 bytes a step, 6000000 for each of b's 4 ranks under rows,
+  # beside 256 bytes of grid (64 each); ids has no bound: a note says so, and it is not counted.
+  # --transport stream refuses them.
+  set(f ${XFER_CONFIG_SCRATCH}/joined-check.yaml)
+  file(WRITE ${f} "workflow: w
+components: [{name: a, nprocs: 2, cmd: [a]}, {name: b, nprocs: 4, cmd: [b]}]
+channels:
+  - name: c
+    from: a
+    to: b
+    transport: file
+    selection: rows
+    datasets:
+      - {name: parts, type: float64, dims: [joined, 3], max_rows: 1000000}
+      - {name: ids, type: int64, dims: [joined]}
+      - {name: grid, type: int8, dims: [64, 4]}
+")
+  set(note "joined-check.yaml:11:9: note: channel c: dataset ids is joined: a step's rows are unbounded without max_rows, so they are not counted below")
+  set(est "joined-check.yaml: channel c, a -> b: a step is 22.9 MiB; each of the 4 ranks of b holds up to 5.7 MiB of it, 17.2 MiB in its 3 slots .max_in_flight_steps 2., plus its own copy .joined datasets at their max_rows. .joined datasets without max_rows not counted.")
+  add_test(NAME ${P}.config.joined.xfer_run_check
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:xfer-run>;--check;${f}"
+                   "-DEXPECT=joined-check.yaml: ok .*${note}.*${est}" "-DREJECT=dataset parts is"
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_pass.cmake)
+  set_tests_properties(${P}.config.joined.xfer_run_check PROPERTIES LABELS "unit;config"
+                       TIMEOUT 60)
+  add_test(NAME ${P}.config.joined.xfer_run_stream
+           COMMAND ${CMAKE_COMMAND}
+                   "-DCMD=$<TARGET_FILE:xfer-run>;--check;--transport;stream;${f}"
+                   "-DEXPECT=joined-check.yaml:10:9: channel c: dataset parts is joined .dims: .joined, ...... this build carries joined datasets over transport: file only"
+                   "-DREJECT=: ok " -DMAXTIME=60
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_fail.cmake)
+  set_tests_properties(${P}.config.joined.xfer_run_stream PROPERTIES LABELS "unit;config"
                        TIMEOUT 60)
 endif()
 

@@ -24,41 +24,62 @@ static uint64_t mem_total(void)
     return (uint64_t) kb * 1024;
 }
 
+/* A joined dataset's rows change every step: only max_rows bounds them. */
+static void joined_notes(const xfer_config_t *cfg, FILE *out)
+{
+    int c, i;
+    for (c = 0; c < cfg->nchannels; c++)
+        for (i = 0; i < cfg->channels[c].ndatasets; i++) {
+            const xfer_cfg_dataset_t *d = &cfg->channels[c].datasets[i];
+            if (d->joined && !d->max_rows)
+                fprintf(out,
+                        "%s:%d:%d: note: channel %s: dataset %s is joined: a step's rows are "
+                        "unbounded without max_rows, so they are not counted below\n",
+                        cfg->path, d->line, d->col, cfg->channels[c].name, d->name);
+        }
+}
+
 int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
 {
     const uint64_t mem = mem_total();
     int c, k, warnings = 0;
+    joined_notes(cfg, out);
     for (c = 0; c < cfg->nchannels; c++) {
         const xfer_cfg_channel_t *ch = &cfg->channels[c];
         for (k = 0; k < 2; k++) {
             const int from = k == 0 ? ch->from : ch->to, to = k == 0 ? ch->to : ch->from;
             const int q = cfg->components[to].nprocs, slots = ch->max_in_flight_steps + 1;
             uint64_t most = 0, step = 0;
-            int r, i, user = 0, any = 0, unbounded = 0;
+            int r, i, user = 0, any = 0, unbounded = 0, at_max = 0;
             char a[32], b[32], t[32];
             for (r = 0; r < q; r++) {
                 uint64_t held = 0;
                 /* sums saturate: several datasets near the 2^62-byte bound would wrap */
                 for (i = 0; i < ch->ndatasets; i++) {
                     const xfer_cfg_dataset_t *d = &ch->datasets[i];
-                    uint64_t s0[XFER_MAX_DIMS], n0[XFER_MAX_DIMS], v;
+                    uint64_t dims[XFER_MAX_DIMS], s0[XFER_MAX_DIMS], n0[XFER_MAX_DIMS], v;
                     if (d->from != from)
                         continue;
                     any = 1;
-                    if (d->joined || d->variable) {
-                        unbounded = 1; /* xfer_run_unsupported refuses them: not counted */
+                    if (d->variable || (d->joined && !d->max_rows)) {
+                        unbounded = 1; /* (variable ones: xfer_run_unsupported refuses them) */
                         continue;
                     }
+                    memcpy(dims, d->dims, sizeof(dims));
+                    if (d->joined) { /* a step at its most: max_rows rows */
+                        dims[0] = d->max_rows;
+                        at_max = 1;
+                    }
                     if (d->selection == XFER_SELECT_USER ||
-                        xfer_decompose(d->selection, d->ndims, d->dims, q, r, s0, n0) !=
+                        xfer_decompose(d->selection, d->ndims, dims, q, r, s0, n0) !=
                             XFER_SUCCESS) {
                         user = 1; /* xfer_select decides: at most the whole */
-                        memcpy(n0, d->dims, sizeof(n0));
+                        memcpy(n0, dims, sizeof(n0));
                     }
                     (void) xsize_box(d->ndims, n0, xfer_cfg_dataset_esize(d), &v);
                     held = xsize_add_sat(held, v);
                     if (r == 0) {
-                        (void) xsize_box(d->ndims, d->dims, xfer_cfg_dataset_esize(d), &v);
+                        (void) xsize_box(d->ndims, dims, xfer_cfg_dataset_esize(d), &v);
                         step = xsize_add_sat(step, v);
                     }
                 }
@@ -72,12 +93,12 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
             fprintf(out,
                     "%s: channel %s, %s -> %s: a step is %s; each of the %d ranks of %s holds "
                     "up to %s of it%s, %s in its %d slots (max_in_flight_steps %d), plus its "
-                    "own copy%s\n",
+                    "own copy%s%s\n",
                     cfg->path, ch->name, cfg->components[from].name, cfg->components[to].name, t, q,
                     cfg->components[to].name, a,
                     user ? " (user selections: at most the whole)" : "", b, slots,
-                    ch->max_in_flight_steps,
-                    unbounded ? " (joined and variable datasets not counted)" : "");
+                    ch->max_in_flight_steps, at_max ? " (joined datasets at their max_rows)" : "",
+                    unbounded ? " (joined datasets without max_rows not counted)" : "");
             if (mem && (double) most * (slots + 1) > (double) mem) {
                 char m[32], need[32];
                 xsize_human(m, sizeof(m), (double) mem);
@@ -104,28 +125,37 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
     return warnings;
 }
 
-int xfer_run_unsupported(const xfer_config_t *cfg, FILE *err)
+int xfer_run_unsupported(const xfer_config_t *cfg, const char *transport, FILE *err)
 {
     int c, i, k, n = 0;
     for (c = 0; c < cfg->nchannels; c++) {
         const xfer_cfg_channel_t *ch = &cfg->channels[c];
+        /* --transport (or XFER_TRANSPORT) over the channel's own, as xfer_init takes it */
+        const int stream =
+            transport ? strcmp(transport, "stream") == 0 : ch->transport == XFER_TRANSPORT_STREAM;
         for (i = 0; i < ch->ndatasets; i++) {
             const xfer_cfg_dataset_t *d = &ch->datasets[i];
-            char what[96];
+            char what[160];
             for (k = 0; k < d->ndims && !(d->variable & (1u << k)); k++)
                 ;
-            if (d->joined)
-                snprintf(what, sizeof(what), "is joined (dims: [joined, ...])");
+            /* xfer_init's words (runtime.c, refuse_new_shapes), in its order */
+            if (d->joined && stream)
+                snprintf(what, sizeof(what),
+                         "is joined (dims: [joined, ...]): this build carries joined datasets "
+                         "over transport: file only");
             else if (d->variable)
-                snprintf(what, sizeof(what), "has a variable extent (dims[%d] is variable)", k);
+                snprintf(what, sizeof(what),
+                         "has a variable extent (dims[%d] is variable), which this build does "
+                         "not carry yet",
+                         k);
             else if (d->type == XFER_TYPE_RECORD)
-                snprintf(what, sizeof(what), "is a record (type: {field: type, ...})");
+                snprintf(what, sizeof(what),
+                         "is a record (type: {field: type, ...}), which this build does not "
+                         "carry yet");
             else
                 continue;
-            fprintf(err,
-                    "%s:%d:%d: channel %s: dataset %s %s; this build's runtime does not carry "
-                    "joined, variable or record datasets yet (issue 30)\n",
-                    cfg->path, d->line, d->col, ch->name, d->name, what);
+            fprintf(err, "%s:%d:%d: channel %s: dataset %s %s\n", cfg->path, d->line, d->col,
+                    ch->name, d->name, what);
             n++;
         }
     }

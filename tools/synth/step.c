@@ -185,9 +185,8 @@ void *synth_data_alloc(const char *ch, const xfer_cfg_dataset_t *d, size_t bytes
     return p;
 }
 
-/* Fill a box (start, count) of dataset d, step s, with the pattern, packed. */
-static void synth_fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s,
-                       const uint64_t *start, const uint64_t *count, char *buf)
+void synth_fill(const xfer_cfg_dataset_t *d, const uint64_t *dims, int ch, int di, uint64_t s,
+                const uint64_t *start, const uint64_t *count, char *buf)
 {
     const size_t es = xfer_cfg_dataset_esize(d);
     uint64_t idx[XFER_MAX_DIMS] = {0}, n = synth_vol(d->ndims, count), e;
@@ -195,7 +194,7 @@ static void synth_fill(const xfer_cfg_dataset_t *d, int ch, int di, uint64_t s,
     for (e = 0; e < n; e++) {
         uint64_t g = 0;
         for (k = 0; k < d->ndims; k++)
-            g = g * d->dims[k] + start[k] + idx[k];
+            g = g * dims[k] + start[k] + idx[k];
         xfer_synth_element(d->type, (uint64_t) ch, (uint64_t) di, s, g, buf + e * es);
         for (k = d->ndims - 1; k >= 0; k--) {
             if (++idx[k] < count[k])
@@ -236,6 +235,8 @@ static int put_dataset(int i, int j, uint64_t s)
     int ok = 1;
     if (d->from != comp || (o.skip && strcmp(o.skip, d->name) == 0))
         return 1;
+    if (d->joined)
+        return synth_joined_put(i, j, s);
     memset(&desc, 0, sizeof(desc));
     desc.name = d->name;
     desc.type = d->type;
@@ -250,7 +251,7 @@ static int put_dataset(int i, int j, uint64_t s)
         CHCALL(ok, i, s, xfer_put(chs[i].h, &desc, blk));
     }
     if (ok) {
-        synth_fill(d, i, j, s, desc.start, desc.count, blk);
+        synth_fill(d, d->dims, i, j, s, desc.start, desc.count, blk);
         CHCALL(ok, i, s, xfer_put(chs[i].h, &desc, blk));
     }
     if (!o.bind)
@@ -333,6 +334,45 @@ static int check_attrs(int i, uint64_t s)
     return 1;
 }
 
+int synth_check_hyperslab(int i, int j, uint64_t s, const uint64_t *dims,
+                          const xfer_dataset_desc_t *out, uint64_t *n)
+{
+    const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+    uint64_t st0[XFER_MAX_DIMS] = {0}, c0[XFER_MAX_DIMS] = {0};
+    xfer_dataset_desc_t hout;
+    size_t bytes;
+    char *hs, *want;
+    int k, ok, same = 1;
+    /* the middle third of every dimension (at least one element), within what this rank holds */
+    for (k = 0; k < d->ndims; k++) {
+        uint64_t lo = dims[k] / 3, hi = dims[k] - dims[k] / 3;
+        lo = lo > out->start[k] ? lo : out->start[k];
+        hi = hi < out->start[k] + out->count[k] ? hi : out->start[k] + out->count[k];
+        st0[k] = lo;
+        c0[k] = hi > lo ? hi - lo : 0;
+    }
+    *n = synth_vol(d->ndims, c0);
+    if (*n == 0)
+        return 1;
+    /* into a buffer of its own: a bound one holds the step's selection */
+    bytes = synth_box_bytes(cfg->channels[i].name, d, c0);
+    hs = synth_data_alloc(cfg->channels[i].name, d, bytes, 0, "a hyperslab of it");
+    want = synth_data_alloc(cfg->channels[i].name, d, bytes, 0, "the pattern it is compared with");
+    CHCALL(ok, i, s, xfer_get_selection(chs[i].h, d->name, st0, c0, hs, bytes, &hout));
+    if (ok) {
+        synth_fill(d, dims, i, j, s, st0, c0, want);
+        same = memcmp(hs, want, bytes) == 0;
+    }
+    free(hs);
+    free(want);
+    if (ok && !same) {
+        chs[i].end = END_WRONG;
+        FAIL("channel %s dataset %s step %" PRIu64 ": hyperslab differs", cfg->channels[i].name,
+             d->name, s);
+    }
+    return ok;
+}
+
 /* Get dataset j of channel i in step s (what this rank holds, and a hyperslab inside it) and
  * compare both with the pattern. 0: the channel ended. */
 static int get_dataset(int i, int j, uint64_t s)
@@ -341,14 +381,15 @@ static int get_dataset(int i, int j, uint64_t s)
     const char *cn = cfg->channels[i].name;
     const size_t es = xfer_cfg_dataset_esize(d);
     size_t whole; /* the dataset's bytes: what this rank gets is no more */
-    uint64_t st0[XFER_MAX_DIMS] = {0}, c0[XFER_MAX_DIMS] = {0};
     char *got, *want;
     xfer_dataset_desc_t out;
     xfer_channel_stats_t cs0, cs1;
-    uint64_t held;
-    int k, ok;
+    uint64_t held, nh = 0;
+    int ok;
     if (d->from == comp)
         return 1;
+    if (d->joined)
+        return synth_joined_get(i, j, s);
     whole = synth_box_bytes(cn, d, d->dims);
     got = o.bind ? bnd[BND(i, j, s)] : synth_data_alloc(cn, d, whole, 0, "the dataset as received");
     want = synth_data_alloc(cn, d, whole, 0, "the pattern it is compared with");
@@ -367,7 +408,7 @@ static int get_dataset(int i, int j, uint64_t s)
              "(xfer_get copied %" PRIu64 " bytes)",
              cfg->channels[i].name, d->name, s, cs1.bytes_copied_out - cs0.bytes_copied_out);
     }
-    synth_fill(d, i, j, s, out.start, out.count, want);
+    synth_fill(d, d->dims, i, j, s, out.start, out.count, want);
     held = synth_vol(d->ndims, out.count);
     if (out.step != s || memcmp(got, want, held * es) != 0) {
         uint64_t e = 0;
@@ -378,33 +419,9 @@ static int get_dataset(int i, int j, uint64_t s)
              " received, first wrong element %" PRIu64 " of %" PRIu64 " held)",
              cfg->channels[i].name, d->name, s, out.step, e, held);
     }
-    /* a hyperslab: the middle third of every dimension (at least one element), within what
-     * this rank holds */
-    for (k = 0; k < d->ndims; k++) {
-        uint64_t lo = d->dims[k] / 3, hi = d->dims[k] - d->dims[k] / 3;
-        lo = lo > out.start[k] ? lo : out.start[k];
-        hi = hi < out.start[k] + out.count[k] ? hi : out.start[k] + out.count[k];
-        st0[k] = lo;
-        c0[k] = hi > lo ? hi - lo : 0;
-    }
-    if (synth_vol(d->ndims, c0) > 0) {
-        /* into a buffer of its own: a bound one holds the step's selection */
-        char *hs = synth_data_alloc(cn, d, whole, 0, "a hyperslab of it");
-        CHCALL(ok, i, s, xfer_get_selection(chs[i].h, d->name, st0, c0, hs, whole, &out));
-        if (ok) {
-            synth_fill(d, i, j, s, st0, c0, want);
-            k = memcmp(hs, want, synth_vol(d->ndims, c0) * es);
-        }
-        free(hs);
-        if (ok && k != 0) {
-            chs[i].end = END_WRONG;
-            FAIL("channel %s dataset %s step %" PRIu64 ": hyperslab differs", cfg->channels[i].name,
-                 d->name, s);
-        }
-        if (!ok)
-            goto out;
-    }
-    checked += held + synth_vol(d->ndims, c0);
+    if (!(ok = synth_check_hyperslab(i, j, s, d->dims, &out, &nh)))
+        goto out;
+    checked += held + nh;
     if (o.bind == 2) {
         /* the next step lands in the other buffer: wipe it first, so that only the step itself
          * can make it match */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* xfer-synth's two parts share this: tools/xfer-synth.c (the options, the run around the steps,
- * every rank's results) and tools/synth/step.c (one step of every channel: puts, commits, gets
+/* xfer-synth's parts share this: tools/xfer-synth.c (the options, the run around the steps,
+ * every rank's results), tools/synth/step.c (one step of every channel: puts, commits, gets
  * checked against the pattern, releases, in the orders and with the delays and faults that
- * --seed and --fault ask for). */
+ * --seed and --fault ask for) and tools/synth/joined.c (the rows of joined datasets). */
 #ifndef XFER_TOOLS_SYNTH_H
 #define XFER_TOOLS_SYNTH_H
 
@@ -48,7 +48,8 @@ typedef struct opts {
     int fault_sig;         /* --fault: 0 none, SIGKILL or SIGSTOP */
     int fault_rank, fault_at;
     int64_t fault_step;
-    int report; /* a line per completed step and channel */
+    int report;         /* a line per completed step and channel */
+    int no_empty_steps; /* joined datasets: a step of no rows gets one (a runtime without them) */
 } opts_t;
 
 /* How a channel ended for this rank (the results' end=). */
@@ -116,7 +117,7 @@ static inline int synth_live(int i)
 }
 
 /* What --seed draws: one mix of (seed, what, component, rank, step, item). */
-enum { R_PUT = 1, R_ORDER, R_FULL, R_DELAY0, R_DELAY1, R_SELECT, R_DSORDER };
+enum { R_PUT = 1, R_ORDER, R_FULL, R_DELAY0, R_DELAY1, R_SELECT, R_DSORDER, R_ROWS, R_JSELECT };
 uint64_t synth_draw(uint64_t what, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 
 void synth_nap_ms(int ms);
@@ -124,6 +125,17 @@ void synth_delay(int which, uint64_t s);    /* 0..delay_ms, drawn for this rank 
 void synth_fault_point(int at, uint64_t s); /* --fault, when it is AT_* of step s */
 
 /* The pattern and the decomposition */
+/* Fill box (start, count) of dataset @p d of channel @p ch, dataset index @p di, step @p s, with
+ * the pattern, packed: element g of the row-major flattening of @p dims (the file's dims; a
+ * joined dataset's: the step's rows first, so that its elements are keyed on the global row). */
+void synth_fill(const xfer_cfg_dataset_t *d, const uint64_t *dims, int ch, int di, uint64_t s,
+                const uint64_t *start, const uint64_t *count, char *buf);
+/* Check a hyperslab inside what this rank received of dataset j of channel i in step s (the
+ * middle third of every dimension of @p dims, within @p out's box): xfer_get_selection into a
+ * buffer of its own, compared with the pattern. *@p n gets its elements. 0: the channel
+ * ended. */
+int synth_check_hyperslab(int i, int j, uint64_t s, const uint64_t *dims,
+                          const xfer_dataset_desc_t *out, uint64_t *n);
 void synth_block_of(const xfer_cfg_dataset_t *d, int rank, int nranks, const char *mode,
                     uint64_t *start, uint64_t *count);
 uint64_t synth_vol(int nd, const uint64_t *c);
@@ -134,6 +146,25 @@ size_t synth_box_bytes(const char *ch, const xfer_cfg_dataset_t *d, const uint64
  * channel @p ch, zeroed when @p zero; a failure ends the run naming the dataset and the size. */
 void *synth_data_alloc(const char *ch, const xfer_cfg_dataset_t *d, size_t bytes, int zero,
                        const char *what);
+
+/* Joined datasets (dims: [joined, ...]; tools/synth/joined.c). Every rank computes every
+ * sending rank's rows of every step from --seed, so a receiver knows each byte it must get. */
+typedef struct jbox {    /* what a receiving rank declared with xfer_select */
+    int declared, whole; /* whole: xfer_select(NULL, NULL) */
+    uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
+} jbox_t;
+extern jbox_t *synth_jsel;                             /* [channel * NDS_MAX + dataset] */
+extern uint64_t synth_jbound_gets, synth_jcopied_gets; /* --bind: in the buffer, or copied */
+/* Declare this rank's box of received joined dataset j of channel i (--select PICK, or drawn
+ * from --seed under selection: user); 0 when it declares none. */
+int synth_joined_declare(int i, int j, const char *pick);
+/* Bytes of the buffer --bind gives joined dataset @p d: a sender's most rows, a receiver's
+ * typical step (smaller than some steps: those land in the library's buffer). */
+size_t synth_joined_bind_bytes(int i, const xfer_cfg_dataset_t *d, int sending);
+/* This rank's put of joined dataset j of channel i in step s, and the receiving side's checks
+ * of it (shape, senders' rows, selection, every byte). 0: the channel ended. */
+int synth_joined_put(int i, int j, uint64_t s);
+int synth_joined_get(int i, int j, uint64_t s);
 
 /* The step-status API (--begin): begin each channel's step s, polling with the timeout. */
 void synth_begin_step(uint64_t s);

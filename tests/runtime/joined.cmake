@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Joined datasets (dims: [joined, ...]; docs/runtime.md, "Joined datasets"). xfer-synth's senders
+# put rows drawn from --seed every step (tools/synth/joined.c: drawn counts, zero rows on some
+# ranks, every row on one rank, no rows at all), each value keyed on its global row; every
+# receiving rank checks the step's shape, each sender's rows and its own selection (all, rows,
+# user boxes clipped to the step) against what it computed itself, then every byte. A joined
+# dataset always travels beside fixed ones. test_joined checks the malformed puts, a step
+# nobody put and max_rows. Included after runtime/tests.cmake, whose helpers it uses.
+if(NOT TARGET xfer-synth)
+  return()
+endif()
+
+# The transports that carry joined datasets: every test below runs once for each. stream joins
+# the list when its joined path lands (until then xfer_init refuses joined datasets there).
+set(RT_JOINED_TRANSPORTS file)
+# The transports on which a joined step may hold no rows at all. Not file yet: such a step
+# fails its commit with XFER_ERR_IO (H5Dwrite: "addr overflow"). Until a transport is listed,
+# xfer-synth gives such steps one row (--no-empty-steps) and the tests of empty steps are
+# registered disabled.
+set(RT_JOINED_EMPTY_STEPS "")
+
+set(JN_DIR ${RT_DIR}/joined)
+file(MAKE_DIRECTORY ${JN_DIR})
+
+# jn_workflow(<file> <transport> <p> <q> <half|full> <selection> [MAX_ROWS n] [ARGS text]):
+# components a (p ranks) and b (q ranks), channel c: two joined datasets (parts: rows of 3;
+# ids: 1-D) beside a fixed one (plane); full duplex adds a joined and a fixed one from b. parts'
+# max_rows is the most rows xfer-synth ever puts in a step (10 per sender) unless MAX_ROWS.
+function(jn_workflow file tp p q duplex sel)
+  cmake_parse_arguments(W "" "MAX_ROWS;ARGS" "" ${ARGN})
+  math(EXPR max "10 * ${p}")
+  if(W_MAX_ROWS)
+    set(max ${W_MAX_ROWS})
+  endif()
+  set(back "")
+  if(duplex STREQUAL "full")
+    set(back "
+      - {name: back, type: int16, dims: [joined, 2, 2], from: b}
+      - {name: steer, type: float64, dims: [4], from: b}")
+  endif()
+  set(keep "")
+  if(tp STREQUAL "file")
+    set(keep "\n    file: {keep: true}")
+  endif()
+  file(WRITE ${file} "workflow: rt_joined
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [xfer-synth${W_ARGS}]}
+  - {name: b, nprocs: ${q}, cmd: [xfer-synth${W_ARGS}]}
+channels:
+  - name: c
+    from: a
+    to: b
+    transport: ${tp}${keep}
+    duplex: ${duplex}
+    selection: ${sel}
+    max_in_flight_steps: 2
+    datasets:
+      - {name: parts, type: float32, dims: [joined, 3], max_rows: ${max}}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: ids, type: int64, dims: [joined]}${back}
+")
+endfunction()
+
+# jn_cmd(<out> <tp> <name> <cfg> NP p q ARGS ...): rt_mpmd with the step files in a directory
+# of the test's own
+function(jn_cmd out tp name cfg)
+  cmake_parse_arguments(J "" "" "NP;ARGS;ARGS1" ${ARGN})
+  set(a1 "")
+  if(J_ARGS1)
+    set(a1 ARGS1 ${J_ARGS1})
+  endif()
+  rt_mpmd(cmd ${cfg} NP ${J_NP} ARGS ${J_ARGS} ${a1} ENV XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/${name})
+  set(${out} ${cmd} PARENT_SCOPE)
+endfunction()
+
+add_executable(test_joined ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_joined.c)
+target_link_libraries(test_joined PRIVATE libxfer::xfer xfer_warnings)
+
+foreach(tp IN LISTS RT_JOINED_TRANSPORTS)
+  if(tp STREQUAL "file" AND NOT TARGET xfer_hdf5)
+    continue()
+  endif()
+  set(empty "--no-empty-steps")
+  set(empty_disabled TRUE)
+  if(tp IN_LIST RT_JOINED_EMPTY_STEPS)
+    set(empty "")
+    set(empty_disabled FALSE)
+  endif()
+
+  # P x C, half duplex, each selection, two seeds (the seed is in the name: xfer-synth draws
+  # every step's rows from it and prints it)
+  foreach(pq "1;1" "2;3" "3;2" "4;2")
+    list(GET pq 0 p)
+    list(GET pq 1 q)
+    set(si 0)
+    foreach(sel all rows user)
+      math(EXPR si "${si} + 1")
+      jn_workflow(${JN_DIR}/${tp}-p${p}q${q}-half-${sel}.yaml ${tp} ${p} ${q} half ${sel})
+      math(EXPR s1 "${p} * 100 + ${q} * 10 + ${si}")
+      math(EXPR s2 "${s1} + 5000")
+      foreach(seed ${s1} ${s2})
+        set(name ${sel}.p${p}q${q}.seed${seed})
+        jn_cmd(cmd ${tp} ${name} ${JN_DIR}/${tp}-p${p}q${q}-half-${sel}.yaml NP ${p} ${q}
+               ARGS --steps 8 --seed ${seed} ${empty})
+        rt_test(joined.${tp}.${name} COMMAND ${cmd})
+      endforeach()
+    endforeach()
+  endforeach()
+
+  # user boxes of rows by --select: two slabs each (overlapping, the last ones past a step's
+  # rows: clipped), half the rows, nothing, every row on even ranks and slabs on odd ones
+  foreach(pq "2;3" "3;2")
+    list(GET pq 0 p)
+    list(GET pq 1 q)
+    foreach(pick overlap corner none mixed)
+      set(name user_${pick}.p${p}q${q})
+      jn_cmd(cmd ${tp} ${name} ${JN_DIR}/${tp}-p${p}q${q}-half-user.yaml NP ${p} ${q}
+             ARGS --steps 8 --seed 41 --select ${pick} ${empty})
+      rt_test(joined.${tp}.${name} COMMAND ${cmd})
+    endforeach()
+  endforeach()
+
+  # full duplex: a joined dataset (and a fixed one) from b back to a
+  foreach(case "2;3;all;61" "3;2;rows;62" "2;3;user;63")
+    list(GET case 0 p)
+    list(GET case 1 q)
+    list(GET case 2 sel)
+    list(GET case 3 seed)
+    set(f ${JN_DIR}/${tp}-p${p}q${q}-full-${sel}.yaml)
+    jn_workflow(${f} ${tp} ${p} ${q} full ${sel})
+    set(name full.${sel}.p${p}q${q}.seed${seed})
+    jn_cmd(cmd ${tp} ${name} ${f} NP ${p} ${q} ARGS --steps 8 --seed ${seed} ${empty})
+    rt_test(joined.${tp}.${name} COMMAND ${cmd})
+  endforeach()
+
+  # the orders of the steps' calls drawn from the seed, with polling begins and attributes;
+  # puts made twice (the first one row longer, with wrong data: the second replaces it)
+  jn_cmd(cmd ${tp} random.p4q2 ${JN_DIR}/${tp}-p4q2-half-user.yaml NP 4 2
+         ARGS --steps 8 --seed 71 --orders random --begin 0 --attrs ${empty})
+  rt_test(joined.${tp}.random.p4q2.seed71 COMMAND ${cmd})
+  jn_cmd(cmd ${tp} twice.p3q2 ${JN_DIR}/${tp}-p3q2-half-rows.yaml NP 3 2
+         ARGS --steps 8 --seed 72 --put-order twice ${empty})
+  rt_test(joined.${tp}.put_twice.p3q2.seed72 COMMAND ${cmd})
+
+  # bound buffers: senders put from theirs; a receiver's holds a typical step, so some steps'
+  # selections land there (xfer_get copies nothing) and larger ones in the library's buffer
+  # (xfer_get copies them out): both must happen
+  set(both "b: joined: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\)")
+  jn_cmd(cmd ${tp} bind.p2q3 ${JN_DIR}/${tp}-p2q3-half-all.yaml NP 2 3
+         ARGS --steps 8 --seed 81 --bind ${empty})
+  rt_pass_test(joined.${tp}.bind.all.p2q3.seed81 COMMAND ${cmd} EXPECT "${both}")
+  jn_cmd(cmd ${tp} bind_alt.p3q2 ${JN_DIR}/${tp}-p3q2-full-rows.yaml NP 3 2
+         ARGS --steps 8 --seed 82 --bind-alternate ${empty})
+  rt_test(joined.${tp}.bind_alternate.full.p3q2.seed82 COMMAND ${cmd})
+
+  # steps of no rows on every rank: valid, empty steps
+  jn_cmd(cmd ${tp} empty.p2q3 ${JN_DIR}/${tp}-p2q3-half-rows.yaml NP 2 3 ARGS --steps 8 --seed 91)
+  rt_test(joined.${tp}.empty_steps.p2q3.seed91 COMMAND ${cmd})
+  set_tests_properties(${P}.workflow.joined.${tp}.empty_steps.p2q3.seed91 PROPERTIES
+                       DISABLED ${empty_disabled})
+
+  # max_rows: a step holding more fails its commit on every sending rank, naming it
+  jn_workflow(${JN_DIR}/${tp}-max-rows.yaml ${tp} 2 3 half all MAX_ROWS 3)
+  jn_cmd(cmd ${tp} max_rows ${JN_DIR}/${tp}-max-rows.yaml NP 2 3 ARGS --steps 8 --seed 5 ${empty})
+  rt_fail_test(joined.${tp}.fail.max_rows COMMAND ${cmd} MAXTIME 60
+               EXPECT "xfer-synth: a rank [01]: step [0-9]+: xfer_step_end[^\n]*: XFER_ERR_TOO_LARGE: channel c: dataset parts: step [0-9]+ holds [0-9]+ rows in all, more than its max_rows, 3 \\(nothing of the step was written\\)")
+
+  # the malformed puts, a step nobody put, max_rows exceeded and then met (test_joined)
+  set(f ${JN_DIR}/${tp}-errors.yaml)
+  set(keep "")
+  if(tp STREQUAL "file")
+    set(keep ", file: {keep: true}")
+  endif()
+  file(WRITE ${f} "workflow: rt_joined
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [test_joined]}
+  - {name: b, nprocs: 1, cmd: [test_joined]}
+channels:
+  - {name: c, from: a, to: b, transport: ${tp}${keep},
+     datasets: [{name: p, type: float32, dims: [joined, 3], max_rows: 10},
+                {name: x, type: int32, dims: [4]}]}
+")
+  foreach(mode errors empty)
+    set(arg "")
+    if(mode STREQUAL "empty")
+      set(arg empty)
+    endif()
+    xfer_mpi_envflags(genv ENV XFER_CONFIG=${f} XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/c-${mode})
+    xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${f} XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/c-${mode})
+    rt_test(joined.${tp}.put_${mode}
+            COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG}
+                    2 $<TARGET_FILE:test_joined> ${arg} : ${MPIEXEC_NUMPROC_FLAG} 1 ${lenv}
+                    $<TARGET_FILE:test_joined> ${arg})
+  endforeach()
+  set_tests_properties(${P}.workflow.joined.${tp}.put_empty PROPERTIES DISABLED ${empty_disabled})
+
+  # separate launches through xfer-run, full duplex (files need no MPI connection; the stream
+  # only where the MPI connects jobs)
+  if(TARGET xfer-run AND (tp STREQUAL "file" OR RT_SEPARATE))
+    set(f ${JN_DIR}/${tp}-separate.yaml)
+    set(sep_empty "")
+    if(empty)
+      set(sep_empty ", ${empty}")
+    endif()
+    jn_workflow(${f} ${tp} 3 2 full rows
+                ARGS ", --steps, \"6\", --seed, \"93\"${sep_empty}")
+    rt_test(joined.${tp}.separate.full.p3q2.seed93
+            COMMAND $<TARGET_FILE:xfer-run> --launch separate ${f}
+            ENV ${RT_SEP_ENV} XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/separate)
+  endif()
+endforeach()
