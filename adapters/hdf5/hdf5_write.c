@@ -347,7 +347,7 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
     hid_t dx = H5I_INVALID_HID;
     char name[XFER_ADAPTER_MAX_NAME + 32], dummy[16];
     xfer_status_t st = check_step(w, step, v->name);
-    int d, empty;
+    int d, empty, empty_all;
     if (st != XFER_SUCCESS)
         return xfer_adapter_agree(w->comm, st);
     if (v->ndims < 1 || v->ndims > XFER_MAX_DIMS || xfer_type_size(v->type) == 0) {
@@ -411,8 +411,13 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_dxpl_mpio");
     if (st == XFER_SUCCESS)
         st = reserve_data(w, ds, name);
-    if (h5_agreed(w->comm, &st) && H5Dwrite(ds, h5_native_of(v->type), ms, fs, dx,
-                                            empty || !buf ? (const void *) dummy : buf) < 0)
+    /* A dataset of no element (a joined step without rows, a variable extent of 0) has no
+     * storage to write to: every rank skips the write alike (the shape is the same on all). */
+    for (d = 0, empty_all = 0; d < v->ndims; d++)
+        empty_all |= v->dims[d] == 0;
+    if (h5_agreed(w->comm, &st) && !empty_all &&
+        H5Dwrite(ds, h5_native_of(v->type), ms, fs, dx,
+                 empty || !buf ? (const void *) dummy : buf) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dwrite (collective)");
     if (dx >= 0)
         H5Pclose(dx);

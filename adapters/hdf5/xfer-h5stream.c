@@ -186,6 +186,15 @@ static int src_open(src_t *s, const char *path, MPI_Comm comm)
     return 0;
 }
 
+static int empty_var(const xfer_adapter_var_t *v)
+{
+    int d;
+    for (d = 0; d < v->ndims; d++)
+        if (v->dims[d] == 0)
+            return 1;
+    return 0;
+}
+
 /* Select the datasets of a comma-separated list (HDF5 paths, with or without the leading '/',
  * or workflow names); NULL selects every supported dataset. */
 static int src_select(src_t *s, const char *list, const char *path)
@@ -195,8 +204,13 @@ static int src_select(src_t *s, const char *list, const char *path)
     s->nsel = 0;
     if (!list) {
         for (i = 0; i < s->nvars && s->nsel < MAX_SEL; i++)
-            s->sel[s->nsel++] = i;
-        if (s->nvars == 0) {
+            if (!empty_var(&s->vars[i]))
+                s->sel[s->nsel++] = i;
+            else
+                SAY("%s: skipped %s: an extent of 0 (an empty dataset: a workflow dataset has "
+                    "a positive size)",
+                    path, s->vars[i].name);
+        if (s->nsel == 0) {
             SAY("%s: no dataset of a supported type", path);
             return -1;
         }
@@ -214,6 +228,13 @@ static int src_select(src_t *s, const char *list, const char *path)
             const xfer_status_t st = s->ops->lookup(s->h, full);
             SAY("%s (%s)", xfer_adapter_error(),
                 st == XFER_ERR_NOT_SUPPORTED ? "unsupported type" : "missing dataset");
+            rc = -1;
+            break;
+        }
+        if (empty_var(&s->vars[i])) {
+            SAY("%s: %s has an extent of 0 (an empty dataset: a workflow dataset has a positive "
+                "size)",
+                path, s->vars[i].name);
             rc = -1;
             break;
         }

@@ -169,9 +169,10 @@ static void sender(xfer_channel_t *ch, int rank, int nsteps, const char *dir)
             put_rows(ch, rank, s, rows_of(s, rank, 0));
         put_x(ch, rank, s);
         if (s == 3) { /* 11 rows: more than max_rows, on every rank alike */
-            snprintf(w, sizeof(w),
-                     "channel c: dataset p: step 3 holds 11 rows in all, more than its "
-                     "max_rows, 10 (nothing of the step was written)");
+            snprintf(
+                w, sizeof(w),
+                "channel c: dataset p: step 3 holds 11 rows in all, more than its "
+                "max_rows, 10 (the step is not committed: put fewer rows and commit it again)");
             EXPECT_ERR(xfer_step_end(ch), XFER_ERR_TOO_LARGE, w);
             if (dir) {
                 MT_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* (b waits in step 3: it holds none) */

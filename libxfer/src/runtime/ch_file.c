@@ -283,9 +283,55 @@ static xfer_status_t gather_rows(xfer_channel_t *ch)
         if (c->max_rows && rows > c->max_rows)
             return XFER_ERR(XFER_ERR_TOO_LARGE,
                             "channel %s: dataset %s: step %llu holds %llu rows in all, more than "
-                            "its max_rows, %llu (nothing of the step was written)",
+                            "its max_rows, %llu (the step is not committed: put fewer rows and "
+                            "commit it again)",
                             ch->cfg->name, c->name, (unsigned long long) ch->cur,
                             (unsigned long long) rows, (unsigned long long) c->max_rows);
+    }
+out:
+    return st;
+}
+
+/* Every rank's block and shape of each variable dataset of the step: the ranks that put it agree
+ * on its shape and their blocks tile it, checked alike on every rank before anything is
+ * written; the shape goes to the dataset's sdims. */
+static xfer_status_t gather_shapes(xfer_channel_t *ch)
+{
+    xfer_chfile_t *f = ch->file;
+    xfer_status_t st = XFER_SUCCESS;
+    int i, r, at = 0;
+    if (!f->vrec_len)
+        return XFER_SUCCESS;
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        const int nd = d->cfg->ndims;
+        uint64_t *x = f->vone + at;
+        if (!d->out || !d->cfg->variable)
+            continue;
+        x[0] = f->mask >> d->bit & 1u;
+        memcpy(x + 1, d->pdims, (size_t) nd * sizeof(uint64_t));
+        memcpy(x + 1 + nd, d->start, (size_t) nd * sizeof(uint64_t));
+        memcpy(x + 1 + 2 * nd, d->count, (size_t) nd * sizeof(uint64_t));
+        if (!x[0])
+            memset(x, 0, (size_t) (1 + 3 * nd) * sizeof(uint64_t));
+        at += 1 + 3 * nd;
+    }
+    XFER_MPI_GOTO(MPI_Allgather(f->vone, f->vrec_len, MPI_UINT64_T, f->vrec, f->vrec_len,
+                                MPI_UINT64_T, ch->ctl_local),
+                  st, out);
+    for (i = 0, at = 0; i < ch->nds; i++) {
+        xfer_rt_dset_t *d = &ch->ds[i];
+        const int w = 1 + 3 * d->cfg->ndims;
+        if (!d->out || !d->cfg->variable)
+            continue;
+        for (r = 0; r < ch->nlocal; r++) /* this dataset's records, one after the other */
+            memcpy(f->vone + (size_t) r * (size_t) w,
+                   f->vrec + (size_t) r * (size_t) f->vrec_len + (size_t) at,
+                   (size_t) w * sizeof(uint64_t));
+        XFER_CHECK_GOTO(
+            xfer_ch_check_step_blocks(ch, d, ch->side, ch->nlocal, f->vone, ch->cur, d->sdims), st,
+            out);
+        at += w;
     }
 out:
     return st;
@@ -315,6 +361,7 @@ static xfer_status_t commit(xfer_channel_t *ch)
         return ended(ch, ch->cur);
     }
     XFER_CHECK_GOTO(gather_rows(ch), st, out);
+    XFER_CHECK_GOTO(gather_shapes(ch), st, out);
     /* the step's attributes travel from rank 0 */
     len = ch->me == 0 ? ch->attr_out.len : 0;
     XFER_MPI_GOTO(MPI_Bcast(&len, 1, MPI_UINT64_T, 0, ch->ctl_local), st, out);
@@ -340,7 +387,8 @@ static xfer_status_t commit(xfer_channel_t *ch)
             xfer_chf_rows_of(ch, j++, &rows, &first);
             whole += rows * xfer_ch_volume(d->cfg->ndims - 1, d->cfg->dims + 1) * d->esize;
         } else if (d->out && (v[0] >> d->bit & 1u)) {
-            whole += xfer_ch_volume(d->cfg->ndims, d->cfg->dims) * d->esize;
+            whole += xfer_ch_volume(d->cfg->ndims, d->cfg->variable ? d->sdims : d->cfg->dims) *
+                     d->esize;
         }
     }
     ch->stats.bytes_sent += bytes;
@@ -379,11 +427,16 @@ xfer_status_t xfer_chf_open(xfer_channel_t *ch)
     f->sel = xfer_calloc((size_t) ch->nds, sizeof(*f->sel));
     f->sel_cap = xfer_calloc((size_t) ch->nds, sizeof(*f->sel_cap));
     f->landed = xfer_calloc((size_t) ch->nds, sizeof(*f->landed));
-    for (n = 0; n < ch->nds; n++)
+    for (n = 0; n < ch->nds; n++) {
         f->njoined += ch->ds[n].out && ch->ds[n].cfg->joined;
+        f->vrec_len += ch->ds[n].out && ch->ds[n].cfg->variable ? 1 + 3 * ch->ds[n].cfg->ndims : 0;
+    }
+    f->vrec = xfer_calloc((size_t) (f->vrec_len + 1) * (size_t) ch->nlocal, sizeof(*f->vrec));
+    f->vone = xfer_calloc((size_t) (f->vrec_len + 1) * (size_t) ch->nlocal, sizeof(*f->vone));
     f->rows =
         xfer_calloc((size_t) (f->njoined ? f->njoined : 1) * (size_t) ch->nlocal, sizeof(*f->rows));
-    if (!f->blk || !f->blk_cap || !f->blk_at || !f->sel || !f->sel_cap || !f->landed || !f->rows)
+    if (!f->blk || !f->blk_cap || !f->blk_at || !f->sel || !f->sel_cap || !f->landed || !f->rows ||
+        !f->vrec || !f->vone)
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s", ch->cfg->name);
     if (!base)
         base = ch->cfg->file.dir && ch->cfg->file.dir[0] ? ch->cfg->file.dir : "xfer-steps";
@@ -522,10 +575,15 @@ static int file_pending(const xfer_channel_t *ch)
 xfer_status_t xfer_chf_finish(xfer_channel_t *ch)
 {
     xfer_chfile_t *f = ch->file;
+    const int failed = ch->health.failed;
     xfer_status_t st = XFER_SUCCESS;
     char path[1200], extra[64];
 
-    if (ch->health.failed || ch->health.finished)
+    /* A failed channel still says it ends (its failure was reported when it happened): a
+     * receiver would otherwise wait for a step that never comes, for ever in one MPMD job. Every
+     * rank comes to the agreement, failed or not: some may know of a failure the others do
+     * not. */
+    if (ch->health.finished)
         return XFER_SUCCESS;
     f->mask = 0; /* an uncommitted step's puts are dropped */
     ch->attr_out.len = 0;
@@ -539,10 +597,14 @@ xfer_status_t xfer_chf_finish(xfer_channel_t *ch)
         xfer_chf_path(ch, &f->own, "closed", path, sizeof(path));
         st = xfer_chf_write_marker(ch, path, f->peer.run, "");
     }
+    if (failed && st != XFER_SUCCESS) { /* best effort: the disk that failed it may be full */
+        xfer_clear_error();
+        st = XFER_SUCCESS;
+    }
     st = xfer_rt_agree(ch->x->comm, st);
-    if (st == XFER_SUCCESS)
+    if (st == XFER_SUCCESS && !failed)
         ch->health.finished = 1;
-    else
+    else if (st != XFER_SUCCESS)
         ch->health.failed = 1;
     return st;
 }
@@ -568,6 +630,8 @@ void xfer_chf_free(xfer_channel_t *ch)
     xfer_free(f->sel_cap);
     xfer_free(f->landed);
     xfer_free(f->rows);
+    xfer_free(f->vrec);
+    xfer_free(f->vone);
     xfer_free(f->attrs);
     xfer_free(f);
     ch->file = NULL;

@@ -39,6 +39,10 @@ typedef struct xfer_chfile {
      * the j-th joined dataset this side sends (in channel order); gathered at the commit */
     int njoined;
     uint64_t *rows;
+    /* variable shapes of the step being committed: every rank's record of each (put, dims,
+     * start, count: ch_layout.c), vrec_len words a rank; the agreed shape goes to ds->sdims */
+    int vrec_len;
+    uint64_t *vrec, *vone;
     int closed_seen; /* the receiver closed: the sender's steps end */
     /* receiving: this rank's selections of the peer's step `have_step` */
     int have;

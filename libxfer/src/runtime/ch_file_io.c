@@ -519,8 +519,9 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
         if (ch->ds[i].out && (mask >> ch->ds[i].bit & 1u))
             o.reserve_bytes +=
                 RESERVE_PER_DATASET +
-                ch->ds[i].esize * (c->joined ? rows * xfer_ch_volume(c->ndims - 1, c->dims + 1)
-                                             : xfer_ch_volume(c->ndims, c->dims));
+                ch->ds[i].esize * (c->joined     ? rows * xfer_ch_volume(c->ndims - 1, c->dims + 1)
+                                   : c->variable ? xfer_ch_volume(c->ndims, ch->ds[i].sdims)
+                                                 : xfer_ch_volume(c->ndims, c->dims));
     }
     memset(&root, 0, sizeof(root));
     memset(&meta, 0, sizeof(meta));
@@ -588,7 +589,9 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
         snprintf(v.name, sizeof(v.name), "/%s", d->cfg->name);
         v.type = d->cfg->type;
         v.ndims = d->cfg->ndims;
-        memcpy(v.dims, d->cfg->dims, (size_t) v.ndims * sizeof(uint64_t));
+        /* (a variable shape: the one the ranks agreed for the step at its commit) */
+        memcpy(v.dims, d->cfg->variable ? d->sdims : d->cfg->dims,
+               (size_t) v.ndims * sizeof(uint64_t));
         memcpy(start, mine ? d->start : z, (size_t) v.ndims * sizeof(uint64_t));
         if (d->cfg->joined) { /* the step's rows, in rank order; each rank's count beside them */
             xfer_chf_rows_of(ch, j, &v.dims[0], &start[0]);
@@ -729,6 +732,30 @@ static xfer_status_t joined_shape(xfer_channel_t *ch, xfer_rt_dset_t *d, uint64_
     return xfer_ch_step_selection(ch, d, step, dims);
 }
 
+/* A dataset of variable shape of step @p step (variable @p v of the file; NULL when the sender
+ * did not put it): its shape, and this rank's selection of it. */
+static xfer_status_t variable_shape(xfer_channel_t *ch, xfer_rt_dset_t *d, uint64_t step,
+                                    const char *path, const xfer_adapter_var_t *v)
+{
+    const xfer_cfg_dataset_t *c = d->cfg;
+    uint64_t dims[XFER_MAX_DIMS];
+    int i;
+    if (!v) { /* nothing of it this step (xfer_get says so) */
+        memset(dims, 0, sizeof(dims));
+        return xfer_ch_step_selection(ch, d, step, dims);
+    }
+    for (i = 0; i < c->ndims && v->ndims == c->ndims; i++)
+        if (!(c->variable >> i & 1u) && v->dims[i] != c->dims[i])
+            break;
+    if (v->type != c->type || v->ndims != c->ndims || i < c->ndims)
+        return XFER_ERR(XFER_ERR_MISMATCH,
+                        "channel %s: step %llu: %s: dataset %s is not the %s of variable shape "
+                        "the workflow file declares",
+                        ch->cfg->name, (unsigned long long) step, path, c->name,
+                        xfer_type_name(c->type));
+    return xfer_ch_step_selection(ch, d, step, v->dims);
+}
+
 xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
 {
     xfer_chfile_t *f = ch->file;
@@ -781,7 +808,10 @@ xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
             if (vars[j].name[0] == '/' && !strcmp(vars[j].name + 1, d->cfg->name))
                 v = &vars[j];
         if (d->dyn) {
-            XFER_CHECK_GOTO(joined_shape(ch, d, step, path, v, mask >> d->bit & 1u), st, out);
+            if (d->cfg->joined)
+                XFER_CHECK_GOTO(joined_shape(ch, d, step, path, v, mask >> d->bit & 1u), st, out);
+            else
+                XFER_CHECK_GOTO(variable_shape(ch, d, step, path, v), st, out);
             vol = xfer_ch_volume(d->cfg->ndims, d->sel_count);
             bytes = (size_t) vol * d->esize;
             f->landed[i] = NULL;

@@ -230,3 +230,76 @@ void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const c
             break;
     }
 }
+
+/* One step of a dataset of variable shape (docs/runtime.md, "Shapes that change"): the records of
+ * side @p k's @p nranks ranks, rec[r * (1 + 3 nd)] = {put, dims[nd], start[nd], count[nd]}. The
+ * ranks that put it agree on its shape (into @p dims; zeros when none put it), and their blocks
+ * tile it exactly. The same verdict, in the same words, on every rank that has the records. */
+xfer_status_t xfer_ch_check_step_blocks(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int k,
+                                        int nranks, const uint64_t *rec, uint64_t step,
+                                        uint64_t *dims)
+{
+    const int nd = d->cfg->ndims, w = 1 + 3 * nd;
+    const uint64_t *first = NULL;
+    uint64_t covered = 0, whole;
+    char b1[200], b2[200];
+    int r, e, r0 = -1;
+
+    memset(dims, 0, (size_t) nd * sizeof(uint64_t));
+    for (r = 0; r < nranks; r++) {
+        const uint64_t *x = rec + (size_t) r * (size_t) w;
+        if (!x[0])
+            continue;
+        if (!first) {
+            first = x;
+            r0 = r;
+            memcpy(dims, x + 1, (size_t) nd * sizeof(uint64_t));
+        } else if (memcmp(x + 1, first + 1, (size_t) nd * sizeof(uint64_t)) != 0) {
+            uint64_t z[XFER_MAX_DIMS] = {0};
+            xfer_ch_fmt_box(b1, sizeof(b1), nd, z, x + 1);
+            xfer_ch_fmt_box(b2, sizeof(b2), nd, z, first + 1);
+            return XFER_ERR(XFER_ERR_MISMATCH,
+                            "channel %s: dataset %s: step %llu: rank %d of %s puts it with shape "
+                            "%s, rank %d with %s (the senders of a variable shape agree on it "
+                            "each step)",
+                            ch->cfg->name, d->cfg->name, (unsigned long long) step, r,
+                            xfer_ch_side_name(ch, k), b1, r0, b2);
+        }
+    }
+    for (r = 0; first && r < nranks; r++) {
+        const uint64_t *x = rec + (size_t) r * (size_t) w, *s = x + 1 + nd, *c = s + nd;
+        const uint64_t v = x[0] ? xfer_ch_volume(nd, c) : 0;
+        covered += v;
+        for (e = 0; e < r && v > 0; e++) { /* blocks must not overlap */
+            const uint64_t *y = rec + (size_t) e * (size_t) w, *s2 = y + 1 + nd, *c2 = s2 + nd;
+            int dd, disjoint = 0;
+            if (!y[0] || xfer_ch_volume(nd, c2) == 0)
+                continue;
+            for (dd = 0; dd < nd; dd++)
+                if (s[dd] + c[dd] <= s2[dd] || s2[dd] + c2[dd] <= s[dd])
+                    disjoint = 1;
+            if (!disjoint) {
+                xfer_ch_fmt_box(b1, sizeof(b1), nd, s, c);
+                xfer_ch_fmt_box(b2, sizeof(b2), nd, s2, c2);
+                return XFER_ERR(XFER_ERR_INVALID_ARG,
+                                "channel %s: dataset %s: step %llu: the block of %s rank %d %s "
+                                "overlaps the block of rank %d %s",
+                                ch->cfg->name, d->cfg->name, (unsigned long long) step,
+                                xfer_ch_side_name(ch, k), r, b1, e, b2);
+            }
+        }
+    }
+    whole = xfer_ch_volume(nd, dims);
+    if (first && covered != whole) {
+        uint64_t z[XFER_MAX_DIMS] = {0};
+        xfer_ch_fmt_box(b1, sizeof(b1), nd, z, dims);
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s: step %llu: the blocks of %s's %d ranks hold %llu "
+                        "of the %llu elements of its shape %s (each element must belong to "
+                        "exactly one rank's block)",
+                        ch->cfg->name, d->cfg->name, (unsigned long long) step,
+                        xfer_ch_side_name(ch, k), nranks, (unsigned long long) covered,
+                        (unsigned long long) whole, b1);
+    }
+    return XFER_SUCCESS;
+}

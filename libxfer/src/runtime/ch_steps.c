@@ -43,19 +43,7 @@ static int can_start(xfer_channel_t *ch)
         if (ch->sends[k] && ch->proto.ann[k] <= s)
             return 0;
     if (xfer_ch_this_sends(ch)) {
-        int ready = 1;
-        if (!(s < ch->committed && sl->state == XFER_SLOT_COMMITTED && sl->step == s))
-            return 0;
-        /* joined rows: rank 0 carries the side's table, gathered since the commit (a failure
-         * here, a step beyond max_rows, fails the channel alike on every rank of the side) */
-        const xfer_status_t st = xfer_ch_joined_ready(ch, sl, &ready);
-        if (st != XFER_SUCCESS) {
-            ch->health.failed = 1;
-            ch->health.fail_st = st;
-            snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
-            return 0;
-        }
-        return ready;
+        return s < ch->committed && sl->state == XFER_SLOT_COMMITTED && sl->step == s;
     }
     /* receive only: a free slot inside the window of steps the application has not released */
     /* (bound receive buffers hold one step: the next lands once this one is released) */
@@ -430,6 +418,16 @@ static void fmt_shape(char *buf, size_t len, const xfer_cfg_dataset_t *c)
         snprintf(buf + o, len - o, "]");
 }
 
+/* Do the put's dims match the declaration where it fixes them (a variable extent is the put's)? */
+static int same_fixed(const xfer_cfg_dataset_t *c, const xfer_dataset_desc_t *d)
+{
+    int i;
+    for (i = 0; i < d->ndims; i++)
+        if (!(c->variable >> i & 1u) && d->dims[i] != c->dims[i])
+            return 0;
+    return 1;
+}
+
 /* A put of a joined dataset (docs/runtime.md, "Joined datasets"): this rank's rows of the step,
  * count[0] of them (zero included), whole rows, no start. The rows may change every step. */
 static xfer_status_t joined_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
@@ -496,20 +494,17 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: dataset %s is sent by %s, not by %s",
                         ch->cfg->name, d->name, xfer_ch_peer_name(ch),
                         xfer_ch_side_name(ch, ch->side));
-    if (ds->cfg->variable)
-        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                        "channel %s: dataset %s has a variable shape, which this build does not "
-                        "carry yet",
-                        ch->cfg->name, d->name);
     if (ds->cfg->record && d->record && d->type == XFER_TYPE_RECORD)
         XFER_CHECK_GOTO(record_check(ch, ds, d->record), st, out);
     if (ds->cfg->joined)
         XFER_CHECK_GOTO(joined_put_check(ch, d, ds), st, out);
-    else if (d->type != ds->cfg->type || d->ndims != ds->cfg->ndims ||
-             memcmp(d->dims, ds->cfg->dims, (size_t) d->ndims * sizeof(uint64_t)) != 0) {
+    else if (d->type != ds->cfg->type || d->ndims != ds->cfg->ndims || !same_fixed(ds->cfg, d)) {
         char want[200], got[200];
         uint64_t z[XFER_MAX_DIMS] = {0};
-        xfer_ch_fmt_box(want, sizeof(want), ds->cfg->ndims, z, ds->cfg->dims);
+        if (ds->cfg->variable) /* "[variable, 0:64]" */
+            fmt_shape(want, sizeof(want), ds->cfg);
+        else
+            xfer_ch_fmt_box(want, sizeof(want), ds->cfg->ndims, z, ds->cfg->dims);
         if (d->ndims >= 1 && d->ndims <= XFER_MAX_DIMS)
             xfer_ch_fmt_box(got, sizeof(got), d->ndims, z, d->dims);
         else
@@ -536,9 +531,10 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
                         "channel %s: step %llu was committed by its first xfer_get: put every "
                         "dataset of a full-duplex step before getting",
                         ch->cfg->name, (unsigned long long) ch->cur);
-    if (ds->dyn) { /* the block is the step's own */
+    if (ds->dyn) { /* the block (and a variable shape) is the step's own */
         memcpy(ds->start, d->start, (size_t) d->ndims * sizeof(uint64_t));
         memcpy(ds->count, d->count, (size_t) d->ndims * sizeof(uint64_t));
+        memcpy(ds->pdims, d->dims, (size_t) d->ndims * sizeof(uint64_t));
         ds->declared = 1;
     } else if (ch->setup || ch->cur > 0) { /* the decomposition is fixed by step 0 */
         const size_t len = (size_t) d->ndims * sizeof(uint64_t);
@@ -683,6 +679,8 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     if (xfer_ch_run_limit(ch) <= ch->cur)
         return xfer_ch_ended(ch, ch->cur);
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
+    /* joined rows: every sibling's counts, max_rows checked, before the step is announced */
+    XFER_CHECK_GOTO(xfer_ch_joined_commit(ch, sl), st, out);
     if (xfer_ch_is_announcer(ch)) {
         ch->proto.ann[ch->side] = ch->cur + 1;
         XFER_CHECK_GOTO(xfer_ch_announce(ch, NOTE_ANN, (int64_t) ch->cur), st, out);
@@ -709,7 +707,7 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     for (i = 0; i < ch->nds; i++)
         if (ch->ds[i].out && (sl->mask >> ch->ds[i].bit & 1u))
             ch->stats.bytes_sent += ch->ds[i].my_bytes;
-    XFER_CHECK_GOTO(xfer_ch_joined_commit(ch, sl), st, out);
+    xfer_ch_joined_table_out(ch, sl);
     sl->state = XFER_SLOT_COMMITTED;
     ch->committed = ch->cur + 1;
     ch->cur_committed = 1;

@@ -66,6 +66,11 @@ int xfer_ch_geo_pos(const xfer_channel_t *ch, int i);
 int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d);
 xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
                               size_t *bytes, size_t *prefix, int fill_global);
+/* A variable shape's step (ch_layout.c): the senders' records agree and tile it; its shape into
+ * @p dims. */
+xfer_status_t xfer_ch_check_step_blocks(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int k,
+                                        int nranks, const uint64_t *rec, uint64_t step,
+                                        uint64_t *dims);
 /* Does dataset @p d travel in the allgatherv plan's part of each contribution (runtime.h,
  * xfer_rt_path_t), rather than by the direct schedule? (After setup.) */
 static inline int xfer_ch_by_plan(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
@@ -256,7 +261,7 @@ xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int 
 xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_dset_t *d,
                                    const void *block, uint64_t rows);
 xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl);
-xfer_status_t xfer_ch_joined_ready(xfer_channel_t *ch, xfer_rt_slot_t *sl, int *ready);
+void xfer_ch_joined_table_out(xfer_channel_t *ch, xfer_rt_slot_t *sl);
 xfer_status_t xfer_ch_joined_progress(xfer_channel_t *ch, xfer_rt_slot_t *sl, int *done);
 void xfer_ch_joined_reset(xfer_channel_t *ch, xfer_rt_slot_t *sl);
 void xfer_ch_joined_shape(xfer_channel_t *ch, uint64_t s);

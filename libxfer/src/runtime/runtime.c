@@ -142,10 +142,10 @@ static xfer_status_t refuse_new_shapes(const struct xfer *x)
                 return st;
             for (k = 0; k < d->ndims && !(d->variable & (1u << k)); k++)
                 ;
-            if (d->variable)
+            if (d->variable && t == XFER_TRANSPORT_STREAM)
                 snprintf(what, sizeof(what),
-                         "has a variable extent (dims[%d] is variable), which this build does "
-                         "not carry yet",
+                         "has a variable extent (dims[%d] is variable): this build carries "
+                         "variable shapes over transport: file only",
                          k);
             else if (d->type == XFER_TYPE_RECORD && t == XFER_TRANSPORT_FILE)
                 snprintf(what, sizeof(what),

@@ -69,7 +69,8 @@ typedef struct xfer_rt_dset {
      * sending rank's rows of it (joined), and the box xfer_select declared (clipped to each
      * step's shape into sel_*). */
     int dyn;
-    uint64_t sstep; /* UINT64_MAX: no step arrived yet */
+    uint64_t pdims[XFER_MAX_DIMS]; /* sending: the shape this rank's put of the step gives */
+    uint64_t sstep;                /* UINT64_MAX: no step arrived yet */
     uint64_t sdims[XFER_MAX_DIMS];
     uint64_t *srows; /* nremote entries (joined) */
     /* the stream's joined datasets: each receiving rank's rule, from the set-up's records
@@ -214,10 +215,11 @@ typedef struct xfer_rt_jslot {
     void **blk;
     size_t *blk_cap;
     uint64_t *rows;
-    /* receiving: this rank's share of each joined dataset it receives: its rows, where */
+    /* receiving: this rank's box of each joined dataset it receives (its start and count, in
+     * XFER_MAX_DIMS words each), and where it lands */
     void **sel;
     size_t *sel_cap;
-    uint64_t *first, *count;
+    uint64_t *bs, *bc;
     MPI_Request *req;
     int nreq, ndone, cap_req; /* requests posted, completed (in order), room */
     /* receivers that all take every row: the slot's allgatherv plan, recounted for the step */

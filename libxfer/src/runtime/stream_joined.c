@@ -15,6 +15,7 @@
  *  - the slot is done when both phases are.
  * Every rank computes the same shares from the same tables, so every send has its receive. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -109,8 +110,9 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
             !(js->rows = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(uint64_t))) ||
             !(js->sel = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(void *))) ||
             !(js->sel_cap = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(size_t))) ||
-            !(js->first = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(uint64_t))) ||
-            !(js->count = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(uint64_t))))
+            !(js->bs =
+                  xfer_calloc(((size_t) jn->nj[1 - k] + 1) * XFER_MAX_DIMS, sizeof(uint64_t))) ||
+            !(js->bc = xfer_calloc(((size_t) jn->nj[1 - k] + 1) * XFER_MAX_DIMS, sizeof(uint64_t))))
             goto oom;
     }
     return XFER_SUCCESS;
@@ -222,8 +224,8 @@ void xfer_ch_joined_free(xfer_channel_t *ch, int collective)
         xfer_free(js->rows);
         xfer_free(js->sel);
         xfer_free(js->sel_cap);
-        xfer_free(js->first);
-        xfer_free(js->count);
+        xfer_free(js->bs);
+        xfer_free(js->bc);
         xfer_free(js->req);
         if (collective && js->plan)
             xfer_plan_free(&js->plan);
@@ -268,31 +270,80 @@ xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int 
                                      const uint64_t *rec)
 {
     const int nd = d->cfg->ndims;
-    if (!d->jrule && !(d->jrule = xfer_calloc((size_t) nranks * 2, sizeof(uint64_t))))
+    if (!d->jrule && !(d->jrule = xfer_calloc((size_t) nranks * 2 * (size_t) nd, sizeof(uint64_t))))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: dataset %s: selections", ch->cfg->name,
                         d->cfg->name);
-    d->jrule[2 * r] = rec[0];
-    d->jrule[2 * r + 1] = rec[nd];
+    memcpy(d->jrule + (size_t) r * 2 * (size_t) nd, rec, 2 * (size_t) nd * sizeof(uint64_t));
     return XFER_SUCCESS;
 }
 
-/* Receiving rank @p r's rows [*first, *first + *count) of a step of @p total rows, by its rule. */
-static void share_of(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int r, int nrecv,
-                     uint64_t total, uint64_t *first, uint64_t *count)
+/* Receiving rank @p r's box of a step of shape @p dims, by its rule: the box it declared clipped
+ * to the step, or its mode over the step's shape (as xfer_ch_step_selection gives a receiver). */
+static void box_of(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int r, int nrecv,
+                   const uint64_t *dims, uint64_t *bs, uint64_t *bc)
 {
-    const uint64_t *rule = d->jrule + 2 * r;
+    const int nd = d->cfg->ndims;
+    const uint64_t *rule = d->jrule + (size_t) r * 2 * (size_t) nd;
+    int e;
     (void) ch;
-    if (rule[0] != UINT64_MAX) { /* declared: clipped to the step */
-        *first = rule[0] < total ? rule[0] : total;
-        *count = rule[1] < total - *first ? rule[1] : total - *first;
-    } else if (rule[1] == XFER_SELECT_ALL) {
-        *first = 0;
-        *count = total;
-    } else { /* rows (columns and block are refused for joined datasets by the config) */
-        const uint64_t q = total / (uint64_t) nrecv, m = total % (uint64_t) nrecv;
-        *first = (uint64_t) r * q + ((uint64_t) r < m ? (uint64_t) r : m);
-        *count = q + ((uint64_t) r < m);
+    if (rule[0] == UINT64_MAX) {
+        if (xfer_decompose((xfer_selection_mode_t) rule[nd], nd, dims, nrecv, r, bs, bc) ==
+            XFER_SUCCESS)
+            return;
+        xfer_clear_error(); /* (no such mode: the set-up's checks refused it) */
+        memset(bc, 0, (size_t) nd * sizeof(uint64_t));
+        memset(bs, 0, (size_t) nd * sizeof(uint64_t));
+        return;
     }
+    for (e = 0; e < nd; e++) {
+        bs[e] = rule[e] < dims[e] ? rule[e] : dims[e];
+        bc[e] = rule[nd + e] < dims[e] - bs[e] ? rule[nd + e] : dims[e] - bs[e];
+    }
+}
+
+/* The intersection of two boxes: 0 when empty. */
+static int meet(int nd, const uint64_t *as, const uint64_t *ac, const uint64_t *bs,
+                const uint64_t *bc, uint64_t *is, uint64_t *ic)
+{
+    int e;
+    for (e = 0; e < nd; e++) {
+        const uint64_t lo = as[e] > bs[e] ? as[e] : bs[e];
+        const uint64_t hi = as[e] + ac[e] < bs[e] + bc[e] ? as[e] + ac[e] : bs[e] + bc[e];
+        if (hi <= lo)
+            return 0;
+        is[e] = lo;
+        ic[e] = hi - lo;
+    }
+    return 1;
+}
+
+/* The datatype of box (@p is, @p ic) inside an array (start @p as, count @p ac) of @p esize-byte
+ * elements, C order; XFER_ERR_TOO_LARGE past int extents. */
+static xfer_status_t box_type(const xfer_channel_t *ch, const xfer_rt_dset_t *d, const uint64_t *as,
+                              const uint64_t *ac, const uint64_t *is, const uint64_t *ic,
+                              MPI_Datatype *t)
+{
+    const int nd = d->cfg->ndims;
+    int sizes[XFER_MAX_DIMS], subs[XFER_MAX_DIMS], starts[XFER_MAX_DIMS], e;
+    MPI_Datatype el = MPI_DATATYPE_NULL;
+    xfer_status_t st = XFER_SUCCESS;
+    for (e = 0; e < nd; e++) {
+        if (ac[e] > INT_MAX)
+            return XFER_ERR(XFER_ERR_TOO_LARGE,
+                            "channel %s: dataset %s: an extent of %llu rows or elements, more than "
+                            "one message describes",
+                            ch->cfg->name, d->cfg->name, (unsigned long long) ac[e]);
+        sizes[e] = (int) ac[e];
+        subs[e] = (int) ic[e];
+        starts[e] = (int) (is[e] - as[e]);
+    }
+    XFER_MPI_GOTO(MPI_Type_contiguous((int) d->esize, MPI_BYTE, &el), st, out);
+    XFER_MPI_GOTO(MPI_Type_create_subarray(nd, sizes, subs, starts, MPI_ORDER_C, el, t), st, out);
+    XFER_MPI_GOTO(MPI_Type_commit(t), st, out);
+out:
+    if (el != MPI_DATATYPE_NULL)
+        MPI_Type_free(&el);
+    return st;
 }
 
 /* ---- a sending rank's puts and commit ---------------------------------------------------- */
@@ -320,12 +371,24 @@ xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_
     return XFER_SUCCESS;
 }
 
+static xfer_status_t gathered(xfer_channel_t *ch, void *arg, int *met)
+{
+    if (MPI_Test((MPI_Request *) arg, met, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return XFER_ERR(XFER_ERR_MPI, "channel %s: MPI_Test of the joined rows' gather failed",
+                        ch->cfg->name);
+    return XFER_SUCCESS;
+}
+
+/* Before a sending rank commits a step: every sibling's rows of its joined datasets (a gather
+ * waited for in the one wait loop, every channel moving), and max_rows checked alike on every
+ * rank, so that a step beyond it is refused before anything is sent and the ranks may put
+ * fewer rows and commit again. The commit is collective over the side's ranks already. */
 xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 {
     xfer_rt_joined_t *jn = ch->jn;
     xfer_rt_jslot_t *js;
     xfer_status_t st = XFER_SUCCESS;
-    int j;
+    int j, r, met;
     if (!jn || !jn->nj[ch->side])
         return XFER_SUCCESS;
     js = &jn->js[sl - ch->slots];
@@ -335,50 +398,46 @@ xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl)
     XFER_MPI_GOTO(MPI_Iallgather(js->rows, jn->nj[ch->side], MPI_UINT64_T, js->tab[ch->side],
                                  jn->nj[ch->side], MPI_UINT64_T, jn->local, &js->treq),
                   st, out);
-    js->state = J_GATHER;
-out:
-    return st;
-}
-
-/* May the fixed part of the slot start (a sending rank: its side's table is in, and rank 0 put
- * it after the attributes)? */
-xfer_status_t xfer_ch_joined_ready(xfer_channel_t *ch, xfer_rt_slot_t *sl, int *ready)
-{
-    xfer_rt_joined_t *jn = ch->jn;
-    xfer_rt_jslot_t *js;
-    xfer_status_t st = XFER_SUCCESS;
-    int j, r, flag = 0;
-
-    *ready = 1;
-    if (!jn || !jn->nj[ch->side] || !xfer_ch_this_sends(ch))
-        return XFER_SUCCESS;
-    js = &jn->js[sl - ch->slots];
-    if (js->state != J_GATHER) {
-        *ready = js->state >= J_READY;
-        return XFER_SUCCESS;
+    {
+        const xfer_ch_wait_t w = {.cond = gathered,
+                                  .arg = &js->treq,
+                                  .what = "gathering this side's joined rows",
+                                  .until = HUGE_VAL,
+                                  .need = UINT64_MAX,
+                                  .resumable = 0,
+                                  .force = 0};
+        XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
     }
-    XFER_MPI_GOTO(MPI_Test(&js->treq, &flag, MPI_STATUS_IGNORE), st, out);
-    *ready = flag;
-    if (!flag)
-        return XFER_SUCCESS;
-    js->state = J_READY;
     for (j = 0; j < jn->nj[ch->side]; j++) { /* max_rows: alike on every rank of the side */
         const xfer_cfg_dataset_t *c = ch->ds[jn->idx[ch->side][j]].cfg;
         uint64_t total = 0;
         for (r = 0; r < ch->nlocal; r++)
             total += rows_at(js->tab[ch->side], jn->nj[ch->side], r, j);
-        if (c->max_rows && total > c->max_rows)
+        if (c->max_rows && total > c->max_rows) {
+            for (r = 0; r < jn->nj[ch->side]; r++) /* (put again: the rows as they were) */
+                if (js->rows[r] == NOT_PUT)
+                    js->rows[r] = 0;
             return XFER_ERR(XFER_ERR_TOO_LARGE,
                             "channel %s: dataset %s: step %llu holds %llu rows in all, more than "
-                            "its max_rows, %llu",
+                            "its max_rows, %llu (the step is not committed: put fewer rows and "
+                            "commit it again)",
                             ch->cfg->name, c->name, (unsigned long long) sl->step,
                             (unsigned long long) total, (unsigned long long) c->max_rows);
+        }
     }
-    if (ch->me == 0 && sl->sbuf)
-        memcpy(sl->sbuf + sizeof(xfer_rt_hdr_t) + jn->tab_at, js->tab[ch->side],
-               (size_t) jn->nj[ch->side] * (size_t) ch->nlocal * sizeof(uint64_t));
+    js->state = J_READY;
 out:
     return st;
+}
+
+/* Rank 0 carries its side's table after the step's attributes (its contribution exists now). */
+void xfer_ch_joined_table_out(xfer_channel_t *ch, xfer_rt_slot_t *sl)
+{
+    xfer_rt_joined_t *jn = ch->jn;
+    if (!jn || !jn->nj[ch->side] || ch->me != 0 || !sl->sbuf)
+        return;
+    memcpy(sl->sbuf + sizeof(xfer_rt_hdr_t) + jn->tab_at, jn->js[sl - ch->slots].tab[ch->side],
+           (size_t) jn->nj[ch->side] * (size_t) ch->nlocal * sizeof(uint64_t));
 }
 
 /* ---- the second phase ---------------------------------------------------------------------- */
@@ -439,9 +498,10 @@ static int all_taken(xfer_channel_t *ch)
     for (k = 0; k < 2; k++)
         for (j = 0; j < jn->nj[k]; j++) {
             const xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
+            const int nd = d->cfg->ndims;
             for (r = 0; r < side_ranks(ch, 1 - k); r++)
-                if (!d->jrule || d->jrule[2 * r] != UINT64_MAX ||
-                    d->jrule[2 * r + 1] != XFER_SELECT_ALL)
+                if (!d->jrule || d->jrule[(size_t) r * 2 * (size_t) nd] != UINT64_MAX ||
+                    d->jrule[(size_t) r * 2 * (size_t) nd + (size_t) nd] != XFER_SELECT_ALL)
                     jn->all_taken = -1;
         }
     return jn->all_taken > 0;
@@ -525,6 +585,32 @@ out:
     return st;
 }
 
+/* Post the send (@p out) or the receive of box (@p is, @p ic) of the array @p buf holds (start
+ * @p as, count @p ac), to or from rank @p peer of the other side: one message, described by a
+ * subarray datatype (no packing). */
+static xfer_status_t post(xfer_channel_t *ch, xfer_rt_jslot_t *js, const xfer_rt_dset_t *d, int out,
+                          void *buf, const uint64_t *as, const uint64_t *ac, const uint64_t *is,
+                          const uint64_t *ic, int peer, int tag, MPI_Comm comm)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    MPI_Request *q;
+    xfer_status_t st;
+    XFER_CHECK_GOTO(box_type(ch, d, as, ac, is, ic, &t), st, out_err);
+    XFER_CHECK_GOTO(add_req(js, &q), st, out_err);
+    if (out)
+        XFER_MPI_GOTO(MPI_Isend(buf, 1, t, peer, tag, comm, q), st, out_err);
+    else
+        XFER_MPI_GOTO(MPI_Irecv(buf, 1, t, peer, tag, comm, q), st, out_err);
+    if (out)
+        ch->stats.bytes_sent += xfer_ch_volume(d->cfg->ndims, ic) * d->esize;
+    else
+        ch->stats.bytes_received += xfer_ch_volume(d->cfg->ndims, ic) * d->esize;
+out_err:
+    if (t != MPI_DATATYPE_NULL) /* (freed once the operation no longer needs it) */
+        MPI_Type_free(&t);
+    return st;
+}
+
 static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_jslot_t *js)
 {
     xfer_rt_joined_t *jn = ch->jn;
@@ -539,8 +625,12 @@ static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_r
     if (js->plan && all_taken(ch)) {
         XFER_CHECK_GOTO(plan_step(ch, js, &js->by_plan), st, out);
         for (j = 0; js->by_plan && j < jn->nj[1 - ch->side]; j++) { /* every row, in place */
-            js->first[j] = 0;
-            (void) offset_of(ch, js->tab[1 - ch->side], 1 - ch->side, j, 0, &js->count[j]);
+            const xfer_rt_dset_t *d = &ch->ds[jn->idx[1 - ch->side][j]];
+            uint64_t *bs = js->bs + (size_t) j * XFER_MAX_DIMS,
+                     *bc = js->bc + (size_t) j * XFER_MAX_DIMS;
+            memset(bs, 0, XFER_MAX_DIMS * sizeof(uint64_t));
+            memcpy(bc, d->cfg->dims, (size_t) d->cfg->ndims * sizeof(uint64_t));
+            (void) offset_of(ch, js->tab[1 - ch->side], 1 - ch->side, j, 0, &bc[0]);
         }
         if (js->by_plan) {
             js->state = J_MOVING;
@@ -551,39 +641,29 @@ static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_r
         const int nsend = side_ranks(ch, k), nrecv = side_ranks(ch, 1 - k);
         for (j = 0; j < jn->nj[k]; j++) {
             xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
-            const size_t rb = row_bytes(d);
-            uint64_t total, first, count;
-            if (k == ch->side) { /* this rank's rows to every receiving rank whose share has some */
-                const uint64_t off = offset_of(ch, js->tab[k], k, j, ch->me, &total);
-                const uint64_t mine = rows_at(js->tab[k], jn->nj[k], ch->me, j);
-                for (r = 0; r < nrecv && mine; r++) {
-                    uint64_t a, b;
-                    MPI_Request *q;
-                    share_of(ch, d, r, nrecv, total, &first, &count);
-                    a = first > off ? first : off;
-                    b = first + count < off + mine ? first + count : off + mine;
-                    if (a >= b)
-                        continue;
-                    if ((b - a) * rb > INT_MAX)
-                        return XFER_ERR(XFER_ERR_TOO_LARGE,
-                                        "channel %s: dataset %s: step %llu: %llu bytes of rows for "
-                                        "one rank, more than one message carries",
-                                        ch->cfg->name, d->cfg->name, (unsigned long long) sl->step,
-                                        (unsigned long long) ((b - a) * rb));
-                    XFER_CHECK_GOTO(add_req(js, &q), st, out);
-                    XFER_MPI_GOTO(MPI_Isend((char *) js->blk[j] + (a - off) * rb,
-                                            (int) ((b - a) * rb), MPI_BYTE, r, jn->idx[k][j], comm,
-                                            q),
-                                  st, out);
-                    ch->stats.bytes_sent += (b - a) * rb;
+            const int nd = d->cfg->ndims;
+            uint64_t dims[XFER_MAX_DIMS], ms[XFER_MAX_DIMS], mc[XFER_MAX_DIMS];
+            uint64_t rs[XFER_MAX_DIMS], rcnt[XFER_MAX_DIMS], is[XFER_MAX_DIMS], ic[XFER_MAX_DIMS];
+            memcpy(dims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
+            memset(ms, 0, sizeof(ms));
+            memcpy(mc, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
+            if (k == ch->side) { /* this rank's rows, to every receiving rank whose box has some */
+                ms[0] = offset_of(ch, js->tab[k], k, j, ch->me, &dims[0]);
+                mc[0] = rows_at(js->tab[k], jn->nj[k], ch->me, j);
+                for (r = 0; r < nrecv && mc[0]; r++) {
+                    box_of(ch, d, r, nrecv, dims, rs, rcnt);
+                    if (meet(nd, ms, mc, rs, rcnt, is, ic))
+                        XFER_CHECK_GOTO(
+                            post(ch, js, d, 1, js->blk[j], ms, mc, is, ic, r, jn->idx[k][j], comm),
+                            st, out);
                 }
-            } else { /* this rank's share, from every sending rank that holds some of it */
+            } else { /* this rank's box, from every sending rank that holds some of it */
+                uint64_t *bs = js->bs + (size_t) j * XFER_MAX_DIMS,
+                         *bc = js->bc + (size_t) j * XFER_MAX_DIMS;
                 size_t bytes;
-                (void) offset_of(ch, js->tab[k], k, j, 0, &total);
-                share_of(ch, d, ch->me, nrecv, total, &first, &count);
-                js->first[j] = first;
-                js->count[j] = count;
-                bytes = (size_t) count * rb;
+                (void) offset_of(ch, js->tab[k], k, j, 0, &dims[0]);
+                box_of(ch, d, ch->me, nrecv, dims, bs, bc);
+                bytes = (size_t) xfer_ch_volume(nd, bc) * d->esize;
                 if (js->sel_cap[j] < bytes) {
                     void *nb = xfer_realloc_array(js->sel[j], bytes, 1);
                     if (!nb)
@@ -593,28 +673,14 @@ static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_r
                     js->sel[j] = nb;
                     js->sel_cap[j] = bytes;
                 }
-                for (r = 0; r < nsend && count; r++) {
-                    uint64_t a, b, t2;
-                    const uint64_t off = offset_of(ch, js->tab[k], k, j, r, &t2);
-                    const uint64_t n = rows_at(js->tab[k], jn->nj[k], r, j);
-                    MPI_Request *q;
-                    a = first > off ? first : off;
-                    b = first + count < off + n ? first + count : off + n;
-                    if (a >= b)
-                        continue;
-                    if ((b - a) * rb > INT_MAX)
-                        return XFER_ERR(
-                            XFER_ERR_TOO_LARGE,
-                            "channel %s: dataset %s: step %llu: %llu bytes of rows from "
-                            "one rank, more than one message carries",
-                            ch->cfg->name, d->cfg->name, (unsigned long long) sl->step,
-                            (unsigned long long) ((b - a) * rb));
-                    XFER_CHECK_GOTO(add_req(js, &q), st, out);
-                    XFER_MPI_GOTO(MPI_Irecv((char *) js->sel[j] + (a - first) * rb,
-                                            (int) ((b - a) * rb), MPI_BYTE, r, jn->idx[k][j], comm,
-                                            q),
-                                  st, out);
-                    ch->stats.bytes_received += (b - a) * rb;
+                for (r = 0; r < nsend && bytes; r++) {
+                    uint64_t t2;
+                    ms[0] = offset_of(ch, js->tab[k], k, j, r, &t2);
+                    mc[0] = rows_at(js->tab[k], jn->nj[k], r, j);
+                    if (meet(nd, ms, mc, bs, bc, is, ic))
+                        XFER_CHECK_GOTO(
+                            post(ch, js, d, 0, js->sel[j], bs, bc, is, ic, r, jn->idx[k][j], comm),
+                            st, out);
                 }
             }
         }
@@ -701,11 +767,8 @@ void xfer_ch_joined_shape(xfer_channel_t *ch, uint64_t s)
         }
         memcpy(d->sdims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
         d->sdims[0] = total;
-        memcpy(d->sel_start, d->cfg->dims, (size_t) nd * sizeof(uint64_t)); /* whole rows */
-        memset(d->sel_start, 0, (size_t) nd * sizeof(uint64_t));
-        memcpy(d->sel_count, d->sdims, (size_t) nd * sizeof(uint64_t));
-        d->sel_start[0] = js->first[j];
-        d->sel_count[0] = js->count[j];
+        memcpy(d->sel_start, js->bs + (size_t) j * XFER_MAX_DIMS, (size_t) nd * sizeof(uint64_t));
+        memcpy(d->sel_count, js->bc + (size_t) j * XFER_MAX_DIMS, (size_t) nd * sizeof(uint64_t));
         d->sstep = s;
     }
 }
@@ -743,7 +806,9 @@ xfer_status_t xfer_ch_joined_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
     }
     if (bytes > 0) {
         const char *src = js->sel[j];
-        if (src != buf || start[0] != ds->sel_start[0] || count[0] != ds->sel_count[0]) {
+        if (src != buf ||
+            memcmp(start, ds->sel_start, (size_t) ds->cfg->ndims * sizeof(uint64_t)) != 0 ||
+            memcmp(count, ds->sel_count, (size_t) ds->cfg->ndims * sizeof(uint64_t)) != 0) {
             xfer_ch_copy_box(buf, start, count, src, ds->sel_start, ds->sel_count, ds->cfg->ndims,
                              ds->esize);
             ch->stats.bytes_copied_out += bytes;
