@@ -8,7 +8,8 @@
  *                                   changes one element of /fields/U, --perturb-attr the root
  *                                   attribute "version" (negative controls); --only keeps the
  *                                   listed datasets (paths or xfer-h5stream names)
- *   h5gen bad FILE                  the same plus a compound and a string dataset
+ *   h5gen bad FILE                  the same plus a compound with a string member (no record)
+ *                                   and a string dataset
  *   h5gen check OUT IN --layout group|stepdim --steps N
  *                                   every dataset of IN is in OUT in each of N steps, equal;
  *                                   the step counter says N; no step N
@@ -142,21 +143,24 @@ static int make_input(const char *path, int perturb, int bad, int perturb_attr)
     CHECK(empty = H5Gcreate2(f, "empty", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     attr_num(empty, "answer", H5T_NATIVE_INT, 0, NULL, &range[1]);
     if (bad) {
+        /* a compound with a string member: no record (a compound of numbers would be one) */
         typedef struct pt {
             int x;
             double y;
+            char label[4];
         } pt_t;
         const hsize_t n4[1] = {4}, n3[1] = {3};
-        pt_t pts[4] = {{1, 1.5}, {2, 2.5}, {3, 3.5}, {4, 4.5}};
+        pt_t pts[4] = {{1, 1.5, "a"}, {2, 2.5, "b"}, {3, 3.5, "c"}, {4, 4.5, "d"}};
         hid_t ct = H5Tcreate(H5T_COMPOUND, sizeof(pt_t)), s = H5Screate_simple(1, n4, NULL);
         hid_t st = H5Tcopy(H5T_C_S1), s3 = H5Screate_simple(1, n3, NULL);
         const char words[3][4] = {"abc", "def", "ghi"};
+        CHECK(H5Tset_size(st, 4));
         CHECK(H5Tinsert(ct, "x", HOFFSET(pt_t, x), H5T_NATIVE_INT));
         CHECK(H5Tinsert(ct, "y", HOFFSET(pt_t, y), H5T_NATIVE_DOUBLE));
+        CHECK(H5Tinsert(ct, "label", HOFFSET(pt_t, label), st));
         CHECK(d = H5Dcreate2(f, "points", ct, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
         CHECK(H5Dwrite(d, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, pts));
         H5Dclose(d);
-        CHECK(H5Tset_size(st, 4));
         CHECK(d = H5Dcreate2(f, "words", st, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
         CHECK(H5Dwrite(d, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, words));
         H5Dclose(d);
