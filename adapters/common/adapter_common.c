@@ -302,22 +302,37 @@ void xfer_adapter_record_convert(const xfer_record_t *from, const xfer_record_t 
                 memcpy(d + to->fields[i].offset, s + srcoff[i], field_bytes(&to->fields[i]));
 }
 
-void xfer_adapter_record_yaml(const xfer_record_t *r, char *out, size_t cap)
+/* Append to @p out (of @p cap bytes, NULL with 0: count only) at *@p o, as snprintf. */
+static void append(char *out, size_t cap, size_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *out, size_t cap, size_t *o, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(out && *o < cap ? out + *o : NULL, out && *o < cap ? cap - *o : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *o += (size_t) n;
+}
+
+size_t xfer_adapter_record_yaml(const xfer_record_t *r, char *out, size_t cap)
 {
     size_t o = 0;
     int i;
-    o += (size_t) snprintf(out, cap, "{");
-    for (i = 0; i < r->nfields && o < cap; i++) {
+    if (out && cap)
+        out[0] = '\0';
+    append(out, cap, &o, "{");
+    for (i = 0; i < r->nfields; i++) {
         const xfer_record_field_t *f = &r->fields[i];
         if (f->count == 1)
-            o += (size_t) snprintf(out + o, cap - o, "%s%s: %s", i ? ", " : "", f->name,
-                                   xfer_type_name(f->type));
+            append(out, cap, &o, "%s%s: %s", i ? ", " : "", f->name, xfer_type_name(f->type));
         else
-            o += (size_t) snprintf(out + o, cap - o, "%s%s: [%s, %u]", i ? ", " : "", f->name,
-                                   xfer_type_name(f->type), (unsigned) f->count);
+            append(out, cap, &o, "%s%s: [%s, %u]", i ? ", " : "", f->name, xfer_type_name(f->type),
+                   (unsigned) f->count);
     }
-    if (o < cap)
-        snprintf(out + o, cap - o, "}");
+    append(out, cap, &o, "}");
+    return o;
 }
 
 static size_t attr_bytes(const xfer_adapter_attr_t *a)

@@ -105,8 +105,9 @@ XFER_PUBLIC void xfer_adapter_record_convert(const xfer_record_t *from, const xf
                                              size_t n, const void *src, void *dst);
 
 /** The workflow file's spelling of @p r, "{id: int64, pos: [float64, 3]}", into @p out
- *  (truncated at @p cap). */
-XFER_PUBLIC void xfer_adapter_record_yaml(const xfer_record_t *r, char *out, size_t cap);
+ *  (truncated at @p cap, NUL-terminated when cap > 0; NULL with 0 only measures). Returns its
+ *  length without the NUL, as snprintf: a result >= @p cap was truncated. */
+XFER_PUBLIC size_t xfer_adapter_record_yaml(const xfer_record_t *r, char *out, size_t cap);
 
 /**
  * Serialize a list of objects (groups have ndims 0 and type 0, datasets are typed) into one
