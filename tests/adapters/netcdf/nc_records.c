@@ -12,7 +12,11 @@
  *  - refusals: a field the file lacks, a record that changes between steps, a compound with a
  *    2-D array field and a variable-length type (skipped with their reasons).
  *
- *   nc_records DIR     (DIR/same.nc is left for ncdump)
+ *   nc_records DIR           (DIR/same.nc is left for ncdump)
+ *   nc_records --input FILE  one rank: an input for xfer-ncstream, written with the library (the
+ *                            ncgen of netCDF 4.9.0 writes wrong data after the first element of
+ *                            a compound variable): particles(n) of the struct below, its
+ *                            compound named particles_t, an attribute, and T(n, m) float64
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -370,6 +374,32 @@ static void changed_record(const char *dir, const xfer_record_t *rec)
     xfer_adapter_record_free(&other);
 }
 
+/* The xfer-ncstream input (see the usage above). */
+static void write_input(const char *path)
+{
+    particle_t p[7];
+    double t[7 * 3];
+    int nc, tid, dims[2], var, three = 3, i;
+    for (i = 0; i < 7; i++)
+        p[i] = value(i * 11 - 20, 0);
+    for (i = 0; i < 21; i++)
+        t[i] = i * 0.5;
+    NC(nc_create(path, NC_NETCDF4 | NC_CLOBBER, &nc));
+    NC(nc_def_compound(nc, sizeof(particle_t), "particles_t", &tid));
+    NC(nc_insert_compound(nc, tid, "id", offsetof(particle_t, id), NC_INT64));
+    NC(nc_insert_array_compound(nc, tid, "pos", offsetof(particle_t, pos), NC_DOUBLE, 1, &three));
+    NC(nc_insert_compound(nc, tid, "q", offsetof(particle_t, q), NC_FLOAT));
+    NC(nc_insert_compound(nc, tid, "kind", offsetof(particle_t, kind), NC_BYTE));
+    NC(nc_def_dim(nc, "n", 7, &dims[0]));
+    NC(nc_def_dim(nc, "m", 3, &dims[1]));
+    NC(nc_def_var(nc, "particles", tid, 1, dims, &var));
+    NC(nc_put_att_text(nc, var, "long_name", 16, "tracer particles"));
+    NC(nc_put_var(nc, var, p));
+    NC(nc_def_var(nc, "T", NC_DOUBLE, 2, dims, &var));
+    NC(nc_put_var(nc, var, t));
+    NC(nc_close(nc));
+}
+
 int main(int argc, char **argv)
 {
     xfer_record_t *rec;
@@ -377,6 +407,11 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (argc == 3 && !strcmp(argv[1], "--input")) {
+        write_input(argv[2]);
+        MPI_Finalize();
+        return 0;
+    }
     if (argc != 2) {
         fprintf(stderr, "usage: nc_records DIR\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
