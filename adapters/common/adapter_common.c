@@ -4,6 +4,7 @@
 #include "adapter_common.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,226 @@ void xfer_adapter_var_clear(xfer_adapter_var_t *v)
     free(v->attrs);
     v->attrs = NULL;
     v->nattrs = 0;
+}
+
+/* ---- records ------------------------------------------------------------------------------ */
+
+size_t xfer_adapter_var_esize(const xfer_adapter_var_t *v)
+{
+    if (v->type == XFER_TYPE_RECORD)
+        return v->record ? v->record->size : 0;
+    return xfer_type_size(v->type);
+}
+
+int xfer_adapter_is_identifier(const char *s)
+{
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+        return 0;
+    for (s++; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return 0;
+    return 1;
+}
+
+static size_t field_bytes(const xfer_record_field_t *f)
+{
+    return xfer_type_size(f->type) * f->count;
+}
+
+int xfer_adapter_record_check(const xfer_record_t *r, char *why, size_t cap)
+{
+    int i, j;
+    if (!r || r->nfields < 1 || r->nfields > XFER_RECORD_MAX_FIELDS || !r->fields) {
+        snprintf(why, cap, "a record has 1 to %d fields, this one %d", XFER_RECORD_MAX_FIELDS,
+                 r ? r->nfields : 0);
+        return -1;
+    }
+    for (i = 0; i < r->nfields; i++) {
+        const xfer_record_field_t *f = &r->fields[i];
+        const char *name = f->name ? f->name : "";
+        if (!xfer_adapter_is_identifier(name)) {
+            snprintf(why, cap, "field %d: name \"%.64s\" is not a C identifier", i, name);
+            return -1;
+        }
+        if (xfer_type_size(f->type) == 0 || f->count < 1) {
+            snprintf(why, cap,
+                     "field %d (%.64s): type %d, count %u: not a scalar type with a count "
+                     ">= 1",
+                     i, name, (int) f->type, (unsigned) f->count);
+            return -1;
+        }
+        if (f->offset > r->size || field_bytes(f) > r->size - f->offset) {
+            snprintf(why, cap, "field %d (%.64s): bytes %zu..%zu lie outside the record's %zu", i,
+                     name, f->offset, f->offset + field_bytes(f), r->size);
+            return -1;
+        }
+        for (j = 0; j < i; j++) {
+            const xfer_record_field_t *g = &r->fields[j];
+            if (strcmp(g->name, name) == 0) {
+                snprintf(why, cap, "field %d: name %.64s taken by field %d", i, name, j);
+                return -1;
+            }
+            if (f->offset < g->offset + field_bytes(g) && g->offset < f->offset + field_bytes(f)) {
+                snprintf(why, cap, "field %d (%.64s) overlaps field %d (%.64s)", i, name, j,
+                         g->name);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+xfer_record_t *xfer_adapter_record_new(int nfields)
+{
+    xfer_record_t *r = calloc(1, sizeof(*r));
+    if (!r || nfields < 1 || !(r->fields = calloc((size_t) nfields, sizeof(*r->fields)))) {
+        free(r);
+        return NULL;
+    }
+    r->nfields = nfields;
+    return r;
+}
+
+void xfer_adapter_record_free(xfer_record_t **r)
+{
+    int i;
+    if (!r || !*r)
+        return;
+    for (i = 0; (*r)->fields && i < (*r)->nfields; i++)
+        free((*r)->fields[i].name);
+    free((*r)->fields);
+    free(*r);
+    *r = NULL;
+}
+
+xfer_record_t *xfer_adapter_record_copy(const xfer_record_t *in)
+{
+    xfer_record_t *r = in ? xfer_adapter_record_new(in->nfields) : NULL;
+    int i;
+    if (!r)
+        return NULL;
+    r->size = in->size;
+    r->align = in->align;
+    for (i = 0; i < in->nfields; i++) {
+        r->fields[i] = in->fields[i];
+        if (!(r->fields[i].name = strdup(in->fields[i].name ? in->fields[i].name : ""))) {
+            xfer_adapter_record_free(&r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+int xfer_adapter_record_diff(const xfer_record_t *a, const xfer_record_t *b, char *why, size_t cap)
+{
+    int i;
+    if (a->size != b->size) {
+        snprintf(why, cap, "record size %zu here, %zu there", a->size, b->size);
+        return -1;
+    }
+    for (i = 0; i < a->nfields && i < b->nfields; i++) {
+        const xfer_record_field_t *f = &a->fields[i], *g = &b->fields[i];
+        if (strcmp(f->name, g->name) != 0)
+            snprintf(why, cap, "field %d: %.64s here, %.64s there", i, f->name, g->name);
+        else if (f->type != g->type || f->count != g->count)
+            snprintf(why, cap, "field %d (%.64s): [%s, %u] here, [%s, %u] there", i, f->name,
+                     xfer_type_name(f->type), (unsigned) f->count, xfer_type_name(g->type),
+                     (unsigned) g->count);
+        else if (f->offset != g->offset)
+            snprintf(why, cap, "field %d (%.64s): offset %zu here, %zu there", i, f->name,
+                     f->offset, g->offset);
+        else
+            continue;
+        return -1;
+    }
+    if (a->nfields != b->nfields) {
+        snprintf(why, cap, "%d fields here, %d there (field %d: %.64s)", a->nfields, b->nfields, i,
+                 a->nfields > b->nfields ? a->fields[i].name : b->fields[i].name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The field of @p r called @p name, or -1. */
+static int field_index(const xfer_record_t *r, const char *name)
+{
+    int i;
+    for (i = 0; i < r->nfields; i++)
+        if (strcmp(r->fields[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int xfer_adapter_record_fits(const xfer_record_t *from, const xfer_record_t *to, char *why,
+                             size_t cap)
+{
+    int i, k;
+    for (i = 0; i < to->nfields; i++) {
+        const xfer_record_field_t *g = &to->fields[i];
+        if ((k = field_index(from, g->name)) < 0) {
+            snprintf(why, cap, "field %.64s is not in the file's record", g->name);
+            return -1;
+        }
+        if (from->fields[k].type != g->type || from->fields[k].count != g->count) {
+            snprintf(why, cap, "field %.64s is [%s, %u] in the file, [%s, %u] here", g->name,
+                     xfer_type_name(from->fields[k].type), (unsigned) from->fields[k].count,
+                     xfer_type_name(g->type), (unsigned) g->count);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void xfer_adapter_record_convert(const xfer_record_t *from, const xfer_record_t *to, size_t n,
+                                 const void *src, void *dst)
+{
+    size_t srcoff[XFER_RECORD_MAX_FIELDS], e;
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    int i;
+    for (i = 0; i < to->nfields && i < XFER_RECORD_MAX_FIELDS; i++) {
+        const int k = field_index(from, to->fields[i].name);
+        srcoff[i] = k < 0 ? SIZE_MAX : from->fields[k].offset; /* not fitting: left zero */
+    }
+    memset(dst, 0, n * to->size);
+    for (e = 0; e < n; e++, s += from->size, d += to->size)
+        for (i = 0; i < to->nfields && i < XFER_RECORD_MAX_FIELDS; i++)
+            if (srcoff[i] != SIZE_MAX)
+                memcpy(d + to->fields[i].offset, s + srcoff[i], field_bytes(&to->fields[i]));
+}
+
+/* Append to @p out (of @p cap bytes, NULL with 0: count only) at *@p o, as snprintf. */
+static void append(char *out, size_t cap, size_t *o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *out, size_t cap, size_t *o, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(out && *o < cap ? out + *o : NULL, out && *o < cap ? cap - *o : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *o += (size_t) n;
+}
+
+size_t xfer_adapter_record_yaml(const xfer_record_t *r, char *out, size_t cap)
+{
+    size_t o = 0;
+    int i;
+    if (out && cap)
+        out[0] = '\0';
+    append(out, cap, &o, "{");
+    for (i = 0; i < r->nfields; i++) {
+        const xfer_record_field_t *f = &r->fields[i];
+        if (f->count == 1)
+            append(out, cap, &o, "%s%s: %s", i ? ", " : "", f->name, xfer_type_name(f->type));
+        else
+            append(out, cap, &o, "%s%s: [%s, %u]", i ? ", " : "", f->name, xfer_type_name(f->type),
+                   (unsigned) f->count);
+    }
+    append(out, cap, &o, "}");
+    return o;
 }
 
 static size_t attr_bytes(const xfer_adapter_attr_t *a)

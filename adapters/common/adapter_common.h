@@ -58,6 +58,57 @@ XFER_PUBLIC void xfer_adapter_var_clear(xfer_adapter_var_t *v);
 XFER_PUBLIC xfer_status_t xfer_adapter_attrs_copy(int n, const xfer_adapter_attr_t *in,
                                                   xfer_adapter_attr_t **out);
 
+/** Bytes of one element of @p v: its record's size (type XFER_TYPE_RECORD), else its scalar
+ *  type's; 0 for an invalid type or a record variable without a record. */
+XFER_PUBLIC size_t xfer_adapter_var_esize(const xfer_adapter_var_t *v);
+
+/**
+ * Is @p r a record a file can hold: 1 .. XFER_RECORD_MAX_FIELDS fields, each named by a C
+ * identifier unique in the record, of a scalar type and a count >= 1, lying inside r->size.
+ * 0, or -1 with the first fault in @p why (naming the field).
+ */
+XFER_PUBLIC int xfer_adapter_record_check(const xfer_record_t *r, char *why, size_t cap);
+
+/** 1 when @p name is a C identifier ([A-Za-z_][A-Za-z0-9_]*), as a record's field names are. */
+XFER_PUBLIC int xfer_adapter_is_identifier(const char *name);
+
+/** A record of @p nfields zeroed fields (names NULL), or NULL when out of memory. Caller owns it
+ *  and releases it with xfer_adapter_record_free() (which frees the field names too). */
+XFER_PUBLIC xfer_record_t *xfer_adapter_record_new(int nfields);
+
+/** Deep copy of @p in (NULL when out of memory). */
+XFER_PUBLIC xfer_record_t *xfer_adapter_record_copy(const xfer_record_t *in);
+
+/** Release a record of xfer_adapter_record_new/copy (NULL accepted); *@p r set to NULL. */
+XFER_PUBLIC void xfer_adapter_record_free(xfer_record_t **r);
+
+/**
+ * Do @p a and @p b lay a record out alike: the same size and the same fields in the same order,
+ * each of the same name, type, count and offset. 0, or -1 with the first difference in @p why
+ * ("field 2 (q): offset 16 here, 20 there").
+ */
+XFER_PUBLIC int xfer_adapter_record_diff(const xfer_record_t *a, const xfer_record_t *b, char *why,
+                                         size_t cap);
+
+/**
+ * Can elements laid out as @p from fill elements laid out as @p to, field by field by name:
+ * every field of @p to is a field of @p from with the same type and count (order, offsets and
+ * padding may differ; fields of @p from that @p to leaves out are dropped). 0, or -1 with the
+ * first field of @p to that has no match in @p why.
+ */
+XFER_PUBLIC int xfer_adapter_record_fits(const xfer_record_t *from, const xfer_record_t *to,
+                                         char *why, size_t cap);
+
+/** Copy @p n elements from @p src (laid out as @p from) to @p dst (as @p to), field by field by
+ *  name; the two must fit (xfer_adapter_record_fits). Padding bytes of @p dst are zeroed. */
+XFER_PUBLIC void xfer_adapter_record_convert(const xfer_record_t *from, const xfer_record_t *to,
+                                             size_t n, const void *src, void *dst);
+
+/** The workflow file's spelling of @p r, "{id: int64, pos: [float64, 3]}", into @p out
+ *  (truncated at @p cap, NUL-terminated when cap > 0; NULL with 0 only measures). Returns its
+ *  length without the NUL, as snprintf: a result >= @p cap was truncated. */
+XFER_PUBLIC size_t xfer_adapter_record_yaml(const xfer_record_t *r, char *out, size_t cap);
+
 /**
  * Serialize a list of objects (groups have ndims 0 and type 0, datasets are typed) into one
  * byte string: "XFA1", then per object its name, type, shape and attributes, little-endian.

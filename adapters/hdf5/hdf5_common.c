@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The HDF5 adapter (hdf5_adapter.c): errors, types, growing arrays, selections. */
+/* The HDF5 adapter (hdf5_adapter.c): errors, types (records as compounds), growing arrays,
+ * selections. */
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +108,7 @@ hid_t h5_native_of(xfer_type_t t)
         return H5T_NATIVE_FLOAT;
     case XFER_TYPE_FLOAT64:
         return H5T_NATIVE_DOUBLE;
-    case XFER_TYPE_RECORD: /* an HDF5 compound type: not yet (issue 30) */
+    case XFER_TYPE_RECORD: /* a compound type of its own: h5_mem_type */
         break;
     }
     return H5I_INVALID_HID;
@@ -168,6 +170,129 @@ xfer_type_t h5_type_of(hid_t t, char *why, size_t cap)
     snprintf(why, cap, "%s type of %zu bytes not supported (native integers and floats only)",
              h5_class_name(c), size);
     return (xfer_type_t) 0;
+}
+
+/* The memory type of a record: a compound of r->size bytes whose members are its fields at
+ * their offsets, each a native scalar or a one-dimensional array of count of them, so that the
+ * layout is the C struct's, padding included (the caller closes it; H5I_INVALID_HID on error). */
+static hid_t record_type(const xfer_record_t *r)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, r->size);
+    int i;
+    for (i = 0; t >= 0 && i < r->nfields; i++) {
+        const xfer_record_field_t *f = &r->fields[i];
+        const hsize_t n = f->count;
+        hid_t m = f->count == 1 ? H5Tcopy(h5_native_of(f->type))
+                                : H5Tarray_create2(h5_native_of(f->type), 1, &n);
+        if (m < 0 || H5Tinsert(t, f->name, f->offset, m) < 0) {
+            H5Tclose(t);
+            t = H5I_INVALID_HID;
+        }
+        if (m >= 0)
+            H5Tclose(m);
+    }
+    return t;
+}
+
+hid_t h5_mem_type(const xfer_adapter_var_t *v)
+{
+    if (v->type == XFER_TYPE_RECORD)
+        return v->record ? record_type(v->record) : H5I_INVALID_HID;
+    return h5_native_of(v->type) >= 0 ? H5Tcopy(h5_native_of(v->type)) : H5I_INVALID_HID;
+}
+
+hid_t h5_record_mem_type(const xfer_record_t *r)
+{
+    return record_type(r);
+}
+
+/* One member of a compound: a scalar, or a one-dimensional array of scalars. */
+static int member_of(hid_t mt, xfer_record_field_t *f, char *why, size_t cap)
+{
+    char sub[160];
+    if (H5Tget_class(mt) == H5T_ARRAY) {
+        hsize_t n = 0;
+        hid_t base;
+        int nd = H5Tget_array_ndims(mt);
+        if (nd != 1 || H5Tget_array_dims2(mt, &n) != 1 || n < 1 || n > INT32_MAX) {
+            snprintf(why, cap, "member %s: an array of %d dimensions (one only)", f->name, nd);
+            return 1;
+        }
+        if ((base = H5Tget_super(mt)) < 0)
+            return -1;
+        f->type = h5_type_of(base, sub, sizeof(sub));
+        H5Tclose(base);
+        f->count = (uint32_t) n;
+    } else {
+        f->type = h5_type_of(mt, sub, sizeof(sub));
+        f->count = 1;
+    }
+    if (f->type == 0) {
+        snprintf(why, cap, "member %s: %s", f->name, sub);
+        return 1;
+    }
+    return 0;
+}
+
+int h5_record_of(hid_t ft, xfer_record_t **out, char *why, size_t cap)
+{
+    const int n = H5Tget_nmembers(ft);
+    xfer_record_t *r = NULL;
+    hid_t nt = H5I_INVALID_HID;
+    int i, rc = 0;
+    *out = NULL;
+    if (n < 1 || n > XFER_RECORD_MAX_FIELDS) {
+        snprintf(why, cap, "a compound of %d members (records have 1 to %d fields)", n,
+                 XFER_RECORD_MAX_FIELDS);
+        return n < 0 ? -1 : 1;
+    }
+    /* the layout read() fills: the file's type made native, a C struct of its members in
+     * member order (HDF5 aligns each to its native type and pads the end alike) */
+    if (!(r = xfer_adapter_record_new(n)) || (nt = H5Tget_native_type(ft, H5T_DIR_ASCEND)) < 0) {
+        rc = -1;
+        goto out;
+    }
+    r->size = H5Tget_size(nt);
+    r->align = 1;
+    for (i = 0; i < n && rc == 0; i++) {
+        xfer_record_field_t *f = &r->fields[i];
+        char *name = H5Tget_member_name(nt, (unsigned) i);
+        hid_t mt;
+        if (!name || !(f->name = strdup(name))) {
+            if (name)
+                H5free_memory(name);
+            rc = -1;
+            break;
+        }
+        H5free_memory(name);
+        if (!xfer_adapter_is_identifier(f->name)) {
+            snprintf(why, cap, "member \"%.64s\": not a C identifier, as a record's fields are",
+                     f->name);
+            rc = 1;
+            break;
+        }
+        if ((mt = H5Tget_member_type(nt, (unsigned) i)) < 0) {
+            rc = -1;
+            break;
+        }
+        rc = member_of(mt, f, why, cap);
+        H5Tclose(mt);
+        f->offset = H5Tget_member_offset(nt, (unsigned) i);
+        if (rc == 0 && xfer_type_size(f->type) > r->align)
+            r->align = xfer_type_size(f->type);
+    }
+    if (rc == 0 && xfer_adapter_record_check(r, why, cap) != 0)
+        rc = 1;
+out:
+    if (nt >= 0)
+        H5Tclose(nt);
+    if (rc == 0)
+        *out = r;
+    else
+        xfer_adapter_record_free(&r);
+    if (rc < 0)
+        snprintf(why, cap, "out of memory or an HDF5 error reading a compound type");
+    return rc;
 }
 
 /* Make room for element @p n of the array *p of *cap elements (zeroed); -1 when out of memory. */

@@ -9,7 +9,8 @@
  *    share it);
  *  - PATH.xmf beside PATH (XDMF 3, written when the file gets its final name): a temporal
  *    collection of uniform grids over the 2-D and 3-D variables of the most common shape, each
- *    step a hyperslab of the step dimension of the HDF5 datasets. */
+ *    step a hyperslab of the step dimension of the HDF5 datasets. Records (compound datasets)
+ *    are named in a comment, not shown: XDMF cannot read a compound's members. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,14 @@ static const char *xdmf_number(xfer_type_t t, int *precision)
     }
 }
 
+/* @p text inside an XML comment, which must not hold "--". */
+static void comment_text(FILE *f, const char *text)
+{
+    char prev = 0;
+    for (; *text; prev = *text++)
+        fputc(*text == '-' && prev == '-' ? '_' : *text, f);
+}
+
 /* Write @p xmf (via a temporary and a rename: readers never see half of it) describing the
  * @p nsteps steps of @p h5name's step-dimension variables @p vars (rank 0 only). Variables of
  * 2 or 3 dimensions of the most common shape become the grid's attributes; without any, no
@@ -268,12 +277,12 @@ int h5c_write_xdmf(const char *xmf, const char *h5name, const xfer_adapter_var_t
     uint64_t s;
     FILE *f;
 
-    for (i = 0; i < n; i++) { /* the most common 2-D or 3-D shape */
+    for (i = 0; i < n; i++) { /* the most common 2-D or 3-D shape (of variables XDMF shows) */
         int same = 0;
-        if (vars[i].ndims < 2 || vars[i].ndims > 3)
+        if (vars[i].ndims < 2 || vars[i].ndims > 3 || vars[i].type == XFER_TYPE_RECORD)
             continue;
         for (j = 0; j < n; j++)
-            same += vars[j].ndims == vars[i].ndims &&
+            same += vars[j].type != XFER_TYPE_RECORD && vars[j].ndims == vars[i].ndims &&
                     !memcmp(vars[j].dims, vars[i].dims, (size_t) vars[i].ndims * sizeof(uint64_t));
         if (same > bestn) {
             best = i;
@@ -302,6 +311,19 @@ int h5c_write_xdmf(const char *xmf, const char *h5name, const xfer_adapter_var_t
                 "steps of %s -->\n<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"steps\" "
                 "GridType=\"Collection\" CollectionType=\"Temporal\">\n",
                 h5name);
+        /* XDMF reads an HDF5 dataset whole, as one number type: it cannot address a member of
+         * a compound. Copying each field to a dataset of its own would double what a step
+         * writes, so records stay in the .h5 (h5py, h5dump) and are named here. */
+        for (i = 0; i < n; i++)
+            if (vars[i].type == XFER_TYPE_RECORD) {
+                fputs("  <!-- ", f);
+                comment_text(f, vars[i].name);
+                fputs(": a record (HDF5 compound type), not shown: XDMF cannot address the "
+                      "fields of a compound; read them from ",
+                      f);
+                comment_text(f, h5name);
+                fputs(" -->\n", f);
+            }
         for (s = 0; s < nsteps; s++) {
             fprintf(
                 f,
@@ -319,7 +341,8 @@ int h5c_write_xdmf(const char *xmf, const char *h5name, const xfer_adapter_var_t
                 const xfer_adapter_var_t *v = &vars[i];
                 const char *num;
                 int prec;
-                if (v->ndims != nd || memcmp(v->dims, g->dims, (size_t) nd * sizeof(uint64_t)))
+                if (v->type == XFER_TYPE_RECORD || v->ndims != nd ||
+                    memcmp(v->dims, g->dims, (size_t) nd * sizeof(uint64_t)))
                     continue;
                 num = xdmf_number(v->type, &prec);
                 fprintf(f,

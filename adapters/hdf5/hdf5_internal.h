@@ -24,6 +24,12 @@ hid_t h5_native_of(xfer_type_t t);
 hid_t h5_collective_dxpl(void);
 const char *h5_class_name(H5T_class_t c);
 xfer_type_t h5_type_of(hid_t t, char *why, size_t cap);
+/* the memory (and file) type of a variable: a copy of the native scalar, or a record's compound;
+ * the caller closes it */
+hid_t h5_mem_type(const xfer_adapter_var_t *v);
+hid_t h5_record_mem_type(const xfer_record_t *r);
+/* the record of compound type @p ft: 0 (*out the caller's), 1 not a record (why), -1 an error */
+int h5_record_of(hid_t ft, xfer_record_t **out, char *why, size_t cap);
 int h5_grow(void **p, int *cap, int n, size_t elem);
 hid_t h5_select_box(hid_t fs, int lead, uint64_t step, int ndims, const uint64_t start[],
                     const uint64_t count[], int *empty);
@@ -32,6 +38,8 @@ hid_t h5_select_box(hid_t fs, int lead, uint64_t step, int ndims, const uint64_t
 xfer_status_t h5_open_read(const char *path, MPI_Comm comm, void **hp);
 xfer_status_t h5_vars(void *h, int *n, const xfer_adapter_var_t **vars);
 xfer_status_t h5_read(void *h, int var, const uint64_t start[], const uint64_t count[], void *buf);
+xfer_status_t h5_read_record(void *h, int var, const xfer_record_t *as, const uint64_t start[],
+                             const uint64_t count[], void *buf);
 xfer_status_t h5_close_read(void **hp);
 xfer_status_t h5_groups(void *h, int *n, const xfer_adapter_var_t **groups);
 xfer_status_t h5_lookup(void *h, const char *name);

@@ -26,7 +26,9 @@ typedef struct h5read {
     xfer_adapter_var_t *groups;
     int nskipped, capskipped;
     char **skipped;
-    xfer_status_t st; /* first failure of a visit */
+    int nrecords, caprecords;
+    xfer_record_t **records; /* the records of vars[], owned here */
+    xfer_status_t st;        /* first failure of a visit */
 } h5read_t;
 
 static void skip(h5read_t *r, const char *name, const char *why)
@@ -195,8 +197,31 @@ static int add_dataset(h5read_t *r, hid_t ds, const char *name)
         skip(r, name, "a coordinate the HDF5 adapter wrote (time or axis indices)");
         goto out;
     }
-    v.type = h5_type_of(t, why, sizeof(why));
-    if (v.type == 0) {
+    if (H5Tget_class(t) == H5T_COMPOUND) {
+        xfer_record_t *rec = NULL;
+        const int k = h5_record_of(t, &rec, why, sizeof(why));
+        if (k < 0) {
+            r->st = h5_fail(XFER_ERR_INTERNAL, r->path, name, "H5Tget_native_type (compound)");
+            rc = -1;
+            goto out;
+        }
+        if (k > 0) {
+            char line[sizeof(why) + 64];
+            snprintf(line, sizeof(line), "compound type not supported as a record: %s", why);
+            skip(r, name, line);
+            goto out;
+        }
+        if (h5_grow((void **) &r->records, &r->caprecords, r->nrecords, sizeof(rec)) != 0) {
+            xfer_adapter_record_free(&rec);
+            xfer_adapter_set_error("%s: out of memory", r->path);
+            r->st = XFER_ERR_NO_MEMORY;
+            rc = -1;
+            goto out;
+        }
+        r->records[r->nrecords++] = rec; /* freed with the handle, listed or not */
+        v.type = XFER_TYPE_RECORD;
+        v.record = rec;
+    } else if ((v.type = h5_type_of(t, why, sizeof(why))) == 0) {
         skip(r, name, why);
         goto out;
     }
@@ -282,6 +307,9 @@ xfer_status_t h5_close_read(void **hp)
         xfer_adapter_var_clear(&r->groups[i]);
     for (i = 0; i < r->nskipped; i++)
         free(r->skipped[i]);
+    for (i = 0; i < r->nrecords; i++)
+        xfer_adapter_record_free(&r->records[i]);
+    free(r->records);
     free(r->vars);
     free(r->groups);
     free(r->skipped);
@@ -400,33 +428,51 @@ xfer_status_t h5_lookup(void *h, const char *name)
     return XFER_ERR_NOT_FOUND;
 }
 
-xfer_status_t h5_read(void *h, int var, const uint64_t start[], const uint64_t count[], void *buf)
+/* Read with the memory type of the caller's record @p as (or the variable's own): HDF5 converts
+ * a compound member by member, matched by name, so the file's member order and padding do not
+ * matter; each of the caller's fields is checked against the file's first. */
+xfer_status_t h5_read_record(void *h, int var, const xfer_record_t *as, const uint64_t start[],
+                             const uint64_t count[], void *buf)
 {
     h5read_t *r = h;
     const xfer_adapter_var_t *v;
     hid_t ds = H5I_INVALID_HID, fs = H5I_INVALID_HID, ms = H5I_INVALID_HID;
-    hid_t dx = H5I_INVALID_HID;
+    hid_t dx = H5I_INVALID_HID, mt = H5I_INVALID_HID;
     xfer_status_t st = XFER_SUCCESS;
-    char dummy[16];
+    char dummy[16], why[256];
     int empty;
     if (var < 0 || var >= r->nvars) {
         xfer_adapter_set_error("%s: no variable %d", r->path, var);
         return xfer_adapter_agree(r->comm, XFER_ERR_INVALID_ARG);
     }
     v = &r->vars[var];
+    if (as && v->type != XFER_TYPE_RECORD) {
+        xfer_adapter_set_error("%s: %s: read as a record, but it holds %s", r->path, v->name,
+                               xfer_type_name(v->type));
+        return xfer_adapter_agree(r->comm, XFER_ERR_MISMATCH);
+    }
+    if (as && (xfer_adapter_record_check(as, why, sizeof(why)) != 0 ||
+               xfer_adapter_record_fits(v->record, as, why, sizeof(why)) != 0)) {
+        xfer_adapter_set_error("%s: %s: cannot read its records as the caller's: %s", r->path,
+                               v->name, why);
+        return xfer_adapter_agree(r->comm, XFER_ERR_MISMATCH);
+    }
     /* the open and the selection are each rank's own: agreed before the collective read */
-    if ((ds = H5Dopen2(r->file, v->name, H5P_DEFAULT)) < 0)
+    if ((mt = as ? h5_record_mem_type(as) : h5_mem_type(v)) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Tcreate (memory type)");
+    else if ((ds = H5Dopen2(r->file, v->name, H5P_DEFAULT)) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Dopen2");
     else if ((fs = H5Dget_space(ds)) < 0 ||
              (ms = h5_select_box(fs, 0, 0, v->ndims, start, count, &empty)) < 0)
         st = h5_fail(XFER_ERR_INVALID_ARG, r->path, v->name, "H5Sselect_hyperslab");
     else if (!r->serial && (dx = h5_collective_dxpl()) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name, "H5Pset_dxpl_mpio");
-    if (h5_agreed(r->comm, &st) &&
-        H5Dread(ds, h5_native_of(v->type), ms, fs, r->serial ? H5P_DEFAULT : dx,
-                empty || !buf ? (void *) dummy : buf) < 0)
+    if (h5_agreed(r->comm, &st) && H5Dread(ds, mt, ms, fs, r->serial ? H5P_DEFAULT : dx,
+                                           empty || !buf ? (void *) dummy : buf) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name,
                      r->serial ? "H5Dread" : "H5Dread (collective)");
+    if (mt >= 0)
+        H5Tclose(mt);
     if (dx >= 0)
         H5Pclose(dx);
     if (ms >= 0)
@@ -436,4 +482,9 @@ xfer_status_t h5_read(void *h, int var, const uint64_t start[], const uint64_t c
     if (ds >= 0)
         H5Dclose(ds);
     return xfer_adapter_agree(r->comm, st);
+}
+
+xfer_status_t h5_read(void *h, int var, const uint64_t start[], const uint64_t count[], void *buf)
+{
+    return h5_read_record(h, var, NULL, start, count, buf);
 }

@@ -70,6 +70,7 @@ static xfer_status_t remember_var(h5write_t *w, const char *path, const xfer_ada
     w->vars[w->nvars] = *v;
     w->vars[w->nvars].nattrs = 0;
     w->vars[w->nvars].attrs = NULL;
+    w->vars[w->nvars].record = NULL; /* the caller's; the XDMF file needs only the type */
     memcpy(w->vars[w->nvars].name, path, len + 1);
     w->nvars++;
     return XFER_SUCCESS;
@@ -312,7 +313,7 @@ xfer_status_t h5_write_group(void *h, uint64_t step, const xfer_adapter_var_t *g
  * slowest dimensions until a chunk holds at most 1 MiB. */
 static void chunk_of(const h5write_t *w, const xfer_adapter_var_t *v, hsize_t *c)
 {
-    const size_t es = xfer_type_size(v->type);
+    const size_t es = xfer_adapter_var_esize(v);
     uint64_t bytes = es;
     int d;
     for (d = 0; d < v->ndims; d++) {
@@ -344,18 +345,28 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
     hsize_t dims[XFER_MAX_DIMS + 1], maxd[XFER_MAX_DIMS + 1], chunk[XFER_MAX_DIMS + 1];
     hid_t ds = H5I_INVALID_HID, sp = H5I_INVALID_HID, fs = H5I_INVALID_HID;
     hid_t ms = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
-    hid_t dx = H5I_INVALID_HID;
-    char name[XFER_ADAPTER_MAX_NAME + 32], dummy[16];
+    hid_t dx = H5I_INVALID_HID, mt = H5I_INVALID_HID, ft = H5I_INVALID_HID;
+    char name[XFER_ADAPTER_MAX_NAME + 32], dummy[16], why[256];
     xfer_status_t st = check_step(w, step, v->name);
     int d, empty, empty_all;
     if (st != XFER_SUCCESS)
         return xfer_adapter_agree(w->comm, st);
-    if (v->ndims < 1 || v->ndims > XFER_MAX_DIMS || xfer_type_size(v->type) == 0) {
-        xfer_adapter_set_error("%s: %s: invalid type or shape", w->tmp, v->name);
+    if (v->ndims < 1 || v->ndims > XFER_MAX_DIMS || xfer_adapter_var_esize(v) == 0) {
+        xfer_adapter_set_error("%s: %s: invalid type or shape%s", w->tmp, v->name,
+                               v->type == XFER_TYPE_RECORD ? " (a record without its fields)" : "");
+        return xfer_adapter_agree(w->comm, XFER_ERR_INVALID_ARG);
+    }
+    if (v->type == XFER_TYPE_RECORD &&
+        xfer_adapter_record_check(v->record, why, sizeof(why)) != 0) {
+        xfer_adapter_set_error("%s: %s: invalid record: %s", w->tmp, v->name, why);
         return xfer_adapter_agree(w->comm, XFER_ERR_INVALID_ARG);
     }
     if ((st = space_check(w, step)) != XFER_SUCCESS)
         return st;
+    /* a record is a compound of its fields at their offsets, of its size: the file holds the C
+     * struct's layout, padding included, and needs no conversion either way */
+    if ((mt = h5_mem_type(v)) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, v->name, "H5Tcreate (compound)");
     w->in_step = 1;
     out_name(w, step, v->name, name, sizeof(name));
     dims[0] = maxd[0] = chunk[0] = step + 1;
@@ -367,13 +378,16 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
             chunk[0] = 1;
         }
         chunk_of(w, v, chunk + lead);
-        if ((sp = H5Screate_simple(v->ndims + lead, dims, maxd)) < 0 ||
-            (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
-            ((lead || w->o.chunked) && H5Pset_chunk(dcpl, v->ndims + lead, chunk) < 0) ||
-            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || (lcpl = intermediate_lcpl()) < 0)
+        if (st != XFER_SUCCESS)
+            ; /* the memory type failed: agreed below */
+        else if ((sp = H5Screate_simple(v->ndims + lead, dims, maxd)) < 0 ||
+                 (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
+                 ((lead || w->o.chunked) && H5Pset_chunk(dcpl, v->ndims + lead, chunk) < 0) ||
+                 H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
+                 (lcpl = intermediate_lcpl()) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_chunk");
-        if (h5_agreed(w->comm, &st) && (ds = H5Dcreate2(w->file, name, h5_native_of(v->type), sp,
-                                                        lcpl, dcpl, H5P_DEFAULT)) < 0)
+        if (h5_agreed(w->comm, &st) &&
+            (ds = H5Dcreate2(w->file, name, mt, sp, lcpl, dcpl, H5P_DEFAULT)) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dcreate2");
         if (h5_agreed(w->comm, &st))
             st = write_attrs(w, ds, name, v); /* agreed */
@@ -386,8 +400,14 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
         }
     } else {
         hsize_t cur[XFER_MAX_DIMS + 1];
-        if ((ds = H5Dopen2(w->file, name, H5P_DEFAULT)) < 0)
+        if (h5_agreed(w->comm, &st) && (ds = H5Dopen2(w->file, name, H5P_DEFAULT)) < 0)
             st = h5_fail(XFER_ERR_NOT_FOUND, w->tmp, name, "H5Dopen2 (not written in step 0)");
+        if (st == XFER_SUCCESS &&
+            ((ft = H5Dget_type(ds)) < 0 || H5Tequal(ft, mt) <= 0)) { /* a record's fields too */
+            H5Eclear2(H5E_DEFAULT);
+            xfer_adapter_set_error("%s: %s: type differs from step 0", w->tmp, name);
+            st = XFER_ERR_MISMATCH;
+        }
         if (h5_agreed(w->comm, &st) &&
             ((sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_ndims(sp) != v->ndims + 1 ||
              H5Sget_simple_extent_dims(sp, cur, NULL) < 0)) {
@@ -416,9 +436,12 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
     for (d = 0, empty_all = 0; d < v->ndims; d++)
         empty_all |= v->dims[d] == 0;
     if (h5_agreed(w->comm, &st) && !empty_all &&
-        H5Dwrite(ds, h5_native_of(v->type), ms, fs, dx,
-                 empty || !buf ? (const void *) dummy : buf) < 0)
+        H5Dwrite(ds, mt, ms, fs, dx, empty || !buf ? (const void *) dummy : buf) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dwrite (collective)");
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (mt >= 0)
+        H5Tclose(mt);
     if (dx >= 0)
         H5Pclose(dx);
     if (ms >= 0)

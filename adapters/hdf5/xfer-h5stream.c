@@ -18,6 +18,10 @@
  * and the selected datasets with their HDF5 paths, types, shapes and attributes, sent by rank 0
  * each step, so that names and attributes travel in-band.
  *
+ * A compound dataset of numbers (scalars or 1-D arrays) is a record: config declares it with its
+ * members in order ("type: {id: int64, pos: [float64, 3]}"), send reads it into that declared
+ * layout (the file's members matched by name), recv writes it back as a compound.
+ *
  * send: each rank reads its slab of the slowest dimension (collective read) once and puts it
  * every step. recv: each rank gets its own slab of each dataset (xfer_get_selection) and writes
  * it collectively. A failure on the receiving side keeps the completed steps (the adapter's
@@ -150,6 +154,9 @@ typedef struct src {
     char **names; /* workflow names of vars */
     int nsel;
     int sel[MAX_SEL]; /* selected vars, in order */
+    /* send: the workflow file's record of each selected record dataset, the layout it is read
+     * into (the file's members matched by name); NULL otherwise */
+    const xfer_record_t *as[MAX_SEL];
     uint8_t *table;
     size_t table_len;
 } src_t;
@@ -362,8 +369,23 @@ static int do_config(const opts_t *o)
             META_NAME, s.table_len);
     for (i = 0; i < s.nsel; i++) {
         const xfer_adapter_var_t *v = &s.vars[s.sel[i]];
-        fprintf(f, "      - {name: %s, type: %s, dims: [", s.names[s.sel[i]],
-                xfer_type_name(v->type));
+        fprintf(f, "      - {name: %s, type: ", s.names[s.sel[i]]);
+        if (v->type == XFER_TYPE_RECORD) { /* the compound's members, in order */
+            const size_t len = xfer_adapter_record_yaml(v->record, NULL, 0);
+            char *t = malloc(len + 1);
+            if (!t) {
+                SAY("out of memory");
+                fclose(f);
+                rc = 1;
+                goto out;
+            }
+            xfer_adapter_record_yaml(v->record, t, len + 1);
+            fputs(t, f);
+            free(t);
+        } else {
+            fputs(xfer_type_name(v->type), f);
+        }
+        fprintf(f, ", dims: [");
         for (d = 0; d < v->ndims; d++)
             fprintf(f, "%s%llu", d ? ", " : "", (unsigned long long) v->dims[d]);
         fprintf(f, "]} # %s\n", v->name);
@@ -474,6 +496,16 @@ static int do_send(const opts_t *o)
             bad = 1;
             break;
         }
+        if (cd->type == XFER_TYPE_RECORD) { /* read into the declared layout, fields by name */
+            char why[256];
+            if (xfer_adapter_record_fits(s.vars[i].record, cd->record, why, sizeof(why)) != 0) {
+                SAY("send: %s: %s cannot fill the workflow's record %s: %s", o->file,
+                    s.vars[i].name, cd->name, why);
+                bad = 1;
+                break;
+            }
+        }
+        s.as[s.nsel] = cd->record;
         s.sel[s.nsel++] = i;
     }
     if (!bad && (bad = src_table(&s) != 0) == 0 && s.table_len != meta->dims[0]) {
@@ -497,10 +529,13 @@ static int do_send(const opts_t *o)
             counts[i][d] = v->dims[d];
         }
         xfer_adapter_split(v->dims[0], size, rank, &starts[i][0], &counts[i][0]);
-        nb = xfer_adapter_volume(v->ndims, counts[i]) * xfer_type_size(v->type);
+        nb = xfer_adapter_volume(v->ndims, counts[i]) *
+             (s.as[i] ? s.as[i]->size : xfer_type_size(v->type));
         blocks[i] = malloc(nb ? nb : 1);
         bytes += nb;
-        if (!blocks[i] || s.ops->read(s.h, s.sel[i], starts[i], counts[i], blocks[i]) != 0) {
+        if (!blocks[i] ||
+            (s.as[i] ? s.ops->read_record(s.h, s.sel[i], s.as[i], starts[i], counts[i], blocks[i])
+                     : s.ops->read(s.h, s.sel[i], starts[i], counts[i], blocks[i])) != 0) {
             SAY("send: %s", blocks[i] ? xfer_adapter_error() : "out of memory");
             bad = 1;
         }
@@ -559,9 +594,11 @@ fail:
 }
 
 /* The workflow names of the table's datasets: the channel's, in order (the sender builds the
- * table in channel order); NULL when they do not match in number, type or shape. */
+ * table in channel order); NULL when they do not match in number, type or shape. A record
+ * dataset's var gets the workflow's record (the table does not carry fields): the layout its
+ * elements arrive in, and the compound written. */
 static char **channel_names(const xfer_cfg_channel_t *chc, const xfer_cfg_dataset_t *meta, int n,
-                            const xfer_adapter_var_t *vars)
+                            xfer_adapter_var_t *vars)
 {
     char **names;
     int i = 0, j;
@@ -577,6 +614,7 @@ static char **channel_names(const xfer_cfg_channel_t *chc, const xfer_cfg_datase
             free_names(n, names);
             return NULL;
         }
+        vars[i].record = cd->record;
         i++;
     }
     return names;
@@ -688,7 +726,7 @@ static int do_recv(const opts_t *o)
                 count[d] = v->dims[d];
             }
             xfer_adapter_split(v->dims[0], size, rank, &start[0], &count[0]);
-            need = xfer_adapter_volume(v->ndims, count) * xfer_type_size(v->type);
+            need = xfer_adapter_volume(v->ndims, count) * xfer_adapter_var_esize(v);
             if (need > bufcap) {
                 void *nb = realloc(buf, need);
                 if (!nb) {

@@ -8,6 +8,11 @@
  * created as "<path>.tmp" and renamed to <path> on commit; end_step is an nc_sync, so a
  * failure keeps every completed step: abort renames the file to "<path>.partial".
  *
+ * Records (XFER_TYPE_RECORD) are netCDF-4 compound types: written as one compound per record
+ * layout, its fields at their offsets (the C struct's layout); a compound variable of scalar and
+ * 1-D array fields is listed as a record in the layout nc_get_vara fills, and read_record moves
+ * the fields into the caller's layout by name.
+ *
  * Every call that takes a communicator agrees on one status (the first failing rank's error
  * text is broadcast), so ranks never disagree about success. */
 #include <errno.h>
@@ -60,7 +65,7 @@ static nc_type nca_type_of(xfer_type_t t)
         return NC_FLOAT;
     case XFER_TYPE_FLOAT64:
         return NC_DOUBLE;
-    case XFER_TYPE_RECORD: /* a netCDF compound type: not yet (issue 30) */
+    case XFER_TYPE_RECORD: /* a compound type of its own: def_record_type */
         break;
     }
     return NC_NAT;
@@ -113,9 +118,10 @@ typedef struct nca_reader {
     int ndims;
     xfer_adapter_var_t *dims; /* "/dim/<name>" objects */
     xfer_adapter_var_t global;
+    xfer_record_t **records; /* of vars[] that are records (NULL for the others) */
     int nskip;
     char (*skip_name)[NC_MAX_NAME + 1];
-    char (*skip_why)[160];
+    char (*skip_why)[320];
     char *notes; /* one line each */
     size_t notes_len;
     int nlines;
@@ -190,6 +196,9 @@ static void reader_free(nca_reader_t *r)
         return;
     for (i = 0; i < r->nvars; i++)
         xfer_adapter_var_clear(&r->vars[i]);
+    for (i = 0; r->records && i <= r->nvars; i++) /* the last: one being listed */
+        xfer_adapter_record_free(&r->records[i]);
+    free(r->records);
     xfer_adapter_var_clear(&r->global);
     for (i = 0; i < r->ndims; i++)
         xfer_adapter_var_clear(&r->dims[i]);
@@ -253,6 +262,82 @@ static void skip_var(nca_reader_t *r, const char *name, const char *why)
     note(r, "variable \"%s\" skipped: %s%s", name, why, "");
 }
 
+/* The record of user-defined type @p t: 0 (*out the caller's), 1 not a record of scalar and
+ * one-dimensional array fields (@p why), or a status < 0 (netCDF's error). The offsets and size
+ * are what netCDF reports for the file, the native layout nc_get_vara fills (a C struct of the
+ * fields in order, whatever the writer's padding). */
+static int record_of(nca_reader_t *r, nc_type t, const char *var, xfer_record_t **out, char *why,
+                     size_t cap)
+{
+    char tname[NC_MAX_NAME + 1], tb[48];
+    size_t size, nfields, k;
+    nc_type base;
+    int cls, rc;
+    xfer_record_t *rec;
+    *out = NULL;
+    rc = nc_inq_user_type(r->ncid, t, tname, &size, &base, &nfields, &cls);
+    if (rc != NC_NOERR)
+        return (int) nca_fail(rc, "nc_inq_user_type", r->path, var);
+    if (cls != NC_COMPOUND) {
+        snprintf(why, cap, "type %.64s (%s) is not supported (numeric types and compounds only)",
+                 tname,
+                 cls == NC_VLEN   ? "variable-length"
+                 : cls == NC_ENUM ? "enum"
+                                  : "opaque");
+        return 1;
+    }
+    if (nfields < 1 || nfields > XFER_RECORD_MAX_FIELDS) {
+        snprintf(why, cap, "compound %.64s has %zu fields (a record 1 to %d)", tname, nfields,
+                 XFER_RECORD_MAX_FIELDS);
+        return 1;
+    }
+    if (!(rec = xfer_adapter_record_new((int) nfields))) {
+        xfer_adapter_set_error("netcdf: out of memory");
+        return (int) XFER_ERR_NO_MEMORY;
+    }
+    rec->size = size;
+    rec->align = 1;
+    for (k = 0; k < nfields; k++) {
+        xfer_record_field_t *f = &rec->fields[k];
+        char fname[NC_MAX_NAME + 1];
+        int nd, fdims[NC_MAX_VAR_DIMS];
+        nc_type ft;
+        rc = nc_inq_compound_field(r->ncid, t, (int) k, fname, &f->offset, &ft, &nd, fdims);
+        if (rc != NC_NOERR) {
+            xfer_adapter_record_free(&rec);
+            return (int) nca_fail(rc, "nc_inq_compound_field", r->path, var);
+        }
+        if (!(f->name = strdup(fname))) {
+            xfer_adapter_record_free(&rec);
+            xfer_adapter_set_error("netcdf: out of memory");
+            return (int) XFER_ERR_NO_MEMORY;
+        }
+        f->type = xfer_type_of(ft);
+        f->count = nd == 1 && fdims[0] > 0 ? (uint32_t) fdims[0] : 1;
+        if (!f->type || nd > 1 || (nd == 1 && fdims[0] < 1)) {
+            snprintf(why, cap,
+                     "compound %.40s: field %.40s of type %s%s is not supported (scalar "
+                     "numbers and 1-D arrays of them)",
+                     tname, fname, nca_type_name(ft, tb, sizeof(tb)),
+                     nd > 1 ? ", a multi-dimensional array" : "");
+            xfer_adapter_record_free(&rec);
+            return 1;
+        }
+        if (xfer_type_size(f->type) > rec->align)
+            rec->align = xfer_type_size(f->type);
+    }
+    {
+        char fault[200];
+        if (xfer_adapter_record_check(rec, fault, sizeof(fault)) != 0) {
+            snprintf(why, cap, "compound %.40s: %.110s", tname, fault);
+            xfer_adapter_record_free(&rec);
+            return 1;
+        }
+    }
+    *out = rec;
+    return 0;
+}
+
 static xfer_status_t list_vars(nca_reader_t *r, const int *dimids)
 {
     int nvars, i, k, rc, ngrps;
@@ -268,7 +353,9 @@ static xfer_status_t list_vars(nca_reader_t *r, const int *dimids)
     r->vrank = calloc((size_t) nvars + 1, sizeof(*r->vrank));
     r->skip_name = calloc((size_t) nvars + 1, sizeof(*r->skip_name));
     r->skip_why = calloc((size_t) nvars + 1, sizeof(*r->skip_why));
-    if (!ids || !r->vars || !r->varids || !r->vdims || !r->vrank || !r->skip_name || !r->skip_why) {
+    r->records = calloc((size_t) nvars + 1, sizeof(*r->records));
+    if (!ids || !r->vars || !r->varids || !r->vdims || !r->vrank || !r->skip_name || !r->skip_why ||
+        !r->records) {
         free(ids);
         return XFER_ERR_NO_MEMORY;
     }
@@ -279,7 +366,7 @@ static xfer_status_t list_vars(nca_reader_t *r, const int *dimids)
     }
     for (i = 0; i < nvars && st == XFER_SUCCESS; i++) {
         xfer_adapter_var_t *v = &r->vars[r->nvars];
-        char name[NC_MAX_NAME + 1], why[160], tb[48];
+        char name[NC_MAX_NAME + 1], why[320], tb[48];
         int vd[NC_MAX_VAR_DIMS], nd, empty = 0;
         nc_type t;
         rc = nc_inq_var(r->ncid, ids[i], name, &t, &nd, NULL, NULL);
@@ -289,9 +376,21 @@ static xfer_status_t list_vars(nca_reader_t *r, const int *dimids)
             st = nca_fail(rc, "nc_inq_var", r->path, NULL);
             break;
         }
-        if (!xfer_type_of(t)) {
+        xfer_adapter_record_free(&r->records[r->nvars]); /* a skipped variable's */
+        if (t > NC_MAX_ATOMIC_TYPE) {                    /* user-defined: a compound is a record */
+            rc = record_of(r, t, name, &r->records[r->nvars], why, sizeof(why));
+            if (rc < 0) {
+                st = (xfer_status_t) rc;
+                break;
+            }
+            if (rc > 0) {
+                skip_var(r, name, why);
+                continue;
+            }
+        } else if (!xfer_type_of(t)) {
             snprintf(why, sizeof(why),
-                     "type %s is not supported (numeric types only: NC_BYTE .. NC_DOUBLE)",
+                     "type %s is not supported (numeric types and compounds only: NC_BYTE .. "
+                     "NC_DOUBLE)",
                      nca_type_name(t, tb, sizeof(tb)));
             skip_var(r, name, why);
             continue;
@@ -302,7 +401,8 @@ static xfer_status_t list_vars(nca_reader_t *r, const int *dimids)
             continue;
         }
         name_copy(v->name, sizeof(v->name), "", name);
-        v->type = xfer_type_of(t);
+        v->type = r->records[r->nvars] ? XFER_TYPE_RECORD : xfer_type_of(t);
+        v->record = r->records[r->nvars];
         v->ndims = nd ? nd : 1;
         v->dims[0] = 1;
         for (k = 0; k < nd; k++) {
@@ -396,27 +496,62 @@ static xfer_status_t nca_vars(void *h, int *n, const xfer_adapter_var_t **vars)
     return XFER_SUCCESS;
 }
 
-/* Independent reads (the serial library has no collective I/O); local: no communication. */
-static xfer_status_t nca_read(void *h, int var, const uint64_t start[], const uint64_t count[],
-                              void *buf)
+/* Independent reads (the serial library has no collective I/O); local: no communication.
+ * Records in another layout than the file's (@p as) are read into the file's and then moved
+ * field by field, by name: netCDF converts no compound. */
+static xfer_status_t nca_read_record(void *h, int var, const xfer_record_t *as,
+                                     const uint64_t start[], const uint64_t count[], void *buf)
 {
     nca_reader_t *r = h;
-    size_t s[XFER_MAX_DIMS], c[XFER_MAX_DIMS];
+    size_t s[XFER_MAX_DIMS], c[XFER_MAX_DIMS], n;
+    const xfer_adapter_var_t *v;
     xfer_status_t st = XFER_SUCCESS;
+    char why[256];
+    void *tmp = NULL;
     int rc;
     if (var < 0 || var >= r->nvars) {
         xfer_adapter_set_error("netcdf: \"%s\": no variable number %d", r->path, var);
         return XFER_ERR_INVALID_ARG;
     }
-    if (xfer_adapter_volume(r->vars[var].ndims, count) > 0) {
-        to_size(r->vars[var].ndims, start, s);
-        to_size(r->vars[var].ndims, count, c);
-        rc = r->vrank[var] == 0 ? nc_get_var(r->ncid, r->varids[var], buf)
-                                : nc_get_vara(r->ncid, r->varids[var], s, c, buf);
-        if (rc != NC_NOERR)
-            st = nca_fail(rc, "nc_get_vara", r->path, r->vars[var].name);
+    v = &r->vars[var];
+    if (as && v->type != XFER_TYPE_RECORD) {
+        xfer_adapter_set_error("netcdf: \"%s\": variable \"%s\" read as a record, but it holds %s",
+                               r->path, v->name, xfer_type_name(v->type));
+        return XFER_ERR_MISMATCH;
     }
+    if (as && (xfer_adapter_record_check(as, why, sizeof(why)) != 0 ||
+               xfer_adapter_record_fits(v->record, as, why, sizeof(why)) != 0)) {
+        xfer_adapter_set_error("netcdf: \"%s\": variable \"%s\": cannot read its records as the "
+                               "caller's: %s",
+                               r->path, v->name, why);
+        return XFER_ERR_MISMATCH;
+    }
+    if (as && xfer_adapter_record_diff(v->record, as, why, sizeof(why)) == 0)
+        as = NULL; /* the file's own layout: read in place */
+    n = xfer_adapter_volume(v->ndims, count);
+    if (n == 0)
+        return XFER_SUCCESS;
+    if (as && !(tmp = malloc(n * v->record->size))) {
+        xfer_adapter_set_error("netcdf: \"%s\": variable \"%s\": no memory for %zu records",
+                               r->path, v->name, n);
+        return XFER_ERR_NO_MEMORY;
+    }
+    to_size(v->ndims, start, s);
+    to_size(v->ndims, count, c);
+    rc = r->vrank[var] == 0 ? nc_get_var(r->ncid, r->varids[var], tmp ? tmp : buf)
+                            : nc_get_vara(r->ncid, r->varids[var], s, c, tmp ? tmp : buf);
+    if (rc != NC_NOERR)
+        st = nca_fail(rc, "nc_get_vara", r->path, v->name);
+    else if (tmp)
+        xfer_adapter_record_convert(v->record, as, n, tmp, buf);
+    free(tmp);
     return st;
+}
+
+static xfer_status_t nca_read(void *h, int var, const uint64_t start[], const uint64_t count[],
+                              void *buf)
+{
+    return nca_read_record(h, var, NULL, start, count, buf);
 }
 
 static xfer_status_t nca_close_read(void **h)
@@ -529,6 +664,8 @@ static xfer_status_t nca_skipped(void *h, int *n, const char *const **lines)
 
 typedef struct nca_def {
     char name[XFER_ADAPTER_MAX_NAME];
+    xfer_type_t type;
+    nc_type nctype;
     int gid, varid, ndims;
     uint64_t dims[XFER_MAX_DIMS];
 } nca_def_t;
@@ -549,6 +686,11 @@ typedef struct nca_writer {
     uint64_t steps_done; /* steps end_step made durable */
     int ndefs, capdefs;
     nca_def_t *defs;
+    int nrtypes;
+    struct nca_rtype { /* the compound types defined, one per record layout */
+        nc_type id;
+        xfer_record_t *record; /* a copy */
+    } * rtypes;
 } nca_writer_t;
 
 static void writer_free(nca_writer_t *w)
@@ -558,6 +700,9 @@ static void writer_free(nca_writer_t *w)
     xfer_adapter_table_free(w->ntbl, &w->tbl);
     free(w->tbl_dimid);
     free(w->defs);
+    while (w->nrtypes > 0)
+        xfer_adapter_record_free(&w->rtypes[--w->nrtypes].record);
+    free(w->rtypes);
     if (w->comm != MPI_COMM_NULL)
         MPI_Comm_free(&w->comm);
     free(w);
@@ -753,12 +898,87 @@ static xfer_status_t def_dims(nca_writer_t *w, int gid, const xfer_adapter_var_t
     return XFER_SUCCESS;
 }
 
+/* The record of compound type @p id defined by this writer (NULL: none). */
+static const xfer_record_t *record_of_type(const nca_writer_t *w, nc_type id)
+{
+    int i;
+    for (i = 0; i < w->nrtypes; i++)
+        if (w->rtypes[i].id == id)
+            return w->rtypes[i].record;
+    return NULL;
+}
+
+/* Rank 0: the compound type of record variable @p v in the root group (visible to the step
+ * groups): its fields at their offsets, of the record's size, so that the file holds the C
+ * struct's layout. One type per layout, named after the first variable of it ("<var>_t"):
+ * netCDF tells types apart by their HDF5 layout when it reads a file, so two types of one
+ * layout would read back as the first of them anyway. */
+static xfer_status_t def_record_type(nca_writer_t *w, const xfer_adapter_var_t *v, nc_type *id)
+{
+    char tname[NC_MAX_NAME + 1], why[256];
+    struct nca_rtype *nt;
+    int i, k, rc;
+    if (xfer_adapter_record_check(v->record, why, sizeof(why)) != 0) {
+        xfer_adapter_set_error("netcdf: \"%s\": variable \"%s\": invalid record: %s", w->tmp,
+                               v->name, why);
+        return XFER_ERR_INVALID_ARG;
+    }
+    for (i = 0; i < w->nrtypes; i++)
+        if (xfer_adapter_record_diff(v->record, w->rtypes[i].record, why, sizeof(why)) == 0) {
+            *id = w->rtypes[i].id;
+            return XFER_SUCCESS;
+        }
+    for (k = 1;; k++) { /* a name no type of the file has */
+        nc_type there;
+        const int n = k == 1 ? snprintf(tname, sizeof(tname), "%s_t", v->name)
+                             : snprintf(tname, sizeof(tname), "%s_t%d", v->name, k);
+        if (n >= (int) sizeof(tname)) {
+            xfer_adapter_set_error("netcdf: \"%s\": variable \"%s\": name too long for its "
+                                   "type's name (<var>_t)",
+                                   w->tmp, v->name);
+            return XFER_ERR_INVALID_ARG;
+        }
+        if (nc_inq_typeid(w->ncid, tname, &there) != NC_NOERR)
+            break;
+    }
+    nt = realloc(w->rtypes, (size_t) (w->nrtypes + 1) * sizeof(*nt));
+    if (!nt) {
+        xfer_adapter_set_error("netcdf: out of memory");
+        return XFER_ERR_NO_MEMORY;
+    }
+    w->rtypes = nt;
+    nt = &w->rtypes[w->nrtypes];
+    memset(nt, 0, sizeof(*nt));
+    rc = nc_def_compound(w->ncid, v->record->size, tname, &nt->id);
+    if (rc != NC_NOERR)
+        return nca_fail(rc, "nc_def_compound", w->tmp, tname);
+    for (i = 0; i < v->record->nfields; i++) {
+        const xfer_record_field_t *f = &v->record->fields[i];
+        const int count = (int) f->count;
+        rc = f->count == 1
+                 ? nc_insert_compound(w->ncid, nt->id, f->name, f->offset, nca_type_of(f->type))
+                 : nc_insert_array_compound(w->ncid, nt->id, f->name, f->offset,
+                                            nca_type_of(f->type), 1, &count);
+        if (rc != NC_NOERR)
+            return nca_fail(rc, "nc_insert_compound", w->tmp, f->name);
+    }
+    if (!(nt->record = xfer_adapter_record_copy(v->record))) {
+        xfer_adapter_set_error("netcdf: out of memory");
+        return XFER_ERR_NO_MEMORY;
+    }
+    w->nrtypes++;
+    *id = nt->id;
+    return XFER_SUCCESS;
+}
+
 /* Rank 0: the group and variable that step @p step of @p v goes to, defined on first use. */
 static xfer_status_t define_var(nca_writer_t *w, uint64_t step, const xfer_adapter_var_t *v,
                                 nca_def_t **out)
 {
     int gid = w->ncid, i, k, nd, rc = NC_NOERR, dimids[XFER_MAX_DIMS + 1];
     size_t chunk[XFER_MAX_DIMS + 1];
+    nc_type type = NC_NAT;
+    char why[256];
     nca_def_t *d;
     xfer_status_t st;
     if ((w->same || w->o.layout == XFER_ADAPTER_SAME_PATHS) && step > 0) {
@@ -788,15 +1008,34 @@ static xfer_status_t define_var(nca_writer_t *w, uint64_t step, const xfer_adapt
                                        w->tmp, v->name, step);
                 return XFER_ERR_MISMATCH;
             }
+            if (d->type != v->type) {
+                xfer_adapter_set_error("netcdf: \"%s\": variable \"%s\" changed its type at "
+                                       "step %" PRIu64,
+                                       w->tmp, v->name, step);
+                return XFER_ERR_MISMATCH;
+            }
+            if (v->type == XFER_TYPE_RECORD &&
+                xfer_adapter_record_diff(v->record, record_of_type(w, d->nctype), why,
+                                         sizeof(why)) != 0) {
+                xfer_adapter_set_error("netcdf: \"%s\": variable \"%s\" changed its record at "
+                                       "step %" PRIu64 " (this write's, the file's): %s",
+                                       w->tmp, v->name, step, why);
+                return XFER_ERR_MISMATCH;
+            }
             *out = d;
             return XFER_SUCCESS;
         }
     }
-    if (!nca_type_of(v->type) || v->ndims < 1 || v->ndims > XFER_MAX_DIMS) {
+    if ((!nca_type_of(v->type) && v->type != XFER_TYPE_RECORD) || v->ndims < 1 ||
+        v->ndims > XFER_MAX_DIMS) {
         xfer_adapter_set_error("netcdf: \"%s\": variable \"%s\": invalid type or rank", w->tmp,
                                v->name);
         return XFER_ERR_INVALID_ARG;
     }
+    if (v->type == XFER_TYPE_RECORD && (st = def_record_type(w, v, &type)) != XFER_SUCCESS)
+        return st;
+    if (v->type != XFER_TYPE_RECORD)
+        type = nca_type_of(v->type);
     if (w->ndefs == w->capdefs) {
         const int cap = w->capdefs ? 2 * w->capdefs : 16;
         nca_def_t *nd2 = realloc(w->defs, (size_t) cap * sizeof(*nd2));
@@ -814,9 +1053,11 @@ static xfer_status_t define_var(nca_writer_t *w, uint64_t step, const xfer_adapt
     memset(d, 0, sizeof(*d));
     name_copy(d->name, sizeof(d->name), "", v->name);
     d->gid = gid;
+    d->type = v->type;
+    d->nctype = type;
     d->ndims = v->ndims;
     memcpy(d->dims, v->dims, sizeof(d->dims));
-    rc = nc_def_var(gid, v->name, nca_type_of(v->type), nd, dimids, &d->varid);
+    rc = nc_def_var(gid, v->name, type, nd, dimids, &d->varid);
     if (rc != NC_NOERR)
         return nca_fail(rc, "nc_def_var", w->tmp, v->name);
     if (!w->same && (w->o.layout == XFER_ADAPTER_STEP_DIM || w->o.chunked)) {
@@ -880,7 +1121,7 @@ static xfer_status_t nca_write(void *h, uint64_t step, const xfer_adapter_var_t 
                                const uint64_t start[], const uint64_t count[], const void *buf)
 {
     nca_writer_t *w = h;
-    const size_t es = xfer_type_size(v->type);
+    const size_t es = xfer_adapter_var_esize(v);
     uint64_t box[2 * XFER_MAX_DIMS] = {0}, *boxes = NULL;
     nca_def_t *d = NULL;
     char *slab = NULL;
@@ -1040,6 +1281,7 @@ static const xfer_adapter_ops_t netcdf_ops = {
     .lookup = nca_lookup,
     .write_group = NULL, /* global attributes: xfer_netcdf_define() */
     .skipped = nca_skipped,
+    .read_record = nca_read_record,
 };
 
 const xfer_adapter_ops_t *xfer_adapter_netcdf(void)

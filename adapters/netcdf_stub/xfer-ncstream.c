@@ -234,7 +234,19 @@ static int do_config(const opts_t *o)
     fprintf(f, "      - {name: " SCHEMA_DATASET ", type: uint8, dims: [%zu]}\n", tlen);
     for (i = 0; i < nsel; i++) {
         const xfer_adapter_var_t *v = &vars[sel[i]];
-        fprintf(f, "      - {name: %s, type: %s, dims: [", dn[sel[i]], xfer_type_name(v->type));
+        fprintf(f, "      - {name: %s, type: ", dn[sel[i]]);
+        if (v->type == XFER_TYPE_RECORD) { /* the compound's fields, in order */
+            const size_t len = xfer_adapter_record_yaml(v->record, NULL, 0);
+            char *t = malloc(len + 1);
+            if (!t)
+                FAIL("out of memory");
+            xfer_adapter_record_yaml(v->record, t, len + 1);
+            fputs(t, f);
+            free(t);
+        } else {
+            fputs(xfer_type_name(v->type), f);
+        }
+        fprintf(f, ", dims: [");
         for (k = 0; k < v->ndims; k++)
             fprintf(f, "%s%" PRIu64, k ? ", " : "", v->dims[k]);
         fprintf(f, "]}\n");
@@ -308,10 +320,21 @@ static void add_step(xfer_type_t t, void *buf, size_t n, uint64_t s)
         case XFER_TYPE_FLOAT64:
             ((double *) buf)[i] += (double) s;
             break;
-        case XFER_TYPE_RECORD: /* the adapter's variables are scalar */
+        case XFER_TYPE_RECORD: /* add_step_record, field by field */
             break;
         }
     }
+}
+
+/* The same for @p n records laid out as @p r: s added to every element of every field. */
+static void add_step_record(const xfer_record_t *r, void *buf, size_t n, uint64_t s)
+{
+    size_t i;
+    int f;
+    for (i = 0; s > 0 && i < n; i++)
+        for (f = 0; f < r->nfields; f++)
+            add_step(r->fields[f].type, (char *) buf + i * r->size + r->fields[f].offset,
+                     r->fields[f].count, s);
 }
 
 static void slab(const xfer_cfg_dataset_t *d, MPI_Comm comm, uint64_t *start, uint64_t *count)
@@ -374,6 +397,12 @@ static int do_send(const opts_t *o)
             FAIL("%s: variable \"%s\" does not match dataset \"%s\" of the workflow file (type "
                  "or shape changed: run xfer-ncstream config again)",
                  o->file, vars[which[i]].name, d->name);
+        if (d->type == XFER_TYPE_RECORD) { /* read into the declared layout, fields by name */
+            char why[256];
+            if (xfer_adapter_record_fits(vars[which[i]].record, d->record, why, sizeof(why)) != 0)
+                FAIL("%s: variable \"%s\" cannot fill the record of dataset \"%s\": %s", o->file,
+                     vars[which[i]].name, d->name, why);
+        }
     }
     for (s = 0; s < (uint64_t) o->steps; s++) {
         for (i = 0; i < cc->ndatasets; i++) {
@@ -396,8 +425,13 @@ static int do_send(const opts_t *o)
             buf = malloc(n * xfer_cfg_dataset_esize(d) + 1);
             if (!buf)
                 FAIL("rank %d: out of memory for a slab of \"%s\"", rank, vars[which[i]].name);
-            ACHECK(ops->read(r, which[i], desc.start, desc.count, buf));
-            add_step(d->type, buf, n, s);
+            if (d->type == XFER_TYPE_RECORD) {
+                ACHECK(ops->read_record(r, which[i], d->record, desc.start, desc.count, buf));
+                add_step_record(d->record, buf, n, s);
+            } else {
+                ACHECK(ops->read(r, which[i], desc.start, desc.count, buf));
+                add_step(d->type, buf, n, s);
+            }
             XCHECK(xfer_put(ch, &desc, buf));
             free(buf);
         }
@@ -499,6 +533,7 @@ static int do_recv(const opts_t *o)
             if (k < 0)
                 recv_fail(&w, "dataset \"%s\": no such variable in the producer's table%s", d->name,
                           "");
+            vars[k].record = d->record; /* the table carries no fields: the declaration's */
             slab(d, comm, start, count);
             bytes = xfer_adapter_volume(d->ndims, count) * xfer_cfg_dataset_esize(d);
             buf = malloc(bytes + 1);

@@ -8,7 +8,10 @@
  *                                   changes one element of /fields/U, --perturb-attr the root
  *                                   attribute "version" (negative controls); --only keeps the
  *                                   listed datasets (paths or xfer-h5stream names)
- *   h5gen bad FILE                  the same plus a compound and a string dataset
+ *   h5gen bad FILE                  the same plus a compound with a string member (no record)
+ *                                   and a string dataset
+ *   h5gen records FILE [--perturb]  compound datasets (records): the C struct's layout, and
+ *                                   another member order, packed, partly big-endian
  *   h5gen check OUT IN --layout group|stepdim --steps N
  *                                   every dataset of IN is in OUT in each of N steps, equal;
  *                                   the step counter says N; no step N
@@ -142,21 +145,24 @@ static int make_input(const char *path, int perturb, int bad, int perturb_attr)
     CHECK(empty = H5Gcreate2(f, "empty", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     attr_num(empty, "answer", H5T_NATIVE_INT, 0, NULL, &range[1]);
     if (bad) {
+        /* a compound with a string member: no record (a compound of numbers would be one) */
         typedef struct pt {
             int x;
             double y;
+            char label[4];
         } pt_t;
         const hsize_t n4[1] = {4}, n3[1] = {3};
-        pt_t pts[4] = {{1, 1.5}, {2, 2.5}, {3, 3.5}, {4, 4.5}};
+        pt_t pts[4] = {{1, 1.5, "a"}, {2, 2.5, "b"}, {3, 3.5, "c"}, {4, 4.5, "d"}};
         hid_t ct = H5Tcreate(H5T_COMPOUND, sizeof(pt_t)), s = H5Screate_simple(1, n4, NULL);
         hid_t st = H5Tcopy(H5T_C_S1), s3 = H5Screate_simple(1, n3, NULL);
         const char words[3][4] = {"abc", "def", "ghi"};
+        CHECK(H5Tset_size(st, 4));
         CHECK(H5Tinsert(ct, "x", HOFFSET(pt_t, x), H5T_NATIVE_INT));
         CHECK(H5Tinsert(ct, "y", HOFFSET(pt_t, y), H5T_NATIVE_DOUBLE));
+        CHECK(H5Tinsert(ct, "label", HOFFSET(pt_t, label), st));
         CHECK(d = H5Dcreate2(f, "points", ct, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
         CHECK(H5Dwrite(d, ct, H5S_ALL, H5S_ALL, H5P_DEFAULT, pts));
         H5Dclose(d);
-        CHECK(H5Tset_size(st, 4));
         CHECK(d = H5Dcreate2(f, "words", st, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
         CHECK(H5Dwrite(d, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, words));
         H5Dclose(d);
@@ -388,6 +394,76 @@ static void big_dataset(hid_t g, const char *name, hid_t type, int nd, const hsi
     free(buf);
 }
 
+/* ---- records ------------------------------------------------------------------------------- */
+
+/* Compound datasets that are records: /particles [13], the C struct {id int64, pos float64[3],
+ * q float32, kind int8} (natural layout, padding included), with an attribute; /grid/cells
+ * [6, 5], members kind, q, pos, id packed (37 bytes) with id and pos big-endian; /grid/T [6, 5]
+ * float64 beside them. @p perturb changes one field of one element of /grid/cells (a negative
+ * control for h5diff). */
+static int make_records(const char *path, int perturb)
+{
+    typedef struct particle {
+        long long id;
+        double pos[3];
+        float q;
+        signed char kind;
+    } particle_t;
+    const hsize_t n1[1] = {13}, n2[2] = {6, 5}, three = 3;
+    particle_t p[30];
+    double t[30];
+    hid_t f, g, sp1, sp2, mt, marr, ft, farr, d;
+    const double scale = 0.5;
+    int i;
+    for (i = 0; i < 30; i++) {
+        memset(&p[i], 0, sizeof(p[i]));
+        p[i].id = 1000003LL * i - 7;
+        p[i].pos[0] = i + 0.25;
+        p[i].pos[1] = -i;
+        p[i].pos[2] = i / 3.0;
+        p[i].q = (float) i / 7.0f;
+        p[i].kind = (signed char) (i * 9);
+        t[i] = i * 1.5;
+    }
+    CHECK(f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    CHECK(mt = H5Tcreate(H5T_COMPOUND, sizeof(particle_t)));
+    CHECK(marr = H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &three));
+    CHECK(H5Tinsert(mt, "id", HOFFSET(particle_t, id), H5T_NATIVE_LLONG));
+    CHECK(H5Tinsert(mt, "pos", HOFFSET(particle_t, pos), marr));
+    CHECK(H5Tinsert(mt, "q", HOFFSET(particle_t, q), H5T_NATIVE_FLOAT));
+    CHECK(H5Tinsert(mt, "kind", HOFFSET(particle_t, kind), H5T_NATIVE_SCHAR));
+    CHECK(sp1 = H5Screate_simple(1, n1, NULL));
+    CHECK(sp2 = H5Screate_simple(2, n2, NULL));
+    CHECK(d = H5Dcreate2(f, "particles", mt, sp1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    CHECK(H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, p));
+    attr_num(d, "scale", H5T_NATIVE_DOUBLE, 0, NULL, &scale);
+    H5Dclose(d);
+    CHECK(g = H5Gcreate2(f, "grid", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    CHECK(ft = H5Tcreate(H5T_COMPOUND, 1 + 4 + 24 + 8));
+    CHECK(farr = H5Tarray_create2(H5T_IEEE_F64BE, 1, &three));
+    CHECK(H5Tinsert(ft, "kind", 0, H5T_STD_I8LE));
+    CHECK(H5Tinsert(ft, "q", 1, H5T_IEEE_F32LE));
+    CHECK(H5Tinsert(ft, "pos", 5, farr));
+    CHECK(H5Tinsert(ft, "id", 29, H5T_STD_I64BE));
+    if (perturb)
+        p[17].q += 1.0f;
+    CHECK(d = H5Dcreate2(g, "cells", ft, sp2, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    CHECK(H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, p)); /* HDF5 converts by name */
+    H5Dclose(d);
+    CHECK(d = H5Dcreate2(g, "T", H5T_NATIVE_DOUBLE, sp2, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    CHECK(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t));
+    H5Dclose(d);
+    H5Tclose(farr);
+    H5Tclose(ft);
+    H5Tclose(marr);
+    H5Tclose(mt);
+    H5Sclose(sp2);
+    H5Sclose(sp1);
+    H5Gclose(g);
+    CHECK(H5Fclose(f));
+    return 0;
+}
+
 /* The benchmark's input: @p mib MiB in four datasets of four types (see the usage above). */
 static int make_big(const char *path, long long mib)
 {
@@ -423,10 +499,12 @@ int main(int argc, char **argv)
         return make_big(argv[2], atoll(argv[3]));
     if (argc == 3 && strcmp(argv[1], "bad") == 0)
         return make_input(argv[2], 0, 1, 0);
+    if (argc >= 3 && strcmp(argv[1], "records") == 0)
+        return make_records(argv[2], argc > 3 && strcmp(argv[3], "--perturb") == 0);
     if (argc == 8 && strcmp(argv[1], "check") == 0 && strcmp(argv[4], "--layout") == 0 &&
         strcmp(argv[6], "--steps") == 0)
         return check(argv[2], argv[3], strcmp(argv[5], "stepdim") == 0, atoll(argv[7]));
-    fprintf(stderr, "usage: h5gen input FILE [--perturb] | bad FILE |\n"
+    fprintf(stderr, "usage: h5gen input FILE [--perturb] | bad FILE | records FILE [--perturb] |\n"
                     "       h5gen check OUT IN --layout group|stepdim --steps N |\n"
                     "       h5gen big FILE MIB\n");
     return 2;

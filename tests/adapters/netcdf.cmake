@@ -124,3 +124,36 @@ nc_test(error.unwritable_output P 2 Q 2 LAYOUT stepdim STEPS 1
 # a failure after a completed step: layout same holds one step; step 0 stays in OUT.partial
 nc_test(error.same_two_steps P 2 Q 1 LAYOUT same STEPS 2 NCDUMP PARTIAL
         EXPECT "layout same holds one step, step 1 arrived")
+
+# ---- records: netCDF-4 compound types through the adapter's API, 1 and 2 ranks ---------------
+add_executable(nc_records adapters/netcdf/nc_records.c)
+target_include_directories(nc_records SYSTEM PRIVATE ${XFER_NETCDF_INCLUDE_DIR})
+target_link_libraries(nc_records PRIVATE xfer_netcdf xfer_adapter_common ${XFER_NETCDF_LIBRARY}
+                      MPI::MPI_C xfer_warnings)
+foreach(np 1 2)
+  set(dir ${NC_DIR}/records-p${np})
+  file(MAKE_DIRECTORY ${dir})
+  xfer_mpi_launcher(rec_launch NP ${np})
+  add_test(NAME ${P}.netcdf.records.p${np} COMMAND ${rec_launch} $<TARGET_FILE:nc_records> ${dir})
+  set_tests_properties(${P}.netcdf.records.p${np} PROPERTIES LABELS "adapters;netcdf;mpi"
+    TIMEOUT 60 ENVIRONMENT "${XFER_MPIEXEC_ENV}" FIXTURES_SETUP ncrec_${np}_${P}
+    PASS_REGULAR_EXPRESSION "nc_records: [0-9]+ checks passed on ${np} rank")
+  # ncdump shows the compound type and the variable of it
+  add_test(NAME ${P}.netcdf.records.ncdump.p${np}
+           COMMAND sh -c "${XFER_NCDUMP} -h ${dir}/same.nc | tr -s ' \\t\\n' ' '")
+  set_tests_properties(${P}.netcdf.records.ncdump.p${np} PROPERTIES LABELS "adapters;netcdf"
+    TIMEOUT 30 FIXTURES_REQUIRED ncrec_${np}_${P}
+    PASS_REGULAR_EXPRESSION "types: compound particles_t { int64 id ; double pos\\(3\\) ; float q ; byte kind ; }; // particles_t dimensions: .* variables: particles_t particles\\(particles_d0\\) ; particles_t cells\\(cells_d0, cells_d1\\) ; double T")
+endforeach()
+
+# xfer-ncstream with a record variable: config declares the compound's fields, the stream carries
+# the records, the output's ncdump equals the input's (the input names its compound <var>_t, as
+# the writer does: the type's name is not carried).
+add_test(NAME ${P}.netcdf.records.input
+         COMMAND $<TARGET_FILE:nc_records> --input ${NC_DIR}/records.nc)
+set_tests_properties(${P}.netcdf.records.input PROPERTIES LABELS "adapters;netcdf" TIMEOUT 30
+                     ENVIRONMENT "${XFER_MPIEXEC_ENV}" FIXTURES_SETUP nc_rec_input_${P})
+nc_test(records.roundtrip.p2q3 P 2 Q 3 LAYOUT same STEPS 1 NCDUMP IN ${NC_DIR}/records.nc)
+set_property(TEST ${P}.netcdf.records.roundtrip.p2q3 APPEND PROPERTY FIXTURES_REQUIRED
+             nc_rec_input_${P})
+

@@ -139,19 +139,11 @@ int xfer_run_unsupported(const xfer_config_t *cfg, const char *transport, FILE *
             for (k = 0; k < d->ndims && !(d->variable & (1u << k)); k++)
                 ;
             /* xfer_init's words (runtime.c, refuse_new_shapes), in its order */
-            if (d->joined && stream)
+            if (d->variable && stream)
                 snprintf(what, sizeof(what),
-                         "is joined (dims: [joined, ...]): this build carries joined datasets "
-                         "over transport: file only");
-            else if (d->variable)
-                snprintf(what, sizeof(what),
-                         "has a variable extent (dims[%d] is variable), which this build does "
-                         "not carry yet",
+                         "has a variable extent (dims[%d] is variable): this build carries "
+                         "variable shapes over transport: file only",
                          k);
-            else if (d->type == XFER_TYPE_RECORD)
-                snprintf(what, sizeof(what),
-                         "is a record (type: {field: type, ...}), which this build does not "
-                         "carry yet");
             else
                 continue;
             fprintf(err, "%s:%d:%d: channel %s: dataset %s %s\n", cfg->path, d->line, d->col,

@@ -56,6 +56,14 @@ typedef struct xfer_adapter_var {
      *  dimension) name the dimension scales so; "" gives VAR_dK. Variables of a group that name
      *  an axis alike share it. */
     char dim_names[XFER_MAX_DIMS][XFER_ADAPTER_MAX_DIMNAME];
+    /** type == XFER_TYPE_RECORD: the fields of one element (names, scalar types, counts,
+     *  offsets) and its size, padding included; NULL otherwise. Added for records (issue 30):
+     *  older callers zero-fill it. On write, the caller's (it stays the caller's; the buffer
+     *  holds elements laid out so); from vars(), the adapter's, built from the file's type with
+     *  the layout read() fills (HDF5: the file's compound type made native, a C struct of its
+     *  members in member order), owned by the handle until close_read. Field names are C
+     *  identifiers, as in a workflow file. */
+    const xfer_record_t *record;
 } xfer_adapter_var_t;
 
 /** How received steps are laid out in the output file. */
@@ -103,7 +111,9 @@ typedef struct xfer_adapter_ops {
     const char *name; /**< "hdf5", "netcdf" */
     /* producer side */
     xfer_status_t (*open_read)(const char *path, MPI_Comm comm, void **h);
-    /** The file's variables of supported types (others are reported by name, not listed). */
+    /** The file's variables of supported types (others are reported by name, not listed): a
+     *  compound type of scalar or one-dimensional array members is a record (type
+     *  XFER_TYPE_RECORD, record set). */
     xfer_status_t (*vars)(void *h, int *n, const xfer_adapter_var_t **vars);
     /** Read a hyperslab of variable @p var collectively (a rank may read nothing: count 0). */
     xfer_status_t (*read)(void *h, int var, const uint64_t start[], const uint64_t count[],
@@ -112,7 +122,9 @@ typedef struct xfer_adapter_ops {
     /* consumer side: written under a temporary name; completed steps survive a failure */
     xfer_status_t (*create)(const char *path, MPI_Comm comm, const xfer_adapter_wopts_t *o,
                             void **h);
-    /** Write this rank's hyperslab of one variable of step @p step (collective). */
+    /** Write this rank's hyperslab of one variable of step @p step (collective). A record
+     *  variable (v->record) becomes the format's compound type of the record's fields at their
+     *  offsets, of the record's size: @p buf holds the elements as the C struct lays them out. */
     xfer_status_t (*write)(void *h, uint64_t step, const xfer_adapter_var_t *v,
                            const uint64_t start[], const uint64_t count[], const void *buf);
     /** The step is complete: make it durable and readable. */
@@ -136,6 +148,15 @@ typedef struct xfer_adapter_ops {
     /** Consumer: the time of step @p step (before its end), kept as the file's time coordinate
      *  (HDF5, step dimension: /time; the step number when not given). */
     xfer_status_t (*set_time)(void *h, uint64_t step, double t);
+    /** Producer, records: read() of record variable @p var into elements laid out as @p as,
+     *  the caller's record (NULL: the variable's own, as read() does). Fields are matched by
+     *  name, so a file whose member order or padding differs from the caller's declaration
+     *  reads right; every field of @p as must be a field of the file's record with the same
+     *  type and count (XFER_ERR_MISMATCH naming the first one that is not); fields of the file
+     *  that @p as leaves out are not read. Padding bytes of @p buf are unspecified. Collective
+     *  like read(). */
+    xfer_status_t (*read_record)(void *h, int var, const xfer_record_t *as, const uint64_t start[],
+                                 const uint64_t count[], void *buf);
 } xfer_adapter_ops_t;
 
 /** The adapters (each defined by its own library). */

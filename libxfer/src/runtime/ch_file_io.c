@@ -588,6 +588,7 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
         memset(&v, 0, sizeof(v));
         snprintf(v.name, sizeof(v.name), "/%s", d->cfg->name);
         v.type = d->cfg->type;
+        v.record = d->cfg->record; /* a record: the adapter writes a compound of its fields */
         v.ndims = d->cfg->ndims;
         /* (a variable shape: the one the ranks agreed for the step at its commit) */
         memcpy(v.dims, d->cfg->variable ? d->sdims : d->cfg->dims,
@@ -756,6 +757,42 @@ static xfer_status_t variable_shape(xfer_channel_t *ch, xfer_rt_dset_t *d, uint6
     return xfer_ch_step_selection(ch, d, step, v->dims);
 }
 
+/* A record dataset's variable @p v of step @p step: its record (the file's compound made
+ * native) must lay its elements out as the workflow file's declaration does, field by field,
+ * since the step lands in the receiver's buffer as it is read. */
+static xfer_status_t check_record(const xfer_channel_t *ch, uint64_t step, const char *path,
+                                  const xfer_cfg_dataset_t *c, const xfer_adapter_var_t *v)
+{
+    const xfer_record_t *want = c->record, *got = v->record;
+    char why[200] = "";
+    int i;
+    if (!got)
+        snprintf(why, sizeof(why), "it holds no record");
+    else if (got->size != want->size)
+        snprintf(why, sizeof(why), "a record of %zu bytes, the declaration's %zu", got->size,
+                 want->size);
+    for (i = 0; !why[0] && i < want->nfields && i < got->nfields; i++) {
+        const xfer_record_field_t *w = &want->fields[i], *g = &got->fields[i];
+        if (strcmp(w->name, g->name) || w->type != g->type || w->count != g->count ||
+            w->offset != g->offset)
+            snprintf(why, sizeof(why),
+                     "field %d is %.64s [%s, %u] at byte %zu, declared %.64s "
+                     "[%s, %u] at byte %zu",
+                     i, g->name, xfer_type_name(g->type), (unsigned) g->count, g->offset, w->name,
+                     xfer_type_name(w->type), (unsigned) w->count, w->offset);
+    }
+    if (!why[0] && got->nfields != want->nfields)
+        snprintf(why, sizeof(why), "%d fields, the declaration's %d (field %d: %.64s)",
+                 got->nfields, want->nfields, i,
+                 got->nfields > want->nfields ? got->fields[i].name : want->fields[i].name);
+    if (!why[0])
+        return XFER_SUCCESS;
+    return XFER_ERR(XFER_ERR_MISMATCH,
+                    "channel %s: step %llu: %s: dataset %s is not the record the workflow file "
+                    "declares: %s",
+                    ch->cfg->name, (unsigned long long) step, path, c->name, why);
+}
+
 xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
 {
     xfer_chfile_t *f = ch->file;
@@ -807,6 +844,8 @@ xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
         for (j = 0; (mask >> d->bit & 1u) && j < nv && !v; j++)
             if (vars[j].name[0] == '/' && !strcmp(vars[j].name + 1, d->cfg->name))
                 v = &vars[j];
+        if (v && v->type == XFER_TYPE_RECORD && d->cfg->type == XFER_TYPE_RECORD)
+            XFER_CHECK_GOTO(check_record(ch, step, path, d->cfg, v), st, out);
         if (d->dyn) {
             if (d->cfg->joined)
                 XFER_CHECK_GOTO(joined_shape(ch, d, step, path, v, mask >> d->bit & 1u), st, out);

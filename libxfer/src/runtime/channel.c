@@ -105,8 +105,16 @@ fail:
 static void describe(const xfer_channel_t *ch, int i, char *buf, size_t len)
 {
     const xfer_cfg_dataset_t *d = &ch->cfg->datasets[i];
-    size_t o = (size_t) snprintf(buf, len, "%s[", xfer_type_name(d->type));
+    size_t o = (size_t) snprintf(buf, len, "%s", xfer_type_name(d->type));
     int k;
+    for (k = 0; d->record && k < d->record->nfields && o < len; k++) { /* {id:int64@0,...} */
+        const xfer_record_field_t *f = &d->record->fields[k];
+        o += (size_t) snprintf(buf + o, len - o, "%s%s:%s*%u@%zu%s", k ? "," : "{", f->name,
+                               xfer_type_name(f->type), (unsigned) f->count, f->offset,
+                               k == d->record->nfields - 1 ? "}" : "");
+    }
+    if (o < len)
+        o += (size_t) snprintf(buf + o, len - o, "[");
     for (k = 0; k < d->ndims && o < len; k++)
         o += (size_t) snprintf(buf + o, len - o, "%s%llu", k ? "," : "",
                                (unsigned long long) d->dims[k]);
@@ -127,7 +135,7 @@ static size_t channel_table(const xfer_channel_t *ch, char *buf, size_t len)
         ch->cfg->hier.leaders_per_node, ch->cfg->hier.sync,
         xfer_env_long("XFER_RT_DIRECT", 0) > 0 ? "forced (XFER_RT_DIRECT)" : "when needed");
     for (i = 0; i < ch->nds && o < len; i++) {
-        char d[256];
+        char d[2048];
         describe(ch, i, d, sizeof(d));
         o += (size_t) snprintf(buf + o, len - o, "dataset %s %s\n", ch->cfg->datasets[i].name, d);
     }
@@ -140,7 +148,7 @@ static int compare_tables(const xfer_channel_t *ch, const char *mine, const char
 {
     const char *me = ch->x->cfg->components[ch->x->comp].name, *peer = xfer_ch_peer_name(ch);
     const char *p;
-    char line[400], key[128];
+    char line[2048], key[128];
     /* every line of mine must be in theirs; then the reverse */
     int pass;
     for (pass = 0; pass < 2; pass++) {
@@ -161,7 +169,7 @@ static int compare_tables(const xfer_channel_t *ch, const char *mine, const char
             snprintf(key, sizeof(key), "%.*s", (int) kn, line);
             {
                 const char *found = NULL, *s = b;
-                char other[400];
+                char other[2048];
                 while (*s) {
                     const char *nl2 = strchr(s, '\n');
                     size_t n2 = nl2 ? (size_t) (nl2 - s) : strlen(s);

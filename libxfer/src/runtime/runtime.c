@@ -147,10 +147,6 @@ static xfer_status_t refuse_new_shapes(const struct xfer *x)
                          "has a variable extent (dims[%d] is variable): this build carries "
                          "variable shapes over transport: file only",
                          k);
-            else if (d->type == XFER_TYPE_RECORD && t == XFER_TRANSPORT_FILE)
-                snprintf(what, sizeof(what),
-                         "is a record (type: {field: type, ...}): this build carries records "
-                         "over transport: stream only");
             else
                 continue;
             return xfer_err_raw(XFER_ERR_NOT_SUPPORTED, "%s:%d:%d: channel %s: dataset %s %s",
