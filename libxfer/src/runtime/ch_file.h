@@ -61,7 +61,12 @@ xfer_status_t xfer_chf_open(xfer_channel_t *ch);
 xfer_status_t xfer_chf_finish(xfer_channel_t *ch);
 void xfer_chf_free(xfer_channel_t *ch);
 
-/* ch_file_io.c: the directory, the adapter and the files */
+#define META_GROUP  "/.xfer"    /* the step's identity: run, step, sender, datasets put */
+#define JOINED_ROWS "xfer_rows" /* a joined dataset's attribute: each sending rank's rows */
+
+/* ch_file_io.c: the directory, the adapter and the files (ch_file_read.c reads a step's) */
+/* An adapter's failure in the channel's words (@p what: the step and the file). */
+xfer_status_t xfer_chf_adapter_fail(const xfer_channel_t *ch, xfer_status_t st, const char *what);
 xfer_status_t xfer_chf_load_adapter(xfer_channel_t *ch);
 xfer_status_t xfer_chf_make_dir(xfer_channel_t *ch);
 void xfer_chf_path(const xfer_channel_t *ch, const xfer_chf_side_t *s, const char *what, char *buf,

@@ -258,7 +258,8 @@ xfer_status_t xfer_ch_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t
     if (n < 0 || (n > 0 && !rows))
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: dataset %s: %d rows asked into %s",
                         ch->cfg->name, dataset, n, rows ? "a buffer" : "NULL");
-    memcpy(rows, ds->srows, (size_t) (n < ch->nremote ? n : ch->nremote) * sizeof(uint64_t));
+    if (n > 0)
+        memcpy(rows, ds->srows, (size_t) (n < ch->nremote ? n : ch->nremote) * sizeof(uint64_t));
     if (nsenders)
         *nsenders = ch->nremote;
 out:

@@ -20,43 +20,7 @@
 #include <string.h>
 
 #include "../coll/coll.h"
-#include "channel.h"
-
-#define PAD8(b) (((b) + 7) & ~(size_t) 7)
-
-enum { J_IDLE = 0, J_GATHER, J_READY, J_MOVING, J_DONE };
-
-/* The rows of one joined dataset's row (elements past the first dimension) in bytes. */
-static size_t row_bytes(const xfer_rt_dset_t *d)
-{
-    return (size_t) xfer_ch_volume(d->cfg->ndims - 1, d->cfg->dims + 1) * d->esize;
-}
-
-static int side_ranks(const xfer_channel_t *ch, int k)
-{
-    return k == ch->side ? ch->nlocal : ch->nremote;
-}
-
-/* Rank r's rows of joined dataset j in a table of @p nj datasets; NOT_PUT: it did not put it
- * (no rows). */
-#define NOT_PUT UINT64_MAX
-static uint64_t rows_at(const uint64_t *tab, int nj, int r, int j)
-{
-    const uint64_t n = tab[(size_t) r * (size_t) nj + (size_t) j];
-    return n == NOT_PUT ? 0 : n;
-}
-
-/* Which of side @p k's joined datasets @p d is (its index in jn->idx[k]). */
-static int jindex(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
-{
-    const xfer_rt_joined_t *jn = ch->jn;
-    const int k = xfer_ch_dset_side(ch, d), i = (int) (d - ch->ds);
-    int j;
-    for (j = 0; j < jn->nj[k]; j++)
-        if (jn->idx[k][j] == i)
-            return j;
-    return -1;
-}
+#include "stream_joined.h"
 
 xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
 {
@@ -120,73 +84,6 @@ oom:
     return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: joined datasets", ch->cfg->name);
 }
 
-/* What rank @p r of side @p k is taken to contribute when the plans form (their recount fits
- * them to each step's rows; the algorithm auto picks stays): max_rows shared out, else 64 rows,
- * of each joined dataset the side sends. */
-static size_t predicted(const xfer_channel_t *ch, int k)
-{
-    const xfer_rt_joined_t *jn = ch->jn;
-    size_t b = 0;
-    int j;
-    for (j = 0; j < jn->nj[k]; j++) {
-        const xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
-        const uint64_t n = (uint64_t) side_ranks(ch, k);
-        const uint64_t rows = d->cfg->max_rows ? (d->cfg->max_rows + n - 1) / n : 64;
-        b += PAD8((size_t) rows * row_bytes(d));
-    }
-    return b > INT_MAX / 2 ? INT_MAX / 2 : b;
-}
-
-/* Receivers that take every row (every joined dataset's mode is all) get the rows through an
- * inter-group allgatherv plan of each slot, recounted every step without any communication. No
- * rank may then take another path than its peers, so the plan must carry any counts on every
- * rank alike: it is flat (no node staging, whose windows are sized per node), and its algorithm
- * is one whose schedule uses no groups (a recount of one that does can fail on the ranks whose
- * groups change and succeed on the others: fc_full hung a 2 x 3 channel so):
- * fc_direct, or native when the channel names it. Collective over both sides. */
-static xfer_status_t joined_plans(xfer_channel_t *ch)
-{
-    static char dummy[8];
-    xfer_rt_joined_t *jn = ch->jn;
-    xfer_status_t st = XFER_SUCCESS;
-    int s, r, k, i;
-
-    jn->plans = 1;
-    for (k = 0; k < 2; k++)
-        for (i = 0; i < jn->nj[k]; i++)
-            jn->plans &= ch->ds[jn->idx[k][i]].cfg->selection == XFER_SELECT_ALL;
-    if (!jn->plans)
-        return XFER_SUCCESS;
-    for (s = 0; s < ch->nslots; s++) {
-        xfer_rt_jslot_t *js = &jn->js[s];
-        xfer_coll_opts_t o;
-        xfer_call_t c;
-        int mine = (int) predicted(ch, ch->side);
-        for (r = 0; r < ch->nremote; r++) {
-            js->rc[r] = (int) predicted(ch, 1 - ch->side);
-            js->rd[r + 1] = js->rd[r] + js->rc[r];
-        }
-        xfer_ch_plan_opts(ch, &o);
-        o.hier_auto = XFER_HIER_AUTO_NEVER;
-        o.algorithm = strcmp(ch->algorithm, "native") == 0 ? "native" : "fc_direct";
-        memset(&c, 0, sizeof(c));
-        c.kind = XFER_CALL_ALLGATHERV;
-        c.sbuf = dummy;
-        c.scount = mine;
-        c.stype = MPI_BYTE;
-        c.rbuf = dummy;
-        c.rcounts = js->rc;
-        c.rdispls = js->rd;
-        c.rtype = MPI_BYTE;
-        XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &js->pcomm), st, out);
-        XFER_MPI_GOTO(MPI_Comm_set_errhandler(js->pcomm, MPI_ERRORS_RETURN), st, out);
-        c.inter = js->pcomm;
-        XFER_CHECK_GOTO(xfer_plan_create(&c, &o, 1, &js->plan), st, out);
-    }
-out:
-    return st;
-}
-
 /* When the channel forms (collective over both sides, and over this side for the gathers). */
 xfer_status_t xfer_ch_joined_prepare(xfer_channel_t *ch)
 {
@@ -200,7 +97,7 @@ xfer_status_t xfer_ch_joined_prepare(xfer_channel_t *ch)
         XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &jn->comm[s]), st, out);
         XFER_MPI_GOTO(MPI_Comm_set_errhandler(jn->comm[s], MPI_ERRORS_RETURN), st, out);
     }
-    XFER_CHECK_GOTO(joined_plans(ch), st, out);
+    XFER_CHECK_GOTO(xfer_ch_jplan_create(ch), st, out);
 out:
     return st;
 }
@@ -456,22 +353,6 @@ static xfer_status_t add_req(xfer_rt_jslot_t *js, MPI_Request **out)
     return XFER_SUCCESS;
 }
 
-/* Side @p k's rank @p r's first row of its joined dataset @p j, and the step's total. */
-static uint64_t offset_of(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, int r,
-                          uint64_t *total)
-{
-    const int nj = ch->jn->nj[k], n = side_ranks(ch, k);
-    uint64_t off = 0, t = 0;
-    int e;
-    for (e = 0; e < n; e++) {
-        if (e == r)
-            off = t;
-        t += rows_at(tab, nj, e, j);
-    }
-    *total = t;
-    return off;
-}
-
 /* The other side's table, from rank 0's attribute area of the step (receiving ranks). */
 static xfer_status_t read_table(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_jslot_t *js)
 {
@@ -484,105 +365,6 @@ static xfer_status_t read_table(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_
     memcpy(js->tab[ko], sl->rbuf + xfer_ch_attr_at(ch) + ch->jn->tab_at,
            (size_t) ch->jn->nj[ko] * (size_t) ch->nremote * sizeof(uint64_t));
     return XFER_SUCCESS;
-}
-
-/* Does every receiving rank take every row of every joined dataset (its mode all, nothing
- * declared)? The same answer on every rank: the set-up's records carried every rule. */
-static int all_taken(xfer_channel_t *ch)
-{
-    xfer_rt_joined_t *jn = ch->jn;
-    int k, j, r;
-    if (jn->all_taken)
-        return jn->all_taken > 0;
-    jn->all_taken = 1;
-    for (k = 0; k < 2; k++)
-        for (j = 0; j < jn->nj[k]; j++) {
-            const xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
-            const int nd = d->cfg->ndims;
-            for (r = 0; r < side_ranks(ch, 1 - k); r++)
-                if (!d->jrule || d->jrule[(size_t) r * 2 * (size_t) nd] != UINT64_MAX ||
-                    d->jrule[(size_t) r * 2 * (size_t) nd + (size_t) nd] != XFER_SELECT_ALL)
-                    jn->all_taken = -1;
-        }
-    return jn->all_taken > 0;
-}
-
-/* Side @p k's rank @p r's bytes in the plan: its rows of each joined dataset, each padded. */
-static size_t plan_bytes(const xfer_channel_t *ch, const uint64_t *tab, int k, int r)
-{
-    const xfer_rt_joined_t *jn = ch->jn;
-    size_t b = 0;
-    int j;
-    for (j = 0; j < jn->nj[k]; j++)
-        b += PAD8((size_t) rows_at(tab, jn->nj[k], r, j) * row_bytes(&ch->ds[jn->idx[k][j]]));
-    return b;
-}
-
-/* The step by the slot's plan, when it carries it (*ok); else (more than int counts, or a shape
- * its algorithm does not take: the same verdict everywhere) the rows go point to point. */
-static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
-{
-    static char dummy[8];
-    xfer_rt_joined_t *jn = ch->jn;
-    const int k = ch->side, ko = 1 - k;
-    size_t tot[2] = {0, 0}, off = 0;
-    const void *sbuf = dummy;
-    xfer_status_t st = XFER_SUCCESS;
-    int r, j;
-
-    *ok = 0;
-    for (r = 0; r < ch->nlocal; r++)
-        tot[k] += js->lb[r] = plan_bytes(ch, js->tab[k], k, r);
-    for (r = 0; r < ch->nremote; r++) {
-        const size_t b = plan_bytes(ch, js->tab[ko], ko, r);
-        tot[ko] += b;
-        js->rc[r] = b > INT_MAX ? 0 : (int) b;
-    }
-    if (tot[0] > INT_MAX || tot[1] > INT_MAX)
-        return XFER_SUCCESS;
-    for (r = 0; r < ch->nremote; r++)
-        js->rd[r + 1] = js->rd[r] + js->rc[r];
-    if (js->rbuf_cap < tot[ko] + 8) {
-        char *nb = xfer_realloc_array(js->rbuf, tot[ko] + 8, 1);
-        if (!nb)
-            return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: %zu bytes of rows", ch->cfg->name,
-                            tot[ko]);
-        js->rbuf = nb;
-        js->rbuf_cap = tot[ko] + 8;
-    }
-    if (jn->nj[k] == 1 && js->lb[ch->me]) { /* sent straight from the put's copy */
-        sbuf = js->blk[0];
-    } else if (jn->nj[k] > 1 && js->lb[ch->me]) {
-        if (js->pack_cap < js->lb[ch->me]) {
-            char *nb = xfer_realloc_array(js->pack, js->lb[ch->me], 1);
-            if (!nb)
-                return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: %zu bytes of rows", ch->cfg->name,
-                                js->lb[ch->me]);
-            js->pack = nb;
-            js->pack_cap = js->lb[ch->me];
-        }
-        for (j = 0; j < jn->nj[k]; j++) {
-            const size_t b = PAD8((size_t) rows_at(js->tab[k], jn->nj[k], ch->me, j) *
-                                  row_bytes(&ch->ds[jn->idx[k][j]]));
-            if (b)
-                memcpy(js->pack + off, js->blk[j], b);
-            off += b;
-        }
-        sbuf = js->pack;
-    }
-    st = xfer_plan_recount(js->plan, sbuf, (int) js->lb[ch->me], js->rbuf, js->rc, js->rd, js->lb);
-    if (st == XFER_ERR_NOT_SUPPORTED) { /* for good: the plan cannot be used again */
-        xfer_clear_error();
-        xfer_plan_abandon(&js->plan);
-        return XFER_SUCCESS;
-    }
-    XFER_CHECK_GOTO(st, st, out);
-    XFER_CHECK_GOTO(xfer_start(js->plan), st, out);
-    ch->stats.bytes_sent += js->lb[ch->me];
-    ch->stats.bytes_received += tot[ko];
-    *ok = 1;
-out:
-    return st;
 }
 
 /* Post the send (@p out) or the receive of box (@p is, @p ic) of the array @p buf holds (start
@@ -622,20 +404,10 @@ static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_r
     js->by_plan = 0;
     if (xfer_ch_this_recvs(ch))
         XFER_CHECK_GOTO(read_table(ch, sl, js), st, out);
-    if (js->plan && all_taken(ch)) {
-        XFER_CHECK_GOTO(plan_step(ch, js, &js->by_plan), st, out);
-        for (j = 0; js->by_plan && j < jn->nj[1 - ch->side]; j++) { /* every row, in place */
-            const xfer_rt_dset_t *d = &ch->ds[jn->idx[1 - ch->side][j]];
-            uint64_t *bs = js->bs + (size_t) j * XFER_MAX_DIMS,
-                     *bc = js->bc + (size_t) j * XFER_MAX_DIMS;
-            memset(bs, 0, XFER_MAX_DIMS * sizeof(uint64_t));
-            memcpy(bc, d->cfg->dims, (size_t) d->cfg->ndims * sizeof(uint64_t));
-            (void) offset_of(ch, js->tab[1 - ch->side], 1 - ch->side, j, 0, &bc[0]);
-        }
-        if (js->by_plan) {
-            js->state = J_MOVING;
-            return XFER_SUCCESS;
-        }
+    XFER_CHECK_GOTO(xfer_ch_jplan_step(ch, js, &js->by_plan), st, out);
+    if (js->by_plan) {
+        js->state = J_MOVING;
+        return XFER_SUCCESS;
     }
     for (k = 0; k < 2; k++) {
         const int nsend = side_ranks(ch, k), nrecv = side_ranks(ch, 1 - k);
@@ -785,22 +557,8 @@ xfer_status_t xfer_ch_joined_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
         return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: %s did not put dataset %s in step %llu",
                         ch->cfg->name, xfer_ch_peer_name(ch), ds->cfg->name,
                         (unsigned long long) s);
-    if (bytes > 0 && js->by_plan) { /* each sending rank's rows, where the plan put them */
-        const int nd = ds->cfg->ndims, nj = ch->jn->nj[k];
-        uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS], total;
-        memset(bs, 0, sizeof(bs));
-        memcpy(bc, ds->cfg->dims, (size_t) nd * sizeof(uint64_t));
-        for (r = 0; r < ch->nremote; r++) {
-            size_t at = (size_t) js->rd[r];
-            int e;
-            for (e = 0; e < j; e++)
-                at += PAD8((size_t) rows_at(js->tab[k], nj, r, e) *
-                           row_bytes(&ch->ds[ch->jn->idx[k][e]]));
-            bs[0] = offset_of(ch, js->tab[k], k, j, r, &total);
-            bc[0] = rows_at(js->tab[k], nj, r, j);
-            if (bc[0])
-                xfer_ch_copy_box(buf, start, count, js->rbuf + at, bs, bc, nd, ds->esize);
-        }
+    if (bytes > 0 && js->by_plan) {
+        xfer_ch_jplan_fetch(ch, js, ds, start, count, buf);
         ch->stats.bytes_copied_out += bytes;
         return XFER_SUCCESS;
     }
