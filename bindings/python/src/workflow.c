@@ -503,6 +503,14 @@ static PyObject *ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
         return NULL;
     nd = ds->ndims;
     memset(&d, 0, sizeof(d));
+    /* a record's layout as the array's dtype gives it: libxfer checks it against the file too */
+    if (ds->type == XFER_TYPE_RECORD) {
+        if (!check_record(self, ds, PyArray_DESCR(arr), "the block", &layout, fields)) {
+            Py_DECREF(arr);
+            return NULL;
+        }
+        d.record = &layout;
+    }
     d.name = ds->name;
     d.type = ds->type;
     d.ndims = nd;
@@ -545,14 +553,6 @@ static PyObject *ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
                                    "dimension); nothing was sent",
                                    self->cfg->name, name, got, want);
             }
-    }
-    /* a record's layout as the array's dtype gives it: libxfer checks it against the file too */
-    if (ds->type == XFER_TYPE_RECORD) {
-        if (!check_record(self, ds, PyArray_DESCR(arr), "the block", &layout, fields)) {
-            Py_DECREF(arr);
-            return NULL;
-        }
-        d.record = &layout;
     }
     if (PyArray_IS_C_CONTIGUOUS(arr) && PyArray_ISALIGNED(arr)) {
         cont = arr;
