@@ -130,39 +130,10 @@ py_mpmd(cmd ${PY_DIR}/mix-half-p2q3.yaml 2 3 A ${PY_SYNTH} --corrupt B ${PY_SYNT
 py_test(negative.corrupt_to_py COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 100
         --contains "line step 1: differs" -- ${cmd})
 
-# ---- joined and record datasets (joined.py; joined_send.c, its sending side in C) ------------
+# ---- joined and record datasets (joined.py; support/joined_send.c, its sending side in C) ----
 # A joined dataset's rows change every step (zeros, one rank holding every row, none), under
 # selection all and rows, P x Q 2x3 and 3x2; records joined and fixed, Python -> Python and
 # C -> Python over the stream; joined over the file transport too (it carries no records yet).
-add_executable(joined_send python/joined_send.c)
-target_link_libraries(joined_send PRIVATE libxfer::xfer xfer_warnings)
-set(REC "{id: int64, pos: [float64, 3], q: float32, kind: int8}")
-# py_joined_workflow(<file> <p> <q> <all|rows> <stream|file>)
-function(py_joined_workflow file p q selection transport)
-  set(ds "      - {name: p, type: float64, dims: [joined, 3]}
-      - {name: ids, type: int32, dims: [joined]}")
-  if(transport STREQUAL "stream")
-    string(APPEND ds "
-      - {name: parts, type: ${REC}, dims: [joined]}
-      - {name: grid, type: ${REC}, dims: [7]}")
-  endif()
-  file(WRITE ${file} "workflow: joined_${p}x${q}
-launch: mpmd
-control: {timeout_ms: 60000}
-components:
-  - {name: a, nprocs: ${p}, cmd: [x]}
-  - {name: b, nprocs: ${q}, cmd: [x]}
-channels:
-  - name: c
-    from: a
-    to: b
-    selection: ${selection}
-    transport: ${transport}
-    max_in_flight_steps: 2
-    datasets:
-${ds}
-")
-endfunction()
 set(PJ ${PY} ${PY_SRC}/joined.py)
 set(CJ $<TARGET_FILE:joined_send>)
 set(_joined_transports stream)
@@ -179,7 +150,7 @@ foreach(tr IN LISTS _joined_transports)
     list(GET shape 1 q)
     list(GET shape 2 sel)
     set(yaml ${PY_DIR}/joined-${tr}-${sel}-p${p}q${q}.yaml)
-    py_joined_workflow(${yaml} ${p} ${q} ${sel} ${tr})
+    xfer_joined_workflow(${yaml} ${p} ${q} ${sel} ${tr})
     set(name joined.py_to_py.${tr}.${sel}.p${p}q${q})
     set(bind "")
     if(tr STREQUAL "file")

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* joined_send: the sending side of tests/python/joined.py, in C, for records C -> Python.
+/* joined_send: the sending side of tests/python/joined.py and tests/fortran/fjoined.f90 in C,
+ * for records C -> Python and C -> Fortran.
  *
  * Puts, every step, whichever of joined.py's datasets the channel declares: p (float64
  * [joined, 3]), ids (int32 [joined]), parts (a struct particle array, [joined]) and grid (the
