@@ -31,8 +31,8 @@ order, and from a list of tuples.
   --bind         receiver: bind a 6-row array to p (file transport): get returns its first rows
                  when the step's share fits, a new array when not
   --corrupt      sender rank 0 changes one value of p in step 3: the receiver must fail
-  --no-all-empty no step without rows (the file transport fails to write one: a runtime bug,
-                 docs/bindings.md, "Records and joined datasets")
+  --no-all-empty rank 0 puts one row where every rank would put none (the file transport fails
+                 to write a step without any row, a runtime bug reported with issue 30)
 """
 import argparse
 import sys
