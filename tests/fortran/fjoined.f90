@@ -1,7 +1,7 @@
 ! SPDX-License-Identifier: BSD-3-Clause
 !> fjoined: joined and record datasets through the Fortran module, either side of a channel.
 !!
-!!     fjoined COMPONENT [STEPS] [all|rows] [noempty]
+!!     fjoined COMPONENT [STEPS] [all|rows]
 !!
 !! The Fortran twin of tests/python/joined.py (same datasets, rows and values, so the two pair
 !! in either direction): it plays COMPONENT (a sends, b receives) of channel c, whichever of
@@ -21,7 +21,7 @@
 !! checked against xfer_record_offsets. Step 0 tries bad input first: a start for a joined
 !! dataset, rows of the wrong width, a real array for a record, offsets that differ from the
 !! declaration, an array of the wrong shape for a get; each must fail naming the problem and
-!! move nothing. noempty: no step without any row (as joined.py --no-all-empty).
+!! move nothing.
 program fjoined
     use mpi
     use xfer
@@ -40,7 +40,7 @@ program fjoined
     type(xfer_t) :: x
     type(xfer_channel_t) :: ch
     character(len=64) :: me, arg, mode, dname
-    logical :: has_p, has_ids, has_parts, has_grid, noempty, sent
+    logical :: has_p, has_ids, has_parts, has_grid, sent
     integer :: ierr, comm, rank, nranks, steps, s, i, nds, typ, nd
     integer(c_int64_t) :: dims(XFER_MAX_DIMS)
     integer(c_size_t) :: offsets(4), declared(4), bytes
@@ -50,14 +50,11 @@ program fjoined
     call get_command_argument(1, me)
     steps = 8
     mode = 'all'
-    noempty = .false.
     do i = 2, command_argument_count()
         call get_command_argument(i, arg)
         select case (trim(arg))
         case ('all', 'rows')
             mode = arg
-        case ('noempty')
-            noempty = .true.
         case default
             read (arg, *) steps
         end select
@@ -137,7 +134,6 @@ contains
         select case (mod(st, 4))
         case (2)
             rows_of = 0
-            if (noempty .and. r == 0) rows_of = 1
         case (1)
             rows_of = 0
             if (r == n - 1) rows_of = 9

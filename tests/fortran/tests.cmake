@@ -78,7 +78,7 @@ endforeach()
 # Joined and record datasets (fjoined.f90, the twin of tests/python/joined.py): rows that change
 # every step as the Fortran array's last dimension, bind(c) derived types as records; Fortran to
 # Fortran, C (support/joined_send.c) to Fortran, Fortran to and from Python, over the stream;
-# joined over the file transport too (without a step of no rows at all: see joined.py).
+# joined over the file transport too.
 set(FJ $<TARGET_FILE:fjoined>)
 xfer_joined_workflow(${F_DIR}/joined-stream-all-p2q3.yaml 2 3 all stream)
 xfer_joined_workflow(${F_DIR}/joined-stream-rows-p3q2.yaml 3 2 rows stream)
@@ -88,8 +88,8 @@ f_test(joined.c_to_f.stream.all.p2q3 ${F_DIR}/joined-stream-all-p2q3.yaml 2 3
        A $<TARGET_FILE:joined_send> B ${FJ} b all)
 if(TARGET xfer_hdf5)
   xfer_joined_workflow(${F_DIR}/joined-file-all-p2q3.yaml 2 3 all file)
-  f_test(joined.f_to_f.file.all.p2q3 ${F_DIR}/joined-file-all-p2q3.yaml 2 3 A ${FJ} a noempty
-         B ${FJ} b all noempty)
+  f_test(joined.f_to_f.file.all.p2q3 ${F_DIR}/joined-file-all-p2q3.yaml 2 3 A ${FJ} a
+         B ${FJ} b all)
   set_tests_properties(${P}.fortran.joined.f_to_f.file.all.p2q3 PROPERTIES ENVIRONMENT
                        "${XFER_MPIEXEC_ENV};XFER_TRANSPORT_DIR=${F_DIR}/steps-joined-file")
 endif()

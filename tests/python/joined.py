@@ -31,8 +31,6 @@ order, and from a list of tuples.
   --bind         receiver: bind a 6-row array to p (file transport): get returns its first rows
                  when the step's share fits, a new array when not
   --corrupt      sender rank 0 changes one value of p in step 3: the receiver must fail
-  --no-all-empty rank 0 puts one row where every rank would put none (the file transport fails
-                 to write a step without any row, a runtime bug reported with issue 30)
 """
 import argparse
 import sys
@@ -45,7 +43,6 @@ REC = np.dtype([("id", "<i8"), ("pos", "<f8", (3,)), ("q", "<f4"), ("kind", "i1"
 GRID = 7
 JOINED = ["p", "ids", "parts"]
 ME = "?"
-NO_ALL_EMPTY = False
 
 
 def fail(msg):
@@ -74,8 +71,8 @@ def raises(exc, fn, *args, contains=(), **kw):
 def rows_of(rank, step, nsenders):
     """Rows sending rank `rank` puts in `step` (of a joined dataset: step + its index)."""
     k = step % 4
-    if k == 2:  # every rank empty (--no-all-empty: rank 0 puts one row)
-        return 1 if NO_ALL_EMPTY and rank == 0 else 0
+    if k == 2:
+        return 0  # every rank empty
     if k == 1:
         return 9 if rank == nsenders - 1 else 0  # one rank holds every row
     return (rank * 5 + step * 3) % 4  # 0 to 3
@@ -264,14 +261,12 @@ def recv(wf, ch, args, nsenders):
 
 
 def main():
-    global ME, NO_ALL_EMPTY
+    global ME
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--bind", action="store_true")
     ap.add_argument("--corrupt", action="store_true")
-    ap.add_argument("--no-all-empty", action="store_true")
     args = ap.parse_args()
-    NO_ALL_EMPTY = args.no_all_empty
     with xfer.init() as wf:
         ME = f"{wf.component} rank {wf.comm.rank}"
         ch = wf.channel(wf.channels[0])
