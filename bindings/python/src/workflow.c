@@ -857,8 +857,7 @@ static PyObject *ch_bind(XpyChannel *self, PyObject *args)
                                "selection may need",
                                self->cfg->name, name, got);
         }
-    } else if (!sends) { /* get returns the bound array itself: it must have the selection's shape
-                          */
+    } else if (!sends) { /* get returns the bound array itself: the selection's shape */
         uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
         npy_intp shape[XFER_MAX_DIMS];
         int i;
