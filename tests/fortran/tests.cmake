@@ -78,7 +78,7 @@ endforeach()
 # Joined and record datasets (fjoined.f90, the twin of tests/python/joined.py): rows that change
 # every step as the Fortran array's last dimension, bind(c) derived types as records; Fortran to
 # Fortran, C (support/joined_send.c) to Fortran, Fortran to and from Python, over the stream;
-# joined over the file transport too.
+# Fortran to Fortran over the file transport too.
 set(FJ $<TARGET_FILE:fjoined>)
 xfer_joined_workflow(${F_DIR}/joined-stream-all-p2q3.yaml 2 3 all stream)
 xfer_joined_workflow(${F_DIR}/joined-stream-rows-p3q2.yaml 3 2 rows stream)

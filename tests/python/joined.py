@@ -4,8 +4,7 @@
 
     mpiexec -n P python3 joined.py [opts] : -n Q python3 joined.py [opts]   (XFER_CONFIG set)
 
-It plays whichever of these datasets the channel declares (the transport decides which: the file
-transport carries no records yet):
+It plays whichever of these datasets the channel declares:
 
     p      float64 [joined, 3]
     ids    int32   [joined]

@@ -133,7 +133,7 @@ py_test(negative.corrupt_to_py COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 1
 # ---- joined and record datasets (joined.py; support/joined_send.c, its sending side in C) ----
 # A joined dataset's rows change every step (zeros, one rank holding every row, none), under
 # selection all and rows, P x Q 2x3 and 3x2; records joined and fixed, Python -> Python and
-# C -> Python over the stream; joined over the file transport too (it carries no records yet).
+# C -> Python; over both transports.
 set(PJ ${PY} ${PY_SRC}/joined.py)
 set(CJ $<TARGET_FILE:joined_send>)
 set(_joined_transports stream)
@@ -154,10 +154,9 @@ foreach(tr IN LISTS _joined_transports)
     endif()
     py_mpmd(cmd ${yaml} ${p} ${q} A ${PJ} B ${PJ} ${bind})
     py_test(${name} COMMAND ${cmd} ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-${name})
-    if(tr STREQUAL "stream")
-      py_mpmd(cmd ${yaml} ${p} ${q} A ${CJ} B ${PJ})
-      py_test(joined.c_to_py.${tr}.${sel}.p${p}q${q} COMMAND ${cmd})
-    endif()
+    set(name joined.c_to_py.${tr}.${sel}.p${p}q${q})
+    py_mpmd(cmd ${yaml} ${p} ${q} A ${CJ} B ${PJ})
+    py_test(${name} COMMAND ${cmd} ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-${name})
   endforeach()
 endforeach()
 # Negative control: one value of p changed in step 3 is caught.
