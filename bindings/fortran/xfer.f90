@@ -38,12 +38,13 @@ module xfer
     integer, parameter, public :: XFER_TYPE_INT8 = 1, XFER_TYPE_UINT8 = 2, XFER_TYPE_INT16 = 3, &
                                   XFER_TYPE_UINT16 = 4, XFER_TYPE_INT32 = 5, XFER_TYPE_UINT32 = 6, &
                                   XFER_TYPE_INT64 = 7, XFER_TYPE_UINT64 = 8, &
-                                  XFER_TYPE_FLOAT32 = 9, XFER_TYPE_FLOAT64 = 10
+                                  XFER_TYPE_FLOAT32 = 9, XFER_TYPE_FLOAT64 = 10, &
+                                  XFER_TYPE_RECORD = 11
     !> Decompositions (xfer_decompose) and selection modes. ROWS splits the slowest C dimension,
     !! which is the LAST Fortran dimension; COLUMNS the first Fortran dimension.
     integer, parameter, public :: XFER_SELECT_ALL = 0, XFER_SELECT_ROWS = 1, &
                                   XFER_SELECT_COLUMNS = 2, XFER_SELECT_BLOCK = 3
-    integer, parameter, public :: XFER_MAX_DIMS = 8
+    integer, parameter, public :: XFER_MAX_DIMS = 8, XFER_RECORD_MAX_FIELDS = 64
 
     !> One component's membership of a workflow.
     type, public :: xfer_t
@@ -61,7 +62,7 @@ module xfer
               xfer_step_end, xfer_put, xfer_get, xfer_get_box, xfer_select, xfer_selection, &
               xfer_put_attr, xfer_put_attr_string, xfer_get_attr, xfer_get_attr_string, &
               xfer_dataset_count, xfer_dataset_info, xfer_decompose, xfer_error_message, &
-              xfer_status_name
+              xfer_status_name, xfer_get_shape, xfer_get_rows, xfer_record_offsets, xfer_offset
 
     interface
         integer(c_int) function c_init(config, component, has_comm, comm, x) &
@@ -97,23 +98,59 @@ module xfer
             import :: c_int, c_ptr
             type(c_ptr), value :: h
         end function c_step_end
-        integer(c_int) function c_put(x, h, index, name, a, start, nstart) bind(C, name='xfer_f_put')
+        integer(c_int) function c_put(x, h, index, name, a, start, nstart, offsets, noffsets) &
+            bind(C, name='xfer_f_put')
             import :: c_char, c_int, c_ptr, c_int64_t
             type(c_ptr), value :: x, h
-            integer(c_int), value :: index, nstart
+            integer(c_int), value :: index, nstart, noffsets
             character(kind=c_char), dimension(*), intent(in) :: name
             type(*), dimension(..), intent(in) :: a
-            integer(c_int64_t), dimension(*), intent(in) :: start
+            integer(c_int64_t), dimension(*), intent(in) :: start, offsets
         end function c_put
-        integer(c_int) function c_get(x, h, index, name, a, start, count, nbox) &
+        integer(c_int) function c_get(x, h, index, name, a, start, count, nbox, offsets, noffsets) &
             bind(C, name='xfer_f_get')
             import :: c_char, c_int, c_ptr, c_int64_t
             type(c_ptr), value :: x, h
-            integer(c_int), value :: index, nbox
+            integer(c_int), value :: index, nbox, noffsets
             character(kind=c_char), dimension(*), intent(in) :: name
             type(*), dimension(..), intent(inout) :: a
-            integer(c_int64_t), dimension(*), intent(in) :: start, count
+            integer(c_int64_t), dimension(*), intent(in) :: start, count, offsets
         end function c_get
+        integer(c_int) function c_get_shape(x, h, index, name, dims, start, count, n, ndims, &
+                                            step) bind(C, name='xfer_f_get_shape')
+            import :: c_char, c_int, c_ptr, c_int64_t
+            type(c_ptr), value :: x, h
+            integer(c_int), value :: index, n
+            character(kind=c_char), dimension(*), intent(in) :: name
+            integer(c_int64_t), dimension(*), intent(out) :: dims, start, count
+            integer(c_int), intent(out) :: ndims
+            integer(c_int64_t), intent(out) :: step
+        end function c_get_shape
+        integer(c_int) function c_get_rows(h, name, rows, n, nsenders) &
+            bind(C, name='xfer_f_get_rows')
+            import :: c_char, c_int, c_ptr, c_int64_t
+            type(c_ptr), value :: h
+            character(kind=c_char), dimension(*), intent(in) :: name
+            integer(c_int64_t), dimension(*), intent(out) :: rows
+            integer(c_int), value :: n
+            integer(c_int), intent(out) :: nsenders
+        end function c_get_rows
+        integer(c_int) function c_record(x, index, name, offsets, n, nfields, size) &
+            bind(C, name='xfer_f_record')
+            import :: c_char, c_int, c_ptr, c_int64_t
+            type(c_ptr), value :: x
+            integer(c_int), value :: index, n
+            character(kind=c_char), dimension(*), intent(in) :: name
+            integer(c_int64_t), dimension(*), intent(out) :: offsets
+            integer(c_int), intent(out) :: nfields
+            integer(c_int64_t), intent(out) :: size
+        end function c_record
+        !> The byte offset of field in record (both given as variables, e.g. p and p%pos(1)):
+        !! a derived type's layout, for the offsets argument of xfer_put and xfer_get.
+        integer(c_size_t) function xfer_offset(record, field) bind(C, name='xfer_f_offset')
+            import :: c_size_t
+            type(*), intent(in) :: record, field
+        end function xfer_offset
         integer(c_int) function c_select(h, name, start, count, n) bind(C, name='xfer_f_select')
             import :: c_char, c_int, c_ptr, c_int64_t
             type(c_ptr), value :: h
@@ -224,6 +261,22 @@ contains
         c = trim(s)//c_null_char
     end function cstr
 
+    !> A record's field offsets as the C side takes them: off(1:noff). (More than
+    !! XFER_RECORD_MAX_FIELDS cannot match a record: the C side says so before reading them.)
+    subroutine offsets_in(offsets, off, noff)
+        integer(c_size_t), dimension(:), intent(in), optional :: offsets
+        integer(c_int64_t), intent(out) :: off(XFER_RECORD_MAX_FIELDS)
+        integer(c_int), intent(out) :: noff
+        integer :: m
+        off = 0
+        noff = 0
+        if (present(offsets)) then
+            m = min(size(offsets), XFER_RECORD_MAX_FIELDS)
+            off(1:m) = int(offsets(1:m), c_int64_t)
+            noff = int(size(offsets), c_int)
+        end if
+    end subroutine offsets_in
+
     !> Hand a status to the caller (ierr) or, without ierr, stop on a failure.
     subroutine finish(st, what, ierr)
         integer(c_int), intent(in) :: st
@@ -322,35 +375,114 @@ contains
     !! the dataset's element size whose shape, reversed, is the block's C-order count. start:
     !! the block's 0-based offset in each dimension, Fortran order (absent: the block is the
     !! whole dataset). The array is copied: it may be reused on return.
-    subroutine xfer_put(ch, name, array, start, ierr)
+    !!
+    !! A joined dataset takes this rank's rows instead: the rows are the LAST Fortran dimension
+    !! (a dataset of dims [joined, 3] is an array p(3, rows)), any number of them (0 included),
+    !! and no start. A record dataset takes an array of a bind(c) derived type of the record's
+    !! size; offsets (one per field, in the workflow file's order, as xfer_offset gives them)
+    !! has libxfer check the type's layout against the declaration.
+    subroutine xfer_put(ch, name, array, start, ierr, offsets)
         type(xfer_channel_t), intent(in) :: ch
         character(len=*), intent(in) :: name
         type(*), dimension(..), intent(in) :: array
         integer(c_int64_t), dimension(:), intent(in), optional :: start
         integer, intent(out), optional :: ierr
-        integer(c_int64_t) :: none(1)
-        integer(c_int) :: st
+        integer(c_size_t), dimension(:), intent(in), optional :: offsets
+        integer(c_int64_t) :: none(1), off(XFER_RECORD_MAX_FIELDS)
+        integer(c_int) :: st, noff
         none = 0
+        call offsets_in(offsets, off, noff)
         if (present(start)) then
-            st = c_put(ch%x, ch%h, ch%index, cstr(name), array, start, int(size(start), c_int))
+            st = c_put(ch%x, ch%h, ch%index, cstr(name), array, start, int(size(start), c_int), &
+                       off, noff)
         else
-            st = c_put(ch%x, ch%h, ch%index, cstr(name), array, none, 0_c_int)
+            st = c_put(ch%x, ch%h, ch%index, cstr(name), array, none, 0_c_int, off, noff)
         end if
         call finish(st, 'xfer_put '//trim(name), ierr)
     end subroutine xfer_put
 
     !> Receive this rank's selection of dataset name for the current step into array (its
-    !! shape: the selection's count in Fortran order; xfer_selection says which box).
-    subroutine xfer_get(ch, name, array, ierr)
+    !! shape: the selection's count in Fortran order; xfer_selection says which box). A joined
+    !! dataset's selection is the step's: xfer_get_shape gives it. offsets (a record dataset):
+    !! the derived type's field offsets, checked against the declaration before anything lands.
+    subroutine xfer_get(ch, name, array, ierr, offsets)
         type(xfer_channel_t), intent(in) :: ch
         character(len=*), intent(in) :: name
         type(*), dimension(..), intent(inout) :: array
         integer, intent(out), optional :: ierr
-        integer(c_int64_t) :: none(1)
+        integer(c_size_t), dimension(:), intent(in), optional :: offsets
+        integer(c_int64_t) :: none(1), off(XFER_RECORD_MAX_FIELDS)
+        integer(c_int) :: noff
         none = 0
-        call finish(c_get(ch%x, ch%h, ch%index, cstr(name), array, none, none, 0_c_int), &
-                    'xfer_get '//trim(name), ierr)
+        call offsets_in(offsets, off, noff)
+        call finish(c_get(ch%x, ch%h, ch%index, cstr(name), array, none, none, 0_c_int, off, &
+                          noff), 'xfer_get '//trim(name), ierr)
     end subroutine xfer_get
+
+    !> Dataset name in the current step, waiting for the step as xfer_get does: the step's dims
+    !! (a joined dataset's rows, every sending rank's together, in the LAST entry: Fortran
+    !! order), this rank's selection of it (0-based start, count), its rank and the step. For
+    !! sizing the array of a joined dataset's xfer_get: count(1:ndims) is its shape.
+    subroutine xfer_get_shape(ch, name, dims, start, count, ndims, step, ierr)
+        type(xfer_channel_t), intent(in) :: ch
+        character(len=*), intent(in) :: name
+        integer(c_int64_t), dimension(:), intent(out) :: dims, start, count
+        integer, intent(out), optional :: ndims
+        integer(c_int64_t), intent(out), optional :: step
+        integer, intent(out), optional :: ierr
+        integer(c_int) :: st, nd
+        integer(c_int64_t) :: s
+        dims = 0
+        start = 0
+        count = 0
+        st = c_get_shape(ch%x, ch%h, ch%index, cstr(name), dims, start, count, &
+                         int(min(size(dims), size(start), size(count)), c_int), nd, s)
+        if (present(ndims)) ndims = int(nd)
+        if (present(step)) step = s
+        call finish(st, 'xfer_get_shape '//trim(name), ierr)
+    end subroutine xfer_get_shape
+
+    !> Each sending rank's rows of joined dataset name in the current step (waiting for it):
+    !! rows(r + 1) for sending rank r, the first size(rows) of them; nsenders: how many sending
+    !! ranks there are. Rank r's rows follow those of ranks 0 .. r-1 in the step's rows.
+    subroutine xfer_get_rows(ch, name, rows, nsenders, ierr)
+        type(xfer_channel_t), intent(in) :: ch
+        character(len=*), intent(in) :: name
+        integer(c_int64_t), dimension(:), intent(out) :: rows
+        integer, intent(out), optional :: nsenders
+        integer, intent(out), optional :: ierr
+        integer(c_int) :: st, n
+        rows = 0
+        st = c_get_rows(ch%h, cstr(name), rows, int(size(rows), c_int), n)
+        if (present(nsenders)) nsenders = int(n)
+        call finish(st, 'xfer_get_rows '//trim(name), ierr)
+    end subroutine xfer_get_rows
+
+    !> The layout of record dataset name as the workflow file declares it (a C struct's): each
+    !! field's byte offset, in the file's order, in the first nfields entries of offsets, and
+    !! the record's size in bytes (padding included). A bind(c) derived type of the same fields
+    !! has this layout: compare, e.g., xfer_offset(p, p%q) with it.
+    subroutine xfer_record_offsets(ch, name, offsets, bytes, nfields, ierr)
+        type(xfer_channel_t), intent(in) :: ch
+        character(len=*), intent(in) :: name
+        integer(c_size_t), dimension(:), intent(out) :: offsets
+        integer(c_size_t), intent(out) :: bytes
+        integer, intent(out), optional :: nfields
+        integer, intent(out), optional :: ierr
+        integer(c_int64_t) :: off(XFER_RECORD_MAX_FIELDS), sz
+        integer(c_int) :: st, n
+        integer :: m
+        off = 0
+        sz = 0
+        n = 0
+        st = c_record(ch%x, ch%index, cstr(name), off, int(size(off), c_int), n, sz)
+        m = min(size(offsets), int(n), size(off))
+        offsets = 0
+        offsets(1:m) = int(off(1:m), c_size_t)
+        bytes = int(sz, c_size_t)
+        if (present(nfields)) nfields = int(n)
+        call finish(st, 'xfer_record_offsets '//trim(name), ierr)
+    end subroutine xfer_record_offsets
 
     !> As xfer_get, for the box start/count (0-based, Fortran order) inside the selection.
     subroutine xfer_get_box(ch, name, start, count, array, ierr)
@@ -365,7 +497,7 @@ contains
                                                         ': start and count differ in size'))
         else
             st = c_get(ch%x, ch%h, ch%index, cstr(name), array, start, count, &
-                       int(size(start), c_int))
+                       int(size(start), c_int), start, 0_c_int)
         end if
         call finish(st, 'xfer_get_box '//trim(name), ierr)
     end subroutine xfer_get_box

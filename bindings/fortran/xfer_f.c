@@ -27,9 +27,15 @@ int xfer_f_channel_open(void *x, const char *name, void **ch, int *index);
 int xfer_f_step_begin(void *ch, int timeout_ms, int *status);
 int xfer_f_step_end(void *ch);
 int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t *a,
-               const int64_t *start, int nstart);
+               const int64_t *start, int nstart, const int64_t *offsets, int noffsets);
 int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, const int64_t *start,
-               const int64_t *count, int nbox);
+               const int64_t *count, int nbox, const int64_t *offsets, int noffsets);
+int xfer_f_get_shape(void *x, void *ch, int index, const char *name, int64_t *dims, int64_t *start,
+                     int64_t *count, int n, int *ndims, int64_t *step);
+int xfer_f_get_rows(void *ch, const char *name, int64_t *rows, int n, int *nsenders);
+int xfer_f_record(void *x, int index, const char *name, int64_t *offsets, int n, int *nfields,
+                  int64_t *size);
+size_t xfer_f_offset(const void *record, const void *field);
 int xfer_f_select(void *ch, const char *name, const int64_t *start, const int64_t *count, int n);
 int xfer_f_selection(void *x, void *ch, int index, const char *name, int64_t *start, int64_t *count,
                      int n, int *ndims);
@@ -174,16 +180,29 @@ static const xfer_cfg_dataset_t *dataset(void *x, int index, const char *name, i
 }
 
 /* The array's element type is the dataset's: a Fortran integer of its size (signed or not:
- * Fortran has no unsigned integers), or a real of its size. */
-static int type_ok(const CFI_cdesc_t *a, xfer_type_t t)
+ * Fortran has no unsigned integers), a real of its size, or for a record a derived type of the
+ * record's size (bind(c): gfortran says CFI_type_struct; CFI_type_other is let through too). */
+static int type_ok(const CFI_cdesc_t *a, const xfer_cfg_dataset_t *d)
 {
     const int cat = a->type & CFI_type_mask;
-    const size_t es = xfer_type_size(t);
+    const size_t es = xfer_cfg_dataset_esize(d);
     if (a->elem_len != es)
         return 0;
-    if (t == XFER_TYPE_FLOAT32 || t == XFER_TYPE_FLOAT64)
+    if (d->type == XFER_TYPE_RECORD)
+        return a->type == CFI_type_struct || a->type == CFI_type_other;
+    if (d->type == XFER_TYPE_FLOAT32 || d->type == XFER_TYPE_FLOAT64)
         return cat == CFI_type_Real;
     return cat == CFI_type_Integer;
+}
+
+/* What the dataset's elements are, for messages: "float64", "a record of 40 bytes". */
+static const char *elem_word(const xfer_cfg_dataset_t *d)
+{
+    static _Thread_local char buf[64];
+    if (d->type != XFER_TYPE_RECORD)
+        return xfer_type_name(d->type);
+    snprintf(buf, sizeof(buf), "a record of %zu bytes (a bind(c) derived type)", d->record->size);
+    return buf;
 }
 
 static const char *type_word(const CFI_cdesc_t *a)
@@ -275,10 +294,71 @@ static void fmt_fortran(char *buf, size_t len, int n, const uint64_t *c_order)
                                k ? ", " : ")");
 }
 
+/* A joined dataset's block: whole rows, the rows the LAST Fortran dimension (the slowest C
+ * one), any number of them. @p count is the array's C-order shape. */
+static int joined_rows(const CFI_cdesc_t *a, const xfer_cfg_dataset_t *d, const uint64_t *count,
+                       const char *what)
+{
+    int k, ok = a->rank == d->ndims;
+    for (k = 1; ok && k < d->ndims; k++)
+        ok = count[k] == d->dims[k];
+    if (!ok) {
+        char want[160], got[128];
+        uint64_t w[XFER_MAX_DIMS];
+        size_t o;
+        memcpy(w, d->dims, sizeof(w));
+        w[0] = 0;
+        fmt_fortran(want, sizeof(want), d->ndims, w);
+        o = strlen(want);
+        if (o >= 2 && want[o - 2] == '0') /* the rows: "(3, rows)" */
+            snprintf(want + o - 2, sizeof(want) - (o - 2), "rows)");
+        if (a->rank == d->ndims)
+            fmt_fortran(got, sizeof(got), d->ndims, count);
+        else
+            snprintf(got, sizeof(got), "of rank %d", (int) a->rank);
+        fail(XFER_ERR_INVALID_ARG,
+             "dataset %s is joined: %s is %s; it holds whole rows, an array of shape %s (Fortran "
+             "order: the rows are the last dimension, any number of them)",
+             d->name, what, got, want);
+        return 0;
+    }
+    return 1;
+}
+
+/* A record's layout as the caller's derived type has it: the declared fields at the caller's
+ * @p offsets (bytes, one per field), of the array's element size; into @p r, for libxfer's
+ * check of a put (or compared here, for a get). */
+static int record_of(const xfer_cfg_dataset_t *d, const CFI_cdesc_t *a, const int64_t *offsets,
+                     int n, xfer_record_t *r, xfer_record_field_t *f)
+{
+    int i;
+    if (d->type != XFER_TYPE_RECORD)
+        return fail(XFER_ERR_INVALID_ARG, "dataset %s is %s, not a record: no offsets", d->name,
+                    xfer_type_name(d->type));
+    if (n != d->record->nfields)
+        return fail(XFER_ERR_INVALID_ARG,
+                    "dataset %s: offsets has %d entries, the record %d fields", d->name, n,
+                    d->record->nfields);
+    for (i = 0; i < n; i++) {
+        if (offsets[i] < 0)
+            return fail(XFER_ERR_INVALID_ARG, "dataset %s: offsets(%d) is negative", d->name,
+                        i + 1);
+        f[i] = d->record->fields[i];
+        f[i].offset = (size_t) offsets[i];
+    }
+    r->nfields = n;
+    r->fields = f;
+    r->size = a->elem_len;
+    r->align = d->record->align;
+    return XFER_SUCCESS;
+}
+
 int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t *a,
-               const int64_t *start, int nstart)
+               const int64_t *start, int nstart, const int64_t *offsets, int noffsets)
 {
     const xfer_cfg_dataset_t *d;
+    xfer_record_field_t fields[XFER_RECORD_MAX_FIELDS];
+    xfer_record_t layout;
     xfer_dataset_desc_t desc;
     char *packed = NULL;
     const void *data;
@@ -290,18 +370,32 @@ int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t
     if (!sends)
         return fail(XFER_ERR_INVALID_ARG, "dataset %s is received by this component, not sent",
                     name);
-    if (!type_ok(a, d->type))
+    if (!type_ok(a, d))
         return fail(XFER_ERR_INVALID_ARG,
                     "dataset %s: the array is %s of %zu bytes, the dataset %s; nothing was sent",
-                    name, type_word(a), a->elem_len, xfer_type_name(d->type));
+                    name, type_word(a), a->elem_len, elem_word(d));
     memset(&desc, 0, sizeof(desc));
     desc.name = d->name;
     desc.type = d->type;
     desc.ndims = d->ndims;
     memcpy(desc.dims, d->dims, (size_t) d->ndims * sizeof(uint64_t));
+    if (noffsets) { /* libxfer checks the layout against the workflow file */
+        if ((st = record_of(d, a, offsets, noffsets, &layout, fields)) != XFER_SUCCESS)
+            return st;
+        desc.record = &layout;
+    }
     if (!c_shape(a, d, desc.count, "the block"))
         return XFER_ERR_INVALID_ARG;
-    if (nstart) {
+    if (d->joined) {
+        if (nstart)
+            return fail(XFER_ERR_INVALID_ARG,
+                        "dataset %s is joined: a put gives this rank's rows (the array's last "
+                        "dimension) and no start; nothing was sent",
+                        name);
+        if (!joined_rows(a, d, desc.count, "the block"))
+            return XFER_ERR_INVALID_ARG;
+        desc.dims[0] = 0;
+    } else if (nstart) {
         if (nstart != d->ndims)
             return fail(XFER_ERR_INVALID_ARG,
                         "dataset %s: start has %d entries, the dataset %d dimensions", name, nstart,
@@ -336,8 +430,26 @@ int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t
     return st;
 }
 
+/* A get's record layout, when the caller gives its offsets: the first field that differs. */
+static int record_check(const xfer_cfg_dataset_t *d, const CFI_cdesc_t *a, const int64_t *offsets,
+                        int n)
+{
+    xfer_record_field_t fields[XFER_RECORD_MAX_FIELDS];
+    xfer_record_t got;
+    int i, st;
+    if ((st = record_of(d, a, offsets, n, &got, fields)) != XFER_SUCCESS)
+        return st;
+    for (i = 0; i < n; i++)
+        if (fields[i].offset != d->record->fields[i].offset)
+            return fail(XFER_ERR_MISMATCH,
+                        "dataset %s: field %s of the derived type is at offset %zu, the workflow "
+                        "file's record has it at %zu; nothing was received",
+                        d->name, fields[i].name, fields[i].offset, d->record->fields[i].offset);
+    return XFER_SUCCESS;
+}
+
 int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, const int64_t *start,
-               const int64_t *count, int nbox)
+               const int64_t *count, int nbox, const int64_t *offsets, int noffsets)
 {
     const xfer_cfg_dataset_t *d;
     uint64_t s[XFER_MAX_DIMS], c[XFER_MAX_DIMS], shape[XFER_MAX_DIMS];
@@ -352,11 +464,13 @@ int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, c
     if (sends)
         return fail(XFER_ERR_INVALID_ARG, "dataset %s is sent by this component, not received",
                     name);
-    if (!type_ok(a, d->type))
+    if (!type_ok(a, d))
         return fail(XFER_ERR_INVALID_ARG,
                     "dataset %s: the array is %s of %zu bytes, the dataset %s; nothing was "
                     "received",
-                    name, type_word(a), a->elem_len, xfer_type_name(d->type));
+                    name, type_word(a), a->elem_len, elem_word(d));
+    if (noffsets && (st = record_check(d, a, offsets, noffsets)) != XFER_SUCCESS)
+        return st;
     if (nbox) {
         if (nbox != d->ndims)
             return fail(XFER_ERR_INVALID_ARG,
@@ -368,6 +482,11 @@ int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, c
             s[d->ndims - 1 - k] = (uint64_t) start[k];
             c[d->ndims - 1 - k] = (uint64_t) count[k];
         }
+    } else if (d->joined || d->variable) { /* the step's selection: waits for the step */
+        if ((st = lib(xfer_get_shape((xfer_channel_t *) ch, name, &out))) != XFER_SUCCESS)
+            return st;
+        memcpy(s, out.start, sizeof(s));
+        memcpy(c, out.count, sizeof(c));
     } else if ((st = lib(xfer_selection_of((xfer_channel_t *) ch, name, s, c))) != XFER_SUCCESS) {
         return st;
     }
@@ -379,9 +498,9 @@ int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, c
             fmt_fortran(got, sizeof(got), d->ndims, shape);
             fmt_fortran(want, sizeof(want), d->ndims, c);
             return fail(XFER_ERR_INVALID_ARG,
-                        "dataset %s: the array has shape %s, the selection %s (Fortran order); "
+                        "dataset %s: the array has shape %s, the %sselection %s (Fortran order); "
                         "nothing was received",
-                        name, got, want);
+                        name, got, d->joined ? "step's " : "", want);
         }
     bytes = (size_t) volume(d->ndims, c) * a->elem_len;
     if (!CFI_is_contiguous(a) && !(buf = malloc(bytes + 1)))
@@ -392,6 +511,62 @@ int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, c
         strided_copy(a, buf, 0);
     free(buf);
     return st;
+}
+
+int xfer_f_get_shape(void *x, void *ch, int index, const char *name, int64_t *dims, int64_t *start,
+                     int64_t *count, int n, int *ndims, int64_t *step)
+{
+    const xfer_cfg_dataset_t *d;
+    xfer_dataset_desc_t out;
+    int sends, k, st;
+    f_err[0] = '\0';
+    if (!(d = dataset(x, index, name, &sends)))
+        return XFER_ERR_NOT_FOUND;
+    if (n < d->ndims)
+        return fail(XFER_ERR_INVALID_ARG,
+                    "xfer_get_shape %s: dims, start and count need %d entries", name, d->ndims);
+    if ((st = lib(xfer_get_shape((xfer_channel_t *) ch, name, &out))) != XFER_SUCCESS)
+        return st;
+    for (k = 0; k < d->ndims; k++) {
+        dims[k] = (int64_t) out.dims[d->ndims - 1 - k];
+        start[k] = (int64_t) out.start[d->ndims - 1 - k];
+        count[k] = (int64_t) out.count[d->ndims - 1 - k];
+    }
+    *ndims = d->ndims;
+    *step = (int64_t) out.step;
+    return XFER_SUCCESS;
+}
+
+int xfer_f_get_rows(void *ch, const char *name, int64_t *rows, int n, int *nsenders)
+{
+    /* uint64_t and int64_t have one size: the rows land in place (no count comes near 2^63) */
+    uint64_t none[1];
+    f_err[0] = '\0';
+    return lib(xfer_get_rows((xfer_channel_t *) ch, name, n > 0 ? (uint64_t *) rows : none,
+                             n > 0 ? n : 0, nsenders));
+}
+
+int xfer_f_record(void *x, int index, const char *name, int64_t *offsets, int n, int *nfields,
+                  int64_t *size)
+{
+    const xfer_cfg_dataset_t *d;
+    int sends, i;
+    f_err[0] = '\0';
+    if (!(d = dataset(x, index, name, &sends)))
+        return XFER_ERR_NOT_FOUND;
+    if (d->type != XFER_TYPE_RECORD)
+        return fail(XFER_ERR_INVALID_ARG, "dataset %s is %s, not a record", name,
+                    xfer_type_name(d->type));
+    for (i = 0; i < d->record->nfields && i < n; i++)
+        offsets[i] = (int64_t) d->record->fields[i].offset;
+    *nfields = d->record->nfields;
+    *size = (int64_t) d->record->size;
+    return XFER_SUCCESS;
+}
+
+size_t xfer_f_offset(const void *record, const void *field)
+{
+    return (size_t) ((const char *) field - (const char *) record);
 }
 
 int xfer_f_select(void *ch, const char *name, const int64_t *start, const int64_t *count, int n)

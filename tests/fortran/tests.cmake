@@ -8,13 +8,16 @@ if(NOT TARGET xfer_fortran OR NOT TARGET xfer-synth)
   return()
 endif()
 add_executable(fsynth fortran/fsynth.f90 fortran/pattern.c)
+add_executable(fjoined fortran/fjoined.f90)
 target_include_directories(fsynth PRIVATE ${PROJECT_SOURCE_DIR}/tools)
-target_link_libraries(fsynth PRIVATE libxfer::xfer_fortran)
-target_compile_options(fsynth PRIVATE $<$<COMPILE_LANGUAGE:Fortran>:-Wall -Werror
+foreach(t fsynth fjoined)
+  target_link_libraries(${t} PRIVATE libxfer::xfer_fortran)
+  target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:Fortran>:-Wall -Werror
                                       -Wno-maybe-uninitialized>)
-if(XFER_ENABLE_SANITIZERS)
-  target_compile_options(fsynth PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
-endif()
+  if(XFER_ENABLE_SANITIZERS)
+    target_compile_options(${t} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+  endif()
+endforeach()
 set(F_DIR ${CMAKE_CURRENT_BINARY_DIR}/fortran)
 file(MAKE_DIRECTORY ${F_DIR})
 
@@ -71,3 +74,29 @@ foreach(duplex half full)
            B ${F} b 4 attrs)
   endif()
 endforeach()
+
+# Joined and record datasets (fjoined.f90, the twin of tests/python/joined.py): rows that change
+# every step as the Fortran array's last dimension, bind(c) derived types as records; Fortran to
+# Fortran, C (support/joined_send.c) to Fortran, Fortran to and from Python, over the stream;
+# Fortran to Fortran over the file transport too.
+set(FJ $<TARGET_FILE:fjoined>)
+xfer_joined_workflow(${F_DIR}/joined-stream-all-p2q3.yaml 2 3 all stream)
+xfer_joined_workflow(${F_DIR}/joined-stream-rows-p3q2.yaml 3 2 rows stream)
+f_test(joined.f_to_f.stream.rows.p3q2 ${F_DIR}/joined-stream-rows-p3q2.yaml 3 2 A ${FJ} a
+       B ${FJ} b rows)
+f_test(joined.c_to_f.stream.all.p2q3 ${F_DIR}/joined-stream-all-p2q3.yaml 2 3
+       A $<TARGET_FILE:joined_send> B ${FJ} b all)
+if(TARGET xfer_hdf5)
+  xfer_joined_workflow(${F_DIR}/joined-file-all-p2q3.yaml 2 3 all file)
+  f_test(joined.f_to_f.file.all.p2q3 ${F_DIR}/joined-file-all-p2q3.yaml 2 3 A ${FJ} a
+         B ${FJ} b all)
+  set_tests_properties(${P}.fortran.joined.f_to_f.file.all.p2q3 PROPERTIES ENVIRONMENT
+                       "${XFER_MPIEXEC_ENV};XFER_TRANSPORT_DIR=${F_DIR}/steps-joined-file")
+endif()
+if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
+  set(PJ ${XFER_PYTHON_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/python/joined.py)
+  f_test(joined.f_to_py.stream.all.p2q3 ${F_DIR}/joined-stream-all-p2q3.yaml 2 3 A ${FJ} a
+         B ${PJ})
+  f_test(joined.py_to_f.stream.rows.p3q2 ${F_DIR}/joined-stream-rows-p3q2.yaml 3 2 A ${PJ}
+         B ${FJ} b rows)
+endif()

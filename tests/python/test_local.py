@@ -86,6 +86,22 @@ class Config(unittest.TestCase):
         self.assertEqual(c["datasets"][0]["dims"], (4, 6))
         self.assertEqual(c["datasets"][0]["type"], "float32")
 
+    def test_joined_and_record(self):
+        text = GOOD.replace("datasets: [{name: U, type: float32, dims: [4, 6]}]", """datasets:
+      - {name: p, type: float64, dims: [joined, 3], max_rows: 100}
+      - {name: r, type: {id: int64, pos: [float64, 3], q: float32, kind: int8}, dims: [5]}""")
+        p, r = xfer.load_config(self.write(text))["channels"][0]["datasets"]
+        self.assertEqual((p["dims"], p["joined"], p["max_rows"], p["record"]),
+                         ((0, 3), True, 100, None))
+        self.assertEqual((r["type"], r["joined"]), ("record", False))
+        # the C struct's layout, which numpy's aligned dtype of the same fields has too
+        self.assertEqual(r["record"], [("id", "int64", 1, 0), ("pos", "float64", 3, 8),
+                                       ("q", "float32", 1, 32), ("kind", "int8", 1, 36)])
+        aligned = np.dtype([("id", "<i8"), ("pos", "<f8", (3,)), ("q", "<f4"), ("kind", "i1")],
+                           align=True)
+        self.assertEqual([aligned.fields[n][1] for n, *_ in r["record"]], [0, 8, 32, 36])
+        self.assertEqual(aligned.itemsize, 40)
+
     def test_errors_name_the_line(self):
         path = self.write(GOOD.replace("type: float32", "type: float33"))
         with self.assertRaises(xfer.ConfigError) as cm:

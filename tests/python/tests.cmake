@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The Python package (bindings/python, docs/bindings.md): unit tests in one process, the
 # workflow API's behaviour (cases.py), Ctrl-C (interrupt.py), reference and memory leaks over
-# 1000 steps (refleak.py), the collectives with and without mpi4py (colls.py), and couplings
-# across languages with xfer-synth (C) and synth.py (Python) in both directions, byte for byte.
+# 1000 steps (refleak.py), the collectives with and without mpi4py (colls.py), couplings
+# across languages with xfer-synth (C) and synth.py (Python) in both directions, byte for byte,
+# and joined and record datasets (joined.py).
 #
 # Not under the sanitizers: an instrumented libxfer inside the uninstrumented python3 would need
 # the ASan runtime preloaded, and LeakSanitizer reports the interpreter's own allocations.
@@ -128,6 +129,40 @@ py_test(negative.corrupt_to_c COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 10
 py_mpmd(cmd ${PY_DIR}/mix-half-p2q3.yaml 2 3 A ${PY_SYNTH} --corrupt B ${PY_SYNTH})
 py_test(negative.corrupt_to_py COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 100
         --contains "line step 1: differs" -- ${cmd})
+
+# ---- joined and record datasets (joined.py; support/joined_send.c, its sending side in C) ----
+# A joined dataset's rows change every step (zeros, one rank holding every row, none), under
+# selection all and rows, P x Q 2x3 and 3x2; records joined and fixed, Python -> Python and
+# C -> Python; over both transports.
+set(PJ ${PY} ${PY_SRC}/joined.py)
+set(CJ $<TARGET_FILE:joined_send>)
+set(_joined_transports stream)
+if(TARGET xfer_hdf5)
+  list(APPEND _joined_transports file)
+endif()
+foreach(tr IN LISTS _joined_transports)
+  foreach(shape "2;3;all" "3;2;rows")
+    list(GET shape 0 p)
+    list(GET shape 1 q)
+    list(GET shape 2 sel)
+    set(yaml ${PY_DIR}/joined-${tr}-${sel}-p${p}q${q}.yaml)
+    xfer_joined_workflow(${yaml} ${p} ${q} ${sel} ${tr})
+    set(name joined.py_to_py.${tr}.${sel}.p${p}q${q})
+    set(bind "")
+    if(tr STREQUAL "file")
+      set(bind --bind)
+    endif()
+    py_mpmd(cmd ${yaml} ${p} ${q} A ${PJ} B ${PJ} ${bind})
+    py_test(${name} COMMAND ${cmd} ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-${name})
+    set(name joined.c_to_py.${tr}.${sel}.p${p}q${q})
+    py_mpmd(cmd ${yaml} ${p} ${q} A ${CJ} B ${PJ})
+    py_test(${name} COMMAND ${cmd} ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-${name})
+  endforeach()
+endforeach()
+# Negative control: one value of p changed in step 3 is caught.
+py_mpmd(cmd ${PY_DIR}/joined-stream-all-p2q3.yaml 2 3 A ${PJ} --corrupt B ${PJ})
+py_test(negative.joined_corrupt COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 100
+        --contains "p step 3: data differs from the pattern" -- ${cmd})
 
 # ---- Ctrl-C, leaks ---------------------------------------------------------------------------
 file(WRITE ${PY_DIR}/one.yaml "workflow: one

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* xfer._core, the CPython extension behind the `xfer` package (docs/bindings.md): what its
  * files share. module.c holds the module, the exceptions, MPI and communicators; workflow.c the
- * Workflow and Channel types; coll.c the collectives. The package's Python layer
- * (xfer/__init__.py) adds steps as context managers, iteration and attribute mappings. */
+ * Workflow and Channel types; records.c record dtypes; coll.c the collectives. The package's
+ * Python layer (xfer/__init__.py) adds steps as context managers, iteration and attribute
+ * mappings. */
 #ifndef XFER_PY_CORE_H
 #define XFER_PY_CORE_H
 
@@ -15,6 +16,9 @@
 #define NO_IMPORT_ARRAY
 #endif
 #include <numpy/arrayobject.h>
+#ifndef PyDataType_ELSIZE /* numpy 2 reads a dtype's item size through this macro */
+#define PyDataType_ELSIZE(d) ((npy_intp) (d)->elsize)
+#endif
 
 #include <mpi.h>
 #include <xfer/xfer.h>
@@ -30,6 +34,17 @@ PyObject *xpy_error(xfer_status_t st, const char *fmt, ...);
 /* The numpy type number of a libxfer element type (-1: none), and back (0: none). */
 int xpy_npy_type(xfer_type_t t);
 xfer_type_t xpy_xfer_type(int npy_type);
+
+/* records.c: record datasets as numpy structured dtypes. The aligned dtype of record @p r (new
+ * reference, NULL with an exception). */
+PyArray_Descr *xpy_record_dtype(const xfer_record_t *r);
+/* Does dtype @p got have @p want's fields (types, counts, offsets) and size? 1: yes, and @p out
+ * (want->nfields entries) holds the layout read from @p got, for xfer_dataset_desc_t.record;
+ * 0: no, and @p why says how, naming the first field that differs; -1: a Python error. */
+int xpy_record_match(PyArray_Descr *got, const xfer_record_t *want, xfer_record_field_t *out,
+                     char *why, size_t len);
+/* "{id: int64, pos: [float64, 3]}": the record as the workflow file writes it. */
+void xpy_record_str(const xfer_record_t *r, char *buf, size_t len);
 
 /* A communicator argument: an xfer.Comm, an mpi4py communicator or a Fortran handle (int). */
 int xpy_comm_converter(PyObject *o, void *out /* MPI_Comm * */);

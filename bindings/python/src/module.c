@@ -573,6 +573,28 @@ static PyObject *status_dict(void)
 
 static const char *const selection_names[] = {"all", "rows", "columns", "block", "user", "channel"};
 
+/* A record's fields as [(name, type, count, offset), ...]; None for a scalar type. */
+static PyObject *record_list(const xfer_record_t *r)
+{
+    PyObject *l;
+    int i;
+    if (!r)
+        Py_RETURN_NONE;
+    if (!(l = PyList_New(r->nfields)))
+        return NULL;
+    for (i = 0; i < r->nfields; i++) {
+        const xfer_record_field_t *f = &r->fields[i];
+        PyObject *t = Py_BuildValue("(ssIn)", f->name, xfer_type_name(f->type), (unsigned) f->count,
+                                    (Py_ssize_t) f->offset);
+        if (!t) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, i, t);
+    }
+    return l;
+}
+
 /* The validated workflow file as plain Python data. */
 PyObject *xpy_config_dict(const xfer_config_t *cfg);
 PyObject *xpy_config_dict(const xfer_config_t *cfg)
@@ -609,17 +631,24 @@ PyObject *xpy_config_dict(const xfer_config_t *cfg)
             goto fail;
         for (j = 0; j < c->ndatasets; j++) {
             const xfer_cfg_dataset_t *d = &c->datasets[j];
-            PyObject *dims = PyTuple_New(d->ndims), *e;
+            PyObject *dims = PyTuple_New(d->ndims), *e, *rec;
             if (!dims) {
                 Py_DECREF(dsets);
                 goto fail;
             }
             for (k = 0; k < d->ndims; k++)
                 PyTuple_SET_ITEM(dims, k, PyLong_FromUnsignedLongLong(d->dims[k]));
-            e = Py_BuildValue("{s:s,s:s,s:N,s:s,s:s}", "name", d->name, "type",
+            if (!(rec = record_list(d->record))) {
+                Py_DECREF(dims);
+                Py_DECREF(dsets);
+                goto fail;
+            }
+            e = Py_BuildValue("{s:s,s:s,s:N,s:s,s:s,s:O,s:K,s:N}", "name", d->name, "type",
                               xfer_type_name(d->type), "dims", dims, "from",
                               cfg->components[d->from].name, "selection",
-                              selection_names[d->selection]);
+                              selection_names[d->selection], "joined",
+                              d->joined ? Py_True : Py_False, "max_rows",
+                              (unsigned long long) d->max_rows, "record", rec);
             if (!e || PyList_Append(dsets, e) < 0) {
                 Py_XDECREF(e);
                 Py_DECREF(dsets);

@@ -207,11 +207,50 @@ static const char *dtype_str(int npy)
     return buf;
 }
 
+/* The dtype of dataset @p ds: its scalar type's, or its record's aligned one. New reference. */
+static PyArray_Descr *ds_dtype(const xfer_cfg_dataset_t *ds)
+{
+    if (ds->type == XFER_TYPE_RECORD)
+        return xpy_record_dtype(ds->record);
+    return PyArray_DescrFromType(xpy_npy_type(ds->type));
+}
+
+/* A record dataset: @p got has the declared layout, read into @p layout (its fields in
+ * @p fields) when not NULL; else an exception naming the first field that differs. */
+static int check_record(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArray_Descr *got,
+                        const char *what, xfer_record_t *layout, xfer_record_field_t *fields)
+{
+    xfer_record_field_t tmp[XFER_RECORD_MAX_FIELDS];
+    char why[512], decl[512];
+    int rc = xpy_record_match(got, ds->record, fields ? fields : tmp, why, sizeof(why));
+    if (rc < 0)
+        return 0;
+    if (rc == 0) {
+        xpy_record_str(ds->record, decl, sizeof(decl));
+        xpy_error(XFER_ERR_MISMATCH,
+                  "channel %s: dataset %s: %s's dtype is not the record the workflow file "
+                  "declares, %s: %s (the dataset's dtype: Channel.dtype_of(\"%s\"), numpy's "
+                  "np.dtype([...], align=True) of the fields); nothing was %s",
+                  self->cfg->name, ds->name, what, decl, why, ds->name,
+                  strcmp(what, "the output array") == 0 ? "received" : "sent");
+        return 0;
+    }
+    if (layout) {
+        layout->nfields = ds->record->nfields;
+        layout->fields = fields;
+        layout->size = (size_t) PyDataType_ELSIZE(got);
+        layout->align = ds->record->align;
+    }
+    return 1;
+}
+
 /* @p arr's dtype is the dataset's, in native byte order: else an exception naming both. */
 static int check_dtype(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArrayObject *arr,
                        const char *what)
 {
     const int want = xpy_npy_type(ds->type);
+    if (ds->type == XFER_TYPE_RECORD)
+        return check_record(self, ds, PyArray_DESCR(arr), what, NULL, NULL);
     if (xpy_xfer_type(PyArray_TYPE(arr)) == ds->type && PyArray_ISNOTSWAPPED(arr))
         return 1;
     xpy_invalid("channel %s: dataset %s: %s has dtype %s%s, the dataset is %s (numpy %s); "
@@ -363,16 +402,24 @@ static PyObject *ch_end_step(XpyChannel *self, PyObject *noargs)
 /* ---- Channel: put --------------------------------------------------------------------------- */
 
 /* @p data as an array of the dataset's type: arrays must have it already; other objects (lists,
- * scalars) are converted when numpy's same_kind casting allows. New reference. */
+ * scalars; a record's tuples) are converted when numpy's same_kind casting allows. New
+ * reference. */
 static PyArrayObject *as_array(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyObject *data)
 {
     PyArrayObject *arr;
     if (PyArray_Check(data)) {
         arr = (PyArrayObject *) data;
-        if (!check_dtype(self, ds, arr, "the block"))
+        /* (a record's dtype is checked by the put, which reads its layout) */
+        if (ds->type != XFER_TYPE_RECORD && !check_dtype(self, ds, arr, "the block"))
             return NULL;
         Py_INCREF(arr);
         return arr;
+    }
+    if (ds->type == XFER_TYPE_RECORD) { /* tuples of the fields, in the declared order */
+        PyArray_Descr *rd = ds_dtype(ds);
+        return rd ? (PyArrayObject *) PyArray_FromAny(
+                        data, rd, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL)
+                  : NULL;
     }
     arr = (PyArrayObject *) PyArray_FROM_O(data);
     if (!arr)
@@ -400,6 +447,34 @@ static PyArrayObject *as_array(XpyChannel *self, const xfer_cfg_dataset_t *ds, P
     }
 }
 
+/* A joined dataset's block: @p arr holds this rank's rows of the step, shape (rows, *the row's
+ * shape), any number of rows (0 included); into @p d's dims (dims[0] 0) and count. */
+static int joined_rows(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArrayObject *arr,
+                       xfer_dataset_desc_t *d)
+{
+    int i, ok = PyArray_NDIM(arr) == ds->ndims;
+    for (i = 1; ok && i < ds->ndims; i++)
+        ok = (uint64_t) PyArray_DIM(arr, i) == ds->dims[i];
+    if (!ok) {
+        char got[128], want[160];
+        size_t o = (size_t) snprintf(want, sizeof(want), "(rows");
+        for (i = 1; i < ds->ndims && o < sizeof(want); i++)
+            o += (size_t) snprintf(want + o, sizeof(want) - o, ", %llu",
+                                   (unsigned long long) ds->dims[i]);
+        if (o < sizeof(want))
+            snprintf(want + o, sizeof(want) - o, "%s)", ds->ndims == 1 ? "," : "");
+        fmt_shape(got, sizeof(got), PyArray_NDIM(arr), PyArray_SHAPE(arr), NULL);
+        xpy_invalid("channel %s: dataset %s is joined: the block has shape %s, this rank's rows "
+                    "are an array of shape %s (any number of rows, 0 included); nothing was sent",
+                    self->cfg->name, ds->name, got, want);
+        return 0;
+    }
+    d->dims[0] = 0;
+    for (i = 0; i < ds->ndims; i++)
+        d->count[i] = (uint64_t) PyArray_DIM(arr, i);
+    return 1;
+}
+
 static PyObject *ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"name", "data", "start", NULL};
@@ -407,6 +482,8 @@ static PyObject *ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
     PyObject *data, *start_o = Py_None, *bound;
     const xfer_cfg_dataset_t *ds;
     PyArrayObject *arr = NULL, *cont = NULL;
+    xfer_record_field_t fields[XFER_RECORD_MAX_FIELDS];
+    xfer_record_t layout;
     xfer_dataset_desc_t d;
     xfer_status_t st;
     int sends, nd, i;
@@ -418,15 +495,32 @@ static PyObject *ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
     if (!sends)
         return xpy_invalid("channel %s: dataset %s is received by %s, not sent: nothing was sent",
                            self->cfg->name, name, self->wf->cfg->components[self->wf->comp].name);
+    if (ds->joined && start_o != Py_None)
+        return xpy_invalid("channel %s: dataset %s is joined: a put gives this rank's rows (the "
+                           "array's first dimension) and no start; nothing was sent",
+                           self->cfg->name, name);
     if (!(arr = as_array(self, ds, data)))
         return NULL;
     nd = ds->ndims;
     memset(&d, 0, sizeof(d));
+    /* a record's layout as the array's dtype gives it: libxfer checks it against the file too */
+    if (ds->type == XFER_TYPE_RECORD) {
+        if (!check_record(self, ds, PyArray_DESCR(arr), "the block", &layout, fields)) {
+            Py_DECREF(arr);
+            return NULL;
+        }
+        d.record = &layout;
+    }
     d.name = ds->name;
     d.type = ds->type;
     d.ndims = nd;
     memcpy(d.dims, ds->dims, (size_t) nd * sizeof(uint64_t));
-    if (PyArray_NDIM(arr) == 0) { /* a scalar: a block of one element */
+    if (ds->joined) {
+        if (!joined_rows(self, ds, arr, &d)) {
+            Py_DECREF(arr);
+            return NULL;
+        }
+    } else if (PyArray_NDIM(arr) == 0) { /* a scalar: a block of one element */
         for (i = 0; i < nd; i++)
             d.count[i] = 1;
     } else if (PyArray_NDIM(arr) != nd) {
@@ -447,7 +541,7 @@ static PyObject *ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
             Py_DECREF(arr);
             return NULL;
         }
-    } else {
+    } else if (!ds->joined) {
         for (i = 0; i < nd; i++)
             if (d.count[i] != ds->dims[i]) {
                 char got[128], want[128];
@@ -487,7 +581,8 @@ static PyObject *ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
 
 /* ---- Channel: get --------------------------------------------------------------------------- */
 
-/* The box of a get: the rank's selection (start/count None), or the one given. */
+/* The box of a get: the rank's selection (start/count None), or the one given. A joined
+ * dataset's selection is the step's: it waits for the step (as the get would). */
 static int get_box(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyObject *start_o,
                    PyObject *count_o, uint64_t *start, uint64_t *count, int *given)
 {
@@ -503,12 +598,34 @@ static int get_box(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyObject *sta
         return xpy_u64_seq(start_o, ds->ndims, start, "start") &&
                xpy_u64_seq(count_o, ds->ndims, count, "count");
     }
+    if (ds->joined || ds->variable) {
+        xfer_dataset_desc_t d;
+        Py_BEGIN_ALLOW_THREADS st = xfer_get_shape(self->ch, ds->name, &d);
+        Py_END_ALLOW_THREADS if (st != XFER_SUCCESS)
+        {
+            xpy_raise(st, NULL);
+            return 0;
+        }
+        memcpy(start, d.start, (size_t) ds->ndims * sizeof(uint64_t));
+        memcpy(count, d.count, (size_t) ds->ndims * sizeof(uint64_t));
+        return 1;
+    }
     st = xfer_selection_of(self->ch, ds->name, start, count);
     if (st != XFER_SUCCESS) {
         xpy_raise(st, NULL);
         return 0;
     }
     return 1;
+}
+
+/* A new array of dataset @p ds's dtype and @p shape. */
+static PyArrayObject *new_array(const xfer_cfg_dataset_t *ds, int nd, npy_intp *shape)
+{
+    PyArray_Descr *dt = ds_dtype(ds);
+    if (!dt)
+        return NULL;
+    return (PyArrayObject *) PyArray_NewFromDescr(&PyArray_Type, dt, nd, shape, NULL, NULL, 0,
+                                                  NULL);
 }
 
 static PyObject *ch_get(XpyChannel *self, PyObject *args, PyObject *kw)
@@ -540,14 +657,19 @@ static PyObject *ch_get(XpyChannel *self, PyObject *args, PyObject *kw)
     bytes = (size_t) volume(nd, count) * xfer_cfg_dataset_esize(ds);
     bound = PyDict_GetItemString(self->bound, name);
 
-    if (out_o == Py_None && bound && !given) { /* the step is in the bound buffer: no copy */
-        result = (PyArrayObject *) PyList_GET_ITEM(bound, 0);
-        Py_INCREF(result);
+    if (out_o == Py_None && bound && !given &&
+        (!ds->joined ||
+         count[0] <= (uint64_t) PyArray_DIM((PyArrayObject *) PyList_GET_ITEM(bound, 0), 0))) {
+        /* the step is in the bound buffer: no copy (a joined one's: its first rows) */
+        PyObject *b = PyList_GET_ITEM(bound, 0);
+        result = (PyArrayObject *) (ds->joined ? PySequence_GetSlice(b, 0, (Py_ssize_t) count[0])
+                                               : (Py_INCREF(b), b));
+        if (!result)
+            return NULL;
         dst = result;
         direct = 1;
     } else if (out_o == Py_None) {
-        result = (PyArrayObject *) PyArray_SimpleNew(nd, shape, xpy_npy_type(ds->type));
-        if (!result)
+        if (!(result = new_array(ds, nd, shape)))
             return NULL;
         dst = result;
         direct = 1;
@@ -575,8 +697,7 @@ static PyObject *ch_get(XpyChannel *self, PyObject *args, PyObject *kw)
         direct = PyArray_IS_C_CONTIGUOUS(result) && PyArray_ISALIGNED(result);
         if (direct) {
             dst = result;
-        } else if (!(dst =
-                         (PyArrayObject *) PyArray_SimpleNew(nd, shape, xpy_npy_type(ds->type)))) {
+        } else if (!(dst = new_array(ds, nd, shape))) {
             Py_DECREF(result);
             return NULL;
         }
@@ -645,6 +766,64 @@ static PyObject *ch_selection(XpyChannel *self, PyObject *args)
     return Py_BuildValue("(NN)", u64_tuple(ds->ndims, start), u64_tuple(ds->ndims, count));
 }
 
+/* The step's shape of a received dataset: (dims, start, count, step), waiting for the step. */
+static PyObject *ch_get_shape(XpyChannel *self, PyObject *args)
+{
+    const char *name;
+    const xfer_cfg_dataset_t *ds;
+    xfer_dataset_desc_t d;
+    xfer_status_t st;
+    int sends;
+    if (!PyArg_ParseTuple(args, "s", &name))
+        return NULL;
+    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS st = xfer_get_shape(self->ch, name, &d);
+    Py_END_ALLOW_THREADS if (st != XFER_SUCCESS) return xpy_raise(st, NULL);
+    self->touched = 1;
+    return Py_BuildValue("(NNNK)", u64_tuple(d.ndims, d.dims), u64_tuple(d.ndims, d.start),
+                         u64_tuple(d.ndims, d.count), (unsigned long long) d.step);
+}
+
+/* Each sending rank's rows of a joined dataset in this step: a new uint64 array. */
+static PyObject *ch_get_rows(XpyChannel *self, PyObject *args)
+{
+    const char *name;
+    const xfer_cfg_dataset_t *ds;
+    PyArrayObject *rows;
+    uint64_t none[1]; /* (rows may be NULL with n 0, but memcpy's arguments may not) */
+    xfer_status_t st;
+    npy_intp n;
+    int sends, nsenders = 0;
+    if (!PyArg_ParseTuple(args, "s", &name))
+        return NULL;
+    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS st = xfer_get_rows(self->ch, name, none, 0, &nsenders);
+    Py_END_ALLOW_THREADS if (st != XFER_SUCCESS) return xpy_raise(st, NULL);
+    n = (npy_intp) nsenders;
+    if (!(rows = (PyArrayObject *) PyArray_SimpleNew(1, &n, NPY_UINT64)))
+        return NULL;
+    if ((st = xfer_get_rows(self->ch, name, PyArray_DATA(rows), nsenders, NULL)) != XFER_SUCCESS) {
+        Py_DECREF(rows);
+        return xpy_raise(st, NULL);
+    }
+    self->touched = 1;
+    return (PyObject *) rows;
+}
+
+static PyObject *ch_dtype_of(XpyChannel *self, PyObject *args)
+{
+    const char *name;
+    const xfer_cfg_dataset_t *ds;
+    int sends;
+    if (!PyArg_ParseTuple(args, "s", &name))
+        return NULL;
+    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
+        return NULL;
+    return (PyObject *) ds_dtype(ds);
+}
+
 static PyObject *ch_bind(XpyChannel *self, PyObject *args)
 {
     const char *name;
@@ -666,7 +845,19 @@ static PyObject *ch_bind(XpyChannel *self, PyObject *args)
     if (!sends && !PyArray_ISWRITEABLE(arr))
         return xpy_invalid("channel %s: dataset %s: a bound receive buffer must be writable",
                            self->cfg->name, name);
-    if (!sends) { /* get returns the bound array itself: it must have the selection's shape */
+    if (!sends && ds->joined) { /* get returns its first rows: any number of whole rows */
+        int i, ok = PyArray_NDIM(arr) == ds->ndims;
+        for (i = 1; ok && i < ds->ndims; i++)
+            ok = (uint64_t) PyArray_DIM(arr, i) == ds->dims[i];
+        if (!ok) {
+            char got[128];
+            fmt_shape(got, sizeof(got), PyArray_NDIM(arr), PyArray_SHAPE(arr), NULL);
+            return xpy_invalid("channel %s: dataset %s is joined: the bound array has shape %s; "
+                               "it holds whole rows, (rows, *row shape), as many as a step's "
+                               "selection may need",
+                               self->cfg->name, name, got);
+        }
+    } else if (!sends) { /* get returns the bound array itself: the selection's shape */
         uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
         npy_intp shape[XFER_MAX_DIMS];
         int i;
@@ -960,6 +1151,14 @@ static PyMethodDef ch_methods[] = {
      "select(name, start=None, count=None): the box this rank receives (before step 0)."},
     {"selection", (PyCFunction) ch_selection, METH_VARARGS,
      "selection(name) -> (start, count) this rank receives."},
+    {"get_shape", (PyCFunction) ch_get_shape, METH_VARARGS,
+     "get_shape(name) -> (dims, start, count, step): the step's global dims (a joined dataset's "
+     "rows in dims[0]) and this rank's selection of it; waits for the step as get does."},
+    {"get_rows", (PyCFunction) ch_get_rows, METH_VARARGS,
+     "get_rows(name) -> uint64 array: each sending rank's rows of a joined dataset in this "
+     "step."},
+    {"dtype_of", (PyCFunction) ch_dtype_of, METH_VARARGS,
+     "dtype_of(name) -> numpy dtype of a dataset (a record's: the aligned structured dtype)."},
     {"bind", (PyCFunction) ch_bind, METH_VARARGS,
      "bind(name, array): send from or receive into this array without copies."},
     {"put_attr", (PyCFunction) ch_put_attr, METH_VARARGS,

@@ -80,7 +80,7 @@ from ._core import (ConfigError, EndOfStream, FileSystemError, InterruptedWaitEr
                     PeerTimeoutError, StateError, TooLargeError, XferError)
 
 __all__ = [
-    "init", "Workflow", "Channel", "Step", "StepStatus", "Dataset", "Attributes", "Comm",
+    "init", "Workflow", "Channel", "Step", "StepStatus", "Dataset", "Shape", "Attributes", "Comm",
     "intercomm_create", "allgather_inter", "allgatherv_inter", "algorithms", "decompose",
     "load_config", "mpi_initialized", "XferError", "InvalidArgumentError", "NotFoundError",
     "MismatchError", "PeerTimeoutError", "PeerFailedError", "StateError", "ConfigError",
@@ -273,12 +273,25 @@ def intercomm_create(local: CommLike, local_leader: int, peer: CommLike, remote_
 
 
 class Dataset(NamedTuple):
-    """A dataset of a channel: its name, element type (a numpy dtype), global shape (C order,
-    slowest dimension first) and whether this component sends it."""
+    """A dataset of a channel: its name, element type (a numpy dtype: a record's is the
+    structured dtype np.dtype([...], align=True) of its fields), global shape (C order, slowest
+    dimension first; None where each step gives the extent: a joined dataset's rows), whether
+    this component sends it and whether it is joined (`dims: [joined, ...]`)."""
     name: str
     dtype: np.dtype
-    shape: tuple[int, ...]
+    shape: tuple[Optional[int], ...]
     sent: bool
+    joined: bool = False
+
+
+class Shape(NamedTuple):
+    """A received dataset in the current step (Channel.get_shape): the step's global dims (a
+    joined dataset's rows, all sending ranks' together, in dims[0]), this rank's selection of
+    it (start, count: what get returns) and the step."""
+    dims: tuple[int, ...]
+    start: tuple[int, ...]
+    count: tuple[int, ...]
+    step: int
 
 
 def _timeout_ms(timeout: Optional[float]) -> int:
@@ -402,10 +415,19 @@ class Channel(_core.Channel):
     def __iter__(self) -> Iterator["Step"]:
         return self.steps()
 
+    def get_shape(self, name: str) -> Shape:  # type: ignore[override]
+        """Dataset `name` in the current step, waiting for the step as get does: the step's dims
+        (a joined dataset's rows in dims[0]), this rank's start and count, the step."""
+        dims, start, count, step = super().get_shape(name)
+        return Shape(dims, start, count, step)
+
     @property
     def datasets(self) -> dict[str, Dataset]:
         """The channel's datasets by name."""
-        return {n: Dataset(n, np.dtype(t), tuple(d), bool(s))
+        cfg = {d["name"]: d for c in self.workflow.config["channels"] if c["name"] == self.name
+               for d in c["datasets"]}
+        return {n: Dataset(n, self.dtype_of(n), tuple(x if x else None for x in d), bool(s),
+                           bool(cfg[n]["joined"]))
                 for n, (t, d, s) in self.dataset_info.items()}
 
     @property
@@ -431,16 +453,29 @@ class Step:
         """Stage this rank's block of dataset `name`: an array of the dataset's dtype (other
         values are converted when numpy's same_kind casting allows), of the block's shape,
         whose first element is at `start` of the global array (None: the block is the whole
-        dataset). Copied unless the dataset is bound (Channel.bind)."""
+        dataset). A joined dataset takes this rank's rows instead, shape (rows, *row shape),
+        any number of rows (0 included) and no start. A record dataset takes a structured
+        array of its dtype (Channel.dtype_of). Copied unless the dataset is bound
+        (Channel.bind)."""
         self.channel.put(name, data, start)
 
     def get(self, name: str, out: Optional[np.ndarray] = None,
             start: Optional[Sequence[int]] = None,
             count: Optional[Sequence[int]] = None) -> np.ndarray:
         """This rank's selection of dataset `name` (or the box start/count inside it): into
-        `out` when given (its dtype and shape must match; written in place), else a new array
-        (or the bound array, without a copy)."""
+        `out` when given (its dtype and shape must match this step's selection; written in
+        place), else a new array (or the bound array, without a copy). A joined dataset's
+        selection is the step's: (rows of this rank's share, *row shape)."""
         return self.channel.get(name, out, start, count)
+
+    def get_shape(self, name: str) -> Shape:
+        """The step's dims of dataset `name` and this rank's selection (Channel.get_shape)."""
+        return self.channel.get_shape(name)
+
+    def get_rows(self, name: str) -> np.ndarray:
+        """Each sending rank's rows of joined dataset `name` in this step (uint64); sending
+        rank r's rows start at the sum of the rows before it."""
+        return self.channel.get_rows(name)
 
     @property
     def attrs(self) -> "Attributes":
