@@ -149,8 +149,9 @@ endforeach()
 # xfer-ncstream with a record variable: config declares the compound's fields, the stream carries
 # the records, the output's ncdump equals the input's (the input names its compound <var>_t, as
 # the writer does: the type's name is not carried).
+xfer_mpi_launcher(rec_launch1 NP 1) # (under mpiexec: the ranks' sanitizer settings)
 add_test(NAME ${P}.netcdf.records.input
-         COMMAND $<TARGET_FILE:nc_records> --input ${NC_DIR}/records.nc)
+         COMMAND ${rec_launch1} $<TARGET_FILE:nc_records> --input ${NC_DIR}/records.nc)
 set_tests_properties(${P}.netcdf.records.input PROPERTIES LABELS "adapters;netcdf" TIMEOUT 30
                      ENVIRONMENT "${XFER_MPIEXEC_ENV}" FIXTURES_SETUP nc_rec_input_${P})
 nc_test(records.roundtrip.p2q3 P 2 Q 3 LAYOUT same STEPS 1 NCDUMP IN ${NC_DIR}/records.nc)
