@@ -225,6 +225,10 @@ const char *xfer_cfg_quote(const char *s, char *buf, size_t size);
  * ignored) of at most a third of the longer word, 1 for short words, and less than the shorter
  * one; or, lacking that, a candidate that begins with what the file says (3 characters or more).
  * Two equally close candidates are both named, more are none. */
+/* A C identifier (letters, digits, '_', not starting with a digit): an environment variable's
+ * name, a record field's (cfg_values.c). */
+int xfer_cfg_is_identifier(const char *s);
+
 typedef struct cfg_suggest {
     const char *input;
     int len;  /* of input; -1: no suggestion (too long, or the parser's budget spent) */

@@ -12,17 +12,6 @@
 
 #define COUNT_MAX INT_MAX /* MPI_Type_create_struct's block lengths are ints */
 
-static int is_c_identifier(const char *s)
-{
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
-        return 0;
-    for (s++; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_'))
-            return 0;
-    return 1;
-}
-
 /* The scalar type names of @p k, "|"-separated. */
 static const char *type_names(const cfg_key_t *k, char *buf, size_t size)
 {
@@ -186,7 +175,7 @@ static xfer_status_t parse_record(cfg_parser_t *p, const cfg_key_t *k, const yam
                                       "more than %d fields in a record (XFER_RECORD_MAX_FIELDS)",
                                       XFER_RECORD_MAX_FIELDS)
                       : XFER_ERR_CONFIG;
-        else if (!is_c_identifier(name))
+        else if (!xfer_cfg_is_identifier(name))
             bad = xfer_cfg_fail(p, key.start_mark,
                                 "field name %s is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)",
                                 xfer_cfg_quote(name, shown, sizeof(shown)));

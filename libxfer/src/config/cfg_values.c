@@ -121,7 +121,7 @@ static void release_strings(const cfg_key_t *k, void *base)
     *n = 0;
 }
 
-static int is_env_name(const char *s)
+int xfer_cfg_is_identifier(const char *s)
 {
     if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
         return 0;
@@ -173,7 +173,7 @@ static xfer_status_t parse_env(cfg_parser_t *p, const cfg_key_t *k, const yaml_e
             bad = nread == k->nmax
                       ? xfer_cfg_fail(p, key.start_mark, "more than %d variables", k->nmax)
                       : XFER_ERR_CONFIG;
-        else if (!is_env_name(name))
+        else if (!xfer_cfg_is_identifier(name))
             bad =
                 xfer_cfg_fail(p, key.start_mark,
                               "not an environment variable name (expected [A-Za-z_][A-Za-z0-9_]*)");
