@@ -214,25 +214,6 @@ int xfer_ch_busy(const xfer_channel_t *ch)
     return 0;
 }
 
-/* One pass of the progress thread over a channel (progress.c), under the context's lock. A
- * failure is kept, with its words, for the application's next call on the channel. */
-void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
-{
-    xfer_errh_guard_t g;
-    xfer_status_t st;
-    if (ch->health.failed || ch->health.finished || ch->health.peer_failed || ch->health.ctl_lost ||
-        ch->inter == MPI_COMM_NULL)
-        return;
-    xfer_errh_guard_begin(&g);
-    st = xfer_errh_guard_end(&g, progress(ch, 0));
-    if (st != XFER_SUCCESS && !ch->health.peer_failed && !ch->health.ctl_lost) {
-        ch->health.failed = 1;
-        ch->health.fail_st = st;
-        snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
-    }
-    *active |= xfer_ch_busy(ch);
-}
-
 /* The stream's poll (transport.h): one pass of progress(). */
 xfer_status_t xfer_ch_stream_poll(xfer_channel_t *ch, int force, int *busy)
 {

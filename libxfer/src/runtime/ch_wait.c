@@ -4,6 +4,7 @@
  * at what it waits for, then at the step it needs, its clock, the application's interrupt check
  * and the liveness deadline, and naps as its transport paces it. */
 #include <math.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "channel.h"
@@ -21,6 +22,26 @@ void xfer_ch_progress_others(xfer_channel_t *ch)
         if (o && o != ch && !o->health.failed && !o->health.finished)
             (void) o->ops->poll(o, 0, &busy);
     }
+}
+
+/* One pass of the progress thread over a channel (progress.c), under the context's lock, through
+ * its transport's poll (the file's has nothing to move between calls). A failure is kept, with
+ * its words, for the application's next call on the channel. */
+void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
+{
+    xfer_errh_guard_t g;
+    xfer_status_t st;
+    int busy = 0;
+    if (ch->health.failed || ch->health.finished || ch->health.peer_failed || ch->health.ctl_lost)
+        return;
+    xfer_errh_guard_begin(&g);
+    st = xfer_errh_guard_end(&g, ch->ops->poll(ch, 0, &busy));
+    if (st != XFER_SUCCESS && !ch->health.peer_failed && !ch->health.ctl_lost) {
+        ch->health.failed = 1;
+        ch->health.fail_st = st;
+        snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
+    }
+    *active |= busy;
 }
 
 xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double now, double *asked)
