@@ -83,6 +83,15 @@ size_t xfer_type_size(xfer_type_t type)
     return type >= XFER_TYPE_INT8 && type <= XFER_TYPE_FLOAT64 ? size[type] : 0;
 }
 
+size_t xfer_cfg_dataset_esize(const xfer_cfg_dataset_t *d)
+{
+    if (!d)
+        return 0;
+    if (d->type == XFER_TYPE_RECORD)
+        return d->record ? d->record->size : 0;
+    return xfer_type_size(d->type);
+}
+
 const char *xfer_type_name(xfer_type_t type)
 {
     const cfg_enum_t *e;

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Record types (xfer_record_t): the C struct layout of their fields, their MPI datatype, and the
- * element size of a dataset of any type. The layout is the one a C compiler gives the equivalent
- * struct on the ABIs libxfer runs on (x86-64 and AArch64 System V, where every scalar type's
- * alignment is its size): each field at the next multiple of its scalar's size, the record's
- * size rounded up to the largest of them. numpy's dtype(..., align=True) and a Fortran bind(c)
- * type follow the same rule. */
+/* Record types (xfer_record_t): the C struct layout of their fields and their MPI datatype. The
+ * layout is the one a C compiler gives the equivalent struct on the ABIs libxfer runs on (x86-64
+ * and AArch64 System V, where every scalar type's alignment is its size): each field at the next
+ * multiple of its scalar's size, the record's size rounded up to the largest of them. numpy's
+ * dtype(..., align=True) and a Fortran bind(c) type follow the same rule. (A dataset's element
+ * size, whatever its type, is config.c's.) */
 #include <limits.h>
 #include <stdalign.h>
 #include <stdint.h>
@@ -18,15 +18,6 @@
 _Static_assert(alignof(int8_t) == 1 && alignof(int16_t) == 2 && alignof(int32_t) == 4 &&
                    alignof(int64_t) == 8 && alignof(float) == 4 && alignof(double) == 8,
                "every scalar type is aligned to its size on this ABI");
-
-size_t xfer_cfg_dataset_esize(const xfer_cfg_dataset_t *d)
-{
-    if (!d)
-        return 0;
-    if (d->type == XFER_TYPE_RECORD)
-        return d->record ? d->record->size : 0;
-    return xfer_type_size(d->type);
-}
 
 /* A field of @p r that cannot be laid out or described to MPI: why, else NULL. */
 static const char *bad_field(const xfer_record_field_t *f)
