@@ -238,3 +238,14 @@ channels:
                   $<TARGET_FILE:test_variable> : ${MPIEXEC_NUMPROC_FLAG} 3 ${lenv}
                   $<TARGET_FILE:test_variable>)
 endif()
+
+# The two sides declare a joined dataset's rows differently: xfer_init fails on both, naming the
+# dataset and both shapes in the file's words ([joined,3] against [joined,2]).
+jn_workflow(${JN_DIR}/stream-p2q3-half-all.yaml stream 2 3 half all)
+file(READ ${JN_DIR}/stream-p2q3-half-all.yaml jn_text)
+string(REPLACE "dims: [joined, 3]" "dims: [joined, 2]" jn_text "${jn_text}")
+file(WRITE ${JN_DIR}/stream-p2q3-half-all-other-rows.yaml "${jn_text}")
+rt_mpmd(cmd ${JN_DIR}/stream-p2q3-half-all.yaml NP 2 3 ARGS --steps 2
+        ARGS1 --steps 2 --config ${JN_DIR}/stream-p2q3-half-all-other-rows.yaml)
+rt_fail_test(joined.stream.fail.rows_mismatch COMMAND ${cmd} MAXTIME 60
+             EXPECT "dataset parts: [a-z0-9]+\\[joined,[23]\\] from a, selection all at [ab], [a-z0-9]+\\[joined,[23]\\] from a, selection all at [ab]")

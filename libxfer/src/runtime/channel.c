@@ -115,9 +115,13 @@ static void describe(const xfer_channel_t *ch, int i, char *buf, size_t len)
     }
     if (o < len)
         o += (size_t) snprintf(buf + o, len - o, "[");
-    for (k = 0; k < d->ndims && o < len; k++)
-        o += (size_t) snprintf(buf + o, len - o, "%s%llu", k ? "," : "",
-                               (unsigned long long) d->dims[k]);
+    for (k = 0; k < d->ndims && o < len; k++) /* "[joined,3]", "[variable,64]", "[13,9]" */
+        if ((k == 0 && d->joined) || (d->variable >> k & 1u))
+            o += (size_t) snprintf(buf + o, len - o, "%s%s", k ? "," : "",
+                                   k == 0 && d->joined ? "joined" : "variable");
+        else
+            o += (size_t) snprintf(buf + o, len - o, "%s%llu", k ? "," : "",
+                                   (unsigned long long) d->dims[k]);
     static const char *const sel[] = {"all", "rows", "columns", "block", "user", "channel"};
     if (o < len)
         snprintf(buf + o, len - o, "] from %s, selection %s", ch->x->cfg->components[d->from].name,
