@@ -722,8 +722,11 @@ if(TARGET xfer_hdf5)
           ARGS --steps 3 --select corner --decomp uneven)
   ft_mpmd(mpmd.chain ${RT_DIR}/chain.yaml NP 3 2 1 ARGS --steps 4 --decomp uneven)
   # keep: true still bounds the sender by max_in_flight_steps (1) once the receiver reads: with
-  # the consumer computing 150 ms per step, 10 steps cannot take the producer less than
-  # (10 - 2) x 150 ms (it used to run all of them ahead, in a few ms)
+  # the consumer computing 150 ms before each step, the producer's last step waits for the
+  # consumer's 8th release, (10 - 2) x 150 ms after the consumer's loop began (it used to run
+  # all of them ahead, in a few ms). The producer's own clock starts when its xfer_init returns,
+  # which may be 100 ms or more after the consumer's (it writes the manifest; 1087 ms measured
+  # once under load): the bound asserted is 900 ms, 6 steps of the consumer's.
   file(WRITE ${RT_DIR}/file-keep.yaml "workflow: rt_file_keep
 components:
   - {name: a, nprocs: 2, cmd: [xfer-synth]}
@@ -735,7 +738,7 @@ channels:
   rt_mpmd(cmd ${RT_DIR}/file-keep.yaml NP 2 2 ARGS --steps 10 --report-time
           ARGS1 --steps 10 --compute-ms 150)
   rt_pass_test(file.keep.flow COMMAND ${cmd}
-               EXPECT "a: 10 steps in ([1-9][2-9][0-9][0-9]|[2-9][0-9][0-9][0-9]|[0-9][0-9][0-9][0-9][0-9]+) ms")
+               EXPECT "a: 10 steps in (9[0-9][0-9]|[1-9][0-9][0-9][0-9]+) ms")
   # separate launches through xfer-run --transport file, with xferd
   if(TARGET xfer-run)
     rt_workflow(${RT_DIR}/file-sep-3x5-full.yaml 3 5 full
