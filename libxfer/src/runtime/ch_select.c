@@ -26,28 +26,41 @@ xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d)
     return st;
 }
 
-/* The declared box, clipped to the step's shape: what is left of it (possibly nothing). */
-static void clip(int nd, const uint64_t *dims, const uint64_t *start, const uint64_t *count,
-                 uint64_t *s, uint64_t *c)
+void xfer_ch_rule_of(const xfer_rt_dset_t *d, uint64_t *rule)
 {
-    int i;
-    for (i = 0; i < nd; i++) {
-        s[i] = start[i] < dims[i] ? start[i] : dims[i];
-        c[i] = count[i] < dims[i] - s[i] ? count[i] : dims[i] - s[i];
+    const int nd = d->cfg->ndims;
+    memset(rule, 0, 2 * (size_t) nd * sizeof(uint64_t));
+    if (d->sel_declared) {
+        memcpy(rule, d->usr_start, (size_t) nd * sizeof(uint64_t));
+        memcpy(rule + nd, d->usr_count, (size_t) nd * sizeof(uint64_t));
+    } else {
+        rule[0] = UINT64_MAX; /* the dataset's mode */
+        rule[nd] = (uint64_t) d->cfg->selection;
     }
+}
+
+xfer_status_t xfer_ch_rule_box(int nd, const uint64_t *rule, const uint64_t *dims, int n, int r,
+                               uint64_t *bs, uint64_t *bc)
+{
+    int e;
+    if (rule[0] == UINT64_MAX)
+        return xfer_decompose((xfer_selection_mode_t) rule[nd], nd, dims, n, r, bs, bc);
+    for (e = 0; e < nd; e++) { /* the declared box, clipped to the step: possibly nothing */
+        bs[e] = rule[e] < dims[e] ? rule[e] : dims[e];
+        bc[e] = rule[nd + e] < dims[e] - bs[e] ? rule[nd + e] : dims[e] - bs[e];
+    }
+    return XFER_SUCCESS;
 }
 
 xfer_status_t xfer_ch_step_selection(xfer_channel_t *ch, xfer_rt_dset_t *d, uint64_t step,
                                      const uint64_t *dims)
 {
     const xfer_cfg_dataset_t *c = d->cfg;
-    xfer_status_t st = XFER_SUCCESS;
+    uint64_t rule[2 * XFER_MAX_DIMS];
+    xfer_status_t st;
     memcpy(d->sdims, dims, (size_t) c->ndims * sizeof(uint64_t));
-    if (d->sel_declared)
-        clip(c->ndims, dims, d->usr_start, d->usr_count, d->sel_start, d->sel_count);
-    else
-        st = xfer_decompose(c->selection, c->ndims, dims, ch->nlocal, ch->me, d->sel_start,
-                            d->sel_count);
+    xfer_ch_rule_of(d, rule);
+    st = xfer_ch_rule_box(c->ndims, rule, dims, ch->nlocal, ch->me, d->sel_start, d->sel_count);
     d->sstep = st == XFER_SUCCESS ? step : UINT64_MAX;
     return st;
 }

@@ -414,7 +414,7 @@ xfer_status_t xfer_ch_setup_post(xfer_channel_t *ch)
             if (s2 != XFER_SUCCESS)
                 continue;
             if (d->dyn) { /* its rule: each step's share follows from it */
-                xfer_ch_joined_rule_out(ch, d, su->mine + pos);
+                xfer_ch_rule_of(d, su->mine + pos);
                 continue;
             }
             memcpy(su->mine + pos, d->sel_start, (size_t) nd * sizeof(uint64_t));

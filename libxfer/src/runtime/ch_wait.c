@@ -129,7 +129,7 @@ xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, xfer_ch_cond_fn cond, void 
     return xfer_ch_wait(ch, &w, &met);
 }
 
-static xfer_status_t req_done(xfer_channel_t *ch, void *arg, int *met)
+xfer_status_t xfer_ch_req_done(xfer_channel_t *ch, void *arg, int *met)
 {
     if (MPI_Test((MPI_Request *) arg, met, MPI_STATUS_IGNORE) != MPI_SUCCESS)
         return XFER_ERR(XFER_ERR_MPI, "channel %s: MPI_Test failed", ch->cfg->name);
@@ -139,7 +139,7 @@ static xfer_status_t req_done(xfer_channel_t *ch, void *arg, int *met)
 /* Not forced: the channel is forming, and nothing of its steps may be posted yet. */
 xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what)
 {
-    const xfer_ch_wait_t w = {.cond = req_done,
+    const xfer_ch_wait_t w = {.cond = xfer_ch_req_done,
                               .arg = req,
                               .what = what,
                               .until = HUGE_VAL,

@@ -103,6 +103,8 @@ xfer_status_t xfer_ch_wait(xfer_channel_t *ch, const xfer_ch_wait_t *w, int *met
 /* The common case: until @p cond holds, not resumable, forced; @p need as in xfer_ch_wait_t. */
 xfer_status_t xfer_ch_wait_until(xfer_channel_t *ch, xfer_ch_cond_fn cond, void *arg,
                                  const char *what, uint64_t need);
+/* A wait condition: the MPI_Request *@p arg completed. */
+xfer_status_t xfer_ch_req_done(xfer_channel_t *ch, void *arg, int *met);
 /* Wait for @p req while the peer lives (the handshake at formation). */
 xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char *what);
 /* A wait of the whole context (xfer_finalize): every channel still finishing moves (forced)
@@ -145,6 +147,14 @@ void xfer_ch_bound_refresh(xfer_channel_t *ch);
 /* ch_select.c */
 /* This rank's selection of received dataset @p d into d->sel_*: declared, or by its mode. */
 xfer_status_t xfer_ch_own_selection(xfer_channel_t *ch, xfer_rt_dset_t *d);
+/* A receiving rank's rule for a joined or variable dataset: the box it declared (2 nd words:
+ * start, count), or rule[0] UINT64_MAX and rule[nd] its selection mode; the set-up's geometry
+ * records carry it to the senders. */
+void xfer_ch_rule_of(const xfer_rt_dset_t *d, uint64_t *rule);
+/* Rank @p r of @p n's box of a step of shape @p dims by @p rule: the mode over the shape, or the
+ * declared box clipped to it. */
+xfer_status_t xfer_ch_rule_box(int nd, const uint64_t *rule, const uint64_t *dims, int n, int r,
+                               uint64_t *bs, uint64_t *bc);
 /* A joined or variable dataset's step @p step arrived with global shape @p dims: this rank's
  * selection of it (the declared box clipped to it, or the dataset's mode over it). */
 xfer_status_t xfer_ch_step_selection(xfer_channel_t *ch, xfer_rt_dset_t *d, uint64_t step,
@@ -254,8 +264,7 @@ int xfer_ch_begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *
 xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch);
 xfer_status_t xfer_ch_joined_prepare(xfer_channel_t *ch);
 void xfer_ch_joined_free(xfer_channel_t *ch, int collective);
-/* the set-up's geometry records: a receiving rank's rule for dataset @p d, out and in */
-void xfer_ch_joined_rule_out(const xfer_channel_t *ch, const xfer_rt_dset_t *d, uint64_t *rec);
+/* the set-up's geometry records: a receiving rank's rule (xfer_ch_rule_of), in */
 xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int r, int nranks,
                                      const uint64_t *rec);
 xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_dset_t *d,

@@ -150,19 +150,6 @@ void xfer_ch_joined_free(xfer_channel_t *ch, int collective)
 
 /* ---- the set-up's records ------------------------------------------------------------------ */
 
-void xfer_ch_joined_rule_out(const xfer_channel_t *ch, const xfer_rt_dset_t *d, uint64_t *rec)
-{
-    const int nd = d->cfg->ndims;
-    if (d->sel_declared) {
-        memcpy(rec, d->usr_start, (size_t) nd * sizeof(uint64_t));
-        memcpy(rec + nd, d->usr_count, (size_t) nd * sizeof(uint64_t));
-    } else {
-        rec[0] = UINT64_MAX; /* the dataset's mode */
-        rec[nd] = (uint64_t) d->cfg->selection;
-    }
-    (void) ch;
-}
-
 xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int r, int nranks,
                                      const uint64_t *rec)
 {
@@ -174,28 +161,18 @@ xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int 
     return XFER_SUCCESS;
 }
 
-/* Receiving rank @p r's box of a step of shape @p dims, by its rule: the box it declared clipped
- * to the step, or its mode over the step's shape (as xfer_ch_step_selection gives a receiver). */
-static void box_of(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int r, int nrecv,
-                   const uint64_t *dims, uint64_t *bs, uint64_t *bc)
+/* Receiving rank @p r's box of a step of shape @p dims, by its rule (what
+ * xfer_ch_step_selection gives that rank itself). */
+static void box_of(const xfer_rt_dset_t *d, int r, int nrecv, const uint64_t *dims, uint64_t *bs,
+                   uint64_t *bc)
 {
     const int nd = d->cfg->ndims;
-    const uint64_t *rule = d->jrule + (size_t) r * 2 * (size_t) nd;
-    int e;
-    (void) ch;
-    if (rule[0] == UINT64_MAX) {
-        if (xfer_decompose((xfer_selection_mode_t) rule[nd], nd, dims, nrecv, r, bs, bc) ==
-            XFER_SUCCESS)
-            return;
-        xfer_clear_error(); /* (no such mode: the set-up's checks refused it) */
-        memset(bc, 0, (size_t) nd * sizeof(uint64_t));
-        memset(bs, 0, (size_t) nd * sizeof(uint64_t));
+    if (xfer_ch_rule_box(nd, d->jrule + (size_t) r * 2 * (size_t) nd, dims, nrecv, r, bs, bc) ==
+        XFER_SUCCESS)
         return;
-    }
-    for (e = 0; e < nd; e++) {
-        bs[e] = rule[e] < dims[e] ? rule[e] : dims[e];
-        bc[e] = rule[nd + e] < dims[e] - bs[e] ? rule[nd + e] : dims[e] - bs[e];
-    }
+    xfer_clear_error(); /* (no such mode: the set-up's checks refused it) */
+    memset(bs, 0, (size_t) nd * sizeof(uint64_t));
+    memset(bc, 0, (size_t) nd * sizeof(uint64_t));
 }
 
 /* The intersection of two boxes: 0 when empty. */
@@ -268,14 +245,6 @@ xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_
     return XFER_SUCCESS;
 }
 
-static xfer_status_t gathered(xfer_channel_t *ch, void *arg, int *met)
-{
-    if (MPI_Test((MPI_Request *) arg, met, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        return XFER_ERR(XFER_ERR_MPI, "channel %s: MPI_Test of the joined rows' gather failed",
-                        ch->cfg->name);
-    return XFER_SUCCESS;
-}
-
 /* Before a sending rank commits a step: every sibling's rows of its joined datasets (a gather
  * waited for in the one wait loop, every channel moving), and max_rows checked alike on every
  * rank, so that a step beyond it is refused before anything is sent and the ranks may put
@@ -296,7 +265,7 @@ xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl)
                                  jn->nj[ch->side], MPI_UINT64_T, jn->local, &js->treq),
                   st, out);
     {
-        const xfer_ch_wait_t w = {.cond = gathered,
+        const xfer_ch_wait_t w = {.cond = xfer_ch_req_done,
                                   .arg = &js->treq,
                                   .what = "gathering this side's joined rows",
                                   .until = HUGE_VAL,
@@ -423,7 +392,7 @@ static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_r
                 ms[0] = offset_of(ch, js->tab[k], k, j, ch->me, &dims[0]);
                 mc[0] = rows_at(js->tab[k], jn->nj[k], ch->me, j);
                 for (r = 0; r < nrecv && mc[0]; r++) {
-                    box_of(ch, d, r, nrecv, dims, rs, rcnt);
+                    box_of(d, r, nrecv, dims, rs, rcnt);
                     if (meet(nd, ms, mc, rs, rcnt, is, ic))
                         XFER_CHECK_GOTO(
                             post(ch, js, d, 1, js->blk[j], ms, mc, is, ic, r, jn->idx[k][j], comm),
@@ -434,7 +403,7 @@ static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_r
                          *bc = js->bc + (size_t) j * XFER_MAX_DIMS;
                 size_t bytes;
                 (void) offset_of(ch, js->tab[k], k, j, 0, &dims[0]);
-                box_of(ch, d, ch->me, nrecv, dims, bs, bc);
+                box_of(d, ch->me, nrecv, dims, bs, bc);
                 bytes = (size_t) xfer_ch_volume(nd, bc) * d->esize;
                 if (js->sel_cap[j] < bytes) {
                     void *nb = xfer_realloc_array(js->sel[j], bytes, 1);
