@@ -39,21 +39,6 @@ static uint64_t rows_of(uint64_t s, int r, int retry)
     return s == 3 && retry ? (r == 0 ? 6 : 4) : rows[s][r];
 }
 
-/* The call failed with @p want and its words hold @p words. */
-#define EXPECT_ERR(call, want, words)                                                              \
-    do {                                                                                           \
-        xfer_status_t st_ = (call);                                                                \
-        MT_CHECK(st_ == (want) && strstr(xfer_last_error(), (words)) != NULL,                      \
-                 "%s: %s: \"%s\", expected %s with \"%s\"", #call, xfer_status_name(st_),          \
-                 xfer_last_error(), xfer_status_name(want), (words));                              \
-    } while (0)
-#define EXPECT_OK(call)                                                                            \
-    do {                                                                                           \
-        xfer_status_t st_ = (call);                                                                \
-        MT_CHECK(st_ == XFER_SUCCESS, "%s: %s: %s", #call, xfer_status_name(st_),                  \
-                 xfer_last_error());                                                               \
-    } while (0)
-
 static void desc_of(xfer_dataset_desc_t *d, uint64_t rows)
 {
     memset(d, 0, sizeof(*d));
@@ -76,7 +61,7 @@ static void put_x(xfer_channel_t *ch, int rank, uint64_t s)
     d.dims[0] = 4;
     d.start[0] = (uint64_t) rank * 2;
     d.count[0] = 2;
-    EXPECT_OK(xfer_put(ch, &d, v));
+    MT_XFER_OK(xfer_put(ch, &d, v));
 }
 
 static void put_rows(xfer_channel_t *ch, int rank, uint64_t s, uint64_t rows)
@@ -91,7 +76,7 @@ static void put_rows(xfer_channel_t *ch, int rank, uint64_t s, uint64_t rows)
     for (i = 0; i < rows; i++)
         for (c = 0; c < WIDTH; c++)
             blk[i * WIDTH + (uint64_t) c] = value(s, first + i, c);
-    EXPECT_OK(xfer_put(ch, &d, blk));
+    MT_XFER_OK(xfer_put(ch, &d, blk));
 }
 
 /* Step 0's malformed puts, each refused with its words; the channel stays usable. */
@@ -107,41 +92,41 @@ static void bad_puts(xfer_channel_t *ch, int rank)
              "channel c: dataset p is joined: a put gives rank %d's rows as count[0] and no "
              "start, but start[0] is 1 in step 0",
              rank);
-    EXPECT_ERR(xfer_put(ch, &d, blk), XFER_ERR_INVALID_ARG, w);
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_INVALID_ARG, w);
     desc_of(&d, 2);
     d.start[1] = 2;
     d.count[1] = 1;
     snprintf(w, sizeof(w), "but start[1] is 2 in step 0");
-    EXPECT_ERR(xfer_put(ch, &d, blk), XFER_ERR_INVALID_ARG, w);
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_INVALID_ARG, w);
     desc_of(&d, 2); /* rows of the wrong width */
     d.count[1] = 2;
     snprintf(w, sizeof(w),
              "channel c: dataset p is joined: each row is [0:3], but rank %d's rows in step 0 "
              "are [0:2]",
              rank);
-    EXPECT_ERR(xfer_put(ch, &d, blk), XFER_ERR_INVALID_ARG, w);
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_INVALID_ARG, w);
     desc_of(&d, 2); /* dims that are not the file's */
     d.dims[1] = 4;
     d.count[1] = 4;
-    EXPECT_ERR(
+    MT_XFER_ERR(
         xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
         "channel c: dataset p is float32[joined, 3] in the workflow file, the put says "
         "float32[0:0, 0:4] (a joined put leaves dims[0] 0, or gives this rank's rows there)");
     desc_of(&d, 2); /* dims[0] neither 0 nor the rows */
     d.dims[0] = 5;
-    EXPECT_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
-               "the put says float32[0:5, 0:3] (a joined put leaves dims[0] 0");
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
+                "the put says float32[0:5, 0:3] (a joined put leaves dims[0] 0");
     desc_of(&d, 2); /* another type */
     d.type = XFER_TYPE_FLOAT64;
-    EXPECT_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
-               "dataset p is float32[joined, 3] in the workflow file, the put says "
-               "float64[0:0, 0:3]");
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
+                "dataset p is float32[joined, 3] in the workflow file, the put says "
+                "float64[0:0, 0:3]");
     desc_of(&d, 6); /* one dimension: a flat run of values is not rows */
     d.ndims = 1;
     d.count[0] = 6;
     d.dims[0] = 0;
-    EXPECT_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
-               "dataset p is float32[joined, 3] in the workflow file, the put says float32[0:0]");
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
+                "dataset p is float32[joined, 3] in the workflow file, the put says float32[0:0]");
 }
 
 /* The file of step @p s (transport: file, keep: true: they stay), a's steps on channel c of
@@ -173,7 +158,7 @@ static void sender(xfer_channel_t *ch, int rank, int nsteps, const char *dir)
                 w, sizeof(w),
                 "channel c: dataset p: step 3 holds 11 rows in all, more than its "
                 "max_rows, 10 (the step is not committed: put fewer rows and commit it again)");
-            EXPECT_ERR(xfer_step_end(ch), XFER_ERR_TOO_LARGE, w);
+            MT_XFER_ERR(xfer_step_end(ch), XFER_ERR_TOO_LARGE, w);
             if (dir) {
                 MT_MPI(MPI_Barrier(MPI_COMM_WORLD)); /* (b waits in step 3: it holds none) */
                 MT_CHECK(step_file(dir, 2) && !step_file(dir, 3),
@@ -200,9 +185,9 @@ static void receiver(xfer_channel_t *ch, int nsteps, const char *dir)
     xfer_dataset_desc_t d;
     int n, c;
 
-    EXPECT_ERR(xfer_selection_of(ch, "p", start, count), XFER_ERR_STATE,
-               "channel c: dataset p is joined: this rank's selection depends on each step's "
-               "shape; ask once the step began");
+    MT_XFER_ERR(xfer_selection_of(ch, "p", start, count), XFER_ERR_STATE,
+                "channel c: dataset p is joined: this rank's selection depends on each step's "
+                "shape; ask once the step began");
     for (s = 0; s < (uint64_t) nsteps; s++) {
         const uint64_t r0 = rows_of(s, 0, 1), r1 = rows_of(s, 1, 1);
         uint64_t i;
@@ -211,8 +196,8 @@ static void receiver(xfer_channel_t *ch, int nsteps, const char *dir)
         memset(&d, 0, sizeof(d));
         rows[2] = 99;
         n = -1;
-        EXPECT_OK(xfer_get_shape(ch, "p", &d));
-        EXPECT_OK(xfer_get_rows(ch, "p", rows, 3, &n));
+        MT_XFER_OK(xfer_get_shape(ch, "p", &d));
+        MT_XFER_OK(xfer_get_rows(ch, "p", rows, 3, &n));
         MT_CHECK(d.step == s && d.ndims == 2 && d.dims[0] == r0 + r1 && d.dims[1] == WIDTH &&
                      d.start[0] == 0 && d.count[0] == r0 + r1 && d.count[1] == WIDTH,
                  "step %llu: shape step %llu, %d dims [%llu, %llu], selection from %llu, %llu "
@@ -225,17 +210,17 @@ static void receiver(xfer_channel_t *ch, int nsteps, const char *dir)
                  "step %llu: %d senders, rows %llu, %llu (and %llu past them)",
                  (unsigned long long) s, n, (unsigned long long) rows[0],
                  (unsigned long long) rows[1], (unsigned long long) rows[2]);
-        EXPECT_OK(xfer_selection_of(ch, "p", start, count));
+        MT_XFER_OK(xfer_selection_of(ch, "p", start, count));
         MT_CHECK(start[0] == 0 && count[0] == r0 + r1, "step %llu: selection %llu + %llu",
                  (unsigned long long) s, (unsigned long long) start[0],
                  (unsigned long long) count[0]);
         if (s == 2) {
-            EXPECT_ERR(xfer_get(ch, "p", got, sizeof(got), NULL), XFER_ERR_NOT_FOUND,
-                       "channel c: a did not put dataset p in step 2");
+            MT_XFER_ERR(xfer_get(ch, "p", got, sizeof(got), NULL), XFER_ERR_NOT_FOUND,
+                        "channel c: a did not put dataset p in step 2");
         } else {
             memset(got, 0, sizeof(got));
-            EXPECT_OK(xfer_get(ch, "p", (r0 + r1) ? got : NULL,
-                               (size_t) (r0 + r1) * WIDTH * sizeof(float), &d));
+            MT_XFER_OK(xfer_get(ch, "p", (r0 + r1) ? got : NULL,
+                                (size_t) (r0 + r1) * WIDTH * sizeof(float), &d));
             for (i = 0; i < r0 + r1; i++)
                 for (c = 0; c < WIDTH; c++)
                     MT_CHECK(got[i * WIDTH + (uint64_t) c] == value(s, i, c),
@@ -243,14 +228,14 @@ static void receiver(xfer_channel_t *ch, int nsteps, const char *dir)
                              (unsigned long long) i, c, (double) got[i * WIDTH + (uint64_t) c],
                              (double) value(s, i, c));
         }
-        EXPECT_OK(xfer_get(ch, "x", x, sizeof(x), NULL));
+        MT_XFER_OK(xfer_get(ch, "x", x, sizeof(x), NULL));
         MT_CHECK(x[0] == (int32_t) s && x[3] == (int32_t) s + 1, "step %llu: x %d .. %d",
                  (unsigned long long) s, x[0], x[3]);
-        EXPECT_ERR(xfer_get_rows(ch, "x", rows, 2, NULL), XFER_ERR_INVALID_ARG,
-                   "channel c: dataset x is not joined");
-        EXPECT_ERR(xfer_get_rows(ch, "p", NULL, 2, NULL), XFER_ERR_INVALID_ARG,
-                   "channel c: dataset p: 2 rows asked into NULL");
-        EXPECT_OK(xfer_step_end(ch));
+        MT_XFER_ERR(xfer_get_rows(ch, "x", rows, 2, NULL), XFER_ERR_INVALID_ARG,
+                    "channel c: dataset x is not joined");
+        MT_XFER_ERR(xfer_get_rows(ch, "p", NULL, 2, NULL), XFER_ERR_INVALID_ARG,
+                    "channel c: dataset p: 2 rows asked into NULL");
+        MT_XFER_OK(xfer_step_end(ch));
     }
 }
 
@@ -275,20 +260,20 @@ int main(int argc, char **argv)
             unlink(path);
         }
     }
-    EXPECT_OK(xfer_init(NULL, NULL, MPI_COMM_WORLD, &x));
+    MT_XFER_OK(xfer_init(NULL, NULL, MPI_COMM_WORLD, &x));
     if (!x)
         MPI_Abort(MPI_COMM_WORLD, 2);
-    EXPECT_OK(xfer_config_of(x, &cfg, &comp));
-    EXPECT_OK(xfer_comm(x, &comm));
+    MT_XFER_OK(xfer_config_of(x, &cfg, &comp));
+    MT_XFER_OK(xfer_comm(x, &comm));
     MPI_Comm_rank(comm, &rank);
-    EXPECT_OK(xfer_channel_open(x, "c", &ch));
+    MT_XFER_OK(xfer_channel_open(x, "c", &ch));
     if (cfg->channels[0].transport != XFER_TRANSPORT_FILE || !cfg->channels[0].file.keep)
         dir = NULL; /* the step files are checked where they stay */
     if (comp == 0)
         sender(ch, rank, nsteps, dir);
     else
         receiver(ch, nsteps, dir);
-    EXPECT_OK(xfer_finalize(&x));
+    MT_XFER_OK(xfer_finalize(&x));
     rc = mt_finish("test_joined");
     MPI_Finalize();
     return rc;

@@ -31,20 +31,6 @@ static int32_t value(uint64_t s, uint64_t r, uint64_t c)
     return (int32_t) (s * 10000 + r * COLS + c);
 }
 
-#define EXPECT_ERR(call, want, words)                                                              \
-    do {                                                                                           \
-        xfer_status_t st_ = (call);                                                                \
-        MT_CHECK(st_ == (want) && strstr(xfer_last_error(), (words)) != NULL,                      \
-                 "%s: %s: \"%s\", expected %s with \"%s\"", #call, xfer_status_name(st_),          \
-                 xfer_last_error(), xfer_status_name(want), (words));                              \
-    } while (0)
-#define EXPECT_OK(call)                                                                            \
-    do {                                                                                           \
-        xfer_status_t st_ = (call);                                                                \
-        MT_CHECK(st_ == XFER_SUCCESS, "%s: %s: %s", #call, xfer_status_name(st_),                  \
-                 xfer_last_error());                                                               \
-    } while (0)
-
 /* Rank @p me of 2 puts rows [first, first + n) of a step of @p rows rows and @p cols columns. */
 static xfer_status_t put_g(xfer_channel_t *ch, uint64_t s, uint64_t rows, uint64_t first,
                            uint64_t n, uint64_t cols)
@@ -81,22 +67,22 @@ static void sender(xfer_channel_t *ch, int me)
         uint64_t i;
         if (s == 1) { /* the three refusals, then the step right */
             /* rank 1 says 10 rows where rank 0 says 9 */
-            EXPECT_OK(put_g(ch, s, me == 0 ? rows : rows + 1, first, n, COLS));
-            EXPECT_ERR(xfer_step_end(ch), XFER_ERR_MISMATCH,
-                       "dataset g: step 1: rank 1 of a puts it with shape [0:10, 0:4], rank 0 "
-                       "with [0:9, 0:4]");
+            MT_XFER_OK(put_g(ch, s, me == 0 ? rows : rows + 1, first, n, COLS));
+            MT_XFER_ERR(xfer_step_end(ch), XFER_ERR_MISMATCH,
+                        "dataset g: step 1: rank 1 of a puts it with shape [0:10, 0:4], rank 0 "
+                        "with [0:9, 0:4]");
             /* both put row 4 */
-            EXPECT_OK(put_g(ch, s, rows, me == 0 ? 0 : 4, me == 0 ? 5 : 5, COLS));
-            EXPECT_ERR(xfer_step_end(ch), XFER_ERR_INVALID_ARG,
-                       "dataset g: step 1: the block of a rank 1 [4:9, 0:4] overlaps the block "
-                       "of rank 0 [0:5, 0:4]");
+            MT_XFER_OK(put_g(ch, s, rows, me == 0 ? 0 : 4, me == 0 ? 5 : 5, COLS));
+            MT_XFER_ERR(xfer_step_end(ch), XFER_ERR_INVALID_ARG,
+                        "dataset g: step 1: the block of a rank 1 [4:9, 0:4] overlaps the block "
+                        "of rank 0 [0:5, 0:4]");
             /* nobody puts row 4 */
-            EXPECT_OK(put_g(ch, s, rows, me == 0 ? 0 : 5, 4, COLS));
-            EXPECT_ERR(xfer_step_end(ch), XFER_ERR_INVALID_ARG,
-                       "dataset g: step 1: the blocks of a's 2 ranks hold 32 of the 36 elements "
-                       "of its shape [0:9, 0:4]");
+            MT_XFER_OK(put_g(ch, s, rows, me == 0 ? 0 : 5, 4, COLS));
+            MT_XFER_ERR(xfer_step_end(ch), XFER_ERR_INVALID_ARG,
+                        "dataset g: step 1: the blocks of a's 2 ranks hold 32 of the 36 elements "
+                        "of its shape [0:9, 0:4]");
         }
-        EXPECT_OK(put_g(ch, s, rows, first, n, COLS));
+        MT_XFER_OK(put_g(ch, s, rows, first, n, COLS));
         memset(&d, 0, sizeof(d)); /* y: 1-D, rank 0 holds all of it */
         d.name = "y";
         d.type = XFER_TYPE_FLOAT64;
@@ -105,8 +91,8 @@ static void sender(xfer_channel_t *ch, int me)
         d.count[0] = me == 0 ? s + 1 : 0;
         for (i = 0; i <= s; i++)
             y[i] = (double) (s * 100 + i);
-        EXPECT_OK(xfer_put(ch, &d, me == 0 ? y : NULL));
-        EXPECT_OK(xfer_step_end(ch));
+        MT_XFER_OK(xfer_put(ch, &d, me == 0 ? y : NULL));
+        MT_XFER_OK(xfer_step_end(ch));
     }
 }
 
@@ -120,12 +106,12 @@ static void receiver(xfer_channel_t *ch, int me, int n)
         int32_t *b;
         double y[16];
         int bad = 0;
-        EXPECT_OK(xfer_get_shape(ch, "g", &d));
+        MT_XFER_OK(xfer_get_shape(ch, "g", &d));
         MT_CHECK(d.step == s && d.dims[0] == rows_in[s] && d.dims[1] == COLS,
                  "step %llu: shape [%llu, %llu], expected [%llu, %d]", (unsigned long long) s,
                  (unsigned long long) d.dims[0], (unsigned long long) d.dims[1],
                  (unsigned long long) rows_in[s], COLS);
-        EXPECT_OK(xfer_decompose(XFER_SELECT_BLOCK, 2, dims, n, me, st, ct));
+        MT_XFER_OK(xfer_decompose(XFER_SELECT_BLOCK, 2, dims, n, me, st, ct));
         MT_CHECK(!memcmp(d.start, st, sizeof(st)) && !memcmp(d.count, ct, sizeof(ct)),
                  "step %llu: selection [%llu+%llu, %llu+%llu], expected [%llu+%llu, %llu+%llu]",
                  (unsigned long long) s, (unsigned long long) d.start[0],
@@ -134,20 +120,20 @@ static void receiver(xfer_channel_t *ch, int me, int n)
                  (unsigned long long) ct[0], (unsigned long long) st[1],
                  (unsigned long long) ct[1]);
         b = calloc((size_t) (ct[0] * ct[1] + 1), sizeof(*b));
-        EXPECT_OK(xfer_get(ch, "g", b, (size_t) (ct[0] * ct[1]) * sizeof(*b), &d));
+        MT_XFER_OK(xfer_get(ch, "g", b, (size_t) (ct[0] * ct[1]) * sizeof(*b), &d));
         for (i = 0; i < ct[0]; i++)
             for (c = 0; c < ct[1]; c++)
                 bad += b[i * ct[1] + c] != value(s, st[0] + i, st[1] + c);
         MT_CHECK(bad == 0, "step %llu: %d values of g differ", (unsigned long long) s, bad);
         free(b);
-        EXPECT_OK(xfer_decompose(XFER_SELECT_ROWS, 1, ydims, n, me, st, ct));
-        EXPECT_OK(xfer_get(ch, "y", y, (size_t) ct[0] * sizeof(double), &d));
+        MT_XFER_OK(xfer_decompose(XFER_SELECT_ROWS, 1, ydims, n, me, st, ct));
+        MT_XFER_OK(xfer_get(ch, "y", y, (size_t) ct[0] * sizeof(double), &d));
         MT_CHECK(d.dims[0] == s + 1 && d.start[0] == st[0] && d.count[0] == ct[0],
                  "step %llu: y's shape or selection", (unsigned long long) s);
         for (i = 0; i < ct[0]; i++)
             MT_CHECK(y[i] == (double) (s * 100 + st[0] + i), "step %llu: y[%llu]",
                      (unsigned long long) s, (unsigned long long) (st[0] + i));
-        EXPECT_OK(xfer_step_end(ch));
+        MT_XFER_OK(xfer_step_end(ch));
     }
 }
 
@@ -161,17 +147,17 @@ int main(int argc, char **argv)
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &mt_world_rank);
-    EXPECT_OK(xfer_init(NULL, NULL, MPI_COMM_WORLD, &x));
-    EXPECT_OK(xfer_comm(x, &comm));
+    MT_XFER_OK(xfer_init(NULL, NULL, MPI_COMM_WORLD, &x));
+    MT_XFER_OK(xfer_comm(x, &comm));
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &n);
-    EXPECT_OK(xfer_channel_open(x, "c", &ch));
-    EXPECT_OK(xfer_channel_role(ch, &role));
+    MT_XFER_OK(xfer_channel_open(x, "c", &ch));
+    MT_XFER_OK(xfer_channel_role(ch, &role));
     if (role == XFER_ROLE_SEND)
         sender(ch, me);
     else
         receiver(ch, me, n);
-    EXPECT_OK(xfer_finalize(&x));
+    MT_XFER_OK(xfer_finalize(&x));
     rc = mt_finish("test_variable");
     MPI_Finalize();
     return rc;

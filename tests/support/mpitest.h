@@ -36,6 +36,22 @@ static int mt_world_rank;
         }                                                                                          \
     } while (0)
 
+/* A libxfer call succeeded, or failed with status @p want and words holding @p words (the test
+ * includes xfer.h). */
+#define MT_XFER_OK(call)                                                                           \
+    do {                                                                                           \
+        xfer_status_t mt_st_ = (call);                                                             \
+        MT_CHECK(mt_st_ == XFER_SUCCESS, "%s: %s: %s", #call, xfer_status_name(mt_st_),            \
+                 xfer_last_error());                                                               \
+    } while (0)
+#define MT_XFER_ERR(call, want, words)                                                             \
+    do {                                                                                           \
+        xfer_status_t mt_st_ = (call);                                                             \
+        MT_CHECK(mt_st_ == (want) && strstr(xfer_last_error(), (words)) != NULL,                   \
+                 "%s: %s: \"%s\", expected %s with \"%s\"", #call, xfer_status_name(mt_st_),       \
+                 xfer_last_error(), xfer_status_name(want), (words));                              \
+    } while (0)
+
 typedef struct mt_inter {
     MPI_Comm local, inter;
     int group; /* 0: group A, 1: group B */
