@@ -225,6 +225,13 @@ const char *xfer_cfg_quote(const char *s, char *buf, size_t size);
  * ignored) of at most a third of the longer word, 1 for short words, and less than the shorter
  * one; or, lacking that, a candidate that begins with what the file says (3 characters or more).
  * Two equally close candidates are both named, more are none. */
+/* cfg_check.c: the table checks of a channel, its node staging and a dataset (cfg_table_t's
+ * check), and the algorithms' names for the reference. */
+xfer_status_t xfer_cfg_check_channel(cfg_parser_t *p, void *base, const void *parent);
+xfer_status_t xfer_cfg_check_hier(cfg_parser_t *p, void *base, const void *parent);
+xfer_status_t xfer_cfg_check_dataset(cfg_parser_t *p, void *base, const void *parent);
+const char *xfer_cfg_algorithm_doc(char *buf, size_t size);
+
 /* A C identifier (letters, digits, '_', not starting with a digit): an environment variable's
  * name, a record field's (cfg_values.c). */
 int xfer_cfg_is_identifier(const char *s);

@@ -3,7 +3,7 @@
  * component, channel, hierarchical, dataset). The tables drive reading, defaults, checks,
  * xfer_config_print() and the reference in docs/workflow.md (xfer_config_doc()); what a
  * table entry cannot say lives in the three value handlers (cmd, env, dims: cfg_values.c) and
- * the three table checks (channel, hierarchical, dataset) below. */
+ * the three table checks (channel, hierarchical, dataset: cfg_check.c). */
 #include <inttypes.h>
 #include <stddef.h>
 #include <string.h>
@@ -103,318 +103,6 @@ const char *xfer_type_name(xfer_type_t type)
     return "?";
 }
 
-/* ---- checks (run once the whole file is read) ----------------------------------------------- */
-
-/* Append @p s to the @p sep-separated list in @p buf (cut with "..." when full); 0 when full. */
-static int append(char *buf, size_t size, const char *sep, const char *s)
-{
-    const size_t o = strlen(buf);
-    if (o + strlen(sep) + strlen(s) + 4 >= size) {
-        if (o + 4 < size && !strstr(buf, "..."))
-            strcat(buf, "...");
-        return 0;
-    }
-    snprintf(buf + o, size - o, "%s%s", o ? sep : "", s);
-    return 1;
-}
-
-/* The registered algorithms whose flags include all of @p want and none of @p unwanted,
- * ", "-separated after @p first (NULL: nothing first). */
-static const char *algorithms_with(unsigned want, unsigned unwanted, const char *first, char *buf,
-                                   size_t size)
-{
-    xfer_algo_info_t info;
-    unsigned flags;
-    int n = 0, i;
-
-    buf[0] = '\0';
-    if (first)
-        append(buf, size, ", ", first);
-    if (xfer_algorithm_count(&n) != XFER_SUCCESS)
-        return buf;
-    for (i = 0; i < n; i++)
-        if (xfer_algorithm_info(i, &info) == XFER_SUCCESS &&
-            xfer_algorithm_flags(i, &flags) == XFER_SUCCESS && (flags & want) == want &&
-            !(flags & unwanted))
-            append(buf, size, ", ", info.name);
-    return buf;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-    const cfg_name_t *x = a, *y = b;
-    const int c = strcmp(x->name, y->name);
-    return c ? c : (x->index > y->index) - (x->index < y->index);
-}
-
-/* The components by name, built once per file: a reference costs a binary search. */
-static xfer_status_t component_names(cfg_parser_t *p)
-{
-    const xfer_config_t *c = p->cfg;
-    int i;
-
-    if (p->names)
-        return XFER_SUCCESS;
-    if (!(p->names = xfer_calloc((size_t) c->ncomponents + 1, sizeof(*p->names)))) {
-        p->stop = 1;
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "%d component names", c->ncomponents);
-    }
-    for (i = 0; i < c->ncomponents; i++) /* a name left out or found wrong is reported already */
-        if (c->components[i].name)
-            p->names[p->nnames++] = (cfg_name_t){c->components[i].name, i};
-    qsort(p->names, (size_t) p->nnames, sizeof(*p->names), name_cmp);
-    return XFER_SUCCESS;
-}
-
-/* The component that @p key (under the current key path) names. *@p index is left alone when
- * the file does not set @p key, and is -1 when the value was found wrong (reported already) or
- * names no component (reported here, with the names it was probably meant to be). */
-static xfer_status_t resolve(cfg_parser_t *p, const char *key, int *index)
-{
-    const xfer_config_t *c = p->cfg;
-    const cfg_rec_t *r = xfer_cfg_find(p, key);
-    char names[512] = "", shown[96], hint[256];
-    const cfg_name_t *found = NULL;
-    size_t lo = 0, hi;
-    cfg_name_t want;
-    cfg_suggest_t s;
-    xfer_status_t st;
-    int i, listing = 1;
-
-    if (!r)
-        return XFER_SUCCESS;
-    *index = -1;
-    if (r->bad || !r->text)
-        return XFER_SUCCESS;
-    if ((st = component_names(p)) != XFER_SUCCESS)
-        return st;
-    hi = (size_t) p->nnames;
-    want.name = r->text;
-    want.index = -1; /* before every index: the first component of that name */
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (name_cmp(&p->names[mid], &want) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < (size_t) p->nnames && strcmp(p->names[lo].name, r->text) == 0)
-        found = &p->names[lo];
-    if (found) {
-        *index = found->index;
-        return XFER_SUCCESS;
-    }
-    xfer_cfg_suggest_init(&s, p, r->text);
-    for (i = 0; i < c->ncomponents && (listing || s.len >= 0); i++) {
-        if (!c->components[i].name)
-            continue;
-        xfer_cfg_suggest_add(&s, c->components[i].name);
-        if (listing)
-            listing = append(names, sizeof(names), ", ", c->components[i].name);
-    }
-    return xfer_cfg_fail_key(p, key, "unknown component %s (components: %s)%s",
-                             xfer_cfg_quote(r->text, shown, sizeof(shown)), names,
-                             xfer_cfg_suggestion(&s, hint, sizeof(hint)));
-}
-
-/* What the algorithm's flags allow (xfer-info lists them): a half_only algorithm only in a
- * half-duplex channel, and on a ring topology only ring algorithms. A rule whose other key was
- * found wrong is not applied: that key's default is no grounds for a second error. */
-static xfer_status_t check_algorithm(cfg_parser_t *p, const xfer_cfg_channel_t *ch)
-{
-    char valid[512] = "auto", ring[256], shown[96], hint[256];
-    const int full = ch->duplex == XFER_DUPLEX_FULL;
-    const cfg_rec_t *kind = xfer_cfg_find_up(p, 2, "topology.kind");
-    xfer_algo_info_t info;
-    cfg_suggest_t s;
-    xfer_status_t st;
-    unsigned flags = 0;
-    int n, i, found = -1;
-
-    if (!ch->algorithm || xfer_cfg_bad(p, "algorithm") || strcmp(ch->algorithm, "auto") == 0)
-        return XFER_SUCCESS;
-    if ((st = xfer_algorithm_count(&n)) != XFER_SUCCESS)
-        return st;
-    xfer_cfg_suggest_init(&s, p, ch->algorithm);
-    xfer_cfg_suggest_add(&s, "auto");
-    for (i = 0; i < n; i++) {
-        if ((st = xfer_algorithm_info(i, &info)) != XFER_SUCCESS)
-            return st;
-        if (strcmp(info.name, ch->algorithm) == 0)
-            found = i;
-        append(valid, sizeof(valid), "|", info.name);
-        xfer_cfg_suggest_add(&s, info.name);
-    }
-    if (found < 0)
-        return xfer_cfg_fail_key(p, "algorithm", "expected %s, got %s%s", valid,
-                                 xfer_cfg_quote(ch->algorithm, shown, sizeof(shown)),
-                                 xfer_cfg_suggestion(&s, hint, sizeof(hint)));
-    if ((st = xfer_algorithm_flags(found, &flags)) != XFER_SUCCESS)
-        return st;
-    if (full && (flags & XFER_ALGO_HALF_ONLY) && !xfer_cfg_bad(p, "duplex"))
-        return xfer_cfg_fail_key(p, "algorithm",
-                                 "%s moves data one way only: not for a duplex: full channel",
-                                 ch->algorithm);
-    if (p->cfg->topology == XFER_TOPOLOGY_RING && !(flags & XFER_ALGO_RING) && !(kind && kind->bad))
-        return xfer_cfg_fail_key(
-            p, "algorithm",
-            "%s needs a fully connected topology (topology.kind is ring: use one of %s)",
-            ch->algorithm,
-            algorithms_with(XFER_ALGO_RING, full ? XFER_ALGO_HALF_ONLY : 0, "auto", ring,
-                            sizeof(ring)));
-    return XFER_SUCCESS;
-}
-
-/* The reference's line for `algorithm`, from the registry's flags. */
-static const char *algorithm_doc(char *buf, size_t size)
-{
-    char half[256], ring[256];
-    snprintf(buf, size,
-             "auto or a registered algorithm (xfer-info lists them with their flags); those "
-             "flagged half_only (%s) only in half duplex; on a ring topology only those flagged "
-             "ring (%s)",
-             algorithms_with(XFER_ALGO_HALF_ONLY, 0, NULL, half, sizeof(half)),
-             algorithms_with(XFER_ALGO_RING, 0, NULL, ring, sizeof(ring)));
-    return buf;
-}
-
-/* Every rule is applied that the values it needs allow; the errors are all reported. */
-static xfer_status_t check_channel(cfg_parser_t *p, void *base, const void *parent)
-{
-    xfer_cfg_channel_t *ch = base;
-    xfer_status_t st, ret = XFER_SUCCESS;
-    char shown[96];
-    int i;
-
-    (void) parent;
-    if ((st = resolve(p, "from", &ch->from)) != XFER_SUCCESS)
-        ret = st;
-    if (!xfer_cfg_fatal(p, st) && (st = resolve(p, "to", &ch->to)) != XFER_SUCCESS)
-        ret = st;
-    if (xfer_cfg_fatal(p, st))
-        return st;
-    if (ch->from >= 0 && ch->from == ch->to) {
-        const char *name = xfer_cfg_quote(p->cfg->components[ch->to].name, shown, sizeof(shown));
-        ret = xfer_cfg_fail_key(
-            p, "to", "from and to are both %s: a channel joins two different components", name);
-        if (xfer_cfg_fatal(p, ret))
-            return ret;
-    }
-    for (i = 0; i < ch->ndatasets; i++) /* the datasets that follow the channel's mode */
-        if (ch->datasets[i].selection == XFER_SELECT_CHANNEL)
-            ch->datasets[i].selection = ch->selection;
-    st = check_algorithm(p, ch);
-    return st != XFER_SUCCESS ? st : ret;
-}
-
-static xfer_status_t check_hier(cfg_parser_t *p, void *base, const void *parent)
-{
-    const xfer_cfg_hier_t *h = base;
-
-    (void) parent;
-    if (h->leaders_per_node > 1 && !h->multi_sender && !xfer_cfg_bad(p, "multi_sender"))
-        return xfer_cfg_fail_key(p, "leaders_per_node",
-                                 "%d leaders per node need multi_sender: true",
-                                 h->leaders_per_node);
-    return XFER_SUCCESS;
-}
-
-/* @p d's dims as the file spells them: "joined, 3", "variable, 64". */
-static const char *dims_text(const xfer_cfg_dataset_t *d, char *buf, size_t size)
-{
-    char num[24];
-    int i;
-
-    buf[0] = '\0';
-    for (i = 0; i < d->ndims; i++) {
-        if (i == 0 && d->joined)
-            snprintf(num, sizeof(num), "joined");
-        else if (d->variable & (1u << i))
-            snprintf(num, sizeof(num), "variable");
-        else
-            snprintf(num, sizeof(num), "%" PRIu64, d->dims[i]);
-        append(buf, size, ", ", num);
-    }
-    return buf;
-}
-
-/* The ends of the channel are checked only when both were found (-1: reported already); the
- * size when the type and dims were (joined and variable extents count as 1 row or element, and
- * a joined dataset's max_rows as that many rows). */
-static xfer_status_t check_dataset(cfg_parser_t *p, void *base, const void *parent)
-{
-    xfer_cfg_dataset_t *d = base;
-    const xfer_cfg_channel_t *ch = parent;
-    const xfer_cfg_component_t *comp = p->cfg->components;
-    const uint64_t limit = (uint64_t) 1 << XFER_CFG_MAX_SIZE_LOG2;
-    const cfg_rec_t *duplex = xfer_cfg_find_up(p, 2, "duplex");
-    const size_t bytes_of_one = xfer_cfg_dataset_esize(d);
-    uint64_t bytes = bytes_of_one;
-    const int j = (int) (d - ch->datasets);
-    char shape[256] = "", type[64];
-    xfer_status_t st, ret = XFER_SUCCESS;
-    int i, same = 0;
-
-    d->from = ch->from;
-    if ((st = resolve(p, "from", &d->from)) != XFER_SUCCESS) {
-        if (xfer_cfg_fatal(p, st))
-            return st;
-        ret = st;
-    }
-    if (d->from >= 0 && ch->from >= 0 && ch->to >= 0) {
-        if (d->from != ch->from && d->from != ch->to)
-            ret = xfer_cfg_fail_key(p, "from",
-                                    "\"%s\" is not an end of this channel (from: %s, to: %s)",
-                                    comp[d->from].name, comp[ch->from].name, comp[ch->to].name);
-        else if (ch->duplex == XFER_DUPLEX_HALF && d->from != ch->from && !(duplex && duplex->bad))
-            ret = xfer_cfg_fail_key(p, "from",
-                                    "\"%s\" only receives in this half-duplex channel (from: %s; "
-                                    "set duplex: full to send both ways)",
-                                    comp[d->from].name, comp[ch->from].name);
-        if (xfer_cfg_fatal(p, ret))
-            return ret;
-    }
-    for (i = 0; i <= j; i++)
-        same += ch->datasets[i].from == d->from;
-    if (d->from >= 0 && same == XFER_MAX_DATASETS + 1) { /* said once, at the first too many */
-        ret = xfer_cfg_fail_key(p, NULL, "more than %d datasets from \"%s\" in one channel",
-                                XFER_MAX_DATASETS, comp[d->from].name);
-        if (xfer_cfg_fatal(p, ret))
-            return ret;
-    }
-    if (d->max_rows && d->ndims >= 1 && !d->joined) {
-        dims_text(d, shape, sizeof(shape));
-        ret = xfer_cfg_fail_key(p, "max_rows",
-                                "max_rows %" PRIu64 " is for joined datasets only (dims: [joined, "
-                                "...]), and dataset \"%s\" has dims [%s]",
-                                d->max_rows, d->name ? d->name : "", shape);
-        if (xfer_cfg_fatal(p, ret))
-            return ret;
-    }
-    if (!bytes || d->ndims < 1) /* a type or dims found wrong: reported already */
-        return ret;
-    /* the extents written (joined and variable ones are 1 here), then the rows max_rows allows */
-    for (i = 0; i < d->ndims; i++) {
-        if (d->dims[i] && bytes > limit / d->dims[i])
-            break;
-        bytes *= d->dims[i] ? d->dims[i] : 1;
-    }
-    dims_text(d, shape, sizeof(shape));
-    if (d->type == XFER_TYPE_RECORD)
-        snprintf(type, sizeof(type), "record of %zu bytes", bytes_of_one);
-    else
-        snprintf(type, sizeof(type), "%s", xfer_type_name(d->type));
-    if (i < d->ndims)
-        return xfer_cfg_fail_key(p, "dims", "impossible size: [%s] %s is more than 2^%d bytes",
-                                 shape, type, XFER_CFG_MAX_SIZE_LOG2);
-    if (d->joined && d->max_rows > limit / bytes)
-        return xfer_cfg_fail_key(p, "max_rows",
-                                 "impossible size: max_rows %" PRIu64 " of [%s] %s is more than "
-                                 "2^%d bytes",
-                                 d->max_rows, shape, type, XFER_CFG_MAX_SIZE_LOG2);
-    return ret;
-}
-
 /* ---- the tables ------------------------------------------------------------------------- */
 
 #define DS_(f) offsetof(xfer_cfg_dataset_t, f)
@@ -480,7 +168,7 @@ static const cfg_table_t dataset_table = {
     .has_pos = 1,
     .line_off = DS_(line),
     .col_off = DS_(col),
-    .check = check_dataset,
+    .check = xfer_cfg_check_dataset,
     .doc = "One array a channel moves each step. At most " MAX_DATASETS_TEXT
            " datasets per direction of a channel."};
 
@@ -517,7 +205,7 @@ static const cfg_table_t hier_table = {
     .path = "channels[].hierarchical",
     .keys = hier_keys,
     .nkeys = NKEYS(hier_keys),
-    .check = check_hier,
+    .check = xfer_cfg_check_hier,
     .doc = "Node-hierarchical staging: data crosses between the groups once per node."};
 
 #define FI_(f) offsetof(xfer_cfg_file_t, f)
@@ -575,7 +263,7 @@ static const cfg_key_t channel_keys[] = {
      .kind = CFG_STR,
      .dflt = "auto",
      .off = CH_(algorithm),
-     .doc_fn = algorithm_doc},
+     .doc_fn = xfer_cfg_algorithm_doc},
     {.key = "hierarchical",
      .kind = CFG_MAP,
      .off = CH_(hier),
@@ -637,7 +325,7 @@ static const cfg_table_t channel_table = {
     .has_pos = 1,
     .line_off = CH_(line),
     .col_off = CH_(col),
-    .check = check_channel,
+    .check = xfer_cfg_check_channel,
     .doc = "A channel joins two components by an intercommunicator and moves datasets between "
            "them, one step at a time."};
 
