@@ -252,11 +252,6 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     rc = 0;
-    /* a file the runtime cannot run is not checked or run (printing it is fine) */
-    if ((o.check || !o.print_config) && xfer_run_unsupported(cfg, o.transport, stderr) > 0) {
-        rc = EXIT_USAGE;
-        goto out;
-    }
     if (o.check) {
         printf("%s: ok (workflow %s: %d components, %d channels)\n", o.file, cfg->workflow,
                cfg->ncomponents, cfg->nchannels);

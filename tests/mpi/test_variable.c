@@ -2,10 +2,11 @@
 /* Variable shapes (dims entries `variable`; docs/runtime.md): a dataset whose global shape the
  * senders' puts give each step. One MPMD launch of this program as both components:
  *
- *   mpiexec -n 2 test_variable : -n 3 test_variable   (XFER_CONFIG=FILE, transport: file)
+ *   mpiexec -n 2 test_variable [all] : -n 3 test_variable [all]   (XFER_CONFIG=FILE)
  *
- * The file: components a (2 ranks) and b (3 ranks), channel c from a to b, dataset
- * g: int32 [variable, 4] under selection: block, and y: float64 [variable] under rows. The
+ * The file: components a (2 ranks) and b (3 ranks), channel c from a to b (either transport),
+ * dataset g: int32 [variable, 4] under selection: block, and y: float64 [variable] under rows
+ * (with `all`: both under selection: all, which the stream carries by its allgatherv plan). The
  * senders split the rows of each step's shape (it grows and shrinks, 0 rows included) between
  * them. Before the good steps, each rank of a provokes the three errors a commit of a variable
  * shape refuses alike on every sending rank before anything is written (two shapes, overlapping
@@ -23,6 +24,8 @@
 
 #define COLS  4
 #define STEPS 6
+
+static int all; /* every receiving rank takes all of each dataset */
 
 static const uint64_t rows_in[STEPS] = {5, 9, 0, 3, 12, 1};
 
@@ -111,7 +114,8 @@ static void receiver(xfer_channel_t *ch, int me, int n)
                  "step %llu: shape [%llu, %llu], expected [%llu, %d]", (unsigned long long) s,
                  (unsigned long long) d.dims[0], (unsigned long long) d.dims[1],
                  (unsigned long long) rows_in[s], COLS);
-        MT_XFER_OK(xfer_decompose(XFER_SELECT_BLOCK, 2, dims, n, me, st, ct));
+        MT_XFER_OK(
+            xfer_decompose(all ? XFER_SELECT_ALL : XFER_SELECT_BLOCK, 2, dims, n, me, st, ct));
         MT_CHECK(!memcmp(d.start, st, sizeof(st)) && !memcmp(d.count, ct, sizeof(ct)),
                  "step %llu: selection [%llu+%llu, %llu+%llu], expected [%llu+%llu, %llu+%llu]",
                  (unsigned long long) s, (unsigned long long) d.start[0],
@@ -126,7 +130,8 @@ static void receiver(xfer_channel_t *ch, int me, int n)
                 bad += b[i * ct[1] + c] != value(s, st[0] + i, st[1] + c);
         MT_CHECK(bad == 0, "step %llu: %d values of g differ", (unsigned long long) s, bad);
         free(b);
-        MT_XFER_OK(xfer_decompose(XFER_SELECT_ROWS, 1, ydims, n, me, st, ct));
+        MT_XFER_OK(
+            xfer_decompose(all ? XFER_SELECT_ALL : XFER_SELECT_ROWS, 1, ydims, n, me, st, ct));
         MT_XFER_OK(xfer_get(ch, "y", y, (size_t) ct[0] * sizeof(double), &d));
         MT_CHECK(d.dims[0] == s + 1 && d.start[0] == st[0] && d.count[0] == ct[0],
                  "step %llu: y's shape or selection", (unsigned long long) s);
@@ -147,6 +152,7 @@ int main(int argc, char **argv)
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &mt_world_rank);
+    all = argc > 1 && strcmp(argv[1], "all") == 0;
     MT_XFER_OK(xfer_init(NULL, NULL, MPI_COMM_WORLD, &x));
     MT_XFER_OK(xfer_comm(x, &comm));
     MPI_Comm_rank(comm, &me);

@@ -213,31 +213,49 @@ channels:
   endif()
 endforeach()
 
-# Variable shapes (dims entries `variable`), over the file transport (the stream refuses them
-# at xfer_init for now): shapes that grow and shrink (0 rows included) under block and rows
-# selections, and the three refusals of a commit (two shapes, overlapping blocks, a hole)
+# Variable shapes (dims entries `variable`), both transports: shapes that grow and shrink (0 rows
+# included) under block and rows selections (the stream's point-to-point path) or all (its
+# allgatherv plan), and the three refusals of a commit (two shapes, overlapping blocks, a hole)
 # before the step is put right (test_variable).
+add_executable(test_variable ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_variable.c)
+target_link_libraries(test_variable PRIVATE libxfer::xfer xfer_warnings)
+set(jn_var_tps stream)
 if(TARGET xfer_hdf5)
-  add_executable(test_variable ${CMAKE_CURRENT_SOURCE_DIR}/mpi/test_variable.c)
-  target_link_libraries(test_variable PRIVATE libxfer::xfer xfer_warnings)
-  set(f ${JN_DIR}/file-variable.yaml)
-  file(WRITE ${f} "workflow: rt_variable
+  list(APPEND jn_var_tps file)
+endif()
+foreach(tp IN LISTS jn_var_tps)
+  foreach(mode split all)
+    if(mode STREQUAL "all")
+      set(sel_g all)
+      set(sel_y all)
+      set(arg all)
+      set(sfx .all)
+    else()
+      set(sel_g block)
+      set(sel_y rows)
+      set(arg "")
+      set(sfx "")
+    endif()
+    set(f ${JN_DIR}/${tp}-variable${sfx}.yaml)
+    file(WRITE ${f} "workflow: rt_variable
 control: {timeout_ms: 60000}
 components:
   - {name: a, nprocs: 2, cmd: [test_variable]}
   - {name: b, nprocs: 3, cmd: [test_variable]}
 channels:
-  - {name: c, from: a, to: b, transport: file,
-     datasets: [{name: g, type: int32, dims: [variable, 4], selection: block},
-                {name: y, type: float64, dims: [variable], selection: rows}]}
+  - {name: c, from: a, to: b, transport: ${tp},
+     datasets: [{name: g, type: int32, dims: [variable, 4], selection: ${sel_g}},
+                {name: y, type: float64, dims: [variable], selection: ${sel_y}}]}
 ")
-  xfer_mpi_envflags(genv ENV XFER_CONFIG=${f} XFER_TRANSPORT_DIR=${JN_DIR}/file/variable)
-  xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${f} XFER_TRANSPORT_DIR=${JN_DIR}/file/variable)
-  rt_test(variable.file.p2q3
-          COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} 2
-                  $<TARGET_FILE:test_variable> : ${MPIEXEC_NUMPROC_FLAG} 3 ${lenv}
-                  $<TARGET_FILE:test_variable>)
-endif()
+    xfer_mpi_envflags(genv ENV XFER_CONFIG=${f} XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/variable${sfx})
+    xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${f}
+                      XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/variable${sfx})
+    rt_test(variable.${tp}${sfx}.p2q3
+            COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} 2
+                    $<TARGET_FILE:test_variable> ${arg} : ${MPIEXEC_NUMPROC_FLAG} 3 ${lenv}
+                    $<TARGET_FILE:test_variable> ${arg})
+  endforeach()
+endforeach()
 
 # The two sides declare a joined dataset's rows differently: xfer_init fails on both, naming the
 # dataset and both shapes in the file's words ([joined,3] against [joined,2]).

@@ -24,8 +24,9 @@ static uint64_t mem_total(void)
     return (uint64_t) kb * 1024;
 }
 
-/* A joined dataset's rows change every step: only max_rows bounds them. */
-static void joined_notes(const xfer_config_t *cfg, FILE *out)
+/* A joined dataset's rows change every step: only max_rows bounds them. A variable shape is
+ * whatever the senders put: nothing in the file bounds it. */
+static void shape_notes(const xfer_config_t *cfg, FILE *out)
 {
     int c, i;
     for (c = 0; c < cfg->nchannels; c++)
@@ -36,14 +37,22 @@ static void joined_notes(const xfer_config_t *cfg, FILE *out)
                         "%s:%d:%d: note: channel %s: dataset %s is joined: a step's rows are "
                         "unbounded without max_rows, so they are not counted below\n",
                         cfg->path, d->line, d->col, cfg->channels[c].name, d->name);
+            else if (d->variable)
+                fprintf(out,
+                        "%s:%d:%d: note: channel %s: dataset %s has a variable shape: its "
+                        "extents are the senders' each step, so it is not counted below\n",
+                        cfg->path, d->line, d->col, cfg->channels[c].name, d->name);
         }
 }
 
 int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
 {
+    static const char *const unbounded_words[4] = {
+        "", " (joined datasets without max_rows not counted)", " (variable datasets not counted)",
+        " (variable datasets and joined ones without max_rows not counted)"};
     const uint64_t mem = mem_total();
     int c, k, warnings = 0;
-    joined_notes(cfg, out);
+    shape_notes(cfg, out);
     for (c = 0; c < cfg->nchannels; c++) {
         const xfer_cfg_channel_t *ch = &cfg->channels[c];
         for (k = 0; k < 2; k++) {
@@ -62,7 +71,7 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
                         continue;
                     any = 1;
                     if (d->variable || (d->joined && !d->max_rows)) {
-                        unbounded = 1; /* (variable ones: xfer_run_unsupported refuses them) */
+                        unbounded |= d->variable ? 2 : 1;
                         continue;
                     }
                     memcpy(dims, d->dims, sizeof(dims));
@@ -98,7 +107,7 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
                     cfg->components[to].name, a,
                     user ? " (user selections: at most the whole)" : "", b, slots,
                     ch->max_in_flight_steps, at_max ? " (joined datasets at their max_rows)" : "",
-                    unbounded ? " (joined datasets without max_rows not counted)" : "");
+                    unbounded_words[unbounded]);
             if (mem && (double) most * (slots + 1) > (double) mem) {
                 char m[32], need[32];
                 xsize_human(m, sizeof(m), (double) mem);
@@ -123,33 +132,4 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
         }
     }
     return warnings;
-}
-
-int xfer_run_unsupported(const xfer_config_t *cfg, const char *transport, FILE *err)
-{
-    int c, i, k, n = 0;
-    for (c = 0; c < cfg->nchannels; c++) {
-        const xfer_cfg_channel_t *ch = &cfg->channels[c];
-        /* --transport (or XFER_TRANSPORT) over the channel's own, as xfer_init takes it */
-        const int stream =
-            transport ? strcmp(transport, "stream") == 0 : ch->transport == XFER_TRANSPORT_STREAM;
-        for (i = 0; i < ch->ndatasets; i++) {
-            const xfer_cfg_dataset_t *d = &ch->datasets[i];
-            char what[160];
-            for (k = 0; k < d->ndims && !(d->variable & (1u << k)); k++)
-                ;
-            /* xfer_init's words (runtime.c, refuse_new_shapes), in its order */
-            if (d->variable && stream)
-                snprintf(what, sizeof(what),
-                         "has a variable extent (dims[%d] is variable): this build carries "
-                         "variable shapes over transport: file only",
-                         k);
-            else
-                continue;
-            fprintf(err, "%s:%d:%d: channel %s: dataset %s %s\n", cfg->path, d->line, d->col,
-                    ch->name, d->name, what);
-            n++;
-        }
-    }
-    return n;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* xfer-run --check: per channel and direction, what each receiving rank holds of a step
  * (its selection under the dataset's mode; `user`: at most the whole; a joined dataset at its
- * max_rows, or a note to @p out that without it its rows are not counted) times the slots
+ * max_rows, or a note to @p out that without it its rows are not counted; a variable shape: a
+ * note, not counted) times the slots
  * (max_in_flight_steps + 1), printed to @p out; a warning to @p err when a rank, or all ranks
  * of the receiving component on one host, would need more than this host's memory (a cluster's
  * nodes may differ: the check uses the host it runs on). Returns the number of warnings. */
@@ -13,12 +14,5 @@
 #include <xfer/xfer.h>
 
 int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err);
-
-/* The datasets this build's runtime cannot carry yet (issue 30), in xfer_init's words: joined
- * ones (dims: [joined, ...]) on a stream channel, variable ones (a `variable` extent) and records;
- * one error line each to @p err. @p transport: --transport (or XFER_TRANSPORT), which overrides
- * each channel's; NULL: the channels' own. Returns how many there are: xfer-run runs and checks
- * only a file without any. */
-int xfer_run_unsupported(const xfer_config_t *cfg, const char *transport, FILE *err);
 
 #endif

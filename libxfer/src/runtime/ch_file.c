@@ -299,7 +299,7 @@ static xfer_status_t gather_shapes(xfer_channel_t *ch)
 {
     xfer_chfile_t *f = ch->file;
     xfer_status_t st = XFER_SUCCESS;
-    int i, r, at = 0;
+    int i, at = 0;
     if (!f->vrec_len)
         return XFER_SUCCESS;
     for (i = 0; i < ch->nds; i++) {
@@ -324,13 +324,9 @@ static xfer_status_t gather_shapes(xfer_channel_t *ch)
         const int w = 1 + 3 * d->cfg->ndims;
         if (!d->out || !d->cfg->variable)
             continue;
-        for (r = 0; r < ch->nlocal; r++) /* this dataset's records, one after the other */
-            memcpy(f->vone + (size_t) r * (size_t) w,
-                   f->vrec + (size_t) r * (size_t) f->vrec_len + (size_t) at,
-                   (size_t) w * sizeof(uint64_t));
-        XFER_CHECK_GOTO(
-            xfer_ch_check_step_blocks(ch, d, ch->side, ch->nlocal, f->vone, ch->cur, d->sdims), st,
-            out);
+        XFER_CHECK_GOTO(xfer_ch_check_step_blocks(ch, d, ch->side, ch->nlocal, f->vrec + at,
+                                                  (size_t) f->vrec_len, ch->cur, d->sdims),
+                        st, out);
         at += w;
     }
 out:
@@ -432,7 +428,7 @@ xfer_status_t xfer_chf_open(xfer_channel_t *ch)
         f->vrec_len += ch->ds[n].out && ch->ds[n].cfg->variable ? 1 + 3 * ch->ds[n].cfg->ndims : 0;
     }
     f->vrec = xfer_calloc((size_t) (f->vrec_len + 1) * (size_t) ch->nlocal, sizeof(*f->vrec));
-    f->vone = xfer_calloc((size_t) (f->vrec_len + 1) * (size_t) ch->nlocal, sizeof(*f->vone));
+    f->vone = xfer_calloc((size_t) f->vrec_len + 1, sizeof(*f->vone));
     f->rows =
         xfer_calloc((size_t) (f->njoined ? f->njoined : 1) * (size_t) ch->nlocal, sizeof(*f->rows));
     if (!f->blk || !f->blk_cap || !f->blk_at || !f->sel || !f->sel_cap || !f->landed || !f->rows ||

@@ -232,14 +232,15 @@ void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const c
 }
 
 /* One step of a dataset of variable shape (docs/runtime.md, "Shapes that change"): the records of
- * side @p k's @p nranks ranks, rec[r * (1 + 3 nd)] = {put, dims[nd], start[nd], count[nd]}. The
+ * side @p k's @p nranks ranks, rec[r * stride] = {put, dims[nd], start[nd], count[nd]}. The
  * ranks that put it agree on its shape (into @p dims; zeros when none put it), and their blocks
  * tile it exactly. The same verdict, in the same words, on every rank that has the records. */
 xfer_status_t xfer_ch_check_step_blocks(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int k,
-                                        int nranks, const uint64_t *rec, uint64_t step,
-                                        uint64_t *dims)
+                                        int nranks, const uint64_t *rec, size_t stride,
+                                        uint64_t step, uint64_t *dims)
 {
-    const int nd = d->cfg->ndims, w = 1 + 3 * nd;
+    const int nd = d->cfg->ndims;
+    const size_t w = stride;
     const uint64_t *first = NULL;
     uint64_t covered = 0, whole;
     char b1[200], b2[200];
@@ -247,7 +248,7 @@ xfer_status_t xfer_ch_check_step_blocks(const xfer_channel_t *ch, const xfer_rt_
 
     memset(dims, 0, (size_t) nd * sizeof(uint64_t));
     for (r = 0; r < nranks; r++) {
-        const uint64_t *x = rec + (size_t) r * (size_t) w;
+        const uint64_t *x = rec + (size_t) r * w;
         if (!x[0])
             continue;
         if (!first) {
@@ -267,11 +268,11 @@ xfer_status_t xfer_ch_check_step_blocks(const xfer_channel_t *ch, const xfer_rt_
         }
     }
     for (r = 0; first && r < nranks; r++) {
-        const uint64_t *x = rec + (size_t) r * (size_t) w, *s = x + 1 + nd, *c = s + nd;
+        const uint64_t *x = rec + (size_t) r * w, *s = x + 1 + nd, *c = s + nd;
         const uint64_t v = x[0] ? xfer_ch_volume(nd, c) : 0;
         covered += v;
         for (e = 0; e < r && v > 0; e++) { /* blocks must not overlap */
-            const uint64_t *y = rec + (size_t) e * (size_t) w, *s2 = y + 1 + nd, *c2 = s2 + nd;
+            const uint64_t *y = rec + (size_t) e * w, *s2 = y + 1 + nd, *c2 = s2 + nd;
             int dd, disjoint = 0;
             if (!y[0] || xfer_ch_volume(nd, c2) == 0)
                 continue;

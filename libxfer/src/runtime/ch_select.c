@@ -136,9 +136,9 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
         return xfer_ch_no_such_dataset(ch, dataset);
     if (d->dyn && ch->jn)
         return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                        "channel %s: dataset %s is joined: over transport: stream its rows are "
+                        "channel %s: dataset %s is %s: over transport: stream its blocks are "
                         "copied (a bound buffer is used by transport: file)",
-                        ch->cfg->name, dataset);
+                        ch->cfg->name, dataset, d->cfg->joined ? "joined" : "of variable shape");
     if (d->bound && fixed(ch)) { /* after step 0 began */
         if (d->out)
             return XFER_ERR(XFER_ERR_STATE,

@@ -364,7 +364,7 @@ xfer_status_t xfer_ch_stream_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
 
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
     if (ds->dyn) { /* its rows move in the slot's second phase (stream_joined.c) */
-        XFER_CHECK_GOTO(xfer_ch_joined_stage(ch, sl, ds, block, ds->count[0]), st, out);
+        XFER_CHECK_GOTO(xfer_ch_joined_stage(ch, sl, ds, block, v), st, out);
         sl->mask |= (uint64_t) 1 << ds->bit;
         return XFER_SUCCESS;
     }

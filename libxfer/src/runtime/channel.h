@@ -66,11 +66,11 @@ int xfer_ch_geo_pos(const xfer_channel_t *ch, int i);
 int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d);
 xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
                               size_t *bytes, size_t *prefix, int fill_global);
-/* A variable shape's step (ch_layout.c): the senders' records agree and tile it; its shape into
- * @p dims. */
+/* A variable shape's step (ch_layout.c): the senders' records (@p stride words apart) agree and
+ * tile it; its shape into @p dims. */
 xfer_status_t xfer_ch_check_step_blocks(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int k,
-                                        int nranks, const uint64_t *rec, uint64_t step,
-                                        uint64_t *dims);
+                                        int nranks, const uint64_t *rec, size_t stride,
+                                        uint64_t step, uint64_t *dims);
 /* Does dataset @p d travel in the allgatherv plan's part of each contribution (runtime.h,
  * xfer_rt_path_t), rather than by the direct schedule? (After setup.) */
 static inline int xfer_ch_by_plan(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
@@ -260,15 +260,16 @@ xfer_status_t xfer_ch_stream_poll(xfer_channel_t *ch, int force, int *busy);
 int xfer_ch_begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status,
                         double *until, xfer_status_t *st);
 
-/* stream_joined.c: the stream's joined datasets (runtime.h, xfer_rt_joined_t) */
+/* stream_joined.c: the stream's joined and variable datasets (runtime.h, xfer_rt_joined_t) */
 xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch);
 xfer_status_t xfer_ch_joined_prepare(xfer_channel_t *ch);
 void xfer_ch_joined_free(xfer_channel_t *ch, int collective);
 /* the set-up's geometry records: a receiving rank's rule (xfer_ch_rule_of), in */
 xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int r, int nranks,
                                      const uint64_t *rec);
+/* a sending rank's put of @p v elements (its rows, or its block of a variable shape) */
 xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_dset_t *d,
-                                   const void *block, uint64_t rows);
+                                   const void *block, uint64_t v);
 xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl);
 void xfer_ch_joined_table_out(xfer_channel_t *ch, xfer_rt_slot_t *sl);
 xfer_status_t xfer_ch_joined_progress(xfer_channel_t *ch, xfer_rt_slot_t *sl, int *done);

@@ -124,37 +124,6 @@ out:
     return st;
 }
 
-/* What the runtime does not carry yet (issue 30: the stream's joined path, variable shapes,
- * records): a workflow with such a dataset fails xfer_init on every rank of every component
- * alike, before any collective call (one component failing alone could leave the others waiting
- * on it). Shrinks as the channel core takes them. */
-static xfer_status_t refuse_new_shapes(const struct xfer *x)
-{
-    const xfer_config_t *cfg = x->cfg;
-    int c, i, k;
-    for (c = 0; c < cfg->nchannels; c++)
-        for (i = 0; i < cfg->channels[c].ndatasets; i++) {
-            const xfer_cfg_dataset_t *d = &cfg->channels[c].datasets[i];
-            xfer_transport_t t;
-            xfer_status_t st;
-            char what[160];
-            if ((st = xfer_rt_transport(x, c, &t)) != XFER_SUCCESS)
-                return st;
-            for (k = 0; k < d->ndims && !(d->variable & (1u << k)); k++)
-                ;
-            if (d->variable && t == XFER_TRANSPORT_STREAM)
-                snprintf(what, sizeof(what),
-                         "has a variable extent (dims[%d] is variable): this build carries "
-                         "variable shapes over transport: file only",
-                         k);
-            else
-                continue;
-            return xfer_err_raw(XFER_ERR_NOT_SUPPORTED, "%s:%d:%d: channel %s: dataset %s %s",
-                                cfg->path, d->line, d->col, cfg->channels[c].name, d->name, what);
-        }
-    return XFER_SUCCESS;
-}
-
 static void free_ctx(struct xfer *x, int collective)
 {
     int i;
@@ -218,9 +187,6 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
                       "no workflow file: pass its path to xfer_init or set XFER_CONFIG");
     else
         st = xfer_config_load(yaml_path, &x->cfg);
-    /* Every rank reads the file: the same verdict everywhere (no collective needed yet). */
-    if (st == XFER_SUCCESS)
-        st = refuse_new_shapes(x);
     if (st != XFER_SUCCESS)
         goto early;
     XFER_MPI_GOTO(MPI_Comm_dup(comm, &x->world), st, early);

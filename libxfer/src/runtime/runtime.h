@@ -206,16 +206,19 @@ typedef struct xfer_rt_setup {
     int partial, flags;
 } xfer_rt_setup_t;
 
-/* The stream's joined datasets (stream_joined.c): each slot's second phase. */
+/* The stream's datasets whose shape changes every step, joined or variable (stream_joined.c): each
+ * slot's second phase. */
 typedef struct xfer_rt_jslot {
     int state;
-    MPI_Request treq; /* a sending rank's gather of its side's rows */
-    uint64_t *tab[2]; /* side k's rows of each of its joined datasets: [r * nj[k] + j] */
-    /* sending: this rank's rows of each joined dataset it sends, and their copy */
+    MPI_Request treq; /* a sending rank's gather of its side's entries */
+    /* side k's table: rank r's entry of its dataset j at [r * W[k] + woff[k][j]] (joined: its
+     * rows, NOT_PUT when it did not put it; variable: put, dims[nd], start[nd], count[nd]) */
+    uint64_t *tab[2];
+    /* sending: this rank's entries (W[side] words), and the copy of each dataset's block */
     void **blk;
     size_t *blk_cap;
-    uint64_t *rows;
-    /* receiving: this rank's box of each joined dataset it receives (its start and count, in
+    uint64_t *mine;
+    /* receiving: this rank's box of each such dataset it receives (its start and count, in
      * XFER_MAX_DIMS words each), and where it lands */
     void **sel;
     size_t *sel_cap;
@@ -235,8 +238,10 @@ typedef struct xfer_rt_jslot {
 } xfer_rt_jslot_t;
 
 typedef struct xfer_rt_joined {
-    int nj[2];      /* joined datasets side k sends */
+    int nj[2];      /* joined and variable datasets side k sends */
     int *idx[2];    /* their indices in ch->ds */
+    int W[2];       /* the words of a rank's entries in side k's table */
+    int *woff[2];   /* where dataset j's entry starts among them */
     size_t tab_at;  /* where a side's table sits in rank 0's attribute area */
     size_t tab_len; /* the room it takes there (the larger side's) */
     MPI_Comm local; /* the sending side's gathers (a duplicate of ctl_local) */
@@ -305,7 +310,7 @@ struct xfer_channel {
     xfer_rt_health_t health; /* what failed or ended */
     int begun; /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
     struct xfer_chfile *file; /* transport: file (ch_file.h); NULL for the stream */
-    xfer_rt_joined_t *jn;     /* the stream's joined datasets (NULL: none) */
+    xfer_rt_joined_t *jn;     /* the stream's joined and variable datasets (NULL: none) */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */

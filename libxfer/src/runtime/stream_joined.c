@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The stream's joined datasets (docs/runtime.md, "Joined datasets"; runtime.h,
- * xfer_rt_joined_t). Their rows change every step, so they stay out of the contributions the
+/* The stream's datasets whose shape changes every step (docs/runtime.md, "Joined datasets" and
+ * "Shapes that change"; runtime.h, xfer_rt_joined_t): joined ones, whose rows change, and
+ * variable ones, whose global shape and blocks change. They stay out of the contributions the
  * step 0 set-up lays out (their blocks there are empty) and move in a second phase of each
  * step's slot:
- *  - at its commit a sending rank posts a gather of every sibling's rows of the step on the
- *    side's own communicator; its slot starts only once the table is in, and rank 0 carries it
- *    after the step's attributes (tab_at of the attribute area, which reaches every receiving
- *    rank on every path);
+ *  - at its commit a sending rank posts a gather of every sibling's entry of the step (joined:
+ *    its rows; variable: its shape and block, checked to agree and tile it) on the side's own
+ *    communicator; its slot starts only once the table is in, and rank 0 carries it after the
+ *    step's attributes (tab_at of the attribute area, which reaches every receiving rank on
+ *    every path);
  *  - once the fixed part of the step completed on a rank, every rank knows both sides' tables and
  *    every receiving rank's rule (its `selection`, or the rows it declared with xfer_select, as
  *    the set-up's geometry records carried them): each sending rank sends each receiving rank
@@ -28,7 +30,7 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
     int i, k, s, n[2] = {0, 0};
 
     for (i = 0; i < ch->nds; i++)
-        n[xfer_ch_dset_side(ch, &ch->ds[i])] += ch->ds[i].cfg->joined;
+        n[xfer_ch_dset_side(ch, &ch->ds[i])] += ch->ds[i].dyn;
     if (!n[0] && !n[1])
         return XFER_SUCCESS;
     if (!(jn = ch->jn = xfer_calloc(1, sizeof(*jn))))
@@ -36,19 +38,22 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
     jn->local = MPI_COMM_NULL;
     for (k = 0; k < 2; k++) {
         jn->nj[k] = n[k];
-        if (!(jn->idx[k] = xfer_calloc((size_t) n[k] + 1, sizeof(int))))
+        if (!(jn->idx[k] = xfer_calloc((size_t) n[k] + 1, sizeof(int))) ||
+            !(jn->woff[k] = xfer_calloc((size_t) n[k] + 1, sizeof(int))))
             goto oom;
         n[k] = 0;
     }
     for (i = 0; i < ch->nds; i++)
-        if (ch->ds[i].cfg->joined) {
+        if (ch->ds[i].dyn) {
             k = xfer_ch_dset_side(ch, &ch->ds[i]);
+            jn->woff[k][n[k]] = jn->W[k];
+            jn->W[k] += entry_words(&ch->ds[i]);
             jn->idx[k][n[k]++] = i;
         }
     /* the tables ride in the attribute area of rank 0's contribution: room for either side's */
     jn->tab_at = ch->lay.attr_cap; /* (after the attributes' own room, attr_user) */
     for (k = 0; k < 2; k++) {
-        const size_t t = (size_t) jn->nj[k] * (size_t) side_ranks(ch, k) * sizeof(uint64_t);
+        const size_t t = (size_t) jn->W[k] * (size_t) side_ranks(ch, k) * sizeof(uint64_t);
         jn->tab_len = t > jn->tab_len ? t : jn->tab_len;
     }
     ch->lay.attr_cap += jn->tab_len;
@@ -65,13 +70,13 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
             !(js->lb = xfer_calloc((size_t) ch->nlocal + 1, sizeof(size_t))))
             goto oom;
         for (k = 0; k < 2; k++)
-            if (!(js->tab[k] = xfer_calloc((size_t) jn->nj[k] * (size_t) side_ranks(ch, k) + 1,
+            if (!(js->tab[k] = xfer_calloc((size_t) jn->W[k] * (size_t) side_ranks(ch, k) + 1,
                                            sizeof(uint64_t))))
                 goto oom;
         k = ch->side;
         if (!(js->blk = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(void *))) ||
             !(js->blk_cap = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(size_t))) ||
-            !(js->rows = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(uint64_t))) ||
+            !(js->mine = xfer_calloc((size_t) jn->W[k] + 1, sizeof(uint64_t))) ||
             !(js->sel = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(void *))) ||
             !(js->sel_cap = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(size_t))) ||
             !(js->bs =
@@ -81,7 +86,7 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
     }
     return XFER_SUCCESS;
 oom:
-    return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: joined datasets", ch->cfg->name);
+    return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: joined and variable datasets", ch->cfg->name);
 }
 
 /* When the channel forms (collective over both sides, and over this side for the gathers). */
@@ -118,7 +123,7 @@ void xfer_ch_joined_free(xfer_channel_t *ch, int collective)
         xfer_free(js->tab[1]);
         xfer_free(js->blk);
         xfer_free(js->blk_cap);
-        xfer_free(js->rows);
+        xfer_free(js->mine);
         xfer_free(js->sel);
         xfer_free(js->sel_cap);
         xfer_free(js->bs);
@@ -144,6 +149,8 @@ void xfer_ch_joined_free(xfer_channel_t *ch, int collective)
     xfer_free(jn->comm);
     xfer_free(jn->idx[0]);
     xfer_free(jn->idx[1]);
+    xfer_free(jn->woff[0]);
+    xfer_free(jn->woff[1]);
     xfer_free(jn);
     ch->jn = NULL;
 }
@@ -159,6 +166,48 @@ xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int 
                         d->cfg->name);
     memcpy(d->jrule + (size_t) r * 2 * (size_t) nd, rec, 2 * (size_t) nd * sizeof(uint64_t));
     return XFER_SUCCESS;
+}
+
+/* ---- the tables ------------------------------------------------------------------------------ */
+
+void xfer_ch_jdims(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, uint64_t *dims)
+{
+    const xfer_rt_dset_t *d = dset_at(ch, k, j);
+    const int nd = d->cfg->ndims;
+    int r;
+    if (d->cfg->joined) {
+        memcpy(dims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
+        dims[0] = 0;
+        for (r = 0; r < side_ranks(ch, k); r++)
+            dims[0] += rows_at(ch, tab, k, r, j);
+        return;
+    }
+    memset(dims, 0, (size_t) nd * sizeof(uint64_t));
+    for (r = 0; r < side_ranks(ch, k); r++) /* (its senders agreed: checked at their commit) */
+        if (put_by(ch, tab, k, r, j)) {
+            memcpy(dims, entry_at(ch, tab, k, r, j) + 1, (size_t) nd * sizeof(uint64_t));
+            return;
+        }
+}
+
+void xfer_ch_jblock(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, int r,
+                    uint64_t *bs, uint64_t *bc)
+{
+    const xfer_rt_dset_t *d = dset_at(ch, k, j);
+    const int nd = d->cfg->ndims;
+    const uint64_t *x = entry_at(ch, tab, k, r, j);
+    int e;
+    memset(bs, 0, (size_t) nd * sizeof(uint64_t));
+    memset(bc, 0, (size_t) nd * sizeof(uint64_t));
+    if (d->cfg->joined) { /* rows of whole rows, after the lower ranks' */
+        memcpy(bc, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
+        bc[0] = rows_at(ch, tab, k, r, j);
+        for (e = 0; e < r; e++)
+            bs[0] += rows_at(ch, tab, k, e, j);
+    } else if (x[0]) {
+        memcpy(bs, x + 1 + nd, (size_t) nd * sizeof(uint64_t));
+        memcpy(bc, x + 1 + 2 * nd, (size_t) nd * sizeof(uint64_t));
+    }
 }
 
 /* Receiving rank @p r's box of a step of shape @p dims, by its rule (what
@@ -223,11 +272,11 @@ out:
 /* ---- a sending rank's puts and commit ---------------------------------------------------- */
 
 xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_dset_t *d,
-                                   const void *block, uint64_t rows)
+                                   const void *block, uint64_t v)
 {
     xfer_rt_jslot_t *js = &ch->jn->js[sl - ch->slots];
     const int j = jindex(ch, d);
-    const size_t bytes = (size_t) rows * row_bytes(d);
+    const size_t bytes = (size_t) v * d->esize;
     if (js->blk_cap[j] < PAD8(bytes)) { /* (padded: a plan may send it whole) */
         void *nb = xfer_realloc_array(js->blk[j], PAD8(bytes), 1);
         if (!nb)
@@ -240,57 +289,94 @@ xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_
         memcpy(js->blk[j], block, bytes);
         memset((char *) js->blk[j] + bytes, 0, PAD8(bytes) - bytes);
     }
-    js->rows[j] = rows;
     ch->stats.bytes_copied_in += bytes;
     return XFER_SUCCESS;
 }
 
-/* Before a sending rank commits a step: every sibling's rows of its joined datasets (a gather
- * waited for in the one wait loop, every channel moving), and max_rows checked alike on every
- * rank, so that a step beyond it is refused before anything is sent and the ranks may put
- * fewer rows and commit again. The commit is collective over the side's ranks already. */
+/* This rank's entries of the step (js->mine) from its puts. */
+static void fill_mine(xfer_channel_t *ch, const xfer_rt_slot_t *sl, xfer_rt_jslot_t *js)
+{
+    const xfer_rt_joined_t *jn = ch->jn;
+    const int k = ch->side;
+    int j;
+    for (j = 0; j < jn->nj[k]; j++) {
+        const xfer_rt_dset_t *d = dset_at(ch, k, j);
+        const int nd = d->cfg->ndims, put = sl->mask >> d->bit & 1u;
+        uint64_t *x = js->mine + jn->woff[k][j];
+        if (d->cfg->joined) {
+            x[0] = put ? d->count[0] : NOT_PUT;
+            continue;
+        }
+        memset(x, 0, (size_t) entry_words(d) * sizeof(uint64_t));
+        if (!put)
+            continue;
+        x[0] = 1;
+        memcpy(x + 1, d->pdims, (size_t) nd * sizeof(uint64_t));
+        memcpy(x + 1 + nd, d->start, (size_t) nd * sizeof(uint64_t));
+        memcpy(x + 1 + 2 * nd, d->count, (size_t) nd * sizeof(uint64_t));
+    }
+}
+
+/* Side @p k's step as the table says it, checked alike on every rank of the side: a joined
+ * dataset within its max_rows, a variable one's shape agreed and tiled by its blocks. */
+static xfer_status_t check_step(xfer_channel_t *ch, const xfer_rt_slot_t *sl,
+                                const xfer_rt_jslot_t *js)
+{
+    const xfer_rt_joined_t *jn = ch->jn;
+    const int k = ch->side;
+    xfer_status_t st = XFER_SUCCESS;
+    int j;
+    for (j = 0; j < jn->nj[k]; j++) {
+        const xfer_rt_dset_t *d = dset_at(ch, k, j);
+        uint64_t dims[XFER_MAX_DIMS];
+        if (d->cfg->variable) {
+            XFER_CHECK_GOTO(xfer_ch_check_step_blocks(ch, d, k, ch->nlocal,
+                                                      entry_at(ch, js->tab[k], k, 0, j),
+                                                      (size_t) jn->W[k], sl->step, dims),
+                            st, out);
+            continue;
+        }
+        xfer_ch_jdims(ch, js->tab[k], k, j, dims);
+        if (d->cfg->max_rows && dims[0] > d->cfg->max_rows)
+            return XFER_ERR(XFER_ERR_TOO_LARGE,
+                            "channel %s: dataset %s: step %llu holds %llu rows in all, more than "
+                            "its max_rows, %llu (the step is not committed: put fewer rows and "
+                            "commit it again)",
+                            ch->cfg->name, d->cfg->name, (unsigned long long) sl->step,
+                            (unsigned long long) dims[0], (unsigned long long) d->cfg->max_rows);
+    }
+out:
+    return st;
+}
+
+/* Before a sending rank commits a step: every sibling's entries of the step (a gather waited for
+ * in the one wait loop, every channel moving), checked alike on every rank, so that a step that
+ * fails is refused before anything is sent and the ranks may put it right and commit again. The
+ * commit is collective over the side's ranks already. */
 xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 {
     xfer_rt_joined_t *jn = ch->jn;
     xfer_rt_jslot_t *js;
     xfer_status_t st = XFER_SUCCESS;
-    int j, r, met;
+    int met;
     if (!jn || !jn->nj[ch->side])
         return XFER_SUCCESS;
     js = &jn->js[sl - ch->slots];
-    for (j = 0; j < jn->nj[ch->side]; j++) /* a dataset this rank did not put this step */
-        if (!(sl->mask >> ch->ds[jn->idx[ch->side][j]].bit & 1u))
-            js->rows[j] = NOT_PUT;
-    XFER_MPI_GOTO(MPI_Iallgather(js->rows, jn->nj[ch->side], MPI_UINT64_T, js->tab[ch->side],
-                                 jn->nj[ch->side], MPI_UINT64_T, jn->local, &js->treq),
+    fill_mine(ch, sl, js);
+    XFER_MPI_GOTO(MPI_Iallgather(js->mine, jn->W[ch->side], MPI_UINT64_T, js->tab[ch->side],
+                                 jn->W[ch->side], MPI_UINT64_T, jn->local, &js->treq),
                   st, out);
     {
         const xfer_ch_wait_t w = {.cond = xfer_ch_req_done,
                                   .arg = &js->treq,
-                                  .what = "gathering this side's joined rows",
+                                  .what = "gathering this side's rows and shapes",
                                   .until = HUGE_VAL,
                                   .need = UINT64_MAX,
                                   .resumable = 0,
                                   .force = 0};
         XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
     }
-    for (j = 0; j < jn->nj[ch->side]; j++) { /* max_rows: alike on every rank of the side */
-        const xfer_cfg_dataset_t *c = ch->ds[jn->idx[ch->side][j]].cfg;
-        uint64_t total = 0;
-        for (r = 0; r < ch->nlocal; r++)
-            total += rows_at(js->tab[ch->side], jn->nj[ch->side], r, j);
-        if (c->max_rows && total > c->max_rows) {
-            for (r = 0; r < jn->nj[ch->side]; r++) /* (put again: the rows as they were) */
-                if (js->rows[r] == NOT_PUT)
-                    js->rows[r] = 0;
-            return XFER_ERR(XFER_ERR_TOO_LARGE,
-                            "channel %s: dataset %s: step %llu holds %llu rows in all, more than "
-                            "its max_rows, %llu (the step is not committed: put fewer rows and "
-                            "commit it again)",
-                            ch->cfg->name, c->name, (unsigned long long) sl->step,
-                            (unsigned long long) total, (unsigned long long) c->max_rows);
-        }
-    }
+    XFER_CHECK_GOTO(check_step(ch, sl, js), st, out);
     js->state = J_READY;
 out:
     return st;
@@ -303,7 +389,7 @@ void xfer_ch_joined_table_out(xfer_channel_t *ch, xfer_rt_slot_t *sl)
     if (!jn || !jn->nj[ch->side] || ch->me != 0 || !sl->sbuf)
         return;
     memcpy(sl->sbuf + sizeof(xfer_rt_hdr_t) + jn->tab_at, jn->js[sl - ch->slots].tab[ch->side],
-           (size_t) jn->nj[ch->side] * (size_t) ch->nlocal * sizeof(uint64_t));
+           (size_t) jn->W[ch->side] * (size_t) ch->nlocal * sizeof(uint64_t));
 }
 
 /* ---- the second phase ---------------------------------------------------------------------- */
@@ -332,7 +418,7 @@ static xfer_status_t read_table(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_
                         "channel %s: step %llu: rank 0's header of %s is not of this step",
                         ch->cfg->name, (unsigned long long) sl->step, xfer_ch_peer_name(ch));
     memcpy(js->tab[ko], sl->rbuf + xfer_ch_attr_at(ch) + ch->jn->tab_at,
-           (size_t) ch->jn->nj[ko] * (size_t) ch->nremote * sizeof(uint64_t));
+           (size_t) ch->jn->W[ko] * (size_t) ch->nremote * sizeof(uint64_t));
     return XFER_SUCCESS;
 }
 
@@ -385,39 +471,33 @@ static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_r
             const int nd = d->cfg->ndims;
             uint64_t dims[XFER_MAX_DIMS], ms[XFER_MAX_DIMS], mc[XFER_MAX_DIMS];
             uint64_t rs[XFER_MAX_DIMS], rcnt[XFER_MAX_DIMS], is[XFER_MAX_DIMS], ic[XFER_MAX_DIMS];
-            memcpy(dims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
-            memset(ms, 0, sizeof(ms));
-            memcpy(mc, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
-            if (k == ch->side) { /* this rank's rows, to every receiving rank whose box has some */
-                ms[0] = offset_of(ch, js->tab[k], k, j, ch->me, &dims[0]);
-                mc[0] = rows_at(js->tab[k], jn->nj[k], ch->me, j);
-                for (r = 0; r < nrecv && mc[0]; r++) {
+            xfer_ch_jdims(ch, js->tab[k], k, j, dims);
+            if (k == ch->side) { /* this rank's block, to every receiving rank whose box meets it */
+                xfer_ch_jblock(ch, js->tab[k], k, j, ch->me, ms, mc);
+                for (r = 0; r < nrecv && xfer_ch_volume(nd, mc); r++) {
                     box_of(d, r, nrecv, dims, rs, rcnt);
                     if (meet(nd, ms, mc, rs, rcnt, is, ic))
                         XFER_CHECK_GOTO(
                             post(ch, js, d, 1, js->blk[j], ms, mc, is, ic, r, jn->idx[k][j], comm),
                             st, out);
                 }
-            } else { /* this rank's box, from every sending rank that holds some of it */
+            } else { /* this rank's box, from every sending rank whose block meets it */
                 uint64_t *bs = js->bs + (size_t) j * XFER_MAX_DIMS,
                          *bc = js->bc + (size_t) j * XFER_MAX_DIMS;
                 size_t bytes;
-                (void) offset_of(ch, js->tab[k], k, j, 0, &dims[0]);
                 box_of(d, ch->me, nrecv, dims, bs, bc);
                 bytes = (size_t) xfer_ch_volume(nd, bc) * d->esize;
                 if (js->sel_cap[j] < bytes) {
                     void *nb = xfer_realloc_array(js->sel[j], bytes, 1);
                     if (!nb)
                         return XFER_ERR(XFER_ERR_NO_MEMORY,
-                                        "channel %s: dataset %s: %zu bytes of rows", ch->cfg->name,
-                                        d->cfg->name, bytes);
+                                        "channel %s: dataset %s: %zu bytes of its selection",
+                                        ch->cfg->name, d->cfg->name, bytes);
                     js->sel[j] = nb;
                     js->sel_cap[j] = bytes;
                 }
                 for (r = 0; r < nsend && bytes; r++) {
-                    uint64_t t2;
-                    ms[0] = offset_of(ch, js->tab[k], k, j, r, &t2);
-                    mc[0] = rows_at(js->tab[k], jn->nj[k], r, j);
+                    xfer_ch_jblock(ch, js->tab[k], k, j, r, ms, mc);
                     if (meet(nd, ms, mc, bs, bc, is, ic))
                         XFER_CHECK_GOTO(
                             post(ch, js, d, 0, js->sel[j], bs, bc, is, ic, r, jn->idx[k][j], comm),
@@ -474,15 +554,12 @@ out:
 void xfer_ch_joined_reset(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 {
     xfer_rt_jslot_t *js;
-    int j;
     if (!ch->jn)
         return;
     js = &ch->jn->js[sl - ch->slots];
     js->state = J_IDLE;
     js->nreq = 0;
     js->by_plan = 0;
-    for (j = 0; j < ch->jn->nj[ch->side]; j++)
-        js->rows[j] = 0;
 }
 
 /* ---- a receiving rank's step ----------------------------------------------------------------- */
@@ -499,15 +576,11 @@ void xfer_ch_joined_shape(xfer_channel_t *ch, uint64_t s)
     for (j = 0; j < jn->nj[k]; j++) {
         xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
         const int nd = d->cfg->ndims;
-        uint64_t total = 0;
         if (d->sstep == s)
             continue;
-        for (r = 0; r < ch->nremote; r++) {
-            d->srows[r] = rows_at(js->tab[k], jn->nj[k], r, j);
-            total += d->srows[r];
-        }
-        memcpy(d->sdims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
-        d->sdims[0] = total;
+        for (r = 0; d->cfg->joined && r < ch->nremote; r++)
+            d->srows[r] = rows_at(ch, js->tab[k], k, r, j);
+        xfer_ch_jdims(ch, js->tab[k], k, j, d->sdims);
         memcpy(d->sel_start, js->bs + (size_t) j * XFER_MAX_DIMS, (size_t) nd * sizeof(uint64_t));
         memcpy(d->sel_count, js->bc + (size_t) j * XFER_MAX_DIMS, (size_t) nd * sizeof(uint64_t));
         d->sstep = s;
@@ -521,7 +594,7 @@ xfer_status_t xfer_ch_joined_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
     const int j = jindex(ch, ds), k = xfer_ch_dset_side(ch, ds);
     int r, put = 0;
     for (r = 0; r < ch->nremote; r++)
-        put |= js->tab[k][(size_t) r * (size_t) ch->jn->nj[k] + (size_t) j] != NOT_PUT;
+        put |= put_by(ch, js->tab[k], k, r, j);
     if (!put)
         return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: %s did not put dataset %s in step %llu",
                         ch->cfg->name, xfer_ch_peer_name(ch), ds->cfg->name,

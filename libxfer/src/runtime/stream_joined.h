@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The stream's joined datasets, shared by stream_joined.c (the second phase of each slot, point to
- * point) and stream_jplan.c (its allgatherv plans): the tables' accessors. */
+/* The stream's datasets whose shape changes every step (joined and variable), shared by
+ * stream_joined.c (the second phase of each slot, point to point) and stream_jplan.c (its
+ * allgatherv plans): the tables' accessors. */
 #ifndef XFER_RT_STREAM_JOINED_H
 #define XFER_RT_STREAM_JOINED_H
 
@@ -21,16 +22,40 @@ static inline int side_ranks(const xfer_channel_t *ch, int k)
     return k == ch->side ? ch->nlocal : ch->nremote;
 }
 
-/* Rank r's rows of joined dataset j in a table of @p nj datasets; NOT_PUT: it did not put it
- * (no rows). */
+/* The table (runtime.h, xfer_rt_jslot_t): side @p k's rank @p r's entry of its dataset @p j. */
 #define NOT_PUT UINT64_MAX
-static inline uint64_t rows_at(const uint64_t *tab, int nj, int r, int j)
+static inline const uint64_t *entry_at(const xfer_channel_t *ch, const uint64_t *tab, int k, int r,
+                                       int j)
 {
-    const uint64_t n = tab[(size_t) r * (size_t) nj + (size_t) j];
+    return tab + (size_t) r * (size_t) ch->jn->W[k] + (size_t) ch->jn->woff[k][j];
+}
+
+static inline const xfer_rt_dset_t *dset_at(const xfer_channel_t *ch, int k, int j)
+{
+    return &ch->ds[ch->jn->idx[k][j]];
+}
+
+/* The words of @p d's entry: joined, its rows; variable, put, dims, start and count. */
+static inline int entry_words(const xfer_rt_dset_t *d)
+{
+    return d->cfg->joined ? 1 : 1 + 3 * d->cfg->ndims;
+}
+
+/* Did side @p k's rank @p r put its dataset @p j in the step? */
+static inline int put_by(const xfer_channel_t *ch, const uint64_t *tab, int k, int r, int j)
+{
+    const uint64_t x = *entry_at(ch, tab, k, r, j);
+    return dset_at(ch, k, j)->cfg->joined ? x != NOT_PUT : x != 0;
+}
+
+/* Side @p k's rank @p r's rows of its joined dataset @p j (0 when it did not put it). */
+static inline uint64_t rows_at(const xfer_channel_t *ch, const uint64_t *tab, int k, int r, int j)
+{
+    const uint64_t n = *entry_at(ch, tab, k, r, j);
     return n == NOT_PUT ? 0 : n;
 }
 
-/* Which of side @p k's joined datasets @p d is (its index in jn->idx[k]). */
+/* Which of side @p k's datasets of changing shape @p d is (its index in jn->idx[k]). */
 static inline int jindex(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
 {
     const xfer_rt_joined_t *jn = ch->jn;
@@ -42,21 +67,13 @@ static inline int jindex(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
     return -1;
 }
 
-/* Side @p k's rank @p r's first row of its joined dataset @p j, and the step's total. */
-static inline uint64_t offset_of(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, int r,
-                                 uint64_t *total)
-{
-    const int nj = ch->jn->nj[k], n = side_ranks(ch, k);
-    uint64_t off = 0, t = 0;
-    int e;
-    for (e = 0; e < n; e++) {
-        if (e == r)
-            off = t;
-        t += rows_at(tab, nj, e, j);
-    }
-    *total = t;
-    return off;
-}
+/* stream_joined.c */
+/* The global shape of side @p k's dataset @p j in the step of table @p tab (joined: the rows of
+ * every rank; variable: the shape its senders agreed on, zeros when none put it). */
+void xfer_ch_jdims(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, uint64_t *dims);
+/* Side @p k's rank @p r's block of its dataset @p j in that step (empty when it put none). */
+void xfer_ch_jblock(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, int r,
+                    uint64_t *bs, uint64_t *bc);
 
 /* stream_jplan.c */
 xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch);

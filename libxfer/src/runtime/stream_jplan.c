@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The stream's joined datasets, when every receiving rank takes every row (stream_joined.h): each
- * slot's second phase is one inter-group allgatherv plan, made when the channel forms and
- * recounted for each step's counts without any communication. */
+/* The stream's joined and variable datasets, when every receiving rank takes all of each
+ * (stream_joined.h): each slot's second phase is one inter-group allgatherv plan, made when the
+ * channel forms and recounted for each step's counts without any communication. */
 #include <limits.h>
 #include <string.h>
 
@@ -9,8 +9,8 @@
 #include "stream_joined.h"
 
 /* What rank @p r of side @p k is taken to contribute when the plans form (their recount fits
- * them to each step's rows; the algorithm auto picks stays): max_rows shared out, else 64 rows,
- * of each joined dataset the side sends. */
+ * them to each step's rows; the algorithm auto picks stays): of each joined dataset the side
+ * sends, max_rows shared out, else 64 rows; of each variable one, 4 KiB. */
 static size_t predicted(const xfer_channel_t *ch, int k)
 {
     const xfer_rt_joined_t *jn = ch->jn;
@@ -20,7 +20,7 @@ static size_t predicted(const xfer_channel_t *ch, int k)
         const xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
         const uint64_t n = (uint64_t) side_ranks(ch, k);
         const uint64_t rows = d->cfg->max_rows ? (d->cfg->max_rows + n - 1) / n : 64;
-        b += PAD8((size_t) rows * row_bytes(d));
+        b += d->cfg->joined ? PAD8((size_t) rows * row_bytes(d)) : 4096;
     }
     return b > INT_MAX / 2 ? INT_MAX / 2 : b;
 }
@@ -96,14 +96,22 @@ static int all_taken(xfer_channel_t *ch)
     return jn->all_taken > 0;
 }
 
-/* Side @p k's rank @p r's bytes in the plan: its rows of each joined dataset, each padded. */
+/* Side @p k's rank @p r's bytes of its dataset @p j in the step, padded. */
+static size_t block_bytes(const xfer_channel_t *ch, const uint64_t *tab, int k, int r, int j)
+{
+    const xfer_rt_dset_t *d = dset_at(ch, k, j);
+    uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS];
+    xfer_ch_jblock(ch, tab, k, j, r, bs, bc);
+    return PAD8((size_t) xfer_ch_volume(d->cfg->ndims, bc) * d->esize);
+}
+
+/* Side @p k's rank @p r's bytes in the plan: its block of each dataset, one after the other. */
 static size_t plan_bytes(const xfer_channel_t *ch, const uint64_t *tab, int k, int r)
 {
-    const xfer_rt_joined_t *jn = ch->jn;
     size_t b = 0;
     int j;
-    for (j = 0; j < jn->nj[k]; j++)
-        b += PAD8((size_t) rows_at(tab, jn->nj[k], r, j) * row_bytes(&ch->ds[jn->idx[k][j]]));
+    for (j = 0; j < ch->jn->nj[k]; j++)
+        b += block_bytes(ch, tab, k, r, j);
     return b;
 }
 
@@ -151,8 +159,7 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
             js->pack_cap = js->lb[ch->me];
         }
         for (j = 0; j < jn->nj[k]; j++) {
-            const size_t b = PAD8((size_t) rows_at(js->tab[k], jn->nj[k], ch->me, j) *
-                                  row_bytes(&ch->ds[jn->idx[k][j]]));
+            const size_t b = block_bytes(ch, js->tab[k], k, ch->me, j);
             if (b)
                 memcpy(js->pack + off, js->blk[j], b);
             off += b;
@@ -183,13 +190,11 @@ xfer_status_t xfer_ch_jplan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *o
     if (!js->plan || !all_taken(ch))
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(plan_step(ch, js, ok), st, out);
-    for (j = 0; *ok && j < jn->nj[1 - ch->side]; j++) { /* every row, in place */
-        const xfer_rt_dset_t *d = &ch->ds[jn->idx[1 - ch->side][j]];
+    for (j = 0; *ok && j < jn->nj[1 - ch->side]; j++) { /* all of it, in place */
         uint64_t *bs = js->bs + (size_t) j * XFER_MAX_DIMS,
                  *bc = js->bc + (size_t) j * XFER_MAX_DIMS;
         memset(bs, 0, XFER_MAX_DIMS * sizeof(uint64_t));
-        memcpy(bc, d->cfg->dims, (size_t) d->cfg->ndims * sizeof(uint64_t));
-        (void) offset_of(ch, js->tab[1 - ch->side], 1 - ch->side, j, 0, &bc[0]);
+        xfer_ch_jdims(ch, js->tab[1 - ch->side], 1 - ch->side, j, bc);
     }
 out:
     return st;
@@ -198,20 +203,15 @@ out:
 void xfer_ch_jplan_fetch(xfer_channel_t *ch, const xfer_rt_jslot_t *js, xfer_rt_dset_t *ds,
                          const uint64_t *start, const uint64_t *count, void *buf)
 {
-    const int j = jindex(ch, ds), k = xfer_ch_dset_side(ch, ds), nd = ds->cfg->ndims,
-              nj = ch->jn->nj[k];
-    uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS], total;
+    const int j = jindex(ch, ds), k = xfer_ch_dset_side(ch, ds), nd = ds->cfg->ndims;
+    uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS];
     int r, e;
-    memset(bs, 0, sizeof(bs));
-    memcpy(bc, ds->cfg->dims, (size_t) nd * sizeof(uint64_t));
-    for (r = 0; r < ch->nremote; r++) { /* each sending rank's rows, where the plan put them */
+    for (r = 0; r < ch->nremote; r++) { /* each sending rank's block, where the plan put it */
         size_t at = (size_t) js->rd[r];
         for (e = 0; e < j; e++)
-            at += PAD8((size_t) rows_at(js->tab[k], nj, r, e) *
-                       row_bytes(&ch->ds[ch->jn->idx[k][e]]));
-        bs[0] = offset_of(ch, js->tab[k], k, j, r, &total);
-        bc[0] = rows_at(js->tab[k], nj, r, j);
-        if (bc[0])
+            at += block_bytes(ch, js->tab[k], k, r, e);
+        xfer_ch_jblock(ch, js->tab[k], k, j, r, bs, bc);
+        if (xfer_ch_volume(nd, bc))
             xfer_ch_copy_box(buf, start, count, js->rbuf + at, bs, bc, nd, ds->esize);
     }
 }
