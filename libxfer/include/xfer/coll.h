@@ -252,11 +252,14 @@ typedef enum xfer_algo_flag {
     XFER_ALGO_AUTO_FULL = 1 << 2, /**< a candidate of `auto` when both groups send */
     XFER_ALGO_RING = 1 << 3,      /**< talks to ring neighbours only: usable on a ring topology
                                        (and auto's only candidates there) */
-    XFER_ALGO_HALF_ONLY = 1 << 4  /**< moves data one way only: one group must send 0 bytes */
+    XFER_ALGO_HALF_ONLY = 1 << 4, /**< moves data one way only: one group must send 0 bytes */
+    XFER_ALGO_SPLITS = 1 << 5     /**< its schedules may split the groups into subgroups whose
+                                       communicators a plan makes when it forms: a recount for
+                                       other counts may need others */
 } xfer_algo_flag_t;
 
 /** Every flag this version defines (the bits of xfer_algo_flag_t). */
-#define XFER_ALGO_FLAGS_ALL 0x1fu
+#define XFER_ALGO_FLAGS_ALL 0x3fu
 
 /** The flags of registered algorithm @p index: a set of xfer_algo_flag_t bits. (A separate
  *  call rather than a field of xfer_algo_info_t, which callers allocate: growing it would

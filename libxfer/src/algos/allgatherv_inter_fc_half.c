@@ -289,7 +289,7 @@ const xfer_algo_t xfer_algo_fc_half = {
     .restrictions = "one group must send 0 bytes",
     .build = xfer_build_fc_half,
     .model = xfer_build_fc_half,
-    .flags = XFER_ALGO_AUTO_HALF | XFER_ALGO_HALF_ONLY,
+    .flags = XFER_ALGO_AUTO_HALF | XFER_ALGO_HALF_ONLY | XFER_ALGO_SPLITS,
     .cost = cost_fc_half,
     .volume = volume_fc_half,
 };

@@ -82,6 +82,7 @@ struct xfer_plan {
     MPI_Comm merged;            /* topo's (blocking) or the plan's own duplicate (persistent) */
     MPI_Comm comm[XFER_NCOMMS]; /* point-to-point communicators of the schedule (op->comm) */
     MPI_Comm *gcomm;            /* per schedule group */
+    MPI_Comm local[2];          /* the group's own (main, stripe): its LOCAL groups' */
     MPI_Comm *owned;            /* communicators this plan created */
     int nowned;
     xfer_exec_t exec;
@@ -117,11 +118,14 @@ xfer_status_t xfer_plan_create_reserved(const xfer_call_t *call, const xfer_coll
 
 /* The same persistent allgatherv plan for other buffers and byte counts, without any
  * communication: the algorithm, the communicators and the staging window stay; the schedule is
- * rebuilt for the new counts. @p local_bytes: every rank of this group's contribution (what a
- * plan's creation would exchange). XFER_ERR_NOT_SUPPORTED when the plan cannot carry them (its
- * algorithm does not support the new shape, the schedule would need other communicators, node
- * staging needs more room or another inner algorithm): the plan must then be freed. The plan
- * must not be active. Local. */
+ * rebuilt for the new counts (its groups of the whole local group use the plan's local
+ * communicator whether or not the first schedule had them; its split groups must be the first
+ * schedule's). @p local_bytes: every rank of this group's contribution (what a plan's creation
+ * would exchange). XFER_ERR_NOT_SUPPORTED when the plan cannot carry them (its algorithm does
+ * not support the new shape, the schedule would need other split communicators, node staging
+ * needs more room or another inner algorithm): the plan must then be freed. For a flat plan
+ * whose algorithm never splits the groups (no XFER_ALGO_SPLITS) the verdict depends on the
+ * counts only, so it is the same on every rank. The plan must not be active. Local. */
 /* After a failure: the plan's memory goes; its communicators and windows, which ranks that
  * may be gone share, are left to MPI_Finalize (freeing them is collective and could wait for
  * ever). An active plan is left whole. */

@@ -216,6 +216,8 @@ static xfer_status_t setup_comms(xfer_plan_t *p)
         XFER_CHECK_GOTO(
             split_slots(p, XFER_COMM_STRIPE, s->nslots_stripe, p->comm[XFER_COMM_STRIPE], stt), st,
             out);
+    p->local[0] = local;
+    p->local[1] = slocal;
     for (i = 0; i < s->ngroups; i++)
         if (s->groups[i].slot == XFER_SLOT_LOCAL)
             p->gcomm[i] = s->groups[i].comm == XFER_COMM_STRIPE ? slocal : local;
@@ -470,22 +472,43 @@ xfer_status_t xfer_plan_create_reserved(const xfer_call_t *call, const xfer_coll
 
 /* ---- recount: the same plan for other counts, without communication ------------------------ */
 
-/* Do two schedules use the same split slots and groups (so the same communicators)? */
-static int same_groups(const xfer_sched_t *a, const xfer_sched_t *b)
+/* Are two groups the same ranks in the same order (so one communicator serves both)? */
+static int same_group(const xfer_group_t *x, const xfer_group_t *y)
 {
-    int i, k;
-    if (a->ngroups != b->ngroups || a->nslots != b->nslots || a->nslots_stripe != b->nslots_stripe)
+    int k;
+    if (x->slot != y->slot || x->comm != y->comm || x->nranges != y->nranges ||
+        x->size != y->size || x->my_index != y->my_index)
         return 0;
-    for (i = 0; i < a->ngroups; i++) {
-        const xfer_group_t *x = &a->groups[i], *y = &b->groups[i];
-        if (x->slot != y->slot || x->comm != y->comm || x->nranges != y->nranges ||
-            x->size != y->size || x->my_index != y->my_index)
+    for (k = 0; k < x->nranges; k++)
+        if (x->ranges[k].start != y->ranges[k].start ||
+            x->ranges[k].stride != y->ranges[k].stride || x->ranges[k].count != y->ranges[k].count)
             return 0;
-        for (k = 0; k < x->nranges; k++)
-            if (x->ranges[k].start != y->ranges[k].start ||
-                x->ranges[k].stride != y->ranges[k].stride ||
-                x->ranges[k].count != y->ranges[k].count)
+    return 1;
+}
+
+/* The communicators of a recount's schedule @p s into @p gcomm (s->ngroups entries): a LOCAL
+ * group's is the plan's local communicator (it exists whether or not the first schedule used
+ * it), a split group's the one the plan made for the same group of @p old. 0 when one has none. */
+static int regroup(const xfer_plan_t *p, const xfer_sched_t *old, const xfer_sched_t *s,
+                   MPI_Comm *gcomm)
+{
+    int i, j;
+    for (i = 0; i < s->ngroups; i++) {
+        const xfer_group_t *g = &s->groups[i];
+        gcomm[i] = MPI_COMM_NULL;
+        if (g->slot == XFER_SLOT_LOCAL) {
+            gcomm[i] = p->local[g->comm == XFER_COMM_STRIPE];
+            if (gcomm[i] == MPI_COMM_NULL)
                 return 0;
+            continue;
+        }
+        for (j = 0; old && j < old->ngroups; j++)
+            if (same_group(&old->groups[j], g)) {
+                gcomm[i] = p->gcomm[j];
+                break;
+            }
+        if (!old || j == old->ngroups)
+            return 0;
     }
     return 1;
 }
@@ -496,6 +519,7 @@ xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, vo
 {
     const int g = p->topo->group, o = 1 - g, nr = p->topo->n[o];
     xfer_sched_t *old = NULL;
+    MPI_Comm *gcomm = NULL;
     size_t *old_cnt[2] = {NULL, NULL}, *old_pre[2] = {NULL, NULL};
     xfer_status_t st;
     int i;
@@ -555,11 +579,19 @@ xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, vo
             XFER_CHECK_GOTO(p->algo->build(&p->shape, p->sched), st, out);
         }
     }
-    if (old && !same_groups(old, p->sched)) {
+    gcomm = xfer_calloc((size_t) XFER_MAX(p->sched->ngroups, 1), sizeof(MPI_Comm));
+    if (!gcomm) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "recount: group communicator table");
+        goto out;
+    }
+    if (!regroup(p, old, p->sched, gcomm)) {
         st = XFER_ERR(XFER_ERR_NOT_SUPPORTED,
                       "recount: %s's schedule for the new counts needs other groups", p->name);
         goto out;
     }
+    xfer_free(p->gcomm);
+    p->gcomm = gcomm;
+    gcomm = NULL;
     xfer_free(p->stage_send);
     xfer_free(p->stage_recv);
     xfer_free(p->tmp);
@@ -573,6 +605,7 @@ xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, vo
         st, out);
     p->exec_ready = 1;
 out:
+    xfer_free(gcomm);
     xfer_sched_destroy(&old); /* before the arrays of its shape */
     for (i = 0; i < 2; i++) {
         xfer_free(old_cnt[i]);

@@ -25,19 +25,55 @@ static size_t predicted(const xfer_channel_t *ch, int k)
     return b > INT_MAX / 2 ? INT_MAX / 2 : b;
 }
 
-/* Receivers that take every row (every joined dataset's mode is all) get the rows through an
- * inter-group allgatherv plan of each slot, recounted every step without any communication. No
- * rank may then take another path than its peers, so the plan must carry any counts on every
- * rank alike: it is flat (no node staging, whose windows are sized per node), and its algorithm
- * is one whose schedule uses no groups (a recount of one that does can fail on the ranks whose
- * groups change and succeed on the others: fc_full hung a 2 x 3 channel so):
- * fc_direct, or native when the channel names it. Collective over both sides. */
-xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch)
+/* One slot's plan, by algorithm @p algo (NULL: the channel's). */
+static xfer_status_t slot_plan(xfer_channel_t *ch, xfer_rt_jslot_t *js, const char *algo)
 {
     static char dummy[8];
+    xfer_coll_opts_t o;
+    xfer_call_t c;
+    xfer_status_t st = XFER_SUCCESS;
+    int r;
+    for (r = 0; r < ch->nremote; r++) {
+        js->rc[r] = (int) predicted(ch, 1 - ch->side);
+        js->rd[r + 1] = js->rd[r] + js->rc[r];
+    }
+    xfer_ch_plan_opts(ch, &o);
+    o.hier_auto = XFER_HIER_AUTO_NEVER;
+    if (algo)
+        o.algorithm = algo;
+    memset(&c, 0, sizeof(c));
+    c.kind = XFER_CALL_ALLGATHERV;
+    c.sbuf = dummy;
+    c.scount = (int) predicted(ch, ch->side);
+    c.stype = MPI_BYTE;
+    c.rbuf = dummy;
+    c.rcounts = js->rc;
+    c.rdispls = js->rd;
+    c.rtype = MPI_BYTE;
+    if (js->pcomm == MPI_COMM_NULL) {
+        XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &js->pcomm), st, out);
+        XFER_MPI_GOTO(MPI_Comm_set_errhandler(js->pcomm, MPI_ERRORS_RETURN), st, out);
+    }
+    c.inter = js->pcomm;
+    XFER_CHECK_GOTO(xfer_plan_create(&c, &o, 1, &js->plan), st, out);
+out:
+    return st;
+}
+
+/* Receivers that take all of every such dataset (their modes all) get them through an
+ * inter-group allgatherv plan of each slot, recounted every step without any communication. No
+ * rank may then take another path than its peers, so the recount's verdict must be the same on
+ * every rank: the plan is flat (node staging sizes its windows per node, and re-chooses its inner
+ * algorithm from each step's node aggregates), and its algorithm one that never splits the groups
+ * (XFER_ALGO_SPLITS: a recount that needs other subgroups is refused on the ranks whose groups
+ * change and not on the others). The channel's algorithm, or auto's choice for the predicted
+ * counts, when it qualifies; else fc_direct. Every rank sees the same algorithm, so every rank
+ * makes the same plans. Collective over both sides. */
+xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch)
+{
     xfer_rt_joined_t *jn = ch->jn;
     xfer_status_t st = XFER_SUCCESS;
-    int s, r, k, i;
+    int s, k, i;
 
     jn->plans = 1;
     for (k = 0; k < 2; k++)
@@ -47,30 +83,15 @@ xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch)
         return XFER_SUCCESS;
     for (s = 0; s < ch->nslots; s++) {
         xfer_rt_jslot_t *js = &jn->js[s];
-        xfer_coll_opts_t o;
-        xfer_call_t c;
-        int mine = (int) predicted(ch, ch->side);
-        for (r = 0; r < ch->nremote; r++) {
-            js->rc[r] = (int) predicted(ch, 1 - ch->side);
-            js->rd[r + 1] = js->rd[r] + js->rc[r];
+        XFER_CHECK_GOTO(slot_plan(ch, js, NULL), st, out);
+        if (js->plan->algo->flags & XFER_ALGO_SPLITS) { /* (named, or auto's choice) */
+            XFER_CHECK_GOTO(xfer_plan_free(&js->plan), st, out);
+            XFER_CHECK_GOTO(slot_plan(ch, js, "fc_direct"), st, out);
         }
-        xfer_ch_plan_opts(ch, &o);
-        o.hier_auto = XFER_HIER_AUTO_NEVER;
-        o.algorithm = strcmp(ch->algorithm, "native") == 0 ? "native" : "fc_direct";
-        memset(&c, 0, sizeof(c));
-        c.kind = XFER_CALL_ALLGATHERV;
-        c.sbuf = dummy;
-        c.scount = mine;
-        c.stype = MPI_BYTE;
-        c.rbuf = dummy;
-        c.rcounts = js->rc;
-        c.rdispls = js->rd;
-        c.rtype = MPI_BYTE;
-        XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &js->pcomm), st, out);
-        XFER_MPI_GOTO(MPI_Comm_set_errhandler(js->pcomm, MPI_ERRORS_RETURN), st, out);
-        c.inter = js->pcomm;
-        XFER_CHECK_GOTO(xfer_plan_create(&c, &o, 1, &js->plan), st, out);
     }
+    if (ch->me == 0 && xfer_trace_level() > 0)
+        xfer_log(XFER_LOG_TRACE, "channel %s at %s: joined and variable datasets by %s",
+                 ch->cfg->name, xfer_ch_side_name(ch, ch->side), jn->js[0].plan->name);
 out:
     return st;
 }
@@ -168,6 +189,11 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
     }
     st = xfer_plan_recount(js->plan, sbuf, (int) js->lb[ch->me], js->rbuf, js->rc, js->rd, js->lb);
     if (st == XFER_ERR_NOT_SUPPORTED) { /* for good: the plan cannot be used again */
+        if (ch->me == 0 && xfer_trace_level() > 0)
+            xfer_log(XFER_LOG_TRACE,
+                     "channel %s at %s: %s; joined and variable datasets go "
+                     "point to point from now on",
+                     ch->cfg->name, xfer_ch_side_name(ch, ch->side), xfer_last_error());
         xfer_clear_error();
         xfer_plan_abandon(&js->plan);
         return XFER_SUCCESS;

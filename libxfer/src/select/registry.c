@@ -34,10 +34,12 @@ static const struct {
      "talks to ring neighbours only: usable on a ring topology (auto's only candidates there)"},
     {XFER_ALGO_HALF_ONLY, "half_only",
      "moves data one way only: one group must send 0 bytes (not for duplex: full)"},
+    {XFER_ALGO_SPLITS, "splits",
+     "may split the groups into subgroups: a plan recounted for other counts may need others"},
 };
 
 _Static_assert((XFER_ALGO_NATIVE | XFER_ALGO_AUTO_HALF | XFER_ALGO_AUTO_FULL | XFER_ALGO_RING |
-                XFER_ALGO_HALF_ONLY) == XFER_ALGO_FLAGS_ALL,
+                XFER_ALGO_HALF_ONLY | XFER_ALGO_SPLITS) == XFER_ALGO_FLAGS_ALL,
                "XFER_ALGO_FLAGS_ALL is every flag (and flag_names names each)");
 
 int xfer_algo_count(void)
