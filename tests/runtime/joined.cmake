@@ -267,3 +267,54 @@ rt_mpmd(cmd ${JN_DIR}/stream-p2q3-half-all.yaml NP 2 3 ARGS --steps 2
         ARGS1 --steps 2 --config ${JN_DIR}/stream-p2q3-half-all-other-rows.yaml)
 rt_fail_test(joined.stream.fail.rows_mismatch COMMAND ${cmd} MAXTIME 60
              EXPECT "dataset parts: [a-z0-9]+\\[joined,[23]\\] from a, selection all at [ab], [a-z0-9]+\\[joined,[23]\\] from a, selection all at [ab]")
+
+# Node staging of the joined plan (docs/runtime.md, "Joined datasets"): every joined dataset has
+# a max_rows, so the plans stage on the virtual nodes of XFER_NODE_SIZE=2 (hierarchical: enabled),
+# with the inner algorithm auto picks (hier:direct here), fc_full's, and, for fc_half (which splits
+# the groups), flat fc_direct instead (full duplex: fc_half cannot run it at all, the fallback
+# stages by hier:direct); half duplex 4 x 4 and full duplex 3 x 5 (nodes of 2 and 1). XFER_TRACE names the plan's algorithm and a plan abandoned for point to point.
+foreach(dup half full)
+  if(dup STREQUAL "half")
+    set(na 4)
+    set(nb 4)
+    set(back "")
+  else()
+    set(na 3)
+    set(nb 5)
+    set(back "
+      - {name: back, type: int16, dims: [joined, 2, 2], from: b, max_rows: 100}
+      - {name: steer, type: float64, dims: [4], from: b}")
+  endif()
+  set(f ${JN_DIR}/stream-hier-${dup}.yaml)
+  file(WRITE ${f} "workflow: rt_joined_hier
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${na}, cmd: [xfer-synth]}
+  - {name: b, nprocs: ${nb}, cmd: [xfer-synth]}
+channels:
+  - name: c
+    from: a
+    to: b
+    duplex: ${dup}
+    selection: all
+    hierarchical: {enabled: true}
+    max_in_flight_steps: 2
+    datasets:
+      - {name: parts, type: float32, dims: [joined, 3], max_rows: 64}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: ids, type: int64, dims: [joined], max_rows: 64}${back}
+")
+  foreach(algo auto fc_full fc_half)
+    set(want "by hier:[a-z_]+")
+    if(algo STREQUAL "fc_half" AND dup STREQUAL "half")
+      set(want "by fc_direct")
+    elseif(algo STREQUAL "fc_half") # (half duplex only: the fallback's inner is hier:direct)
+      set(want "by hier:direct")
+    endif()
+    rt_mpmd(cmd ${f} NP ${na} ${nb} ARGS --steps 10 --seed 17
+            ENV XFER_NODE_SIZE=2 XFER_TRACE=1 XFER_ALGORITHM=${algo})
+    rt_pass_test(joined.stream.hier.${dup}.${algo}.p${na}q${nb} COMMAND ${cmd}
+                 EXPECT "channel c at a: joined and variable datasets ${want}"
+                 REJECT "point to point from now on")
+  endforeach()
+endforeach()

@@ -25,8 +25,31 @@ static size_t predicted(const xfer_channel_t *ch, int k)
     return b > INT_MAX / 2 ? INT_MAX / 2 : b;
 }
 
-/* One slot's plan, by algorithm @p algo (NULL: the channel's). */
-static xfer_status_t slot_plan(xfer_channel_t *ch, xfer_rt_jslot_t *js, const char *algo)
+/* The most bytes side @p k's ranks may put of their joined datasets in one step, all together
+ * (each rank's block padded), when every such dataset of either side is joined with a max_rows;
+ * else 0: a step's bytes are unbounded. */
+static size_t side_most(const xfer_channel_t *ch, int k)
+{
+    const xfer_rt_joined_t *jn = ch->jn;
+    size_t b = 0;
+    int j, e;
+    for (e = 0; e < 2; e++)
+        for (j = 0; j < jn->nj[e]; j++) {
+            const xfer_cfg_dataset_t *c = dset_at(ch, e, j)->cfg;
+            if (!c->joined || !c->max_rows)
+                return 0;
+        }
+    for (j = 0; j < jn->nj[k]; j++) {
+        const xfer_rt_dset_t *d = dset_at(ch, k, j);
+        b += (size_t) d->cfg->max_rows * row_bytes(d) + 8 * (size_t) side_ranks(ch, k);
+    }
+    return b;
+}
+
+/* One slot's plan, by algorithm @p algo (NULL: the channel's); node staging as the channel says
+ * when @p staged, its windows reserved for the most a step can hold. */
+static xfer_status_t slot_plan(xfer_channel_t *ch, xfer_rt_jslot_t *js, const char *algo,
+                               int staged)
 {
     static char dummy[8];
     xfer_coll_opts_t o;
@@ -38,7 +61,8 @@ static xfer_status_t slot_plan(xfer_channel_t *ch, xfer_rt_jslot_t *js, const ch
         js->rd[r + 1] = js->rd[r] + js->rc[r];
     }
     xfer_ch_plan_opts(ch, &o);
-    o.hier_auto = XFER_HIER_AUTO_NEVER;
+    if (!staged)
+        o.hier_auto = XFER_HIER_AUTO_NEVER;
     if (algo)
         o.algorithm = algo;
     memset(&c, 0, sizeof(c));
@@ -55,24 +79,47 @@ static xfer_status_t slot_plan(xfer_channel_t *ch, xfer_rt_jslot_t *js, const ch
         XFER_MPI_GOTO(MPI_Comm_set_errhandler(js->pcomm, MPI_ERRORS_RETURN), st, out);
     }
     c.inter = js->pcomm;
-    XFER_CHECK_GOTO(xfer_plan_create(&c, &o, 1, &js->plan), st, out);
+    if (staged)
+        XFER_CHECK_GOTO(xfer_plan_create_reserved(&c, &o, side_most(ch, ch->side),
+                                                  side_most(ch, 1 - ch->side), &js->plan),
+                        st, out);
+    else
+        XFER_CHECK_GOTO(xfer_plan_create(&c, &o, 1, &js->plan), st, out);
 out:
     return st;
+}
+
+/* May the slot's plan carry every step's counts with the same verdict on every rank? Flat: if its
+ * algorithm never splits the groups. Node staging: if its inner algorithm does not either (the
+ * windows hold any step: side_most); its inner algorithm is then kept for every recount (auto
+ * would re-choose it from each step's node aggregates and the plan could not follow). */
+static int uniform(xfer_plan_t *p)
+{
+    const xfer_hier_t *h = p->hier;
+    if (!h)
+        return !(p->algo->flags & XFER_ALGO_SPLITS);
+    if (!h->direct && (h->inner->flags & XFER_ALGO_SPLITS))
+        return 0;
+    if (!p->opts.hier_inner)
+        p->opts.hier_inner = h->direct ? "direct" : h->inner->name;
+    return 1;
 }
 
 /* Receivers that take all of every such dataset (their modes all) get them through an
  * inter-group allgatherv plan of each slot, recounted every step without any communication. No
  * rank may then take another path than its peers, so the recount's verdict must be the same on
- * every rank: the plan is flat (node staging sizes its windows per node, and re-chooses its inner
- * algorithm from each step's node aggregates), and its algorithm one that never splits the groups
+ * every rank (uniform): the plan's algorithm is one that never splits the groups
  * (XFER_ALGO_SPLITS: a recount that needs other subgroups is refused on the ranks whose groups
- * change and not on the others). The channel's algorithm, or auto's choice for the predicted
- * counts, when it qualifies; else fc_direct. Every rank sees the same algorithm, so every rank
- * makes the same plans. Collective over both sides. */
+ * change and not on the others), and node staging, whose windows are sized per node, is used
+ * only when every such dataset is joined with a max_rows, which sizes the windows for any step.
+ * The channel's algorithm, or auto's choice for the predicted counts, when it qualifies; else
+ * fc_direct, flat. Every rank sees the same algorithm, so every rank makes the same plans.
+ * Collective over both sides. */
 xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch)
 {
     xfer_rt_joined_t *jn = ch->jn;
     xfer_status_t st = XFER_SUCCESS;
+    const int staged = side_most(ch, 0) + side_most(ch, 1) > 0;
     int s, k, i;
 
     jn->plans = 1;
@@ -83,10 +130,10 @@ xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch)
         return XFER_SUCCESS;
     for (s = 0; s < ch->nslots; s++) {
         xfer_rt_jslot_t *js = &jn->js[s];
-        XFER_CHECK_GOTO(slot_plan(ch, js, NULL), st, out);
-        if (js->plan->algo->flags & XFER_ALGO_SPLITS) { /* (named, or auto's choice) */
+        XFER_CHECK_GOTO(slot_plan(ch, js, NULL, staged), st, out);
+        if (!uniform(js->plan)) { /* (named, or auto's choice) */
             XFER_CHECK_GOTO(xfer_plan_free(&js->plan), st, out);
-            XFER_CHECK_GOTO(slot_plan(ch, js, "fc_direct"), st, out);
+            XFER_CHECK_GOTO(slot_plan(ch, js, "fc_direct", 0), st, out);
         }
     }
     if (ch->me == 0 && xfer_trace_level() > 0)
