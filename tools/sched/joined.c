@@ -283,16 +283,16 @@ static int boxes(run_t *R, dir_t *d)
         switch (o->sel) {
         case XFER_SELECT_ALL:
             if (b[0] || b[1] || b[2] != T || b[3] != B)
-                return fail(R, d, r, "selection all, but its box is not the whole step");
+                return fail(R, d, r, "its box is not the whole step");
             break;
         case XFER_SELECT_ROWS: /* contiguous, in rank order, whole rows */
             if ((b[2] && b[0] != next) || b[1] || b[3] != B)
                 return fail(R, d, r,
-                            "selection rows: its share should start at row %" PRIu64
+                            "its share should start at row %" PRIu64
                             " (after the lower ranks') and hold whole rows",
                             next);
             if (r > 0 && b[2] > d->box[r - 1][2])
-                return fail(R, d, r, "selection rows: it holds more rows than rank %d", r - 1);
+                return fail(R, d, r, "it holds more rows than rank %d", r - 1);
             next += b[2];
             lo = min64(lo, b[2]);
             hi = b[2] > hi ? b[2] : hi;
@@ -306,30 +306,28 @@ static int boxes(run_t *R, dir_t *d)
                 want[2 + e] = min64(end, dims[e]) - want[e];
             }
             if (volume(want) != volume(b) || (volume(b) && memcmp(want, b, sizeof(want)) != 0))
-                return fail(
-                    R, d, r,
-                    "selection user: it declared rows [%" PRIu64 ", +%" PRIu64 "), bytes [%" PRIu64
-                    ", +%" PRIu64 "), whose part of the step is rows [%" PRIu64 ", %" PRIu64
-                    "), bytes [%" PRIu64 ", %" PRIu64 ")",
-                    u[0], u[2], u[1], u[3], want[0], want[0] + want[2], want[1], want[1] + want[3]);
+                return fail(R, d, r,
+                            "it declared rows [%" PRIu64 ", +%" PRIu64 "), bytes [%" PRIu64
+                            ", +%" PRIu64 "), whose part of the step is rows [%" PRIu64 ", %" PRIu64
+                            "), bytes [%" PRIu64 ", %" PRIu64 ")",
+                            u[0], u[2], u[1], u[3], want[0], want[0] + want[2], want[1],
+                            want[1] + want[3]);
             break;
         }
         default: /* columns, block: disjoint (and below, covering the step) */
             for (k = 0; k < r; k++)
                 if (overlap(b, d->box[k]))
-                    return fail(R, d, r, "selection %s: its box overlaps rank %d's",
-                                sel_name[o->sel], k);
+                    return fail(R, d, r, "its box overlaps rank %d's", k);
         }
     }
     if (o->sel == XFER_SELECT_ROWS && (next != T || (T && hi - lo > 1)))
         return fail(R, d, -1,
-                    "selection rows: the shares hold %" PRIu64 " of %" PRIu64 " rows, %" PRIu64
-                    " to %" PRIu64 " each (near-equal: at most one apart)",
+                    "the shares hold %" PRIu64 " of %" PRIu64 " rows, %" PRIu64 " to %" PRIu64
+                    " each (near-equal: at most one apart)",
                     next, T, lo, hi);
     if ((o->sel == XFER_SELECT_COLUMNS || o->sel == XFER_SELECT_BLOCK) && sum != T * B)
-        return fail(R, d, -1,
-                    "selection %s: the boxes hold %" PRIu64 " of the step's %" PRIu64 " bytes",
-                    sel_name[o->sel], sum, T * B);
+        return fail(R, d, -1, "the boxes hold %" PRIu64 " of the step's %" PRIu64 " bytes", sum,
+                    T * B);
     return 0;
 }
 
