@@ -560,7 +560,7 @@ static void parse(int argc, char **argv, jopts_t *o)
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     static const char *const corrupt[] = {"", "drop", "extra", "shift", "short"};
-    int c, i;
+    int c, i, algo_set = 0;
 
     memset(o, 0, sizeof(*o));
     o->row_bytes = 8;
@@ -607,6 +607,7 @@ static void parse(int argc, char **argv, jopts_t *o)
             break;
         case O_ALGO:
             o->algo = optarg;
+            algo_set = 1;
             break;
         case O_DUPLEX:
             if (strcmp(optarg, "half") && strcmp(optarg, "full"))
@@ -665,6 +666,11 @@ static void parse(int argc, char **argv, jopts_t *o)
         xfer_cli_usage_error(PROG, "unexpected argument \"%s\"", argv[optind]);
     if (o->p < 1 || o->q < 1)
         xfer_cli_usage_error(PROG, "joined needs --p P and --q Q (>= 1)");
+    if ((algo_set || o->nodes_set) && o->sel != XFER_SELECT_ALL)
+        xfer_cli_usage_error(PROG,
+                             "--algo and the node options choose the allgatherv schedules "
+                             "of selection all; selection %s goes point to point",
+                             sel_name[o->sel]);
     if (o->corrupt == C_SHORT && o->sel != XFER_SELECT_ALL)
         xfer_cli_usage_error(PROG, "--corrupt short spoils the allgatherv of selection all");
     if ((uint64_t) (o->p > o->q ? o->p : o->q) * (uint64_t) o->max_rows * o->row_bytes > MAX_BYTES)
