@@ -20,6 +20,15 @@
  *                  and run symbolically on the whole torus; rounds, volume, alpha-beta times
  *                  [--dump RANK [--algo NAME] [--allgather]]: instead, the schedule of the
  *                  engine that process RANK runs (default torus, all-to-all)
+ *   xfer-sched joined --p P --q Q [--row-bytes B] [--steps S] [--seed N] [--max-rows R]
+ *                     [--selection all|rows|columns|block|user] [--algo NAME|all]
+ *                     [--duplex half|full] [--reverse] [--node-size K ...] [--verbose]
+ *                  a joined dataset step by step (tools/sched/joined.c): each sending rank's
+ *                  rows drawn from the seed, the hard cases first (zeros, every row on one
+ *                  rank, every rank empty); every receiving rank must end with exactly its
+ *                  rows, byte for byte: its share by the runtime's rule code, the point-to-point
+ *                  pieces covering it once, and (selection all) the allgatherv schedules of the
+ *                  step's counts, flat and with --node-size hier:INNER, simulated
  *
  * Shapes: group A has P ranks, group B has Q. --count K bytes per rank (default 1024;
  * --count-b K for group B's ranks when it differs);
@@ -39,6 +48,7 @@
 #include <xfer/xfer.h>
 
 #include "common/cli.h"
+#include "sched/sched.h"
 
 #define PROG "xfer-sched"
 
@@ -73,7 +83,10 @@ static void usage(FILE *f)
                "       xfer-sched iso --dims X,Y,.. (--moore R [--positive] | --vonneumann |\n"
                "                      --offsets \"a,b;c,d;..\") [--periods 1,0,..]\n"
                "                      [--alpha A] [--beta B] [--bytes m1,m2,..]\n"
-               "                      [--dump RANK [--algo NAME] [--allgather]]\n");
+               "                      [--dump RANK [--algo NAME] [--allgather]]\n"
+               "       xfer-sched joined --p P --q Q [--row-bytes B] [--steps S] [--seed N]\n"
+               "                      [--selection all|rows|columns|block|user] [--algo NAME|all]\n"
+               "                      [--duplex half|full] (xfer-sched joined --help)\n");
 }
 
 /* The options of verify, cost, dump and sweep (argv[1] is the command); a usage error or
@@ -684,8 +697,8 @@ int main(int argc, char **argv)
     int rc;
 
     if (argc < 2)
-        xfer_cli_usage_error(PROG, "a command is required: verify, cost, dump, sweep, measure or "
-                                   "iso");
+        xfer_cli_usage_error(PROG, "a command is required: verify, cost, dump, sweep, measure, "
+                                   "iso or joined");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(stdout);
         return 0;
@@ -700,11 +713,13 @@ int main(int argc, char **argv)
         return cmd_measure(argc, argv);
     if (!strcmp(argv[1], "iso"))
         return cmd_iso(argc, argv);
+    if (!strcmp(argv[1], "joined"))
+        return xfer_sched_joined(argc, argv);
     if (strcmp(argv[1], "verify") && strcmp(argv[1], "cost") && strcmp(argv[1], "dump") &&
         strcmp(argv[1], "sweep"))
         xfer_cli_usage_error(PROG,
                              "unknown command \"%s\" (verify, cost, dump, sweep, measure, "
-                             "iso)",
+                             "iso, joined)",
                              argv[1]);
     parse_args(argc, argv, &o);
     if (!strcmp(o.cmd, "sweep")) {

@@ -13,8 +13,10 @@
 #define XFER_SIM_H_PUBLIC
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <xfer/coll.h>
+#include <xfer/config.h>
 #include <xfer/status.h>
 
 #ifdef __cplusplus
@@ -106,6 +108,22 @@ XFER_PUBLIC xfer_status_t xfer_simulate_hier(const char *inner, const xfer_side_
 XFER_PUBLIC xfer_status_t xfer_sched_build_hier(const char *inner, const xfer_side_t *a,
                                                 const xfer_side_t *b, const xfer_sim_nodes_t *nodes,
                                                 int group, int rank, xfer_sched_t **sched);
+
+/**
+ * Receiving rank @p r of @p nrecv's box of one step of a joined dataset (docs/runtime.md, "Joined
+ * datasets") of @p ndims dimensions and step shape @p dims (dims[0]: the step's rows, every
+ * sending rank's together), into @p start and @p count, computed by the stream transport's own
+ * rule code (the rule the set-up records carry, and the box each rank derives from it for the
+ * step): the dataset's selection @p mode over the step's shape, or, when @p mode is
+ * XFER_SELECT_USER, the box (@p ustart, @p ucount) the rank declared with xfer_select, clipped to
+ * the step (possibly nothing; start 0 and count UINT64_MAX in dimension 0 take every row, as
+ * xfer_select(ch, name, NULL, NULL) declares). No MPI; for checking schedules (`xfer-sched
+ * joined`).
+ */
+XFER_PUBLIC xfer_status_t xfer_sim_joined_box(int ndims, const uint64_t dims[],
+                                              xfer_selection_mode_t mode, const uint64_t ustart[],
+                                              const uint64_t ucount[], int nrecv, int r,
+                                              uint64_t start[], uint64_t count[]);
 
 /** Free a schedule from xfer_sched_build() or xfer_sched_build_hier() (NULL accepted) and set it to
  * NULL. */
