@@ -71,6 +71,13 @@ xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch)
         c.inter = js->pcomm;
         XFER_CHECK_GOTO(xfer_plan_create(&c, &o, 1, &js->plan), st, out);
     }
+    if (ch->me == 0 && xfer_trace_level() > 0 && ch->nslots > 0) { /* which algorithm: benchmarks */
+        const char *alg = "?";
+        (void) xfer_plan_algorithm(jn->js[0].plan, &alg);
+        xfer_log(XFER_LOG_TRACE,
+                 "channel %s at %s: joined rows by %s (a plan per slot, recounted each step)",
+                 ch->cfg->name, xfer_ch_side_name(ch, ch->side), alg);
+    }
 out:
     return st;
 }
@@ -161,6 +168,11 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
     }
     st = xfer_plan_recount(js->plan, sbuf, (int) js->lb[ch->me], js->rbuf, js->rc, js->rd, js->lb);
     if (st == XFER_ERR_NOT_SUPPORTED) { /* for good: the plan cannot be used again */
+        if (ch->me == 0 && xfer_trace_level() > 0)
+            xfer_log(XFER_LOG_TRACE,
+                     "channel %s at %s: joined rows: the plan cannot carry these counts (%s); "
+                     "point to point from now on",
+                     ch->cfg->name, xfer_ch_side_name(ch, ch->side), xfer_last_error());
         xfer_clear_error();
         xfer_plan_abandon(&js->plan);
         return XFER_SUCCESS;
