@@ -9,6 +9,8 @@
 #   padded  a fixed dataset of dims [P * 2 * mean, W], every producer putting the most rows
 #           (its own, then padding): what a code does today, through the runtime (auto)
 #   native  MPI_Allgatherv on the intercommunicator, consumers sending 0 bytes
+#   coll    the joined path's collective alone: xfer_allgatherv_inter with --coll-algo (fc_direct,
+#           what the joined plan runs today) on the same counts, without the runtime around it
 # and the measured floor: the link's one-way rate R measured first on the same cluster (as
 # bench/run-sweep does: xfer-bench --calibrate, three hosts), then per step
 #   floor = max(T, max_r S_r) * 8 / R = T * 8 / R
@@ -22,11 +24,12 @@
 #
 #   sudo bash bench/joined-bench.sh [--cells "4x4 6x2 2x6 5x3"] [--mib 4] [--width 8]
 #                                   [--steps 8] [--warmup 1] [--runs 1] [--seed 30]
-#                                   [--solo-steps 3] [--rate 200mbit] [--out DIR]
+#                                   [--solo-steps 3] [--coll-algo fc_direct] [--rate 200mbit]
+#                                   [--out DIR]
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
-cells="4x4 6x2 2x6 5x3" mib=4 width=8 steps=8 warmup=1 runs=1 seed=30 solo_steps=3
+cells="4x4 6x2 2x6 5x3" mib=4 width=8 steps=8 warmup=1 runs=1 seed=30 solo_steps=3 calgo=fc_direct
 rate=200mbit out=bench/results/joined-$(date +%Y%m%d)
 die() { echo "joined-bench: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
@@ -39,9 +42,10 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --solo-steps) solo_steps=$2; shift 2 ;;
+    --coll-algo) calgo=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h | --help) sed -n '3,27p' "$0"; exit 0 ;;
+    -h | --help) sed -n '3,30p' "$0"; exit 0 ;;
     *) die "unknown option $1 (--help)" ;;
     esac
 done
@@ -84,7 +88,8 @@ for c in $cells; do
         echo "== $c, run $r (seed $s)"
         XFER_TRACE=1 run --ppn 1 --np $((p + q)) -- "$bench" --p "$p" --mib "$mib" \
             --width "$width" --steps "$steps" --warmup "$warmup" --seed "$s" \
-            --link-mbit "$mbit" --dir "$work" --csv "$csv" --label "interleaved" |
+            --ways joined,padded,native,coll --coll-algo "$calgo" --link-mbit "$mbit" \
+            --dir "$work" --csv "$csv" --label "interleaved" |
             tee "$work/$c-$r.log" | grep -v "^libxfer trace"
     done
     for way in joined padded native; do
@@ -115,7 +120,7 @@ done
     echo
     echo "\`sudo bash bench/joined-bench.sh --cells \"$cells\" --mib $mib --width $width" \
         "--steps $steps --warmup $warmup --runs $runs --seed $seed --solo-steps $solo_steps" \
-        "--rate $rate\` ($secs s)"
+        "--coll-algo $calgo --rate $rate\` ($secs s)"
     echo
     echo "$(nproc) cores, $(uname -r), Open MPI $(mpirun.openmpi --version 2>&1 |
         sed -n '1s/.* //p'); host links $rate each way (queue $XFER_EMU_QUEUE)," \
@@ -123,11 +128,12 @@ done
         "$work/link.log" | head -1 | sed 's/^calibration: //')). The machine is shared: load" \
         "average $load0 at the start, $load1 at the end."
     echo
-    python3 - "$csv" "$algos" "$mbit" <<'PY'
+    python3 - "$csv" "$algos" "$mbit" "$calgo" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 algos = dict(l.split(" ", 1) for l in open(sys.argv[2]).read().splitlines())
 mbit = float(sys.argv[3])
+calgo = sys.argv[4]
 cells = []
 for r in rows:
     c = (int(r["p"]), int(r["q"]))
@@ -146,10 +152,17 @@ print("Floor per step: every consumer takes in the step's T bytes (all producers
       "its own link, every producer sends its rows at least once: floor = max(T, max_r S_r) * 8 / "
       "R = T * 8 / R, R = %.2f Mbit/s measured. Rows of %s float64, %.2f MiB per producer on "
       "average, the heaviest 2x that, a different producer every step (seeded; the steps' rows "
-      "below). Times: ms per step, median (min-max) over the interleaved job's timed steps; "
+      "below). The joined path's collective alone is the call its plan makes (%s), on the same "
+      "counts, from and into the benchmark's buffers: no puts, gets, counts' exchange or "
+      "second phase. Times: ms per step, median (min-max) over the interleaved jobs' timed steps; "
       "x floor = median / floor; vs joined = the way's median / joined's. Peak RSS: the largest "
       "rank of each side in the job running that way alone (MiB)." %
-      (mbit, first["width"], int(first["mean_bytes"]) / 1048576))
+      (mbit, first["width"], int(first["mean_bytes"]) / 1048576, calgo))
+for c, a in algos.items():
+    if a.split("|")[0] != calgo:
+        print()
+        print("Note: at %s the joined plan ran %s, the collective alone %s." %
+              (c, a.split("|")[0], calgo))
 print()
 print("| P x C | T per step | floor (ms) | way | algorithm | ms per step | x floor | vs joined "
       "| peak RSS producer / consumer |")
@@ -158,7 +171,7 @@ for c in cells:
     a = algos.get("%dx%d" % c, "?|?").split("|")
     j = statistics.median(samples(c, "joined", "interleaved") or [float("nan")])
     for way, alg in (("joined", a[0] + " (auto)"), ("padded", a[1] + " (auto)"),
-                     ("native", "MPI_Allgatherv")):
+                     ("native", "MPI_Allgatherv"), ("coll:" + calgo, calgo + " (named)")):
         t = samples(c, way, "interleaved")
         if not t:
             continue
@@ -169,7 +182,7 @@ for c in cells:
         rss = "%s / %s MiB" % (mib(s["peak_rss_producer_kib"]), mib(s["peak_rss_consumer_kib"])) \
             if s else "-"
         name = {"joined": "joined", "padded": "padded to the most rows (moves 2T)",
-                "native": "native"}[way]
+                "native": "native"}.get(way, "the joined path's collective alone")
         bold = "**" if way == "joined" else ""
         print("| %d x %d | %.0f MiB | %.0f | %s | %s | %s%.0f%s (%.0f-%.0f) | %s%.2f%s | %.2f | %s |" %
               (c[0], c[1], int(r["step_bytes"]) / 1048576, fl, name, alg, bold, med, bold, min(t),

@@ -13,6 +13,10 @@
  *           when its rows change from step to step
  *   native  MPI_Allgatherv on an intercommunicator of its own: producers send their rows,
  *           consumers 0 bytes, every consumer receives every producer's rows packed
+ *   coll    the same call through libxfer's collective alone (xfer_allgatherv_inter, half
+ *           duplex, --coll-algo, fc_direct by default: what the joined path runs today): the
+ *           joined way less the runtime (its puts and gets, the counts' exchange, the step's
+ *           two phases); reported as coll:ALGO
  * Every step runs every way once, in an order drawn afresh each step (the same on all ranks), so
  * a slow spell of the machine or what one way leaves in the network hits all alike. A way's step
  * starts after a world barrier and ends when a closing barrier completes (driven by
@@ -36,7 +40,8 @@
  * in world rank order: whole processes, so run one way per job to tell the ways' memory apart).
  *
  *   xfer-joinbench --p P [--mib M] [--width W] [--steps S] [--warmup K] [--seed N]
- *                  [--ways joined,padded,native] [--link-mbit R] [--dir DIR] [--csv FILE]
+ *                  [--ways joined,padded,native,coll] [--coll-algo NAME] [--link-mbit R]
+ *                  [--dir DIR] [--csv FILE]
  *                  [--label L]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -53,8 +58,8 @@
 
 #include "common/cli.h"
 
-enum { W_JOINED, W_PADDED, W_NATIVE, NWAYS };
-static const char *const way_name[NWAYS] = {"joined", "padded", "native"};
+enum { W_JOINED, W_PADDED, W_NATIVE, W_COLL, NWAYS };
+static const char *const way_name[NWAYS] = {"joined", "padded", "native", "coll"};
 
 typedef struct bench {
     int P, Q, prod, me;     /* me: rank in its side */
@@ -63,7 +68,8 @@ typedef struct bench {
     uint64_t seed;          /* of the rows and the ways' order */
     int steps, warmup;
     int use[NWAYS];
-    double link_mbit; /* 0: no floor */
+    double link_mbit;      /* 0: no floor */
+    const char *coll_algo; /* the coll way's algorithm */
     MPI_Comm comp, inter[NWAYS];
     xfer_t *x;
     xfer_channel_t *ch[NWAYS]; /* joined, padded */
@@ -242,6 +248,24 @@ static void step_native(bench_t *b, const uint64_t *rows)
                       b->inter[W_NATIVE]));
 }
 
+static void step_coll(bench_t *b, const uint64_t *rows)
+{
+    const uint64_t rb = b->width * sizeof(double);
+    xfer_coll_opts_t o;
+    int r, mine = b->prod ? (int) (rows[b->me] * rb) : 0;
+    if (!b->prod)
+        for (r = 0; r < b->P; r++) {
+            b->rc[r] = (int) (rows[r] * rb);
+            b->rd[r + 1] = b->rd[r] + b->rc[r];
+        }
+    XC(xfer_coll_opts_init(&o));
+    o.algorithm = b->coll_algo;
+    o.duplex = XFER_DUPLEX_HALF;
+    o.check = XFER_CHECK_OFF; /* as the runtime's plans */
+    XC(xfer_allgatherv_inter(b->send, mine, MPI_BYTE, b->recv[W_COLL], b->rc, b->rd, MPI_BYTE,
+                             b->inter[W_COLL], &o));
+}
+
 /* The closing barrier, the channels moving meanwhile. */
 static void close_step(bench_t *b, int way)
 {
@@ -249,7 +273,7 @@ static void close_step(bench_t *b, int way)
     int done = 0;
     MC(MPI_Ibarrier(MPI_COMM_WORLD, &rq));
     while (!done) {
-        if (way != W_NATIVE)
+        if (b->ch[way])
             XC(xfer_channel_progress(b->ch[way], NULL));
         MC(MPI_Test(&rq, &done, MPI_STATUS_IGNORE));
     }
@@ -302,7 +326,7 @@ static void write_yaml(const bench_t *b, const char *path)
 
 static void setup(bench_t *b, const char *dir)
 {
-    static const char *const chan[NWAYS] = {"j", "f", NULL};
+    static const char *const chan[NWAYS] = {"j", "f", NULL, NULL};
     const uint64_t rb = b->width * sizeof(double);
     char path[4096];
     int w;
@@ -359,6 +383,7 @@ static void report(const bench_t *b, int way, double *t, double floor_s, const c
     int r, n = b->steps;
     double med;
     FILE *outs[2] = {stdout, csv};
+    char name[64];
 
     getrusage(RUSAGE_SELF, &u);
     rss = u.ru_maxrss;
@@ -367,6 +392,8 @@ static void report(const bench_t *b, int way, double *t, double floor_s, const c
     MC(MPI_Gather(&rss, 1, MPI_LONG, all, 1, MPI_LONG, 0, MPI_COMM_WORLD));
     if (wrank != 0)
         return;
+    snprintf(name, sizeof(name), "%s%s%s", way_name[way], way == W_COLL ? ":" : "",
+             way == W_COLL ? b->coll_algo : "");
     for (r = 0; r < wsize; r++) {
         long *side = r < b->P ? &rp : &rcn;
         *side = all[r] > *side ? all[r] : *side;
@@ -383,8 +410,8 @@ static void report(const bench_t *b, int way, double *t, double floor_s, const c
             fprintf(f,
                     "%s,%s,%d,%d,%" PRIu64 ",%" PRIu64 ",%d,%d,%" PRIu64
                     ",%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64 ",%ld,%ld,",
-                    label, way_name[way], b->P, b->Q, b->width, b->mean * rb, b->steps, b->warmup,
-                    b->seed, 1e3 * med, 1e3 * sorted[0], 1e3 * sorted[n - 1], 1e3 * floor_s,
+                    label, name, b->P, b->Q, b->width, b->mean * rb, b->steps, b->warmup, b->seed,
+                    1e3 * med, 1e3 * sorted[0], 1e3 * sorted[n - 1], 1e3 * floor_s,
                     floor_s > 0 ? med / floor_s : 0.0, T, way == W_PADDED ? 2 * T : T, rp, rcn);
             for (r = 0; r < wsize; r++)
                 fprintf(f, "%s%ld", r ? " " : "", all[r]);
@@ -402,14 +429,17 @@ static void report(const bench_t *b, int way, double *t, double floor_s, const c
 static void usage(void)
 {
     printf("usage: mpiexec -n P+Q xfer-joinbench --p P [--mib M] [--width W] [--steps S]\n"
-           "           [--warmup K] [--seed N] [--ways joined,padded,native] [--link-mbit R]\n"
+           "           [--warmup K] [--seed N] [--ways joined,padded,native,coll]\n"
+           "           [--coll-algo NAME] [--link-mbit R]\n"
            "           [--dir DIR] [--csv FILE] [--label L] [-h|--help] [--version]\n"
            "A joined dataset with skewed rows (the heaviest producer 2x the mean, a different\n"
            "one every step) through the runtime, against padding every producer to the most\n"
            "rows and against MPI_Allgatherv, with the link's floor (docs/benchmarks.md).\n"
            "  --mib M      mean MiB per producer per step (4)\n"
            "  --width W    float64 per row (8)\n"
-           "  --steps S    timed steps (8), after --warmup K untimed ones (1)\n");
+           "  --steps S    timed steps (8), after --warmup K untimed ones (1)\n"
+           "  --ways       of joined, padded, native and coll (xfer_allgatherv_inter with\n"
+           "               --coll-algo, fc_direct by default): joined,padded,native\n");
 }
 
 int main(int argc, char **argv)
@@ -429,6 +459,7 @@ int main(int argc, char **argv)
     b.steps = 8;
     b.warmup = 1;
     b.seed = 30;
+    b.coll_algo = "fc_direct";
     {
         enum {
             O_P = 256,
@@ -442,6 +473,7 @@ int main(int argc, char **argv)
             O_DIR,
             O_CSV,
             O_LABEL,
+            O_COLL,
             O_VERSION
         };
         static const struct option longopts[] = {{"p", required_argument, NULL, O_P},
@@ -455,6 +487,7 @@ int main(int argc, char **argv)
                                                  {"dir", required_argument, NULL, O_DIR},
                                                  {"csv", required_argument, NULL, O_CSV},
                                                  {"label", required_argument, NULL, O_LABEL},
+                                                 {"coll-algo", required_argument, NULL, O_COLL},
                                                  {"help", no_argument, NULL, 'h'},
                                                  {"version", no_argument, NULL, O_VERSION},
                                                  {NULL, 0, NULL, 0}};
@@ -506,6 +539,9 @@ int main(int argc, char **argv)
             case O_LABEL:
                 label = optarg;
                 break;
+            case O_COLL:
+                b.coll_algo = optarg;
+                break;
             default:
                 xfer_cli_bad_option(prog, c, argv);
             }
@@ -520,7 +556,8 @@ int main(int argc, char **argv)
         for (w = 0; w < NWAYS && strcmp(tok, way_name[w]); w++)
             ;
         if (w == NWAYS)
-            xfer_cli_usage_error(prog, "--ways: unknown way %s (joined, padded, native)", tok);
+            xfer_cli_usage_error(prog, "--ways: unknown way %s (joined, padded, native, coll)",
+                                 tok);
         b.use[w] = 1;
     }
     b.mean = (uint64_t) (mib * 1048576.0 / (double) (b.width * sizeof(double)));
@@ -590,8 +627,10 @@ int main(int argc, char **argv)
                 step_joined(&b, (uint64_t) s, rows, total);
             else if (w == W_PADDED)
                 step_padded(&b, (uint64_t) s);
-            else
+            else if (w == W_NATIVE)
                 step_native(&b, rows);
+            else
+                step_coll(&b, rows);
             close_step(&b, w);
             if (s >= b.warmup)
                 t[w][s - b.warmup] = MPI_Wtime() - t0;
