@@ -8,7 +8,7 @@ if(NOT XFER_CLI_PYTHON3)
 endif()
 set(_cli_check ${XFER_CLI_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_cli.py)
 foreach(t xfer-run xfer-info xfer-demo xfer-bench xfer-synth xfer-isobench xfer-getbench xferd
-          xferctl xferd-load xfer-h5stream xfer-mxnbench xfer-ncstream gray-scott-sim
+          xferctl xferd-load xfer-h5stream xfer-mxnbench xfer-joinbench xfer-ncstream gray-scott-sim
           gray-scott-analysis)
   if(TARGET ${t})
     add_test(NAME ${P}.cli.${t} COMMAND ${_cli_check} ${t} $<TARGET_FILE:${t}>)
