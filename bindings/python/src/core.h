@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* xfer._core, the CPython extension behind the `xfer` package (docs/bindings.md): what its
- * files share. module.c holds the module, the exceptions, MPI and communicators; workflow.c the
- * Workflow and Channel types; records.c record dtypes; coll.c the collectives. The package's
- * Python layer (xfer/__init__.py) adds steps as context managers, iteration and attribute
- * mappings. */
+ * files share. module.c holds the module, the exceptions, MPI and communicators; workflow.c,
+ * put.c and get.c the Workflow and Channel types (channel.h); records.c record dtypes; coll.c
+ * the collectives. The package's Python layer (xfer/__init__.py) adds steps as context
+ * managers, iteration and attribute mappings. */
 #ifndef XFER_PY_CORE_H
 #define XFER_PY_CORE_H
 
