@@ -324,23 +324,30 @@ PyObject *xpy_config_dict(const xfer_config_t *cfg)
             goto fail;
         for (j = 0; j < c->ndatasets; j++) {
             const xfer_cfg_dataset_t *d = &c->datasets[j];
-            PyObject *dims = PyTuple_New(d->ndims), *e, *rec;
-            if (!dims) {
+            PyObject *dims = PyTuple_New(d->ndims), *var = PyTuple_New(d->ndims), *e, *rec;
+            if (!dims || !var) {
+                Py_XDECREF(dims);
+                Py_XDECREF(var);
                 Py_DECREF(dsets);
                 goto fail;
             }
-            for (k = 0; k < d->ndims; k++)
+            for (k = 0; k < d->ndims; k++) {
+                PyObject *v = d->variable >> k & 1u ? Py_True : Py_False;
+                Py_INCREF(v);
                 PyTuple_SET_ITEM(dims, k, PyLong_FromUnsignedLongLong(d->dims[k]));
+                PyTuple_SET_ITEM(var, k, v);
+            }
             if (!(rec = record_list(d->record))) {
                 Py_DECREF(dims);
+                Py_DECREF(var);
                 Py_DECREF(dsets);
                 goto fail;
             }
-            e = Py_BuildValue("{s:s,s:s,s:N,s:s,s:s,s:O,s:K,s:N}", "name", d->name, "type",
+            e = Py_BuildValue("{s:s,s:s,s:N,s:s,s:s,s:O,s:N,s:K,s:N}", "name", d->name, "type",
                               xfer_type_name(d->type), "dims", dims, "from",
                               cfg->components[d->from].name, "selection",
                               selection_names[d->selection], "joined",
-                              d->joined ? Py_True : Py_False, "max_rows",
+                              d->joined ? Py_True : Py_False, "variable", var, "max_rows",
                               (unsigned long long) d->max_rows, "record", rec);
             if (!e || PyList_Append(dsets, e) < 0) {
                 Py_XDECREF(e);

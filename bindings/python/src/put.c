@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Channel.put: a sending rank's block of a dataset for the current step, from a numpy array (or
  * what numpy converts), checked against the dataset before anything is sent: its dtype (a
- * record's layout), its shape, a joined dataset's rows. A C-contiguous array is handed to
- * xfer_put as it is; a bound dataset's arrays are kept alive until the step ends. */
+ * record's layout), its shape, a joined dataset's rows, a variable one's step shape (shape=).
+ * A C-contiguous array is handed to xfer_put as it is; a bound dataset's arrays are kept alive
+ * until the step ends. */
 #include "channel.h"
 
 #include <string.h>
@@ -83,11 +84,30 @@ static int joined_rows(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArrayOb
     return 1;
 }
 
+/* "(variable, 4)": dataset @p ds's shape as the workflow file gives it. */
+static void file_shape(char *buf, size_t len, const xfer_cfg_dataset_t *ds)
+{
+    size_t o = (size_t) snprintf(buf, len, "(");
+    int i;
+    for (i = 0; i < ds->ndims && o < len; i++) {
+        const char *sep = i ? ", " : "";
+        if (i == 0 && ds->joined)
+            o += (size_t) snprintf(buf + o, len - o, "%sjoined", sep);
+        else if (ds->variable >> i & 1u)
+            o += (size_t) snprintf(buf + o, len - o, "%svariable", sep);
+        else
+            o += (size_t) snprintf(buf + o, len - o, "%s%llu", sep,
+                                   (unsigned long long) ds->dims[i]);
+    }
+    if (o < len)
+        snprintf(buf + o, len - o, "%s)", ds->ndims == 1 ? "," : "");
+}
+
 PyObject *xpy_ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"name", "data", "start", NULL};
+    static char *kwlist[] = {"name", "data", "start", "shape", NULL};
     const char *name;
-    PyObject *data, *start_o = Py_None, *bound;
+    PyObject *data, *start_o = Py_None, *shape_o = Py_None, *bound;
     const xfer_cfg_dataset_t *ds;
     PyArrayObject *arr = NULL, *cont = NULL;
     xfer_record_field_t fields[XFER_RECORD_MAX_FIELDS];
@@ -96,7 +116,7 @@ PyObject *xpy_ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
     xfer_status_t st;
     int sends, nd, i;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|O", kwlist, &name, &data, &start_o))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|OO", kwlist, &name, &data, &start_o, &shape_o))
         return NULL;
     if (!xpy_ch_usable(self) || !(ds = xpy_ch_dataset(self, name, &sends)))
         return NULL;
@@ -107,6 +127,19 @@ PyObject *xpy_ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
         return xpy_invalid("channel %s: dataset %s is joined: a put gives this rank's rows (the "
                            "array's first dimension) and no start; nothing was sent",
                            self->cfg->name, name);
+    if (ds->joined && shape_o != Py_None)
+        return xpy_invalid("channel %s: dataset %s is joined: a put gives this rank's rows (the "
+                           "array's first dimension) and no shape (a step's rows are every "
+                           "sending rank's together); nothing was sent",
+                           self->cfg->name, name);
+    if (ds->variable && start_o != Py_None && shape_o == Py_None) {
+        char want[160];
+        file_shape(want, sizeof(want), ds);
+        return xpy_invalid("channel %s: dataset %s has a variable shape, %s: a block at a start= "
+                           "is put with shape=, the step's global shape (every sending rank "
+                           "gives the same); nothing was sent",
+                           self->cfg->name, name, want);
+    }
     if (!(arr = as_array(self, ds, data)))
         return NULL;
     nd = ds->ndims;
@@ -123,6 +156,12 @@ PyObject *xpy_ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
     d.type = ds->type;
     d.ndims = nd;
     memcpy(d.dims, ds->dims, (size_t) nd * sizeof(uint64_t));
+    /* the step's global shape: a variable one's extents are the put's (libxfer checks the fixed
+     * ones, and at the commit that every sending rank gave the same) */
+    if (shape_o != Py_None && !xpy_u64_seq(shape_o, nd, d.dims, "shape")) {
+        Py_DECREF(arr);
+        return NULL;
+    }
     if (ds->joined) {
         if (!joined_rows(self, ds, arr, &d)) {
             Py_DECREF(arr);
@@ -132,10 +171,10 @@ PyObject *xpy_ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
         for (i = 0; i < nd; i++)
             d.count[i] = 1;
     } else if (PyArray_NDIM(arr) != nd) {
-        char got[128], want[128];
+        char got[128], want[160];
         const int got_nd = PyArray_NDIM(arr);
         xpy_fmt_shape(got, sizeof(got), got_nd, PyArray_SHAPE(arr), NULL);
-        xpy_fmt_shape(want, sizeof(want), nd, NULL, ds->dims);
+        file_shape(want, sizeof(want), ds);
         Py_DECREF(arr);
         return xpy_invalid("channel %s: dataset %s: the block has shape %s, %d dimension%s; the "
                            "dataset has %d, shape %s; nothing was sent",
@@ -144,6 +183,8 @@ PyObject *xpy_ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
         for (i = 0; i < nd; i++)
             d.count[i] = (uint64_t) PyArray_DIM(arr, i);
     }
+    if (ds->variable && shape_o == Py_None) /* (and no start) the block is the whole step */
+        memcpy(d.dims, d.count, (size_t) nd * sizeof(uint64_t));
     if (start_o != Py_None) {
         if (!xpy_u64_seq(start_o, nd, d.start, "start")) {
             Py_DECREF(arr);
@@ -151,15 +192,16 @@ PyObject *xpy_ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
         }
     } else if (!ds->joined) {
         for (i = 0; i < nd; i++)
-            if (d.count[i] != ds->dims[i]) {
+            if (d.count[i] != d.dims[i]) {
                 char got[128], want[128];
                 xpy_fmt_shape(got, sizeof(got), nd, NULL, d.count);
-                xpy_fmt_shape(want, sizeof(want), nd, NULL, ds->dims);
+                xpy_fmt_shape(want, sizeof(want), nd, NULL, d.dims);
                 Py_DECREF(arr);
                 return xpy_invalid("channel %s: dataset %s: a block of shape %s is part of the "
-                                   "dataset's %s: give its start= (its offset in each "
-                                   "dimension); nothing was sent",
-                                   self->cfg->name, name, got, want);
+                                   "%s %s: give its start= (its offset in each dimension); "
+                                   "nothing was sent",
+                                   self->cfg->name, name, got,
+                                   shape_o != Py_None ? "step's shape" : "dataset's", want);
             }
     }
     if (PyArray_IS_C_CONTIGUOUS(arr) && PyArray_ISALIGNED(arr)) {

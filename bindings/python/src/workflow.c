@@ -616,7 +616,8 @@ static PyMethodDef ch_methods[] = {
     {"end_step", (PyCFunction) ch_end_step, METH_NOARGS,
      "Commit (sending side) or release (receiving side) the current step."},
     {"put", (PyCFunction) (void (*)(void)) xpy_ch_put, METH_VARARGS | METH_KEYWORDS,
-     "put(name, data, start=None): stage this rank's block of a dataset for the current step."},
+     "put(name, data, start=None, shape=None): stage this rank's block of a dataset for the "
+     "current step (shape: a variable dataset's global shape in this step)."},
     {"get", (PyCFunction) (void (*)(void)) xpy_ch_get, METH_VARARGS | METH_KEYWORDS,
      "get(name, out=None, start=None, count=None) -> array of the rank's selection."},
     {"select", (PyCFunction) (void (*)(void)) xpy_ch_select, METH_VARARGS | METH_KEYWORDS,
