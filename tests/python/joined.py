@@ -20,11 +20,11 @@ near-equal contiguous share of `rows`), and compares get_shape, get_rows and the
 byte and field by field, with them; gets into a given array (out=) and a box inside the share;
 and checks what bad input raises.
 
-The sender tries each bad put first (step 0): a start for a joined dataset, rows of the wrong
-width, record dtypes whose layout differs (an offset, a type, a missing or extra field, a packed
-itemsize, a plain array); each must raise naming the problem and send nothing. Good puts come
-from the aligned dtype, from a dtype of the same layout with its fields listed in another
-order, and from a list of tuples.
+The sender tries each bad put first (step 0): a start or a shape for a joined dataset, rows of
+the wrong width, record dtypes whose layout differs (an offset, a type, a missing or extra field,
+a packed itemsize, a plain array); each must raise naming the problem and send nothing. Good
+puts come from the aligned dtype, from a dtype of the same layout with its fields listed in
+another order, and from a list of tuples.
 
   --steps N      steps (8)
   --bind         receiver: bind a 6-row array to p (file transport): get returns its first rows
@@ -128,6 +128,8 @@ def bad_puts(st, ch, present):
     if "p" in present:
         raises(xfer.InvalidArgumentError, st.put, "p", np.zeros((2, 3)), start=(0, 0),
                contains=["dataset p is joined", "no start", "nothing was sent"])
+        raises(xfer.InvalidArgumentError, st.put, "p", np.zeros((2, 3)), shape=(2, 3),
+               contains=["dataset p is joined", "no shape", "nothing was sent"])
         raises(xfer.InvalidArgumentError, st.put, "p", np.zeros((2, 4)),
                contains=["dataset p is joined", "(2, 4)", "(rows, 3)"])
         raises(xfer.InvalidArgumentError, st.put, "p", np.zeros(3),
