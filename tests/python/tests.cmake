@@ -132,8 +132,9 @@ py_test(negative.corrupt_to_py COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 1
 
 # ---- joined and record datasets (joined.py; support/joined_send.c, its sending side in C) ----
 # A joined dataset's rows change every step (zeros, one rank holding every row, none), under
-# selection all and rows, P x Q 2x3 and 3x2; records joined and fixed, Python -> Python and
-# C -> Python; over both transports.
+# selection all and rows, P x Q 2x3 and 3x2, and user (joined.py's BOXES: boxes past the step's
+# rows, overlapping, empty, of some columns, every row) in both; records joined and fixed,
+# Python -> Python and C -> Python; over both transports.
 set(PJ ${PY} ${PY_SRC}/joined.py)
 set(CJ $<TARGET_FILE:joined_send>)
 set(_joined_transports stream)
@@ -141,7 +142,7 @@ if(TARGET xfer_hdf5)
   list(APPEND _joined_transports file)
 endif()
 foreach(tr IN LISTS _joined_transports)
-  foreach(shape "2;3;all" "3;2;rows")
+  foreach(shape "2;3;all" "3;2;rows" "2;3;user" "3;2;user")
     list(GET shape 0 p)
     list(GET shape 1 q)
     list(GET shape 2 sel)
@@ -149,7 +150,7 @@ foreach(tr IN LISTS _joined_transports)
     xfer_joined_workflow(${yaml} ${p} ${q} ${sel} ${tr})
     set(name joined.py_to_py.${tr}.${sel}.p${p}q${q})
     set(bind "")
-    if(tr STREQUAL "file")
+    if(tr STREQUAL "file" AND NOT sel STREQUAL "user")
       set(bind --bind)
     endif()
     py_mpmd(cmd ${yaml} ${p} ${q} A ${PJ} B ${PJ} ${bind})
