@@ -29,7 +29,8 @@ another order, and from a list of tuples.
 
   --steps N      steps (8)
   --bind         receiver: bind a 6-row array to p (file transport): get returns its first rows
-                 when the step's share fits, a new array when not
+                 when the step's share fits, a new array when not (under user: rows of the
+                 declared box's columns); rows one column wider are refused
   --corrupt      sender rank 0 changes one value of p in step 3: the receiver must fail
 """
 import argparse
@@ -247,10 +248,6 @@ def recv(wf, ch, args, nsenders):
     present = ch.datasets
     mode = {d["name"]: d["selection"] for c in wf.config["channels"] if c["name"] == ch.name
             for d in c["datasets"]}
-    bound = None
-    if args.bind and "p" in present:
-        bound = np.full((6, 3), -1.0)
-        ch.bind("p", bound)
     for name in present:  # selection: user: the boxes, before step 0
         if mode[name] == "user":
             box = BOXES[name][min(rank, len(BOXES[name]) - 1)]
@@ -258,6 +255,13 @@ def recv(wf, ch, args, nsenders):
             want = declared(name, rank, present[name].shape)
             check(ch.selection(name) == want,
                   f"{name}: selection() {ch.selection(name)} before step 0, want {want}")
+    bound = None
+    if args.bind and "p" in present:  # rows of 3, or of the declared box's columns
+        cols = declared("p", rank, (None, 3))[1][1] if mode["p"] == "user" else 3
+        raises(xfer.InvalidArgumentError, ch.bind, "p", np.zeros((6, cols + 1)),
+               contains=["dataset p is joined", f"(6, {cols + 1})", f"(rows, {cols})"])
+        bound = np.full((6, cols), -1.0)
+        ch.bind("p", bound)
     nsteps = 0
     for st in ch:
         s = st.index

@@ -62,6 +62,20 @@ static int get_box(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyObject *sta
     return 1;
 }
 
+/* A joined dataset's selection of @p count lands at the start of bound array @p b when it fits
+ * (libxfer packs it there); @p b's first rows are that selection when its rows are the
+ * selection's, so that a box of some columns of each row is not read as whole rows. */
+static int rows_fit(PyArrayObject *b, int nd, const uint64_t *count)
+{
+    int i;
+    if (PyArray_NDIM(b) != nd || count[0] > (uint64_t) PyArray_DIM(b, 0))
+        return 0;
+    for (i = 1; i < nd; i++)
+        if ((uint64_t) PyArray_DIM(b, i) != count[i])
+            return 0;
+    return 1;
+}
+
 /* A new array of dataset @p ds's dtype and @p shape. */
 static PyArrayObject *new_array(const xfer_cfg_dataset_t *ds, int nd, npy_intp *shape)
 {
@@ -102,8 +116,7 @@ PyObject *xpy_ch_get(XpyChannel *self, PyObject *args, PyObject *kw)
     bound = PyDict_GetItemString(self->bound, name);
 
     if (out_o == Py_None && bound && !given &&
-        (!ds->joined ||
-         count[0] <= (uint64_t) PyArray_DIM((PyArrayObject *) PyList_GET_ITEM(bound, 0), 0))) {
+        (!ds->joined || rows_fit((PyArrayObject *) PyList_GET_ITEM(bound, 0), nd, count))) {
         /* the step is in the bound buffer: no copy (a joined one's: its first rows) */
         PyObject *b = PyList_GET_ITEM(bound, 0);
         result = (PyArrayObject *) (ds->joined ? PySequence_GetSlice(b, 0, (Py_ssize_t) count[0])
@@ -290,16 +303,28 @@ PyObject *xpy_ch_bind(XpyChannel *self, PyObject *args)
         return xpy_invalid("channel %s: dataset %s: a bound receive buffer must be writable",
                            self->cfg->name, name);
     if (!sends && ds->joined) { /* get returns its first rows: any number of whole rows */
-        int i, ok = PyArray_NDIM(arr) == ds->ndims;
+        uint64_t row[XFER_MAX_DIMS], start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
+        int i, ok = PyArray_NDIM(arr) == ds->ndims, boxed;
+        /* rows as the rank's declared box cuts them (select before bind), or whole ones */
+        boxed = xfer_selection_of(self->ch, name, start, count) == XFER_SUCCESS;
+        for (i = 1; i < ds->ndims; i++)
+            row[i] = boxed ? count[i] : ds->dims[i];
         for (i = 1; ok && i < ds->ndims; i++)
-            ok = (uint64_t) PyArray_DIM(arr, i) == ds->dims[i];
+            ok = (uint64_t) PyArray_DIM(arr, i) == row[i];
         if (!ok) {
-            char got[128];
+            char got[128], want[160];
+            size_t o = (size_t) snprintf(want, sizeof(want), "(rows");
+            for (i = 1; i < ds->ndims && o < sizeof(want); i++)
+                o += (size_t) snprintf(want + o, sizeof(want) - o, ", %llu",
+                                       (unsigned long long) row[i]);
+            if (o < sizeof(want))
+                snprintf(want + o, sizeof(want) - o, "%s)", ds->ndims == 1 ? "," : "");
             xpy_fmt_shape(got, sizeof(got), PyArray_NDIM(arr), PyArray_SHAPE(arr), NULL);
             return xpy_invalid("channel %s: dataset %s is joined: the bound array has shape %s; "
-                               "it holds whole rows, (rows, *row shape), as many as a step's "
+                               "it holds rows of the rank's %s, %s, as many as a step's "
                                "selection may need",
-                               self->cfg->name, name, got);
+                               self->cfg->name, name, got, boxed ? "declared box" : "selection",
+                               want);
         }
     } else if (!sends) { /* get returns the bound array itself: the selection's shape */
         uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
