@@ -28,9 +28,10 @@ puts come from the aligned dtype, from a dtype of the same layout with its field
 another order, and from a list of tuples.
 
   --steps N      steps (8)
-  --bind         receiver: bind a 6-row array to p (file transport): get returns its first rows
-                 when the step's share fits, a new array when not (under user: rows of the
-                 declared box's columns); rows one column wider are refused
+  --bind         receiver: bind a 6-row array to p (file transport): whole rows, or under user
+                 with 2 receiving ranks rows of the declared box's columns (rank 1's 2); get
+                 returns a view of its first elements when the step's selection fits, a new
+                 array when not; rows of 4 are refused
   --corrupt      sender rank 0 changes one value of p in step 3: the receiver must fail
 """
 import argparse
@@ -256,10 +257,11 @@ def recv(wf, ch, args, nsenders):
             check(ch.selection(name) == want,
                   f"{name}: selection() {ch.selection(name)} before step 0, want {want}")
     bound = None
-    if args.bind and "p" in present:  # rows of 3, or of the declared box's columns
-        cols = declared("p", rank, (None, 3))[1][1] if mode["p"] == "user" else 3
-        raises(xfer.InvalidArgumentError, ch.bind, "p", np.zeros((6, cols + 1)),
-               contains=["dataset p is joined", f"(6, {cols + 1})", f"(rows, {cols})"])
+    if args.bind and "p" in present:  # rows of 3, or (2 receivers) of the declared box's columns
+        cols = declared("p", rank, (None, 3))[1][1] if mode["p"] == "user" and q == 2 else 3
+        raises(xfer.InvalidArgumentError, ch.bind, "p", np.zeros((6, 4)),
+               contains=["dataset p is joined", "(6, 4)", "whole rows, (rows, 3)",
+                         "the box the rank declared"])
         bound = np.full((6, cols), -1.0)
         ch.bind("p", bound)
     nsteps = 0
@@ -288,9 +290,9 @@ def recv(wf, ch, args, nsenders):
             check(same(got, want), f"{where}: data differs from the pattern")
             n = count[0]
             if name == "p" and bound is not None and n:
-                fits = n <= bound.shape[0]
+                fits = got.nbytes <= bound.nbytes
                 check(np.shares_memory(got, bound) == fits,
-                      f"{where}: the bound array is used when the share fits ({n} rows)")
+                      f"{where}: the bound array is used when the selection fits ({count})")
             out = np.zeros(count, ch.dtype_of(name))
             check(st.get(name, out=out) is out and same(out, want), f"{where}: get(out=)")
             raises(xfer.InvalidArgumentError, st.get, name,

@@ -28,6 +28,9 @@ receiving rank checks Channel.datasets, that its selection is not known before a
 get_shape (its mode over the step's shape, xfer.decompose), selection() once the step is there,
 get into a new and a given array, a wrong output shape, and a box inside its selection.
 
+  --bind         receiver: bind arrays to g (16 x 4) and y (2) (file transport): get returns a
+                 view of their first elements when the step's selection fits, a new array when
+                 not; an array of another rank is refused
   --corrupt      sender rank 0 changes one value of g in step 3: the receiver must fail
 """
 import argparse
@@ -200,7 +203,7 @@ def send(wf, ch, args):
 
 # ---- receiving side ----------------------------------------------------------------------------
 
-def recv(wf, ch):
+def recv(wf, ch, args):
     me, q = wf.comm.rank, wf.comm.size
     ds = ch.datasets
     check(all(ds[n].variable and not ds[n].sent for n in MODE), f"Channel.datasets: {ds}")
@@ -210,6 +213,13 @@ def recv(wf, ch):
           "the workflow file's variable entries")
     raises(xfer.StateError, ch.selection, "g",
            contains=["dataset g is of variable shape", "depends on each step's shape"])
+    bound = {}
+    if args.bind:
+        raises(xfer.InvalidArgumentError, ch.bind, "g", np.zeros(64, np.int32),
+               contains=["dataset g has a variable shape", "shape (64,)", "2 dimensions"])
+        bound = {"g": np.full((16, 4), -1, np.int32), "y": np.full(2, -1.0)}
+        for name, b in bound.items():
+            ch.bind(name, b)
     nsteps = 0
     for st in ch:
         s = st.index
@@ -224,6 +234,9 @@ def recv(wf, ch):
             want = values(name, s, start, count)
             got = st.get(name)
             check(same(got, want), f"{where}: data differs from what was put")
+            if name in bound and got.size:
+                check(np.shares_memory(got, bound[name]) == (got.nbytes <= bound[name].nbytes),
+                      f"{where}: the bound array is used when the selection {count} fits")
             out = np.zeros(count, ch.dtype_of(name))
             check(st.get(name, out=out) is out and same(out, want), f"{where}: get(out=)")
             raises(xfer.InvalidArgumentError, st.get, name,
@@ -241,6 +254,7 @@ def recv(wf, ch):
 def main():
     global ME
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bind", action="store_true")
     ap.add_argument("--corrupt", action="store_true")
     args = ap.parse_args()
     with xfer.init() as wf:
@@ -249,7 +263,7 @@ def main():
         if ch.role == "send":
             send(wf, ch, args)
         else:
-            recv(wf, ch)
+            recv(wf, ch, args)
 
 
 if __name__ == "__main__":

@@ -62,18 +62,25 @@ static int get_box(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyObject *sta
     return 1;
 }
 
-/* A joined dataset's selection of @p count lands at the start of bound array @p b when it fits
- * (libxfer packs it there); @p b's first rows are that selection when its rows are the
- * selection's, so that a box of some columns of each row is not read as whole rows. */
-static int rows_fit(PyArrayObject *b, int nd, const uint64_t *count)
+/* A joined or variable dataset's step lands packed at the start of the bound array @p b when its
+ * selection fits (libxfer's rule, by bytes): a view of @p b's first elements in the selection's
+ * @p shape (a joined one's first rows when @p b holds rows of the selection's columns). New
+ * reference. */
+static PyArrayObject *bound_view(PyArrayObject *b, int nd, npy_intp *shape)
 {
-    int i;
-    if (PyArray_NDIM(b) != nd || count[0] > (uint64_t) PyArray_DIM(b, 0))
-        return 0;
-    for (i = 1; i < nd; i++)
-        if ((uint64_t) PyArray_DIM(b, i) != count[i])
-            return 0;
-    return 1;
+    PyArray_Descr *dt = PyArray_DESCR(b);
+    PyArrayObject *v;
+    Py_INCREF(dt);
+    v = (PyArrayObject *) PyArray_NewFromDescr(&PyArray_Type, dt, nd, shape, NULL, PyArray_DATA(b),
+                                               NPY_ARRAY_CARRAY, NULL);
+    if (!v)
+        return NULL;
+    Py_INCREF(b);
+    if (PyArray_SetBaseObject(v, (PyObject *) b) < 0) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    return v;
 }
 
 /* A new array of dataset @p ds's dtype and @p shape. */
@@ -98,7 +105,7 @@ PyObject *xpy_ch_get(XpyChannel *self, PyObject *args, PyObject *kw)
     xfer_dataset_desc_t d;
     xfer_status_t st;
     size_t bytes;
-    int sends, given, nd, i, direct;
+    int sends, given, nd, i, direct, dyn;
 
     if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOO", kwlist, &name, &out_o, &start_o, &count_o))
         return NULL;
@@ -108,6 +115,7 @@ PyObject *xpy_ch_get(XpyChannel *self, PyObject *args, PyObject *kw)
         return xpy_invalid("channel %s: dataset %s is sent by %s (this component), not received",
                            self->cfg->name, name, self->wf->cfg->components[self->wf->comp].name);
     nd = ds->ndims;
+    dyn = ds->joined || ds->variable;
     if (!get_box(self, ds, start_o, count_o, start, count, &given))
         return NULL;
     for (i = 0; i < nd; i++)
@@ -116,11 +124,15 @@ PyObject *xpy_ch_get(XpyChannel *self, PyObject *args, PyObject *kw)
     bound = PyDict_GetItemString(self->bound, name);
 
     if (out_o == Py_None && bound && !given &&
-        (!ds->joined || rows_fit((PyArrayObject *) PyList_GET_ITEM(bound, 0), nd, count))) {
-        /* the step is in the bound buffer: no copy (a joined one's: its first rows) */
-        PyObject *b = PyList_GET_ITEM(bound, 0);
-        result = (PyArrayObject *) (ds->joined ? PySequence_GetSlice(b, 0, (Py_ssize_t) count[0])
-                                               : (Py_INCREF(b), b));
+        (!dyn || bytes <= (size_t) PyArray_NBYTES((PyArrayObject *) PyList_GET_ITEM(bound, 0)))) {
+        /* the step is in the bound buffer: no copy (a joined or variable one's: packed first) */
+        PyArrayObject *b = (PyArrayObject *) PyList_GET_ITEM(bound, 0);
+        if (dyn) {
+            result = bound_view(b, nd, shape);
+        } else {
+            result = b;
+            Py_INCREF(result);
+        }
         if (!result)
             return NULL;
         dst = result;
@@ -302,29 +314,38 @@ PyObject *xpy_ch_bind(XpyChannel *self, PyObject *args)
     if (!sends && !PyArray_ISWRITEABLE(arr))
         return xpy_invalid("channel %s: dataset %s: a bound receive buffer must be writable",
                            self->cfg->name, name);
-    if (!sends && ds->joined) { /* get returns its first rows: any number of whole rows */
-        uint64_t row[XFER_MAX_DIMS], start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
-        int i, ok = PyArray_NDIM(arr) == ds->ndims, boxed;
-        /* rows as the rank's declared box cuts them (select before bind), or whole ones */
-        boxed = xfer_selection_of(self->ch, name, start, count) == XFER_SUCCESS;
-        for (i = 1; i < ds->ndims; i++)
-            row[i] = boxed ? count[i] : ds->dims[i];
-        for (i = 1; ok && i < ds->ndims; i++)
-            ok = (uint64_t) PyArray_DIM(arr, i) == row[i];
-        if (!ok) {
+    if (!sends && ds->joined) { /* get returns its first rows: any number of rows */
+        uint64_t start[XFER_MAX_DIMS], box[XFER_MAX_DIMS];
+        int i, whole = PyArray_NDIM(arr) == ds->ndims, boxed;
+        /* whole rows, or rows of the rank's declared box's columns (select before bind) */
+        boxed = PyArray_NDIM(arr) == ds->ndims &&
+                xfer_selection_of(self->ch, name, start, box) == XFER_SUCCESS;
+        for (i = 1; whole && i < ds->ndims; i++)
+            whole = (uint64_t) PyArray_DIM(arr, i) == ds->dims[i];
+        for (i = 1; boxed && i < ds->ndims; i++)
+            boxed = (uint64_t) PyArray_DIM(arr, i) == box[i];
+        if (!whole && !boxed) {
             char got[128], want[160];
             size_t o = (size_t) snprintf(want, sizeof(want), "(rows");
             for (i = 1; i < ds->ndims && o < sizeof(want); i++)
                 o += (size_t) snprintf(want + o, sizeof(want) - o, ", %llu",
-                                       (unsigned long long) row[i]);
+                                       (unsigned long long) ds->dims[i]);
             if (o < sizeof(want))
                 snprintf(want + o, sizeof(want) - o, "%s)", ds->ndims == 1 ? "," : "");
             xpy_fmt_shape(got, sizeof(got), PyArray_NDIM(arr), PyArray_SHAPE(arr), NULL);
             return xpy_invalid("channel %s: dataset %s is joined: the bound array has shape %s; "
-                               "it holds rows of the rank's %s, %s, as many as a step's "
-                               "selection may need",
-                               self->cfg->name, name, got, boxed ? "declared box" : "selection",
-                               want);
+                               "it holds whole rows, %s, or rows of the box the rank declared, "
+                               "as many as a step's selection may need",
+                               self->cfg->name, name, got, want);
+        }
+    } else if (!sends && ds->variable) { /* get returns a view of its first elements */
+        if (PyArray_NDIM(arr) != ds->ndims) {
+            char got[128];
+            xpy_fmt_shape(got, sizeof(got), PyArray_NDIM(arr), PyArray_SHAPE(arr), NULL);
+            return xpy_invalid("channel %s: dataset %s has a variable shape: the bound array has "
+                               "shape %s; it has the dataset's %d dimensions and as many "
+                               "elements as a step's selection may need",
+                               self->cfg->name, name, got, ds->ndims);
         }
     } else if (!sends) { /* get returns the bound array itself: the selection's shape */
         uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
