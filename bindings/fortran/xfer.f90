@@ -98,14 +98,14 @@ module xfer
             import :: c_int, c_ptr
             type(c_ptr), value :: h
         end function c_step_end
-        integer(c_int) function c_put(x, h, index, name, a, start, nstart, offsets, noffsets) &
-            bind(C, name='xfer_f_put')
+        integer(c_int) function c_put(x, h, index, name, a, start, nstart, offsets, noffsets, &
+                                      dims, ndims) bind(C, name='xfer_f_put')
             import :: c_char, c_int, c_ptr, c_int64_t
             type(c_ptr), value :: x, h
-            integer(c_int), value :: index, nstart, noffsets
+            integer(c_int), value :: index, nstart, noffsets, ndims
             character(kind=c_char), dimension(*), intent(in) :: name
             type(*), dimension(..), intent(in) :: a
-            integer(c_int64_t), dimension(*), intent(in) :: start, offsets
+            integer(c_int64_t), dimension(*), intent(in) :: start, offsets, dims
         end function c_put
         integer(c_int) function c_get(x, h, index, name, a, start, count, nbox, offsets, noffsets) &
             bind(C, name='xfer_f_get')
@@ -376,35 +376,51 @@ contains
     !! the block's 0-based offset in each dimension, Fortran order (absent: the block is the
     !! whole dataset). The array is copied: it may be reused on return.
     !!
-    !! A joined dataset takes this rank's rows instead: the rows are the LAST Fortran dimension
-    !! (a dataset of dims [joined, 3] is an array p(3, rows)), any number of them (0 included),
-    !! and no start. A record dataset takes an array of a bind(c) derived type of the record's
-    !! size; offsets (one per field, in the workflow file's order, as xfer_offset gives them)
-    !! has libxfer check the type's layout against the declaration.
-    subroutine xfer_put(ch, name, array, start, ierr, offsets)
+    !! A dataset of variable shape (a `variable` entry in its dims) takes the step's global shape
+    !! too: dims, Fortran order, every sending rank giving the same (absent, with no start: the
+    !! array's own, the block is the whole step). A joined dataset takes this rank's rows
+    !! instead: the rows are the LAST Fortran dimension (a dataset of dims [joined, 3] is an
+    !! array p(3, rows)), any number of them (0 included), and no start or dims. A record
+    !! dataset takes an array of a bind(c) derived type of the record's size; offsets (one per
+    !! field, in the workflow file's order, as xfer_offset gives them) has libxfer check the
+    !! type's layout against the declaration.
+    subroutine xfer_put(ch, name, array, start, ierr, offsets, dims)
         type(xfer_channel_t), intent(in) :: ch
         character(len=*), intent(in) :: name
         type(*), dimension(..), intent(in) :: array
         integer(c_int64_t), dimension(:), intent(in), optional :: start
         integer, intent(out), optional :: ierr
         integer(c_size_t), dimension(:), intent(in), optional :: offsets
-        integer(c_int64_t) :: none(1), off(XFER_RECORD_MAX_FIELDS)
-        integer(c_int) :: st, noff
-        none = 0
+        integer(c_int64_t), dimension(:), intent(in), optional :: dims
+        integer(c_int64_t) :: off(XFER_RECORD_MAX_FIELDS), s(XFER_MAX_DIMS), d(XFER_MAX_DIMS)
+        integer(c_int) :: st, noff, ns, nd
+        s = 0
+        d = 0
+        ns = 0
+        nd = 0
         call offsets_in(offsets, off, noff)
         if (present(start)) then
-            st = c_put(ch%x, ch%h, ch%index, cstr(name), array, start, int(size(start), c_int), &
-                       off, noff)
+            ns = int(size(start), c_int)
+            s(1:min(size(start), XFER_MAX_DIMS)) = start(1:min(size(start), XFER_MAX_DIMS))
+        end if
+        if (present(dims)) then
+            nd = int(size(dims), c_int)
+            d(1:min(size(dims), XFER_MAX_DIMS)) = dims(1:min(size(dims), XFER_MAX_DIMS))
+        end if
+        if (ns > XFER_MAX_DIMS .or. nd > XFER_MAX_DIMS) then
+            st = c_set_error(XFER_ERR_INVALID_ARG, cstr('dataset '//trim(name)// &
+                                                        ': start or dims has more than 8 entries'))
         else
-            st = c_put(ch%x, ch%h, ch%index, cstr(name), array, none, 0_c_int, off, noff)
+            st = c_put(ch%x, ch%h, ch%index, cstr(name), array, s, ns, off, noff, d, nd)
         end if
         call finish(st, 'xfer_put '//trim(name), ierr)
     end subroutine xfer_put
 
     !> Receive this rank's selection of dataset name for the current step into array (its
     !! shape: the selection's count in Fortran order; xfer_selection says which box). A joined
-    !! dataset's selection is the step's: xfer_get_shape gives it. offsets (a record dataset):
-    !! the derived type's field offsets, checked against the declaration before anything lands.
+    !! or variable dataset's selection is the step's: xfer_get_shape gives it. offsets (a record
+    !! dataset): the derived type's field offsets, checked against the declaration before
+    !! anything lands.
     subroutine xfer_get(ch, name, array, ierr, offsets)
         type(xfer_channel_t), intent(in) :: ch
         character(len=*), intent(in) :: name
@@ -602,7 +618,8 @@ contains
     end subroutine xfer_dataset_count
 
     !> Dataset i (1-based) of the channel: name, XFER_TYPE_*, rank, dims in Fortran order (the
-    !! shape of a Fortran array of the whole dataset) and whether this component sends it.
+    !! shape of a Fortran array of the whole dataset; 0 where each step gives the extent: a
+    !! joined dataset's rows, a variable entry) and whether this component sends it.
     subroutine xfer_dataset_info(ch, i, name, type, ndims, dims, sent, ierr)
         type(xfer_channel_t), intent(in) :: ch
         integer, intent(in) :: i

@@ -27,7 +27,8 @@ int xfer_f_channel_open(void *x, const char *name, void **ch, int *index);
 int xfer_f_step_begin(void *ch, int timeout_ms, int *status);
 int xfer_f_step_end(void *ch);
 int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t *a,
-               const int64_t *start, int nstart, const int64_t *offsets, int noffsets);
+               const int64_t *start, int nstart, const int64_t *offsets, int noffsets,
+               const int64_t *dims, int ndims);
 int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, const int64_t *start,
                const int64_t *count, int nbox, const int64_t *offsets, int noffsets);
 int xfer_f_get_shape(void *x, void *ch, int index, const char *name, int64_t *dims, int64_t *start,
@@ -294,6 +295,23 @@ static void fmt_fortran(char *buf, size_t len, int n, const uint64_t *c_order)
                                k ? ", " : ")");
 }
 
+/* "(4, variable)": dataset @p d's shape as the workflow file gives it, in Fortran order. */
+static void fmt_declared(char *buf, size_t len, const xfer_cfg_dataset_t *d)
+{
+    size_t o = (size_t) snprintf(buf, len, "(");
+    int k;
+    for (k = d->ndims - 1; k >= 0 && o < len; k--) {
+        const char *end = k ? ", " : ")";
+        if (k == 0 && d->joined)
+            o += (size_t) snprintf(buf + o, len - o, "rows%s", end);
+        else if (d->variable >> k & 1u)
+            o += (size_t) snprintf(buf + o, len - o, "variable%s", end);
+        else
+            o +=
+                (size_t) snprintf(buf + o, len - o, "%llu%s", (unsigned long long) d->dims[k], end);
+    }
+}
+
 /* A joined dataset's block: whole rows, the rows the LAST Fortran dimension (the slowest C
  * one), any number of them. @p count is the array's C-order shape. */
 static int joined_rows(const CFI_cdesc_t *a, const xfer_cfg_dataset_t *d, const uint64_t *count,
@@ -354,7 +372,8 @@ static int record_of(const xfer_cfg_dataset_t *d, const CFI_cdesc_t *a, const in
 }
 
 int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t *a,
-               const int64_t *start, int nstart, const int64_t *offsets, int noffsets)
+               const int64_t *start, int nstart, const int64_t *offsets, int noffsets,
+               const int64_t *dims, int ndims)
 {
     const xfer_cfg_dataset_t *d;
     xfer_record_field_t fields[XFER_RECORD_MAX_FIELDS];
@@ -379,6 +398,32 @@ int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t
     desc.type = d->type;
     desc.ndims = d->ndims;
     memcpy(desc.dims, d->dims, (size_t) d->ndims * sizeof(uint64_t));
+    if (ndims && d->joined)
+        return fail(XFER_ERR_INVALID_ARG,
+                    "dataset %s is joined: a put gives this rank's rows (the array's last "
+                    "dimension) and no dims (a step's rows are every sending rank's together); "
+                    "nothing was sent",
+                    name);
+    if (ndims) { /* the step's global shape: libxfer checks the fixed extents, the commit the rest
+                  */
+        if (ndims != d->ndims)
+            return fail(XFER_ERR_INVALID_ARG,
+                        "dataset %s: dims has %d entries, the dataset %d dimensions", name, ndims,
+                        d->ndims);
+        for (k = 0; k < d->ndims; k++) {
+            if (dims[k] < 0)
+                return fail(XFER_ERR_INVALID_ARG, "dataset %s: dims(%d) is negative", name, k + 1);
+            desc.dims[d->ndims - 1 - k] = (uint64_t) dims[k];
+        }
+    } else if (d->variable && nstart) {
+        char want[160];
+        fmt_declared(want, sizeof(want), d);
+        return fail(XFER_ERR_INVALID_ARG,
+                    "dataset %s has a variable shape, %s: a block at a start is put with dims, "
+                    "the step's global shape (Fortran order, every sending rank giving the same); "
+                    "nothing was sent",
+                    name, want);
+    }
     if (noffsets) { /* libxfer checks the layout against the workflow file */
         if ((st = record_of(d, a, offsets, noffsets, &layout, fields)) != XFER_SUCCESS)
             return st;
@@ -386,6 +431,8 @@ int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t
     }
     if (!c_shape(a, d, desc.count, "the block"))
         return XFER_ERR_INVALID_ARG;
+    if (d->variable && !ndims) /* (and no start) the block is the whole step */
+        memcpy(desc.dims, desc.count, sizeof(desc.dims));
     if (d->joined) {
         if (nstart)
             return fail(XFER_ERR_INVALID_ARG,
@@ -407,14 +454,14 @@ int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t
         }
     } else {
         for (k = 0; k < d->ndims; k++)
-            if (desc.count[k] != d->dims[k]) {
+            if (desc.count[k] != desc.dims[k]) {
                 char got[128], want[128];
                 fmt_fortran(got, sizeof(got), d->ndims, desc.count);
-                fmt_fortran(want, sizeof(want), d->ndims, d->dims);
+                fmt_fortran(want, sizeof(want), d->ndims, desc.dims);
                 return fail(XFER_ERR_INVALID_ARG,
-                            "dataset %s: a block of shape %s is part of the dataset's %s: give "
-                            "start (0-based, Fortran order); nothing was sent",
-                            name, got, want);
+                            "dataset %s: a block of shape %s is part of the %s %s: give start "
+                            "(0-based, Fortran order); nothing was sent",
+                            name, got, ndims ? "step's shape" : "dataset's", want);
             }
     }
     data = a->base_addr;
@@ -500,7 +547,7 @@ int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, c
             return fail(XFER_ERR_INVALID_ARG,
                         "dataset %s: the array has shape %s, the %sselection %s (Fortran order); "
                         "nothing was received",
-                        name, got, d->joined ? "step's " : "", want);
+                        name, got, d->joined || d->variable ? "step's " : "", want);
         }
     bytes = (size_t) volume(d->ndims, c) * a->elem_len;
     if (!CFI_is_contiguous(a) && !(buf = malloc(bytes + 1)))

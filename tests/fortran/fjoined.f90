@@ -18,8 +18,8 @@
 !! rows, each sender's rows and its share (all, or the near-equal contiguous share of rows: the
 !! third argument, the channel's selection) and compares xfer_get_shape, xfer_get_rows and every
 !! element and field with them. The record's layout is given as offsets (xfer_offset) and
-!! checked against xfer_record_offsets. Step 0 tries bad input first: a start for a joined
-!! dataset, rows of the wrong width, a real array for a record, offsets that differ from the
+!! checked against xfer_record_offsets. Step 0 tries bad input first: a start or dims for a
+!! joined dataset, rows of the wrong width, a real array for a record, offsets that differ from the
 !! declaration, an array of the wrong shape for a get; each must fail naming the problem and
 !! move nothing.
 program fjoined
@@ -197,6 +197,8 @@ contains
         if (has_p) then
             call xfer_put(ch, 'p', two, start=[0_c_int64_t, 0_c_int64_t], ierr=st)
             call refused(st, XFER_ERR_INVALID_ARG, 'no start', 'p with a start')
+            call xfer_put(ch, 'p', two, dims=[3_c_int64_t, 2_c_int64_t], ierr=st)
+            call refused(st, XFER_ERR_INVALID_ARG, 'no dims', 'p with dims')
             call xfer_put(ch, 'p', wide, ierr=st)
             call refused(st, XFER_ERR_INVALID_ARG, '(3, rows)', 'p of rows of 4')
         end if

@@ -9,8 +9,9 @@ if(NOT TARGET xfer_fortran OR NOT TARGET xfer-synth)
 endif()
 add_executable(fsynth fortran/fsynth.f90 fortran/pattern.c)
 add_executable(fjoined fortran/fjoined.f90)
+add_executable(fvariable fortran/fvariable.f90)
 target_include_directories(fsynth PRIVATE ${PROJECT_SOURCE_DIR}/tools)
-foreach(t fsynth fjoined)
+foreach(t fsynth fjoined fvariable)
   target_link_libraries(${t} PRIVATE libxfer::xfer_fortran)
   target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:Fortran>:-Wall -Werror
                                       -Wno-maybe-uninitialized>)
@@ -36,9 +37,9 @@ function(f_workflow file p q duplex)
   xfer_ab_workflow(${file} ${p} ${q} ${duplex} block "${ds}")
 endfunction()
 
-# f_test(<name> <cfg> <p> <q> A <cmd...> B <cmd...>)
+# f_test(<name> <cfg> <p> <q> A <cmd...> B <cmd...> [ENV VAR=value ...])
 function(f_test name cfg p q)
-  cmake_parse_arguments(T "" "" "A;B" ${ARGN})
+  cmake_parse_arguments(T "" "" "A;B;ENV" ${ARGN})
   set(env XFER_CONFIG=${cfg})
   if(TARGET xfer_python)
     list(APPEND env "PYTHONPATH=${XFER_PYTHON_BUILD_DIR}:${CMAKE_CURRENT_SOURCE_DIR}/python")
@@ -49,7 +50,7 @@ function(f_test name cfg p q)
            COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG}
                    ${p} ${T_A} : ${MPIEXEC_NUMPROC_FLAG} ${q} ${lenv} ${T_B})
   set_tests_properties(${P}.fortran.${name} PROPERTIES TIMEOUT 120 LABELS "fortran;mpi"
-                       ENVIRONMENT "${XFER_MPIEXEC_ENV}")
+                       ENVIRONMENT "${XFER_MPIEXEC_ENV};${T_ENV}")
 endfunction()
 
 set(F $<TARGET_FILE:fsynth>)
@@ -100,3 +101,31 @@ if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
   f_test(joined.py_to_f.stream.rows.p3q2 ${F_DIR}/joined-stream-rows-p3q2.yaml 3 2 A ${PJ}
          B ${FJ} b rows)
 endif()
+
+# Datasets of variable shape (fvariable.f90, the twin of tests/python/variable.py): shapes that
+# grow and shrink put with dims= in Fortran order, the three refused commits; Fortran to Fortran
+# and to and from Python, over each of XFER_VARIABLE_TRANSPORTS (tests/CMakeLists.txt).
+set(FV $<TARGET_FILE:fvariable>)
+foreach(tr IN LISTS XFER_VARIABLE_TRANSPORTS)
+  if(tr STREQUAL "file" AND NOT TARGET xfer_hdf5)
+    continue()
+  endif()
+  set(v23 ${F_DIR}/variable-${tr}-p2q3.yaml)
+  set(v32 ${F_DIR}/variable-${tr}-p3q2.yaml)
+  xfer_variable_workflow(${v23} 2 3 ${tr})
+  xfer_variable_workflow(${v32} 3 2 ${tr})
+  f_test(variable.f_to_f.${tr}.p2q3 ${v23} 2 3 A ${FV} a B ${FV} b
+         ENV XFER_TRANSPORT_DIR=${F_DIR}/steps-variable-f_to_f-${tr})
+  if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
+    set(PV ${XFER_PYTHON_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/python/variable.py)
+    f_test(variable.f_to_py.${tr}.p2q3 ${v23} 2 3 A ${FV} a B ${PV}
+           ENV XFER_TRANSPORT_DIR=${F_DIR}/steps-variable-f_to_py-${tr})
+    f_test(variable.py_to_f.${tr}.p3q2 ${v32} 3 2 A ${PV} B ${FV} b
+           ENV XFER_TRANSPORT_DIR=${F_DIR}/steps-variable-py_to_f-${tr})
+  endif()
+  # Negative control: one value of g changed in step 3 is caught.
+  f_test(negative.variable_corrupt.${tr} ${v23} 2 3 A ${FV} a corrupt B ${FV} b
+         ENV XFER_TRANSPORT_DIR=${F_DIR}/steps-variable-corrupt-${tr})
+  set_tests_properties(${P}.fortran.negative.variable_corrupt.${tr} PROPERTIES
+                       PASS_REGULAR_EXPRESSION "g step 3: data differs")
+endforeach()

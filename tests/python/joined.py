@@ -15,20 +15,23 @@ Each step every sending rank puts rows_of(rank, step + j) rows of joined dataset
 included; some steps one rank holds every row, some steps none does), values computed from
 the step and each row's global index (rows_of and the values are written out again in C, in
 joined_send.c, and in Fortran, tests/fortran/fjoined.f90). A receiving rank computes, without
-libxfer, every sending rank's rows, the step's rows and its share of them (`all`, or the
-near-equal contiguous share of `rows`), and compares get_shape, get_rows and the data, byte for
-byte and field by field, with them; gets into a given array (out=) and a box inside the share;
-and checks what bad input raises.
+libxfer, every sending rank's rows, the step's rows and its share of them (`all`, the
+near-equal contiguous share of `rows`, or under `user` the box it declared with select, clipped
+to the step: BOXES), and compares get_shape, selection(), get_rows and the data, byte for byte
+and field by field, with them; gets into a given array (out=) and a box inside the share; and
+checks what bad input raises.
 
-The sender tries each bad put first (step 0): a start for a joined dataset, rows of the wrong
-width, record dtypes whose layout differs (an offset, a type, a missing or extra field, a packed
-itemsize, a plain array); each must raise naming the problem and send nothing. Good puts come
-from the aligned dtype, from a dtype of the same layout with its fields listed in another
-order, and from a list of tuples.
+The sender tries each bad put first (step 0): a start or a shape for a joined dataset, rows of
+the wrong width, record dtypes whose layout differs (an offset, a type, a missing or extra field,
+a packed itemsize, a plain array); each must raise naming the problem and send nothing. Good
+puts come from the aligned dtype, from a dtype of the same layout with its fields listed in
+another order, and from a list of tuples.
 
   --steps N      steps (8)
-  --bind         receiver: bind a 6-row array to p (file transport): get returns its first rows
-                 when the step's share fits, a new array when not
+  --bind         receiver: bind a 6-row array to p (file transport): whole rows, or under user
+                 with 2 receiving ranks rows of the declared box's columns (rank 1's 2); get
+                 returns a view of its first elements when the step's selection fits, a new
+                 array when not; rows of 4 are refused
   --corrupt      sender rank 0 changes one value of p in step 3: the receiver must fail
 """
 import argparse
@@ -42,6 +45,18 @@ REC = np.dtype([("id", "<i8"), ("pos", "<f8", (3,)), ("q", "<f4"), ("kind", "i1"
 GRID = 7
 JOINED = ["p", "ids", "parts"]
 ME = "?"
+ALL = 2**64 - 1  # a joined dimension's count in select(name) without a box: every row
+
+# selection: user: the box (start, count) receiving rank r declares for each dataset (None:
+# select(name) without one, every row of every step; receiving ranks past the table's last
+# take it). Rows are not checked against any extent: boxes reach past a step's rows (clipped),
+# overlap, hold nothing, or take some columns of each row.
+BOXES = {
+    "p": [None, ((2, 1), (5, 2)), ((4, 0), (1000, 3))],
+    "ids": [((1,), (3,)), ((3,), (0,)), ((0,), (1000,))],
+    "parts": [((3,), (1000,)), None, ((0,), (2,))],
+    "grid": [((0,), (7,)), ((2,), (3,)), ((6,), (1,))],
+}
 
 
 def fail(msg):
@@ -122,12 +137,38 @@ def share(total, q, rank, mode):
     return rank * base + min(rank, extra), base + (1 if rank < extra else 0)
 
 
+def declared(name, rank, shape):
+    """The box of BOXES rank `rank` declares for dataset `name` of `shape` (None: a joined
+    extent), as selection() gives it before step 0."""
+    box = BOXES[name][min(rank, len(BOXES[name]) - 1)]
+    if box is None:
+        return (0,) * len(shape), tuple(ALL if n is None else n for n in shape)
+    return box
+
+
+def selection(name, dims, q, rank, mode, shape):
+    """This receiving rank's (start, count) of dataset `name` in a step of `dims`."""
+    if mode == "user":  # the declared box, clipped to the step
+        start, count = declared(name, rank, shape)
+        s = tuple(min(a, d) for a, d in zip(start, dims))
+        return s, tuple(min(c, d - a) for a, c, d in zip(s, count, dims))
+    s0, c0 = share(dims[0], q, rank, mode)
+    return (s0,) + (0,) * (len(dims) - 1), (c0, *dims[1:])
+
+
+def cut(v, start, count):
+    """The columns [start[1:], +count[1:]) of rows v (the rows are cut already)."""
+    return v[(slice(None),) + tuple(slice(a, a + c) for a, c in zip(start[1:], count[1:]))]
+
+
 # ---- sending side ------------------------------------------------------------------------------
 
 def bad_puts(st, ch, present):
     if "p" in present:
         raises(xfer.InvalidArgumentError, st.put, "p", np.zeros((2, 3)), start=(0, 0),
                contains=["dataset p is joined", "no start", "nothing was sent"])
+        raises(xfer.InvalidArgumentError, st.put, "p", np.zeros((2, 3)), shape=(2, 3),
+               contains=["dataset p is joined", "no shape", "nothing was sent"])
         raises(xfer.InvalidArgumentError, st.put, "p", np.zeros((2, 4)),
                contains=["dataset p is joined", "(2, 4)", "(rows, 3)"])
         raises(xfer.InvalidArgumentError, st.put, "p", np.zeros(3),
@@ -208,9 +249,20 @@ def recv(wf, ch, args, nsenders):
     present = ch.datasets
     mode = {d["name"]: d["selection"] for c in wf.config["channels"] if c["name"] == ch.name
             for d in c["datasets"]}
+    for name in present:  # selection: user: the boxes, before step 0
+        if mode[name] == "user":
+            box = BOXES[name][min(rank, len(BOXES[name]) - 1)]
+            ch.select(name, *(box or ()))
+            want = declared(name, rank, present[name].shape)
+            check(ch.selection(name) == want,
+                  f"{name}: selection() {ch.selection(name)} before step 0, want {want}")
     bound = None
-    if args.bind and "p" in present:
-        bound = np.full((6, 3), -1.0)
+    if args.bind and "p" in present:  # rows of 3, or (2 receivers) of the declared box's columns
+        cols = declared("p", rank, (None, 3))[1][1] if mode["p"] == "user" and q == 2 else 3
+        raises(xfer.InvalidArgumentError, ch.bind, "p", np.zeros((6, 4)),
+               contains=["dataset p is joined", "(6, 4)", "whole rows, (rows, 3)",
+                         "the box the rank declared"])
+        bound = np.full((6, cols), -1.0)
         ch.bind("p", bound)
     nsteps = 0
     for st in ch:
@@ -220,38 +272,45 @@ def recv(wf, ch, args, nsenders):
                 continue
             rows = [rows_of(r, s + j, nsenders) for r in range(nsenders)]
             total = sum(rows)
-            start, count = share(total, q, rank, mode[name])
             row = present[name].shape[1:]
-            want = values(name, s, np.arange(start, start + count, dtype=np.int64))
+            start, count = selection(name, (total, *row), q, rank, mode[name],
+                                     present[name].shape)
+            want = cut(values(name, s, np.arange(start[0], start[0] + count[0], dtype=np.int64)),
+                       start, count)
             where = f"{name} step {s}"
             shp = st.get_shape(name)
-            check(shp == xfer.Shape((total, *row), (start,) + (0,) * len(row), (count, *row), s),
-                  f"{where}: get_shape {shp}, want rows {total}, share [{start}, +{count})")
+            check(shp == xfer.Shape((total, *row), start, count, s),
+                  f"{where}: get_shape {shp}, want rows {total}, selection {start} + {count}")
+            check(ch.selection(name) == (start, count),
+                  f"{where}: selection() {ch.selection(name)}, want {start} + {count}")
             got_rows = st.get_rows(name)
             check(got_rows.dtype == np.uint64 and got_rows.tolist() == rows,
                   f"{where}: get_rows {got_rows.tolist()}, want {rows}")
             got = st.get(name)
             check(same(got, want), f"{where}: data differs from the pattern")
-            if name == "p" and bound is not None and count:
-                fits = count <= bound.shape[0]
+            n = count[0]
+            if name == "p" and bound is not None and n:
+                fits = got.nbytes <= bound.nbytes
                 check(np.shares_memory(got, bound) == fits,
-                      f"{where}: the bound array is used when the share fits ({count} rows)")
-            out = np.zeros((count, *row), ch.dtype_of(name))
+                      f"{where}: the bound array is used when the selection fits ({count})")
+            out = np.zeros(count, ch.dtype_of(name))
             check(st.get(name, out=out) is out and same(out, want), f"{where}: get(out=)")
             raises(xfer.InvalidArgumentError, st.get, name,
-                   out=np.zeros((count + 1, *row), ch.dtype_of(name)),
+                   out=np.zeros((n + 1, *count[1:]), ch.dtype_of(name)),
                    contains=[name, "shape", "nothing was received"])
-            if count:  # the last row of the share, as a box
-                box = st.get(name, start=(start + count - 1,) + (0,) * len(row),
-                             count=(1, *row))
-                check(same(box, want[count - 1:]), f"{where}: a box of the share")
+            if all(count):  # the last row of the selection, as a box
+                box = st.get(name, start=(start[0] + n - 1, *start[1:]), count=(1, *count[1:]))
+                check(same(box, want[n - 1:]), f"{where}: a box of the selection")
             if name == "parts":
                 packed = np.dtype([("id", "<i8"), ("pos", "<f8", (3,)), ("q", "<f4"),
                                    ("kind", "i1")])
-                raises(xfer.MismatchError, st.get, name, out=np.zeros(count, packed),
+                raises(xfer.MismatchError, st.get, name, out=np.zeros(n, packed),
                        contains=["dataset parts", "itemsize", "nothing was received"])
         if "grid" in present:
-            (g0,), (gc,) = xfer.decompose(mode["grid"], (GRID,), q, rank)
+            if mode["grid"] == "user":
+                (g0,), (gc,) = selection("grid", (GRID,), q, rank, "user", (GRID,))
+            else:
+                (g0,), (gc,) = xfer.decompose(mode["grid"], (GRID,), q, rank)
             check(same(st.get("grid"), values("grid", s, np.arange(g0, g0 + gc, dtype=np.int64))),
                   f"grid step {s}: data differs from the pattern")
             raises(xfer.InvalidArgumentError, st.get_rows, "grid", contains=["not joined"])

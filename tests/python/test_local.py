@@ -94,6 +94,7 @@ class Config(unittest.TestCase):
         self.assertEqual((p["dims"], p["joined"], p["max_rows"], p["record"]),
                          ((0, 3), True, 100, None))
         self.assertEqual((r["type"], r["joined"]), ("record", False))
+        self.assertEqual((p["variable"], r["variable"]), ((False, False), (False,)))
         # the C struct's layout, which numpy's aligned dtype of the same fields has too
         self.assertEqual(r["record"], [("id", "int64", 1, 0), ("pos", "float64", 3, 8),
                                        ("q", "float32", 1, 32), ("kind", "int8", 1, 36)])
@@ -101,6 +102,14 @@ class Config(unittest.TestCase):
                            align=True)
         self.assertEqual([aligned.fields[n][1] for n, *_ in r["record"]], [0, 8, 32, 36])
         self.assertEqual(aligned.itemsize, 40)
+
+    def test_variable(self):
+        text = GOOD.replace("datasets: [{name: U, type: float32, dims: [4, 6]}]", """datasets:
+      - {name: g, type: int32, dims: [variable, 4]}
+      - {name: m, type: float32, dims: [3, variable, variable]}""")
+        g, m = xfer.load_config(self.write(text))["channels"][0]["datasets"]
+        self.assertEqual((g["dims"], g["variable"], g["joined"]), ((0, 4), (True, False), False))
+        self.assertEqual((m["dims"], m["variable"]), ((3, 0, 0), (False, True, True)))
 
     def test_errors_name_the_line(self):
         path = self.write(GOOD.replace("type: float32", "type: float33"))

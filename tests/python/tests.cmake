@@ -132,8 +132,9 @@ py_test(negative.corrupt_to_py COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 1
 
 # ---- joined and record datasets (joined.py; support/joined_send.c, its sending side in C) ----
 # A joined dataset's rows change every step (zeros, one rank holding every row, none), under
-# selection all and rows, P x Q 2x3 and 3x2; records joined and fixed, Python -> Python and
-# C -> Python; over both transports.
+# selection all and rows, P x Q 2x3 and 3x2, and user (joined.py's BOXES: boxes past the step's
+# rows, overlapping, empty, of some columns, every row) in both; records joined and fixed,
+# Python -> Python and C -> Python; over both transports.
 set(PJ ${PY} ${PY_SRC}/joined.py)
 set(CJ $<TARGET_FILE:joined_send>)
 set(_joined_transports stream)
@@ -141,7 +142,7 @@ if(TARGET xfer_hdf5)
   list(APPEND _joined_transports file)
 endif()
 foreach(tr IN LISTS _joined_transports)
-  foreach(shape "2;3;all" "3;2;rows")
+  foreach(shape "2;3;all" "3;2;rows" "2;3;user" "3;2;user")
     list(GET shape 0 p)
     list(GET shape 1 q)
     list(GET shape 2 sel)
@@ -163,6 +164,34 @@ endforeach()
 py_mpmd(cmd ${PY_DIR}/joined-stream-all-p2q3.yaml 2 3 A ${PJ} --corrupt B ${PJ})
 py_test(negative.joined_corrupt COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 100
         --contains "p step 3: data differs from the pattern" -- ${cmd})
+
+# ---- datasets of variable shape (variable.py; XFER_VARIABLE_TRANSPORTS, tests/CMakeLists.txt) -
+# Shapes that grow and shrink (0 rows, 0 columns) under selection block and rows, 2x3 and 3x2,
+# records among them; the bad puts and the three refused commits surfacing as exceptions.
+set(PV ${PY} ${PY_SRC}/variable.py)
+foreach(tr IN LISTS XFER_VARIABLE_TRANSPORTS)
+  if(tr STREQUAL "file" AND NOT TARGET xfer_hdf5)
+    continue()
+  endif()
+  foreach(pq "2;3" "3;2")
+    list(GET pq 0 p)
+    list(GET pq 1 q)
+    set(yaml ${PY_DIR}/variable-${tr}-p${p}q${q}.yaml)
+    xfer_variable_workflow(${yaml} ${p} ${q} ${tr})
+    set(name variable.py_to_py.${tr}.p${p}q${q})
+    set(bind "")
+    if(tr STREQUAL "file")
+      set(bind --bind)
+    endif()
+    py_mpmd(cmd ${yaml} ${p} ${q} A ${PV} B ${PV} ${bind})
+    py_test(${name} COMMAND ${cmd} ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-${name})
+  endforeach()
+  # Negative control: one value of g changed in step 3 is caught.
+  py_mpmd(cmd ${PY_DIR}/variable-${tr}-p2q3.yaml 2 3 A ${PV} --corrupt B ${PV})
+  py_test(negative.variable_corrupt.${tr} COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 100
+          --contains "g step 3: data differs from what was put" -- ${cmd}
+          ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-variable-corrupt-${tr})
+endforeach()
 
 # ---- Ctrl-C, leaks ---------------------------------------------------------------------------
 file(WRITE ${PY_DIR}/one.yaml "workflow: one

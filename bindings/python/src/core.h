@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* xfer._core, the CPython extension behind the `xfer` package (docs/bindings.md): what its
- * files share. module.c holds the module, the exceptions, MPI and communicators; workflow.c the
- * Workflow and Channel types; records.c record dtypes; coll.c the collectives. The package's
- * Python layer (xfer/__init__.py) adds steps as context managers, iteration and attribute
- * mappings. */
+ * files share. module.c holds the module and the exceptions; mpi.c MPI and communicators;
+ * workflow.c, put.c and get.c the Workflow and Channel types (channel.h); records.c record dtypes;
+ * coll.c the collectives. The package's Python layer (xfer/__init__.py) adds steps as context
+ * managers, iteration and attribute mappings. */
 #ifndef XFER_PY_CORE_H
 #define XFER_PY_CORE_H
 
@@ -64,7 +64,9 @@ extern PyTypeObject XpyWorkflow_Type;
 extern PyTypeObject XpyChannel_Type;
 
 int xpy_workflow_types_ready(PyObject *module);
+int xpy_mpi_add(PyObject *module);
 int xpy_coll_add(PyObject *module);
+extern PyMethodDef xpy_mpi_methods[];
 extern PyMethodDef xpy_coll_methods[];
 
 #endif

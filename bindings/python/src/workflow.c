@@ -1,31 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* xfer._core.Workflow and xfer._core.Channel: the workflow API on numpy arrays.
+/* xfer._core.Workflow and xfer._core.Channel: the workflow API on numpy arrays. This file holds
+ * the two types, steps and attributes; put.c and get.c the data calls (channel.h).
  *
  * Every call that may wait or copy releases the GIL; the waits libxfer can resume
  * (xfer_set_interrupt) run Python's signal handlers about every 50 ms, so Ctrl-C raises
  * KeyboardInterrupt in a blocked get. Arrays libxfer reads after the call returns (a bound
  * sender's blocks until the step ends, bound buffers while bound) are kept alive here. */
-#include "core.h"
+#include "channel.h"
 
 #include <string.h>
 
 PyObject *xpy_config_dict(const xfer_config_t *cfg);
-
-typedef struct {
-    PyObject_HEAD xfer_t *x; /* NULL once finalized (or before init) */
-    const xfer_config_t *cfg;
-    int comp;
-} XpyWorkflow;
-
-typedef struct {
-    PyObject_HEAD XpyWorkflow *wf;
-    xfer_channel_t *ch;
-    const xfer_cfg_channel_t *cfg; /* owned by the workflow: valid while wf->x is */
-    char name[256];                /* the channel's name, for messages after finalize */
-    PyObject *held;                /* list: arrays a bound sender's puts gave in this step */
-    PyObject *bound; /* dict: dataset -> [array of this step, array of the next or None] */
-    int touched;     /* a step was begun or data put or got: the next bind is for the next step */
-} XpyChannel;
 
 /* ---- Workflow ----------------------------------------------------------------------------- */
 
@@ -162,7 +147,7 @@ PyTypeObject XpyWorkflow_Type = {
 
 /* ---- Channel: helpers --------------------------------------------------------------------- */
 
-static int ch_usable(XpyChannel *self)
+int xpy_ch_usable(XpyChannel *self)
 {
     if (self->wf && !self->wf->x) {
         xpy_error(XFER_ERR_STATE, "channel %s: the workflow was finalized; the channel is closed",
@@ -177,7 +162,7 @@ static int ch_usable(XpyChannel *self)
 }
 
 /* The dataset @p name of the channel, and whether this component sends it. */
-static const xfer_cfg_dataset_t *ch_dataset(XpyChannel *self, const char *name, int *sends)
+const xfer_cfg_dataset_t *xpy_ch_dataset(XpyChannel *self, const char *name, int *sends)
 {
     int i;
     for (i = 0; i < self->cfg->ndatasets; i++)
@@ -208,7 +193,7 @@ static const char *dtype_str(int npy)
 }
 
 /* The dtype of dataset @p ds: its scalar type's, or its record's aligned one. New reference. */
-static PyArray_Descr *ds_dtype(const xfer_cfg_dataset_t *ds)
+PyArray_Descr *xpy_ds_dtype(const xfer_cfg_dataset_t *ds)
 {
     if (ds->type == XFER_TYPE_RECORD)
         return xpy_record_dtype(ds->record);
@@ -217,8 +202,8 @@ static PyArray_Descr *ds_dtype(const xfer_cfg_dataset_t *ds)
 
 /* A record dataset: @p got has the declared layout, read into @p layout (its fields in
  * @p fields) when not NULL; else an exception naming the first field that differs. */
-static int check_record(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArray_Descr *got,
-                        const char *what, xfer_record_t *layout, xfer_record_field_t *fields)
+int xpy_check_record(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArray_Descr *got,
+                     const char *what, xfer_record_t *layout, xfer_record_field_t *fields)
 {
     xfer_record_field_t tmp[XFER_RECORD_MAX_FIELDS];
     char why[512], decl[512];
@@ -245,12 +230,12 @@ static int check_record(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArray_
 }
 
 /* @p arr's dtype is the dataset's, in native byte order: else an exception naming both. */
-static int check_dtype(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArrayObject *arr,
-                       const char *what)
+int xpy_check_dtype(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArrayObject *arr,
+                    const char *what)
 {
     const int want = xpy_npy_type(ds->type);
     if (ds->type == XFER_TYPE_RECORD)
-        return check_record(self, ds, PyArray_DESCR(arr), what, NULL, NULL);
+        return xpy_check_record(self, ds, PyArray_DESCR(arr), what, NULL, NULL);
     if (xpy_xfer_type(PyArray_TYPE(arr)) == ds->type && PyArray_ISNOTSWAPPED(arr))
         return 1;
     xpy_invalid("channel %s: dataset %s: %s has dtype %s%s, the dataset is %s (numpy %s); "
@@ -262,7 +247,7 @@ static int check_dtype(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArrayOb
     return 0;
 }
 
-static void fmt_shape(char *buf, size_t len, int nd, const npy_intp *shape, const uint64_t *u)
+void xpy_fmt_shape(char *buf, size_t len, int nd, const npy_intp *shape, const uint64_t *u)
 {
     size_t o = 0;
     int i;
@@ -272,24 +257,6 @@ static void fmt_shape(char *buf, size_t len, int nd, const npy_intp *shape, cons
                                shape ? (long long) shape[i] : (long long) u[i]);
     if (o < len)
         snprintf(buf + o, len - o, "%s)", nd == 1 ? "," : "");
-}
-
-static PyObject *u64_tuple(int n, const uint64_t *v)
-{
-    PyObject *t = PyTuple_New(n);
-    int i;
-    for (i = 0; t && i < n; i++)
-        PyTuple_SET_ITEM(t, i, PyLong_FromUnsignedLongLong(v[i]));
-    return t;
-}
-
-static uint64_t volume(int nd, const uint64_t *c)
-{
-    uint64_t v = 1;
-    int i;
-    for (i = 0; i < nd; i++)
-        v *= c[i];
-    return v;
 }
 
 /* ---- Channel: life cycle ------------------------------------------------------------------ */
@@ -353,7 +320,7 @@ static PyObject *ch_begin_step(XpyChannel *self, PyObject *args)
     xfer_status_t st;
     if (!PyArg_ParseTuple(args, "|i", &timeout_ms))
         return NULL;
-    if (!ch_usable(self))
+    if (!xpy_ch_usable(self))
         return NULL;
     Py_BEGIN_ALLOW_THREADS st = xfer_step_begin(self->ch, timeout_ms, &ss);
     Py_END_ALLOW_THREADS if (st != XFER_SUCCESS) return xpy_raise(st, NULL);
@@ -385,7 +352,7 @@ static PyObject *ch_end_step(XpyChannel *self, PyObject *noargs)
 {
     xfer_status_t st;
     (void) noargs;
-    if (!ch_usable(self))
+    if (!xpy_ch_usable(self))
         return NULL;
     Py_BEGIN_ALLOW_THREADS st = xfer_step_end(self->ch);
     Py_END_ALLOW_THREADS self->touched = 1;
@@ -396,501 +363,6 @@ static PyObject *ch_end_step(XpyChannel *self, PyObject *noargs)
         return xpy_raise(st, NULL);
     if (advance_bound(self) < 0)
         return NULL;
-    Py_RETURN_NONE;
-}
-
-/* ---- Channel: put --------------------------------------------------------------------------- */
-
-/* @p data as an array of the dataset's type: arrays must have it already; other objects (lists,
- * scalars; a record's tuples) are converted when numpy's same_kind casting allows. New
- * reference. */
-static PyArrayObject *as_array(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyObject *data)
-{
-    PyArrayObject *arr;
-    if (PyArray_Check(data)) {
-        arr = (PyArrayObject *) data;
-        /* (a record's dtype is checked by the put, which reads its layout) */
-        if (ds->type != XFER_TYPE_RECORD && !check_dtype(self, ds, arr, "the block"))
-            return NULL;
-        Py_INCREF(arr);
-        return arr;
-    }
-    if (ds->type == XFER_TYPE_RECORD) { /* tuples of the fields, in the declared order */
-        PyArray_Descr *rd = ds_dtype(ds);
-        return rd ? (PyArrayObject *) PyArray_FromAny(
-                        data, rd, 0, 0, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL)
-                  : NULL;
-    }
-    arr = (PyArrayObject *) PyArray_FROM_O(data);
-    if (!arr)
-        return NULL;
-    {
-        PyArray_Descr *to = PyArray_DescrFromType(xpy_npy_type(ds->type));
-        PyArrayObject *cast;
-        if (!to) {
-            Py_DECREF(arr);
-            return NULL;
-        }
-        if (!PyArray_CanCastArrayTo(arr, to, NPY_SAME_KIND_CASTING)) {
-            xpy_invalid("channel %s: dataset %s: cannot convert %s values to %s without losing "
-                        "their kind; nothing was sent",
-                        self->cfg->name, ds->name, PyArray_DESCR(arr)->typeobj->tp_name,
-                        xfer_type_name(ds->type));
-            Py_DECREF(to);
-            Py_DECREF(arr);
-            return NULL;
-        }
-        cast = (PyArrayObject *) PyArray_FromArray(
-            arr, to, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
-        Py_DECREF(arr);
-        return cast;
-    }
-}
-
-/* A joined dataset's block: @p arr holds this rank's rows of the step, shape (rows, *the row's
- * shape), any number of rows (0 included); into @p d's dims (dims[0] 0) and count. */
-static int joined_rows(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyArrayObject *arr,
-                       xfer_dataset_desc_t *d)
-{
-    int i, ok = PyArray_NDIM(arr) == ds->ndims;
-    for (i = 1; ok && i < ds->ndims; i++)
-        ok = (uint64_t) PyArray_DIM(arr, i) == ds->dims[i];
-    if (!ok) {
-        char got[128], want[160];
-        size_t o = (size_t) snprintf(want, sizeof(want), "(rows");
-        for (i = 1; i < ds->ndims && o < sizeof(want); i++)
-            o += (size_t) snprintf(want + o, sizeof(want) - o, ", %llu",
-                                   (unsigned long long) ds->dims[i]);
-        if (o < sizeof(want))
-            snprintf(want + o, sizeof(want) - o, "%s)", ds->ndims == 1 ? "," : "");
-        fmt_shape(got, sizeof(got), PyArray_NDIM(arr), PyArray_SHAPE(arr), NULL);
-        xpy_invalid("channel %s: dataset %s is joined: the block has shape %s, this rank's rows "
-                    "are an array of shape %s (any number of rows, 0 included); nothing was sent",
-                    self->cfg->name, ds->name, got, want);
-        return 0;
-    }
-    d->dims[0] = 0;
-    for (i = 0; i < ds->ndims; i++)
-        d->count[i] = (uint64_t) PyArray_DIM(arr, i);
-    return 1;
-}
-
-static PyObject *ch_put(XpyChannel *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"name", "data", "start", NULL};
-    const char *name;
-    PyObject *data, *start_o = Py_None, *bound;
-    const xfer_cfg_dataset_t *ds;
-    PyArrayObject *arr = NULL, *cont = NULL;
-    xfer_record_field_t fields[XFER_RECORD_MAX_FIELDS];
-    xfer_record_t layout;
-    xfer_dataset_desc_t d;
-    xfer_status_t st;
-    int sends, nd, i;
-
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|O", kwlist, &name, &data, &start_o))
-        return NULL;
-    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
-        return NULL;
-    if (!sends)
-        return xpy_invalid("channel %s: dataset %s is received by %s, not sent: nothing was sent",
-                           self->cfg->name, name, self->wf->cfg->components[self->wf->comp].name);
-    if (ds->joined && start_o != Py_None)
-        return xpy_invalid("channel %s: dataset %s is joined: a put gives this rank's rows (the "
-                           "array's first dimension) and no start; nothing was sent",
-                           self->cfg->name, name);
-    if (!(arr = as_array(self, ds, data)))
-        return NULL;
-    nd = ds->ndims;
-    memset(&d, 0, sizeof(d));
-    /* a record's layout as the array's dtype gives it: libxfer checks it against the file too */
-    if (ds->type == XFER_TYPE_RECORD) {
-        if (!check_record(self, ds, PyArray_DESCR(arr), "the block", &layout, fields)) {
-            Py_DECREF(arr);
-            return NULL;
-        }
-        d.record = &layout;
-    }
-    d.name = ds->name;
-    d.type = ds->type;
-    d.ndims = nd;
-    memcpy(d.dims, ds->dims, (size_t) nd * sizeof(uint64_t));
-    if (ds->joined) {
-        if (!joined_rows(self, ds, arr, &d)) {
-            Py_DECREF(arr);
-            return NULL;
-        }
-    } else if (PyArray_NDIM(arr) == 0) { /* a scalar: a block of one element */
-        for (i = 0; i < nd; i++)
-            d.count[i] = 1;
-    } else if (PyArray_NDIM(arr) != nd) {
-        char got[128], want[128];
-        const int got_nd = PyArray_NDIM(arr);
-        fmt_shape(got, sizeof(got), got_nd, PyArray_SHAPE(arr), NULL);
-        fmt_shape(want, sizeof(want), nd, NULL, ds->dims);
-        Py_DECREF(arr);
-        return xpy_invalid("channel %s: dataset %s: the block has shape %s, %d dimension%s; the "
-                           "dataset has %d, shape %s; nothing was sent",
-                           self->cfg->name, name, got, got_nd, got_nd == 1 ? "" : "s", nd, want);
-    } else {
-        for (i = 0; i < nd; i++)
-            d.count[i] = (uint64_t) PyArray_DIM(arr, i);
-    }
-    if (start_o != Py_None) {
-        if (!xpy_u64_seq(start_o, nd, d.start, "start")) {
-            Py_DECREF(arr);
-            return NULL;
-        }
-    } else if (!ds->joined) {
-        for (i = 0; i < nd; i++)
-            if (d.count[i] != ds->dims[i]) {
-                char got[128], want[128];
-                fmt_shape(got, sizeof(got), nd, NULL, d.count);
-                fmt_shape(want, sizeof(want), nd, NULL, ds->dims);
-                Py_DECREF(arr);
-                return xpy_invalid("channel %s: dataset %s: a block of shape %s is part of the "
-                                   "dataset's %s: give its start= (its offset in each "
-                                   "dimension); nothing was sent",
-                                   self->cfg->name, name, got, want);
-            }
-    }
-    if (PyArray_IS_C_CONTIGUOUS(arr) && PyArray_ISALIGNED(arr)) {
-        cont = arr;
-        Py_INCREF(cont);
-    } else if (!(cont = (PyArrayObject *) PyArray_NewCopy(arr, NPY_CORDER))) {
-        Py_DECREF(arr);
-        return NULL;
-    }
-    Py_DECREF(arr);
-    Py_BEGIN_ALLOW_THREADS st = xfer_put(self->ch, &d, PyArray_DATA(cont));
-    Py_END_ALLOW_THREADS if (st != XFER_SUCCESS)
-    {
-        Py_DECREF(cont);
-        return xpy_raise(st, NULL);
-    }
-    self->touched = 1;
-    /* a bound dataset is sent straight from the block until the step ends: keep it alive */
-    bound = PyDict_GetItemString(self->bound, name);
-    if (bound && PyList_Append(self->held, (PyObject *) cont) < 0) {
-        Py_DECREF(cont);
-        return NULL;
-    }
-    Py_DECREF(cont);
-    Py_RETURN_NONE;
-}
-
-/* ---- Channel: get --------------------------------------------------------------------------- */
-
-/* The box of a get: the rank's selection (start/count None), or the one given. A joined
- * dataset's selection is the step's: it waits for the step (as the get would). */
-static int get_box(XpyChannel *self, const xfer_cfg_dataset_t *ds, PyObject *start_o,
-                   PyObject *count_o, uint64_t *start, uint64_t *count, int *given)
-{
-    xfer_status_t st;
-    *given = start_o != Py_None || count_o != Py_None;
-    if (*given) {
-        if (start_o == Py_None || count_o == Py_None) {
-            xpy_invalid("channel %s: dataset %s: give both start and count, or neither (the "
-                        "rank's selection)",
-                        self->cfg->name, ds->name);
-            return 0;
-        }
-        return xpy_u64_seq(start_o, ds->ndims, start, "start") &&
-               xpy_u64_seq(count_o, ds->ndims, count, "count");
-    }
-    if (ds->joined || ds->variable) {
-        xfer_dataset_desc_t d;
-        Py_BEGIN_ALLOW_THREADS st = xfer_get_shape(self->ch, ds->name, &d);
-        Py_END_ALLOW_THREADS if (st != XFER_SUCCESS)
-        {
-            xpy_raise(st, NULL);
-            return 0;
-        }
-        memcpy(start, d.start, (size_t) ds->ndims * sizeof(uint64_t));
-        memcpy(count, d.count, (size_t) ds->ndims * sizeof(uint64_t));
-        return 1;
-    }
-    st = xfer_selection_of(self->ch, ds->name, start, count);
-    if (st != XFER_SUCCESS) {
-        xpy_raise(st, NULL);
-        return 0;
-    }
-    return 1;
-}
-
-/* A new array of dataset @p ds's dtype and @p shape. */
-static PyArrayObject *new_array(const xfer_cfg_dataset_t *ds, int nd, npy_intp *shape)
-{
-    PyArray_Descr *dt = ds_dtype(ds);
-    if (!dt)
-        return NULL;
-    return (PyArrayObject *) PyArray_NewFromDescr(&PyArray_Type, dt, nd, shape, NULL, NULL, 0,
-                                                  NULL);
-}
-
-static PyObject *ch_get(XpyChannel *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"name", "out", "start", "count", NULL};
-    const char *name;
-    PyObject *out_o = Py_None, *start_o = Py_None, *count_o = Py_None, *bound;
-    const xfer_cfg_dataset_t *ds;
-    uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
-    npy_intp shape[XFER_MAX_DIMS];
-    PyArrayObject *dst = NULL, *result;
-    xfer_dataset_desc_t d;
-    xfer_status_t st;
-    size_t bytes;
-    int sends, given, nd, i, direct;
-
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OOO", kwlist, &name, &out_o, &start_o, &count_o))
-        return NULL;
-    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
-        return NULL;
-    if (sends)
-        return xpy_invalid("channel %s: dataset %s is sent by %s (this component), not received",
-                           self->cfg->name, name, self->wf->cfg->components[self->wf->comp].name);
-    nd = ds->ndims;
-    if (!get_box(self, ds, start_o, count_o, start, count, &given))
-        return NULL;
-    for (i = 0; i < nd; i++)
-        shape[i] = (npy_intp) count[i];
-    bytes = (size_t) volume(nd, count) * xfer_cfg_dataset_esize(ds);
-    bound = PyDict_GetItemString(self->bound, name);
-
-    if (out_o == Py_None && bound && !given &&
-        (!ds->joined ||
-         count[0] <= (uint64_t) PyArray_DIM((PyArrayObject *) PyList_GET_ITEM(bound, 0), 0))) {
-        /* the step is in the bound buffer: no copy (a joined one's: its first rows) */
-        PyObject *b = PyList_GET_ITEM(bound, 0);
-        result = (PyArrayObject *) (ds->joined ? PySequence_GetSlice(b, 0, (Py_ssize_t) count[0])
-                                               : (Py_INCREF(b), b));
-        if (!result)
-            return NULL;
-        dst = result;
-        direct = 1;
-    } else if (out_o == Py_None) {
-        if (!(result = new_array(ds, nd, shape)))
-            return NULL;
-        dst = result;
-        direct = 1;
-    } else {
-        if (!PyArray_Check(out_o))
-            return xpy_invalid("channel %s: dataset %s: out must be a numpy array, got %s; "
-                               "nothing was received",
-                               self->cfg->name, name, Py_TYPE(out_o)->tp_name);
-        result = (PyArrayObject *) out_o;
-        if (!PyArray_ISWRITEABLE(result))
-            return xpy_invalid("channel %s: dataset %s: the output array is not writable; "
-                               "nothing was received",
-                               self->cfg->name, name);
-        if (!check_dtype(self, ds, result, "the output array"))
-            return NULL;
-        if (PyArray_NDIM(result) != nd || !PyArray_CompareLists(PyArray_SHAPE(result), shape, nd)) {
-            char got[128], want[128];
-            fmt_shape(got, sizeof(got), PyArray_NDIM(result), PyArray_SHAPE(result), NULL);
-            fmt_shape(want, sizeof(want), nd, NULL, count);
-            return xpy_invalid("channel %s: dataset %s: the output array has shape %s, the "
-                               "selection %s; nothing was received",
-                               self->cfg->name, name, got, want);
-        }
-        Py_INCREF(result);
-        direct = PyArray_IS_C_CONTIGUOUS(result) && PyArray_ISALIGNED(result);
-        if (direct) {
-            dst = result;
-        } else if (!(dst = new_array(ds, nd, shape))) {
-            Py_DECREF(result);
-            return NULL;
-        }
-    }
-    Py_BEGIN_ALLOW_THREADS st = xfer_get_selection(
-        self->ch, name, given ? start : NULL, given ? count : NULL, PyArray_DATA(dst), bytes, &d);
-    Py_END_ALLOW_THREADS if (st == XFER_SUCCESS && !direct && PyArray_CopyInto(result, dst) < 0)
-    {
-        Py_DECREF(dst);
-        Py_DECREF(result);
-        return NULL;
-    }
-    if (!direct)
-        Py_DECREF(dst);
-    if (st != XFER_SUCCESS) {
-        Py_DECREF(result);
-        return xpy_raise(st, NULL);
-    }
-    self->touched = 1;
-    return (PyObject *) result;
-}
-
-/* ---- Channel: selections and bound buffers ------------------------------------------------- */
-
-static PyObject *ch_select(XpyChannel *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"name", "start", "count", NULL};
-    const char *name;
-    PyObject *start_o = Py_None, *count_o = Py_None;
-    const xfer_cfg_dataset_t *ds;
-    uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
-    xfer_status_t st;
-    int sends;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OO", kwlist, &name, &start_o, &count_o))
-        return NULL;
-    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
-        return NULL;
-    if ((start_o == Py_None) != (count_o == Py_None))
-        return xpy_invalid("channel %s: dataset %s: give both start and count, or neither (the "
-                           "whole dataset)",
-                           self->cfg->name, name);
-    if (start_o != Py_None && (!xpy_u64_seq(start_o, ds->ndims, start, "start") ||
-                               !xpy_u64_seq(count_o, ds->ndims, count, "count")))
-        return NULL;
-    st = xfer_select(self->ch, name, start_o == Py_None ? NULL : start,
-                     start_o == Py_None ? NULL : count);
-    if (st != XFER_SUCCESS)
-        return xpy_raise(st, NULL);
-    Py_RETURN_NONE;
-}
-
-static PyObject *ch_selection(XpyChannel *self, PyObject *args)
-{
-    const char *name;
-    const xfer_cfg_dataset_t *ds;
-    uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
-    xfer_status_t st;
-    int sends;
-    if (!PyArg_ParseTuple(args, "s", &name))
-        return NULL;
-    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
-        return NULL;
-    st = xfer_selection_of(self->ch, name, start, count);
-    if (st != XFER_SUCCESS)
-        return xpy_raise(st, NULL);
-    return Py_BuildValue("(NN)", u64_tuple(ds->ndims, start), u64_tuple(ds->ndims, count));
-}
-
-/* The step's shape of a received dataset: (dims, start, count, step), waiting for the step. */
-static PyObject *ch_get_shape(XpyChannel *self, PyObject *args)
-{
-    const char *name;
-    const xfer_cfg_dataset_t *ds;
-    xfer_dataset_desc_t d;
-    xfer_status_t st;
-    int sends;
-    if (!PyArg_ParseTuple(args, "s", &name))
-        return NULL;
-    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
-        return NULL;
-    Py_BEGIN_ALLOW_THREADS st = xfer_get_shape(self->ch, name, &d);
-    Py_END_ALLOW_THREADS if (st != XFER_SUCCESS) return xpy_raise(st, NULL);
-    self->touched = 1;
-    return Py_BuildValue("(NNNK)", u64_tuple(d.ndims, d.dims), u64_tuple(d.ndims, d.start),
-                         u64_tuple(d.ndims, d.count), (unsigned long long) d.step);
-}
-
-/* Each sending rank's rows of a joined dataset in this step: a new uint64 array. */
-static PyObject *ch_get_rows(XpyChannel *self, PyObject *args)
-{
-    const char *name;
-    const xfer_cfg_dataset_t *ds;
-    PyArrayObject *rows;
-    uint64_t none[1]; /* (rows may be NULL with n 0, but memcpy's arguments may not) */
-    xfer_status_t st;
-    npy_intp n;
-    int sends, nsenders = 0;
-    if (!PyArg_ParseTuple(args, "s", &name))
-        return NULL;
-    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
-        return NULL;
-    Py_BEGIN_ALLOW_THREADS st = xfer_get_rows(self->ch, name, none, 0, &nsenders);
-    Py_END_ALLOW_THREADS if (st != XFER_SUCCESS) return xpy_raise(st, NULL);
-    n = (npy_intp) nsenders;
-    if (!(rows = (PyArrayObject *) PyArray_SimpleNew(1, &n, NPY_UINT64)))
-        return NULL;
-    if ((st = xfer_get_rows(self->ch, name, PyArray_DATA(rows), nsenders, NULL)) != XFER_SUCCESS) {
-        Py_DECREF(rows);
-        return xpy_raise(st, NULL);
-    }
-    self->touched = 1;
-    return (PyObject *) rows;
-}
-
-static PyObject *ch_dtype_of(XpyChannel *self, PyObject *args)
-{
-    const char *name;
-    const xfer_cfg_dataset_t *ds;
-    int sends;
-    if (!PyArg_ParseTuple(args, "s", &name))
-        return NULL;
-    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
-        return NULL;
-    return (PyObject *) ds_dtype(ds);
-}
-
-static PyObject *ch_bind(XpyChannel *self, PyObject *args)
-{
-    const char *name;
-    PyArrayObject *arr;
-    PyObject *entry;
-    const xfer_cfg_dataset_t *ds;
-    xfer_status_t st;
-    int sends;
-    if (!PyArg_ParseTuple(args, "sO!", &name, &PyArray_Type, &arr))
-        return NULL;
-    if (!ch_usable(self) || !(ds = ch_dataset(self, name, &sends)))
-        return NULL;
-    if (!check_dtype(self, ds, arr, sends ? "the block" : "the output array"))
-        return NULL;
-    if (!PyArray_IS_C_CONTIGUOUS(arr) || !PyArray_ISALIGNED(arr))
-        return xpy_invalid("channel %s: dataset %s: a bound buffer must be C-contiguous and "
-                           "aligned (numpy.ascontiguousarray)",
-                           self->cfg->name, name);
-    if (!sends && !PyArray_ISWRITEABLE(arr))
-        return xpy_invalid("channel %s: dataset %s: a bound receive buffer must be writable",
-                           self->cfg->name, name);
-    if (!sends && ds->joined) { /* get returns its first rows: any number of whole rows */
-        int i, ok = PyArray_NDIM(arr) == ds->ndims;
-        for (i = 1; ok && i < ds->ndims; i++)
-            ok = (uint64_t) PyArray_DIM(arr, i) == ds->dims[i];
-        if (!ok) {
-            char got[128];
-            fmt_shape(got, sizeof(got), PyArray_NDIM(arr), PyArray_SHAPE(arr), NULL);
-            return xpy_invalid("channel %s: dataset %s is joined: the bound array has shape %s; "
-                               "it holds whole rows, (rows, *row shape), as many as a step's "
-                               "selection may need",
-                               self->cfg->name, name, got);
-        }
-    } else if (!sends) { /* get returns the bound array itself: the selection's shape */
-        uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
-        npy_intp shape[XFER_MAX_DIMS];
-        int i;
-        if ((st = xfer_selection_of(self->ch, name, start, count)) != XFER_SUCCESS)
-            return xpy_raise(st, NULL);
-        for (i = 0; i < ds->ndims; i++)
-            shape[i] = (npy_intp) count[i];
-        if (PyArray_NDIM(arr) != ds->ndims ||
-            !PyArray_CompareLists(PyArray_SHAPE(arr), shape, ds->ndims)) {
-            char got[128], want[128];
-            fmt_shape(got, sizeof(got), PyArray_NDIM(arr), PyArray_SHAPE(arr), NULL);
-            fmt_shape(want, sizeof(want), ds->ndims, NULL, count);
-            return xpy_invalid("channel %s: dataset %s: the bound array has shape %s, the "
-                               "rank's selection %s",
-                               self->cfg->name, name, got, want);
-        }
-    }
-    Py_BEGIN_ALLOW_THREADS st =
-        xfer_bind_buffer(self->ch, name, PyArray_DATA(arr), (size_t) PyArray_NBYTES(arr));
-    Py_END_ALLOW_THREADS if (st != XFER_SUCCESS) return xpy_raise(st, NULL);
-    entry = PyDict_GetItemString(self->bound, name);
-    if (!entry || !self->touched) { /* before step 0: the buffer of every step until rebound */
-        PyObject *l = Py_BuildValue("[OO]", (PyObject *) arr, Py_None);
-        if (!l || PyDict_SetItemString(self->bound, name, l) < 0) {
-            Py_XDECREF(l);
-            return NULL;
-        }
-        Py_DECREF(l);
-    } else { /* during a step: the buffer of the next step */
-        Py_INCREF(arr);
-        if (PyList_SetItem(entry, 1, (PyObject *) arr) < 0)
-            return NULL;
-    }
     Py_RETURN_NONE;
 }
 
@@ -905,7 +377,7 @@ static PyObject *ch_put_attr(XpyChannel *self, PyObject *args)
     xfer_status_t st;
     if (!PyArg_ParseTuple(args, "sO", &name, &value))
         return NULL;
-    if (!ch_usable(self))
+    if (!xpy_ch_usable(self))
         return NULL;
     if (PyUnicode_Check(value)) {
         const char *s = PyUnicode_AsUTF8(value);
@@ -952,7 +424,7 @@ static PyObject *ch_get_attr(XpyChannel *self, PyObject *args)
     npy_intp n;
     if (!PyArg_ParseTuple(args, "s", &name))
         return NULL;
-    if (!ch_usable(self))
+    if (!xpy_ch_usable(self))
         return NULL;
     Py_BEGIN_ALLOW_THREADS st = xfer_get_attr(self->ch, name, &t, &count, NULL, 0);
     Py_END_ALLOW_THREADS if (st == XFER_ERR_MISMATCH)
@@ -1002,7 +474,7 @@ static PyObject *ch_attr_names(XpyChannel *self, PyObject *noargs)
     xfer_status_t st;
     int n = 0, i;
     (void) noargs;
-    if (!ch_usable(self))
+    if (!xpy_ch_usable(self))
         return NULL;
     Py_BEGIN_ALLOW_THREADS st = xfer_attr_count(self->ch, &n);
     Py_END_ALLOW_THREADS if (st != XFER_SUCCESS) return xpy_raise(st, NULL);
@@ -1032,7 +504,7 @@ static PyObject *ch_progress(XpyChannel *self, PyObject *noargs)
     xfer_status_t st;
     int busy = 0;
     (void) noargs;
-    if (!ch_usable(self))
+    if (!xpy_ch_usable(self))
         return NULL;
     Py_BEGIN_ALLOW_THREADS st = xfer_channel_progress(self->ch, &busy);
     Py_END_ALLOW_THREADS if (st != XFER_SUCCESS) return xpy_raise(st, NULL);
@@ -1044,7 +516,7 @@ static PyObject *ch_stats(XpyChannel *self, PyObject *noargs)
     xfer_channel_stats_t s;
     xfer_status_t st;
     (void) noargs;
-    if (!ch_usable(self))
+    if (!xpy_ch_usable(self))
         return NULL;
     if ((st = xfer_channel_stats(self->ch, &s)) != XFER_SUCCESS)
         return xpy_raise(st, NULL);
@@ -1068,7 +540,7 @@ static PyObject *ch_get_role(XpyChannel *self, void *closure)
     xfer_role_t r;
     xfer_status_t st;
     (void) closure;
-    if (!ch_usable(self))
+    if (!xpy_ch_usable(self))
         return NULL;
     if ((st = xfer_channel_role(self->ch, &r)) != XFER_SUCCESS)
         return xpy_raise(st, NULL);
@@ -1082,7 +554,7 @@ static PyObject *ch_get_step(XpyChannel *self, void *closure)
     uint64_t s = 0;
     xfer_status_t st;
     (void) closure;
-    if (!ch_usable(self))
+    if (!xpy_ch_usable(self))
         return NULL;
     if ((st = xfer_channel_step(self->ch, &s)) != XFER_SUCCESS)
         return xpy_raise(st, NULL);
@@ -1094,7 +566,7 @@ static PyObject *ch_get_intercomm(XpyChannel *self, void *closure)
     MPI_Comm c;
     xfer_status_t st;
     (void) closure;
-    if (!ch_usable(self))
+    if (!xpy_ch_usable(self))
         return NULL;
     if ((st = xfer_channel_intercomm(self->ch, &c)) != XFER_SUCCESS)
         return xpy_raise(st, NULL);
@@ -1106,7 +578,7 @@ static PyObject *ch_get_datasets(XpyChannel *self, void *closure)
     PyObject *d;
     int i, k;
     (void) closure;
-    if (!ch_usable(self) || !(d = PyDict_New()))
+    if (!xpy_ch_usable(self) || !(d = PyDict_New()))
         return NULL;
     for (i = 0; i < self->cfg->ndatasets; i++) {
         const xfer_cfg_dataset_t *ds = &self->cfg->datasets[i];
@@ -1143,23 +615,24 @@ static PyMethodDef ch_methods[] = {
      "begin_step(timeout_ms=-1) -> STEP_OK | STEP_NOT_READY | STEP_END_OF_STREAM"},
     {"end_step", (PyCFunction) ch_end_step, METH_NOARGS,
      "Commit (sending side) or release (receiving side) the current step."},
-    {"put", (PyCFunction) (void (*)(void)) ch_put, METH_VARARGS | METH_KEYWORDS,
-     "put(name, data, start=None): stage this rank's block of a dataset for the current step."},
-    {"get", (PyCFunction) (void (*)(void)) ch_get, METH_VARARGS | METH_KEYWORDS,
+    {"put", (PyCFunction) (void (*)(void)) xpy_ch_put, METH_VARARGS | METH_KEYWORDS,
+     "put(name, data, start=None, shape=None): stage this rank's block of a dataset for the "
+     "current step (shape: a variable dataset's global shape in this step)."},
+    {"get", (PyCFunction) (void (*)(void)) xpy_ch_get, METH_VARARGS | METH_KEYWORDS,
      "get(name, out=None, start=None, count=None) -> array of the rank's selection."},
-    {"select", (PyCFunction) (void (*)(void)) ch_select, METH_VARARGS | METH_KEYWORDS,
+    {"select", (PyCFunction) (void (*)(void)) xpy_ch_select, METH_VARARGS | METH_KEYWORDS,
      "select(name, start=None, count=None): the box this rank receives (before step 0)."},
-    {"selection", (PyCFunction) ch_selection, METH_VARARGS,
+    {"selection", (PyCFunction) xpy_ch_selection, METH_VARARGS,
      "selection(name) -> (start, count) this rank receives."},
-    {"get_shape", (PyCFunction) ch_get_shape, METH_VARARGS,
+    {"get_shape", (PyCFunction) xpy_ch_get_shape, METH_VARARGS,
      "get_shape(name) -> (dims, start, count, step): the step's global dims (a joined dataset's "
      "rows in dims[0]) and this rank's selection of it; waits for the step as get does."},
-    {"get_rows", (PyCFunction) ch_get_rows, METH_VARARGS,
+    {"get_rows", (PyCFunction) xpy_ch_get_rows, METH_VARARGS,
      "get_rows(name) -> uint64 array: each sending rank's rows of a joined dataset in this "
      "step."},
-    {"dtype_of", (PyCFunction) ch_dtype_of, METH_VARARGS,
+    {"dtype_of", (PyCFunction) xpy_ch_dtype_of, METH_VARARGS,
      "dtype_of(name) -> numpy dtype of a dataset (a record's: the aligned structured dtype)."},
-    {"bind", (PyCFunction) ch_bind, METH_VARARGS,
+    {"bind", (PyCFunction) xpy_ch_bind, METH_VARARGS,
      "bind(name, array): send from or receive into this array without copies."},
     {"put_attr", (PyCFunction) ch_put_attr, METH_VARARGS,
      "put_attr(name, value): a str, a number or a small 1-D array, for this step."},

@@ -20,6 +20,9 @@ and on the sending side::
             s.put("V", block, start=(row0, 0))      # this rank's block of the global array
             s.attrs["time"] = t
 
+A dataset whose shape changes between steps (`dims: [variable, ...]`) is put with the step's
+global shape as well: ``s.put("V", block, start=(row0, 0), shape=(rows, cols))``.
+
 Errors are exceptions carrying libxfer's status and message (XferError and its subclasses).
 The inter-group collectives (allgather_inter, allgatherv_inter) work on numpy buffers and
 accept an mpi4py communicator, an xfer.Comm or a Fortran handle. See docs/bindings.md.
@@ -275,13 +278,16 @@ def intercomm_create(local: CommLike, local_leader: int, peer: CommLike, remote_
 class Dataset(NamedTuple):
     """A dataset of a channel: its name, element type (a numpy dtype: a record's is the
     structured dtype np.dtype([...], align=True) of its fields), global shape (C order, slowest
-    dimension first; None where each step gives the extent: a joined dataset's rows), whether
-    this component sends it and whether it is joined (`dims: [joined, ...]`)."""
+    dimension first; None where each step gives the extent: a joined dataset's rows, a
+    `variable` entry), whether this component sends it, whether it is joined (`dims: [joined,
+    ...]`) and whether its shape is variable (some `dims` entry is `variable`: each step's puts
+    give it, with shape=)."""
     name: str
     dtype: np.dtype
     shape: tuple[Optional[int], ...]
     sent: bool
     joined: bool = False
+    variable: bool = False
 
 
 class Shape(NamedTuple):
@@ -427,7 +433,7 @@ class Channel(_core.Channel):
         cfg = {d["name"]: d for c in self.workflow.config["channels"] if c["name"] == self.name
                for d in c["datasets"]}
         return {n: Dataset(n, self.dtype_of(n), tuple(x if x else None for x in d), bool(s),
-                           bool(cfg[n]["joined"]))
+                           bool(cfg[n]["joined"]), any(cfg[n]["variable"]))
                 for n, (t, d, s) in self.dataset_info.items()}
 
     @property
@@ -449,15 +455,18 @@ class Step:
         self.index: int = channel.step_index
         self.ended = False
 
-    def put(self, name: str, data: Any, start: Optional[Sequence[int]] = None) -> None:
+    def put(self, name: str, data: Any, start: Optional[Sequence[int]] = None,
+            shape: Optional[Sequence[int]] = None) -> None:
         """Stage this rank's block of dataset `name`: an array of the dataset's dtype (other
         values are converted when numpy's same_kind casting allows), of the block's shape,
         whose first element is at `start` of the global array (None: the block is the whole
-        dataset). A joined dataset takes this rank's rows instead, shape (rows, *row shape),
-        any number of rows (0 included) and no start. A record dataset takes a structured
-        array of its dtype (Channel.dtype_of). Copied unless the dataset is bound
-        (Channel.bind)."""
-        self.channel.put(name, data, start)
+        dataset). A dataset of variable shape (`dims: [variable, ...]`) takes the step's global
+        shape too, `shape` (every sending rank gives the same; None with no start: the block's
+        own, the block is the whole step). A joined dataset takes this rank's rows instead,
+        shape (rows, *row shape), any number of rows (0 included), no start and no shape. A
+        record dataset takes a structured array of its dtype (Channel.dtype_of). Copied unless
+        the dataset is bound (Channel.bind)."""
+        self.channel.put(name, data, start, shape)
 
     def get(self, name: str, out: Optional[np.ndarray] = None,
             start: Optional[Sequence[int]] = None,
