@@ -88,7 +88,7 @@ int gs_tracers_init(gs_tracers_t *t, MPI_Comm cart, const gs_block_t *b, uint64_
 {
     xfer_record_field_t f[3];
     xfer_record_t rec;
-    int nbr[NBRS], me, k, j, rc;
+    int nbr[NBRS], ones[NBRS], me, k, j, rc;
     uint64_t id;
 
     memset(t, 0, sizeof(*t));
@@ -122,12 +122,14 @@ int gs_tracers_init(gs_tracers_t *t, MPI_Comm cart, const gs_block_t *b, uint64_
             return rc;
         for (j = 0; j < t->nnbrs && nbr[j] != r; j++)
             ;
-        if (j == t->nnbrs && r != me)
+        if (j == t->nnbrs && r != me) {
+            ones[t->nnbrs] = 1; /* not MPI_UNWEIGHTED: GCC 12 flags Open MPI's (int *) 2 */
             nbr[t->nnbrs++] = r;
+        }
         t->slot[k] = r == me ? STAY : (unsigned char) j;
     }
-    if ((rc = MPI_Dist_graph_create_adjacent(cart, t->nnbrs, nbr, MPI_UNWEIGHTED, t->nnbrs, nbr,
-                                             MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &t->graph)))
+    if ((rc = MPI_Dist_graph_create_adjacent(cart, t->nnbrs, nbr, ones, t->nnbrs, nbr, ones,
+                                             MPI_INFO_NULL, 0, &t->graph)))
         return rc;
     gs_particle_record(&rec, f);
     if (xfer_record_mpi_type(&rec, &t->type) != XFER_SUCCESS)
