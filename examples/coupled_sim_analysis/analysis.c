@@ -12,6 +12,12 @@
  * throughput. The gnuplot script and its data go to the output directory's .check/, with the
  * simulation's reference statistics: the user's outputs stay apart. The figures' code is in
  * gs_figures.c.
+ *
+ * When the workflow file declares the joined record dataset `particles`, each rank also receives
+ * its share of every step's tracer particles (selection: rows) and the ranks check them together
+ * (gs_particles_check: as many as the simulation seeded, every id exactly once, inside the grid;
+ * a failed check ends the run with status 1); their count, means and each simulation rank's
+ * rows go to particles.csv and the particles over V to particles.png.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +34,7 @@
 #include "common/cli.h"
 #include "gs_common.h"
 #include "gs_figures.h"
+#include "gs_particles.h"
 
 typedef struct opts {
     int bins;
@@ -67,9 +74,9 @@ static void usage(FILE *f)
             "  B histogram bins of V over [0, 1] (32, as the simulation's); DIR (" GS_DEFAULT_OUTPUT
             ")\n"
             "  receives stats.csv, fields.h5 (+ fields.xmf), V_steps.png, stats.png and\n"
-            "  V_hist.png (and .check/, the figures' gnuplot script and data). fields.h5 layout:\n"
-            "  one dataset per variable with a step dimension (step, default) or a group\n"
-            "  per step (group).\n");
+            "  V_hist.png (and .check/, the figures' gnuplot script and data); with the dataset\n"
+            "  particles, particles.csv and particles.png. fields.h5 layout: one dataset per\n"
+            "  variable with a step dimension (step, default) or a group per step (group).\n");
 }
 
 /* The options; --help, --version and usage errors exit. */
@@ -222,6 +229,65 @@ static void h5_write_step(const h5vars_t *w, uint64_t step, uint64_t r0, uint64_
 }
 #endif
 
+/* This rank's share of the particles of the current step, and what they hold. */
+typedef struct precv {
+    gs_particle_t *p;
+    size_t n, cap;
+    gs_pstats_t ps; /* after get_particles: the step's statistics on rank 0, rows on all */
+    uint64_t seeded;
+} precv_t;
+
+/* Receive this rank's share of the current step's particles (selection: rows), check them with
+ * the other ranks (collective over comm; a failed check ends the run on every rank) and count
+ * them into r->ps (on rank 0). */
+static void get_particles(xfer_channel_t *ch, precv_t *r, uint64_t ny, uint64_t nx, MPI_Comm comm)
+{
+    xfer_dataset_desc_t d;
+    xfer_type_t type;
+    size_t count;
+    int64_t seeded;
+    int nsenders, rc;
+    char err[512];
+
+    /* dims[0]: the step's particles, all simulation ranks' together; count[0]: this rank's */
+    XCHECK(xfer_get_shape(ch, GS_PARTICLES_DATASET, &d));
+    if (d.count[0] > r->cap) {
+        gs_particle_t *q = realloc(r->p, d.count[0] * sizeof(*q));
+        if (!q)
+            FAIL("out of memory for %" PRIu64 " particles", d.count[0]);
+        r->p = q;
+        r->cap = d.count[0];
+    }
+    XCHECK(xfer_get(ch, GS_PARTICLES_DATASET, r->p, r->cap * sizeof(*r->p), &d));
+    r->n = d.count[0];
+    /* each simulation rank's particles: its rows of the step, in rank order */
+    if (!r->ps.rows) {
+        XCHECK(xfer_get_rows(ch, GS_PARTICLES_DATASET, NULL, 0, &nsenders));
+        if (gs_pstats_init(&r->ps, nsenders) != 0)
+            FAIL("out of memory");
+    }
+    XCHECK(xfer_get_rows(ch, GS_PARTICLES_DATASET, r->ps.rows, r->ps.nsenders, &nsenders));
+    if (nsenders != r->ps.nsenders)
+        FAIL("%d simulation ranks put particles, %d before", nsenders, r->ps.nsenders);
+    XCHECK(xfer_get_attr(ch, GS_PARTICLES_ATTR, &type, &count, NULL, 0));
+    if (type != XFER_TYPE_INT64 || count != 1)
+        FAIL("step attribute " GS_PARTICLES_ATTR ": %zu values of %s, expected one int64", count,
+             xfer_type_name(type));
+    XCHECK(xfer_get_attr(ch, GS_PARTICLES_ATTR, NULL, NULL, &seeded, sizeof(seeded)));
+    if (seeded < 0)
+        FAIL("step attribute " GS_PARTICLES_ATTR " is %" PRId64, seeded);
+    r->seeded = (uint64_t) seeded;
+    rc = gs_particles_check(r->p, r->n, d.dims[0], r->ps.rows, r->ps.nsenders, r->seeded, ny, nx,
+                            comm, err, sizeof(err));
+    if (rc == -1)
+        FAIL("particle check failed in step %" PRIu64 ": %s", d.step, err);
+    MCHECK(rc);
+    r->ps.count = 0;
+    r->ps.xsum = r->ps.ysum = r->ps.vsum = 0.0;
+    gs_pstats_add(&r->ps, r->p, r->n);
+    MCHECK(gs_pstats_reduce(&r->ps, comm));
+}
+
 int main(int argc, char **argv)
 {
     gs_program = "gray-scott-analysis";
@@ -239,14 +305,15 @@ int main(int argc, char **argv)
     gs_stats_t stats;
     snaps_t snaps = {0};
     plot_t plot = {0};
+    precv_t parts = {0};
     uint64_t ny, nx, r0, nr, step = 0, start[2], count[2], pick[GS_PANELS];
     size_t bytes;
-    double *u, *v, *panels = NULL, time = 0, t_prev = 0, t_wait = 0, t0, t_now;
+    double *u, *v, *panels = NULL, *ppos = NULL, time = 0, t_prev = 0, t_wait = 0, t0, t_now;
     double gap_sum = 0, gap_min = 0, gap_max = 0;
-    char err[4608], path[4096], h5path[4096] = "";
-    FILE *csv = NULL;
+    char err[4608], path[4096], ppath[4096], h5path[4096] = "";
+    FILE *csv = NULL, *pcsv = NULL;
     int provided = MPI_THREAD_SINGLE;
-    int comp, csize, wrank, k = 0;
+    int comp, csize, wrank, k = 0, particles;
 #ifdef GS_WITH_HDF5
     h5vars_t hv;
 #endif
@@ -264,6 +331,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(comm, &csize);
     if (gs_fields_shape(cfg, o.channel, &ny, &nx, err, sizeof(err)) != 0)
         FAIL("%s", err);
+    if ((particles = gs_particles_declared(cfg, o.channel, err, sizeof(err))) < 0)
+        FAIL("%s", err);
     XCHECK(xfer_channel_open(x, o.channel, &ch));
 
     /* this rank's rows: near-equal slabs of the slowest dimension */
@@ -276,13 +345,16 @@ int main(int argc, char **argv)
         (o.plots && gs_snaps_init(&snaps, ny, nx, r0, nr) != 0))
         FAIL("out of memory for %" PRIu64 " rows", nr);
 
-    /* rank 0 creates the directory and the CSV; everyone stops if it cannot */
+    /* rank 0 creates the directory and the CSVs; everyone stops if it cannot */
     snprintf(path, sizeof(path), "%s/stats.csv", o.output);
+    snprintf(ppath, sizeof(ppath), "%s/particles.csv", o.output);
     if (gs_rank == 0)
         k = gs_mkdir_p(o.output) != 0 || !(csv = fopen(path, "w")) ? errno : 0;
+    if (gs_rank == 0 && !k && particles)
+        k = !(pcsv = fopen(ppath, "w")) ? errno : 0;
     MCHECK(MPI_Bcast(&k, 1, MPI_INT, 0, comm));
     if (k)
-        FAIL("cannot write %s: %s", path, strerror(k));
+        FAIL("cannot write %s: %s", csv ? ppath : path, strerror(k));
     if (gs_rank == 0)
         gs_stats_csv_header(csv, o.bins);
 #ifdef GS_WITH_HDF5
@@ -315,6 +387,8 @@ int main(int argc, char **argv)
         XCHECK(xfer_get(ch, "U", u, bytes, &d));
         XCHECK(xfer_get(ch, "V", v, bytes, &d));
         XCHECK(xfer_get(ch, "time", &time, sizeof(time), NULL));
+        if (particles)
+            get_particles(ch, &parts, ny, nx, comm);
         t_now = MPI_Wtime();
         t_wait += t_now - t0;
         if (step > 0) {
@@ -328,8 +402,12 @@ int main(int argc, char **argv)
         gs_stats_reset(&stats);
         gs_stats_add(&stats, u, v, (size_t) nr, (size_t) nx, (size_t) nx);
         MCHECK(gs_stats_reduce(&stats, comm));
+        if (o.plots && particles && step == 0 &&
+            gs_snaps_particles(&snaps, parts.seeded < GS_PLOT_PARTICLES ? parts.seeded
+                                                                        : GS_PLOT_PARTICLES) != 0)
+            FAIL("out of memory for the figures");
         if (o.plots)
-            gs_snaps_add(&snaps, d.step, time, v, r0, nr, nx);
+            gs_snaps_add(&snaps, d.step, time, v, r0, nr, nx, parts.p, parts.n);
         if (gs_rank == 0) {
             for (k = 0; k < o.bins; k++) { /* the histogram's scales */
                 plot.hmax = stats.hist[k] > plot.hmax ? stats.hist[k] : plot.hmax;
@@ -340,9 +418,19 @@ int main(int argc, char **argv)
             if (fflush(csv) != 0)
                 FAIL("writing %s: %s", path, strerror(errno));
             printf("gray-scott-analysis: step %" PRIu64 " (t = %g): U in [%.4f, %.4f] mean "
-                   "%.4f, V in [%.4f, %.4f] mean %.4f\n",
+                   "%.4f, V in [%.4f, %.4f] mean %.4f",
                    d.step, time, stats.umin, stats.umax, stats.usum / (double) stats.cells,
                    stats.vmin, stats.vmax, stats.vsum / (double) stats.cells);
+            if (particles) {
+                if (step == 0) /* its columns name each simulation rank: known now */
+                    gs_pstats_csv_header(pcsv, parts.ps.nsenders);
+                gs_pstats_csv_row(pcsv, d.step, time, &parts.ps);
+                if (fflush(pcsv) != 0)
+                    FAIL("writing %s: %s", ppath, strerror(errno));
+                printf("; %" PRIu64 " particles checked, V at them %.4f on average", parts.ps.count,
+                       parts.ps.vsum / (double) (parts.ps.count ? parts.ps.count : 1));
+            }
+            printf("\n");
             fflush(stdout);
         }
 #ifdef GS_WITH_HDF5
@@ -363,9 +451,10 @@ int main(int argc, char **argv)
     if (o.plots) {
         plot.npanels = gs_snaps_pick(&snaps, pick);
         if (gs_rank == 0 &&
-            !(panels = malloc((size_t) plot.npanels * snaps.cy * snaps.cx * sizeof(double))))
+            (!(panels = malloc((size_t) plot.npanels * snaps.cy * snaps.cx * sizeof(double))) ||
+             !(ppos = malloc(((size_t) plot.npanels * 2 * snaps.np + 1) * sizeof(double)))))
             FAIL("out of memory for the figures");
-        k = gs_snaps_gather(&snaps, pick, plot.npanels, ny, nx, comm, panels);
+        k = gs_snaps_gather(&snaps, pick, plot.npanels, ny, nx, comm, panels, ppos);
         if (k == -1)
             FAIL("out of memory for the figures");
         MCHECK(k);
@@ -373,12 +462,17 @@ int main(int argc, char **argv)
     XCHECK(xfer_finalize(&x));
 
     if (gs_rank == 0) {
-        /* each rank receives its rows of U and V (M x N selections) and the time */
-        const double per_step = (double) (2 * ny * nx + 1) * sizeof(double);
-        const double delivered = (double) (2 * ny * nx + (uint64_t) csize) * sizeof(double);
+        /* each rank receives its rows of U and V (M x N selections), the time and its share of
+         * the particles (those of the last step: their number is the same in every step) */
+        const double pbytes = (double) (parts.seeded * sizeof(gs_particle_t));
+        const double per_step = (double) (2 * ny * nx + 1) * sizeof(double) + pbytes;
+        const double delivered =
+            (double) (2 * ny * nx + (uint64_t) csize) * sizeof(double) + pbytes;
         const double mib = 1024.0 * 1024.0;
         if (fclose(csv) != 0)
             FAIL("writing %s: %s", path, strerror(errno));
+        if (pcsv && fclose(pcsv) != 0)
+            FAIL("writing %s: %s", ppath, strerror(errno));
         if (o.plots) {
             plot.dir = o.output;
             plot.ny = ny;
@@ -389,6 +483,9 @@ int main(int argc, char **argv)
             plot.nsteps = step;
             plot.t_last = time;
             plot.bins = o.bins;
+            plot.particles = particles;
+            plot.np = snaps.np;
+            plot.nparticles = parts.seeded;
             plot.vmax = 0;
             for (k = 0; k < plot.npanels; k++) {
                 const double *pv = panels + (size_t) k * snaps.cy * snaps.cx;
@@ -400,12 +497,12 @@ int main(int argc, char **argv)
             }
             if (!(plot.vmax > 0))
                 plot.vmax = 1;
-            if (gs_render_figures(&plot, panels, err, sizeof(err)) != 0)
+            if (gs_render_figures(&plot, panels, ppos, err, sizeof(err)) != 0)
                 FAIL("%s", err);
         }
         printf("gray-scott-analysis: %" PRIu64 " steps received on %d ranks; per step %.3f MiB "
-               "(U, V, time), %.3f MiB delivered (each rank receives its rows)\n",
-               step, csize, per_step / mib, delivered / mib);
+               "(U, V, time%s), %.3f MiB delivered (each rank receives its rows)\n",
+               step, csize, per_step / mib, particles ? ", particles" : "", delivered / mib);
         if (step > 1 && gap_sum > 0)
             printf("gray-scott-analysis: steps arrived every %.3f s on average (min %.3f, max "
                    "%.3f): effective throughput %.2f MiB/s (%.2f MiB/s delivered); rank 0 "
@@ -413,9 +510,15 @@ int main(int argc, char **argv)
                    gap_sum / (double) (step - 1), gap_min, gap_max,
                    per_step * (double) (step - 1) / gap_sum / mib,
                    delivered * (double) (step - 1) / gap_sum / mib, t_wait);
-        printf("gray-scott-analysis: outputs in %s: stats.csv%s%s\n", o.output,
-               h5path[0] ? ", fields.h5, fields.xmf" : "",
-               o.plots ? ", V_steps.png, stats.png, V_hist.png" : "");
+        if (particles)
+            printf("gray-scott-analysis: particle check passed in all %" PRIu64 " steps: "
+                   "%" PRIu64 " particles each (joined record dataset, each rank its share by "
+                   "rows), every id exactly once, all inside the grid\n",
+                   step, parts.seeded);
+        printf("gray-scott-analysis: outputs in %s: stats.csv%s%s%s%s\n", o.output,
+               particles ? ", particles.csv" : "", h5path[0] ? ", fields.h5, fields.xmf" : "",
+               o.plots ? ", V_steps.png, stats.png, V_hist.png" : "",
+               o.plots && particles ? ", particles.png" : "");
         fflush(stdout);
     }
     gs_stats_free(&stats);
@@ -423,6 +526,9 @@ int main(int argc, char **argv)
     free(u);
     free(v);
     free(panels);
+    free(ppos);
+    free(parts.p);
+    gs_pstats_free(&parts.ps);
     MPI_Finalize();
     return 0;
 }

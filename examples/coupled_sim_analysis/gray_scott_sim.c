@@ -11,6 +11,12 @@
  * and computes the statistics the analysis computes, writing them to reference_stats.csv in
  * the output directory's .check/ (GS_CHECK_SUBDIR) so that the two can be compared.
  *
+ * When the workflow file declares the joined record dataset `particles`, it also moves --particles
+ * tracer particles up the gradient of V with Brownian noise (gs_tracers.c), each owned by the
+ * rank whose block holds it and handed to a neighbour when it leaves, and puts each rank's
+ * particles with the fields (their number changes every step), the number seeded as the step
+ * attribute n_particles, and their reference statistics to .check/reference_particles.csv.
+ *
  * The initial state depends only on the global cell index and the seed (squares of u = 0.5,
  * v = 0.25, one in the middle, a hash of the index for noise), so results are identical for
  * any rank count.
@@ -28,10 +34,17 @@
 
 #include "common/cli.h"
 #include "gs_common.h"
+#include "gs_particles.h"
 
 /* How the halo is exchanged (--halo). */
 enum { HALO_SENDRECV, HALO_VONNEUMANN, HALO_MOORE, HALO_MODES };
 static const char *const halo_names[] = {"sendrecv", "vonneumann", "moore"};
+
+/* What rank 0 puts instead of its particles at the second coupled step (--fault-particles, for
+ * the tests of the analysis' particle check): nothing wrong, one particle fewer, one twice, or
+ * one with another's id (the count right, an id twice and one missing). */
+enum { FAULT_NONE, FAULT_DROP, FAULT_DUPLICATE, FAULT_RELABEL, FAULT_MODES };
+static const char *const fault_names[] = {"none", "drop", "duplicate", "relabel"};
 
 typedef struct opts {
     long steps, every;
@@ -39,6 +52,9 @@ typedef struct opts {
     int bins;
     int halo; /* HALO_* */
     double du, dv, feed, kill, dt, noise;
+    long particles;
+    double chi, dp;
+    int fault; /* FAULT_* */
     uint64_t seed;
     const char *output, *channel, *config, *component;
 } opts_t;
@@ -79,18 +95,25 @@ static const int halo_offsets[HALO_MAX_NBRS][2] = {{-1, 0},  {1, 0},  {0, -1}, {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gray-scott-sim [--steps S] [--every N] [--size L] [--bins B]\n"
-               "                      [--output DIR] [--F f] [--k k] [--Du d] [--Dv d] [--dt t]\n"
-               "                      [--noise a] [--seed n] [--channel NAME] [--config FILE]\n"
-               "                      [--component NAME] [--halo sendrecv|vonneumann|moore]\n"
-               "  S simulation steps (2000); every N steps (200) U and V go to the analysis;\n"
-               "  L: the grid is L x L, as the workflow file declares U and V (default: its\n"
-               "  shape); B histogram bins of V over [0, 1] (32); DIR (" GS_DEFAULT_OUTPUT ")\n"
-               "  receives .check/reference_stats.csv. Model: Du 0.16, Dv 0.08, F 0.035, k 0.065,\n"
-               "  dt 1, noise 0.02, seed 1. Halo exchange: four MPI_Sendrecv per step (sendrecv,\n"
-               "  the default), or one persistent libxfer isomorphic all-to-all over the 4 face\n"
-               "  neighbours (vonneumann) or the 8 face and corner neighbours (moore); all three\n"
-               "  give the same results.\n");
+    fprintf(f,
+            "usage: gray-scott-sim [--steps S] [--every N] [--size L] [--bins B]\n"
+            "                      [--output DIR] [--F f] [--k k] [--Du d] [--Dv d] [--dt t]\n"
+            "                      [--noise a] [--seed n] [--channel NAME] [--config FILE]\n"
+            "                      [--component NAME] [--halo sendrecv|vonneumann|moore]\n"
+            "                      [--particles N] [--chi c] [--Dp d]\n"
+            "                      [--fault-particles drop|duplicate|relabel]\n"
+            "  S simulation steps (2000); every N steps (200) U and V go to the analysis;\n"
+            "  L: the grid is L x L, as the workflow file declares U and V (default: its\n"
+            "  shape); B histogram bins of V over [0, 1] (32); DIR (" GS_DEFAULT_OUTPUT ")\n"
+            "  receives .check/reference_stats.csv. Model: Du 0.16, Dv 0.08, F 0.035, k 0.065,\n"
+            "  dt 1, noise 0.02, seed 1. Halo exchange: four MPI_Sendrecv per step (sendrecv,\n"
+            "  the default), or one persistent libxfer isomorphic all-to-all over the 4 face\n"
+            "  neighbours (vonneumann) or the 8 face and corner neighbours (moore); all three\n"
+            "  give the same results. When the workflow file declares the dataset particles,\n"
+            "  N tracer particles (2000) drift up the gradient of V (velocity c grad V, c 4)\n"
+            "  with diffusivity d (0.05) and go to the analysis with U and V. For the tests\n"
+            "  of the analysis' particle check, --fault-particles makes rank 0 put one\n"
+            "  particle fewer, one twice, or one with another's id at the second coupled step.\n");
 }
 
 /* The options; --help, --version and usage errors exit. */
@@ -113,6 +136,10 @@ static void parse_args(int argc, char **argv, opts_t *o)
         O_CONFIG,
         O_COMPONENT,
         O_HALO,
+        O_PARTICLES,
+        O_CHI,
+        O_DP,
+        O_FAULT,
         O_VERSION
     };
     static const struct option longopts[] = {{"steps", required_argument, NULL, O_STEPS},
@@ -131,6 +158,10 @@ static void parse_args(int argc, char **argv, opts_t *o)
                                              {"config", required_argument, NULL, O_CONFIG},
                                              {"component", required_argument, NULL, O_COMPONENT},
                                              {"halo", required_argument, NULL, O_HALO},
+                                             {"particles", required_argument, NULL, O_PARTICLES},
+                                             {"chi", required_argument, NULL, O_CHI},
+                                             {"Dp", required_argument, NULL, O_DP},
+                                             {"fault-particles", required_argument, NULL, O_FAULT},
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, O_VERSION},
                                              {NULL, 0, NULL, 0}};
@@ -198,6 +229,25 @@ static void parse_args(int argc, char **argv, opts_t *o)
                 xfer_cli_usage_error(prog,
                                      "--halo: expected sendrecv, vonneumann or moore, got "
                                      "\"%s\"",
+                                     optarg);
+            break;
+        case O_PARTICLES:
+            o->particles = xfer_cli_long(prog, "--particles", optarg, 0, INT32_MAX);
+            break;
+        case O_CHI:
+            o->chi = xfer_cli_double(prog, "--chi", optarg, -1e300, 1e300);
+            break;
+        case O_DP:
+            o->dp = xfer_cli_double(prog, "--Dp", optarg, 0, 1e300);
+            break;
+        case O_FAULT:
+            for (o->fault = 1; o->fault < FAULT_MODES && strcmp(optarg, fault_names[o->fault]);
+                 o->fault++)
+                ;
+            if (o->fault == FAULT_MODES)
+                xfer_cli_usage_error(prog,
+                                     "--fault-particles: expected drop, duplicate or relabel, "
+                                     "got \"%s\"",
                                      optarg);
             break;
         default:
@@ -384,6 +434,59 @@ static void pack(const grid_t *g, int f, double *out)
         memcpy(out + (size_t) (i - 1) * g->nc, &AT(g, f, i, 1), (size_t) g->nc * sizeof(double));
 }
 
+/* The particles of a coupled step: this rank's, any number, as rows of the joined record dataset
+ * with their layout (the runtime checks it against the workflow file's declaration), and the
+ * number seeded as the step attribute the analysis checks them against (rank 0's travels). With
+ * a fault (--fault-particles), rank 0 puts a damaged copy instead. */
+static void put_particles(xfer_channel_t *ch, const gs_tracers_t *tr, const xfer_record_t *rec,
+                          int fault)
+{
+    const int64_t seeded = (int64_t) tr->total;
+    gs_particle_t *bad = NULL;
+    size_t n = tr->n;
+    xfer_dataset_desc_t d;
+
+    if (fault != FAULT_NONE) {
+        if (n < 2 || !(bad = malloc((n + 1) * sizeof(*bad))))
+            FAIL("--fault-particles %s: rank 0 holds %zu particles", fault_names[fault], n);
+        memcpy(bad, tr->p, n * sizeof(*bad));
+        if (fault == FAULT_DROP)
+            n--;
+        else if (fault == FAULT_DUPLICATE)
+            bad[n++] = bad[0];
+        else
+            bad[1].id = bad[0].id;
+    }
+    memset(&d, 0, sizeof(d));
+    d.name = GS_PARTICLES_DATASET;
+    d.type = XFER_TYPE_RECORD;
+    d.ndims = 1;    /* dims[0] stays 0: the dataset is joined */
+    d.count[0] = n; /* this rank's rows; 0 allowed */
+    d.record = rec; /* gs_particle_t's layout */
+    XCHECK(xfer_put(ch, &d, bad ? bad : tr->p));
+    if (gs_rank == 0)
+        XCHECK(xfer_put_attr(ch, GS_PARTICLES_ATTR, XFER_TYPE_INT64, 1, &seeded));
+    free(bad);
+}
+
+/* The particles' statistics the analysis computes, on the simulation's own data: one row of
+ * reference_particles.csv (collective over cart). */
+static void reference_particles(const gs_tracers_t *tr, gs_pstats_t *ps, MPI_Comm cart, FILE *csv,
+                                uint64_t step, double time, const char *path)
+{
+    const uint64_t n = tr->n;
+    ps->count = 0;
+    ps->xsum = ps->ysum = ps->vsum = 0.0;
+    gs_pstats_add(ps, tr->p, tr->n);
+    MCHECK(gs_pstats_reduce(ps, cart));
+    MCHECK(MPI_Gather(&n, 1, MPI_UINT64_T, ps->rows, 1, MPI_UINT64_T, 0, cart));
+    if (gs_rank == 0) {
+        gs_pstats_csv_row(csv, step, time, ps);
+        if (fflush(csv) != 0)
+            FAIL("writing %s: %s", path, strerror(errno));
+    }
+}
+
 int main(int argc, char **argv)
 {
     gs_program = "gray-scott-sim";
@@ -396,6 +499,9 @@ int main(int argc, char **argv)
                 .kill = 0.065,
                 .dt = 1.0,
                 .noise = 0.02,
+                .particles = GS_DEFAULT_PARTICLES,
+                .chi = GS_DEFAULT_CHI,
+                .dp = GS_DEFAULT_DP,
                 .seed = 1,
                 .output = GS_DEFAULT_OUTPUT,
                 .channel = GS_DEFAULT_CHANNEL};
@@ -408,12 +514,17 @@ int main(int argc, char **argv)
     grid_t g;
     halo_t halo = {0};
     gs_stats_t stats;
-    uint64_t ny, nx, sent = 0;
-    double *blk, t_start, t_compute = 0, t_halo = 0, t_xfer = 0, t0;
-    char err[512], ref[4096];
-    FILE *csv = NULL;
+    gs_tracers_t tr;
+    gs_pstats_t ps = {0};
+    xfer_record_field_t pfields[3];
+    xfer_record_t prec;
+    uint64_t ny, nx, sent = 0, fault_step;
+    double *blk, t_start, t_compute = 0, t_halo = 0, t_xfer = 0, t_particles = 0, t0;
+    char err[512], ref[4096], pref[4096];
+    uint64_t moves = 0, held[2] = {0, 0};
+    FILE *csv = NULL, *pcsv = NULL;
     long s;
-    int comp, e = 0, provided = MPI_THREAD_SINGLE;
+    int comp, e = 0, provided = MPI_THREAD_SINGLE, particles;
 
     parse_args(argc, argv, &o);
     /* MPI_THREAD_MULTIPLE when the library has it: libxfer's progress thread then moves each
@@ -432,6 +543,8 @@ int main(int argc, char **argv)
         FAIL("--size %ld, but %s declares U and V as %" PRIu64 " x %" PRIu64
              ": change their dims there (the workflow file fixes the shape)",
              o.size, cfg->path, ny, nx);
+    if ((particles = gs_particles_declared(cfg, o.channel, err, sizeof(err))) < 0)
+        FAIL("%s", err);
     XCHECK(xfer_channel_open(x, o.channel, &ch));
 
     /* 2-D block decomposition; ranks keep their numbers (no reorder) */
@@ -463,6 +576,24 @@ int main(int argc, char **argv)
     MCHECK(MPI_Type_commit(&col));
     if (o.halo != HALO_SENDRECV)
         halo_init(&halo, o.halo, cart, dims, periods, ny, nx);
+    if (particles) {
+        const gs_block_t b = {ny,
+                              nx,
+                              g.r0,
+                              g.c0,
+                              (uint64_t) g.nr,
+                              (uint64_t) g.nc,
+                              {dims[0], dims[1]},
+                              {coords[0], coords[1]}};
+        e = gs_tracers_init(&tr, cart, &b, (uint64_t) o.particles, o.seed, o.chi, o.dp, o.dt);
+        if (e == -1 || gs_pstats_init(&ps, csize) != 0)
+            FAIL("out of memory for %ld particles", o.particles);
+        MCHECK(e);
+        e = 0;
+        gs_particle_record(&prec, pfields);
+    }
+    /* the fault of --fault-particles goes into the second coupled step (the first if only one) */
+    fault_step = o.steps / o.every > 1 ? 1 : 0;
 
     /* rank 0 creates the directories and the CSV; everyone stops if it cannot. The reference is
      * for the checks: it goes apart from the user's outputs, to GS_CHECK_SUBDIR. */
@@ -470,13 +601,18 @@ int main(int argc, char **argv)
     if (gs_rank == 0)
         e = gs_mkdir_p(ref) != 0 ? errno : 0;
     snprintf(ref, sizeof(ref), "%s/" GS_CHECK_SUBDIR "/reference_stats.csv", o.output);
+    snprintf(pref, sizeof(pref), "%s/" GS_CHECK_SUBDIR "/reference_particles.csv", o.output);
     if (gs_rank == 0 && !e)
         e = !(csv = fopen(ref, "w")) ? errno : 0;
+    if (gs_rank == 0 && !e && particles)
+        e = !(pcsv = fopen(pref, "w")) ? errno : 0;
     MCHECK(MPI_Bcast(&e, 1, MPI_INT, 0, cart));
     if (e)
-        FAIL("cannot write %s: %s", ref, strerror(e));
+        FAIL("cannot write %s: %s", csv ? pref : ref, strerror(e));
     if (gs_rank == 0) {
         gs_stats_csv_header(csv, o.bins);
+        if (particles)
+            gs_pstats_csv_header(pcsv, csize);
         printf("gray-scott-sim: %" PRIu64 " x %" PRIu64 " grid on %d ranks (%d x %d blocks), "
                "%ld steps, U and V to the analysis every %ld steps\n",
                ny, nx, csize, dims[0], dims[1], o.steps, o.every);
@@ -487,6 +623,14 @@ int main(int argc, char **argv)
                    "%s schedule, %d round%s per step)\n",
                    halo_names[o.halo], halo.s, halo.algorithm, halo.rounds,
                    halo.rounds == 1 ? "" : "s");
+        if (particles)
+            printf("gray-scott-sim: %ld tracer particles drift up grad V (chi %g, Dp %g), put "
+                   "as the joined record dataset " GS_PARTICLES_DATASET " with U and V\n",
+                   o.particles, o.chi, o.dp);
+        else
+            printf("gray-scott-sim: no dataset " GS_PARTICLES_DATASET " in channel %s of %s: "
+                   "no tracer particles\n",
+                   o.channel, cfg->path);
         fflush(stdout);
     }
 
@@ -499,6 +643,17 @@ int main(int argc, char **argv)
         else
             exchange_iso(&g, &halo);
         t_halo += MPI_Wtime() - t0;
+        if (particles) { /* moved by this step's V, whose halo is fresh */
+            t0 = MPI_Wtime();
+            e = gs_tracers_step(&tr, g.cur + g.field, (size_t) g.nc + 2, (uint64_t) s);
+            if (e == -1)
+                FAIL("out of memory for %zu particles", tr.n);
+            if (e == -2)
+                FAIL("particle %" PRId64 " arrived at a rank whose block does not hold it",
+                     tr.stray);
+            MCHECK(e);
+            t_particles += MPI_Wtime() - t0;
+        }
         t0 = MPI_Wtime();
         update(&g, &o);
         t_compute += MPI_Wtime() - t0;
@@ -527,6 +682,11 @@ int main(int argc, char **argv)
             d.start[0] = 0;
             d.count[0] = gs_rank == 0 ? 1 : 0;
             XCHECK(xfer_put(ch, &d, gs_rank == 0 ? &time : NULL));
+            if (particles) {
+                gs_tracers_sample(&tr, g.cur + g.field, (size_t) g.nc + 2);
+                put_particles(ch, &tr, &prec,
+                              gs_rank == 0 && sent == fault_step ? o.fault : FAULT_NONE);
+            }
             XCHECK(xfer_step_end(ch));
             t_xfer += MPI_Wtime() - t0;
 
@@ -539,11 +699,18 @@ int main(int argc, char **argv)
                 if (fflush(csv) != 0)
                     FAIL("writing %s: %s", ref, strerror(errno));
             }
+            if (particles)
+                reference_particles(&tr, &ps, cart, pcsv, sent, time, pref);
             sent++;
         }
     }
     if (o.halo != HALO_SENDRECV)
         halo_free(&halo);
+    if (particles) { /* the moves between blocks, and the fewest and most particles a rank holds */
+        const uint64_t mine[2] = {UINT64_MAX - tr.n, tr.n};
+        MCHECK(MPI_Reduce(&tr.migrated, &moves, 1, MPI_UINT64_T, MPI_SUM, 0, cart));
+        MCHECK(MPI_Reduce(mine, held, 2, MPI_UINT64_T, MPI_MAX, 0, cart));
+    }
     t0 = MPI_Wtime();
     XCHECK(xfer_finalize(&x)); /* delivers what is still in flight */
     t_xfer += MPI_Wtime() - t0;
@@ -551,10 +718,24 @@ int main(int argc, char **argv)
         if (fclose(csv) != 0)
             FAIL("writing %s: %s", ref, strerror(errno));
         printf("gray-scott-sim: %ld steps and %" PRIu64 " coupled steps in %.2f s on rank 0 "
-               "(compute %.2f s, halo exchange %.2f s, put/step_end/finalize %.2f s)\n",
-               o.steps, sent, MPI_Wtime() - t_start, t_compute, t_halo, t_xfer);
-        printf("gray-scott-sim: reference statistics: %s\n", ref);
+               "(compute %.2f s, halo exchange %.2f s, particles %.2f s, put/step_end/finalize "
+               "%.2f s)\n",
+               o.steps, sent, MPI_Wtime() - t_start, t_compute, t_halo, t_particles, t_xfer);
+        if (particles) {
+            if (fclose(pcsv) != 0)
+                FAIL("writing %s: %s", pref, strerror(errno));
+            printf("gray-scott-sim: particles: %" PRIu64 " moves from a rank's block to a "
+                   "neighbour's in %ld steps; at the end %" PRIu64 " to %" PRIu64 " particles "
+                   "per rank\n",
+                   moves, o.steps, UINT64_MAX - held[0], held[1]);
+        }
+        printf("gray-scott-sim: reference statistics: %s%s%s\n", ref, particles ? ", " : "",
+               particles ? pref : "");
         fflush(stdout);
+    }
+    if (particles) {
+        gs_tracers_free(&tr);
+        gs_pstats_free(&ps);
     }
     MPI_Type_free(&row);
     MPI_Type_free(&col);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The figures of gray-scott-analysis (docs/example.md): V at up to six steps (V_steps.png, from
- * a bounded sample each rank keeps, see snaps_t), the statistics over time (stats.png) and the
- * histogram of V over time (V_hist.png), drawn by gnuplot from a script written to the output
+ * a bounded sample each rank keeps, see snaps_t), the statistics over time (stats.png), the
+ * histogram of V over time (V_hist.png) and, with particles, the tracer particles over V at the
+ * steps of V_steps.png (particles.png), drawn by gnuplot from a script written to the output
  * directory's .check/. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
@@ -58,25 +59,51 @@ int gs_snaps_init(snaps_t *s, uint64_t ny, uint64_t nx, uint64_t r0, uint64_t nr
     return s->sums ? 0 : -1;
 }
 
+int gs_snaps_particles(snaps_t *s, uint64_t np)
+{
+    s->np = np;
+    s->pos = calloc((GS_SNAP_SLOTS + 1) * 2 * np + 1, sizeof(double));
+    return s->pos ? 0 : -1;
+}
+
 static double *snaps_slot(const snaps_t *s, uint64_t k)
 {
     return s->sums + k * s->nrows * s->cx;
 }
 
+static double *snaps_pos(const snaps_t *s, uint64_t k)
+{
+    return s->pos + k * 2 * s->np;
+}
+
 static void snaps_copy(snaps_t *s, uint64_t to, uint64_t from)
 {
     memmove(snaps_slot(s, to), snaps_slot(s, from), s->nrows * s->cx * sizeof(double));
+    if (s->np)
+        memmove(snaps_pos(s, to), snaps_pos(s, from), 2 * s->np * sizeof(double));
     s->seen[to] = s->seen[from];
     s->step[to] = s->step[from];
     s->time[to] = s->time[from];
 }
 
-/* Add this rank's rows r0 .. r0 + nr - 1 of V (nx columns) of the next step. */
+/* Add this rank's rows r0 .. r0 + nr - 1 of V (nx columns) of the next step, and its n
+ * particles p (when particles are kept). */
 void gs_snaps_add(snaps_t *s, uint64_t step, double time, const double *v, uint64_t r0, uint64_t nr,
-                  uint64_t nx)
+                  uint64_t nx, const gs_particle_t *p, size_t n)
 {
-    double *latest = snaps_slot(s, GS_SNAP_SLOTS);
+    double *latest = snaps_slot(s, GS_SNAP_SLOTS),
+           *pos = s->np ? snaps_pos(s, GS_SNAP_SLOTS) : NULL;
     uint64_t i, j, k;
+    size_t q;
+
+    if (pos) {
+        memset(pos, 0, 2 * s->np * sizeof(double));
+        for (q = 0; q < n; q++)
+            if (p[q].id >= 0 && (uint64_t) p[q].id < s->np) {
+                pos[2 * p[q].id] = p[q].pos[0];
+                pos[2 * p[q].id + 1] = p[q].pos[1];
+            }
+    }
 
     memset(latest, 0, s->nrows * s->cx * sizeof(double));
     for (i = 0; i < nr; i++) {
@@ -134,9 +161,10 @@ int gs_snaps_pick(const snaps_t *s, uint64_t *pick)
 }
 
 /* The panels of slots pick[0 .. np - 1] as block means on rank 0 of comm, into out (np x cy x
- * cx; rank 0 only). Collective over comm. Returns an MPI code, or -1 when out of memory. */
+ * cx; rank 0 only), and the particles' positions into pos_out (np x s->np x 2; rank 0 only).
+ * Collective over comm. Returns an MPI code, or -1 when out of memory. */
 int gs_snaps_gather(const snaps_t *s, const uint64_t *pick, int np, uint64_t ny, uint64_t nx,
-                    MPI_Comm comm, double *out)
+                    MPI_Comm comm, double *out, double *pos_out)
 {
     const uint64_t n = s->cy * s->cx;
     double *all = calloc(n, sizeof(double));
@@ -150,6 +178,10 @@ int gs_snaps_gather(const snaps_t *s, const uint64_t *pick, int np, uint64_t ny,
         memcpy(all + s->c0 * s->cx, snaps_slot(s, pick[j]), s->nrows * s->cx * sizeof(double));
         rc = MPI_Reduce(all, out ? out + (uint64_t) j * n : NULL, (int) n, MPI_DOUBLE, MPI_SUM, 0,
                         comm);
+        if (rc == MPI_SUCCESS && s->np) /* each id on one rank, zeros on the others: exact */
+            rc = MPI_Reduce(snaps_pos(s, pick[j]),
+                            pos_out ? pos_out + (uint64_t) j * 2 * s->np : NULL, (int) (2 * s->np),
+                            MPI_DOUBLE, MPI_SUM, 0, comm);
     }
     free(all);
     for (j = 0; out && rc == MPI_SUCCESS && j < np; j++)
@@ -165,7 +197,8 @@ int gs_snaps_gather(const snaps_t *s, const uint64_t *pick, int np, uint64_t ny,
 void gs_snaps_free(snaps_t *s)
 {
     free(s->sums);
-    s->sums = NULL;
+    free(s->pos);
+    s->sums = s->pos = NULL;
 }
 
 /* s as a gnuplot string in single quotes (a quote in it doubled). */
@@ -186,6 +219,8 @@ static const char gp_plasma[] = "set palette defined (0 '#0d0887', 0.25 '#7e03a8
                                 "'#cc4778', 0.75 '#f89540', 1 '#f0f921')\n";
 static const char gp_viridis[] = "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 "
                                  "'#21918c', 0.75 '#5ec962', 1 '#fde725')\n";
+/* particles.png: V from white to a dark grey, under red particles */
+static const char gp_greys[] = "set palette defined (0 '#ffffff', 1 '#404040')\n";
 
 /* The layout of V_steps.png, as analysis.py has it: columns and rows of panels; a panel's
  * longer side is 280 pixels. */
@@ -245,6 +280,62 @@ static void gp_v_steps(FILE *f, const plot_t *p)
                 "plot '" GS_CHECK_SUBDIR "/V_steps.bin' binary array=(%" PRIu64 ",%" PRIu64
                 ") format='%%float64' skip=%" PRIu64 " with image\n",
                 p->ptime[j], p->pstep[j], p->cx, p->cy, (uint64_t) j * bytes);
+    }
+    fprintf(f, "unset multiplot\n");
+}
+
+/* particles.png: the panels of V_steps.png in grey (white: 0), the particles of id below np
+ * over them as red dots; the same layout as V_steps.png. A particle at x (cells) lies in
+ * panel pixel x / f - 0.5 (pixel c covers cells c f .. (c + 1) f, centred on c). */
+static void gp_particles(FILE *f, const plot_t *p)
+{
+    const uint64_t bytes = p->cy * p->cx * sizeof(double), pbytes = 2 * p->np * sizeof(double);
+    char shown[128] = "";
+    double pw, ph, w, h;
+    int j, cols, rows;
+
+    panel_grid(p, &cols, &rows, &pw, &ph);
+    w = 20 + cols * pw + (cols - 1) * 20 + 100;
+    h = 70 + rows * ph + (rows - 1) * 40 + 10;
+    h = h < 300 ? 300 : h;
+    if (p->np < p->nparticles)
+        snprintf(shown, sizeof(shown), " (ids below %" PRIu64 " shown)", p->np);
+    fprintf(f,
+            "reset\n"
+            "set terminal pngcairo size %.0f,%.0f font ',10'\n"
+            "set output 'particles.png'\n"
+            "%s"
+            "set cbrange [0:%.17g]\n"
+            "set cblabel 'V (dimensionless)'\n"
+            "unset key\n"
+            "set size ratio -1\n"
+            "set xrange [-0.5:%" PRIu64 ".5]\n"
+            "set yrange [%" PRIu64 ".5:-0.5]\n"
+            "unset xtics\n"
+            "unset ytics\n"
+            "unset colorbox\n"
+            "set multiplot layout %d,%d title '%" PRIu64 " tracer particles%s drifting up the "
+            "gradient of V, at %d of %" PRIu64 " coupled steps' "
+            "margins %.4f,%.4f,%.4f,%.4f spacing %.4f,%.4f\n",
+            w, h, gp_greys, p->vmax, p->cx - 1, p->cy - 1, rows, cols, p->nparticles, shown,
+            p->npanels, p->nsteps, 20 / w, 1 - 100 / w, 10 / h, 1 - 70 / h, 20 / w, 40 / h);
+    for (j = 0; j < p->npanels; j++) {
+        if (j == p->npanels - 1)
+            fprintf(f, "set colorbox user origin screen %.4f,%.4f size screen %.4f,%.4f\n",
+                    1 - 80 / w, 10 / h, 20 / w, 1 - 80 / h);
+        fprintf(f,
+                "set title 't = %g (step %" PRIu64 ")'\n"
+                "plot '" GS_CHECK_SUBDIR "/V_steps.bin' binary array=(%" PRIu64 ",%" PRIu64
+                ") format='%%float64' skip=%" PRIu64 " with image",
+                p->ptime[j], p->pstep[j], p->cx, p->cy, (uint64_t) j * bytes);
+        if (p->np)
+            fprintf(f,
+                    ", '" GS_CHECK_SUBDIR "/particles.bin' binary record=(%" PRIu64
+                    ") format='%%float64%%float64' skip=%" PRIu64 " using ($1 / %" PRIu64
+                    ".0 - 0.5):($2 / %" PRIu64 ".0 - 0.5) with points pt 7 ps 0.25 "
+                    "lc rgb '#d62728'",
+                    p->np, (uint64_t) j * pbytes, p->f, p->f);
+        fprintf(f, "\n");
     }
     fprintf(f, "unset multiplot\n");
 }
@@ -343,11 +434,29 @@ static void gp_v_hist(FILE *f, const plot_t *p)
             GS_HIST_LO, bw, dt / 2 + ox, bw / 2 + oy);
 }
 
-/* The figures, with gnuplot: V_steps.png from the panels (np x cy x cx), stats.png and
- * V_hist.png from stats.csv. Its script and the panels' data go to GS_CHECK_SUBDIR. */
-int gs_render_figures(const plot_t *p, const double *panels, char *err, size_t errlen)
+/* n doubles to a new file at path: 0, or -1 with errno set. */
+static int write_doubles(const char *path, const double *a, size_t n)
 {
-    const size_t n = (size_t) (p->npanels * p->cy * p->cx);
+    FILE *f = fopen(path, "wb");
+    int e;
+    if (!f)
+        return -1;
+    if (fwrite(a, sizeof(double), n, f) != n) {
+        e = errno;
+        fclose(f);
+        errno = e;
+        return -1;
+    }
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* The figures, with gnuplot: V_steps.png from the panels (np x cy x cx), stats.png and
+ * V_hist.png from stats.csv, particles.png from the panels and the positions. Its script and the
+ * panels' data go to GS_CHECK_SUBDIR. */
+int gs_render_figures(const plot_t *p, const double *panels, const double *pos, char *err,
+                      size_t errlen)
+{
+    const size_t n = (size_t) (p->npanels * p->cy * p->cx), npos = (size_t) p->npanels * 2 * p->np;
     char path[4096], *absdir = NULL;
     FILE *f = NULL;
     int rc = -1;
@@ -358,26 +467,27 @@ int gs_render_figures(const plot_t *p, const double *panels, char *err, size_t e
         goto out;
     }
     snprintf(path, sizeof(path), "%s/" GS_CHECK_SUBDIR "/V_steps.bin", p->dir);
-    if (!(f = fopen(path, "wb")) || fwrite(panels, sizeof(double), n, f) != n)
+    if (write_doubles(path, panels, n) != 0)
         goto io_error;
-    if (fclose(f) != 0) {
-        f = NULL;
+    snprintf(path, sizeof(path), "%s/" GS_CHECK_SUBDIR "/particles.bin", p->dir);
+    if (p->np && write_doubles(path, pos, npos) != 0)
         goto io_error;
-    }
     snprintf(path, sizeof(path), "%s/" GS_CHECK_SUBDIR "/plot.gp", p->dir);
     if (!(f = fopen(path, "w")))
         goto io_error;
     /* gnuplot changes into the output directory: the script runs from anywhere */
     absdir = realpath(p->dir, NULL);
     fprintf(f,
-            "# written by gray-scott-analysis: gnuplot %s renders V_steps.png, stats.png and "
-            "V_hist.png\ncd ",
-            path);
+            "# written by gray-scott-analysis: gnuplot %s renders V_steps.png, stats.png, "
+            "V_hist.png%s\ncd ",
+            path, p->particles ? " and particles.png" : "");
     gp_string(f, absdir ? absdir : p->dir);
     fputc('\n', f);
     gp_v_steps(f, p);
     gp_stats(f, p);
     gp_v_hist(f, p);
+    if (p->particles)
+        gp_particles(f, p);
     if (fclose(f) != 0) {
         f = NULL;
         goto io_error;

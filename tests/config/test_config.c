@@ -382,29 +382,38 @@ static void test_examples(const char *src)
         if (c->ncomponents == 2 && c->nchannels == 1) {
             const xfer_cfg_channel_t *ch = &c->channels[0];
             const xfer_cfg_component_t *sim = &c->components[0], *ana = &c->components[1];
-            UCHECK(strcmp(sim->name, "simulation") == 0 && sim->nprocs == 4 && sim->argc == 7 &&
+            UCHECK(strcmp(sim->name, "simulation") == 0 && sim->nprocs == 4 && sim->argc == 9 &&
                        strcmp(sim->argv[0], "gray-scott-sim") == 0 &&
                        strcmp(sim->argv[2], "2000") == 0 && strcmp(sim->argv[4], "200") == 0 &&
-                       sim->argv[7] == NULL,
+                       strcmp(sim->argv[5], "--particles") == 0 &&
+                       strcmp(sim->argv[6], "2000") == 0 && sim->argv[9] == NULL,
                    "simulation component");
             UCHECK(strcmp(ana->name, "analysis") == 0 && ana->nprocs == 2 && ana->argc == 5 &&
                        strcmp(ana->argv[0], "gray-scott-analysis") == 0 && ana->argv[5] == NULL,
                    "analysis component");
             UCHECK(c->components[0].nenv == 0 && c->components[0].env == NULL, "env");
-            UCHECK(c->components[0].line == 20 && c->components[0].col == 5, "position %d:%d",
+            UCHECK(c->components[0].line == 21 && c->components[0].col == 5, "position %d:%d",
                    c->components[0].line, c->components[0].col);
             UCHECK(strcmp(ch->name, "fields") == 0 && ch->from == 0 && ch->to == 1 &&
                        ch->duplex == XFER_DUPLEX_HALF && ch->max_in_flight_steps == 2,
                    "channel");
-            UCHECK(ch->line == 28 && ch->col == 5, "channel position %d:%d", ch->line, ch->col);
+            UCHECK(ch->line == 30 && ch->col == 5, "channel position %d:%d", ch->line, ch->col);
             check_channel_defaults(ch);
-            UCHECK(ch->ndatasets == 3, "ndatasets %d", ch->ndatasets);
-            if (ch->ndatasets == 3) {
+            UCHECK(ch->ndatasets == 4, "ndatasets %d", ch->ndatasets);
+            if (ch->ndatasets == 4) {
+                const xfer_cfg_dataset_t *p = &ch->datasets[3];
                 check_dataset(&ch->datasets[0], "U", XFER_TYPE_FLOAT64, 0, 2, 256, 256, 0);
                 check_dataset(&ch->datasets[1], "V", XFER_TYPE_FLOAT64, 0, 2, 256, 256, 0);
                 check_dataset(&ch->datasets[2], "time", XFER_TYPE_FLOAT64, 0, 1, 1, 0, 0);
-                UCHECK(ch->datasets[1].line == 38 && ch->datasets[1].col == 9,
+                check_dataset(p, "particles", XFER_TYPE_RECORD, 0, 1, 0, 0, 0);
+                UCHECK(ch->datasets[1].line == 40 && ch->datasets[1].col == 9,
                        "dataset position %d:%d", ch->datasets[1].line, ch->datasets[1].col);
+                /* the tracer particles: {id: int64, pos: [float64, 2], v: float64}, joined */
+                UCHECK(p->joined && p->selection == XFER_SELECT_ROWS && p->record &&
+                           p->record->nfields == 3 && p->record->size == 32 &&
+                           p->record->fields[1].count == 2 && p->record->fields[1].offset == 8 &&
+                           p->record->fields[2].offset == 24,
+                       "particles: a joined record of 32 bytes, selection rows");
             }
         }
         xfer_config_free(&c);

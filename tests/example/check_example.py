@@ -2,20 +2,28 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Checks of the coupled Gray-Scott example (tests/example/tests.cmake, docs/example.md).
 
-  check_example.py run --out DIR --rows N [--hdf5] [--same-as BASE] [--pngs A.png,B.png]
-                      -- COMMAND...
+  check_example.py run --out DIR --rows N [--particles P] [--hdf5] [--same-as BASE]
+                      [--pngs A.png,B.png] -- COMMAND...
       run the example (COMMAND writes into DIR), then check its outputs: the analysis'
       statistics equal the simulation's reference (DIR/.check/reference_stats.csv), the PNGs
       (V_steps.png, stats.png, V_hist.png) are valid images of sensible size, fields.h5 is
-      HDF5, and DIR holds nothing else but .check/; with --same-as,
-      DIR/.check/reference_stats.csv must also be byte-identical to that of the run in BASE
-      (the same simulation on the same blocks) and DIR/stats.csv equal to BASE's
-  check_example.py compare REFERENCE.csv STATS.csv
-      the comparison alone: step, time, min, max and histogram exactly, means within 1e-12
-      relative (the two sides sum in different orders)
+      HDF5, and DIR holds nothing else but .check/; with --particles, the analysis' particle
+      check passed (its line in the output), particles.csv equals the simulation's
+      DIR/.check/reference_particles.csv, every step holds P particles whose per-rank rows add
+      up to P and change from step to step (they migrate), and particles.png is valid; with
+      --same-as, DIR/.check/reference_stats.csv (and reference_particles.csv) must also be
+      byte-identical to that of the run in BASE (the same simulation on the same blocks) and
+      DIR/stats.csv (and particles.csv) equal to BASE's
+  check_example.py compare [--skip PREFIX] REFERENCE.csv STATS.csv
+      the comparison alone: counts (step, particles, histogram, rows) and time, min, max
+      exactly, means within 1e-12 relative (the two sides sum in different orders); columns
+      starting with PREFIX left out (rows_: two simulations on different rank counts)
+  check_example.py fails --expect TEXT -- COMMAND...
+      COMMAND must exit with a status other than 0 and print TEXT (the analysis' particle
+      check on damaged particles)
   check_example.py negative --out DIR
-      the comparison must fail on perturbed copies of DIR/stats.csv (a negative control,
-      written to DIR/.check/)
+      the comparison must fail on perturbed copies of DIR/stats.csv and DIR/particles.csv (a
+      negative control, written to DIR/.check/)
 
 The files that are not the user's (the simulation's reference, the analysis' gnuplot script and
 its data, this script's perturbed copies) are in DIR/.check/ (GS_CHECK_SUBDIR of gs_common.h).
@@ -34,9 +42,9 @@ HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 CHECK_DIR = ".check"  # GS_CHECK_SUBDIR
 
 
-def reference(out):
-    """The simulation's reference statistics of the run in out."""
-    return os.path.join(out, CHECK_DIR, "reference_stats.csv")
+def reference(out, name="stats"):
+    """The simulation's reference statistics of the run in out (name: stats or particles)."""
+    return os.path.join(out, CHECK_DIR, f"reference_{name}.csv")
 
 
 def read_csv(path):
@@ -54,11 +62,14 @@ def read_csv(path):
     return header, rows
 
 
-def compare(ref_path, got_path):
-    """The list of differences (empty: equal)."""
+def compare(ref_path, got_path, skip=None):
+    """The list of differences (empty: equal); columns starting with skip left out."""
     diffs = []
     ref_h, ref = read_csv(ref_path)
     got_h, got = read_csv(got_path)
+    if skip:
+        ref_h = [c for c in ref_h if not c.startswith(skip)]
+        got_h = [c for c in got_h if not c.startswith(skip)]
     if ref_h != got_h:
         return [f"headers differ: {ref_h} vs {got_h}"]
     if len(ref) != len(got):
@@ -67,7 +78,7 @@ def compare(ref_path, got_path):
         step = r["step"]
         for col in ref_h:
             a, b = r[col], g[col]
-            if col in ("step",) or col.startswith("v_hist_"):
+            if col in ("step", "particles") or col.startswith(("v_hist_", "rows_")):
                 ok = int(a) == int(b)
             elif col.endswith("_mean"):
                 fa, fb = float(a), float(b)
@@ -124,9 +135,11 @@ def check_png(path):
     return None
 
 
-def check_user_outputs(out, pngs, hdf5):
+def check_user_outputs(out, pngs, hdf5, particles):
     """The output directory holds the user's outputs only; the rest is in CHECK_DIR."""
     allowed = {"stats.csv", CHECK_DIR, *pngs}
+    if particles is not None:
+        allowed.add("particles.csv")
     if hdf5:
         allowed |= {"fields.h5", "fields.xmf"}
     return [f"{os.path.join(out, name)}: not one of the user's outputs (those for the checks "
@@ -211,9 +224,38 @@ def check_coords(path, rows):
 
 
 FIGURES = ("V_steps.png", "stats.png", "V_hist.png")
+DEFAULT_PNGS = ",".join(FIGURES)
+PARTICLE_FIGURE = "particles.png"
 
 
-def check_outputs(out, rows, hdf5, pngs=FIGURES):
+def check_particles(out, rows, n):
+    """The particles of the run in out: the analysis' particles.csv equal to the simulation's
+    reference, `rows` steps of n particles each, the simulation ranks' rows adding up to n in
+    every step and changing between every two steps (particles migrate between blocks)."""
+    ref, got = reference(out, "particles"), os.path.join(out, "particles.csv")
+    errs = [f"{p}: missing" for p in (ref, got) if not os.path.isfile(p)]
+    if errs:
+        return errs
+    header, steps = read_csv(got)
+    if len(steps) != rows:
+        errs.append(f"{got}: {len(steps)} steps, expected {rows}")
+    cols = [c for c in header if c.startswith("rows_")]
+    if not cols:
+        errs.append(f"{got}: no rows_ columns (each simulation rank's particles)")
+    prev = None
+    for r in steps:
+        per_rank = [int(r[c]) for c in cols]
+        if int(r["particles"]) != n or sum(per_rank) != n:
+            errs.append(f"{got}: step {r['step']}: {r['particles']} particles, the ranks' rows "
+                        f"{per_rank} (sum {sum(per_rank)}), expected {n}")
+        if prev is not None and per_rank == prev:
+            errs.append(f"{got}: step {r['step']}: each rank holds as many particles as in the "
+                        f"step before ({per_rank}): no particle migrated?")
+        prev = per_rank
+    return errs + compare(ref, got)
+
+
+def check_outputs(out, rows, hdf5, pngs=FIGURES, particles=None):
     errs = []
     ref, got = reference(out), os.path.join(out, "stats.csv")
     for p in (ref, got):
@@ -230,20 +272,27 @@ def check_outputs(out, rows, hdf5, pngs=FIGURES):
             errs.append(e)
     if hdf5:
         errs += check_hdf5(os.path.join(out, "fields.h5"), rows)
-    return errs + check_user_outputs(out, pngs, hdf5)
+    if particles is not None:
+        errs += check_particles(out, rows, particles)
+    return errs + check_user_outputs(out, pngs, hdf5, particles)
 
 
-def check_same_as(out, base):
+def check_same_as(out, base, particles):
     """The simulation's statistics byte for byte, the analysis' with compare() (the base run's
-    analysis may have another rank count, so its means may differ in the last bits)."""
+    analysis may have another rank count, so its means may differ in the last bits); the
+    particles' too when the run has them."""
     errs = []
-    ref, base_ref = reference(out), reference(base)
-    if not os.path.isfile(base_ref):
-        return [f"{base_ref}: missing"]
-    with open(ref, "rb") as f, open(base_ref, "rb") as g:
-        if f.read() != g.read():
-            errs.append(f"{ref} differs from {base_ref}")
-    errs += compare(os.path.join(base, "stats.csv"), os.path.join(out, "stats.csv"))
+    for name, csv in (("stats", "stats.csv"), ("particles", "particles.csv")):
+        if name == "particles" and particles is None:
+            continue
+        ref, base_ref = reference(out, name), reference(base, name)
+        if not os.path.isfile(base_ref):
+            errs.append(f"{base_ref}: missing")
+            continue
+        with open(ref, "rb") as f, open(base_ref, "rb") as g:
+            if f.read() != g.read():
+                errs.append(f"{ref} differs from {base_ref}")
+        errs += compare(os.path.join(base, csv), os.path.join(out, csv))
     return errs
 
 
@@ -252,25 +301,68 @@ def cmd_run(a):
         sys.exit("check_example.py run: no command")
     shutil.rmtree(a.out, ignore_errors=True)
     print("running:", " ".join(a.command), flush=True)
-    rc = subprocess.call(a.command)
+    text, rc = run_teed(a.command)
     if rc != 0:
         print(f"FAIL: the example exited with {rc}")
         return 1
-    errs = check_outputs(a.out, a.rows, a.hdf5, a.pngs.split(",") if a.pngs else ())
+    pngs = a.pngs.split(",") if a.pngs else []
+    errs = []
+    if a.particles is not None:
+        if a.pngs == DEFAULT_PNGS:
+            pngs.append(PARTICLE_FIGURE)
+        if "particle check passed in all" not in text:
+            errs.append("the analysis did not report its particle check as passed")
+    errs += check_outputs(a.out, a.rows, a.hdf5, pngs, a.particles)
     if not errs and a.same_as:
-        errs = check_same_as(a.out, a.same_as)
+        errs = check_same_as(a.out, a.same_as, a.particles)
     for e in errs:
         print("FAIL:", e)
     if errs:
         return 1
-    print(f"ok: {a.rows} steps, statistics equal to the simulation's, valid PNGs ({a.pngs})"
-          + (", fields.h5" if a.hdf5 else "") + f" and only those in {a.out}"
+    print(f"ok: {a.rows} steps, statistics equal to the simulation's"
+          + (f", {a.particles} particles checked and equal to the simulation's"
+             if a.particles is not None else "")
+          + f", valid PNGs ({','.join(pngs)})" + (", fields.h5" if a.hdf5 else "")
+          + f" and only those in {a.out}"
           + (f"; statistics identical to {a.same_as}" if a.same_as else ""))
     return 0
 
 
+def run_teed(command):
+    """Run command, its output (stderr merged) going on to ours and kept: (text, status)."""
+    p = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    lines = []
+    for raw in p.stdout:
+        line = raw.decode(errors="replace")
+        lines.append(line)
+        sys.stdout.write(line)
+        sys.stdout.flush()
+    return "".join(lines), p.wait()
+
+
+def cmd_fails(a):
+    """The command must fail (a status other than 0) and say a.expect."""
+    if not a.command:
+        sys.exit("check_example.py fails: no command")
+    if a.out:
+        shutil.rmtree(a.out, ignore_errors=True)
+    print("running:", " ".join(a.command), flush=True)
+    text, rc = run_teed(a.command)
+    errs = []
+    if rc == 0:
+        errs.append("the command exited with 0")
+    if a.expect not in text:
+        errs.append(f"its output does not say {a.expect!r}")
+    for e in errs:
+        print("FAIL:", e)
+    if errs:
+        return 1
+    print(f"ok: it failed (status {rc}) and said {a.expect!r}")
+    return 0
+
+
 def cmd_compare(a):
-    diffs = compare(a.reference, a.stats)
+    diffs = compare(a.reference, a.stats, a.skip)
     for d in diffs:
         print(d)
     if diffs:
@@ -297,28 +389,37 @@ def perturb(rows, header, what):
         last["u_mean"] = repr(float(last["u_mean"]) * (1 + 1e-9))
     elif what == "step":
         rows = rows[:-1]
+    elif what == "count":  # one particle more
+        last["particles"] = str(int(last["particles"]) + 1)
+    elif what == "rows":  # one particle counted on another simulation rank
+        last["rows_0"] = str(int(last["rows_0"]) - 1)
+        last["rows_1"] = str(int(last["rows_1"]) + 1)
+    elif what == "v_mean":  # 1e-9 relative
+        last["v_mean"] = repr(float(last["v_mean"]) * (1 + 1e-9))
     return rows
 
 
 def cmd_negative(a):
-    ref, got = reference(a.out), os.path.join(a.out, "stats.csv")
-    if compare(ref, got):
-        print("FAIL: the unperturbed statistics already differ")
-        return 1
-    header, rows = read_csv(got)
     fails = 0
-    for what in ("hist", "max", "mean", "step"):
-        path = os.path.join(a.out, CHECK_DIR, f"negative-{what}.csv")
-        with open(path, "w") as f:
-            f.write(",".join(header) + "\n")
-            for r in perturb(rows, header, what):
-                f.write(",".join(r[c] for c in header) + "\n")
-        diffs = compare(ref, path)
-        if diffs:
-            print(f"ok: perturbed {what}: caught ({diffs[0]})")
-        else:
-            print(f"FAIL: perturbed {what}: the comparison did not notice")
-            fails += 1
+    for name, csv, kinds in (("stats", "stats.csv", ("hist", "max", "mean", "step")),
+                             ("particles", "particles.csv", ("count", "rows", "v_mean", "step"))):
+        ref, got = reference(a.out, name), os.path.join(a.out, csv)
+        if compare(ref, got):
+            print(f"FAIL: the unperturbed {csv} already differs")
+            return 1
+        header, rows = read_csv(got)
+        for what in kinds:
+            path = os.path.join(a.out, CHECK_DIR, f"negative-{name}-{what}.csv")
+            with open(path, "w") as f:
+                f.write(",".join(header) + "\n")
+                for r in perturb(rows, header, what):
+                    f.write(",".join(r[c] for c in header) + "\n")
+            diffs = compare(ref, path)
+            if diffs:
+                print(f"ok: {csv}: perturbed {what}: caught ({diffs[0]})")
+            else:
+                print(f"FAIL: {csv}: perturbed {what}: the comparison did not notice")
+                fails += 1
     return 1 if fails else 0
 
 
@@ -328,21 +429,30 @@ def main():
     r = sub.add_parser("run")
     r.add_argument("--out", required=True)
     r.add_argument("--rows", type=int, required=True)
+    r.add_argument("--particles", type=int, metavar="P",
+                   help="the run has P tracer particles: check them (and particles.png)")
     r.add_argument("--hdf5", action="store_true")
     r.add_argument("--same-as", metavar="BASE")
-    r.add_argument("--pngs", default=",".join(FIGURES),
+    r.add_argument("--pngs", default=DEFAULT_PNGS,
                    help="the PNGs the run must write (comma-separated; empty: none)")
     r.add_argument("command", nargs=argparse.REMAINDER)
     c = sub.add_parser("compare")
+    c.add_argument("--skip", metavar="PREFIX", help="leave out the columns starting with it")
     c.add_argument("reference")
     c.add_argument("stats")
+    x = sub.add_parser("fails")
+    x.add_argument("--expect", required=True, metavar="TEXT")
+    x.add_argument("--out", help="remove this directory first")
+    x.add_argument("command", nargs=argparse.REMAINDER)
     n = sub.add_parser("negative")
     n.add_argument("--out", required=True)
     a = p.parse_args()
+    if a.cmd in ("run", "fails") and a.command and a.command[0] == "--":
+        a.command = a.command[1:]
     if a.cmd == "run":
-        if a.command and a.command[0] == "--":
-            a.command = a.command[1:]
         return cmd_run(a)
+    if a.cmd == "fails":
+        return cmd_fails(a)
     if a.cmd == "compare":
         return cmd_compare(a)
     return cmd_negative(a)

@@ -9,7 +9,12 @@
 # vonneumann on 2 x 2 blocks, --halo moore on 3 x 1; p + 2 ranks) must give statistics
 # identical to the MPI_Sendrecv runs on the same blocks. A negative control shows the
 # comparison catches a wrong histogram count, a max one ulp off, a mean off by 1e-9 and a
-# missing step.
+# missing step. Every run carries EX_PARTICLES tracer particles (the joined record dataset
+# particles, selection: rows): its analysis must report its particle check passed, and its
+# particles.csv must equal the simulation's reference, with EX_PARTICLES particles in every step
+# and the simulation ranks' counts changing between steps; the particles' statistics must not
+# depend on the decomposition either; and runs whose simulation damages one step's particles
+# (--fault-particles) must fail with the analysis' particle check, C and Python.
 if(NOT TARGET gray-scott-sim OR NOT TARGET gray-scott-analysis OR NOT TARGET xfer-run)
   return()
 endif()
@@ -33,6 +38,7 @@ if(TARGET xfer_hdf5)
 endif()
 set(EX_STEPS 60)
 set(EX_EVERY 10)
+set(EX_PARTICLES 1000)
 math(EXPR EX_ROWS "${EX_STEPS} / ${EX_EVERY}")
 
 # ex_workflow(<file> <p> <q> <output dir>)
@@ -41,7 +47,8 @@ function(ex_workflow file p q out)
 control: {timeout_ms: 60000}
 components:
   - {name: simulation, nprocs: ${p},
-     cmd: [gray-scott-sim, --steps, \"${EX_STEPS}\", --every, \"${EX_EVERY}\", --output, ${out}]}
+     cmd: [gray-scott-sim, --steps, \"${EX_STEPS}\", --every, \"${EX_EVERY}\",
+           --particles, \"${EX_PARTICLES}\", --output, ${out}]}
   - {name: analysis, nprocs: ${q}, cmd: [gray-scott-analysis, --output, ${out}]}
 channels:
   - name: fields
@@ -52,6 +59,8 @@ channels:
       - {name: U, type: float64, dims: [64, 64]}
       - {name: V, type: float64, dims: [64, 64]}
       - {name: time, type: float64, dims: [1]}
+      - {name: particles, type: {id: int64, pos: [float64, 2], v: float64}, dims: [joined],
+         selection: rows}
 ")
 endfunction()
 
@@ -66,8 +75,8 @@ function(ex_test name)
     set(extra ${EX_HDF5})
   endif()
   add_test(NAME ${P}.example.${name}
-           COMMAND ${EX_CHECK} run --out ${T_OUT} --rows ${EX_ROWS} ${extra} ${same} --
-                   ${T_COMMAND})
+           COMMAND ${EX_CHECK} run --out ${T_OUT} --rows ${EX_ROWS} --particles ${EX_PARTICLES}
+                   ${extra} ${same} -- ${T_COMMAND})
   set_tests_properties(${P}.example.${name} PROPERTIES TIMEOUT 300 LABELS "example;mpi"
                        ENVIRONMENT "${XFER_MPIEXEC_ENV};${T_ENV}")
 endfunction()
@@ -80,7 +89,7 @@ xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${EX_DIR}/mpmd-p4q3.yaml)
 ex_test(mpmd.p4q3 OUT ${out}
         COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} 4
                 $<TARGET_FILE:gray-scott-sim> --steps ${EX_STEPS} --every ${EX_EVERY}
-                --output ${out} : ${MPIEXEC_NUMPROC_FLAG} 3 ${lenv}
+                --particles ${EX_PARTICLES} --output ${out} : ${MPIEXEC_NUMPROC_FLAG} 3 ${lenv}
                 $<TARGET_FILE:gray-scott-analysis> --output ${out})
 set_tests_properties(${P}.example.mpmd.p4q3 PROPERTIES FIXTURES_SETUP ${P}.example.outputs)
 
@@ -104,6 +113,14 @@ add_test(NAME ${P}.example.decomposition
                  ${EX_DIR}/xfer-run-p3q2/.check/reference_stats.csv)
 set_tests_properties(${P}.example.decomposition PROPERTIES TIMEOUT 60 LABELS "example"
                      FIXTURES_REQUIRED ${P}.example.outputs)
+# ... and the particles too: their paths do not depend on which rank holds them (each rank's
+# count, rows_*, differs with the decomposition: left out)
+add_test(NAME ${P}.example.decomposition.particles
+         COMMAND ${EX_CHECK} compare --skip rows_
+                 ${EX_DIR}/mpmd-p4q3/.check/reference_particles.csv
+                 ${EX_DIR}/xfer-run-p3q2/.check/reference_particles.csv)
+set_tests_properties(${P}.example.decomposition.particles PROPERTIES TIMEOUT 60 LABELS "example"
+                     FIXTURES_REQUIRED ${P}.example.outputs)
 
 # ---- the halo exchange as an isomorphic neighbourhood all-to-all (xfer/iso.h) gives the same
 # fields as MPI_Sendrecv: one MPMD mpiexec of gray-scott-sim --halo <mode> on p ranks and the
@@ -120,8 +137,9 @@ function(ex_halo_test mode p base)
   ex_test(halo.${mode} OUT ${out} SAME_AS ${EX_DIR}/${base}
           COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} ${p}
                   $<TARGET_FILE:gray-scott-sim> --steps ${EX_STEPS} --every ${EX_EVERY}
-                  --output ${out} --halo ${mode} : ${MPIEXEC_NUMPROC_FLAG} 2 ${lenv}
-                  $<TARGET_FILE:gray-scott-analysis> --output ${out})
+                  --particles ${EX_PARTICLES} --output ${out} --halo ${mode} :
+                  ${MPIEXEC_NUMPROC_FLAG} 2 ${lenv} $<TARGET_FILE:gray-scott-analysis>
+                  --output ${out})
   set_tests_properties(${P}.example.halo.${mode} PROPERTIES FIXTURES_REQUIRED
                        ${P}.example.outputs)
 endfunction()
@@ -140,7 +158,7 @@ if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
   ex_test(python.mpmd.p4q3 PYTHON OUT ${out} SAME_AS ${EX_DIR}/mpmd-p4q3
           COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} 4
                   $<TARGET_FILE:gray-scott-sim> --steps ${EX_STEPS} --every ${EX_EVERY}
-                  --output ${out} : ${MPIEXEC_NUMPROC_FLAG} 3 ${lenv}
+                  --particles ${EX_PARTICLES} --output ${out} : ${MPIEXEC_NUMPROC_FLAG} 3 ${lenv}
                   ${CMAKE_BINARY_DIR}/tools/gray-scott-analysis-py --output ${out})
   set_tests_properties(${P}.example.python.mpmd.p4q3 PROPERTIES FIXTURES_REQUIRED
                        ${P}.example.outputs)
@@ -153,6 +171,35 @@ if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
           COMMAND $<TARGET_FILE:xfer-run> ${out}.yaml ENV ${ex_env})
   set_tests_properties(${P}.example.python.xfer_run.p3q2 PROPERTIES FIXTURES_REQUIRED
                        ${P}.example.outputs)
+endif()
+
+# ---- the particle check fails loudly: the simulation damages rank 0's particles of the second
+# coupled step (--fault-particles: one lost; one with another's id, so that the count is right
+# and only the ids tell), and the analysis, C or Python, must end the run with a status other
+# than 0 and say why. One MPMD mpiexec of p 4 + q 3 ranks each.
+# ex_fault_test(<name> <fault> <analysis program> <expected words>)
+function(ex_fault_test name fault analysis expect)
+  set(out ${EX_DIR}/fault-${name})
+  ex_workflow(${out}.yaml 4 3 ${out})
+  xfer_mpi_envflags(genv ENV XFER_CONFIG=${out}.yaml)
+  xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${out}.yaml)
+  add_test(NAME ${P}.example.particles_fault.${name}
+           COMMAND ${EX_CHECK} fails --out ${out} --expect ${expect} --
+                   ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG} 4
+                   $<TARGET_FILE:gray-scott-sim> --steps ${EX_STEPS} --every ${EX_EVERY}
+                   --particles ${EX_PARTICLES} --output ${out} --fault-particles ${fault} :
+                   ${MPIEXEC_NUMPROC_FLAG} 3 ${lenv} ${analysis} --output ${out})
+  set_tests_properties(${P}.example.particles_fault.${name} PROPERTIES TIMEOUT 300
+                       LABELS "example;mpi" ENVIRONMENT "${XFER_MPIEXEC_ENV}")
+endfunction()
+math(EXPR lost "${EX_PARTICLES} - 1")
+set(said_lost "particle check failed in step 1: the step holds ${lost} particles")
+set(said_relabel "particle check failed in step 1: id 0 arrived 2 times (ids more than once: 1")
+ex_fault_test(drop drop $<TARGET_FILE:gray-scott-analysis> "${said_lost}")
+ex_fault_test(relabel relabel $<TARGET_FILE:gray-scott-analysis> "${said_relabel}")
+if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
+  ex_fault_test(python.relabel relabel ${CMAKE_BINARY_DIR}/tools/gray-scott-analysis-py
+                "${said_relabel}")
 endif()
 
 # ---- negative control: the comparison must fail on perturbed statistics ----------------------
