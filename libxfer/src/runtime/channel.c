@@ -248,7 +248,7 @@ out:
     return st;
 }
 
-/* ---- the finish (xfer_finalize, runtime.c) ------------------------------------------------
+/* ---- the finish (xfer_finalize, context.c) ------------------------------------------------
  * Finalize finishes every channel of the context together, in four passes, so that no
  * component waits on one channel while its peer waits on another (docs/runtime.md, "Several
  * channels"): (1) every channel says it ends, without waiting: the sending sides announce their

@@ -349,6 +349,7 @@ struct xfer {
     int nreported; /* errors this rank reported to xferd (xfer_rt_done) */
 };
 
+/* rt_util.c: what the channels ask of their context (no channel function is called back). */
 /* Every rank of @p comm learns the worst status; ranks that succeeded get a message saying
  * which rank failed and why (its message is broadcast). Collective. */
 xfer_status_t xfer_rt_agree(MPI_Comm comm, xfer_status_t st);
@@ -393,8 +394,8 @@ void xfer_rt_ctl_ack(struct xfer *x, int index, int side, uint64_t released);
  * XFER_RT_ERRORS_REPORTED per rank; waits for the daemon's reply, at most a second). */
 #define XFER_RT_ERRORS_REPORTED 4
 void xfer_rt_ctl_error(struct xfer *x, const char *text);
-/* The end of a public call on @p x: success leaves no stale words (xfer_last_error); an error
- * the application may die of is reported to xferd. Returns @p st. */
+/* rt_util.c: the end of a public call on @p x: success leaves no stale words (xfer_last_error); an
+ * error the application may die of is reported to xferd. Returns @p st. */
 xfer_status_t xfer_rt_done(struct xfer *x, xfer_status_t st);
 /* rank 0: xferd declared component @p comp failed (its reason in @p why) */
 int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len);
@@ -410,8 +411,8 @@ void xfer_rt_lock(const struct xfer *x);
 void xfer_rt_unlock(const struct xfer *x);
 void xfer_rt_progress_kick(struct xfer *x); /* a step was committed: a pass now */
 
-/* The deadline of a wait for the peer that starts now (MPI_Wtime based): timeout_ms from now
- * when nothing else tells a dead peer from a computing one (XFER_LIVE_CLOCK), else none
+/* rt_util.c: the deadline of a wait for the peer that starts now (MPI_Wtime based): timeout_ms from
+ * now when nothing else tells a dead peer from a computing one (XFER_LIVE_CLOCK), else none
  * (HUGE_VAL). */
 double xfer_rt_deadline(const struct xfer *x);
 
