@@ -1,11 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Geometry of a channel's datasets: names for messages, boxes, the tiling check of every
- * sending rank's blocks (their place in each contribution) and the copy of a block's part
- * inside a selection. */
+/* Geometry of a channel's datasets: which sides send, the slot of a step, names for messages,
+ * boxes, the tiling check of every sending rank's blocks (their place in each contribution) and the
+ * copy of a block's part inside a selection. */
 #include <stdio.h>
 #include <string.h>
 
 #include "channel.h"
+
+xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step)
+{
+    return &ch->slots[step % (uint64_t) ch->nslots];
+}
+
+int xfer_ch_this_sends(const xfer_channel_t *ch)
+{
+    return ch->sends[ch->side];
+}
+
+int xfer_ch_this_recvs(const xfer_channel_t *ch)
+{
+    return ch->sends[1 - ch->side];
+}
 
 const char *xfer_ch_side_name(const xfer_channel_t *ch, int side)
 {
