@@ -412,7 +412,6 @@ xfer_status_t xfer_chf_open(xfer_channel_t *ch)
 
     if (!(f = ch->file = xfer_calloc(1, sizeof(*f))))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s", ch->cfg->name);
-    ch->ops = &xfer_file_ops;
     f->peer_end = -1;
     f->keep = ch->cfg->file.keep;
     f->own.name = x->cfg->components[x->comp].name;
@@ -605,10 +604,11 @@ xfer_status_t xfer_chf_finish(xfer_channel_t *ch)
     return st;
 }
 
-void xfer_chf_free(xfer_channel_t *ch)
+void xfer_chf_free(xfer_channel_t *ch, int collective)
 {
     xfer_chfile_t *f = ch->file;
     int i;
+    (void) collective; /* nothing collective to free */
     if (!f)
         return;
     if (ch->me == 0 && f->dir[0])
@@ -636,6 +636,7 @@ void xfer_chf_free(xfer_channel_t *ch)
 const xfer_transport_ops_t xfer_file_ops = {
     .name = "file",
     .flags = XFER_TP_ROOM_AT_COMMIT,
+    .open = xfer_chf_open,
     .room = send_cond,
     .arrived = recv_cond,
     .has = file_has,

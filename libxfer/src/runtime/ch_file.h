@@ -59,7 +59,7 @@ typedef struct xfer_chfile {
 /* ch_file.c: the channel calls of a file channel */
 xfer_status_t xfer_chf_open(xfer_channel_t *ch);
 xfer_status_t xfer_chf_finish(xfer_channel_t *ch);
-void xfer_chf_free(xfer_channel_t *ch);
+void xfer_chf_free(xfer_channel_t *ch, int collective);
 
 #define META_GROUP  "/.xfer"    /* the step's identity: run, step, sender, datasets put */
 #define JOINED_ROWS "xfer_rows" /* a joined dataset's attribute: each sending rank's rows */

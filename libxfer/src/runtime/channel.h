@@ -9,7 +9,8 @@
  * ch_wait.c     the one wait loop of every transport
  * ch_get.c      the get path
  * ch_api.c      the public data calls
- * channel.c     life cycle: creation, handshake, finish, free */
+ * channel.c     life cycle: creation, finish, free (through the transport's table)
+ * stream_open.c, stream_finish.c  the stream's open (handshake) and finish */
 #ifndef XFER_RT_CHANNEL_H
 #define XFER_RT_CHANNEL_H
 
@@ -196,7 +197,9 @@ xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force);
 /* One pass over @p ch alone: notes, collectives to start (step 0's set-up when @p force or
  * when finalize drains), executors. */
 xfer_status_t xfer_ch_progress_one(xfer_channel_t *ch, int force);
-/* the stream's passes of xfer_finalize (channel.c) */
+/* stream_open.c, stream_finish.c: the stream's open, its passes of xfer_finalize, its free */
+xfer_status_t xfer_ch_stream_open(xfer_channel_t *ch);
+void xfer_ch_stream_free(xfer_channel_t *ch, int collective);
 xfer_status_t xfer_ch_stream_end(xfer_channel_t *ch);
 int xfer_ch_stream_drained(xfer_channel_t *ch);
 xfer_status_t xfer_ch_stream_goodbye(xfer_channel_t *ch);

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ch_file.h"
+#include "channel.h"
 
 /* This run's identity, which tells its step files (transport: file) from an earlier run's: in
  * one MPMD launch, world rank 0's words for every component; else XFER_RUN_ID (xfer-run gives
@@ -87,11 +87,9 @@ static void free_ctx(struct xfer *x, int collective)
 static xfer_status_t setup_channel(struct xfer *x, int i, MPI_Comm inter, int disconnect)
 {
     xfer_status_t st;
-    XFER_CHECK_GOTO(xfer_rt_channel_new(x, i, inter, disconnect, &x->ch[i]), st, out);
-    XFER_CHECK_GOTO(xfer_rt_channel_handshake(x->ch[i]), st, out);
-    /* communicators and plans: collective over both sides, in file order (a failure of one
-     * rank's is agreed by the caller on each side; the peer's side learns it at the first step) */
-    st = xfer_ch_prepare(x->ch[i]);
+    XFER_CHECK_GOTO(xfer_rt_channel_new(x, i, &xfer_stream_ops, inter, disconnect, &x->ch[i]), st,
+                    out);
+    st = x->ch[i]->ops->open(x->ch[i]); /* agreed by the caller on each side */
 out:
     return st;
 }
@@ -178,9 +176,10 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
         if (st != XFER_SUCCESS)
             goto fail;
         if (t == XFER_TRANSPORT_FILE) {
-            st = xfer_rt_agree(x->comm, xfer_rt_channel_new(x, i, MPI_COMM_NULL, 0, &x->ch[i]));
+            st = xfer_rt_agree(
+                x->comm, xfer_rt_channel_new(x, i, &xfer_file_ops, MPI_COMM_NULL, 0, &x->ch[i]));
             if (st == XFER_SUCCESS)
-                st = xfer_chf_open(x->ch[i]); /* agreed */
+                st = x->ch[i]->ops->open(x->ch[i]); /* agreed */
             if (st != XFER_SUCCESS)
                 goto fail;
             continue;

@@ -363,9 +363,10 @@ xfer_status_t xfer_rt_launch_mode(struct xfer *x, const char *component);
 xfer_status_t xfer_rt_form(struct xfer *x, int index, MPI_Comm *inter, int *disconnect);
 
 /* channel.c (the channel's other files: channel.h) */
-xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int disconnect,
-                                  xfer_channel_t **out);
-xfer_status_t xfer_rt_channel_handshake(xfer_channel_t *ch);
+/* A channel of transport @p ops (its ops->open makes the transport's state); the file's has no
+ * intercommunicator (@p inter MPI_COMM_NULL). */
+xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transport_ops_t *ops,
+                                  MPI_Comm inter, int disconnect, xfer_channel_t **out);
 /* xfer_finalize's passes over every channel (channel.c): end (no wait), drained, goodbye,
  * parted, close; xfer_rt_channels_wait progresses them all until a condition holds on each */
 xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch);
