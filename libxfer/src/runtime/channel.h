@@ -3,9 +3,10 @@
  * ch_health.c   control notes out, the peer's failure, usable or not, datasets by name
  * stream_notes.c  the stream's notes of the step protocol
  * ch_layout.c   dataset geometry: tiling check, contribution offsets, box copies
- * ch_setup.c    step 0's set-up: block exchange, stages, plans (and what formation prepares)
+ * stream_setup.c  step 0's set-up: block exchange, stages, plans
+ * stream_layout.c the stream's slots and contributions laid out, its plans' options
  * ch_select.c   selections and bound buffers
- * ch_steps.c    slots, progress, puts, commit, step end (the stream transport)
+ * stream.c      the stream's slots, progress, puts, commit, step end
  * ch_wait.c     the one wait loop of every transport
  * ch_get.c      the get path
  * ch_api.c      the public data calls
@@ -71,7 +72,7 @@ uint64_t xfer_ch_run_limit(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch);
 xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch);
 
-/* ch_layout.c */
+/* ch_layout.c (and the stream's part, stream_layout.c: slot_of, geo_*, lay_out, hdr_at, attr_at) */
 int xfer_ch_this_sends(const xfer_channel_t *ch);
 int xfer_ch_this_recvs(const xfer_channel_t *ch);
 xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);
@@ -149,7 +150,7 @@ xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double
 xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *what,
                                          const char *dir);
 
-/* ch_setup.c */
+/* stream_layout.c, stream_open.c (xfer_ch_prepare), stream_setup.c */
 /* The options of the channel's allgatherv plans (its algorithm, node staging, no clock). */
 xfer_status_t xfer_ch_plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o);
 /* When the channel forms (collective over both sides, in file order): this rank's node, every
@@ -191,7 +192,7 @@ static inline const uint64_t *xfer_ch_dims_of(const xfer_rt_dset_t *d)
 /* Bytes of this rank's selection of @p d (what lands here per step on the direct path). */
 size_t xfer_ch_sel_bytes(const xfer_rt_dset_t *d);
 
-/* ch_steps.c */
+/* stream.c */
 int xfer_ch_busy(const xfer_channel_t *ch); /* a collective of the channel is in flight */
 xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force);
 /* One pass over @p ch alone: notes, collectives to start (step 0's set-up when @p force or
@@ -223,7 +224,7 @@ xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step);
 /* ch_put.c */
 xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block,
                                 xfer_rt_dset_t **out, uint64_t *vol);
-/* ch_steps.c */
+/* stream.c */
 xfer_status_t xfer_ch_commit(xfer_channel_t *ch);
 /* A sending rank's first commit before the set-up: every slot's send stage, this rank's blocks
  * in channel order (the layout set-up may change), step 0's staged blocks moved in. */

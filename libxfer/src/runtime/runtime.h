@@ -108,7 +108,7 @@ typedef struct xfer_rt_slot {
     int lost;               /* its collective failed: no longer progressed */
 } xfer_rt_slot_t;
 
-/* The step protocol's state on one rank of a channel (runtime.h's header, ch_notes.c). */
+/* The step protocol's state on one rank of a channel (runtime.h's header, stream_notes.c). */
 typedef struct xfer_rt_proto {
     uint64_t ann[2]; /* steps announced by side k's announcer */
     int64_t eos[2];  /* side k ended after this many steps (-1: not ended) */
@@ -154,7 +154,7 @@ typedef struct xfer_rt_path {
     int *node[2]; /* the direct schedule's node staging: node keys of side k's ranks (or NULL) */
 } xfer_rt_path_t;
 
-/* The channel's contributions, fixed at set-up (ch_layout.c, ch_setup.c). */
+/* The channel's contributions, fixed at set-up (stream_layout.c, stream_setup.c). */
 typedef struct xfer_rt_layout {
     size_t my_bytes; /* this rank's contribution (header included), 0 if it sends nothing */
     size_t *r_bytes; /* every remote rank's contribution */
@@ -177,8 +177,8 @@ typedef struct xfer_rt_layout {
                     send stage (xfer_ch_stage_first): set-up moves them where the layout wants */
 } xfer_rt_layout_t;
 
-/* Step 0's set-up (ch_setup.c): a state machine that every progress pass advances and that never
- * blocks, so that no component waits on one channel's first step while its peer waits on
+/* Step 0's set-up (stream_setup.c): a state machine that every progress pass advances and that
+ * never blocks, so that no component waits on one channel's first step while its peer waits on
  * another's (docs/runtime.md, "Several channels"). Each rank posts its geometry record once its
  * part is fixed (a sending rank: at its first commit; a receive-only rank: at its first call
  * that needs a step; every rank: in xfer_finalize); the records are exchanged, both sides vote
@@ -300,13 +300,13 @@ struct xfer_channel {
     int nslots;
     xfer_rt_slot_t *slots;
     int setup;               /* geometry exchanged and plans built */
-    xfer_rt_setup_t su;      /* how far step 0's set-up is (ch_setup.c) */
+    xfer_rt_setup_t su;      /* how far step 0's set-up is (stream_setup.c) */
     int node_key;            /* this rank's node among its component's (direct path staging) */
     uint64_t cur;            /* step of the application's next put/get */
     int cur_committed;       /* full duplex: the first get of the step committed it */
     uint64_t committed;      /* steps this rank committed (sending side) */
     uint64_t started;        /* steps whose collective this rank started */
-    xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (ch_notes.c) */
+    xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (stream_notes.c) */
     xfer_rt_health_t health; /* what failed or ended */
     int begun; /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
     struct xfer_chfile *file; /* transport: file (ch_file.h); NULL for the stream */

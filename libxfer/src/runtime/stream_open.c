@@ -2,10 +2,13 @@
 /* The stream's open (transport.h, ops->open): the channel's algorithm named, its joined and
  * variable datasets' state, the handshake of both sides' descriptions, then the communicators
  * and plans (xfer_ch_prepare). Collective over both sides, in file order. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../coll/coll.h"
 #include "../select/select.h"
+#include "../topo/topo.h"
 #include "channel.h"
 
 /* Precedence: file < environment. A ring topology keeps the automatic choice on rings; the
@@ -167,6 +170,113 @@ out:
     xfer_free(theirs);
     if (st != XFER_SUCCESS)
         ch->health.failed = 1;
+    return st;
+}
+
+/* ---- communicators and plans -------------------------------------------------------------- */
+
+/* What rank @p r of side @p k would contribute with the datasets in rows (the plans' first
+ * shape; a recount fits them to the real blocks at step 0). */
+static size_t predicted(const xfer_channel_t *ch, int k, int n, int r)
+{
+    size_t b = sizeof(xfer_rt_hdr_t) + (r == 0 ? ch->lay.attr_cap : 0);
+    int i;
+    for (i = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        uint64_t st[XFER_MAX_DIMS], cnt[XFER_MAX_DIMS];
+        if (xfer_ch_dset_side(ch, d) != k ||
+            xfer_decompose(XFER_SELECT_ROWS, d->cfg->ndims, d->cfg->dims, n, r, st, cnt) !=
+                XFER_SUCCESS)
+            continue;
+        b += ((size_t) xfer_ch_volume(d->cfg->ndims, cnt) * d->esize + 7) & ~(size_t) 7;
+    }
+    return b;
+}
+
+/* The most side @p k's @p n ranks can contribute in all, whatever their blocks: what node
+ * staging reserves so that any decomposition's aggregates fit. */
+static size_t side_most(const xfer_channel_t *ch, int k, int n)
+{
+    size_t b = (size_t) n * (sizeof(xfer_rt_hdr_t) + 7 * (size_t) ch->nds) + ch->lay.attr_cap;
+    int i;
+    for (i = 0; i < ch->nds; i++)
+        if (xfer_ch_dset_side(ch, &ch->ds[i]) == k)
+            b += (size_t) xfer_ch_volume(ch->ds[i].cfg->ndims, ch->ds[i].cfg->dims) *
+                 ch->ds[i].esize;
+    return b;
+}
+
+/* Each slot's plan for the predicted contributions (none when a side's would exceed int). */
+static xfer_status_t reference_plans(xfer_channel_t *ch)
+{
+    static char dummy[8]; /* the plans are rebound to the stages at step 0 */
+    const int k = ch->side, ko = 1 - k;
+    size_t mine = ch->sends[k] ? predicted(ch, k, ch->nlocal, ch->me) : 0, tot[2] = {0, 0};
+    int *rc = xfer_calloc((size_t) ch->nremote + 1, sizeof(int));
+    int *rd = xfer_calloc((size_t) ch->nremote + 1, sizeof(int));
+    xfer_status_t st = XFER_SUCCESS;
+    int r, i;
+
+    if (!rc || !rd) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: plans", ch->cfg->name);
+        goto out;
+    }
+    for (r = 0; r < ch->nlocal; r++)
+        tot[k] += ch->sends[k] ? predicted(ch, k, ch->nlocal, r) : 0;
+    for (r = 0; r < ch->nremote; r++)
+        tot[ko] += ch->sends[ko] ? predicted(ch, ko, ch->nremote, r) : 0;
+    if (tot[0] > INT_MAX || tot[1] > INT_MAX)
+        goto out; /* the direct path's, whatever the blocks (the same verdict everywhere) */
+    for (r = 0; r < ch->nremote; r++) {
+        rc[r] = ch->sends[ko] ? (int) predicted(ch, ko, ch->nremote, r) : 0;
+        rd[r + 1] = rd[r] + rc[r];
+    }
+    for (i = 0; i < ch->nslots; i++) {
+        xfer_coll_opts_t o;
+        xfer_call_t c;
+        xfer_ch_plan_opts(ch, &o);
+        memset(&c, 0, sizeof(c));
+        c.kind = XFER_CALL_ALLGATHERV;
+        c.sbuf = dummy;
+        c.scount = (int) mine;
+        c.stype = MPI_BYTE;
+        c.rbuf = dummy;
+        c.rcounts = rc;
+        c.rdispls = rd;
+        c.rtype = MPI_BYTE;
+        c.inter = ch->slots[i].comm;
+        XFER_CHECK_GOTO(xfer_plan_create_reserved(
+                            &c, &o, ch->sends[k] ? side_most(ch, k, ch->nlocal) : 0,
+                            ch->sends[ko] ? side_most(ch, ko, ch->nremote) : 0, &ch->slots[i].plan),
+                        st, out);
+    }
+out:
+    xfer_free(rc);
+    xfer_free(rd);
+    return st;
+}
+
+xfer_status_t xfer_ch_prepare(xfer_channel_t *ch)
+{
+    MPI_Comm nc = MPI_COMM_NULL;
+    xfer_status_t st = XFER_SUCCESS;
+    int i, is_virtual;
+
+    /* this rank's node, as node staging places it (MPI_COMM_TYPE_SHARED, or XFER_NODE_SIZE) */
+    XFER_CHECK_GOTO(
+        xfer_node_split(ch->ctl_local, ch->me, ch->nlocal, &nc, &ch->node_key, &is_virtual), st,
+        out);
+    xfer_comm_release(&nc);
+    for (i = 0; i < ch->nslots; i++) {
+        xfer_rt_slot_t *s = &ch->slots[i];
+        XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &s->comm), st, out);
+        XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN), st, out);
+        XFER_MPI_GOTO(MPI_Intercomm_merge(s->comm, ch->side, &s->merged), st, out);
+        XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->merged, MPI_ERRORS_RETURN), st, out);
+    }
+    XFER_CHECK_GOTO(xfer_ch_joined_prepare(ch), st, out);
+    st = reference_plans(ch);
+out:
     return st;
 }
 

@@ -91,7 +91,7 @@ static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
         sl->state = XFER_SLOT_FREE;
 }
 
-/* May this rank post its part of step 0's set-up now (ch_setup.c)? A sending rank posts at its
+/* May this rank post its part of step 0's set-up now (stream_setup.c)? A sending rank posts at its
  * first commit (its blocks are fixed then), a receive-only rank at its first call that waits for
  * a step of this very channel (@p force: its selections are fixed then), every rank in
  * xfer_finalize. */
