@@ -309,8 +309,8 @@ struct xfer_channel {
     xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (stream_notes.c) */
     xfer_rt_health_t health; /* what failed or ended */
     int begun; /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
-    struct xfer_chfile *file; /* transport: file (ch_file.h); NULL for the stream */
-    xfer_rt_joined_t *jn;     /* the stream's joined and variable datasets (NULL: none) */
+    struct xfer_file *file; /* transport: file (file.h); NULL for the stream */
+    xfer_rt_joined_t *jn;   /* the stream's joined and variable datasets (NULL: none) */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */

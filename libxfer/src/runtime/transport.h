@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A channel's transport (docs/runtime.md, "Stream or file"): the operations the channel core
  * calls through its table, one table per transport (the stream's over MPI, stream_ops.c; the
- * file's through HDF5 files, ch_file.c), as an adapter implements xfer_adapter_ops_t. The core
+ * file's through HDF5 files, file.c), as an adapter implements xfer_adapter_ops_t. The core
  * (ch_step.c) runs the step state machine of the public calls (the checks, the order of
  * commit, waits and release, the step counters) and reaches a transport only through ch->ops;
  * the waits are the core's one loop (ch_wait.c), paced by the table. */
@@ -92,6 +92,6 @@ typedef struct xfer_transport_ops {
 } xfer_transport_ops_t;
 
 extern const xfer_transport_ops_t xfer_stream_ops; /* stream_ops.c */
-extern const xfer_transport_ops_t xfer_file_ops;   /* ch_file.c */
+extern const xfer_transport_ops_t xfer_file_ops;   /* file.c */
 
 #endif /* XFER_RT_TRANSPORT_H */
