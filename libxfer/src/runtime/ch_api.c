@@ -56,33 +56,6 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
                         ch->cfg->name, xfer_ch_peer_name(ch), wait_ms, mpi_msg);
 }
 
-/* MPICH reports a failed request of MPI_Testany/Waitall through MPI_COMM_WORLD's error
- * handler, not the request's communicator: while a call of ours runs, failures must come back
- * as codes (the application's handlers are restored on return). */
-void xfer_errh_guard_begin(xfer_errh_guard_t *g)
-{
-    g->set = MPI_Comm_get_errhandler(MPI_COMM_WORLD, &g->world) == MPI_SUCCESS;
-    if (g->set && MPI_Comm_get_errhandler(MPI_COMM_SELF, &g->self) != MPI_SUCCESS) {
-        MPI_Errhandler_free(&g->world);
-        g->set = 0;
-    }
-    if (g->set) {
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    }
-}
-
-xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st)
-{
-    if (g->set) {
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, g->world);
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, g->self);
-        MPI_Errhandler_free(&g->world);
-        MPI_Errhandler_free(&g->self);
-    }
-    return st;
-}
-
 /* A data call: the context's lock held (the progress thread waits), error handlers guarded, an
  * MPI failure explained. */
 #define DATA_CALL(ch, call)                                                                        \

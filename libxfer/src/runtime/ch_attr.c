@@ -6,7 +6,7 @@
  * the name and its NUL, the values; padded to 8 bytes. */
 #include <string.h>
 
-#include "ch_file.h"
+#include "channel.h"
 
 enum { ATTR_VALUES = 0, ATTR_STRING = 1, ATTR_FRAME = 8, ATTR_NAME_MAX = 255 };
 

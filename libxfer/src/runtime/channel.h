@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal interface between the files of a channel (runtime.h has the structures):
- * ch_notes.c    control notes of the step protocol
+ * ch_health.c   control notes out, the peer's failure, usable or not, datasets by name
+ * stream_notes.c  the stream's notes of the step protocol
  * ch_layout.c   dataset geometry: tiling check, contribution offsets, box copies
- * ch_setup.c    step 0's set-up: block exchange, stages, plans (and what formation prepares)
+ * stream_setup.c  step 0's set-up: block exchange, stages, plans
+ * stream_layout.c the stream's slots and contributions laid out, its plans' options
  * ch_select.c   selections and bound buffers
- * ch_steps.c    slots, progress, puts, commit, step end (the stream transport)
+ * stream.c      the stream's slots, progress, puts, commit, step end
  * ch_wait.c     the one wait loop of every transport
  * ch_get.c      the get path
  * ch_api.c      the public data calls
- * channel.c     life cycle: creation, handshake, finish, free */
+ * channel.c     life cycle: creation, finish, free (through the transport's table)
+ * stream_open.c, stream_finish.c  the stream's open (handshake) and finish */
 #ifndef XFER_RT_CHANNEL_H
 #define XFER_RT_CHANNEL_H
 
@@ -41,21 +44,38 @@ typedef struct note {
 /* A resumable wait asks the application's interrupt check this often (s). */
 #define XFER_RT_INTR_S 0.05
 
-/* ch_notes.c */
+/* ch_health.c: whatever the transport */
 xfer_status_t xfer_ch_note_send(xfer_channel_t *ch, MPI_Comm c, int dest, int type, int64_t value);
 xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait);
-xfer_status_t xfer_ch_announce(xfer_channel_t *ch, int type, int64_t value);
-int xfer_ch_is_announcer(const xfer_channel_t *ch);
-uint64_t xfer_ch_run_limit(const xfer_channel_t *ch);
-xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch);
 xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch);
 /* A NOTE_FAIL of @p value from rank @p src of this side arrived: the failure, and its words. */
 xfer_status_t xfer_ch_take_fail(xfer_channel_t *ch, int64_t value, int src);
 xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_ctl_lost_error(const xfer_channel_t *ch);
+xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);
+xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch);
+xfer_rt_dset_t *xfer_ch_find_dset(xfer_channel_t *ch, const char *name);
+xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name);
+/* MPI errors come back as codes while a call of ours runs (MPICH reports failed requests
+ * through MPI_COMM_WORLD's handler) */
+typedef struct xfer_errh_guard {
+    MPI_Errhandler world, self;
+    int set;
+} xfer_errh_guard_t;
+void xfer_errh_guard_begin(xfer_errh_guard_t *g);
+xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st);
+
+/* stream_notes.c: the stream's notes */
+xfer_status_t xfer_ch_announce(xfer_channel_t *ch, int type, int64_t value);
+int xfer_ch_is_announcer(const xfer_channel_t *ch);
+uint64_t xfer_ch_run_limit(const xfer_channel_t *ch);
+xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch);
 xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch);
 
-/* ch_layout.c */
+/* ch_layout.c (and the stream's part, stream_layout.c: slot_of, geo_*, lay_out, hdr_at, attr_at) */
+int xfer_ch_this_sends(const xfer_channel_t *ch);
+int xfer_ch_this_recvs(const xfer_channel_t *ch);
+xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);
 const char *xfer_ch_side_name(const xfer_channel_t *ch, int side);
 const char *xfer_ch_peer_name(const xfer_channel_t *ch);
 uint64_t xfer_ch_volume(int nd, const uint64_t *count);
@@ -130,7 +150,7 @@ xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double
 xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *what,
                                          const char *dir);
 
-/* ch_setup.c */
+/* stream_layout.c, stream_open.c (xfer_ch_prepare), stream_setup.c */
 /* The options of the channel's allgatherv plans (its algorithm, node staging, no clock). */
 xfer_status_t xfer_ch_plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o);
 /* When the channel forms (collective over both sides, in file order): this rank's node, every
@@ -172,18 +192,15 @@ static inline const uint64_t *xfer_ch_dims_of(const xfer_rt_dset_t *d)
 /* Bytes of this rank's selection of @p d (what lands here per step on the direct path). */
 size_t xfer_ch_sel_bytes(const xfer_rt_dset_t *d);
 
-/* ch_steps.c */
-xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);
-int xfer_ch_this_sends(const xfer_channel_t *ch);
+/* stream.c */
 int xfer_ch_busy(const xfer_channel_t *ch); /* a collective of the channel is in flight */
-int xfer_ch_this_recvs(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force);
 /* One pass over @p ch alone: notes, collectives to start (step 0's set-up when @p force or
  * when finalize drains), executors. */
 xfer_status_t xfer_ch_progress_one(xfer_channel_t *ch, int force);
-xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);
-xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch);
-/* the stream's passes of xfer_finalize (channel.c) */
+/* stream_open.c, stream_finish.c: the stream's open, its passes of xfer_finalize, its free */
+xfer_status_t xfer_ch_stream_open(xfer_channel_t *ch);
+void xfer_ch_stream_free(xfer_channel_t *ch, int collective);
 xfer_status_t xfer_ch_stream_end(xfer_channel_t *ch);
 int xfer_ch_stream_drained(xfer_channel_t *ch);
 xfer_status_t xfer_ch_stream_goodbye(xfer_channel_t *ch);
@@ -192,8 +209,6 @@ xfer_status_t xfer_ch_stream_close(xfer_channel_t *ch);
 /* one pass of the progress thread (progress.c); *active set when a collective is in flight */
 void xfer_ch_progress_background(xfer_channel_t *ch, int *active);
 xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step);
-xfer_rt_dset_t *xfer_ch_find_dset(xfer_channel_t *ch, const char *name);
-xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name);
 /* The body of a public call on channel @p ch: @p call under the context's lock (the progress
  * thread, progress.c; no lock without it). */
 #define XFER_CH_LOCKED(ch, call)                                                                   \
@@ -206,16 +221,10 @@ xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name);
         return st_;                                                                                \
     } while (0)
 
-/* ch_api.c: MPI errors come back as codes while a call of ours runs (MPICH reports failed
- * requests through MPI_COMM_WORLD's handler) */
-typedef struct xfer_errh_guard {
-    MPI_Errhandler world, self;
-    int set;
-} xfer_errh_guard_t;
-void xfer_errh_guard_begin(xfer_errh_guard_t *g);
-xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st);
+/* ch_put.c */
 xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block,
                                 xfer_rt_dset_t **out, uint64_t *vol);
+/* stream.c */
 xfer_status_t xfer_ch_commit(xfer_channel_t *ch);
 /* A sending rank's first commit before the set-up: every slot's send stage, this rank's blocks
  * in channel order (the layout set-up may change), step 0's staged blocks moved in. */

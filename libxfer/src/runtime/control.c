@@ -7,7 +7,7 @@
  * has a thread of its own that only beats (`beat`, with the leader's session and its rank), so
  * that a stalled or dead rank of any rank number makes its component fail in xferd's eyes. The
  * threads never call MPI. A failure notice sets a flag the main thread reads in its wait loops;
- * the leader then tells its component's other ranks over MPI (ch_notes.c, NOTE_FAIL). */
+ * the leader then tells its component's other ranks over MPI (ch_health.c, NOTE_FAIL). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>

@@ -108,7 +108,7 @@ typedef struct xfer_rt_slot {
     int lost;               /* its collective failed: no longer progressed */
 } xfer_rt_slot_t;
 
-/* The step protocol's state on one rank of a channel (runtime.h's header, ch_notes.c). */
+/* The step protocol's state on one rank of a channel (runtime.h's header, stream_notes.c). */
 typedef struct xfer_rt_proto {
     uint64_t ann[2]; /* steps announced by side k's announcer */
     int64_t eos[2];  /* side k ended after this many steps (-1: not ended) */
@@ -154,7 +154,7 @@ typedef struct xfer_rt_path {
     int *node[2]; /* the direct schedule's node staging: node keys of side k's ranks (or NULL) */
 } xfer_rt_path_t;
 
-/* The channel's contributions, fixed at set-up (ch_layout.c, ch_setup.c). */
+/* The channel's contributions, fixed at set-up (stream_layout.c, stream_setup.c). */
 typedef struct xfer_rt_layout {
     size_t my_bytes; /* this rank's contribution (header included), 0 if it sends nothing */
     size_t *r_bytes; /* every remote rank's contribution */
@@ -177,8 +177,8 @@ typedef struct xfer_rt_layout {
                     send stage (xfer_ch_stage_first): set-up moves them where the layout wants */
 } xfer_rt_layout_t;
 
-/* Step 0's set-up (ch_setup.c): a state machine that every progress pass advances and that never
- * blocks, so that no component waits on one channel's first step while its peer waits on
+/* Step 0's set-up (stream_setup.c): a state machine that every progress pass advances and that
+ * never blocks, so that no component waits on one channel's first step while its peer waits on
  * another's (docs/runtime.md, "Several channels"). Each rank posts its geometry record once its
  * part is fixed (a sending rank: at its first commit; a receive-only rank: at its first call
  * that needs a step; every rank: in xfer_finalize); the records are exchanged, both sides vote
@@ -300,17 +300,17 @@ struct xfer_channel {
     int nslots;
     xfer_rt_slot_t *slots;
     int setup;               /* geometry exchanged and plans built */
-    xfer_rt_setup_t su;      /* how far step 0's set-up is (ch_setup.c) */
+    xfer_rt_setup_t su;      /* how far step 0's set-up is (stream_setup.c) */
     int node_key;            /* this rank's node among its component's (direct path staging) */
     uint64_t cur;            /* step of the application's next put/get */
     int cur_committed;       /* full duplex: the first get of the step committed it */
     uint64_t committed;      /* steps this rank committed (sending side) */
     uint64_t started;        /* steps whose collective this rank started */
-    xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (ch_notes.c) */
+    xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (stream_notes.c) */
     xfer_rt_health_t health; /* what failed or ended */
     int begun; /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
-    struct xfer_chfile *file; /* transport: file (ch_file.h); NULL for the stream */
-    xfer_rt_joined_t *jn;     /* the stream's joined and variable datasets (NULL: none) */
+    struct xfer_file *file; /* transport: file (file.h); NULL for the stream */
+    xfer_rt_joined_t *jn;   /* the stream's joined and variable datasets (NULL: none) */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */
@@ -349,6 +349,7 @@ struct xfer {
     int nreported; /* errors this rank reported to xferd (xfer_rt_done) */
 };
 
+/* rt_util.c: what the channels ask of their context (no channel function is called back). */
 /* Every rank of @p comm learns the worst status; ranks that succeeded get a message saying
  * which rank failed and why (its message is broadcast). Collective. */
 xfer_status_t xfer_rt_agree(MPI_Comm comm, xfer_status_t st);
@@ -362,9 +363,10 @@ xfer_status_t xfer_rt_launch_mode(struct xfer *x, const char *component);
 xfer_status_t xfer_rt_form(struct xfer *x, int index, MPI_Comm *inter, int *disconnect);
 
 /* channel.c (the channel's other files: channel.h) */
-xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, MPI_Comm inter, int disconnect,
-                                  xfer_channel_t **out);
-xfer_status_t xfer_rt_channel_handshake(xfer_channel_t *ch);
+/* A channel of transport @p ops (its ops->open makes the transport's state); the file's has no
+ * intercommunicator (@p inter MPI_COMM_NULL). */
+xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transport_ops_t *ops,
+                                  MPI_Comm inter, int disconnect, xfer_channel_t **out);
 /* xfer_finalize's passes over every channel (channel.c): end (no wait), drained, goodbye,
  * parted, close; xfer_rt_channels_wait progresses them all until a condition holds on each */
 xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch);
@@ -393,8 +395,8 @@ void xfer_rt_ctl_ack(struct xfer *x, int index, int side, uint64_t released);
  * XFER_RT_ERRORS_REPORTED per rank; waits for the daemon's reply, at most a second). */
 #define XFER_RT_ERRORS_REPORTED 4
 void xfer_rt_ctl_error(struct xfer *x, const char *text);
-/* The end of a public call on @p x: success leaves no stale words (xfer_last_error); an error
- * the application may die of is reported to xferd. Returns @p st. */
+/* rt_util.c: the end of a public call on @p x: success leaves no stale words (xfer_last_error); an
+ * error the application may die of is reported to xferd. Returns @p st. */
 xfer_status_t xfer_rt_done(struct xfer *x, xfer_status_t st);
 /* rank 0: xferd declared component @p comp failed (its reason in @p why) */
 int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len);
@@ -410,8 +412,8 @@ void xfer_rt_lock(const struct xfer *x);
 void xfer_rt_unlock(const struct xfer *x);
 void xfer_rt_progress_kick(struct xfer *x); /* a step was committed: a pass now */
 
-/* The deadline of a wait for the peer that starts now (MPI_Wtime based): timeout_ms from now
- * when nothing else tells a dead peer from a computing one (XFER_LIVE_CLOCK), else none
+/* rt_util.c: the deadline of a wait for the peer that starts now (MPI_Wtime based): timeout_ms from
+ * now when nothing else tells a dead peer from a computing one (XFER_LIVE_CLOCK), else none
  * (HUGE_VAL). */
 double xfer_rt_deadline(const struct xfer *x);
 

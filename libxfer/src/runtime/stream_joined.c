@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "../coll/coll.h"
-#include "stream_joined.h"
+#include "stream_jtable.h"
 
 xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
 {
@@ -166,48 +166,6 @@ xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int 
                         d->cfg->name);
     memcpy(d->jrule + (size_t) r * 2 * (size_t) nd, rec, 2 * (size_t) nd * sizeof(uint64_t));
     return XFER_SUCCESS;
-}
-
-/* ---- the tables ------------------------------------------------------------------------------ */
-
-void xfer_ch_jdims(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, uint64_t *dims)
-{
-    const xfer_rt_dset_t *d = dset_at(ch, k, j);
-    const int nd = d->cfg->ndims;
-    int r;
-    if (d->cfg->joined) {
-        memcpy(dims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
-        dims[0] = 0;
-        for (r = 0; r < side_ranks(ch, k); r++)
-            dims[0] += rows_at(ch, tab, k, r, j);
-        return;
-    }
-    memset(dims, 0, (size_t) nd * sizeof(uint64_t));
-    for (r = 0; r < side_ranks(ch, k); r++) /* (its senders agreed: checked at their commit) */
-        if (put_by(ch, tab, k, r, j)) {
-            memcpy(dims, entry_at(ch, tab, k, r, j) + 1, (size_t) nd * sizeof(uint64_t));
-            return;
-        }
-}
-
-void xfer_ch_jblock(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, int r,
-                    uint64_t *bs, uint64_t *bc)
-{
-    const xfer_rt_dset_t *d = dset_at(ch, k, j);
-    const int nd = d->cfg->ndims;
-    const uint64_t *x = entry_at(ch, tab, k, r, j);
-    int e;
-    memset(bs, 0, (size_t) nd * sizeof(uint64_t));
-    memset(bc, 0, (size_t) nd * sizeof(uint64_t));
-    if (d->cfg->joined) { /* rows of whole rows, after the lower ranks' */
-        memcpy(bc, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
-        bc[0] = rows_at(ch, tab, k, r, j);
-        for (e = 0; e < r; e++)
-            bs[0] += rows_at(ch, tab, k, e, j);
-    } else if (x[0]) {
-        memcpy(bs, x + 1 + nd, (size_t) nd * sizeof(uint64_t));
-        memcpy(bc, x + 1 + 2 * nd, (size_t) nd * sizeof(uint64_t));
-    }
 }
 
 /* Receiving rank @p r's box of a step of shape @p dims, by its rule (what

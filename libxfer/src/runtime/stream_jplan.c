@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../coll/coll.h"
-#include "stream_joined.h"
+#include "stream_jtable.h"
 
 /* What rank @p r of side @p k is taken to contribute when the plans form (their recount fits
  * them to each step's rows; the algorithm auto picks stays): of each joined dataset the side

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The stream transport's table (transport.h): its steps move over MPI, through the allgatherv
- * plans or the direct M x N schedule of each slot (ch_steps.c, ch_setup.c, ch_get.c); finalize's
- * first pass is in channel.c. */
+ * plans or the direct M x N schedule of each slot (stream.c, stream_setup.c, ch_get.c); its open is
+ * stream_open.c, its finish and free stream_finish.c. */
 #include "channel.h"
 
 /* The current step's attributes: rank 0's header of the step, in the receive area. */
@@ -22,6 +22,7 @@ static xfer_status_t stream_attrs(xfer_channel_t *ch, uint64_t s, const char **p
 const xfer_transport_ops_t xfer_stream_ops = {
     .name = "stream",
     .flags = 0,
+    .open = xfer_ch_stream_open,
     .room = xfer_ch_stream_room,
     .arrived = xfer_ch_step_ready,
     .has = xfer_ch_stream_has,
@@ -41,7 +42,7 @@ const xfer_transport_ops_t xfer_stream_ops = {
     .goodbye = xfer_ch_stream_goodbye,
     .parted = xfer_ch_stream_parted,
     .close = xfer_ch_stream_close,
-    .free = NULL,
+    .free = xfer_ch_stream_free,
     .poll = xfer_ch_stream_poll,
     .where = NULL,
     .spin_s = XFER_RT_SPIN_S,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A channel's transport (docs/runtime.md, "Stream or file"): the operations the channel core
  * calls through its table, one table per transport (the stream's over MPI, stream_ops.c; the
- * file's through HDF5 files, ch_file.c), as an adapter implements xfer_adapter_ops_t. The core
+ * file's through HDF5 files, file.c), as an adapter implements xfer_adapter_ops_t. The core
  * (ch_step.c) runs the step state machine of the public calls (the checks, the order of
  * commit, waits and release, the step counters) and reaches a transport only through ch->ops;
  * the waits are the core's one loop (ch_wait.c), paced by the table. */
@@ -26,6 +26,11 @@ enum {
 typedef struct xfer_transport_ops {
     const char *name; /* as the workflow file's `transport` says it */
     unsigned flags;   /* XFER_TP_* */
+
+    /* The transport's state of a channel xfer_rt_channel_new just made (xfer_init, attach): the
+     * stream's handshake, communicators and plans (collective over both sides, in file order;
+     * the caller agrees the outcome on each side); the file's folder and adapter (agreed). */
+    xfer_status_t (*open)(struct xfer_channel *ch);
 
     /* The step state machine. Conditions (waits): room for the puts of step cur within
      * max_in_flight_steps (sending side), step *(uint64_t *) arg arrived (receiving side);
@@ -68,8 +73,9 @@ typedef struct xfer_transport_ops {
     xfer_status_t (*goodbye)(struct xfer_channel *ch);
     int (*parted)(struct xfer_channel *ch);
     xfer_status_t (*close)(struct xfer_channel *ch);
-    /* The transport's own state (NULL: none apart from the channel's). */
-    void (*free)(struct xfer_channel *ch);
+    /* The transport's own state (NULL: none apart from the channel's); @p collective: the peer
+     * is there to free communicators with (xfer_rt_channel_free). */
+    void (*free)(struct xfer_channel *ch, int collective);
 
     /* The waits (ch_wait.c). One pass that never blocks: @p force when the wait is on this
      * very channel (the stream then posts its part of step 0's set-up; the file asks whether
@@ -86,6 +92,6 @@ typedef struct xfer_transport_ops {
 } xfer_transport_ops_t;
 
 extern const xfer_transport_ops_t xfer_stream_ops; /* stream_ops.c */
-extern const xfer_transport_ops_t xfer_file_ops;   /* ch_file.c */
+extern const xfer_transport_ops_t xfer_file_ops;   /* file.c */
 
 #endif /* XFER_RT_TRANSPORT_H */

@@ -1,75 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The workflow context: configuration, component, channels (formation in intercomm.c, steps in
- * channel.c and the ch_*.c files). */
-#include <math.h>
+ * channel.c and the ch_*.c files); the helpers its channels call are in rt_util.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "ch_file.h"
-
-xfer_status_t xfer_rt_done(struct xfer *x, xfer_status_t st)
-{
-    char text[1100];
-    if (st == XFER_SUCCESS) {
-        xfer_clear_error(); /* no stale words after a success */
-        return st;
-    }
-    if (st == XFER_ERR_END_OF_STREAM || st == XFER_ERR_INTERRUPTED || !x || !x->use_ctl)
-        return st; /* what a loop expects, or nobody to tell */
-    snprintf(text, sizeof(text), "%s", xfer_last_error());
-    {
-        char line[1200];
-        snprintf(line, sizeof(line), "%s: %s", xfer_status_name(st), text);
-        xfer_rt_ctl_error(x, line);
-    }
-    return xfer_err_raw(st, "%s", text); /* (the report may have left words of its own) */
-}
-
-double xfer_rt_deadline(const struct xfer *x)
-{
-    return x->live == XFER_LIVE_CLOCK ? MPI_Wtime() + 1e-3 * x->timeout_ms : HUGE_VAL;
-}
-
-xfer_status_t xfer_rt_agree(MPI_Comm comm, xfer_status_t st)
-{
-    struct {
-        int st, rank;
-    } in, res;
-    char msg[1024];
-    int rank;
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
-        return st != XFER_SUCCESS ? st : XFER_ERR(XFER_ERR_MPI, "MPI_Comm_rank failed");
-    in.st = (int) st;
-    in.rank = rank;
-    if (MPI_Allreduce(&in, &res, 1, MPI_2INT, MPI_MINLOC, comm) != MPI_SUCCESS)
-        return st != XFER_SUCCESS ? st : XFER_ERR(XFER_ERR_MPI, "MPI_Allreduce failed");
-    if (res.st == XFER_SUCCESS)
-        return XFER_SUCCESS;
-    snprintf(msg, sizeof(msg), "%s", xfer_last_error());
-    if (MPI_Bcast(msg, (int) sizeof(msg), MPI_CHAR, res.rank, comm) != MPI_SUCCESS)
-        return st != XFER_SUCCESS ? st : XFER_ERR(XFER_ERR_MPI, "MPI_Bcast failed");
-    if (st != XFER_SUCCESS)
-        return st;
-    return xfer_err_raw((xfer_status_t) res.st, "rank %d: %s", res.rank, msg);
-}
-
-xfer_status_t xfer_rt_transport(const struct xfer *x, int index, xfer_transport_t *t)
-{
-    const char *env = xfer_env_str("XFER_TRANSPORT");
-    *t = x->cfg->channels[index].transport;
-    if (!env)
-        return XFER_SUCCESS;
-    if (strcmp(env, "stream") == 0)
-        *t = XFER_TRANSPORT_STREAM;
-    else if (strcmp(env, "file") == 0)
-        *t = XFER_TRANSPORT_FILE;
-    else
-        return XFER_ERR(XFER_ERR_CONFIG, "XFER_TRANSPORT=%s: stream or file", env);
-    return XFER_SUCCESS;
-}
+#include "channel.h"
 
 /* This run's identity, which tells its step files (transport: file) from an earlier run's: in
  * one MPMD launch, world rank 0's words for every component; else XFER_RUN_ID (xfer-run gives
@@ -149,11 +87,9 @@ static void free_ctx(struct xfer *x, int collective)
 static xfer_status_t setup_channel(struct xfer *x, int i, MPI_Comm inter, int disconnect)
 {
     xfer_status_t st;
-    XFER_CHECK_GOTO(xfer_rt_channel_new(x, i, inter, disconnect, &x->ch[i]), st, out);
-    XFER_CHECK_GOTO(xfer_rt_channel_handshake(x->ch[i]), st, out);
-    /* communicators and plans: collective over both sides, in file order (a failure of one
-     * rank's is agreed by the caller on each side; the peer's side learns it at the first step) */
-    st = xfer_ch_prepare(x->ch[i]);
+    XFER_CHECK_GOTO(xfer_rt_channel_new(x, i, &xfer_stream_ops, inter, disconnect, &x->ch[i]), st,
+                    out);
+    st = x->ch[i]->ops->open(x->ch[i]); /* agreed by the caller on each side */
 out:
     return st;
 }
@@ -240,9 +176,10 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
         if (st != XFER_SUCCESS)
             goto fail;
         if (t == XFER_TRANSPORT_FILE) {
-            st = xfer_rt_agree(x->comm, xfer_rt_channel_new(x, i, MPI_COMM_NULL, 0, &x->ch[i]));
+            st = xfer_rt_agree(
+                x->comm, xfer_rt_channel_new(x, i, &xfer_file_ops, MPI_COMM_NULL, 0, &x->ch[i]));
             if (st == XFER_SUCCESS)
-                st = xfer_chf_open(x->ch[i]); /* agreed */
+                st = x->ch[i]->ops->open(x->ch[i]); /* agreed */
             if (st != XFER_SUCCESS)
                 goto fail;
             continue;

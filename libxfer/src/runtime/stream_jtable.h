@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The stream's datasets whose shape changes every step (joined and variable), shared by
- * stream_joined.c (the second phase of each slot, point to point) and stream_jplan.c (its
- * allgatherv plans): the tables' accessors. */
-#ifndef XFER_RT_STREAM_JOINED_H
-#define XFER_RT_STREAM_JOINED_H
+/* The stream's datasets whose shape changes every step (joined and variable): the tables'
+ * accessors, shared by stream_joined.c (the second phase of each slot, point to point) and
+ * stream_jplan.c (its allgatherv plans), which calls nothing of stream_joined.c back. */
+#ifndef XFER_RT_STREAM_JTABLE_H
+#define XFER_RT_STREAM_JTABLE_H
+
+#include <string.h>
 
 #include "channel.h"
 
@@ -67,13 +69,49 @@ static inline int jindex(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
     return -1;
 }
 
-/* stream_joined.c */
 /* The global shape of side @p k's dataset @p j in the step of table @p tab (joined: the rows of
  * every rank; variable: the shape its senders agreed on, zeros when none put it). */
-void xfer_ch_jdims(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, uint64_t *dims);
+static inline void xfer_ch_jdims(const xfer_channel_t *ch, const uint64_t *tab, int k, int j,
+                                 uint64_t *dims)
+{
+    const xfer_rt_dset_t *d = dset_at(ch, k, j);
+    const int nd = d->cfg->ndims;
+    int r;
+    if (d->cfg->joined) {
+        memcpy(dims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
+        dims[0] = 0;
+        for (r = 0; r < side_ranks(ch, k); r++)
+            dims[0] += rows_at(ch, tab, k, r, j);
+        return;
+    }
+    memset(dims, 0, (size_t) nd * sizeof(uint64_t));
+    for (r = 0; r < side_ranks(ch, k); r++) /* (its senders agreed: checked at their commit) */
+        if (put_by(ch, tab, k, r, j)) {
+            memcpy(dims, entry_at(ch, tab, k, r, j) + 1, (size_t) nd * sizeof(uint64_t));
+            return;
+        }
+}
+
 /* Side @p k's rank @p r's block of its dataset @p j in that step (empty when it put none). */
-void xfer_ch_jblock(const xfer_channel_t *ch, const uint64_t *tab, int k, int j, int r,
-                    uint64_t *bs, uint64_t *bc);
+static inline void xfer_ch_jblock(const xfer_channel_t *ch, const uint64_t *tab, int k, int j,
+                                  int r, uint64_t *bs, uint64_t *bc)
+{
+    const xfer_rt_dset_t *d = dset_at(ch, k, j);
+    const int nd = d->cfg->ndims;
+    const uint64_t *x = entry_at(ch, tab, k, r, j);
+    int e;
+    memset(bs, 0, (size_t) nd * sizeof(uint64_t));
+    memset(bc, 0, (size_t) nd * sizeof(uint64_t));
+    if (d->cfg->joined) { /* rows of whole rows, after the lower ranks' */
+        memcpy(bc, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
+        bc[0] = rows_at(ch, tab, k, r, j);
+        for (e = 0; e < r; e++)
+            bs[0] += rows_at(ch, tab, k, e, j);
+    } else if (x[0]) {
+        memcpy(bs, x + 1 + nd, (size_t) nd * sizeof(uint64_t));
+        memcpy(bc, x + 1 + 2 * nd, (size_t) nd * sizeof(uint64_t));
+    }
+}
 
 /* stream_jplan.c */
 xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch);
@@ -83,4 +121,4 @@ xfer_status_t xfer_ch_jplan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *o
 void xfer_ch_jplan_fetch(xfer_channel_t *ch, const xfer_rt_jslot_t *js, xfer_rt_dset_t *ds,
                          const uint64_t *start, const uint64_t *count, void *buf);
 
-#endif /* XFER_RT_STREAM_JOINED_H */
+#endif /* XFER_RT_STREAM_JTABLE_H */

@@ -8,27 +8,27 @@
  *   DIR/WORKFLOW/CHANNEL/SENDER.NNNNNN.h5 step NNNNNN of SENDER
  *   DIR/WORKFLOW/CHANNEL/SENDER.end       SENDER sent N steps and no more
  *   DIR/WORKFLOW/CHANNEL/RECEIVER.closed  RECEIVER stopped reading (run id)
- * ch_file.c: the step protocol over those files; ch_file_io.c: paths, the adapter, the files. */
-#ifndef XFER_RT_CH_FILE_H
-#define XFER_RT_CH_FILE_H
+ * file.c: the step protocol over those files; file_io.c: paths, the adapter, the files. */
+#ifndef XFER_RT_FILE_H
+#define XFER_RT_FILE_H
 
 #include "channel.h"
 
 struct xfer_adapter_ops;
 
 /* One sending side's files (this component's own, or the peer's). */
-typedef struct xfer_chf_side {
+typedef struct xfer_file_side {
     const char *name; /* the component's name */
     char run[128];    /* the run id its manifest holds ("": not read yet) */
-} xfer_chf_side_t;
+} xfer_file_side_t;
 
-typedef struct xfer_chfile {
+typedef struct xfer_file {
     const struct xfer_adapter_ops *ops;
     const char *(*adapter_error)(void);
     char dir[1024]; /* DIR/WORKFLOW/CHANNEL */
     char run[128];  /* the id of this side's own files (a sending side's: the run's, or its own) */
     int keep;       /* keep the step files (else the receiver removes each once released) */
-    xfer_chf_side_t own, peer;
+    xfer_file_side_t own, peer;
     /* sending: this rank's blocks of the step being filled (copies, or the caller's buffer of a
      * bound dataset) */
     void **blk;
@@ -54,52 +54,52 @@ typedef struct xfer_chfile {
     char *attrs;         /* the step's attributes, encoded as xfer_put_attr encodes them */
     size_t attrs_len, attrs_cap;
     int64_t peer_end; /* steps the peer sent in all (-1: it has not ended) */
-} xfer_chfile_t;
+} xfer_file_t;
 
-/* ch_file.c: the channel calls of a file channel */
-xfer_status_t xfer_chf_open(xfer_channel_t *ch);
-xfer_status_t xfer_chf_finish(xfer_channel_t *ch);
-void xfer_chf_free(xfer_channel_t *ch);
+/* file.c: the channel calls of a file channel */
+xfer_status_t xfer_file_open(xfer_channel_t *ch);
+xfer_status_t xfer_file_finish(xfer_channel_t *ch);
+void xfer_file_free(xfer_channel_t *ch, int collective);
 
 #define META_GROUP  "/.xfer"    /* the step's identity: run, step, sender, datasets put */
 #define JOINED_ROWS "xfer_rows" /* a joined dataset's attribute: each sending rank's rows */
 
-/* ch_file_io.c: the directory, the adapter and the files (ch_file_read.c reads a step's) */
+/* file_io.c: the directory, the adapter and the files (file_read.c reads a step's) */
 /* An adapter's failure in the channel's words (@p what: the step and the file). */
-xfer_status_t xfer_chf_adapter_fail(const xfer_channel_t *ch, xfer_status_t st, const char *what);
-xfer_status_t xfer_chf_load_adapter(xfer_channel_t *ch);
-xfer_status_t xfer_chf_make_dir(xfer_channel_t *ch);
-void xfer_chf_path(const xfer_channel_t *ch, const xfer_chf_side_t *s, const char *what, char *buf,
-                   size_t len);
-void xfer_chf_step_path(const xfer_channel_t *ch, const xfer_chf_side_t *s, uint64_t step,
-                        char *buf, size_t len);
+xfer_status_t xfer_file_adapter_fail(const xfer_channel_t *ch, xfer_status_t st, const char *what);
+xfer_status_t xfer_file_load_adapter(xfer_channel_t *ch);
+xfer_status_t xfer_file_make_dir(xfer_channel_t *ch);
+void xfer_file_path(const xfer_channel_t *ch, const xfer_file_side_t *s, const char *what,
+                    char *buf, size_t len);
+void xfer_file_step_path(const xfer_channel_t *ch, const xfer_file_side_t *s, uint64_t step,
+                         char *buf, size_t len);
 /* Sending side, rank 0: remove the side's files of an earlier run, write its manifest. */
-xfer_status_t xfer_chf_start_side(xfer_channel_t *ch);
+xfer_status_t xfer_file_start_side(xfer_channel_t *ch);
 /* Receiving rank: the peer's manifest, if it is there and of this run (*found: when the run
  * has an id, the manifest must carry it; else the one there is adopted), checked against this
  * component's description of the datasets. */
-xfer_status_t xfer_chf_read_manifest(xfer_channel_t *ch, int *found);
+xfer_status_t xfer_file_read_manifest(xfer_channel_t *ch, int *found);
 /* Write a small marker file atomically (rank 0): "run RUN\n" and @p extra. */
-xfer_status_t xfer_chf_write_marker(xfer_channel_t *ch, const char *path, const char *run,
-                                    const char *extra);
-/* Take room now for the marker @p path written later (its .tmp; xfer_chf_write_marker reuses
+xfer_status_t xfer_file_write_marker(xfer_channel_t *ch, const char *path, const char *run,
+                                     const char *extra);
+/* Take room now for the marker @p path written later (its .tmp; xfer_file_write_marker reuses
  * it): a disk that fills during the run cannot refuse a side's last words. */
-xfer_status_t xfer_chf_reserve_marker(xfer_channel_t *ch, const char *path);
+xfer_status_t xfer_file_reserve_marker(xfer_channel_t *ch, const char *path);
 /* Receiving side, rank 0: the directory, and room for its "closed" marker (and "released",
  * keep: true). */
-xfer_status_t xfer_chf_start_receiver(xfer_channel_t *ch);
+xfer_status_t xfer_file_start_receiver(xfer_channel_t *ch);
 /* Rank 0: remove the rooms taken and not used (the channel finished or failed). */
-void xfer_chf_drop_reserved(xfer_channel_t *ch);
+void xfer_file_drop_reserved(xfer_channel_t *ch);
 /* Read a marker: 1 when it exists and names this run (its "steps N" line into *@p n). */
-int xfer_chf_read_marker(const xfer_channel_t *ch, const char *path, const char *run, int64_t *n);
+int xfer_file_read_marker(const xfer_channel_t *ch, const char *path, const char *run, int64_t *n);
 /* The j-th joined dataset this side sends: its rows on every rank of the step being committed
  * (f->rows), their total and this rank's first row. */
-void xfer_chf_rows_of(const xfer_channel_t *ch, int j, uint64_t *total, uint64_t *first);
+void xfer_file_rows_of(const xfer_channel_t *ch, int j, uint64_t *total, uint64_t *first);
 /* Write the step being committed (collective over the side's ranks). */
-xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char *attrs,
-                                  size_t attrs_len);
+xfer_status_t xfer_file_write_step(xfer_channel_t *ch, uint64_t mask, const char *attrs,
+                                   size_t attrs_len);
 /* Read this rank's selections of the peer's step @p step; *@p found 0 when its file is not
  * there (yet) or is not of this run. */
-xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found);
+xfer_status_t xfer_file_read_step(xfer_channel_t *ch, uint64_t step, int *found);
 
-#endif /* XFER_RT_CH_FILE_H */
+#endif /* XFER_RT_FILE_H */

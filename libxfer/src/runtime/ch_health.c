@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Control notes of the step protocol (runtime.h): sending, reaping, announcing, taking
- * them in, and the peer-failure notice from the leader. */
+/* A channel's health, whatever its transport: its control notes going out and reaped, the
+ * peer-failure notice from the leader and its words, whether a call may go on, its datasets by
+ * name, and the guard of the MPI error handlers while a call of ours runs. The stream's own
+ * notes are in stream_notes.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,42 +71,6 @@ xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait)
             st = xfer_err_mpi(rc, __func__, "MPI_Test(failure words)");
     }
     return st;
-}
-
-/* The announcer of this side tells every other rank of both sides. */
-xfer_status_t xfer_ch_announce(xfer_channel_t *ch, int type, int64_t value)
-{
-    xfer_status_t st = XFER_SUCCESS;
-    int r;
-    for (r = 0; r < ch->nremote && st == XFER_SUCCESS; r++)
-        st = xfer_ch_note_send(ch, ch->ctl_inter, r, type, value);
-    for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++)
-        st = xfer_ch_note_send(ch, ch->ctl_local, r, type, value);
-    return st;
-}
-
-int xfer_ch_is_announcer(const xfer_channel_t *ch)
-{
-    return ch->me == 0 && ch->sends[ch->side];
-}
-
-/* Steps that will run: the smallest end announced by a sending side (UINT64_MAX: open). */
-uint64_t xfer_ch_run_limit(const xfer_channel_t *ch)
-{
-    uint64_t lim = UINT64_MAX;
-    int k;
-    for (k = 0; k < 2; k++)
-        if (ch->sends[k] && ch->proto.eos[k] >= 0 && (uint64_t) ch->proto.eos[k] < lim)
-            lim = (uint64_t) ch->proto.eos[k];
-    return lim;
-}
-
-xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch)
-{
-    if (!xfer_ch_is_announcer(ch) || ch->proto.eos[ch->side] >= 0)
-        return XFER_SUCCESS;
-    ch->proto.eos[ch->side] = (int64_t) ch->proto.ann[ch->side];
-    return xfer_ch_announce(ch, NOTE_EOS, ch->proto.eos[ch->side]);
 }
 
 /* The leader (rank 0, which holds the connection to xferd) learns that the peer failed and
@@ -186,77 +153,70 @@ xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch)
                         xfer_ch_side_name(ch, ch->side), ch->me);
 }
 
-xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch)
+/* A channel failed earlier: in the progress thread (its words were kept) or in a call. */
+xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch)
 {
-    xfer_status_t st = XFER_SUCCESS;
-    int pass;
-    XFER_CHECK_GOTO(xfer_ch_check_peer(ch), st, out);
-    for (pass = 0; pass < 2; pass++) {
-        MPI_Comm c = pass == 0 ? ch->ctl_inter : ch->ctl_local;
-        const int side = pass == 0 ? 1 - ch->side : ch->side;
-        for (;;) {
-            int flag = 0;
-            MPI_Status s;
-            note_t n;
-            XFER_MPI_GOTO(MPI_Iprobe(MPI_ANY_SOURCE, XFER_NOTE_TAG, c, &flag, &s), st, out);
-            if (!flag)
-                break;
-            XFER_MPI_GOTO(
-                MPI_Recv(&n, 2, MPI_INT64_T, s.MPI_SOURCE, XFER_NOTE_TAG, c, MPI_STATUS_IGNORE), st,
-                out);
-            switch (n.type) {
-            case NOTE_ANN:
-                if ((uint64_t) n.value + 1 > ch->proto.ann[side])
-                    ch->proto.ann[side] = (uint64_t) n.value + 1;
-                break;
-            case NOTE_EOS:
-                ch->proto.eos[side] = n.value;
-                break;
-            case NOTE_CLOSE:
-                ch->proto.close_seen = 1;
-                break;
-            case NOTE_FIN:
-                ch->proto.fin_seen = 1;
-                ch->proto.fin_acks = n.value;
-                break;
-            case NOTE_ACK: /* announcer: remote rank s.MPI_SOURCE released n.value steps */
-                ch->proto.acks_recv++;
-                if (ch->proto.rel_of && s.MPI_SOURCE < ch->nremote &&
-                    (uint64_t) n.value > ch->proto.rel_of[s.MPI_SOURCE]) {
-                    uint64_t m = UINT64_MAX;
-                    int r;
-                    ch->proto.rel_of[s.MPI_SOURCE] = (uint64_t) n.value;
-                    for (r = 0; r < ch->nremote; r++)
-                        m = XFER_MIN(m, ch->proto.rel_of[r]);
-                    if (m > ch->proto.credit) {
-                        ch->proto.credit = m;
-                        for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++)
-                            st = xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_CREDIT, (int64_t) m);
-                        if (st != XFER_SUCCESS)
-                            goto out;
-                    }
-                }
-                break;
-            case NOTE_END:
-                ch->proto.end_seen = 1;
-                break;
-            case NOTE_CREDIT:
-                if ((uint64_t) n.value > ch->proto.credit)
-                    ch->proto.credit = (uint64_t) n.value;
-                break;
-            case NOTE_FAIL: /* the peer failed, or (-1) the control plane is lost */
-                XFER_CHECK_GOTO(xfer_ch_take_fail(ch, n.value, s.MPI_SOURCE), st, out);
-                break;
-            default:
-                return XFER_ERR(XFER_ERR_INTERNAL, "channel %s: unknown control note %lld",
-                                ch->cfg->name, (long long) n.type);
-            }
-        }
+    if (ch->health.fail_why[0])
+        return xfer_err_raw(ch->health.fail_st, "%s", ch->health.fail_why);
+    return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used", ch->cfg->name);
+}
+
+/* Whether a call may go on: a failed or finalized channel cannot be used. A failed peer (or the
+ * lost control plane) fails the waits that need it, not the calls on steps that arrived. */
+xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch)
+{
+    if (ch->health.failed)
+        return xfer_ch_failed_error(ch);
+    if (ch->health.finished)
+        return XFER_ERR(XFER_ERR_STATE, "channel %s was finalized", ch->cfg->name);
+    return XFER_SUCCESS;
+}
+
+xfer_rt_dset_t *xfer_ch_find_dset(xfer_channel_t *ch, const char *name)
+{
+    int i;
+    for (i = 0; i < ch->nds; i++)
+        if (strcmp(ch->ds[i].cfg->name, name) == 0)
+            return &ch->ds[i];
+    return NULL;
+}
+
+xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name)
+{
+    char list[400];
+    size_t o = 0;
+    int i;
+    list[0] = '\0';
+    for (i = 0; i < ch->nds && o < sizeof(list); i++)
+        o += (size_t) snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+                               ch->ds[i].cfg->name);
+    return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s has no dataset \"%s\" (datasets: %s)",
+                    ch->cfg->name, name, list);
+}
+
+/* MPICH reports a failed request of MPI_Testany/Waitall through MPI_COMM_WORLD's error
+ * handler, not the request's communicator: while a call of ours runs, failures must come back
+ * as codes (the application's handlers are restored on return). */
+void xfer_errh_guard_begin(xfer_errh_guard_t *g)
+{
+    g->set = MPI_Comm_get_errhandler(MPI_COMM_WORLD, &g->world) == MPI_SUCCESS;
+    if (g->set && MPI_Comm_get_errhandler(MPI_COMM_SELF, &g->self) != MPI_SUCCESS) {
+        MPI_Errhandler_free(&g->world);
+        g->set = 0;
     }
-    if (ch->proto.close_seen)
-        st = xfer_ch_end_own_side(ch);
-    if (st == XFER_SUCCESS)
-        st = xfer_ch_notes_reap(ch, 0);
-out:
+    if (g->set) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    }
+}
+
+xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st)
+{
+    if (g->set) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, g->world);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, g->self);
+        MPI_Errhandler_free(&g->world);
+        MPI_Errhandler_free(&g->self);
+    }
     return st;
 }

@@ -4,7 +4,7 @@
  * chosen, the stages are allocated and the allgatherv plans are recounted or the direct schedule
  * is built, with two votes of every rank of both sides. Nothing here blocks: each progress pass
  * advances it. What needs communicators (the slots' duplicates, the plans) was made when the
- * channel formed, in xfer_init's file order (xfer_ch_prepare). */
+ * channel formed, in xfer_init's file order (xfer_ch_prepare, stream_open.c). */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,134 +15,8 @@
 #include "mxn.h"
 #include "channel.h"
 
-xfer_status_t xfer_ch_plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
-{
-    const xfer_cfg_hier_t *h = &ch->cfg->hier;
-    xfer_coll_opts_init(o);
-    o->duplex = ch->cfg->duplex;
-    o->check = XFER_CHECK_OFF; /* the handshake and the setup checked both sides */
-    o->fallback = XFER_FALLBACK_WARN;
-    o->algorithm = ch->algorithm;
-    o->hier_auto = h->enabled == 0   ? XFER_HIER_AUTO_NEVER
-                   : h->enabled == 1 ? XFER_HIER_AUTO_ALWAYS /* forced node staging */
-                                     : XFER_HIER_AUTO_ALLOW;
-    o->hier_senders = h->leaders_per_node;
-    o->hier_sync = (xfer_hier_sync_t) h->sync; /* XFER_HIER_SYNC_FLAGS or _BARRIER */
-    /* Every plan progresses in xfer_test and our own waits bound them by the peer's liveness:
-     * a collective started early must not expire while the peer legitimately computes. */
-    o->timeout_ms = XFER_TIMEOUT_NONE;
-    return XFER_SUCCESS;
-}
-
 /* The flags word of a rank's geometry record: what makes every rank choose the direct path. */
 enum { GEO_BOUND = 1, GEO_DIRECT = 2, GEO_NO_HYBRID = 4, GEO_NO_STAGE = 8 };
-
-/* ---- when the channel forms ----------------------------------------------------------------- */
-
-/* What rank @p r of side @p k would contribute with the datasets in rows (the plans' first
- * shape; a recount fits them to the real blocks at step 0). */
-static size_t predicted(const xfer_channel_t *ch, int k, int n, int r)
-{
-    size_t b = sizeof(xfer_rt_hdr_t) + (r == 0 ? ch->lay.attr_cap : 0);
-    int i;
-    for (i = 0; i < ch->nds; i++) {
-        const xfer_rt_dset_t *d = &ch->ds[i];
-        uint64_t st[XFER_MAX_DIMS], cnt[XFER_MAX_DIMS];
-        if (xfer_ch_dset_side(ch, d) != k ||
-            xfer_decompose(XFER_SELECT_ROWS, d->cfg->ndims, d->cfg->dims, n, r, st, cnt) !=
-                XFER_SUCCESS)
-            continue;
-        b += ((size_t) xfer_ch_volume(d->cfg->ndims, cnt) * d->esize + 7) & ~(size_t) 7;
-    }
-    return b;
-}
-
-/* The most side @p k's @p n ranks can contribute in all, whatever their blocks: what node
- * staging reserves so that any decomposition's aggregates fit. */
-static size_t side_most(const xfer_channel_t *ch, int k, int n)
-{
-    size_t b = (size_t) n * (sizeof(xfer_rt_hdr_t) + 7 * (size_t) ch->nds) + ch->lay.attr_cap;
-    int i;
-    for (i = 0; i < ch->nds; i++)
-        if (xfer_ch_dset_side(ch, &ch->ds[i]) == k)
-            b += (size_t) xfer_ch_volume(ch->ds[i].cfg->ndims, ch->ds[i].cfg->dims) *
-                 ch->ds[i].esize;
-    return b;
-}
-
-/* Each slot's plan for the predicted contributions (none when a side's would exceed int). */
-static xfer_status_t reference_plans(xfer_channel_t *ch)
-{
-    static char dummy[8]; /* the plans are rebound to the stages at step 0 */
-    const int k = ch->side, ko = 1 - k;
-    size_t mine = ch->sends[k] ? predicted(ch, k, ch->nlocal, ch->me) : 0, tot[2] = {0, 0};
-    int *rc = xfer_calloc((size_t) ch->nremote + 1, sizeof(int));
-    int *rd = xfer_calloc((size_t) ch->nremote + 1, sizeof(int));
-    xfer_status_t st = XFER_SUCCESS;
-    int r, i;
-
-    if (!rc || !rd) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: plans", ch->cfg->name);
-        goto out;
-    }
-    for (r = 0; r < ch->nlocal; r++)
-        tot[k] += ch->sends[k] ? predicted(ch, k, ch->nlocal, r) : 0;
-    for (r = 0; r < ch->nremote; r++)
-        tot[ko] += ch->sends[ko] ? predicted(ch, ko, ch->nremote, r) : 0;
-    if (tot[0] > INT_MAX || tot[1] > INT_MAX)
-        goto out; /* the direct path's, whatever the blocks (the same verdict everywhere) */
-    for (r = 0; r < ch->nremote; r++) {
-        rc[r] = ch->sends[ko] ? (int) predicted(ch, ko, ch->nremote, r) : 0;
-        rd[r + 1] = rd[r] + rc[r];
-    }
-    for (i = 0; i < ch->nslots; i++) {
-        xfer_coll_opts_t o;
-        xfer_call_t c;
-        xfer_ch_plan_opts(ch, &o);
-        memset(&c, 0, sizeof(c));
-        c.kind = XFER_CALL_ALLGATHERV;
-        c.sbuf = dummy;
-        c.scount = (int) mine;
-        c.stype = MPI_BYTE;
-        c.rbuf = dummy;
-        c.rcounts = rc;
-        c.rdispls = rd;
-        c.rtype = MPI_BYTE;
-        c.inter = ch->slots[i].comm;
-        XFER_CHECK_GOTO(xfer_plan_create_reserved(
-                            &c, &o, ch->sends[k] ? side_most(ch, k, ch->nlocal) : 0,
-                            ch->sends[ko] ? side_most(ch, ko, ch->nremote) : 0, &ch->slots[i].plan),
-                        st, out);
-    }
-out:
-    xfer_free(rc);
-    xfer_free(rd);
-    return st;
-}
-
-xfer_status_t xfer_ch_prepare(xfer_channel_t *ch)
-{
-    MPI_Comm nc = MPI_COMM_NULL;
-    xfer_status_t st = XFER_SUCCESS;
-    int i, is_virtual;
-
-    /* this rank's node, as node staging places it (MPI_COMM_TYPE_SHARED, or XFER_NODE_SIZE) */
-    XFER_CHECK_GOTO(
-        xfer_node_split(ch->ctl_local, ch->me, ch->nlocal, &nc, &ch->node_key, &is_virtual), st,
-        out);
-    xfer_comm_release(&nc);
-    for (i = 0; i < ch->nslots; i++) {
-        xfer_rt_slot_t *s = &ch->slots[i];
-        XFER_MPI_GOTO(MPI_Comm_dup(ch->inter, &s->comm), st, out);
-        XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN), st, out);
-        XFER_MPI_GOTO(MPI_Intercomm_merge(s->comm, ch->side, &s->merged), st, out);
-        XFER_MPI_GOTO(MPI_Comm_set_errhandler(s->merged, MPI_ERRORS_RETURN), st, out);
-    }
-    XFER_CHECK_GOTO(xfer_ch_joined_prepare(ch), st, out);
-    st = reference_plans(ch);
-out:
-    return st;
-}
 
 /* ---- the geometry ---------------------------------------------------------------------------- */
 

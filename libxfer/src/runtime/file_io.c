@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The file transport's files (ch_file.h): where they go, the HDF5 adapter that writes and reads
- * them, the manifest and marker files, a step's file written (ch_file_read.c reads it). */
+/* The file transport's files (file.h): where they go, the HDF5 adapter that writes and reads
+ * them, the manifest and marker files, a step's file written (file_read.c reads it). */
 #define _GNU_SOURCE /* dladdr */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -16,7 +16,7 @@
 
 #include <xfer/adapter.h>
 
-#include "ch_file.h"
+#include "file.h"
 
 #define MANIFEST_MAGIC "xfer file transport 1"
 
@@ -74,7 +74,19 @@ static void find_adapter(void)
     try_adapter("libxfer_hdf5.so");
 }
 
-xfer_status_t xfer_chf_load_adapter(xfer_channel_t *ch)
+void xfer_file_rows_of(const xfer_channel_t *ch, int j, uint64_t *total, uint64_t *first)
+{
+    const xfer_file_t *f = ch->file;
+    int r;
+    *total = *first = 0;
+    for (r = 0; r < ch->nlocal; r++) {
+        if (r == ch->me)
+            *first = *total;
+        *total += f->rows[(size_t) r * (size_t) f->njoined + (size_t) j];
+    }
+}
+
+xfer_status_t xfer_file_load_adapter(xfer_channel_t *ch)
 {
     pthread_mutex_lock(&adapter_lock);
     if (!adapter_ops && !adapter_why[0])
@@ -92,7 +104,7 @@ xfer_status_t xfer_chf_load_adapter(xfer_channel_t *ch)
 }
 
 /* The adapter's failure as this channel's error. */
-xfer_status_t xfer_chf_adapter_fail(const xfer_channel_t *ch, xfer_status_t st, const char *what)
+xfer_status_t xfer_file_adapter_fail(const xfer_channel_t *ch, xfer_status_t st, const char *what)
 {
     return xfer_err_raw(st, "channel %s: %s: %s", ch->cfg->name, what, ch->file->adapter_error());
 }
@@ -118,7 +130,7 @@ static xfer_status_t marker_fail(const xfer_channel_t *ch, const char *path, int
 static xfer_status_t write_fail(const xfer_channel_t *ch, xfer_status_t st, const char *what)
 {
     if (st != XFER_ERR_IO)
-        return xfer_chf_adapter_fail(ch, st, what);
+        return xfer_file_adapter_fail(ch, st, what);
     /* the adapter's words shortened, if need be, so that the hint fits in an error message */
     const int room = 1000 - (int) (strlen(ch->cfg->name) + strlen(what) + sizeof(ROOM_HINT));
     return xfer_err_raw(st, "channel %s: %s: %.*s; %s", ch->cfg->name, what,
@@ -127,20 +139,20 @@ static xfer_status_t write_fail(const xfer_channel_t *ch, xfer_status_t st, cons
 
 /* ---- paths and markers ------------------------------------------------------------------ */
 
-void xfer_chf_path(const xfer_channel_t *ch, const xfer_chf_side_t *s, const char *what, char *buf,
-                   size_t len)
+void xfer_file_path(const xfer_channel_t *ch, const xfer_file_side_t *s, const char *what,
+                    char *buf, size_t len)
 {
     snprintf(buf, len, "%s/%s.%s", ch->file->dir, s->name, what);
 }
 
-void xfer_chf_step_path(const xfer_channel_t *ch, const xfer_chf_side_t *s, uint64_t step,
-                        char *buf, size_t len)
+void xfer_file_step_path(const xfer_channel_t *ch, const xfer_file_side_t *s, uint64_t step,
+                         char *buf, size_t len)
 {
     snprintf(buf, len, "%s/%s.%06llu.h5", ch->file->dir, s->name, (unsigned long long) step);
 }
 
 /* mkdir -p */
-xfer_status_t xfer_chf_make_dir(xfer_channel_t *ch)
+xfer_status_t xfer_file_make_dir(xfer_channel_t *ch)
 {
     char p[sizeof(ch->file->dir)];
     size_t i;
@@ -165,8 +177,8 @@ xfer_status_t xfer_chf_make_dir(xfer_channel_t *ch)
 /* A marker is written to PATH.tmp, then renamed. The tmp file is not truncated first: room
  * taken for it earlier (reserve_marker) is reused, so a disk that filled since cannot refuse
  * it; it is cut to the text's length after. */
-xfer_status_t xfer_chf_write_marker(xfer_channel_t *ch, const char *path, const char *run,
-                                    const char *extra)
+xfer_status_t xfer_file_write_marker(xfer_channel_t *ch, const char *path, const char *run,
+                                     const char *extra)
 {
     char tmp[1200], *text;
     size_t len, done = 0;
@@ -206,7 +218,7 @@ xfer_status_t xfer_chf_write_marker(xfer_channel_t *ch, const char *path, const 
  * is the receiver's only word that the steps ended; were the disk full by then, it would wait
  * for it for ever while this side, still alive, waits for the receiver on another channel. */
 #define MARKER_ROOM 4096
-xfer_status_t xfer_chf_reserve_marker(xfer_channel_t *ch, const char *path)
+xfer_status_t xfer_file_reserve_marker(xfer_channel_t *ch, const char *path)
 {
     char tmp[2048];
     int fd, e;
@@ -229,29 +241,29 @@ xfer_status_t xfer_chf_reserve_marker(xfer_channel_t *ch, const char *path)
     return XFER_SUCCESS;
 }
 
-xfer_status_t xfer_chf_start_receiver(xfer_channel_t *ch)
+xfer_status_t xfer_file_start_receiver(xfer_channel_t *ch)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     char path[sizeof(f->dir) + 300];
     xfer_status_t st;
-    XFER_CHECK_GOTO(xfer_chf_make_dir(ch), st, out);
-    xfer_chf_path(ch, &f->own, "closed", path, sizeof(path));
-    XFER_CHECK_GOTO(xfer_chf_reserve_marker(ch, path), st, out);
+    XFER_CHECK_GOTO(xfer_file_make_dir(ch), st, out);
+    xfer_file_path(ch, &f->own, "closed", path, sizeof(path));
+    XFER_CHECK_GOTO(xfer_file_reserve_marker(ch, path), st, out);
     if (f->keep) {
-        xfer_chf_path(ch, &f->own, "released", path, sizeof(path));
-        st = xfer_chf_reserve_marker(ch, path);
+        xfer_file_path(ch, &f->own, "released", path, sizeof(path));
+        st = xfer_file_reserve_marker(ch, path);
     }
 out:
     return st;
 }
 
-void xfer_chf_drop_reserved(xfer_channel_t *ch)
+void xfer_file_drop_reserved(xfer_channel_t *ch)
 {
     static const char *const what[] = {"end.tmp", "closed.tmp", "released.tmp"};
     char path[sizeof(ch->file->dir) + 300];
     size_t i;
     for (i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
-        xfer_chf_path(ch, &ch->file->own, what[i], path, sizeof(path));
+        xfer_file_path(ch, &ch->file->own, what[i], path, sizeof(path));
         unlink(path);
     }
 }
@@ -290,7 +302,7 @@ static char *slurp(const char *path, size_t cap)
     return buf;
 }
 
-int xfer_chf_read_marker(const xfer_channel_t *ch, const char *path, const char *run, int64_t *n)
+int xfer_file_read_marker(const xfer_channel_t *ch, const char *path, const char *run, int64_t *n)
 {
     char *text = slurp(path, 4096), v[160];
     int ok = 0;
@@ -338,9 +350,9 @@ static int is_side_file(const char *file, const char *name)
     return !strcmp(p, ".h5") || !strcmp(p, ".h5.tmp");
 }
 
-xfer_status_t xfer_chf_start_side(xfer_channel_t *ch)
+xfer_status_t xfer_file_start_side(xfer_channel_t *ch)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     char path[sizeof(f->dir) + 300], *table = NULL;
     size_t o = 0, cap = 4096;
     xfer_status_t st;
@@ -348,7 +360,7 @@ xfer_status_t xfer_chf_start_side(xfer_channel_t *ch)
     struct dirent *e;
     int i;
 
-    XFER_CHECK_GOTO(xfer_chf_make_dir(ch), st, out);
+    XFER_CHECK_GOTO(xfer_file_make_dir(ch), st, out);
     /* an earlier run's files of this side go, as an output file is overwritten */
     if ((dir = opendir(f->dir))) {
         while ((e = readdir(dir)))
@@ -380,24 +392,24 @@ xfer_status_t xfer_chf_start_side(xfer_channel_t *ch)
     }
     if (o < cap)
         snprintf(table + o, cap - o, "%s\n", MANIFEST_MAGIC);
-    xfer_chf_path(ch, &f->own, "end", path, sizeof(path));
-    XFER_CHECK_GOTO(xfer_chf_reserve_marker(ch, path), st, out);
-    xfer_chf_path(ch, &f->own, "run", path, sizeof(path));
-    st = xfer_chf_write_marker(ch, path, f->run, table);
+    xfer_file_path(ch, &f->own, "end", path, sizeof(path));
+    XFER_CHECK_GOTO(xfer_file_reserve_marker(ch, path), st, out);
+    xfer_file_path(ch, &f->own, "run", path, sizeof(path));
+    st = xfer_file_write_marker(ch, path, f->run, table);
 out:
     xfer_free(table);
     return st;
 }
 
-xfer_status_t xfer_chf_read_manifest(xfer_channel_t *ch, int *found)
+xfer_status_t xfer_file_read_manifest(xfer_channel_t *ch, int *found)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     char path[1200], run[sizeof(ch->file->peer.run)], *text;
     const char *p;
     int i;
 
     *found = 0;
-    xfer_chf_path(ch, &f->peer, "run", path, sizeof(path));
+    xfer_file_path(ch, &f->peer, "run", path, sizeof(path));
     if (!(text = slurp(path, 1 << 20)))
         return XFER_SUCCESS;
     if (!strstr(text, MANIFEST_MAGIC "\n") || !line_value(text, "run", run, sizeof(run))) {
@@ -480,10 +492,10 @@ static xfer_status_t decode_attrs(const char *enc, size_t len, xfer_adapter_attr
     return XFER_SUCCESS;
 }
 
-xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char *attrs,
-                                  size_t attrs_len)
+xfer_status_t xfer_file_write_step(xfer_channel_t *ch, uint64_t mask, const char *attrs,
+                                   size_t attrs_len)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     const xfer_adapter_ops_t *ops = f->ops;
     xfer_adapter_wopts_t o;
     xfer_adapter_var_t root, meta;
@@ -513,7 +525,7 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
         const xfer_cfg_dataset_t *c = ch->ds[i].cfg;
         uint64_t rows = 0, first;
         if (ch->ds[i].out && c->joined)
-            xfer_chf_rows_of(ch, j++, &rows, &first);
+            xfer_file_rows_of(ch, j++, &rows, &first);
         if (ch->ds[i].out && (mask >> ch->ds[i].bit & 1u))
             o.reserve_bytes +=
                 RESERVE_PER_DATASET +
@@ -524,7 +536,7 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
     memset(&root, 0, sizeof(root));
     memset(&meta, 0, sizeof(meta));
     memset(ma, 0, sizeof(ma));
-    xfer_chf_step_path(ch, &f->own, step, path, sizeof(path));
+    xfer_file_step_path(ch, &f->own, step, path, sizeof(path));
     { /* the step, its file and its datasets, for the messages */
         size_t len = (size_t) snprintf(what, sizeof(what), "step %llu: writing %s (datasets",
                                        (unsigned long long) step, path);
@@ -593,7 +605,7 @@ xfer_status_t xfer_chf_write_step(xfer_channel_t *ch, uint64_t mask, const char 
                (size_t) v.ndims * sizeof(uint64_t));
         memcpy(start, mine ? d->start : z, (size_t) v.ndims * sizeof(uint64_t));
         if (d->cfg->joined) { /* the step's rows, in rank order; each rank's count beside them */
-            xfer_chf_rows_of(ch, j, &v.dims[0], &start[0]);
+            xfer_file_rows_of(ch, j, &v.dims[0], &start[0]);
             memset(&rows, 0, sizeof(rows));
             snprintf(rows.name, sizeof(rows.name), JOINED_ROWS);
             rows.type = XFER_TYPE_UINT64;

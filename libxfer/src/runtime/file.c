@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The file transport's step protocol (ch_file.h): the channel calls of a channel whose steps
+/* The file transport's step protocol (file.h): the channel calls of a channel whose steps
  * travel as files. The semantics are the stream's (workflow.h); what differs:
  *  - a sending side writes step s when it commits it (xfer_step_end, or a full-duplex side's
  *    first xfer_get), collectively, and the file appears under its final name when complete;
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ch_file.h"
+#include "file.h"
 
 #define NAP_MIN_NS 100000L /* a wait polls the directory, backing off from 0.1 ms ... */
 #define NAP_MAX_NS                                                                                 \
@@ -139,7 +139,7 @@ out:
 /* Receiving: step *arg is read (f->have), or the peer ended before it. */
 static xfer_status_t recv_cond(xfer_channel_t *ch, void *arg, int *met)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     const uint64_t s = *(const uint64_t *) arg;
     char path[1200];
     xfer_status_t st;
@@ -149,14 +149,14 @@ static xfer_status_t recv_cond(xfer_channel_t *ch, void *arg, int *met)
     if (*met)
         return XFER_SUCCESS;
     if (!f->peer.run[0]) {
-        XFER_CHECK_GOTO(xfer_chf_read_manifest(ch, &found), st, out);
+        XFER_CHECK_GOTO(xfer_file_read_manifest(ch, &found), st, out);
         if (!found)
             return XFER_SUCCESS;
     }
     for (i = 0; i < ch->nds; i++) /* fixed for the run from here on */
         if (!ch->ds[i].out)
             XFER_CHECK_GOTO(xfer_ch_own_selection(ch, &ch->ds[i]), st, out);
-    XFER_CHECK_GOTO(xfer_chf_read_step(ch, s, &found), st, out);
+    XFER_CHECK_GOTO(xfer_file_read_step(ch, s, &found), st, out);
     if (found) {
         f->have = 1;
         f->have_step = s;
@@ -165,8 +165,8 @@ static xfer_status_t recv_cond(xfer_channel_t *ch, void *arg, int *met)
         return XFER_SUCCESS;
     }
     if (f->peer_end < 0) { /* written after the last step's file: checked after it */
-        xfer_chf_path(ch, &f->peer, "end", path, sizeof(path));
-        (void) xfer_chf_read_marker(ch, path, f->peer.run, &f->peer_end);
+        xfer_file_path(ch, &f->peer, "end", path, sizeof(path));
+        (void) xfer_file_read_marker(ch, path, f->peer.run, &f->peer_end);
     }
     *met = f->peer_end >= 0 && s >= (uint64_t) f->peer_end;
 out:
@@ -180,7 +180,7 @@ out:
  * own, which may run later or never, only once it released a step of this run. */
 static xfer_status_t send_cond(xfer_channel_t *ch, void *arg, int *met)
 {
-    const xfer_chfile_t *f = ch->file;
+    const xfer_file_t *f = ch->file;
     const uint64_t s = ch->cur, w = (uint64_t) ch->cfg->max_in_flight_steps;
     char path[1200];
     int64_t released = 0;
@@ -189,18 +189,18 @@ static xfer_status_t send_cond(xfer_channel_t *ch, void *arg, int *met)
     if (s <= w)
         return XFER_SUCCESS;
     if (f->keep) {
-        xfer_chf_path(ch, &f->peer, "released", path, sizeof(path));
-        if (!xfer_chf_read_marker(ch, path, f->run, &released) && !ch->x->run_id[0])
+        xfer_file_path(ch, &f->peer, "released", path, sizeof(path));
+        if (!xfer_file_read_marker(ch, path, f->run, &released) && !ch->x->run_id[0])
             return XFER_SUCCESS; /* a receiver of another launch, which may run later */
         if (released >= (int64_t) (s - w))
             return XFER_SUCCESS;
     } else {
-        xfer_chf_step_path(ch, &f->own, s - w - 1, path, sizeof(path));
+        xfer_file_step_path(ch, &f->own, s - w - 1, path, sizeof(path));
         if (access(path, F_OK) != 0)
             return XFER_SUCCESS;
     }
-    xfer_chf_path(ch, &f->peer, "closed", path, sizeof(path));
-    *met = xfer_chf_read_marker(ch, path, f->run, NULL);
+    xfer_file_path(ch, &f->peer, "closed", path, sizeof(path));
+    *met = xfer_file_read_marker(ch, path, f->run, NULL);
     return XFER_SUCCESS;
 }
 
@@ -208,7 +208,7 @@ static xfer_status_t send_cond(xfer_channel_t *ch, void *arg, int *met)
 
 static xfer_status_t ended(xfer_channel_t *ch, uint64_t step)
 {
-    const xfer_chfile_t *f = ch->file;
+    const xfer_file_t *f = ch->file;
     (void) step; /* the words name the current step */
     ch->health.ended = 1;
     if (f->closed_seen)
@@ -246,23 +246,11 @@ static int file_over(xfer_channel_t *ch, uint64_t s)
     return !xfer_ch_this_sends(ch) && !file_has(ch, s);
 }
 
-void xfer_chf_rows_of(const xfer_channel_t *ch, int j, uint64_t *total, uint64_t *first)
-{
-    const xfer_chfile_t *f = ch->file;
-    int r;
-    *total = *first = 0;
-    for (r = 0; r < ch->nlocal; r++) {
-        if (r == ch->me)
-            *first = *total;
-        *total += f->rows[(size_t) r * (size_t) f->njoined + (size_t) j];
-    }
-}
-
 /* Every rank's rows of each joined dataset of the step (zero where it put none), and the bound
  * a dataset's max_rows sets, which every rank checks alike before anything is written. */
 static xfer_status_t gather_rows(xfer_channel_t *ch)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     uint64_t mine[XFER_MAX_DATASETS];
     xfer_status_t st = XFER_SUCCESS;
     int i, j;
@@ -279,7 +267,7 @@ static xfer_status_t gather_rows(xfer_channel_t *ch)
         uint64_t rows, first;
         if (!ch->ds[i].out || !c->joined)
             continue;
-        xfer_chf_rows_of(ch, j++, &rows, &first);
+        xfer_file_rows_of(ch, j++, &rows, &first);
         if (c->max_rows && rows > c->max_rows)
             return XFER_ERR(XFER_ERR_TOO_LARGE,
                             "channel %s: dataset %s: step %llu holds %llu rows in all, more than "
@@ -297,7 +285,7 @@ out:
  * written; the shape goes to the dataset's sdims. */
 static xfer_status_t gather_shapes(xfer_channel_t *ch)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     xfer_status_t st = XFER_SUCCESS;
     int i, at = 0;
     if (!f->vrec_len)
@@ -336,7 +324,7 @@ out:
 /* Commit the step being filled: every rank of the side writes its part of the step's file. */
 static xfer_status_t commit(xfer_channel_t *ch)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     uint64_t v[2], bytes = 0, whole = 0, len;
     char *attrs = NULL;
     xfer_status_t st = XFER_SUCCESS;
@@ -348,8 +336,8 @@ static xfer_status_t commit(xfer_channel_t *ch)
     v[1] = 0;
     if (ch->me == 0) {
         char path[1200];
-        xfer_chf_path(ch, &f->peer, "closed", path, sizeof(path));
-        v[1] = (uint64_t) xfer_chf_read_marker(ch, path, f->run, NULL);
+        xfer_file_path(ch, &f->peer, "closed", path, sizeof(path));
+        v[1] = (uint64_t) xfer_file_read_marker(ch, path, f->run, NULL);
     }
     XFER_MPI_GOTO(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_BOR, ch->ctl_local), st, out);
     if (v[1]) {
@@ -369,7 +357,7 @@ static xfer_status_t commit(xfer_channel_t *ch)
             goto out;
         XFER_MPI_GOTO(MPI_Bcast(attrs, (int) len, MPI_BYTE, 0, ch->ctl_local), st, out);
     }
-    st = xfer_chf_write_step(ch, v[0], attrs, (size_t) len);
+    st = xfer_file_write_step(ch, v[0], attrs, (size_t) len);
     if (st != XFER_SUCCESS) {
         ch->health.failed = 1;
         goto out;
@@ -380,7 +368,7 @@ static xfer_status_t commit(xfer_channel_t *ch)
         if (d->out && (f->mask >> d->bit & 1u))
             bytes += xfer_ch_volume(d->cfg->ndims, d->count) * d->esize;
         if (d->out && d->cfg->joined) {
-            xfer_chf_rows_of(ch, j++, &rows, &first);
+            xfer_file_rows_of(ch, j++, &rows, &first);
             whole += rows * xfer_ch_volume(d->cfg->ndims - 1, d->cfg->dims + 1) * d->esize;
         } else if (d->out && (v[0] >> d->bit & 1u)) {
             whole += xfer_ch_volume(d->cfg->ndims, d->cfg->variable ? d->sdims : d->cfg->dims) *
@@ -402,17 +390,16 @@ out:
 
 /* ---- the channel calls ------------------------------------------------------------------- */
 
-xfer_status_t xfer_chf_open(xfer_channel_t *ch)
+xfer_status_t xfer_file_open(xfer_channel_t *ch)
 {
     const struct xfer *x = ch->x;
     const char *base = xfer_env_str("XFER_TRANSPORT_DIR");
-    xfer_chfile_t *f;
+    xfer_file_t *f;
     xfer_status_t st = XFER_SUCCESS;
     int n;
 
     if (!(f = ch->file = xfer_calloc(1, sizeof(*f))))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s", ch->cfg->name);
-    ch->ops = &xfer_file_ops;
     f->peer_end = -1;
     f->keep = ch->cfg->file.keep;
     f->own.name = x->cfg->components[x->comp].name;
@@ -444,11 +431,11 @@ xfer_status_t xfer_chf_open(xfer_channel_t *ch)
                       "too long",
                       ch->cfg->name, base);
     if (st == XFER_SUCCESS)
-        st = xfer_chf_load_adapter(ch);
+        st = xfer_file_load_adapter(ch);
     st = xfer_rt_agree(x->comm, st);
     if (st == XFER_SUCCESS && xfer_ch_this_recvs(ch)) {
         if (ch->me == 0)
-            st = xfer_chf_start_receiver(ch);
+            st = xfer_file_start_receiver(ch);
         st = xfer_rt_agree(x->comm, st);
     }
     if (st != XFER_SUCCESS || !xfer_ch_this_sends(ch))
@@ -466,7 +453,7 @@ xfer_status_t xfer_chf_open(xfer_channel_t *ch)
     }
     XFER_MPI_GOTO(MPI_Bcast(f->run, (int) sizeof(f->run), MPI_CHAR, 0, ch->ctl_local), st, out);
     if (ch->me == 0)
-        st = xfer_chf_start_side(ch);
+        st = xfer_file_start_side(ch);
     st = xfer_rt_agree(x->comm, st);
 out:
     return st;
@@ -477,7 +464,7 @@ out:
 static xfer_status_t file_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
                                 uint64_t v)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     const int i = (int) (ds - ch->ds);
     const size_t bytes = (size_t) v * ds->esize;
 
@@ -504,7 +491,7 @@ static xfer_status_t file_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const vo
  * (or the peer ended); then its file goes (keep: false) or the `released` marker says so. */
 static xfer_status_t file_release(xfer_channel_t *ch)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     xfer_status_t st;
 
     XFER_CHECK_GOTO(have_step(ch, 0), st, out);
@@ -515,14 +502,14 @@ static xfer_status_t file_release(xfer_channel_t *ch)
     if (ch->me == 0) { /* the sender may write the step max_in_flight_steps ahead */
         char path[1200], extra[64];
         if (!f->keep) {
-            xfer_chf_step_path(ch, &f->peer, ch->cur, path, sizeof(path));
+            xfer_file_step_path(ch, &f->peer, ch->cur, path, sizeof(path));
             unlink(path);
         } else {
             snprintf(extra, sizeof(extra), "steps %llu\n", (unsigned long long) ch->cur + 1);
-            xfer_chf_path(ch, &f->own, "released", path, sizeof(path));
-            XFER_CHECK_GOTO(xfer_chf_write_marker(ch, path, f->peer.run, extra), st, out);
+            xfer_file_path(ch, &f->own, "released", path, sizeof(path));
+            XFER_CHECK_GOTO(xfer_file_write_marker(ch, path, f->peer.run, extra), st, out);
             /* room for the next one (a disk full now fails that write, with its words) */
-            if (xfer_chf_reserve_marker(ch, path) != XFER_SUCCESS)
+            if (xfer_file_reserve_marker(ch, path) != XFER_SUCCESS)
                 xfer_clear_error();
         }
     }
@@ -536,7 +523,7 @@ out:
 static xfer_status_t file_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const uint64_t *start,
                                 const uint64_t *count, void *buf, uint64_t bytes, uint64_t s)
 {
-    const xfer_chfile_t *f = ch->file;
+    const xfer_file_t *f = ch->file;
     const int nd = ds->cfg->ndims, i = (int) (ds - ch->ds);
 
     if (!(f->rmask >> ds->bit & 1u))
@@ -568,9 +555,9 @@ static int file_pending(const xfer_channel_t *ch)
     return 0;
 }
 
-xfer_status_t xfer_chf_finish(xfer_channel_t *ch)
+xfer_status_t xfer_file_finish(xfer_channel_t *ch)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     const int failed = ch->health.failed;
     xfer_status_t st = XFER_SUCCESS;
     char path[1200], extra[64];
@@ -585,13 +572,13 @@ xfer_status_t xfer_chf_finish(xfer_channel_t *ch)
     ch->attr_out.len = 0;
     if (ch->me == 0 && xfer_ch_this_sends(ch)) {
         snprintf(extra, sizeof(extra), "steps %llu\n", (unsigned long long) ch->committed);
-        xfer_chf_path(ch, &f->own, "end", path, sizeof(path));
-        st = xfer_chf_write_marker(ch, path, f->run, extra);
+        xfer_file_path(ch, &f->own, "end", path, sizeof(path));
+        st = xfer_file_write_marker(ch, path, f->run, extra);
     }
     if (st == XFER_SUCCESS && ch->me == 0 && xfer_ch_this_recvs(ch) && f->peer.run[0]) {
         /* a sender that waits for this side (keep: false) learns it stopped */
-        xfer_chf_path(ch, &f->own, "closed", path, sizeof(path));
-        st = xfer_chf_write_marker(ch, path, f->peer.run, "");
+        xfer_file_path(ch, &f->own, "closed", path, sizeof(path));
+        st = xfer_file_write_marker(ch, path, f->peer.run, "");
     }
     if (failed && st != XFER_SUCCESS) { /* best effort: the disk that failed it may be full */
         xfer_clear_error();
@@ -605,14 +592,15 @@ xfer_status_t xfer_chf_finish(xfer_channel_t *ch)
     return st;
 }
 
-void xfer_chf_free(xfer_channel_t *ch)
+void xfer_file_free(xfer_channel_t *ch, int collective)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     int i;
+    (void) collective; /* nothing collective to free */
     if (!f)
         return;
     if (ch->me == 0 && f->dir[0])
-        xfer_chf_drop_reserved(ch);
+        xfer_file_drop_reserved(ch);
     for (i = 0; i < ch->nds; i++) {
         if (f->blk)
             xfer_free(f->blk[i]);
@@ -636,6 +624,7 @@ void xfer_chf_free(xfer_channel_t *ch)
 const xfer_transport_ops_t xfer_file_ops = {
     .name = "file",
     .flags = XFER_TP_ROOM_AT_COMMIT,
+    .open = xfer_file_open,
     .room = send_cond,
     .arrived = recv_cond,
     .has = file_has,
@@ -650,8 +639,8 @@ const xfer_transport_ops_t xfer_file_ops = {
     .shape = NULL,
     .attrs = file_attrs,
     .pending = file_pending,
-    .end = xfer_chf_finish,
-    .free = xfer_chf_free,
+    .end = xfer_file_finish,
+    .free = xfer_file_free,
     .poll = file_poll,
     .where = file_where,
     .spin_s = 0,

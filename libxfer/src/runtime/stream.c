@@ -10,21 +10,6 @@
 #include "../sched/exec.h"
 #include "channel.h"
 
-xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step)
-{
-    return &ch->slots[step % (uint64_t) ch->nslots];
-}
-
-int xfer_ch_this_sends(const xfer_channel_t *ch)
-{
-    return ch->sends[ch->side];
-}
-
-int xfer_ch_this_recvs(const xfer_channel_t *ch)
-{
-    return ch->sends[1 - ch->side];
-}
-
 /* The peer failed or the control plane is lost. */
 static int peer_gone(const xfer_channel_t *ch)
 {
@@ -106,7 +91,7 @@ static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
         sl->state = XFER_SLOT_FREE;
 }
 
-/* May this rank post its part of step 0's set-up now (ch_setup.c)? A sending rank posts at its
+/* May this rank post its part of step 0's set-up now (stream_setup.c)? A sending rank posts at its
  * first commit (its blocks are fixed then), a receive-only rank at its first call that waits for
  * a step of this very channel (@p force: its selections are fixed then), every rank in
  * xfer_finalize. */
@@ -224,25 +209,6 @@ xfer_status_t xfer_ch_stream_poll(xfer_channel_t *ch, int force, int *busy)
 
 /* ---- the application's calls ------------------------------------------------------------- */
 
-/* A channel failed earlier: in the progress thread (its words were kept) or in a call. */
-xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch)
-{
-    if (ch->health.fail_why[0])
-        return xfer_err_raw(ch->health.fail_st, "%s", ch->health.fail_why);
-    return XFER_ERR(XFER_ERR_STATE, "channel %s failed earlier; it cannot be used", ch->cfg->name);
-}
-
-/* Whether a call may go on: a failed or finalized channel cannot be used. A failed peer (or the
- * lost control plane) fails the waits that need it, not the calls on steps that arrived. */
-xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch)
-{
-    if (ch->health.failed)
-        return xfer_ch_failed_error(ch);
-    if (ch->health.finished)
-        return XFER_ERR(XFER_ERR_STATE, "channel %s was finalized", ch->cfg->name);
-    return XFER_SUCCESS;
-}
-
 xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step)
 {
     const uint64_t lim = xfer_ch_run_limit(ch);
@@ -260,28 +226,6 @@ xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step)
     return XFER_ERR(XFER_ERR_END_OF_STREAM, "channel %s: %s ended the channel after %llu step%s",
                     ch->cfg->name, xfer_ch_side_name(ch, who), (unsigned long long) lim,
                     lim == 1 ? "" : "s");
-}
-
-xfer_rt_dset_t *xfer_ch_find_dset(xfer_channel_t *ch, const char *name)
-{
-    int i;
-    for (i = 0; i < ch->nds; i++)
-        if (strcmp(ch->ds[i].cfg->name, name) == 0)
-            return &ch->ds[i];
-    return NULL;
-}
-
-xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name)
-{
-    char list[400];
-    size_t o = 0;
-    int i;
-    list[0] = '\0';
-    for (i = 0; i < ch->nds && o < sizeof(list); i++)
-        o += (size_t) snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
-                               ch->ds[i].cfg->name);
-    return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s has no dataset \"%s\" (datasets: %s)",
-                    ch->cfg->name, name, list);
 }
 
 static xfer_status_t slot_free_cond(xfer_channel_t *ch, void *arg, int *met)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The file transport's step files, read (ch_file.h): the step's identity, its attributes, and
+/* The file transport's step files, read (file.h): the step's identity, its attributes, and
  * this rank's selections of each dataset (a joined one's rows and counts, a variable shape, a
  * record's compound checked against the declaration). */
 #include <stdio.h>
@@ -9,11 +9,11 @@
 
 #include <xfer/adapter.h>
 
-#include "ch_file.h"
+#include "file.h"
 
 /* The encoded attributes of group @p g into the channel's buffer (the adapter's text has no NUL:
  * a string gets one back). */
-static xfer_status_t encode_attrs(xfer_chfile_t *f, const xfer_adapter_var_t *g)
+static xfer_status_t encode_attrs(xfer_file_t *f, const xfer_adapter_var_t *g)
 {
     int i;
     f->attrs_len = 0;
@@ -59,7 +59,7 @@ static const xfer_adapter_attr_t *find_attr(const xfer_adapter_var_t *g, const c
 static xfer_status_t check_meta(xfer_channel_t *ch, const xfer_adapter_var_t *g, uint64_t step,
                                 const char *path, int *ok, uint64_t *mask)
 {
-    const xfer_chfile_t *f = ch->file;
+    const xfer_file_t *f = ch->file;
     const xfer_adapter_attr_t *run = find_attr(g, "run"), *s = find_attr(g, "step"),
                               *m = find_attr(g, "datasets_put");
     *ok = 0;
@@ -180,9 +180,9 @@ static xfer_status_t check_record(const xfer_channel_t *ch, uint64_t step, const
                     ch->cfg->name, (unsigned long long) step, path, c->name, why);
 }
 
-xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
+xfer_status_t xfer_file_read_step(xfer_channel_t *ch, uint64_t step, int *found)
 {
-    xfer_chfile_t *f = ch->file;
+    xfer_file_t *f = ch->file;
     const xfer_adapter_ops_t *ops = f->ops;
     const xfer_adapter_var_t *vars = NULL, *groups = NULL, *meta = NULL, *root = NULL;
     char path[1200], what[1300];
@@ -192,18 +192,18 @@ xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
     int nv = 0, ng = 0, i, j, ok;
 
     *found = 0;
-    xfer_chf_step_path(ch, &f->peer, step, path, sizeof(path));
+    xfer_file_step_path(ch, &f->peer, step, path, sizeof(path));
     if (access(path, F_OK) != 0)
         return XFER_SUCCESS;
     snprintf(what, sizeof(what), "step %llu: reading %s", (unsigned long long) step, path);
     if ((st = ops->open_read(path, MPI_COMM_SELF, &h)) != XFER_SUCCESS) {
         if (access(path, F_OK) != 0)
             return XFER_SUCCESS; /* an earlier run's, removed as it was opened */
-        return xfer_chf_adapter_fail(ch, st, what);
+        return xfer_file_adapter_fail(ch, st, what);
     }
     if ((st = ops->vars(h, &nv, &vars)) != XFER_SUCCESS ||
         (st = ops->groups(h, &ng, &groups)) != XFER_SUCCESS) {
-        st = xfer_chf_adapter_fail(ch, st, what);
+        st = xfer_file_adapter_fail(ch, st, what);
         goto out;
     }
     for (i = 0; i < ng; i++) {
@@ -284,7 +284,7 @@ xfer_status_t xfer_chf_read_step(xfer_channel_t *ch, uint64_t step, int *found)
         f->landed[i] = dst;
         if ((st = ops->read(h, (int) (v - vars), d->sel_start, d->sel_count, dst)) !=
             XFER_SUCCESS) {
-            st = xfer_chf_adapter_fail(ch, st, what);
+            st = xfer_file_adapter_fail(ch, st, what);
             goto out;
         }
         ch->stats.bytes_received += bytes;
@@ -296,7 +296,7 @@ out:
     if (h) {
         xfer_status_t st2 = ops->close_read(&h);
         if (st == XFER_SUCCESS && st2 != XFER_SUCCESS)
-            st = xfer_chf_adapter_fail(ch, st2, what);
+            st = xfer_file_adapter_fail(ch, st2, what);
     }
     return st;
 }
