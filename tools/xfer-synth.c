@@ -379,9 +379,8 @@ static void parse_options(int argc, char **argv)
         xfer_cli_usage_error(prog, "--delay-ms needs --seed");
 }
 
-/* The datasets xfer-synth has no pattern for, which the runtime does not carry yet either
- * (variable extents, records), and joined ones under a selection it does not compute: refused by
- * name rather than played wrong. */
+/* The datasets xfer-synth has no pattern for (variable extents) and joined ones under a selection
+ * it does not compute: refused by name rather than played wrong. */
 static void refuse_unsupported(void)
 {
     int i, j;
@@ -391,12 +390,10 @@ static void refuse_unsupported(void)
             continue;
         for (j = 0; j < ch->ndatasets; j++) {
             const xfer_cfg_dataset_t *d = &ch->datasets[j];
-            if (d->variable || d->type == XFER_TYPE_RECORD)
-                FAIL("channel %s: dataset %s is %s; xfer-synth does not play variable or record "
-                     "datasets yet (issue 30)",
-                     ch->name, d->name,
-                     d->variable ? "of a variable shape (a variable extent in dims)"
-                                 : "a record (type: {field: type, ...})");
+            if (d->variable)
+                FAIL("channel %s: dataset %s is of a variable shape (a variable extent in dims); "
+                     "xfer-synth does not play variable datasets yet (issue 30)",
+                     ch->name, d->name);
             if (d->joined && d->selection == XFER_SELECT_BLOCK && d->from != comp)
                 FAIL("channel %s: dataset %s is joined, with selection: block; xfer-synth checks "
                      "joined datasets under selection all, rows, columns or user",

@@ -193,6 +193,7 @@ int synth_joined_put(int i, int j, uint64_t s)
     uint64_t *rows = xchecked(calloc((size_t) p + 1, sizeof(*rows))), total, first = 0;
     uint64_t dims[XFER_MAX_DIMS], at[XFER_MAX_DIMS] = {0};
     xfer_dataset_desc_t desc;
+    synth_layout_t own;
     size_t cap;
     char *blk;
     int r, ok = 1;
@@ -216,6 +217,7 @@ int synth_joined_put(int i, int j, uint64_t s)
     desc.name = d->name;
     desc.type = d->type;
     desc.ndims = d->ndims;
+    synth_record_desc(d, s, &desc, &own);
     step_dims(d, rows[crank], desc.count);
     memcpy(desc.dims, desc.count, sizeof(desc.dims));
     if (s % 2 == 0)
@@ -295,7 +297,6 @@ int synth_joined_get(int i, int j, uint64_t s)
     const char *cn = cfg->channels[i].name;
     const int p = senders_of(d), nd = d->ndims;
     const uint64_t sentinel = 0x5eed5eed5eed5eedull;
-    const size_t es = xfer_cfg_dataset_esize(d);
     uint64_t *want_rows = xchecked(calloc((size_t) p + 1, sizeof(uint64_t)));
     uint64_t *got_rows = xchecked(calloc((size_t) p + 2, sizeof(uint64_t)));
     uint64_t total, dims[XFER_MAX_DIMS], est[XFER_MAX_DIMS], ecount[XFER_MAX_DIMS], held, nh = 0;
@@ -366,18 +367,15 @@ int synth_joined_get(int i, int j, uint64_t s)
     same_u64(i, d, s, "xfer_get's dims", nd, out.dims, dims);
     same_u64(i, d, s, "xfer_get's start", nd, out.start, est);
     same_u64(i, d, s, "xfer_get's count", nd, out.count, ecount);
+    if (out.step != s) {
+        chs[i].end = END_WRONG;
+        FAIL("channel %s dataset %s step %" PRIu64 ": xfer_get says step %" PRIu64, cn, d->name, s,
+             out.step);
+    }
+    synth_check_record_desc(i, j, s, &out);
     synth_fill(d, dims, i, j, s, est, ecount, want);
     held = synth_vol(nd, ecount);
-    if (out.step != s || memcmp(got, want, bytes) != 0) {
-        uint64_t e = 0;
-        while (e < held && memcmp(got + e * es, want + e * es, es) == 0)
-            e++;
-        chs[i].end = END_WRONG;
-        FAIL("channel %s dataset %s step %" PRIu64 ": data differs from the pattern (step %" PRIu64
-             " received, first wrong element %" PRIu64 " of %" PRIu64 " held, %" PRIu64
-             " rows in the step)",
-             cn, d->name, s, out.step, e, held, total);
-    }
+    synth_check_data(i, j, s, "the selection", dims, est, ecount, got, want, NULL);
     if (!(ok = synth_check_hyperslab(i, j, s, dims, &out, &nh)))
         goto out;
     checked += held + nh;

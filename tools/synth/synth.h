@@ -136,6 +136,27 @@ void synth_fill(const xfer_cfg_dataset_t *d, const uint64_t *dims, int ch, int d
  * ended. */
 int synth_check_hyperslab(int i, int j, uint64_t s, const uint64_t *dims,
                           const xfer_dataset_desc_t *out, uint64_t *n);
+/* Compare @p n elements of dataset @p d received (@p got) with the pattern (@p want): 1 when
+ * they match; else the first that differs in *@p bad and, for a record, its field in *@p field
+ * (-1 otherwise). A record is compared field by field: padding is not data. */
+int synth_same(const xfer_cfg_dataset_t *d, const char *got, const char *want, uint64_t n,
+               uint64_t *bad, int *field);
+/* Compare what this rank received of dataset j of channel i in step s, box @p start/@p count of
+ * the step's shape @p dims, with the pattern; a difference ends the run naming @p what, the
+ * element, its global coordinates, the field and @p more (may be NULL). */
+void synth_check_data(int i, int j, uint64_t s, const char *what, const uint64_t *dims,
+                      const uint64_t *start, const uint64_t *count, const char *got,
+                      const char *want, const char *more);
+/* Records: a put gives the caller's layout in desc.record on even steps (one of its own, laid
+ * out by xfer_record_layout from the fields' types and counts, which the runtime checks against
+ * the declaration) and NULL on odd ones; a get must give the declaration back. */
+typedef struct synth_layout {
+    xfer_record_t r;
+    xfer_record_field_t f[XFER_RECORD_MAX_FIELDS];
+} synth_layout_t;
+void synth_record_desc(const xfer_cfg_dataset_t *d, uint64_t s, xfer_dataset_desc_t *desc,
+                       synth_layout_t *own);
+void synth_check_record_desc(int i, int j, uint64_t s, const xfer_dataset_desc_t *out);
 void synth_block_of(const xfer_cfg_dataset_t *d, int rank, int nranks, const char *mode,
                     uint64_t *start, uint64_t *count);
 uint64_t synth_vol(int nd, const uint64_t *c);
