@@ -82,6 +82,7 @@ const xfer_config_t *cfg;
 int comp, crank = -1, csize;
 chan_t *chs;
 uint64_t checked;
+int synth_seed_in_errors;
 void **bnd;
 static int nbnd;
 static int results_printed; /* once: xfer_finalize frees the configuration */
@@ -142,6 +143,8 @@ void synth_die(const char *fmt, ...)
         n += (size_t) vsnprintf(line + n, sizeof(line) - n, fmt, ap);
         va_end(ap);
     }
+    if (synth_seed_in_errors && n < sizeof(line)) /* what was drawn: run it again with it */
+        n += (size_t) snprintf(line + n, sizeof(line) - n, " (seed %" PRIu64 ")", o.seed);
     if (n > sizeof(line) - 2)
         n = sizeof(line) - 2;
     line[n++] = '\n';
@@ -379,29 +382,6 @@ static void parse_options(int argc, char **argv)
         xfer_cli_usage_error(prog, "--delay-ms needs --seed");
 }
 
-/* The datasets xfer-synth has no pattern for (variable extents) and joined ones under a selection
- * it does not compute: refused by name rather than played wrong. */
-static void refuse_unsupported(void)
-{
-    int i, j;
-    for (i = 0; i < cfg->nchannels; i++) {
-        const xfer_cfg_channel_t *ch = &cfg->channels[i];
-        if (ch->from != comp && ch->to != comp)
-            continue;
-        for (j = 0; j < ch->ndatasets; j++) {
-            const xfer_cfg_dataset_t *d = &ch->datasets[j];
-            if (d->variable)
-                FAIL("channel %s: dataset %s is of a variable shape (a variable extent in dims); "
-                     "xfer-synth does not play variable datasets yet (issue 30)",
-                     ch->name, d->name);
-            if (d->joined && d->selection == XFER_SELECT_BLOCK && d->from != comp)
-                FAIL("channel %s: dataset %s is joined, with selection: block; xfer-synth checks "
-                     "joined datasets under selection all, rows, columns or user",
-                     ch->name, d->name);
-        }
-    }
-}
-
 /* M x N: declare what this rank receives of each dataset (the file's selection: user). With
  * --select, every received dataset gets that pick; with --seed, each dataset under
  * `selection: user` gets a box drawn for the rank (empty, whole, or any box inside). */
@@ -483,15 +463,33 @@ static void bind_buffers(void)
         }
 }
 
-/* A run with joined datasets draws their rows from the seed: rank 0 says which, so that a
- * failing case can be run again. */
+/* The datasets xfer-synth has no pattern for (variable extents): refused by name rather than
+ * played wrong. */
+static void refuse_unsupported(void)
+{
+    int i, j;
+    for (i = 0; i < cfg->nchannels; i++) {
+        const xfer_cfg_channel_t *ch = &cfg->channels[i];
+        if (ch->from != comp && ch->to != comp)
+            continue;
+        for (j = 0; j < ch->ndatasets; j++)
+            if (ch->datasets[j].variable)
+                FAIL("channel %s: dataset %s is of a variable shape (a variable extent in dims); "
+                     "xfer-synth does not play variable datasets yet (issue 30)",
+                     ch->name, ch->datasets[j].name);
+    }
+}
+
+/* A run with joined datasets draws their rows from the seed: rank 0 says which, so that a failing
+ * case can be run again (and every failure names it). */
 static void print_seed(void)
 {
-    int i, j, any = 0;
+    int i, j, joined = 0;
     for (i = 0; i < cfg->nchannels; i++)
         for (j = 0; chs[i].h && j < cfg->channels[i].ndatasets; j++)
-            any |= cfg->channels[i].datasets[j].joined;
-    if (any && !o.quiet && crank == 0)
+            joined |= cfg->channels[i].datasets[j].joined;
+    synth_seed_in_errors = joined || o.seeded;
+    if (joined && !o.quiet && crank == 0)
         printf("xfer-synth: %s: joined datasets: rows drawn from seed %" PRIu64 "\n", me, o.seed);
 }
 
@@ -651,10 +649,10 @@ int main(int argc, char **argv)
             XCHECK(xfer_channel_role(chs[i].h, &chs[i].role));
             own++;
         }
-    synth_jsel = xchecked(calloc((size_t) cfg->nchannels * NDS_MAX + 1, sizeof(*synth_jsel)));
+    synth_decl = xchecked(calloc((size_t) cfg->nchannels * NDS_MAX + 1, sizeof(*synth_decl)));
+    print_seed();
     declare_selections();
     bind_buffers();
-    print_seed();
 
     t_steps = MPI_Wtime();
     for (s = 0; s < (uint64_t) o.steps; s++) {
@@ -712,7 +710,7 @@ int main(int argc, char **argv)
         printf("xfer-synth: %s: xfer_step_begin(%d ms) said NOT_READY %" PRIu64 " times\n", me,
                o.begin_ms, synth_not_ready);
     free(chs);
-    free(synth_jsel);
+    free(synth_decl);
     MPI_Finalize();
     return 0;
 }

@@ -2,7 +2,8 @@
 /* xfer-synth's parts share this: tools/xfer-synth.c (the options, the run around the steps,
  * every rank's results), tools/synth/step.c (one step of every channel: puts, commits, gets
  * checked against the pattern, releases, in the orders and with the delays and faults that
- * --seed and --fault ask for) and tools/synth/joined.c (the rows of joined datasets). */
+ * --seed and --fault ask for), tools/synth/shape.c (the receiving side's checks of a dataset
+ * whose shape changes) and tools/synth/joined.c (the rows of joined datasets). */
 #ifndef XFER_TOOLS_SYNTH_H
 #define XFER_TOOLS_SYNTH_H
 
@@ -74,7 +75,8 @@ extern const xfer_config_t *cfg; /* the workflow, comp this component in it */
 extern int comp, crank, csize;
 extern chan_t *chs; /* per channel of the workflow */
 extern uint64_t checked;
-extern void **bnd; /* the bound buffers (--bind), BND() */
+extern int synth_seed_in_errors; /* failures end with "(seed S)": the run draws from it */
+extern void **bnd;               /* the bound buffers (--bind), BND() */
 extern uint64_t synth_not_ready;
 
 /* The bound buffer of channel i, dataset j in step s, in bnd[]: NDS_MAX slots per channel
@@ -168,14 +170,31 @@ size_t synth_box_bytes(const char *ch, const xfer_cfg_dataset_t *d, const uint64
 void *synth_data_alloc(const char *ch, const xfer_cfg_dataset_t *d, size_t bytes, int zero,
                        const char *what);
 
-/* Joined datasets (dims: [joined, ...]; tools/synth/joined.c). Every rank computes every
- * sending rank's rows of every step from --seed, so a receiver knows each byte it must get. */
-typedef struct jbox {    /* what a receiving rank declared with xfer_select */
+/* Datasets whose shape changes every step (tools/synth/shape.c): joined rows and variable
+ * extents. Every rank computes the step's shape from --seed, so a receiver knows each byte it
+ * must get. */
+typedef struct decl {    /* what a receiving rank declared with xfer_select */
     int declared, whole; /* whole: xfer_select(NULL, NULL) */
     uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
-} jbox_t;
-extern jbox_t *synth_jsel;                             /* [channel * NDS_MAX + dataset] */
+} decl_t;
+extern decl_t *synth_decl;                             /* [channel * NDS_MAX + dataset] */
 extern uint64_t synth_jbound_gets, synth_jcopied_gets; /* --bind: in the buffer, or copied */
+/* Declare box @p b of received dataset j of channel i (xfer_select) and keep it for the checks. */
+void synth_declare(int i, int j, const decl_t *b);
+/* This rank's selection of dataset j of channel i in a step of shape @p dims, by the documented
+ * rules: the box it declared clipped to the step, or the dataset's mode over the step's shape. */
+void synth_step_selection(int i, int j, const uint64_t *dims, uint64_t *start, uint64_t *count);
+/* Compare @p n values with what was expected; on a difference end the run naming @p what. */
+void synth_same_u64(int i, uint64_t s, const char *what, int n, const uint64_t *got,
+                    const uint64_t *want);
+/* Receive dataset j of channel i in step s, of shape @p dims, and check it: xfer_get_shape
+ * (then @p more, may be NULL, for what only its kind checks), the selection, every value and a
+ * hyperslab. @p cap: the bytes of the buffer bound to it (--bind). 0: the channel ended. */
+int synth_shape_get(int i, int j, uint64_t s, const uint64_t *dims, size_t cap,
+                    int (*more)(int i, int j, uint64_t s));
+
+/* Joined datasets (dims: [joined, ...]; tools/synth/joined.c): every rank computes every
+ * sending rank's rows of every step from --seed. */
 /* Declare this rank's box of received joined dataset j of channel i (--select PICK, or drawn
  * from --seed under selection: user); 0 when it declares none. */
 int synth_joined_declare(int i, int j, const char *pick);
