@@ -360,6 +360,8 @@ static int put_dataset(int i, int j, uint64_t s)
         return 1;
     if (d->joined)
         return synth_joined_put(i, j, s);
+    if (d->variable)
+        return synth_variable_put(i, j, s);
     memset(&desc, 0, sizeof(desc));
     desc.name = d->name;
     desc.type = d->type;
@@ -509,6 +511,8 @@ static int get_dataset(int i, int j, uint64_t s)
         return 1;
     if (d->joined)
         return synth_joined_get(i, j, s);
+    if (d->variable)
+        return synth_variable_get(i, j, s);
     whole = synth_box_bytes(cn, d, d->dims);
     got = o.bind ? bnd[BND(i, j, s)] : synth_data_alloc(cn, d, whole, 0, "the dataset as received");
     want = synth_data_alloc(cn, d, whole, 0, "the pattern it is compared with");

@@ -3,7 +3,8 @@
  * every rank's results), tools/synth/step.c (one step of every channel: puts, commits, gets
  * checked against the pattern, releases, in the orders and with the delays and faults that
  * --seed and --fault ask for), tools/synth/shape.c (the receiving side's checks of a dataset
- * whose shape changes) and tools/synth/joined.c (the rows of joined datasets). */
+ * whose shape changes), tools/synth/joined.c (the rows of joined datasets) and
+ * tools/synth/variable.c (variable shapes and their blocks). */
 #ifndef XFER_TOOLS_SYNTH_H
 #define XFER_TOOLS_SYNTH_H
 
@@ -119,7 +120,20 @@ static inline int synth_live(int i)
 }
 
 /* What --seed draws: one mix of (seed, what, component, rank, step, item). */
-enum { R_PUT = 1, R_ORDER, R_FULL, R_DELAY0, R_DELAY1, R_SELECT, R_DSORDER, R_ROWS, R_JSELECT };
+enum {
+    R_PUT = 1,
+    R_ORDER,
+    R_FULL,
+    R_DELAY0,
+    R_DELAY1,
+    R_SELECT,
+    R_DSORDER,
+    R_ROWS,
+    R_JSELECT,
+    R_VSHAPE,
+    R_VBLOCK,
+    R_VSELECT
+};
 uint64_t synth_draw(uint64_t what, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 
 void synth_nap_ms(int ms);
@@ -205,6 +219,13 @@ size_t synth_joined_bind_bytes(int i, const xfer_cfg_dataset_t *d, int sending);
  * of it (shape, senders' rows, selection, every byte). 0: the channel ended. */
 int synth_joined_put(int i, int j, uint64_t s);
 int synth_joined_get(int i, int j, uint64_t s);
+
+/* Variable shapes (dims entries `variable`; tools/synth/variable.c): every rank computes each
+ * step's shape and every sending rank's block of it from --seed. The same four calls. */
+int synth_variable_declare(int i, int j, const char *pick);
+size_t synth_variable_bind_bytes(int i, const xfer_cfg_dataset_t *d, int sending);
+int synth_variable_put(int i, int j, uint64_t s);
+int synth_variable_get(int i, int j, uint64_t s);
 
 /* The step-status API (--begin): begin each channel's step s, polling with the timeout. */
 void synth_begin_step(uint64_t s);
