@@ -35,11 +35,21 @@
  * Joined datasets (dims: [joined, ...]) are played by tools/synth/joined.c: each step every
  * sending rank puts rows drawn from --seed (0 without it; rank 0 prints it), a cycle that forces
  * in a step with no rows on some ranks, one with every row on one rank and one with no rows at
- * all (--no-empty-steps gives that one a row); a receiver checks the step's shape, each sender's
- * rows and its own selection against what it computes itself, then every byte. --select picks
- * and --seed's user boxes are boxes of rows there, clipped to each step; --bind binds a
+ * all (--no-empty-steps gives that one a row). Variable shapes (dims entries `variable`) by
+ * tools/synth/variable.c: each step the global shape is drawn from --seed (growing, shrinking,
+ * extents of 0 now and then) and so is its split into the sending ranks' blocks, which tile it
+ * exactly (uneven slabs along a drawn dimension, a grid, every element on one rank; a rank with
+ * an empty block puts 0 elements or nothing). Every rank computes every sender's rows or block,
+ * so a receiver checks the step's shape (and a joined one's rows per sender) and its own
+ * selection against what it computes from the documented rules (all, rows, columns, block, its
+ * declared box clipped to the step), then every byte (tools/synth/shape.c). --select picks and
+ * --seed's user boxes are declared against a typical step and clipped to each; --bind binds a
  * receiver a buffer for a typical step (larger steps land in the library's buffer). --report
- * adds a line per step and joined dataset with every sender's rows (xfer-synth-rows ...).
+ * adds a line per step and joined dataset with every sender's rows (xfer-synth-rows ...), and
+ * per variable one with the shape and every sender's block (xfer-synth-shape ...). Records
+ * (type: {field: type, ...}), in fixed, joined and variable datasets, hold the pattern field by
+ * field and are compared so (padding is not data). A failure of a run that draws from the seed
+ * ends with (seed S).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -82,6 +92,7 @@ const xfer_config_t *cfg;
 int comp, crank = -1, csize;
 chan_t *chs;
 uint64_t checked;
+int synth_seed_in_errors;
 void **bnd;
 static int nbnd;
 static int results_printed; /* once: xfer_finalize frees the configuration */
@@ -142,6 +153,8 @@ void synth_die(const char *fmt, ...)
         n += (size_t) vsnprintf(line + n, sizeof(line) - n, fmt, ap);
         va_end(ap);
     }
+    if (synth_seed_in_errors && n < sizeof(line)) /* what was drawn: run it again with it */
+        n += (size_t) snprintf(line + n, sizeof(line) - n, " (seed %" PRIu64 ")", o.seed);
     if (n > sizeof(line) - 2)
         n = sizeof(line) - 2;
     line[n++] = '\n';
@@ -379,32 +392,6 @@ static void parse_options(int argc, char **argv)
         xfer_cli_usage_error(prog, "--delay-ms needs --seed");
 }
 
-/* The datasets xfer-synth has no pattern for, which the runtime does not carry yet either
- * (variable extents, records), and joined ones under a selection it does not compute: refused by
- * name rather than played wrong. */
-static void refuse_unsupported(void)
-{
-    int i, j;
-    for (i = 0; i < cfg->nchannels; i++) {
-        const xfer_cfg_channel_t *ch = &cfg->channels[i];
-        if (ch->from != comp && ch->to != comp)
-            continue;
-        for (j = 0; j < ch->ndatasets; j++) {
-            const xfer_cfg_dataset_t *d = &ch->datasets[j];
-            if (d->variable || d->type == XFER_TYPE_RECORD)
-                FAIL("channel %s: dataset %s is %s; xfer-synth does not play variable or record "
-                     "datasets yet (issue 30)",
-                     ch->name, d->name,
-                     d->variable ? "of a variable shape (a variable extent in dims)"
-                                 : "a record (type: {field: type, ...})");
-            if (d->joined && d->selection == XFER_SELECT_BLOCK && d->from != comp)
-                FAIL("channel %s: dataset %s is joined, with selection: block; xfer-synth checks "
-                     "joined datasets under selection all, rows, columns or user",
-                     ch->name, d->name);
-        }
-    }
-}
-
 /* M x N: declare what this rank receives of each dataset (the file's selection: user). With
  * --select, every received dataset gets that pick; with --seed, each dataset under
  * `selection: user` gets a box drawn for the rank (empty, whole, or any box inside). */
@@ -419,6 +406,10 @@ static void declare_selections(void)
                 continue;
             if (d->joined) { /* boxes of rows, clipped to each step (tools/synth/joined.c) */
                 (void) synth_joined_declare(i, j, o.select);
+                continue;
+            }
+            if (d->variable) { /* clipped to each step's shape (tools/synth/variable.c) */
+                (void) synth_variable_declare(i, j, o.select);
                 continue;
             }
             if (o.select) {
@@ -473,6 +464,8 @@ static void bind_buffers(void)
             size_t n;
             if (d->joined) {
                 n = synth_joined_bind_bytes(i, d, d->from == comp);
+            } else if (d->variable) {
+                n = synth_variable_bind_bytes(i, d, d->from == comp);
             } else if (d->from == comp) {
                 synth_block_of(d, crank, csize, o.decomp, st0, c0);
                 n = synth_box_bytes(cn, d, c0);
@@ -486,16 +479,22 @@ static void bind_buffers(void)
         }
 }
 
-/* A run with joined datasets draws their rows from the seed: rank 0 says which, so that a
- * failing case can be run again. */
+/* A run with joined or variable datasets draws their rows, shapes and blocks from the seed:
+ * rank 0 says which, so that a failing case can be run again (and every failure names it). */
 static void print_seed(void)
 {
-    int i, j, any = 0;
+    int i, j, joined = 0, variable = 0;
     for (i = 0; i < cfg->nchannels; i++)
-        for (j = 0; chs[i].h && j < cfg->channels[i].ndatasets; j++)
-            any |= cfg->channels[i].datasets[j].joined;
-    if (any && !o.quiet && crank == 0)
+        for (j = 0; chs[i].h && j < cfg->channels[i].ndatasets; j++) {
+            joined |= cfg->channels[i].datasets[j].joined;
+            variable |= cfg->channels[i].datasets[j].variable != 0;
+        }
+    synth_seed_in_errors = joined || variable || o.seeded;
+    if (joined && !o.quiet && crank == 0)
         printf("xfer-synth: %s: joined datasets: rows drawn from seed %" PRIu64 "\n", me, o.seed);
+    if (variable && !o.quiet && crank == 0)
+        printf("xfer-synth: %s: variable shapes: shapes and blocks drawn from seed %" PRIu64 "\n",
+               me, o.seed);
 }
 
 /* The test hooks of the older options, at the start of step s. */
@@ -642,7 +641,6 @@ int main(int argc, char **argv)
         snprintf(me, sizeof(me), "%s", o.component ? o.component : getenv("XFER_COMPONENT"));
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
     XCHECK(xfer_config_of(x, &cfg, &comp));
-    refuse_unsupported();
     XCHECK(xfer_comm(x, &comm));
     snprintf(me, sizeof(me), "%s", cfg->components[comp].name);
     MPI_Comm_rank(comm, &crank);
@@ -654,10 +652,10 @@ int main(int argc, char **argv)
             XCHECK(xfer_channel_role(chs[i].h, &chs[i].role));
             own++;
         }
-    synth_jsel = xchecked(calloc((size_t) cfg->nchannels * NDS_MAX + 1, sizeof(*synth_jsel)));
+    synth_decl = xchecked(calloc((size_t) cfg->nchannels * NDS_MAX + 1, sizeof(*synth_decl)));
+    print_seed();
     declare_selections();
     bind_buffers();
-    print_seed();
 
     t_steps = MPI_Wtime();
     for (s = 0; s < (uint64_t) o.steps; s++) {
@@ -708,14 +706,14 @@ int main(int argc, char **argv)
         printf("xfer-synth: %s: %d steps, %" PRIu64 " elements checked on rank 0: ok\n", me,
                (int) s, checked);
     if (!o.quiet && crank == 0 && synth_jbound_gets + synth_jcopied_gets > 0)
-        printf("xfer-synth: %s: joined: %" PRIu64 " gets from the bound buffer, %" PRIu64
-               " copied (larger than it) on rank 0\n",
+        printf("xfer-synth: %s: joined or variable: %" PRIu64
+               " gets from the bound buffer, %" PRIu64 " copied (larger than it) on rank 0\n",
                me, synth_jbound_gets, synth_jcopied_gets);
     if (!o.quiet && crank == 0 && o.begin_ms >= -1)
         printf("xfer-synth: %s: xfer_step_begin(%d ms) said NOT_READY %" PRIu64 " times\n", me,
                o.begin_ms, synth_not_ready);
     free(chs);
-    free(synth_jsel);
+    free(synth_decl);
     MPI_Finalize();
     return 0;
 }

@@ -106,6 +106,19 @@ foreach(tp IN LISTS RT_JOINED_TRANSPORTS)
     endforeach()
   endforeach()
 
+  # selection: block over each step's rows and row width (a grid of q parts: the receiver
+  # computes its part from the documented rule)
+  foreach(case "2;3;64" "4;2;65")
+    list(GET case 0 p)
+    list(GET case 1 q)
+    list(GET case 2 seed)
+    set(f ${JN_DIR}/${tp}-p${p}q${q}-half-block.yaml)
+    jn_workflow(${f} ${tp} ${p} ${q} half block)
+    set(name block.p${p}q${q}.seed${seed})
+    jn_cmd(cmd ${tp} ${name} ${f} NP ${p} ${q} ARGS --steps 8 --seed ${seed} ${empty})
+    rt_test(joined.${tp}.${name} COMMAND ${cmd})
+  endforeach()
+
   # user boxes of rows by --select: two slabs each (overlapping, the last ones past a step's
   # rows: clipped), half the rows, nothing, every row on even ranks and slabs on odd ones
   foreach(pq "2;3" "3;2")
@@ -146,7 +159,7 @@ foreach(tp IN LISTS RT_JOINED_TRANSPORTS)
   # there (xfer_get copies nothing) and larger ones in the library's buffer (xfer_get copies
   # them out): both must happen
   if(tp STREQUAL "file")
-    set(both "b: joined: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\)")
+    set(both "b: joined or variable: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\)")
     jn_cmd(cmd ${tp} bind.p2q3 ${JN_DIR}/${tp}-p2q3-half-all.yaml NP 2 3
            ARGS --steps 8 --seed 81 --bind ${empty})
     rt_pass_test(joined.${tp}.bind.all.p2q3.seed81 COMMAND ${cmd} EXPECT "${both}")
@@ -211,6 +224,184 @@ channels:
             COMMAND $<TARGET_FILE:xfer-run> --launch separate ${f}
             ENV ${RT_SEP_ENV} XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/separate)
   endif()
+endforeach()
+
+# xfer-synth plays variable shapes and records (tools/synth/variable.c, tools/synth/shape.c):
+# every step the senders draw the shape of each variable dataset from --seed (growing, shrinking,
+# extents of 0 now and then) and its split into their blocks (uneven slabs along a drawn
+# dimension, a grid, every element on one rank; an empty block put with 0 elements or not put);
+# every receiving rank checks xfer_get_shape against the shape and the selection it computes from
+# the documented rules, then every value and a hyperslab. The seed is in the test's name and in
+# every failure. Records fill each field with the pattern and are compared field by field.
+set(VR_TRANSPORTS stream)
+if(TARGET xfer_hdf5)
+  list(APPEND VR_TRANSPORTS file)
+endif()
+
+# vr_workflow(<file> <transport> <p> <q> <half|full> <rotation>): components a (p ranks) and b
+# (q ranks); channel whole (selection: all, which the stream carries by its allgatherv plan):
+# [variable, 4] and [variable] beside a fixed dataset; channel parts (point to point): [variable,
+# variable], [variable, 4], [8, variable] and [variable, 2, 3] under rows, block, user and columns,
+# rotated by <rotation> so that the runs give each shape each selection. Full duplex adds a
+# variable dataset from b to each channel.
+set(VR_SELECTIONS rows block user columns)
+function(vr_workflow file tp p q duplex rot)
+  foreach(k RANGE 3)
+    math(EXPR at "(${k} + ${rot}) % 4")
+    list(GET VR_SELECTIONS ${at} sel${k})
+  endforeach()
+  set(back_w "")
+  set(back_p "")
+  if(duplex STREQUAL "full")
+    set(back_w "
+      - {name: back, type: float32, dims: [variable], from: b}")
+    set(back_p "
+      - {name: back, type: int16, dims: [variable, 3], from: b, selection: ${sel1}}")
+  endif()
+  set(keep "")
+  if(tp STREQUAL "file")
+    set(keep "\n    file: {keep: true}")
+  endif()
+  file(WRITE ${file} "workflow: rt_variable_synth
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [xfer-synth]}
+  - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
+channels:
+  - name: whole
+    from: a
+    to: b
+    transport: ${tp}${keep}
+    duplex: ${duplex}
+    selection: all
+    max_in_flight_steps: 2
+    datasets:
+      - {name: g, type: int32, dims: [variable, 4]}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: y, type: float64, dims: [variable]}${back_w}
+  - name: parts
+    from: a
+    to: b
+    transport: ${tp}${keep}
+    duplex: ${duplex}
+    max_in_flight_steps: 2
+    datasets:
+      - {name: m, type: uint16, dims: [variable, variable], selection: ${sel0}}
+      - {name: g, type: int32, dims: [variable, 4], selection: ${sel1}}
+      - {name: w, type: float64, dims: [8, variable], selection: ${sel2}}
+      - {name: v, type: uint8, dims: [variable, 2, 3], selection: ${sel3}}${back_p}
+")
+endfunction()
+
+# rec_workflow(<file> <transport> <p> <q> <half|full> <selection>): records in a joined, a fixed
+# and a variable dataset (padding inside and at the end of each); full duplex adds a variable one
+# from b.
+function(rec_workflow file tp p q duplex sel)
+  set(back "")
+  if(duplex STREQUAL "full")
+    set(back "
+      - {name: back, type: {k: int16, t: [float64, 2]}, dims: [variable], from: b}")
+  endif()
+  set(keep "")
+  if(tp STREQUAL "file")
+    set(keep "\n    file: {keep: true}")
+  endif()
+  file(WRITE ${file} "workflow: rt_records
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [xfer-synth]}
+  - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
+channels:
+  - name: c
+    from: a
+    to: b
+    transport: ${tp}${keep}
+    duplex: ${duplex}
+    selection: ${sel}
+    max_in_flight_steps: 2
+    datasets:
+      - {name: parts, type: {id: int64, pos: [float64, 3], q: float32, kind: int8}, dims: [joined]}
+      - {name: cells, type: {a: int8, b: float64, c: [int16, 3]}, dims: [7, 5]}
+      - {name: grid, type: {v: float32, n: [uint8, 5], w: uint64}, dims: [variable, 3]}${back}
+")
+endfunction()
+
+foreach(tp IN LISTS VR_TRANSPORTS)
+  # P x C, half duplex, two seeds each, every selection in each run (xfer-synth prints the seed;
+  # a failure names it). Six steps give every kind of shape (a cycle of four) and of blocks (a
+  # cycle of three) at least once.
+  set(rot 0)
+  foreach(pq "1;1" "2;3" "3;2" "4;2")
+    list(GET pq 0 p)
+    list(GET pq 1 q)
+    foreach(si 1 2)
+      math(EXPR seed "7000 + ${p} * 100 + ${q} * 10 + ${si}")
+      set(f ${JN_DIR}/${tp}-variable-p${p}q${q}-half-${rot}.yaml)
+      vr_workflow(${f} ${tp} ${p} ${q} half ${rot})
+      set(name p${p}q${q}.seed${seed})
+      jn_cmd(cmd ${tp} variable.${name} ${f} NP ${p} ${q} ARGS --steps 6 --seed ${seed})
+      rt_test(variable.${tp}.synth.${name} COMMAND ${cmd})
+      math(EXPR rot "(${rot} + 1) % 4")
+    endforeach()
+  endforeach()
+
+  # full duplex: a variable dataset from b back to a on each channel
+  foreach(case "2;3;7601;0" "3;2;7602;2")
+    list(GET case 0 p)
+    list(GET case 1 q)
+    list(GET case 2 seed)
+    list(GET case 3 rot)
+    set(f ${JN_DIR}/${tp}-variable-p${p}q${q}-full-${rot}.yaml)
+    vr_workflow(${f} ${tp} ${p} ${q} full ${rot})
+    set(name full.p${p}q${q}.seed${seed})
+    jn_cmd(cmd ${tp} variable.${name} ${f} NP ${p} ${q} ARGS --steps 6 --seed ${seed})
+    rt_test(variable.${tp}.synth.${name} COMMAND ${cmd})
+  endforeach()
+
+  # boxes declared by --select against a typical step and clipped to each: two overlapping slabs
+  # of the first extent; every element on even ranks and slabs on odd ones
+  foreach(pick overlap mixed)
+    set(name select_${pick}.p3q2)
+    jn_cmd(cmd ${tp} variable.${name} ${JN_DIR}/${tp}-variable-p3q2-half-0.yaml NP 3 2
+           ARGS --steps 6 --seed 7701 --select ${pick})
+    rt_test(variable.${tp}.synth.${name}.seed7701 COMMAND ${cmd})
+  endforeach()
+
+  # the calls' orders drawn from the seed, polling begins and attributes; every put made twice
+  # (the first with a shape one longer and wrong data: the second replaces shape and block)
+  jn_cmd(cmd ${tp} variable.random.p4q2 ${JN_DIR}/${tp}-variable-p4q2-half-2.yaml NP 4 2
+         ARGS --steps 6 --seed 7702 --orders random --begin 1 --attrs)
+  rt_test(variable.${tp}.synth.random.p4q2.seed7702 COMMAND ${cmd})
+  jn_cmd(cmd ${tp} variable.twice.p2q3 ${JN_DIR}/${tp}-variable-p2q3-half-2.yaml NP 2 3
+         ARGS --steps 6 --seed 7703 --put-order twice)
+  rt_test(variable.${tp}.synth.put_twice.p2q3.seed7703 COMMAND ${cmd})
+
+  # bound buffers (transport: file; the stream copies variable blocks and refuses a binding): a
+  # receiver's holds a typical step, so some selections land there and larger ones are copied
+  if(tp STREQUAL "file")
+    set(both "b: joined or variable: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\)")
+    jn_cmd(cmd ${tp} variable.bind.p2q3 ${JN_DIR}/${tp}-variable-p2q3-half-3.yaml NP 2 3
+           ARGS --steps 6 --seed 7704 --bind)
+    rt_pass_test(variable.${tp}.synth.bind.p2q3.seed7704 COMMAND ${cmd} EXPECT "${both}")
+  endif()
+
+  # records: fixed, joined and variable datasets of records, field by field
+  foreach(case "2;3;half;all;7801" "4;2;half;user;7802" "1;1;half;block;7803"
+          "3;2;full;rows;7804")
+    list(GET case 0 p)
+    list(GET case 1 q)
+    list(GET case 2 duplex)
+    list(GET case 3 sel)
+    list(GET case 4 seed)
+    set(f ${JN_DIR}/${tp}-records-p${p}q${q}-${duplex}-${sel}.yaml)
+    rec_workflow(${f} ${tp} ${p} ${q} ${duplex} ${sel})
+    set(name ${sel}.p${p}q${q}.seed${seed})
+    if(duplex STREQUAL "full")
+      set(name full.${name})
+    endif()
+    jn_cmd(cmd ${tp} records.${name} ${f} NP ${p} ${q} ARGS --steps 6 --seed ${seed})
+    rt_test(records.${tp}.${name} COMMAND ${cmd})
+  endforeach()
 endforeach()
 
 # Variable shapes (dims entries `variable`), both transports: shapes that grow and shrink (0 rows

@@ -191,16 +191,138 @@ void synth_fill(const xfer_cfg_dataset_t *d, const uint64_t *dims, int ch, int d
     const size_t es = xfer_cfg_dataset_esize(d);
     uint64_t idx[XFER_MAX_DIMS] = {0}, n = synth_vol(d->ndims, count), e;
     int k;
+    if (d->record) /* padding is not data: a sender's holds junk, a receiver never looks at it */
+        memset(buf, 0xee, (size_t) n * es);
     for (e = 0; e < n; e++) {
         uint64_t g = 0;
         for (k = 0; k < d->ndims; k++)
             g = g * dims[k] + start[k] + idx[k];
-        xfer_synth_element(d->type, (uint64_t) ch, (uint64_t) di, s, g, buf + e * es);
+        if (d->record)
+            xfer_synth_record(d->record, (uint64_t) ch, (uint64_t) di, s, g, buf + e * es);
+        else
+            xfer_synth_element(d->type, (uint64_t) ch, (uint64_t) di, s, g, buf + e * es);
         for (k = d->ndims - 1; k >= 0; k--) {
             if (++idx[k] < count[k])
                 break;
             idx[k] = 0;
         }
+    }
+}
+
+/* Element @p e of box @p start/@p count as "[i, j, ...]" in @p out (its global coordinates). */
+static void coords(int nd, const uint64_t *start, const uint64_t *count, uint64_t e, char *out,
+                   size_t len)
+{
+    uint64_t c[XFER_MAX_DIMS];
+    size_t n = 0;
+    int k;
+    for (k = nd - 1; k >= 0; k--) {
+        c[k] = start[k] + (count[k] ? e % count[k] : 0);
+        e = count[k] ? e / count[k] : 0;
+    }
+    for (k = 0; k < nd && n < len; k++)
+        n += (size_t) snprintf(out + n, len - n, "%s%" PRIu64, k ? ", " : "[", c[k]);
+    if (n < len)
+        snprintf(out + n, len - n, "]");
+}
+
+int synth_same(const xfer_cfg_dataset_t *d, const char *got, const char *want, uint64_t n,
+               uint64_t *bad, int *field)
+{
+    const size_t es = xfer_cfg_dataset_esize(d);
+    uint64_t e;
+    int f;
+    *field = -1;
+    if (!d->record) { /* every byte is data */
+        if (memcmp(got, want, (size_t) n * es) == 0)
+            return 1;
+        for (e = 0; e < n && memcmp(got + e * es, want + e * es, es) == 0; e++)
+            ;
+        *bad = e;
+        return 0;
+    }
+    for (e = 0; e < n; e++) /* field by field: padding is not data */
+        for (f = 0; f < d->record->nfields; f++) {
+            const xfer_record_field_t *fl = &d->record->fields[f];
+            const size_t at = (size_t) e * es + fl->offset;
+            if (memcmp(got + at, want + at, fl->count * xfer_type_size(fl->type)) != 0) {
+                *bad = e;
+                *field = f;
+                return 0;
+            }
+        }
+    return 1;
+}
+
+void synth_check_data(int i, int j, uint64_t s, const char *what, const uint64_t *dims,
+                      const uint64_t *start, const uint64_t *count, const char *got,
+                      const char *want, const char *more)
+{
+    const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+    const uint64_t n = synth_vol(d->ndims, count);
+    uint64_t e = 0;
+    char at[256], shape[256], fld[128] = "";
+    int f;
+    if (synth_same(d, got, want, n, &e, &f))
+        return;
+    coords(d->ndims, start, count, e, at, sizeof(at));
+    {
+        size_t m = 0;
+        int k;
+        for (k = 0; k < d->ndims && m < sizeof(shape); k++)
+            m += (size_t) snprintf(shape + m, sizeof(shape) - m, "%s%" PRIu64, k ? ", " : "[",
+                                   dims[k]);
+        if (m < sizeof(shape))
+            snprintf(shape + m, sizeof(shape) - m, "]");
+    }
+    if (f >= 0)
+        snprintf(fld, sizeof(fld), ", field %s", d->record->fields[f].name);
+    chs[i].end = END_WRONG;
+    FAIL("channel %s dataset %s step %" PRIu64 ": %s differs from the pattern: element %" PRIu64
+         " of %" PRIu64 " held, at %s of the step's shape %s%s%s%s",
+         cfg->channels[i].name, d->name, s, what, e, n, at, shape, fld, more && more[0] ? "; " : "",
+         more ? more : "");
+}
+
+void synth_record_desc(const xfer_cfg_dataset_t *d, uint64_t s, xfer_dataset_desc_t *desc,
+                       synth_layout_t *own)
+{
+    xfer_status_t st;
+    int f;
+    desc->record = NULL;
+    if (!d->record || s % 2 == 1)
+        return;
+    memset(own, 0, sizeof(*own));
+    own->r.nfields = d->record->nfields;
+    own->r.fields = own->f;
+    for (f = 0; f < d->record->nfields && f < XFER_RECORD_MAX_FIELDS; f++) {
+        own->f[f].name = d->record->fields[f].name;
+        own->f[f].type = d->record->fields[f].type;
+        own->f[f].count = d->record->fields[f].count;
+    }
+    if ((st = xfer_record_layout(&own->r)) != XFER_SUCCESS)
+        FAIL("dataset %s: xfer_record_layout: %s: %s", d->name, xfer_status_name(st),
+             xfer_last_error());
+    desc->record = &own->r;
+}
+
+void synth_check_record_desc(int i, int j, uint64_t s, const xfer_dataset_desc_t *out)
+{
+    const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+    const xfer_record_t *w = d->record, *g = out->record;
+    int f, same;
+    if (!w)
+        return;
+    same = g && out->type == XFER_TYPE_RECORD && g->nfields == w->nfields && g->size == w->size;
+    for (f = 0; same && f < w->nfields; f++)
+        same = strcmp(g->fields[f].name, w->fields[f].name) == 0 &&
+               g->fields[f].type == w->fields[f].type && g->fields[f].count == w->fields[f].count &&
+               g->fields[f].offset == w->fields[f].offset;
+    if (!same) {
+        chs[i].end = END_WRONG;
+        FAIL("channel %s dataset %s step %" PRIu64 ": xfer_get's desc.record is %s, not the "
+             "declaration (%d fields, %zu bytes)",
+             cfg->channels[i].name, d->name, s, g ? "another layout" : "NULL", w->nfields, w->size);
     }
 }
 
@@ -230,6 +352,7 @@ static int put_dataset(int i, int j, uint64_t s)
 {
     const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
     xfer_dataset_desc_t desc;
+    synth_layout_t own;
     size_t bytes;
     char *blk;
     int ok = 1;
@@ -237,11 +360,14 @@ static int put_dataset(int i, int j, uint64_t s)
         return 1;
     if (d->joined)
         return synth_joined_put(i, j, s);
+    if (d->variable)
+        return synth_variable_put(i, j, s);
     memset(&desc, 0, sizeof(desc));
     desc.name = d->name;
     desc.type = d->type;
     desc.ndims = d->ndims;
     memcpy(desc.dims, d->dims, sizeof(desc.dims));
+    synth_record_desc(d, s, &desc, &own);
     synth_block_of(d, crank, csize, o.decomp, desc.start, desc.count);
     bytes = synth_box_bytes(cfg->channels[i].name, d, desc.count);
     blk = o.bind ? bnd[BND(i, j, s)]
@@ -342,7 +468,7 @@ int synth_check_hyperslab(int i, int j, uint64_t s, const uint64_t *dims,
     xfer_dataset_desc_t hout;
     size_t bytes;
     char *hs, *want;
-    int k, ok, same = 1;
+    int k, ok;
     /* the middle third of every dimension (at least one element), within what this rank holds */
     for (k = 0; k < d->ndims; k++) {
         uint64_t lo = dims[k] / 3, hi = dims[k] - dims[k] / 3;
@@ -361,15 +487,10 @@ int synth_check_hyperslab(int i, int j, uint64_t s, const uint64_t *dims,
     CHCALL(ok, i, s, xfer_get_selection(chs[i].h, d->name, st0, c0, hs, bytes, &hout));
     if (ok) {
         synth_fill(d, dims, i, j, s, st0, c0, want);
-        same = memcmp(hs, want, bytes) == 0;
+        synth_check_data(i, j, s, "hyperslab", dims, st0, c0, hs, want, NULL);
     }
     free(hs);
     free(want);
-    if (ok && !same) {
-        chs[i].end = END_WRONG;
-        FAIL("channel %s dataset %s step %" PRIu64 ": hyperslab differs", cfg->channels[i].name,
-             d->name, s);
-    }
     return ok;
 }
 
@@ -390,6 +511,8 @@ static int get_dataset(int i, int j, uint64_t s)
         return 1;
     if (d->joined)
         return synth_joined_get(i, j, s);
+    if (d->variable)
+        return synth_variable_get(i, j, s);
     whole = synth_box_bytes(cn, d, d->dims);
     got = o.bind ? bnd[BND(i, j, s)] : synth_data_alloc(cn, d, whole, 0, "the dataset as received");
     want = synth_data_alloc(cn, d, whole, 0, "the pattern it is compared with");
@@ -410,15 +533,13 @@ static int get_dataset(int i, int j, uint64_t s)
     }
     synth_fill(d, d->dims, i, j, s, out.start, out.count, want);
     held = synth_vol(d->ndims, out.count);
-    if (out.step != s || memcmp(got, want, held * es) != 0) {
-        uint64_t e = 0;
-        while (out.step == s && e < held && memcmp(got + e * es, want + e * es, es) == 0)
-            e++;
+    if (out.step != s) {
         chs[i].end = END_WRONG;
-        FAIL("channel %s dataset %s step %" PRIu64 ": data differs from the pattern (step %" PRIu64
-             " received, first wrong element %" PRIu64 " of %" PRIu64 " held)",
-             cfg->channels[i].name, d->name, s, out.step, e, held);
+        FAIL("channel %s dataset %s step %" PRIu64 ": xfer_get says step %" PRIu64,
+             cfg->channels[i].name, d->name, s, out.step);
     }
+    synth_check_record_desc(i, j, s, &out);
+    synth_check_data(i, j, s, "data", d->dims, out.start, out.count, got, want, NULL);
     if (!(ok = synth_check_hyperslab(i, j, s, d->dims, &out, &nh)))
         goto out;
     checked += held + nh;

@@ -2,7 +2,9 @@
 /* xfer-synth's parts share this: tools/xfer-synth.c (the options, the run around the steps,
  * every rank's results), tools/synth/step.c (one step of every channel: puts, commits, gets
  * checked against the pattern, releases, in the orders and with the delays and faults that
- * --seed and --fault ask for) and tools/synth/joined.c (the rows of joined datasets). */
+ * --seed and --fault ask for), tools/synth/shape.c (the receiving side's checks of a dataset
+ * whose shape changes), tools/synth/joined.c (the rows of joined datasets) and
+ * tools/synth/variable.c (variable shapes and their blocks). */
 #ifndef XFER_TOOLS_SYNTH_H
 #define XFER_TOOLS_SYNTH_H
 
@@ -74,7 +76,8 @@ extern const xfer_config_t *cfg; /* the workflow, comp this component in it */
 extern int comp, crank, csize;
 extern chan_t *chs; /* per channel of the workflow */
 extern uint64_t checked;
-extern void **bnd; /* the bound buffers (--bind), BND() */
+extern int synth_seed_in_errors; /* failures end with "(seed S)": the run draws from it */
+extern void **bnd;               /* the bound buffers (--bind), BND() */
 extern uint64_t synth_not_ready;
 
 /* The bound buffer of channel i, dataset j in step s, in bnd[]: NDS_MAX slots per channel
@@ -117,7 +120,20 @@ static inline int synth_live(int i)
 }
 
 /* What --seed draws: one mix of (seed, what, component, rank, step, item). */
-enum { R_PUT = 1, R_ORDER, R_FULL, R_DELAY0, R_DELAY1, R_SELECT, R_DSORDER, R_ROWS, R_JSELECT };
+enum {
+    R_PUT = 1,
+    R_ORDER,
+    R_FULL,
+    R_DELAY0,
+    R_DELAY1,
+    R_SELECT,
+    R_DSORDER,
+    R_ROWS,
+    R_JSELECT,
+    R_VSHAPE,
+    R_VBLOCK,
+    R_VSELECT
+};
 uint64_t synth_draw(uint64_t what, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 
 void synth_nap_ms(int ms);
@@ -136,6 +152,27 @@ void synth_fill(const xfer_cfg_dataset_t *d, const uint64_t *dims, int ch, int d
  * ended. */
 int synth_check_hyperslab(int i, int j, uint64_t s, const uint64_t *dims,
                           const xfer_dataset_desc_t *out, uint64_t *n);
+/* Compare @p n elements of dataset @p d received (@p got) with the pattern (@p want): 1 when
+ * they match; else the first that differs in *@p bad and, for a record, its field in *@p field
+ * (-1 otherwise). A record is compared field by field: padding is not data. */
+int synth_same(const xfer_cfg_dataset_t *d, const char *got, const char *want, uint64_t n,
+               uint64_t *bad, int *field);
+/* Compare what this rank received of dataset j of channel i in step s, box @p start/@p count of
+ * the step's shape @p dims, with the pattern; a difference ends the run naming @p what, the
+ * element, its global coordinates, the field and @p more (may be NULL). */
+void synth_check_data(int i, int j, uint64_t s, const char *what, const uint64_t *dims,
+                      const uint64_t *start, const uint64_t *count, const char *got,
+                      const char *want, const char *more);
+/* Records: a put gives the caller's layout in desc.record on even steps (one of its own, laid
+ * out by xfer_record_layout from the fields' types and counts, which the runtime checks against
+ * the declaration) and NULL on odd ones; a get must give the declaration back. */
+typedef struct synth_layout {
+    xfer_record_t r;
+    xfer_record_field_t f[XFER_RECORD_MAX_FIELDS];
+} synth_layout_t;
+void synth_record_desc(const xfer_cfg_dataset_t *d, uint64_t s, xfer_dataset_desc_t *desc,
+                       synth_layout_t *own);
+void synth_check_record_desc(int i, int j, uint64_t s, const xfer_dataset_desc_t *out);
 void synth_block_of(const xfer_cfg_dataset_t *d, int rank, int nranks, const char *mode,
                     uint64_t *start, uint64_t *count);
 uint64_t synth_vol(int nd, const uint64_t *c);
@@ -147,14 +184,31 @@ size_t synth_box_bytes(const char *ch, const xfer_cfg_dataset_t *d, const uint64
 void *synth_data_alloc(const char *ch, const xfer_cfg_dataset_t *d, size_t bytes, int zero,
                        const char *what);
 
-/* Joined datasets (dims: [joined, ...]; tools/synth/joined.c). Every rank computes every
- * sending rank's rows of every step from --seed, so a receiver knows each byte it must get. */
-typedef struct jbox {    /* what a receiving rank declared with xfer_select */
+/* Datasets whose shape changes every step (tools/synth/shape.c): joined rows and variable
+ * extents. Every rank computes the step's shape from --seed, so a receiver knows each byte it
+ * must get. */
+typedef struct decl {    /* what a receiving rank declared with xfer_select */
     int declared, whole; /* whole: xfer_select(NULL, NULL) */
     uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
-} jbox_t;
-extern jbox_t *synth_jsel;                             /* [channel * NDS_MAX + dataset] */
+} decl_t;
+extern decl_t *synth_decl;                             /* [channel * NDS_MAX + dataset] */
 extern uint64_t synth_jbound_gets, synth_jcopied_gets; /* --bind: in the buffer, or copied */
+/* Declare box @p b of received dataset j of channel i (xfer_select) and keep it for the checks. */
+void synth_declare(int i, int j, const decl_t *b);
+/* This rank's selection of dataset j of channel i in a step of shape @p dims, by the documented
+ * rules: the box it declared clipped to the step, or the dataset's mode over the step's shape. */
+void synth_step_selection(int i, int j, const uint64_t *dims, uint64_t *start, uint64_t *count);
+/* Compare @p n values with what was expected; on a difference end the run naming @p what. */
+void synth_same_u64(int i, uint64_t s, const char *what, int n, const uint64_t *got,
+                    const uint64_t *want);
+/* Receive dataset j of channel i in step s, of shape @p dims, and check it: xfer_get_shape
+ * (then @p more, may be NULL, for what only its kind checks), the selection, every value and a
+ * hyperslab. @p cap: the bytes of the buffer bound to it (--bind). 0: the channel ended. */
+int synth_shape_get(int i, int j, uint64_t s, const uint64_t *dims, size_t cap,
+                    int (*more)(int i, int j, uint64_t s));
+
+/* Joined datasets (dims: [joined, ...]; tools/synth/joined.c): every rank computes every
+ * sending rank's rows of every step from --seed. */
 /* Declare this rank's box of received joined dataset j of channel i (--select PICK, or drawn
  * from --seed under selection: user); 0 when it declares none. */
 int synth_joined_declare(int i, int j, const char *pick);
@@ -165,6 +219,13 @@ size_t synth_joined_bind_bytes(int i, const xfer_cfg_dataset_t *d, int sending);
  * of it (shape, senders' rows, selection, every byte). 0: the channel ended. */
 int synth_joined_put(int i, int j, uint64_t s);
 int synth_joined_get(int i, int j, uint64_t s);
+
+/* Variable shapes (dims entries `variable`; tools/synth/variable.c): every rank computes each
+ * step's shape and every sending rank's block of it from --seed. The same four calls. */
+int synth_variable_declare(int i, int j, const char *pick);
+size_t synth_variable_bind_bytes(int i, const xfer_cfg_dataset_t *d, int sending);
+int synth_variable_put(int i, int j, uint64_t s);
+int synth_variable_get(int i, int j, uint64_t s);
 
 /* The step-status API (--begin): begin each channel's step s, polling with the timeout. */
 void synth_begin_step(uint64_t s);
