@@ -235,12 +235,14 @@ static void panel_grid(const plot_t *p, int *cols, int *rows, double *pw, double
     *ph = *ph < 60 ? 60 : *ph;
 }
 
-/* V_steps.png: the panels, one colour bar on the right. Margins in pixels: 20 left, 100 right
- * (the colour bar), 70 top (the titles), 10 bottom, 20 and 40 between panels. */
-static void gp_v_steps(FILE *f, const plot_t *p)
+/* The panels of V at the plotted steps, one colour bar on the right, into @p png with palette
+ * @p palette and the multiplot title @p title; @p over (NULL: none) adds a plot of its own over
+ * panel j. Margins in pixels: 20 left, 100 right (the colour bar), 70 top (the titles), 10
+ * bottom, 20 and 40 between panels. */
+static void gp_panels(FILE *f, const plot_t *p, const char *png, const char *palette,
+                      const char *title, void (*over)(FILE *f, const plot_t *p, int j))
 {
     const uint64_t bytes = p->cy * p->cx * sizeof(double);
-    char shown[128] = "";
     double pw, ph, w, h;
     int j, cols, rows;
 
@@ -248,14 +250,10 @@ static void gp_v_steps(FILE *f, const plot_t *p)
     w = 20 + cols * pw + (cols - 1) * 20 + 100;
     h = 70 + rows * ph + (rows - 1) * 40 + 10;
     h = h < 300 ? 300 : h; /* room for the colour bar; the panels keep their aspect */
-
-    if (p->f > 1)
-        snprintf(shown, sizeof(shown), ", shown as means of %" PRIu64 " x %" PRIu64 " blocks", p->f,
-                 p->f);
     fprintf(f,
             "reset\n"
             "set terminal pngcairo size %.0f,%.0f font ',10'\n"
-            "set output 'V_steps.png'\n"
+            "set output '%s'\n"
             "%s"
             "set cbrange [0:%.17g]\n"
             "set cblabel 'V (dimensionless)'\n"
@@ -266,59 +264,10 @@ static void gp_v_steps(FILE *f, const plot_t *p)
             "unset xtics\n"
             "unset ytics\n"
             "unset colorbox\n"
-            "set multiplot layout %d,%d title 'Gray-Scott V at %d of %" PRIu64
-            " coupled steps (%" PRIu64 " x %" PRIu64 " cells%s; one colour scale)' "
+            "set multiplot layout %d,%d title '%s' "
             "margins %.4f,%.4f,%.4f,%.4f spacing %.4f,%.4f\n",
-            w, h, gp_plasma, p->vmax, p->cx - 1, p->cy - 1, rows, cols, p->npanels, p->nsteps,
-            p->ny, p->nx, shown, 20 / w, 1 - 100 / w, 10 / h, 1 - 70 / h, 20 / w, 40 / h);
-    for (j = 0; j < p->npanels; j++) {
-        if (j == p->npanels - 1)
-            fprintf(f, "set colorbox user origin screen %.4f,%.4f size screen %.4f,%.4f\n",
-                    1 - 80 / w, 10 / h, 20 / w, 1 - 80 / h);
-        fprintf(f,
-                "set title 't = %g (step %" PRIu64 ")'\n"
-                "plot '" GS_CHECK_SUBDIR "/V_steps.bin' binary array=(%" PRIu64 ",%" PRIu64
-                ") format='%%float64' skip=%" PRIu64 " with image\n",
-                p->ptime[j], p->pstep[j], p->cx, p->cy, (uint64_t) j * bytes);
-    }
-    fprintf(f, "unset multiplot\n");
-}
-
-/* particles.png: the panels of V_steps.png in grey (white: 0), the particles of id below np
- * over them as red dots; the same layout as V_steps.png. A particle at x (cells) lies in
- * panel pixel x / f - 0.5 (pixel c covers cells c f .. (c + 1) f, centred on c). */
-static void gp_particles(FILE *f, const plot_t *p)
-{
-    const uint64_t bytes = p->cy * p->cx * sizeof(double), pbytes = 2 * p->np * sizeof(double);
-    char shown[128] = "";
-    double pw, ph, w, h;
-    int j, cols, rows;
-
-    panel_grid(p, &cols, &rows, &pw, &ph);
-    w = 20 + cols * pw + (cols - 1) * 20 + 100;
-    h = 70 + rows * ph + (rows - 1) * 40 + 10;
-    h = h < 300 ? 300 : h;
-    if (p->np < p->nparticles)
-        snprintf(shown, sizeof(shown), " (ids below %" PRIu64 " shown)", p->np);
-    fprintf(f,
-            "reset\n"
-            "set terminal pngcairo size %.0f,%.0f font ',10'\n"
-            "set output 'particles.png'\n"
-            "%s"
-            "set cbrange [0:%.17g]\n"
-            "set cblabel 'V (dimensionless)'\n"
-            "unset key\n"
-            "set size ratio -1\n"
-            "set xrange [-0.5:%" PRIu64 ".5]\n"
-            "set yrange [%" PRIu64 ".5:-0.5]\n"
-            "unset xtics\n"
-            "unset ytics\n"
-            "unset colorbox\n"
-            "set multiplot layout %d,%d title '%" PRIu64 " tracer particles%s drifting up the "
-            "gradient of V, at %d of %" PRIu64 " coupled steps' "
-            "margins %.4f,%.4f,%.4f,%.4f spacing %.4f,%.4f\n",
-            w, h, gp_greys, p->vmax, p->cx - 1, p->cy - 1, rows, cols, p->nparticles, shown,
-            p->npanels, p->nsteps, 20 / w, 1 - 100 / w, 10 / h, 1 - 70 / h, 20 / w, 40 / h);
+            w, h, png, palette, p->vmax, p->cx - 1, p->cy - 1, rows, cols, title, 20 / w,
+            1 - 100 / w, 10 / h, 1 - 70 / h, 20 / w, 40 / h);
     for (j = 0; j < p->npanels; j++) {
         if (j == p->npanels - 1)
             fprintf(f, "set colorbox user origin screen %.4f,%.4f size screen %.4f,%.4f\n",
@@ -328,16 +277,52 @@ static void gp_particles(FILE *f, const plot_t *p)
                 "plot '" GS_CHECK_SUBDIR "/V_steps.bin' binary array=(%" PRIu64 ",%" PRIu64
                 ") format='%%float64' skip=%" PRIu64 " with image",
                 p->ptime[j], p->pstep[j], p->cx, p->cy, (uint64_t) j * bytes);
-        if (p->np)
-            fprintf(f,
-                    ", '" GS_CHECK_SUBDIR "/particles.bin' binary record=(%" PRIu64
-                    ") format='%%float64%%float64' skip=%" PRIu64 " using ($1 / %" PRIu64
-                    ".0 - 0.5):($2 / %" PRIu64 ".0 - 0.5) with points pt 7 ps 0.25 "
-                    "lc rgb '#d62728'",
-                    p->np, (uint64_t) j * pbytes, p->f, p->f);
+        if (over)
+            over(f, p, j);
         fprintf(f, "\n");
     }
     fprintf(f, "unset multiplot\n");
+}
+
+/* V_steps.png: the panels in the plasma palette. */
+static void gp_v_steps(FILE *f, const plot_t *p)
+{
+    char shown[128] = "", title[512];
+    if (p->f > 1)
+        snprintf(shown, sizeof(shown), ", shown as means of %" PRIu64 " x %" PRIu64 " blocks", p->f,
+                 p->f);
+    snprintf(title, sizeof(title),
+             "Gray-Scott V at %d of %" PRIu64 " coupled steps (%" PRIu64 " x %" PRIu64
+             " cells%s; one colour scale)",
+             p->npanels, p->nsteps, p->ny, p->nx, shown);
+    gp_panels(f, p, "V_steps.png", gp_plasma, title, NULL);
+}
+
+/* Panel j's particles of id below np, red dots. A particle at x (cells) lies in panel pixel
+ * x / f - 0.5 (pixel c covers cells c f .. (c + 1) f, centred on c). */
+static void gp_particle_dots(FILE *f, const plot_t *p, int j)
+{
+    const uint64_t pbytes = 2 * p->np * sizeof(double);
+    if (p->np)
+        fprintf(f,
+                ", '" GS_CHECK_SUBDIR "/particles.bin' binary record=(%" PRIu64
+                ") format='%%float64%%float64' skip=%" PRIu64 " using ($1 / %" PRIu64
+                ".0 - 0.5):($2 / %" PRIu64 ".0 - 0.5) with points pt 7 ps 0.25 "
+                "lc rgb '#d62728'",
+                p->np, (uint64_t) j * pbytes, p->f, p->f);
+}
+
+/* particles.png: the panels of V_steps.png in grey (white: 0), the particles over them. */
+static void gp_particles(FILE *f, const plot_t *p)
+{
+    char shown[128] = "", title[512];
+    if (p->np < p->nparticles)
+        snprintf(shown, sizeof(shown), " (ids below %" PRIu64 " shown)", p->np);
+    snprintf(title, sizeof(title),
+             "%" PRIu64 " tracer particles%s drifting up the gradient of V, at %d of %" PRIu64
+             " coupled steps",
+             p->nparticles, shown, p->npanels, p->nsteps);
+    gp_panels(f, p, "particles.png", gp_greys, title, gp_particle_dots);
 }
 
 /* stats.png: U left, V right; the mean above, min and max below; each panel autoscaled. A
