@@ -62,13 +62,6 @@ typedef struct {
     int nodes_set;
 } opts_t;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: xfer-sched verify|cost|dump --algo NAME|all --p P --q Q\n"
@@ -315,7 +308,7 @@ static int run_one(const opts_t *o, const char *algo, const size_t *file, int pr
     xfer_side_t a, b;
     xfer_sim_report_t r;
     xfer_status_t st;
-    double t0 = now();
+    double t0 = xfer_sched_now();
 
     make_sides(o, !strncmp(algo, "hier:", 5) ? algo + 5 : algo, file, &a, &b);
     if (!strncmp(algo, "hier:", 5))
@@ -333,12 +326,13 @@ static int run_one(const opts_t *o, const char *algo, const size_t *file, int pr
     if (print_cost)
         printf("%-12s %6d %6d %6d %6d %9ld %12zu %12zu %14zu %12.6g %12.6g %7.3f %7.2f\n", algo,
                o->p, o->q, r.steps, r.rounds, r.messages, r.max_sent, r.max_recv, r.total_sent,
-               r.predicted, r.bound, r.bound > 0 ? r.predicted / r.bound : 0.0, now() - t0);
+               r.predicted, r.bound, r.bound > 0 ? r.predicted / r.bound : 0.0,
+               xfer_sched_now() - t0);
     else
         printf("%-12s p=%d q=%d: ok: %d steps, %ld messages, predicted %.6g s (bound %.6g s, "
                "ratio %.3f), checked in %.2f s\n",
                algo, o->p, o->q, r.steps, r.messages, r.predicted, r.bound,
-               r.bound > 0 ? r.predicted / r.bound : 0.0, now() - t0);
+               r.bound > 0 ? r.predicted / r.bound : 0.0, xfer_sched_now() - t0);
     return 0;
 }
 
@@ -402,12 +396,12 @@ static int cmd_dump(const opts_t *o, const size_t *file)
 static int cmd_sweep(opts_t *o)
 {
     int n = 0, i, p, q, mode, shapes = 0;
-    double t0 = now();
+    double t0 = xfer_sched_now();
     xfer_algo_info_t info;
 
     xfer_algorithm_count(&n);
     for (i = 0; i < n; i++) {
-        double ta = now();
+        double ta = xfer_sched_now();
         int runs = 0;
         xfer_algorithm_info(i, &info);
         if (strcmp(o->algo, "all") && strcmp(o->algo, info.name))
@@ -438,9 +432,9 @@ static int cmd_sweep(opts_t *o)
                 }
         shapes += runs;
         printf("%-12s %6d shapes verified (p, q <= %d; half both ways and full) in %.1f s\n",
-               info.name, runs, o->max, now() - ta);
+               info.name, runs, o->max, xfer_sched_now() - ta);
     }
-    printf("sweep: %d simulations, all properties hold, %.1f s\n", shapes, now() - t0);
+    printf("sweep: %d simulations, all properties hold, %.1f s\n", shapes, xfer_sched_now() - t0);
     return 0;
 }
 

@@ -93,13 +93,6 @@ typedef struct run {
     uint64_t rows, pieces, bytes, sims, na;
 } run_t;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
-}
-
 /* splitmix64: the same stream for a seed on every machine. */
 static uint64_t rnd(run_t *R)
 {
@@ -703,7 +696,7 @@ int xfer_sched_joined(int argc, char **argv)
 {
     jopts_t o;
     run_t R;
-    double t0 = now();
+    double t0 = xfer_sched_now();
     int k, i, rc = 0;
 
     parse(argc, argv, &o);
@@ -756,7 +749,8 @@ int xfer_sched_joined(int argc, char **argv)
             printf("; %d allgatherv schedules x %d steps: %" PRIu64 " simulations (%" PRIu64
                    " not applicable)",
                    R.nalgos, NHARD + o.steps, R.sims, R.na);
-        printf(": ok, every receiving rank holds exactly its rows (%.2f s)\n", now() - t0);
+        printf(": ok, every receiving rank holds exactly its rows (%.2f s)\n",
+               xfer_sched_now() - t0);
     }
     for (k = 0; k < R.ndir; k++)
         dir_free(&R.dir[k]);

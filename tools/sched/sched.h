@@ -4,6 +4,16 @@
 #ifndef XFER_TOOLS_SCHED_H
 #define XFER_TOOLS_SCHED_H
 
+#include <time.h>
+
+/* Seconds on the monotonic clock, for the commands' timings. */
+static inline double xfer_sched_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
 /* tools/sched/joined.c: the joined datasets' schedules, step by step from a seed. */
 int xfer_sched_joined(int argc, char **argv);
 
