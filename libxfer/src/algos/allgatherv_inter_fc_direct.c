@@ -20,8 +20,17 @@
  * allgatherv are the slow part when p != q. Here the smaller group's ranks receive P k_L and send
  * P k_S, each link busy one way per slot.
  *
+ * Uneven blocks (allgatherv): when a direction's busiest sender would send more than any
+ * receiver takes in at all (n_recv max k_g > max(K_L, K_S)), that direction goes by pieces: the
+ * other group's bytes are cut into one segment per receiver, each sender sends each receiver
+ * the part of that receiver's segment it holds, and the receivers pass the segments round their
+ * ring (n_recv - 1 steps, each waiting for the segment before it: store and forward, no
+ * pipelining within a segment).
+ *
  * Cost: P a + max(K_L, K_S, Q max k_L, P max k_S) b, K_g = the bytes group g contributes. With
- *       equal blocks in both groups this is P a + max(P k_L, Q k_S) b: the bandwidth bound.
+ *       equal blocks in both groups this is P a + max(P k_L, Q k_S) b: the bandwidth bound. By
+ *       pieces, a direction costs about (n_recv - 1) a + 2 K_g b instead (the pieces, then the
+ *       ring): up to 2x the bound with skewed counts (docs/benchmarks.md, joined datasets).
  * Restrictions: none (empty blocks are skipped; half duplex sends one way only).
  * Preferred when: full duplex with p != q and blocks of similar size on a network that
  *       penalises two-way pair exchanges; not when one small group must feed a large one
