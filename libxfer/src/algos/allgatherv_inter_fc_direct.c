@@ -29,8 +29,10 @@
  *
  * Cost: P a + max(K_L, K_S, Q max k_L, P max k_S) b, K_g = the bytes group g contributes. With
  *       equal blocks in both groups this is P a + max(P k_L, Q k_S) b: the bandwidth bound. By
- *       pieces, a direction costs about (n_recv - 1) a + 2 K_g b instead (the pieces, then the
- *       ring): up to 2x the bound with skewed counts (docs/benchmarks.md, joined datasets).
+ *       pieces, a direction costs about n_recv a + (max k_g + (n_recv - 1) K_g / n_recv) b (the
+ *       busiest sender's pieces, then the ring's segments one after another): with the
+ *       heaviest rank at 2x the average, 1.25 K_g b at 4 x 4 and 1.83 K_g b at 2 x 6 against
+ *       the bound's K_g b (docs/benchmarks.md, joined datasets).
  * Restrictions: none (empty blocks are skipped; half duplex sends one way only).
  * Preferred when: full duplex with p != q and blocks of similar size on a network that
  *       penalises two-way pair exchanges; not when one small group must feed a large one
