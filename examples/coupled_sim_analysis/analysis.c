@@ -45,7 +45,8 @@ typedef struct opts {
 } opts_t;
 
 #ifdef GS_WITH_HDF5
-static void *h5; /* the output file while it is open: abort() keeps its completed steps */
+static void *h5;  /* the output file while it is open: abort() keeps its completed steps */
+static void *ph5; /* particles.h5 likewise: a group per step (their number changes) */
 #endif
 
 static void cleanup_on_failure(void)
@@ -53,6 +54,8 @@ static void cleanup_on_failure(void)
 #ifdef GS_WITH_HDF5
     if (h5)
         xfer_adapter_hdf5()->abort(&h5);
+    if (ph5)
+        xfer_adapter_hdf5()->abort(&ph5);
 #endif
 }
 
@@ -75,8 +78,9 @@ static void usage(FILE *f)
             ")\n"
             "  receives stats.csv, fields.h5 (+ fields.xmf), V_steps.png, stats.png and\n"
             "  V_hist.png (and .check/, the figures' gnuplot script and data); with the dataset\n"
-            "  particles, particles.csv and particles.png. fields.h5 layout: one dataset per\n"
-            "  variable with a step dimension (step, default) or a group per step (group).\n");
+            "  particles, particles.csv, particles.png and particles.h5 (a group per step).\n"
+            "  fields.h5 layout: one dataset per variable with a step dimension (step,\n"
+            "  default) or a group per step (group).\n");
 }
 
 /* The options; --help, --version and usage errors exit. */
@@ -229,12 +233,37 @@ static void h5_write_step(const h5vars_t *w, uint64_t step, uint64_t r0, uint64_
 }
 #endif
 
+#ifdef GS_WITH_HDF5
+/* One step of particles.h5: /step_NNNNNN/particles, the step's particles in simulation-rank
+ * order, a compound of the record's fields; every rank its share (collective). */
+static void h5_write_particles(uint64_t step, const gs_particle_t *p, uint64_t first, uint64_t n,
+                               uint64_t total, double time)
+{
+    const xfer_adapter_ops_t *ops = xfer_adapter_hdf5();
+    xfer_record_field_t f[3];
+    xfer_record_t rec;
+    xfer_adapter_var_t var;
+    memset(&var, 0, sizeof(var));
+    gs_particle_record(&rec, f);
+    snprintf(var.name, sizeof(var.name), "/particles");
+    var.type = XFER_TYPE_RECORD;
+    var.ndims = 1;
+    var.dims[0] = total;
+    var.record = &rec;
+    if (ops->set_time)
+        HCHECK(ops->set_time(ph5, step, time));
+    HCHECK(ops->write(ph5, step, &var, &first, &n, p));
+    HCHECK(ops->end_step(ph5, step));
+}
+#endif
+
 /* This rank's share of the particles of the current step, and what they hold. */
 typedef struct precv {
     gs_particle_t *p;
     size_t n, cap;
     gs_pstats_t ps; /* after get_particles: the step's statistics on rank 0, rows on all */
     uint64_t seeded;
+    uint64_t total, first; /* the step's particles; where this rank's share starts */
 } precv_t;
 
 /* Receive this rank's share of the current step's particles (selection: rows), check them with
@@ -260,6 +289,8 @@ static void get_particles(xfer_channel_t *ch, precv_t *r, uint64_t ny, uint64_t 
     }
     XCHECK(xfer_get(ch, GS_PARTICLES_DATASET, r->p, r->cap * sizeof(*r->p), &d));
     r->n = d.count[0];
+    r->total = d.dims[0];
+    r->first = d.start[0];
     /* each simulation rank's particles: its rows of the step, in rank order */
     if (!r->ps.rows) {
         XCHECK(xfer_get_rows(ch, GS_PARTICLES_DATASET, NULL, 0, &nsenders));
@@ -366,6 +397,12 @@ int main(int argc, char **argv)
         snprintf(h5path, sizeof(h5path), "%s/fields.h5", o.output);
         h5vars_init(&hv, ny, nx, o.bins);
         HCHECK(xfer_adapter_hdf5()->create(h5path, comm, &wo, &h5));
+        if (particles) { /* their number changes every step: a group per step */
+            char pp[4096];
+            wo.layout = XFER_ADAPTER_GROUP_PER_STEP;
+            snprintf(pp, sizeof(pp), "%s/particles.h5", o.output);
+            HCHECK(xfer_adapter_hdf5()->create(pp, comm, &wo, &ph5));
+        }
     }
 #endif
 
@@ -436,6 +473,8 @@ int main(int argc, char **argv)
 #ifdef GS_WITH_HDF5
         if (h5)
             h5_write_step(&hv, d.step, r0, nr, u, v, &stats, time);
+        if (ph5)
+            h5_write_particles(d.step, parts.p, parts.first, parts.n, parts.total, time);
 #endif
         XCHECK(xfer_step_end(ch));
         step++;
@@ -445,6 +484,8 @@ int main(int argc, char **argv)
 #ifdef GS_WITH_HDF5
     if (h5)
         HCHECK(xfer_adapter_hdf5()->commit(&h5));
+    if (ph5)
+        HCHECK(xfer_adapter_hdf5()->commit(&ph5));
 #endif
 
     /* the panels of V_steps.png on rank 0 (collective) */
@@ -516,7 +557,8 @@ int main(int argc, char **argv)
                    "rows), every id exactly once, all inside the grid\n",
                    step, parts.seeded);
         printf("gray-scott-analysis: outputs in %s: stats.csv%s%s%s%s\n", o.output,
-               particles ? ", particles.csv" : "", h5path[0] ? ", fields.h5, fields.xmf" : "",
+               particles ? (h5path[0] ? ", particles.csv, particles.h5" : ", particles.csv") : "",
+               h5path[0] ? ", fields.h5, fields.xmf" : "",
                o.plots ? ", V_steps.png, stats.png, V_hist.png" : "",
                o.plots && particles ? ", particles.png" : "");
         fflush(stdout);

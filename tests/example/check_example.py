@@ -7,7 +7,8 @@
       run the example (COMMAND writes into DIR), then check its outputs: the analysis'
       statistics equal the simulation's reference (DIR/.check/reference_stats.csv), the PNGs
       (V_steps.png, stats.png, V_hist.png) are valid images of sensible size, fields.h5 is
-      HDF5, and DIR holds nothing else but .check/; with --particles, the analysis' particle
+      HDF5 (with --particles, particles.h5 a group per step holding every id once), and DIR
+      holds nothing else but .check/; with --particles, the analysis' particle
       check passed (its line in the output), particles.csv equals the simulation's
       DIR/.check/reference_particles.csv, every step holds P particles whose per-rank rows add
       up to P and change from step to step (they migrate), and particles.png is valid; with
@@ -142,6 +143,8 @@ def check_user_outputs(out, pngs, hdf5, particles):
         allowed.add("particles.csv")
     if hdf5:
         allowed |= {"fields.h5", "fields.xmf"}
+    if hdf5 and particles is not None:
+        allowed.add("particles.h5")
     return [f"{os.path.join(out, name)}: not one of the user's outputs (those for the checks "
             f"go to {CHECK_DIR}/)" for name in sorted(set(os.listdir(out)) - allowed)]
 
@@ -223,6 +226,40 @@ def check_coords(path, rows):
     return errs
 
 
+def check_particles_h5(path, rows, n):
+    """particles.h5: a group per step (step_NNNNNN/particles), `rows` steps, each a compound of
+    the record's fields (id, pos, v) holding n particles with every id 0 .. n-1 once. With h5py;
+    without it, the groups are counted with h5ls."""
+    if not os.path.isfile(path):
+        return [f"{path}: missing"]
+    try:
+        import h5py
+    except ImportError:
+        h5ls = shutil.which("h5ls")
+        if not h5ls:
+            return []
+        out = subprocess.run([h5ls, "-r", path], capture_output=True, text=True)
+        sets = [l for l in out.stdout.splitlines() if l.split()[:1] and
+                l.split()[0].endswith("/particles")]
+        return [] if len(sets) == rows else [f"{path}: {len(sets)} steps, expected {rows}"]
+    errs = []
+    with h5py.File(path, "r") as f:
+        steps = sorted(k for k in f.keys() if k.startswith("step_"))
+        if len(steps) != rows:
+            errs.append(f"{path}: {len(steps)} step groups, expected {rows}")
+        for k in steps:
+            d = f[k]["particles"]
+            if d.dtype.names != ("id", "pos", "v") or d.shape != (n,):
+                errs.append(f"{path}: /{k}/particles is {d.dtype} {d.shape}, expected the "
+                            f"record (id, pos, v) of {n} particles")
+                break
+            ids = sorted(int(i) for i in d["id"])
+            if ids != list(range(n)):
+                errs.append(f"{path}: /{k}/particles does not hold every id 0..{n - 1} once")
+                break
+    return errs
+
+
 FIGURES = ("V_steps.png", "stats.png", "V_hist.png")
 DEFAULT_PNGS = ",".join(FIGURES)
 PARTICLE_FIGURE = "particles.png"
@@ -274,6 +311,8 @@ def check_outputs(out, rows, hdf5, pngs=FIGURES, particles=None):
         errs += check_hdf5(os.path.join(out, "fields.h5"), rows)
     if particles is not None:
         errs += check_particles(out, rows, particles)
+    if hdf5 and particles is not None:
+        errs += check_particles_h5(os.path.join(out, "particles.h5"), rows, particles)
     return errs + check_user_outputs(out, pngs, hdf5, particles)
 
 
