@@ -64,6 +64,10 @@ extern PyTypeObject XpyWorkflow_Type;
 extern PyTypeObject XpyChannel_Type;
 
 int xpy_workflow_types_ready(PyObject *module);
+/* errors.c: XferError and its subclasses into @p module */
+int xpy_exceptions_add(PyObject *module);
+/* convert.c: the validated workflow file as plain Python data */
+PyObject *xpy_config_dict(const xfer_config_t *cfg);
 int xpy_mpi_add(PyObject *module);
 int xpy_coll_add(PyObject *module);
 extern PyMethodDef xpy_mpi_methods[];

@@ -10,8 +10,6 @@
 
 #include <string.h>
 
-PyObject *xpy_config_dict(const xfer_config_t *cfg);
-
 /* ---- Workflow ----------------------------------------------------------------------------- */
 
 static int wf_init(XpyWorkflow *self, PyObject *args, PyObject *kw)
