@@ -216,6 +216,7 @@ early:
 xfer_status_t xfer_channel_attach(xfer_t *x, const char *channel, MPI_Comm inter)
 {
     xfer_status_t st;
+    xfer_transport_t tp;
     MPI_Comm dup = MPI_COMM_NULL;
     int i, is_inter = 0;
 
@@ -230,7 +231,8 @@ xfer_status_t xfer_channel_attach(xfer_t *x, const char *channel, MPI_Comm inter
     if (x->cfg->channels[i].from != x->comp && x->cfg->channels[i].to != x->comp)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s does not involve component %s", channel,
                         x->cfg->components[x->comp].name);
-    if (x->ch[i] && x->ch[i]->file)
+    XFER_CHECK_GOTO(xfer_rt_transport(x, i, &tp), st, out);
+    if (x->ch[i] && tp == XFER_TRANSPORT_FILE)
         return XFER_ERR(XFER_ERR_STATE,
                         "channel %s uses the file transport: it has no intercommunicator to "
                         "attach (xfer_init opened it)",
