@@ -45,7 +45,8 @@ program fvariable
     type(xfer_t) :: x
     type(xfer_channel_t) :: ch
     character(len=64) :: me, arg, dname
-    logical :: corrupt, sent
+    logical :: corrupt, sent, differs = .false.
+    character(len=64) :: last_differs = ''
     integer :: ierr, comm, rank, nranks, s, i, nds, typ, nd
     integer(c_int64_t) :: dims(XFER_MAX_DIMS)
     integer(c_size_t) :: offsets(4)
@@ -89,8 +90,25 @@ program fvariable
     end do
     call xfer_finalize(x)
     call MPI_Finalize(ierr)
+    if (differs) error stop 1
 
 contains
+
+    !> A value check: a difference is reported (once per step and dataset) and the run goes on to
+    !! its end, which then fails; the words reach the test whatever the launcher does with an
+    !! abort's output (hydra may drop what a rank wrote just before MPI_Abort).
+    subroutine expect_value(cond, what)
+        logical, intent(in) :: cond
+        character(len=*), intent(in) :: what
+        if (cond) return
+        if (what /= last_differs) then
+            write (error_unit, '(a, a, a, i0, a, a)') 'fvariable: ', trim(me), ' rank ', rank, &
+                ': FAILED: ', what
+            flush (error_unit)
+            last_differs = what
+        end if
+        differs = .true.
+    end subroutine expect_value
 
     subroutine expect(cond, what)
         logical, intent(in) :: cond
@@ -334,28 +352,28 @@ contains
         call xfer_get(ch, 'g', g(:, 1:c(2)))
         do i = 1, c(2)
             do j = 1, c(1)
-                call expect(g(j, i) == g_at(st, a(2) + i - 1, a(1) + j - 1), 'g'//trim(w))
+                call expect_value(g(j, i) == g_at(st, a(2) + i - 1, a(1) + j - 1), 'g'//trim(w))
             end do
         end do
         call check_shape('y', st, XFER_SELECT_ROWS, [int(st + 1, c_int64_t)], a1, c1)
         allocate (y(c1(1)))
         call xfer_get(ch, 'y', y)
         do i = 1, c1(1)
-            call expect(y(i) == y_at(st, a1(1) + i - 1), 'y'//trim(w))
+            call expect_value(y(i) == y_at(st, a1(1) + i - 1), 'y'//trim(w))
         end do
         call check_shape('m', st, XFER_SELECT_BLOCK, [COLS(st), ROWS(st)], a, c)
         allocate (m(c(1), c(2)))
         call xfer_get(ch, 'm', m)
         do i = 1, c(2)
             do j = 1, c(1)
-                call expect(m(j, i) == m_at(st, a(2) + i - 1, a(1) + j - 1), 'm'//trim(w))
+                call expect_value(m(j, i) == m_at(st, a(2) + i - 1, a(1) + j - 1), 'm'//trim(w))
             end do
         end do
         call check_shape('parts', st, XFER_SELECT_ROWS, [ROWS(st) + 2], a1, c1)
         allocate (parts(c1(1)))
         call xfer_get(ch, 'parts', parts, offsets=offsets)
         do i = 1, c1(1)
-            call expect(same(parts(i), part_at(st, a1(1) + i - 1)), 'parts'//trim(w))
+            call expect_value(same(parts(i), part_at(st, a1(1) + i - 1)), 'parts'//trim(w))
         end do
         call xfer_step_end(ch)
     end subroutine recv_step
