@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The stream's joined and variable datasets, when every receiving rank takes all of each
- * (stream_joined.h): each slot's second phase is one inter-group allgatherv plan, made when the
+ * (stream_jtable.h): each slot's second phase is one inter-group allgatherv plan, made when the
  * channel forms and recounted for each step's counts without any communication. */
 #include <limits.h>
 #include <string.h>
