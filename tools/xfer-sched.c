@@ -97,12 +97,6 @@ static void parse_args(int argc, char **argv, opts_t *o)
         O_RANK,
         O_ALPHA,
         O_BETA,
-        O_NODE,
-        O_NODEB,
-        O_SENDERS,
-        O_JITTER,
-        O_CALLS,
-        O_SYNC,
         O_DUPLEX,
         O_REVERSE,
         O_RR
@@ -117,15 +111,9 @@ static void parse_args(int argc, char **argv, opts_t *o)
                                              {"rank", required_argument, NULL, O_RANK},
                                              {"alpha", required_argument, NULL, O_ALPHA},
                                              {"beta", required_argument, NULL, O_BETA},
-                                             {"node-size", required_argument, NULL, O_NODE},
-                                             {"node-size-b", required_argument, NULL, O_NODEB},
-                                             {"senders", required_argument, NULL, O_SENDERS},
-                                             {"jitter", required_argument, NULL, O_JITTER},
-                                             {"calls", required_argument, NULL, O_CALLS},
-                                             {"hier-sync", required_argument, NULL, O_SYNC},
+                                             XFER_SCHED_NODE_LONGOPTS,
                                              {"duplex", required_argument, NULL, O_DUPLEX},
                                              {"reverse", no_argument, NULL, O_REVERSE},
-                                             {"roundrobin", no_argument, NULL, O_RR},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int c;
@@ -173,34 +161,6 @@ static void parse_args(int argc, char **argv, opts_t *o)
         case O_BETA:
             o->params.beta = xfer_cli_double(PROG, "--beta", optarg, 0, 1e9);
             break;
-        case O_NODE:
-            o->nodes.node_size[0] = o->nodes.node_size[1] =
-                (int) xfer_cli_long(PROG, "--node-size", optarg, 1, 1 << 20);
-            o->nodes_set = 1;
-            break;
-        case O_NODEB:
-            o->nodes.node_size[1] = (int) xfer_cli_long(PROG, "--node-size-b", optarg, 1, 1 << 20);
-            o->nodes_set = 1;
-            break;
-        case O_SENDERS:
-            o->nodes.senders = (int) xfer_cli_long(PROG, "--senders", optarg, 1, 1 << 20);
-            o->nodes_set = 1;
-            break;
-        case O_JITTER:
-            o->nodes.jitter_runs = (int) xfer_cli_long(PROG, "--jitter", optarg, 0, 100000);
-            o->nodes_set = 1;
-            break;
-        case O_CALLS:
-            o->nodes.calls = (int) xfer_cli_long(PROG, "--calls", optarg, 1, 1000);
-            o->nodes_set = 1;
-            break;
-        case O_SYNC:
-            if (strcmp(optarg, "flags") && strcmp(optarg, "barrier"))
-                xfer_cli_usage_error(PROG, "--hier-sync: expected flags or barrier, got \"%s\"",
-                                     optarg);
-            o->nodes.barrier = !strcmp(optarg, "barrier");
-            o->nodes_set = 1;
-            break;
         case O_DUPLEX:
             if (strcmp(optarg, "half") && strcmp(optarg, "full"))
                 xfer_cli_usage_error(PROG, "--duplex: expected half or full, got \"%s\"", optarg);
@@ -210,11 +170,10 @@ static void parse_args(int argc, char **argv, opts_t *o)
         case O_REVERSE:
             o->reverse = 1;
             break;
-        case O_RR:
-            o->nodes.roundrobin = o->nodes_set = 1;
-            break;
         default:
-            xfer_cli_bad_option(PROG, c, argv);
+            if (!xfer_sched_node_opt(PROG, c, optarg, &o->nodes))
+                xfer_cli_bad_option(PROG, c, argv);
+            o->nodes_set = 1;
         }
     }
     if (optind < argc)

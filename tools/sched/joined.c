@@ -521,13 +521,6 @@ static void parse(int argc, char **argv, jopts_t *o)
         O_ALGO,
         O_DUPLEX,
         O_REVERSE,
-        O_NODE,
-        O_NODEB,
-        O_RR,
-        O_SENDERS,
-        O_SYNC,
-        O_CALLS,
-        O_JITTER,
         O_VERBOSE,
         O_CORRUPT
     };
@@ -541,13 +534,7 @@ static void parse(int argc, char **argv, jopts_t *o)
                                              {"algo", required_argument, NULL, O_ALGO},
                                              {"duplex", required_argument, NULL, O_DUPLEX},
                                              {"reverse", no_argument, NULL, O_REVERSE},
-                                             {"node-size", required_argument, NULL, O_NODE},
-                                             {"node-size-b", required_argument, NULL, O_NODEB},
-                                             {"roundrobin", no_argument, NULL, O_RR},
-                                             {"senders", required_argument, NULL, O_SENDERS},
-                                             {"hier-sync", required_argument, NULL, O_SYNC},
-                                             {"calls", required_argument, NULL, O_CALLS},
-                                             {"jitter", required_argument, NULL, O_JITTER},
+                                             XFER_SCHED_NODE_LONGOPTS,
                                              {"verbose", no_argument, NULL, O_VERBOSE},
                                              {"corrupt", required_argument, NULL, O_CORRUPT},
                                              {"help", no_argument, NULL, 'h'},
@@ -610,37 +597,6 @@ static void parse(int argc, char **argv, jopts_t *o)
         case O_REVERSE:
             o->reverse = 1;
             break;
-        case O_NODE:
-            o->nodes.node_size[0] = o->nodes.node_size[1] =
-                (int) xfer_cli_long(PROG, "--node-size", optarg, 1, 1 << 20);
-            o->nodes_set = 1;
-            break;
-        case O_NODEB:
-            o->nodes.node_size[1] = (int) xfer_cli_long(PROG, "--node-size-b", optarg, 1, 1 << 20);
-            o->nodes_set = 1;
-            break;
-        case O_RR:
-            o->nodes.roundrobin = o->nodes_set = 1;
-            break;
-        case O_SENDERS:
-            o->nodes.senders = (int) xfer_cli_long(PROG, "--senders", optarg, 1, 1 << 20);
-            o->nodes_set = 1;
-            break;
-        case O_SYNC:
-            if (strcmp(optarg, "flags") && strcmp(optarg, "barrier"))
-                xfer_cli_usage_error(PROG, "--hier-sync: expected flags or barrier, got \"%s\"",
-                                     optarg);
-            o->nodes.barrier = !strcmp(optarg, "barrier");
-            o->nodes_set = 1;
-            break;
-        case O_CALLS:
-            o->nodes.calls = (int) xfer_cli_long(PROG, "--calls", optarg, 1, 1000);
-            o->nodes_set = 1;
-            break;
-        case O_JITTER:
-            o->nodes.jitter_runs = (int) xfer_cli_long(PROG, "--jitter", optarg, 0, 100000);
-            o->nodes_set = 1;
-            break;
         case O_VERBOSE:
             o->verbose = 1;
             break;
@@ -652,7 +608,9 @@ static void parse(int argc, char **argv, jopts_t *o)
             o->corrupt = i;
             break;
         default:
-            xfer_cli_bad_option(PROG, c, argv);
+            if (!xfer_sched_node_opt(PROG, c, optarg, &o->nodes))
+                xfer_cli_bad_option(PROG, c, argv);
+            o->nodes_set = 1;
         }
     }
     if (optind < argc)

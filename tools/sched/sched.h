@@ -6,6 +6,34 @@
 
 #include <time.h>
 
+#include <xfer/sim.h>
+
+/* The node options (--node-size, --node-size-b, --roundrobin, --senders, --hier-sync, --calls,
+ * --jitter) that `verify`/`cost`/`dump` and `joined` share: their getopt codes, their
+ * getopt_long entries, and their parsing (tools/sched/nodes.c). */
+enum {
+    XFER_SCHED_O_NODE = 0x400,
+    XFER_SCHED_O_NODEB,
+    XFER_SCHED_O_RR,
+    XFER_SCHED_O_SENDERS,
+    XFER_SCHED_O_SYNC,
+    XFER_SCHED_O_CALLS,
+    XFER_SCHED_O_JITTER
+};
+#define XFER_SCHED_NODE_LONGOPTS                                                                   \
+    {"node-size", required_argument, NULL, XFER_SCHED_O_NODE},                                     \
+        {"node-size-b", required_argument, NULL, XFER_SCHED_O_NODEB},                              \
+        {"roundrobin", no_argument, NULL, XFER_SCHED_O_RR},                                        \
+        {"senders", required_argument, NULL, XFER_SCHED_O_SENDERS},                                \
+        {"hier-sync", required_argument, NULL, XFER_SCHED_O_SYNC},                                 \
+        {"calls", required_argument, NULL, XFER_SCHED_O_CALLS},                                    \
+    {                                                                                              \
+        "jitter", required_argument, NULL, XFER_SCHED_O_JITTER                                     \
+    }
+/* Option @p c with argument @p arg into @p n, if it is a node option (returns 1; usage errors
+ * exit naming @p prog); 0: not one. */
+int xfer_sched_node_opt(const char *prog, int c, const char *arg, xfer_sim_nodes_t *n);
+
 /* Seconds on the monotonic clock, for the commands' timings. */
 static inline double xfer_sched_now(void)
 {
