@@ -135,6 +135,14 @@ xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, vo
                                 const int rcounts[], const int rdispls[],
                                 const size_t local_bytes[]);
 
+/* plan.c, for plan_recount.c: a plan's argument checks, its counts per group (allocated, then
+ * their prefix sums and totals), its staging buffers; the tag of its point-to-point messages */
+#define XFER_P2P_TAG 0x5846
+xfer_status_t xfer_plan_validate(xfer_plan_t *p);
+xfer_status_t xfer_plan_alloc_counts(xfer_plan_t *p, int g);
+void xfer_plan_finish_counts(xfer_plan_t *p, int g);
+xfer_status_t xfer_plan_setup_buffers(xfer_plan_t *p);
+
 /* hier.c: the node staging of a recount (geometry and schedule for p->shape, the same inner
  * algorithm and window) */
 xfer_status_t xfer_hier_recount(xfer_plan_t *p);
