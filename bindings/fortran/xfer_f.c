@@ -19,44 +19,17 @@
 
 #include <xfer/xfer.h>
 
-/* Prototypes: these are called from Fortran only (bind(C) interfaces in xfer.f90). */
-int xfer_f_init(const char *config, const char *component, int has_comm, MPI_Fint comm, void **x);
-int xfer_f_finalize(void **x);
-int xfer_f_comm(void *x, MPI_Fint *comm);
-int xfer_f_channel_open(void *x, const char *name, void **ch, int *index);
-int xfer_f_step_begin(void *ch, int timeout_ms, int *status);
-int xfer_f_step_end(void *ch);
-int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t *a,
-               const int64_t *start, int nstart, const int64_t *offsets, int noffsets,
-               const int64_t *dims, int ndims);
-int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, const int64_t *start,
-               const int64_t *count, int nbox, const int64_t *offsets, int noffsets);
-int xfer_f_get_shape(void *x, void *ch, int index, const char *name, int64_t *dims, int64_t *start,
-                     int64_t *count, int n, int *ndims, int64_t *step);
-int xfer_f_get_rows(void *ch, const char *name, int64_t *rows, int n, int *nsenders);
-int xfer_f_record(void *x, int index, const char *name, int64_t *offsets, int n, int *nfields,
-                  int64_t *size);
-size_t xfer_f_offset(const void *record, const void *field);
-int xfer_f_select(void *ch, const char *name, const int64_t *start, const int64_t *count, int n);
-int xfer_f_selection(void *x, void *ch, int index, const char *name, int64_t *start, int64_t *count,
-                     int n, int *ndims);
-int xfer_f_put_attr(void *ch, const char *name, const CFI_cdesc_t *a, int is_unsigned);
-int xfer_f_put_attr_string(void *ch, const char *name, const char *value);
-int xfer_f_get_attr(void *ch, const char *name, CFI_cdesc_t *a);
-int xfer_f_get_attr_string(void *ch, const char *name, char *buf, size_t len);
-int xfer_f_ndatasets(void *x, int index, int *n);
-int xfer_f_dataset(void *x, int index, int i, char *name, size_t namelen, int *type, int *ndims,
-                   int64_t *dims, int *sent);
-int xfer_f_decompose(int mode, int ndims, const int64_t *dims, int nranks, int rank, int64_t *start,
-                     int64_t *count);
-void xfer_f_error_message(char *buf, size_t len);
-int xfer_f_set_error(int st, const char *msg);
-void xfer_f_status_name(int st, char *buf, size_t len);
+#include "xfer_f.h"
 
 static _Thread_local char f_err[2048];
 
-static int fail(int st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int st, const char *fmt, ...)
+/* A new call: no words of an earlier failure. */
+void xfer_f_clear(void)
+{
+    f_err[0] = '\0';
+}
+
+int xfer_f_fail(int st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -66,7 +39,7 @@ static int fail(int st, const char *fmt, ...)
 }
 
 /* A libxfer status: its words kept for xfer_f_error_message. */
-static int lib(xfer_status_t st)
+int xfer_f_lib(xfer_status_t st)
 {
     if (st != XFER_SUCCESS)
         snprintf(f_err, sizeof(f_err), "%s", xfer_last_error());
@@ -74,7 +47,7 @@ static int lib(xfer_status_t st)
 }
 
 /* A C string into a blank-padded Fortran string of @p len characters. */
-static void to_fstr(char *buf, size_t len, const char *s)
+void xfer_f_to_fstr(char *buf, size_t len, const char *s)
 {
     size_t n = strlen(s);
     if (n > len)
@@ -92,12 +65,12 @@ int xfer_f_set_error(int st, const char *msg)
 
 void xfer_f_error_message(char *buf, size_t len)
 {
-    to_fstr(buf, len, f_err);
+    xfer_f_to_fstr(buf, len, f_err);
 }
 
 void xfer_f_status_name(int st, char *buf, size_t len)
 {
-    to_fstr(buf, len, xfer_status_name((xfer_status_t) st));
+    xfer_f_to_fstr(buf, len, xfer_status_name((xfer_status_t) st));
 }
 
 /* ---- the workflow ------------------------------------------------------------------------ */
@@ -105,16 +78,16 @@ void xfer_f_status_name(int st, char *buf, size_t len)
 int xfer_f_init(const char *config, const char *component, int has_comm, MPI_Fint comm, void **x)
 {
     MPI_Comm c = has_comm ? MPI_Comm_f2c(comm) : MPI_COMM_WORLD;
-    f_err[0] = '\0';
+    xfer_f_clear();
     *x = NULL;
-    return lib(
+    return xfer_f_lib(
         xfer_init(config[0] ? config : NULL, component[0] ? component : NULL, c, (xfer_t **) x));
 }
 
 int xfer_f_finalize(void **x)
 {
-    f_err[0] = '\0';
-    return lib(xfer_finalize((xfer_t **) x));
+    xfer_f_clear();
+    return xfer_f_lib(xfer_finalize((xfer_t **) x));
 }
 
 int xfer_f_comm(void *x, MPI_Fint *comm)
@@ -123,7 +96,7 @@ int xfer_f_comm(void *x, MPI_Fint *comm)
     xfer_status_t st = xfer_comm((const xfer_t *) x, &c);
     if (st == XFER_SUCCESS)
         *comm = MPI_Comm_c2f(c);
-    return lib(st);
+    return xfer_f_lib(st);
 }
 
 int xfer_f_channel_open(void *x, const char *name, void **ch, int *index)
@@ -131,13 +104,13 @@ int xfer_f_channel_open(void *x, const char *name, void **ch, int *index)
     const xfer_config_t *cfg;
     xfer_status_t st;
     int comp;
-    f_err[0] = '\0';
+    xfer_f_clear();
     if (!x)
-        return fail(XFER_ERR_STATE, "xfer_channel_open: the workflow is not initialised");
+        return xfer_f_fail(XFER_ERR_STATE, "xfer_channel_open: the workflow is not initialised");
     if ((st = xfer_channel_open((xfer_t *) x, name, (xfer_channel_t **) ch)) != XFER_SUCCESS ||
         (st = xfer_config_of((const xfer_t *) x, &cfg, &comp)) != XFER_SUCCESS ||
         (st = xfer_config_channel(cfg, name, index)) != XFER_SUCCESS)
-        return lib(st);
+        return xfer_f_lib(st);
     return XFER_SUCCESS;
 }
 
@@ -145,16 +118,16 @@ int xfer_f_step_begin(void *ch, int timeout_ms, int *status)
 {
     xfer_step_status_t s = XFER_STEP_NOT_READY;
     xfer_status_t st;
-    f_err[0] = '\0';
+    xfer_f_clear();
     st = xfer_step_begin((xfer_channel_t *) ch, timeout_ms, &s);
     *status = (int) s;
-    return lib(st);
+    return xfer_f_lib(st);
 }
 
 int xfer_f_step_end(void *ch)
 {
-    f_err[0] = '\0';
-    return lib(xfer_step_end((xfer_channel_t *) ch));
+    xfer_f_clear();
+    return xfer_f_lib(xfer_step_end((xfer_channel_t *) ch));
 }
 
 /* ---- datasets ---------------------------------------------------------------------------- */
@@ -167,7 +140,7 @@ static const xfer_cfg_dataset_t *dataset(void *x, int index, const char *name, i
     int comp, i;
     if (!x || xfer_config_of((const xfer_t *) x, &cfg, &comp) != XFER_SUCCESS || index < 0 ||
         index >= cfg->nchannels) {
-        fail(XFER_ERR_STATE, "the workflow is not initialised, or the channel not open");
+        xfer_f_fail(XFER_ERR_STATE, "the workflow is not initialised, or the channel not open");
         return NULL;
     }
     c = &cfg->channels[index];
@@ -176,7 +149,7 @@ static const xfer_cfg_dataset_t *dataset(void *x, int index, const char *name, i
             *sends = c->datasets[i].from == comp;
             return &c->datasets[i];
         }
-    fail(XFER_ERR_NOT_FOUND, "channel %s has no dataset \"%s\"", c->name, name);
+    xfer_f_fail(XFER_ERR_NOT_FOUND, "channel %s has no dataset \"%s\"", c->name, name);
     return NULL;
 }
 
@@ -206,7 +179,7 @@ static const char *elem_word(const xfer_cfg_dataset_t *d)
     return buf;
 }
 
-static const char *type_word(const CFI_cdesc_t *a)
+const char *xfer_f_type_word(const CFI_cdesc_t *a)
 {
     switch (a->type & CFI_type_mask) {
     case CFI_type_Integer:
@@ -234,7 +207,7 @@ static uint64_t volume(int n, const uint64_t *c)
 }
 
 /* Copy between a (non-contiguous) array and a contiguous buffer in Fortran element order. */
-static void strided_copy(const CFI_cdesc_t *a, char *buf, int to_buf)
+void xfer_f_strided_copy(const CFI_cdesc_t *a, char *buf, int to_buf)
 {
     CFI_index_t idx[CFI_MAX_RANK] = {0};
     const int r = a->rank;
@@ -274,10 +247,11 @@ static int c_shape(const CFI_cdesc_t *a, const xfer_cfg_dataset_t *d, uint64_t *
         return 1;
     }
     if (a->rank != d->ndims) {
-        fail(XFER_ERR_INVALID_ARG,
-             "dataset %s: %s has rank %d, the dataset %d dimensions (a Fortran array of shape "
-             "(n1, ..., nr) is the dataset of dims [nr, ..., n1])",
-             d->name, what, (int) a->rank, d->ndims);
+        xfer_f_fail(
+            XFER_ERR_INVALID_ARG,
+            "dataset %s: %s has rank %d, the dataset %d dimensions (a Fortran array of shape "
+            "(n1, ..., nr) is the dataset of dims [nr, ..., n1])",
+            d->name, what, (int) a->rank, d->ndims);
         return 0;
     }
     for (k = 0; k < d->ndims; k++)
@@ -334,10 +308,11 @@ static int joined_rows(const CFI_cdesc_t *a, const xfer_cfg_dataset_t *d, const 
             fmt_fortran(got, sizeof(got), d->ndims, count);
         else
             snprintf(got, sizeof(got), "of rank %d", (int) a->rank);
-        fail(XFER_ERR_INVALID_ARG,
-             "dataset %s is joined: %s is %s; it holds whole rows, an array of shape %s (Fortran "
-             "order: the rows are the last dimension, any number of them)",
-             d->name, what, got, want);
+        xfer_f_fail(
+            XFER_ERR_INVALID_ARG,
+            "dataset %s is joined: %s is %s; it holds whole rows, an array of shape %s (Fortran "
+            "order: the rows are the last dimension, any number of them)",
+            d->name, what, got, want);
         return 0;
     }
     return 1;
@@ -351,16 +326,16 @@ static int record_of(const xfer_cfg_dataset_t *d, const CFI_cdesc_t *a, const in
 {
     int i;
     if (d->type != XFER_TYPE_RECORD)
-        return fail(XFER_ERR_INVALID_ARG, "dataset %s is %s, not a record: no offsets", d->name,
-                    xfer_type_name(d->type));
+        return xfer_f_fail(XFER_ERR_INVALID_ARG, "dataset %s is %s, not a record: no offsets",
+                           d->name, xfer_type_name(d->type));
     if (n != d->record->nfields)
-        return fail(XFER_ERR_INVALID_ARG,
-                    "dataset %s: offsets has %d entries, the record %d fields", d->name, n,
-                    d->record->nfields);
+        return xfer_f_fail(XFER_ERR_INVALID_ARG,
+                           "dataset %s: offsets has %d entries, the record %d fields", d->name, n,
+                           d->record->nfields);
     for (i = 0; i < n; i++) {
         if (offsets[i] < 0)
-            return fail(XFER_ERR_INVALID_ARG, "dataset %s: offsets(%d) is negative", d->name,
-                        i + 1);
+            return xfer_f_fail(XFER_ERR_INVALID_ARG, "dataset %s: offsets(%d) is negative", d->name,
+                               i + 1);
         f[i] = d->record->fields[i];
         f[i].offset = (size_t) offsets[i];
     }
@@ -383,46 +358,50 @@ int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t
     const void *data;
     int sends, k, st;
 
-    f_err[0] = '\0';
+    xfer_f_clear();
     if (!(d = dataset(x, index, name, &sends)))
         return XFER_ERR_NOT_FOUND;
     if (!sends)
-        return fail(XFER_ERR_INVALID_ARG, "dataset %s is received by this component, not sent",
-                    name);
+        return xfer_f_fail(XFER_ERR_INVALID_ARG,
+                           "dataset %s is received by this component, not sent", name);
     if (!type_ok(a, d))
-        return fail(XFER_ERR_INVALID_ARG,
-                    "dataset %s: the array is %s of %zu bytes, the dataset %s; nothing was sent",
-                    name, type_word(a), a->elem_len, elem_word(d));
+        return xfer_f_fail(
+            XFER_ERR_INVALID_ARG,
+            "dataset %s: the array is %s of %zu bytes, the dataset %s; nothing was sent", name,
+            xfer_f_type_word(a), a->elem_len, elem_word(d));
     memset(&desc, 0, sizeof(desc));
     desc.name = d->name;
     desc.type = d->type;
     desc.ndims = d->ndims;
     memcpy(desc.dims, d->dims, (size_t) d->ndims * sizeof(uint64_t));
     if (ndims && d->joined)
-        return fail(XFER_ERR_INVALID_ARG,
-                    "dataset %s is joined: a put gives this rank's rows (the array's last "
-                    "dimension) and no dims (a step's rows are every sending rank's together); "
-                    "nothing was sent",
-                    name);
+        return xfer_f_fail(
+            XFER_ERR_INVALID_ARG,
+            "dataset %s is joined: a put gives this rank's rows (the array's last "
+            "dimension) and no dims (a step's rows are every sending rank's together); "
+            "nothing was sent",
+            name);
     if (ndims) { /* the step's global shape: libxfer checks the fixed extents, the commit the rest
                   */
         if (ndims != d->ndims)
-            return fail(XFER_ERR_INVALID_ARG,
-                        "dataset %s: dims has %d entries, the dataset %d dimensions", name, ndims,
-                        d->ndims);
+            return xfer_f_fail(XFER_ERR_INVALID_ARG,
+                               "dataset %s: dims has %d entries, the dataset %d dimensions", name,
+                               ndims, d->ndims);
         for (k = 0; k < d->ndims; k++) {
             if (dims[k] < 0)
-                return fail(XFER_ERR_INVALID_ARG, "dataset %s: dims(%d) is negative", name, k + 1);
+                return xfer_f_fail(XFER_ERR_INVALID_ARG, "dataset %s: dims(%d) is negative", name,
+                                   k + 1);
             desc.dims[d->ndims - 1 - k] = (uint64_t) dims[k];
         }
     } else if (d->variable && nstart) {
         char want[160];
         fmt_declared(want, sizeof(want), d);
-        return fail(XFER_ERR_INVALID_ARG,
-                    "dataset %s has a variable shape, %s: a block at a start is put with dims, "
-                    "the step's global shape (Fortran order, every sending rank giving the same); "
-                    "nothing was sent",
-                    name, want);
+        return xfer_f_fail(
+            XFER_ERR_INVALID_ARG,
+            "dataset %s has a variable shape, %s: a block at a start is put with dims, "
+            "the step's global shape (Fortran order, every sending rank giving the same); "
+            "nothing was sent",
+            name, want);
     }
     if (noffsets) { /* libxfer checks the layout against the workflow file */
         if ((st = record_of(d, a, offsets, noffsets, &layout, fields)) != XFER_SUCCESS)
@@ -435,21 +414,23 @@ int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t
         memcpy(desc.dims, desc.count, sizeof(desc.dims));
     if (d->joined) {
         if (nstart)
-            return fail(XFER_ERR_INVALID_ARG,
-                        "dataset %s is joined: a put gives this rank's rows (the array's last "
-                        "dimension) and no start; nothing was sent",
-                        name);
+            return xfer_f_fail(
+                XFER_ERR_INVALID_ARG,
+                "dataset %s is joined: a put gives this rank's rows (the array's last "
+                "dimension) and no start; nothing was sent",
+                name);
         if (!joined_rows(a, d, desc.count, "the block"))
             return XFER_ERR_INVALID_ARG;
         desc.dims[0] = 0;
     } else if (nstart) {
         if (nstart != d->ndims)
-            return fail(XFER_ERR_INVALID_ARG,
-                        "dataset %s: start has %d entries, the dataset %d dimensions", name, nstart,
-                        d->ndims);
+            return xfer_f_fail(XFER_ERR_INVALID_ARG,
+                               "dataset %s: start has %d entries, the dataset %d dimensions", name,
+                               nstart, d->ndims);
         for (k = 0; k < d->ndims; k++) {
             if (start[k] < 0)
-                return fail(XFER_ERR_INVALID_ARG, "dataset %s: start(%d) is negative", name, k + 1);
+                return xfer_f_fail(XFER_ERR_INVALID_ARG, "dataset %s: start(%d) is negative", name,
+                                   k + 1);
             desc.start[d->ndims - 1 - k] = (uint64_t) start[k];
         }
     } else {
@@ -458,21 +439,22 @@ int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t
                 char got[128], want[128];
                 fmt_fortran(got, sizeof(got), d->ndims, desc.count);
                 fmt_fortran(want, sizeof(want), d->ndims, desc.dims);
-                return fail(XFER_ERR_INVALID_ARG,
-                            "dataset %s: a block of shape %s is part of the %s %s: give start "
-                            "(0-based, Fortran order); nothing was sent",
-                            name, got, ndims ? "step's shape" : "dataset's", want);
+                return xfer_f_fail(
+                    XFER_ERR_INVALID_ARG,
+                    "dataset %s: a block of shape %s is part of the %s %s: give start "
+                    "(0-based, Fortran order); nothing was sent",
+                    name, got, ndims ? "step's shape" : "dataset's", want);
             }
     }
     data = a->base_addr;
     if (!CFI_is_contiguous(a)) {
         packed = malloc((size_t) volume(d->ndims, desc.count) * a->elem_len + 1);
         if (!packed)
-            return fail(XFER_ERR_NO_MEMORY, "dataset %s: out of memory for a copy", name);
-        strided_copy(a, packed, 1);
+            return xfer_f_fail(XFER_ERR_NO_MEMORY, "dataset %s: out of memory for a copy", name);
+        xfer_f_strided_copy(a, packed, 1);
         data = packed;
     }
-    st = lib(xfer_put((xfer_channel_t *) ch, &desc, data));
+    st = xfer_f_lib(xfer_put((xfer_channel_t *) ch, &desc, data));
     free(packed);
     return st;
 }
@@ -488,10 +470,11 @@ static int record_check(const xfer_cfg_dataset_t *d, const CFI_cdesc_t *a, const
         return st;
     for (i = 0; i < n; i++)
         if (fields[i].offset != d->record->fields[i].offset)
-            return fail(XFER_ERR_MISMATCH,
-                        "dataset %s: field %s of the derived type is at offset %zu, the workflow "
-                        "file's record has it at %zu; nothing was received",
-                        d->name, fields[i].name, fields[i].offset, d->record->fields[i].offset);
+            return xfer_f_fail(
+                XFER_ERR_MISMATCH,
+                "dataset %s: field %s of the derived type is at offset %zu, the workflow "
+                "file's record has it at %zu; nothing was received",
+                d->name, fields[i].name, fields[i].offset, d->record->fields[i].offset);
     return XFER_SUCCESS;
 }
 
@@ -505,36 +488,39 @@ int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, c
     size_t bytes;
     int sends, k, st;
 
-    f_err[0] = '\0';
+    xfer_f_clear();
     if (!(d = dataset(x, index, name, &sends)))
         return XFER_ERR_NOT_FOUND;
     if (sends)
-        return fail(XFER_ERR_INVALID_ARG, "dataset %s is sent by this component, not received",
-                    name);
+        return xfer_f_fail(XFER_ERR_INVALID_ARG,
+                           "dataset %s is sent by this component, not received", name);
     if (!type_ok(a, d))
-        return fail(XFER_ERR_INVALID_ARG,
-                    "dataset %s: the array is %s of %zu bytes, the dataset %s; nothing was "
-                    "received",
-                    name, type_word(a), a->elem_len, elem_word(d));
+        return xfer_f_fail(XFER_ERR_INVALID_ARG,
+                           "dataset %s: the array is %s of %zu bytes, the dataset %s; nothing was "
+                           "received",
+                           name, xfer_f_type_word(a), a->elem_len, elem_word(d));
     if (noffsets && (st = record_check(d, a, offsets, noffsets)) != XFER_SUCCESS)
         return st;
     if (nbox) {
         if (nbox != d->ndims)
-            return fail(XFER_ERR_INVALID_ARG,
-                        "dataset %s: start and count have %d entries, the dataset %d dimensions",
-                        name, nbox, d->ndims);
+            return xfer_f_fail(
+                XFER_ERR_INVALID_ARG,
+                "dataset %s: start and count have %d entries, the dataset %d dimensions", name,
+                nbox, d->ndims);
         for (k = 0; k < d->ndims; k++) {
             if (start[k] < 0 || count[k] < 0)
-                return fail(XFER_ERR_INVALID_ARG, "dataset %s: a negative start or count", name);
+                return xfer_f_fail(XFER_ERR_INVALID_ARG, "dataset %s: a negative start or count",
+                                   name);
             s[d->ndims - 1 - k] = (uint64_t) start[k];
             c[d->ndims - 1 - k] = (uint64_t) count[k];
         }
     } else if (d->joined || d->variable) { /* the step's selection: waits for the step */
-        if ((st = lib(xfer_get_shape((xfer_channel_t *) ch, name, &out))) != XFER_SUCCESS)
+        if ((st = xfer_f_lib(xfer_get_shape((xfer_channel_t *) ch, name, &out))) != XFER_SUCCESS)
             return st;
         memcpy(s, out.start, sizeof(s));
         memcpy(c, out.count, sizeof(c));
-    } else if ((st = lib(xfer_selection_of((xfer_channel_t *) ch, name, s, c))) != XFER_SUCCESS) {
+    } else if ((st = xfer_f_lib(xfer_selection_of((xfer_channel_t *) ch, name, s, c))) !=
+               XFER_SUCCESS) {
         return st;
     }
     if (!c_shape(a, d, shape, "the array"))
@@ -544,18 +530,19 @@ int xfer_f_get(void *x, void *ch, int index, const char *name, CFI_cdesc_t *a, c
             char got[128], want[128];
             fmt_fortran(got, sizeof(got), d->ndims, shape);
             fmt_fortran(want, sizeof(want), d->ndims, c);
-            return fail(XFER_ERR_INVALID_ARG,
-                        "dataset %s: the array has shape %s, the %sselection %s (Fortran order); "
-                        "nothing was received",
-                        name, got, d->joined || d->variable ? "step's " : "", want);
+            return xfer_f_fail(
+                XFER_ERR_INVALID_ARG,
+                "dataset %s: the array has shape %s, the %sselection %s (Fortran order); "
+                "nothing was received",
+                name, got, d->joined || d->variable ? "step's " : "", want);
         }
     bytes = (size_t) volume(d->ndims, c) * a->elem_len;
     if (!CFI_is_contiguous(a) && !(buf = malloc(bytes + 1)))
-        return fail(XFER_ERR_NO_MEMORY, "dataset %s: out of memory for a copy", name);
-    st = lib(xfer_get_selection((xfer_channel_t *) ch, name, nbox ? s : NULL, nbox ? c : NULL,
-                                buf ? buf : a->base_addr, bytes, &out));
+        return xfer_f_fail(XFER_ERR_NO_MEMORY, "dataset %s: out of memory for a copy", name);
+    st = xfer_f_lib(xfer_get_selection((xfer_channel_t *) ch, name, nbox ? s : NULL,
+                                       nbox ? c : NULL, buf ? buf : a->base_addr, bytes, &out));
     if (st == XFER_SUCCESS && buf)
-        strided_copy(a, buf, 0);
+        xfer_f_strided_copy(a, buf, 0);
     free(buf);
     return st;
 }
@@ -566,13 +553,14 @@ int xfer_f_get_shape(void *x, void *ch, int index, const char *name, int64_t *di
     const xfer_cfg_dataset_t *d;
     xfer_dataset_desc_t out;
     int sends, k, st;
-    f_err[0] = '\0';
+    xfer_f_clear();
     if (!(d = dataset(x, index, name, &sends)))
         return XFER_ERR_NOT_FOUND;
     if (n < d->ndims)
-        return fail(XFER_ERR_INVALID_ARG,
-                    "xfer_get_shape %s: dims, start and count need %d entries", name, d->ndims);
-    if ((st = lib(xfer_get_shape((xfer_channel_t *) ch, name, &out))) != XFER_SUCCESS)
+        return xfer_f_fail(XFER_ERR_INVALID_ARG,
+                           "xfer_get_shape %s: dims, start and count need %d entries", name,
+                           d->ndims);
+    if ((st = xfer_f_lib(xfer_get_shape((xfer_channel_t *) ch, name, &out))) != XFER_SUCCESS)
         return st;
     for (k = 0; k < d->ndims; k++) {
         dims[k] = (int64_t) out.dims[d->ndims - 1 - k];
@@ -588,9 +576,9 @@ int xfer_f_get_rows(void *ch, const char *name, int64_t *rows, int n, int *nsend
 {
     /* uint64_t and int64_t have one size: the rows land in place (no count comes near 2^63) */
     uint64_t none[1];
-    f_err[0] = '\0';
-    return lib(xfer_get_rows((xfer_channel_t *) ch, name, n > 0 ? (uint64_t *) rows : none,
-                             n > 0 ? n : 0, nsenders));
+    xfer_f_clear();
+    return xfer_f_lib(xfer_get_rows((xfer_channel_t *) ch, name, n > 0 ? (uint64_t *) rows : none,
+                                    n > 0 ? n : 0, nsenders));
 }
 
 int xfer_f_record(void *x, int index, const char *name, int64_t *offsets, int n, int *nfields,
@@ -598,12 +586,12 @@ int xfer_f_record(void *x, int index, const char *name, int64_t *offsets, int n,
 {
     const xfer_cfg_dataset_t *d;
     int sends, i;
-    f_err[0] = '\0';
+    xfer_f_clear();
     if (!(d = dataset(x, index, name, &sends)))
         return XFER_ERR_NOT_FOUND;
     if (d->type != XFER_TYPE_RECORD)
-        return fail(XFER_ERR_INVALID_ARG, "dataset %s is %s, not a record", name,
-                    xfer_type_name(d->type));
+        return xfer_f_fail(XFER_ERR_INVALID_ARG, "dataset %s is %s, not a record", name,
+                           xfer_type_name(d->type));
     for (i = 0; i < d->record->nfields && i < n; i++)
         offsets[i] = (int64_t) d->record->fields[i].offset;
     *nfields = d->record->nfields;
@@ -620,16 +608,17 @@ int xfer_f_select(void *ch, const char *name, const int64_t *start, const int64_
 {
     uint64_t s[XFER_MAX_DIMS], c[XFER_MAX_DIMS];
     int k;
-    f_err[0] = '\0';
+    xfer_f_clear();
     if (n < 0 || n > XFER_MAX_DIMS)
-        return fail(XFER_ERR_INVALID_ARG, "xfer_select: %d dimensions", n);
+        return xfer_f_fail(XFER_ERR_INVALID_ARG, "xfer_select: %d dimensions", n);
     for (k = 0; k < n; k++) {
         if (start[k] < 0 || count[k] < 0)
-            return fail(XFER_ERR_INVALID_ARG, "xfer_select %s: a negative start or count", name);
+            return xfer_f_fail(XFER_ERR_INVALID_ARG, "xfer_select %s: a negative start or count",
+                               name);
         s[n - 1 - k] = (uint64_t) start[k];
         c[n - 1 - k] = (uint64_t) count[k];
     }
-    return lib(xfer_select((xfer_channel_t *) ch, name, n ? s : NULL, n ? c : NULL));
+    return xfer_f_lib(xfer_select((xfer_channel_t *) ch, name, n ? s : NULL, n ? c : NULL));
 }
 
 int xfer_f_selection(void *x, void *ch, int index, const char *name, int64_t *start, int64_t *count,
@@ -638,175 +627,18 @@ int xfer_f_selection(void *x, void *ch, int index, const char *name, int64_t *st
     const xfer_cfg_dataset_t *d;
     uint64_t s[XFER_MAX_DIMS], c[XFER_MAX_DIMS];
     int sends, k, st;
-    f_err[0] = '\0';
+    xfer_f_clear();
     if (!(d = dataset(x, index, name, &sends)))
         return XFER_ERR_NOT_FOUND;
     if (n < d->ndims)
-        return fail(XFER_ERR_INVALID_ARG, "xfer_selection %s: start and count need %d entries",
-                    name, d->ndims);
-    if ((st = lib(xfer_selection_of((xfer_channel_t *) ch, name, s, c))) != XFER_SUCCESS)
+        return xfer_f_fail(XFER_ERR_INVALID_ARG,
+                           "xfer_selection %s: start and count need %d entries", name, d->ndims);
+    if ((st = xfer_f_lib(xfer_selection_of((xfer_channel_t *) ch, name, s, c))) != XFER_SUCCESS)
         return st;
     for (k = 0; k < d->ndims; k++) {
         start[k] = (int64_t) s[d->ndims - 1 - k];
         count[k] = (int64_t) c[d->ndims - 1 - k];
     }
     *ndims = d->ndims;
-    return XFER_SUCCESS;
-}
-
-/* ---- attributes -------------------------------------------------------------------------- */
-
-static xfer_type_t attr_type(const CFI_cdesc_t *a)
-{
-    const int cat = a->type & CFI_type_mask;
-    if (cat == CFI_type_Real)
-        return a->elem_len == 4 ? XFER_TYPE_FLOAT32 : a->elem_len == 8 ? XFER_TYPE_FLOAT64 : 0;
-    if (cat == CFI_type_Integer)
-        switch (a->elem_len) {
-        case 1:
-            return XFER_TYPE_INT8;
-        case 2:
-            return XFER_TYPE_INT16;
-        case 4:
-            return XFER_TYPE_INT32;
-        case 8:
-            return XFER_TYPE_INT64;
-        }
-    return (xfer_type_t) 0;
-}
-
-int xfer_f_put_attr(void *ch, const char *name, const CFI_cdesc_t *a, int is_unsigned)
-{
-    xfer_type_t t = attr_type(a);
-    size_t n = a->rank ? (size_t) a->dim[0].extent : 1;
-    char *packed = NULL;
-    int st;
-    f_err[0] = '\0';
-    if (!t || a->rank > 1)
-        return fail(XFER_ERR_INVALID_ARG,
-                    "attribute %s: expected an integer or real scalar or 1-D array, got %s of "
-                    "rank %d",
-                    name, type_word(a), (int) a->rank);
-    if (is_unsigned && t != XFER_TYPE_FLOAT32 && t != XFER_TYPE_FLOAT64)
-        t = (xfer_type_t) (t + 1); /* each unsigned type follows its signed one */
-    if (!CFI_is_contiguous(a)) {
-        if (!(packed = malloc(n * a->elem_len + 1)))
-            return fail(XFER_ERR_NO_MEMORY, "attribute %s: out of memory", name);
-        strided_copy(a, packed, 1);
-    }
-    st = lib(xfer_put_attr((xfer_channel_t *) ch, name, t, n, packed ? packed : a->base_addr));
-    free(packed);
-    return st;
-}
-
-int xfer_f_put_attr_string(void *ch, const char *name, const char *value)
-{
-    f_err[0] = '\0';
-    return lib(xfer_put_attr_string((xfer_channel_t *) ch, name, value));
-}
-
-int xfer_f_get_attr(void *ch, const char *name, CFI_cdesc_t *a)
-{
-    const xfer_type_t want = attr_type(a);
-    const size_t n = a->rank ? (size_t) a->dim[0].extent : 1;
-    xfer_type_t t = 0;
-    size_t count = 0;
-    char *buf;
-    int st;
-    f_err[0] = '\0';
-    if (!want || a->rank > 1)
-        return fail(XFER_ERR_INVALID_ARG,
-                    "attribute %s: expected an integer or real scalar or 1-D array, got %s of "
-                    "rank %d",
-                    name, type_word(a), (int) a->rank);
-    if ((st = lib(xfer_get_attr((xfer_channel_t *) ch, name, &t, &count, NULL, 0))) != XFER_SUCCESS)
-        return st;
-    if (xfer_type_size(t) != a->elem_len ||
-        (want == XFER_TYPE_FLOAT32) != (t == XFER_TYPE_FLOAT32) ||
-        (want == XFER_TYPE_FLOAT64) != (t == XFER_TYPE_FLOAT64) || count != n)
-        return fail(XFER_ERR_INVALID_ARG,
-                    "attribute %s is %zu value%s of %s; the argument holds %zu of %s %zu bytes",
-                    name, count, count == 1 ? "" : "s", xfer_type_name(t), n, type_word(a),
-                    a->elem_len);
-    if (!(buf = malloc(n * a->elem_len + 1)))
-        return fail(XFER_ERR_NO_MEMORY, "attribute %s: out of memory", name);
-    st = lib(xfer_get_attr((xfer_channel_t *) ch, name, NULL, NULL, buf, n * a->elem_len));
-    if (st == XFER_SUCCESS)
-        strided_copy(a, buf, 0);
-    free(buf);
-    return st;
-}
-
-int xfer_f_get_attr_string(void *ch, const char *name, char *buf, size_t len)
-{
-    char *tmp = malloc(len + 1);
-    int st;
-    f_err[0] = '\0';
-    if (!tmp)
-        return fail(XFER_ERR_NO_MEMORY, "attribute %s: out of memory", name);
-    st = lib(xfer_get_attr_string((xfer_channel_t *) ch, name, tmp, len + 1));
-    if (st == XFER_SUCCESS)
-        to_fstr(buf, len, tmp);
-    free(tmp);
-    return st;
-}
-
-/* ---- the channel's datasets, decompositions ------------------------------------------------ */
-
-int xfer_f_ndatasets(void *x, int index, int *n)
-{
-    const xfer_config_t *cfg;
-    int comp;
-    f_err[0] = '\0';
-    if (!x || xfer_config_of((const xfer_t *) x, &cfg, &comp) != XFER_SUCCESS || index < 0 ||
-        index >= cfg->nchannels)
-        return fail(XFER_ERR_STATE, "the workflow is not initialised, or the channel not open");
-    *n = cfg->channels[index].ndatasets;
-    return XFER_SUCCESS;
-}
-
-int xfer_f_dataset(void *x, int index, int i, char *name, size_t namelen, int *type, int *ndims,
-                   int64_t *dims, int *sent)
-{
-    const xfer_config_t *cfg;
-    const xfer_cfg_dataset_t *d;
-    int comp, k;
-    f_err[0] = '\0';
-    if (!x || xfer_config_of((const xfer_t *) x, &cfg, &comp) != XFER_SUCCESS || index < 0 ||
-        index >= cfg->nchannels)
-        return fail(XFER_ERR_STATE, "the workflow is not initialised, or the channel not open");
-    if (i < 1 || i > cfg->channels[index].ndatasets)
-        return fail(XFER_ERR_INVALID_ARG, "xfer_dataset: index %d of %d datasets", i,
-                    cfg->channels[index].ndatasets);
-    d = &cfg->channels[index].datasets[i - 1];
-    to_fstr(name, namelen, d->name);
-    *type = (int) d->type;
-    *ndims = d->ndims;
-    for (k = 0; k < d->ndims; k++)
-        dims[k] = (int64_t) d->dims[d->ndims - 1 - k];
-    *sent = d->from == comp;
-    return XFER_SUCCESS;
-}
-
-int xfer_f_decompose(int mode, int ndims, const int64_t *dims, int nranks, int rank, int64_t *start,
-                     int64_t *count)
-{
-    uint64_t dc[XFER_MAX_DIMS], s[XFER_MAX_DIMS], c[XFER_MAX_DIMS];
-    int k, st;
-    f_err[0] = '\0';
-    if (ndims < 1 || ndims > XFER_MAX_DIMS)
-        return fail(XFER_ERR_INVALID_ARG, "xfer_decompose: %d dimensions", ndims);
-    for (k = 0; k < ndims; k++) {
-        if (dims[k] < 0)
-            return fail(XFER_ERR_INVALID_ARG, "xfer_decompose: dims(%d) is negative", k + 1);
-        dc[ndims - 1 - k] = (uint64_t) dims[k];
-    }
-    if ((st = lib(xfer_decompose((xfer_selection_mode_t) mode, ndims, dc, nranks, rank, s, c))) !=
-        XFER_SUCCESS)
-        return st;
-    for (k = 0; k < ndims; k++) {
-        start[k] = (int64_t) s[ndims - 1 - k];
-        count[k] = (int64_t) c[ndims - 1 - k];
-    }
     return XFER_SUCCESS;
 }
