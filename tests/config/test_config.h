@@ -23,5 +23,6 @@ void test_errors(void);
 void test_every_error(void);
 void test_cannot_open(void);
 void test_shapes(void);
+void test_algorithm_flags(void); /* test_config_algos.c */
 
 #endif /* TEST_CONFIG_H */
