@@ -20,6 +20,24 @@ set(RT_JOINED_EMPTY_STEPS file stream)
 set(JN_DIR ${RT_DIR}/joined)
 file(MAKE_DIRECTORY ${JN_DIR})
 
+# jn_head(<out> <workflow> <p> <q> <cmd>): a test workflow's lines up to `channels:`, components a
+# (p ranks) and b (q ranks) both running cmd; jn_keep(<out> <transport>): the channel key that keeps
+# the file transport's step files (for a test to look at), empty for the stream.
+function(jn_head out wf p q cmd)
+  set(${out} "workflow: ${wf}
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [${cmd}]}
+  - {name: b, nprocs: ${q}, cmd: [${cmd}]}
+channels:" PARENT_SCOPE)
+endfunction()
+function(jn_keep out tp)
+  set(${out} "" PARENT_SCOPE)
+  if(tp STREQUAL "file")
+    set(${out} "\n    file: {keep: true}" PARENT_SCOPE)
+  endif()
+endfunction()
+
 # jn_workflow(<file> <transport> <p> <q> <half|full> <selection> [MAX_ROWS n] [ARGS text]):
 # components a (p ranks) and b (q ranks), channel c: two joined datasets (parts: rows of 3;
 # ids: 1-D) beside a fixed one (plane); full duplex adds a joined and a fixed one from b. parts'
@@ -36,16 +54,9 @@ function(jn_workflow file tp p q duplex sel)
       - {name: back, type: int16, dims: [joined, 2, 2], from: b}
       - {name: steer, type: float64, dims: [4], from: b}")
   endif()
-  set(keep "")
-  if(tp STREQUAL "file")
-    set(keep "\n    file: {keep: true}")
-  endif()
-  file(WRITE ${file} "workflow: rt_joined
-control: {timeout_ms: 60000}
-components:
-  - {name: a, nprocs: ${p}, cmd: [xfer-synth${W_ARGS}]}
-  - {name: b, nprocs: ${q}, cmd: [xfer-synth${W_ARGS}]}
-channels:
+  jn_keep(keep ${tp})
+  jn_head(head rt_joined ${p} ${q} "xfer-synth${W_ARGS}")
+  file(WRITE ${file} "${head}
   - name: c
     from: a
     to: b
@@ -258,16 +269,9 @@ function(vr_workflow file tp p q duplex rot)
     set(back_p "
       - {name: back, type: int16, dims: [variable, 3], from: b, selection: ${sel1}}")
   endif()
-  set(keep "")
-  if(tp STREQUAL "file")
-    set(keep "\n    file: {keep: true}")
-  endif()
-  file(WRITE ${file} "workflow: rt_variable_synth
-control: {timeout_ms: 60000}
-components:
-  - {name: a, nprocs: ${p}, cmd: [xfer-synth]}
-  - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
-channels:
+  jn_keep(keep ${tp})
+  jn_head(head rt_variable_synth ${p} ${q} "xfer-synth")
+  file(WRITE ${file} "${head}
   - name: whole
     from: a
     to: b
@@ -302,16 +306,9 @@ function(rec_workflow file tp p q duplex sel)
     set(back "
       - {name: back, type: {k: int16, t: [float64, 2]}, dims: [variable], from: b}")
   endif()
-  set(keep "")
-  if(tp STREQUAL "file")
-    set(keep "\n    file: {keep: true}")
-  endif()
-  file(WRITE ${file} "workflow: rt_records
-control: {timeout_ms: 60000}
-components:
-  - {name: a, nprocs: ${p}, cmd: [xfer-synth]}
-  - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
-channels:
+  jn_keep(keep ${tp})
+  jn_head(head rt_records ${p} ${q} "xfer-synth")
+  file(WRITE ${file} "${head}
   - name: c
     from: a
     to: b
