@@ -176,26 +176,27 @@ void test_every_error(void)
 
     /* suggestions: none when nothing is close, both of two equally close ones, a prefix, the
      * case of letters ignored, the registry's algorithms and the word of an integer key */
-    expect_report("hint.yaml",
-                  "workflow: w\ntopology: {colour: red, ranks_per_node: atuo}\n" TWO "channels:\n"
-                  "  - {name: c, from: simulation, to: analysis, algorithm: FC_HALF, datasets: "
-                  "[{name: U, type: float16, dims: [4]}]}\n"
-                  "  - {name: d, from: simulation, to: analysis, algo: ring, datasets: "
-                  "[{name: U, type: int8, dims: [4], selection: Rows}]}\n",
-                  "hint.yaml:2:12: topology.colour: unknown key (expected kind, ranks_per_node)\n"
-                  "hint.yaml:2:41: topology.ranks_per_node: expected auto or an integer in "
-                  "1..65536, got \"atuo\"; did you mean \"auto\"?\n"
-                  "hint.yaml:7:58: channels[0].algorithm: expected auto|native|root_gather|fc_half|"
-                  "fc_full|fc_full_v|ring_half|ring_full|ring|fc_direct, got \"FC_HALF\"; did you "
-                  "mean \"fc_half\"?\n"
-                  "hint.yaml:7:94: channels[0].datasets[0].type: expected int8|uint8|int16|uint16|"
-                  "int32|uint32|int64|uint64|float32|float64, got \"float16\"; did you mean "
-                  "\"float32\" or \"float64\"?\n"
-                  "hint.yaml:8:47: channels[1].algo: unknown key (expected name, from, to, duplex, "
-                  "algorithm, hierarchical, max_in_flight_steps, selection, attributes_bytes, "
-                  "transport, file, datasets); did you mean \"algorithm\"?\n"
-                  "hint.yaml:8:114: channels[1].datasets[0].selection: expected channel|all|rows|"
-                  "columns|block|user, got \"Rows\"; did you mean \"rows\"?");
+    expect_report(
+        "hint.yaml",
+        "workflow: w\ntopology: {colour: red, ranks_per_node: atuo}\n" TWO "channels:\n"
+        "  - {name: c, from: simulation, to: analysis, algorithm: FC_HALF, datasets: "
+        "[{name: U, type: float16, dims: [4]}]}\n"
+        "  - {name: d, from: simulation, to: analysis, algo: ring, datasets: "
+        "[{name: U, type: int8, dims: [4], selection: Rows}]}\n",
+        "hint.yaml:2:12: topology.colour: unknown key (expected kind, ranks_per_node)\n"
+        "hint.yaml:2:41: topology.ranks_per_node: expected auto or an integer in "
+        "1..65536, got \"atuo\"; did you mean \"auto\"?\n"
+        "hint.yaml:7:58: channels[0].algorithm: expected auto|native|root_gather|fc_half|"
+        "fc_full|fc_full_v|ring_half|ring_full|ring|fc_direct|relay, got \"FC_HALF\"; did you "
+        "mean \"fc_half\"?\n"
+        "hint.yaml:7:94: channels[0].datasets[0].type: expected int8|uint8|int16|uint16|"
+        "int32|uint32|int64|uint64|float32|float64, got \"float16\"; did you mean "
+        "\"float32\" or \"float64\"?\n"
+        "hint.yaml:8:47: channels[1].algo: unknown key (expected name, from, to, duplex, "
+        "algorithm, hierarchical, max_in_flight_steps, selection, attributes_bytes, "
+        "transport, file, datasets); did you mean \"algorithm\"?\n"
+        "hint.yaml:8:114: channels[1].datasets[0].selection: expected channel|all|rows|"
+        "columns|block|user, got \"Rows\"; did you mean \"rows\"?");
 
     /* a syntax error ends the list: what came before it is reported, nothing is checked */
     expect_report("syntax.yaml",

@@ -39,6 +39,7 @@ extern const xfer_algo_t xfer_algo_ring_half;
 extern const xfer_algo_t xfer_algo_ring_full;
 extern const xfer_algo_t xfer_algo_ring;
 extern const xfer_algo_t xfer_algo_fc_direct;
+extern const xfer_algo_t xfer_algo_relay;
 
 /* ---- cost-model terms several descriptors share (cost.c unless noted) -------------------- */
 

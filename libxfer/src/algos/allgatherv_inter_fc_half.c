@@ -29,8 +29,7 @@
 
 #include "algos.h"
 #include "patterns/chain.h"
-
-#define XFER_RELAY_LANES 2
+#include "patterns/relay.h"
 
 static xfer_status_t build_eq(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
 {
@@ -84,81 +83,13 @@ static xfer_status_t build_gt(const xfer_shape_t *shape, xfer_sched_t *s, int sg
 }
 
 /* p < q, large blocks: p pipelined chains over the ring of all q receivers, chain i entering at
- * b_h(i), h(i) = floor(i q / p), from a_i, and running b_h -> b_h+1 -> ... -> b_h-1. Every ring
- * link carries each chain's block once, in one direction, so each receiver takes in p k and
- * passes on at most p k, and no pair of ranks exchanges data both ways.
- * The chains share the ring links, so each link carries their segments as one sequence, the
- * same on both ends (messages between two ranks match in order): segment j of chain i goes
- * over the link out of b at step j + pos_i(b), pos_i(b) being b's place on chain i, chains in
- * order within a step. That is the order in which a pipeline delivers them, and every forward
- * waits only on a transfer of an earlier step, so the sequences cannot deadlock. Two segments
- * are in flight per link (alternate ones on two lanes, each lane in sequence order), which
- * hides each message's handshake. */
-/* The relay's segments: the model's size, or at most shape->seg_cap bytes across a network
- * (unless XFER_SEGMENT_BYTES says otherwise), so that a forward goes out eagerly, without a
- * rendezvous handshake, and the pipeline keeps its links busy. Measured at (2, 6), 4 MiB, on
- * the emulated cluster: 356 ms with 32 KiB segments against 486-544 ms with 91 KiB (the model's
- * size), 256 KiB and 1 MiB ones (floor 350 ms); on one node the model's size is faster (shared
- * memory has no such handshake cost: 1.35 ms against 1.87 ms at (1, 3)). */
-static int relay_segments(const xfer_shape_t *shape, size_t k, int hops)
+ * b_h(i), h(i) = floor(i q / p), from a_i (patterns/relay.h): each receiver takes in p k and
+ * passes on at most p k, and no pair of ranks exchanges data both ways. */
+static xfer_status_t build_lt_relay(const xfer_shape_t *shape, xfer_sched_t *s, int sg)
 {
-    const int model = xfer_chain_segments(k, hops);
-    size_t eager;
-    if (shape->seg_cap == 0 || xfer_env_long("XFER_SEGMENT_BYTES", 0) > 0)
-        return model;
-    eager = (k + shape->seg_cap - 1) / shape->seg_cap;
-    return (int) XFER_MIN(XFER_MAX((size_t) model, eager), (size_t) 2048);
-}
-
-static xfer_status_t build_lt_relay(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
-{
-    const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg];
-    const int nseg = relay_segments(shape, k, (q - 1) * p + 1);
-    const int b = s->rank;
-    int *got, *pos, i, j, step, nin = 0, nout = 0;
-
     s->variant = sg == 0 ? "p<q/A/relay" : "p<q/B/relay";
-    s->max_ports = XFER_RELAY_LANES + 1;
-    if (s->group == sg) {
-        const int head = xfer_spread(q, p, b);
-        for (j = 0; j < nseg; j++)
-            xfer_sched_send(s, xfer_merged_rank(shape, rg, head), XFER_BUF_SEND,
-                            xfer_seg_start(k, nseg, j), xfer_seg_len(k, nseg, j), 1);
-        return xfer_sched_finish(s);
-    }
-    got = malloc(sizeof(*got) * 2 * (size_t) p);
-    if (!got)
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "fc_half: %d chains", p);
-    pos = got + p; /* my place on each chain, 0 = its head */
-    for (i = 0; i < p; i++)
-        pos[i] = xfer_mod(b - xfer_spread(q, p, i), q);
-    for (step = -1; step < nseg + q; step++) {
-        for (i = 0; i < p; i++) { /* forward what the previous step brought in */
-            j = step - pos[i];
-            if (pos[i] < q - 1 && j >= 0 && j < nseg) {
-                xfer_sched_send(s, xfer_merged_rank(shape, rg, (b + 1) % q), XFER_BUF_RECV,
-                                (size_t) i * k + xfer_seg_start(k, nseg, j),
-                                xfer_seg_len(k, nseg, j), 2 + 2 * (nout % XFER_RELAY_LANES));
-                xfer_sched_lane(s, nout++ % XFER_RELAY_LANES);
-                xfer_sched_dep(s, got[i]);
-            }
-        }
-        for (i = 0; i < p; i++) { /* and take in this step's segments */
-            const int from = pos[i] == 0 ? xfer_merged_rank(shape, sg, i)
-                                         : xfer_merged_rank(shape, rg, (b - 1 + q) % q);
-            j = step + 1 - pos[i];
-            if (j >= 0 && j < nseg) {
-                xfer_sched_recv(s, from, XFER_BUF_RECV, (size_t) i * k + xfer_seg_start(k, nseg, j),
-                                xfer_seg_len(k, nseg, j),
-                                pos[i] == 0 ? 3 : 1 + 4 * (nin % XFER_RELAY_LANES));
-                if (pos[i] > 0)
-                    xfer_sched_lane(s, nin++ % XFER_RELAY_LANES);
-                got[i] = xfer_sched_last(s);
-            }
-        }
-    }
-    free(got);
-    return xfer_sched_finish(s);
+    const xfer_status_t st = xfer_relay_append(shape, s, sg);
+    return st != XFER_SUCCESS ? st : xfer_sched_finish(s);
 }
 
 static xfer_status_t build_lt(const xfer_shape_t *shape, xfer_sched_t *s, int sg, size_t k)
@@ -169,7 +100,7 @@ static xfer_status_t build_lt(const xfer_shape_t *shape, xfer_sched_t *s, int sg
     int i, grp;
 
     if (k >= XFER_CHAIN_MIN)
-        return build_lt_relay(shape, s, sg, k);
+        return build_lt_relay(shape, s, sg);
     s->variant = sg == 0 ? "p<q/A" : "p<q/B";
     s->nslots = 2; /* broadcast groups, receiver subgroups */
     i = s->group == sg ? s->rank : s->rank % p;

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Relay chains over the receivers' ring (relay.h). */
+#include <stdlib.h>
+
+#include "../algos.h"
+#include "chain.h"
+#include "relay.h"
+
+/* At most this many segments in all, so that a schedule's operations stay bounded however
+ * large the blocks (a segment then grows beyond the network's cap). */
+#define RELAY_MAX_SEGMENTS 65536
+
+/* Segments of the heaviest chain (@p len bytes): the model's count, or enough of at most
+ * shape->seg_cap bytes across a network (unless XFER_SEGMENT_BYTES says otherwise), so that a
+ * forward goes out eagerly, without a rendezvous handshake, and the pipeline keeps its links
+ * busy. Measured at (2, 6), 4 MiB, on the emulated cluster: 356 ms with 32 KiB segments against
+ * 486-544 ms with 91 KiB (the model's size), 256 KiB and 1 MiB ones (floor 350 ms); on one node
+ * the model's size is faster (shared memory has no such handshake cost: 1.35 ms against
+ * 1.87 ms at (1, 3)). */
+static int heaviest_segments(const xfer_shape_t *shape, size_t len, int hops)
+{
+    const int model = xfer_chain_segments(len, hops);
+    size_t eager;
+    if (shape->seg_cap == 0 || xfer_env_long("XFER_SEGMENT_BYTES", 0) > 0)
+        return model;
+    eager = (len + shape->seg_cap - 1) / shape->seg_cap;
+    return (int) XFER_MIN(XFER_MAX((size_t) model, eager), (size_t) 2048);
+}
+
+/* Each chain's segment count into @p nseg (p entries; 0 for an empty block), all segments about
+ * the heaviest chain's size; returns their total. The same on every rank. */
+static size_t chain_segments(const xfer_shape_t *shape, int sg, int *nseg)
+{
+    const int p = shape->n[sg], q = shape->n[1 - sg];
+    const size_t amax = xfer_cost_max_count(shape, sg);
+    size_t seg, total = 0;
+    int i, nmax;
+
+    if (amax == 0) {
+        for (i = 0; i < p; i++)
+            nseg[i] = 0;
+        return 0;
+    }
+    nmax = heaviest_segments(shape, amax, (q - 1) * p + 1);
+    seg = (amax + (size_t) nmax - 1) / (size_t) nmax;
+    if (shape->total[sg] / seg > RELAY_MAX_SEGMENTS) {
+        seg = (shape->total[sg] + RELAY_MAX_SEGMENTS - 1) / RELAY_MAX_SEGMENTS;
+        nmax = (int) ((amax + seg - 1) / seg);
+    }
+    for (i = 0; i < p; i++) {
+        const size_t a = xfer_shape_count(shape, sg, i);
+        nseg[i] = a == amax ? nmax : (int) ((a + seg - 1) / seg);
+        total += (size_t) nseg[i];
+    }
+    return total;
+}
+
+/* Segment @p j of chain @p i (sender i's block cut into nseg near-equal parts): its offset in
+ * the block and its length. */
+static size_t seg_off(const xfer_shape_t *shape, int sg, int i, int nseg, int j)
+{
+    return xfer_seg_start(xfer_shape_count(shape, sg, i), nseg, j);
+}
+
+static size_t seg_len(const xfer_shape_t *shape, int sg, int i, int nseg, int j)
+{
+    return xfer_seg_len(xfer_shape_count(shape, sg, i), nseg, j);
+}
+
+xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int sg)
+{
+    const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg], b = s->rank;
+    int *nseg, *got, *pos, i, j, step, nin = 0, nout = 0, most = 0;
+
+    s->max_ports = XFER_RELAY_LANES + 1;
+    nseg = malloc(sizeof(*nseg) * 3 * (size_t) p);
+    if (!nseg)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "relay: %d chains", p);
+    got = nseg + p;
+    pos = got + p; /* my place on each chain, 0 = its head */
+    chain_segments(shape, sg, nseg);
+    if (s->group == sg) {
+        const int head = xfer_spread(q, p, b);
+        for (j = 0; j < nseg[b]; j++)
+            xfer_sched_send(s, xfer_merged_rank(shape, rg, head), XFER_BUF_SEND,
+                            seg_off(shape, sg, b, nseg[b], j), seg_len(shape, sg, b, nseg[b], j),
+                            1);
+        free(nseg);
+        return XFER_SUCCESS;
+    }
+    for (i = 0; i < p; i++) {
+        pos[i] = xfer_mod(b - xfer_spread(q, p, i), q);
+        got[i] = -1;
+        most = XFER_MAX(most, nseg[i]);
+    }
+    for (step = -1; step < most + q; step++) {
+        for (i = 0; i < p; i++) { /* forward what the previous step brought in */
+            j = step - pos[i];
+            if (pos[i] < q - 1 && j >= 0 && j < nseg[i]) {
+                xfer_sched_send(s, xfer_merged_rank(shape, rg, (b + 1) % q), XFER_BUF_RECV,
+                                xfer_shape_offset(shape, sg, i) + seg_off(shape, sg, i, nseg[i], j),
+                                seg_len(shape, sg, i, nseg[i], j),
+                                2 + 2 * (nout % XFER_RELAY_LANES));
+                xfer_sched_lane(s, nout++ % XFER_RELAY_LANES);
+                xfer_sched_dep(s, got[i]);
+            }
+        }
+        for (i = 0; i < p; i++) { /* and take in this step's segments */
+            const int from = pos[i] == 0 ? xfer_merged_rank(shape, sg, i)
+                                         : xfer_merged_rank(shape, rg, (b - 1 + q) % q);
+            j = step + 1 - pos[i];
+            if (j >= 0 && j < nseg[i]) {
+                xfer_sched_recv(s, from, XFER_BUF_RECV,
+                                xfer_shape_offset(shape, sg, i) + seg_off(shape, sg, i, nseg[i], j),
+                                seg_len(shape, sg, i, nseg[i], j),
+                                pos[i] == 0 ? 3 : 1 + 4 * (nin % XFER_RELAY_LANES));
+                if (pos[i] > 0)
+                    xfer_sched_lane(s, nin++ % XFER_RELAY_LANES);
+                got[i] = xfer_sched_last(s);
+            }
+        }
+    }
+    free(nseg);
+    return XFER_SUCCESS;
+}
+
+double xfer_relay_cost(const xfer_shape_t *shape, int sg, double a, double b)
+{
+    const int p = shape->n[sg], q = shape->n[1 - sg];
+    const double T = (double) shape->total[sg];
+    int *nseg;
+    double n, seg;
+
+    if (shape->total[sg] == 0)
+        return 0.0;
+    nseg = malloc(sizeof(*nseg) * (size_t) p);
+    if (!nseg)
+        return 1e300; /* unknown: never preferred */
+    n = (double) chain_segments(shape, sg, nseg);
+    free(nseg);
+    seg = T / n; /* a segment's bytes, on average */
+    return q * (a + seg * b) + n * XFER_MAX(seg * b, a / XFER_RELAY_LANES);
+}

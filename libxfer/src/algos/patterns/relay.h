@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Relay chains over the receivers' ring (ours; first in fc_half for p < q with equal blocks).
+ * Half duplex: group sg (p senders, blocks a_0..a_{p-1} of any sizes, empty ones included)
+ * delivers everything to each of the q receivers of the other group. Sender i hands its block,
+ * segment by segment, to the head of its chain, receiver h(i) = floor(i q / p); the chain runs
+ * round the receivers' ring h -> h+1 -> ... -> h-1, every receiver forwarding a segment as soon
+ * as it has it. Every receiver takes in each chain once (T = sum a_i bytes, the bound), every
+ * ring link carries each chain at most once (T less the chain ending there), and a sender sends
+ * its block once: with pipelining every port carries at most T, whatever the skew, where a
+ * store-and-forward exchange of uneven blocks makes some port carry more (the heaviest
+ * sender's block n times, or its pieces then a whole ring). No pair of ranks carries data both
+ * ways. Chains never split the groups: the schedule uses point-to-point messages only.
+ *
+ * Order: the chains share the ring links, so each link carries their segments as one sequence
+ * known to both ends: segment j of chain i crosses the link out of receiver b at step
+ * j + pos_i(b) (pos_i(b): b's place on chain i, 0 at its head), chains in index order within a
+ * step. Every forward waits only for a transfer of an earlier step, so the sequences cannot
+ * deadlock. Alternate segments of a link go on two lanes (two in flight), which hides each
+ * message's handshake.
+ *
+ * Segments: across a network at most shape->seg_cap bytes (XFER_NET_SEGMENT, under the MPI
+ * libraries' eager limits for TCP, so a forward goes out without a rendezvous), else the
+ * alpha-beta optimum of a chain (xfer_chain_segments); XFER_SEGMENT_BYTES overrides both. The
+ * heaviest chain gets that many segments and the others segments of the same size.
+ */
+#ifndef XFER_RELAY_H
+#define XFER_RELAY_H
+
+#include <stddef.h>
+
+#include "../../sched/sched.h"
+
+/* Segments of two transfers in flight on each ring link. */
+#define XFER_RELAY_LANES 2
+
+/* Append this rank's part of the relay chains that carry group @p sg's blocks to every rank of
+ * the other group (the shape's group 1 - sg contributes nothing), in the current round.
+ * Sets s->max_ports. */
+xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int sg);
+
+/* Predicted time of xfer_relay_append's schedule under latency @p a and time per byte @p b:
+ * the fill (a segment crossing q links) and then every segment through a receiver's port, each
+ * costing its bytes or, when that is less, a latency shared by the lanes. */
+double xfer_relay_cost(const xfer_shape_t *shape, int sg, double a, double b);
+
+#endif /* XFER_RELAY_H */
