@@ -506,3 +506,28 @@ channels:
                  REJECT "point to point from now on")
   endforeach()
 endforeach()
+
+# auto chooses again at every step's recount (docs/runtime.md, "Joined datasets"): with the
+# emulated cluster's alpha and beta and rows of 32 KiB, skewed steps go by relay and others by
+# fc_direct or fc_full, on every rank alike (XFER_TRACE=2 names each change); every byte checked.
+set(f ${JN_DIR}/stream-reselect.yaml)
+file(WRITE ${f} "workflow: rt_joined_reselect
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 4, cmd: [xfer-synth]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth]}
+channels:
+  - name: c
+    from: a
+    to: b
+    selection: all
+    max_in_flight_steps: 2
+    datasets:
+      - {name: wide, type: float64, dims: [joined, 4096]}
+      - {name: ids, type: int64, dims: [joined]}
+")
+rt_mpmd(cmd ${f} NP 4 2 ARGS --steps 12 --seed 5
+        ENV XFER_TRACE=2 XFER_ALPHA=1.8e-5 XFER_BETA=4e-8)
+rt_pass_test(joined.stream.reselect.p4q2 COMMAND ${cmd}
+             EXPECT "group 1 rank 0: bytes [0-9]+\\|0 -> relay \\(was [a-z_]+\\).*group 1 rank 0: bytes [0-9]+\\|0 -> [a-z_]+ \\(was relay\\)"
+             REJECT "point to point from now on")

@@ -51,6 +51,8 @@ typedef struct xfer_resolved_opts {
                             run the node-level shape, the model chooses instead */
     size_t win_s_min, win_r_min; /* node staging: reserve at least this much room (S and R per
                                     parity), for recounts (xfer_plan_recount) */
+    int reselect; /* auto's choice: a flat plan's recount chooses again for the new counts, among
+                     the algorithms that never split the groups (xfer_plan_recount) */
 } xfer_resolved_opts_t;
 
 typedef struct xfer_dtype_info {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A persistent allgatherv plan recounted for other counts (coll.h, xfer_plan_recount). */
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../core/core.h"
@@ -45,6 +46,25 @@ static int regroup(const xfer_plan_t *p, const xfer_sched_t *old, const xfer_sch
             return 0;
     }
     return 1;
+}
+
+/* auto's choice for the new counts (opts.reselect), among the algorithms a recount can run:
+ * those that never split the groups, native excepted (its task is the first call's). The shape
+ * and the model are the same on every rank, so is the choice. */
+static void reselect(xfer_plan_t *p)
+{
+    const xfer_algo_t *was = p->algo;
+    xfer_model_t m;
+    char how[512];
+
+    xfer_model_init(&m, p->topo->nnodes, p->topo->max_ppn, p->topo->tuning);
+    m.exclude = XFER_ALGO_SPLITS | XFER_ALGO_NATIVE;
+    p->algo = xfer_select_auto(&p->shape, &m, how, sizeof(how), NULL);
+    snprintf(p->name, sizeof(p->name), "%s", p->algo->name);
+    if (p->algo != was && xfer_trace_level() > 1)
+        xfer_log(XFER_LOG_TRACE, "recount group %d rank %d: bytes %zu|%zu -> %s (was %s) [%s]",
+                 p->topo->group, p->topo->rank, p->shape.total[0], p->shape.total[1], p->algo->name,
+                 was->name, how);
 }
 
 xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, void *rbuf,
@@ -97,6 +117,8 @@ xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, vo
         XFER_CHECK_GOTO(xfer_hier_recount(p), st, out);
     } else {
         const char *why = "";
+        if (p->opts.reselect)
+            reselect(p);
         if (!xfer_algo_supports(p->algo, &p->shape, &why) ||
             ((p->shape.total[0] > INT_MAX || p->shape.total[1] > INT_MAX) &&
              !(p->algo->flags & XFER_ALGO_NATIVE))) {

@@ -9,7 +9,7 @@
 #include "stream_jtable.h"
 
 /* What rank @p r of side @p k is taken to contribute when the plans form (their recount fits
- * them to each step's rows; the algorithm auto picks stays): of each joined dataset the side
+ * them, and auto's choice, to each step's rows): of each joined dataset the side
  * sends, max_rows shared out, else 64 rows; of each variable one, 4 KiB. */
 static size_t predicted(const xfer_channel_t *ch, int k)
 {
@@ -113,7 +113,10 @@ static int uniform(xfer_plan_t *p)
  * change and not on the others), and node staging, whose windows are sized per node, is used
  * only when every such dataset is joined with a max_rows, which sizes the windows for any step.
  * The channel's algorithm, or auto's choice for the predicted counts, when it qualifies; else
- * fc_direct, flat. Every rank sees the same algorithm, so every rank makes the same plans.
+ * fc_direct, flat. A flat plan of auto's chooses again for each step's counts when it is
+ * recounted (among the algorithms that never split the groups: the counts are the same on every
+ * rank, so is the choice). Every rank sees the same algorithm, so every rank makes the same
+ * plans.
  * Collective over both sides. */
 xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch)
 {
@@ -130,11 +133,14 @@ xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch)
         return XFER_SUCCESS;
     for (s = 0; s < ch->nslots; s++) {
         xfer_rt_jslot_t *js = &jn->js[s];
+        int chosen;
         XFER_CHECK_GOTO(slot_plan(ch, js, NULL, staged), st, out);
-        if (!uniform(js->plan)) { /* (named, or auto's choice) */
+        chosen = !js->plan->opts.algorithm; /* auto's */
+        if (!uniform(js->plan)) {           /* (named, or auto's choice) */
             XFER_CHECK_GOTO(xfer_plan_free(&js->plan), st, out);
             XFER_CHECK_GOTO(slot_plan(ch, js, "fc_direct", 0), st, out);
         }
+        js->plan->opts.reselect = chosen && !js->plan->hier;
     }
     if (ch->me == 0 && xfer_trace_level() > 0)
         xfer_log(XFER_LOG_TRACE, "channel %s at %s: joined and variable datasets by %s",

@@ -18,7 +18,7 @@
 static const xfer_algo_t *const registry[] = {
     &xfer_algo_native,    &xfer_algo_root_gather, &xfer_algo_fc_half,   &xfer_algo_fc_full,
     &xfer_algo_fc_full_v, &xfer_algo_ring_half,   &xfer_algo_ring_full, &xfer_algo_ring,
-    &xfer_algo_fc_direct, /* appended: indices are part of the interface */
+    &xfer_algo_fc_direct, &xfer_algo_relay, /* appended: indices are part of the interface */
 };
 
 #define NALGOS ((int) (sizeof(registry) / sizeof(registry[0])))
@@ -99,6 +99,7 @@ void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn, const xfer_tuning
     m->alpha = xfer_env_double("XFER_ALPHA", tuning && tuning->alpha > 0 ? tuning->alpha : 2e-6);
     m->beta = xfer_env_double("XFER_BETA", tuning && tuning->beta > 0 ? tuning->beta : 1e-10);
     m->gamma = xfer_env_double("XFER_GAMMA", tuning && tuning->gamma > 0 ? tuning->gamma : 2.5e-10);
+    m->exclude = 0;
     m->nnodes = nnodes > 0 ? nnodes : 1;
     m->max_ppn = max_ppn > 0 ? max_ppn : 1;
     topo = xfer_env_str("XFER_TOPOLOGY");
@@ -153,7 +154,7 @@ const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_
         const int varied = !xfer_shape_uniform(shape, 0) || !xfer_shape_uniform(shape, 1);
         const xfer_tuning_best_t *b = xfer_select_measured(shape, m);
         const xfer_algo_t *al = b ? xfer_algo_find(b->algo) : NULL;
-        if (al && xfer_algo_supports(al, shape, &dummy) &&
+        if (al && xfer_algo_supports(al, shape, &dummy) && !(al->flags & m->exclude) &&
             (!m->ring || (al->flags & XFER_ALGO_RING))) {
             snprintf(
                 why, whylen,
@@ -175,7 +176,8 @@ const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_
         if (w > 0 && (size_t) w < whylen)
             w += ok ? snprintf(why + w, whylen - (size_t) w, " %s=%.3g", al->name, c)
                     : snprintf(why + w, whylen - (size_t) w, " %s=n/a", al->name);
-        if (!(al->flags & want) || !ok || !(al->flags & XFER_ALGO_RING) != !m->ring)
+        if (!(al->flags & want) || !ok || !(al->flags & XFER_ALGO_RING) != !m->ring ||
+            (al->flags & m->exclude))
             continue;
         if (!best || c < best_cost) {
             best = al;

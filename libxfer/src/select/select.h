@@ -17,6 +17,7 @@ typedef struct xfer_model {
     double alpha, beta, gamma;
     int nnodes, max_ppn;
     int ring; /* the topology is a ring (XFER_TOPOLOGY=ring): only ring algorithms qualify */
+    unsigned exclude; /* algorithms with any of these flags are no candidates (0 after init) */
     const xfer_tuning_t *tuning; /* measured best algorithms (XFER_TUNING), or NULL */
 } xfer_model_t;
 
