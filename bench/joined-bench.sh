@@ -9,8 +9,9 @@
 #   padded  a fixed dataset of dims [P * 2 * mean, W], every producer putting the most rows
 #           (its own, then padding): what a code does today, through the runtime (auto)
 #   native  MPI_Allgatherv on the intercommunicator, consumers sending 0 bytes
-#   coll    the joined path's collective alone: xfer_allgatherv_inter with --coll-algo (fc_direct,
-#           what the joined plan runs today) on the same counts, without the runtime around it
+#   coll    the joined path's collective alone: xfer_allgatherv_inter with --coll-algo (auto,
+#           as the joined plan chooses for each step's counts) on the same counts, without the
+#           runtime around it
 # and the measured floor: the link's one-way rate R measured first on the same cluster (as
 # bench/run-sweep does: xfer-bench --calibrate, three hosts), then per step
 #   floor = max(T, max_r S_r) * 8 / R = T * 8 / R
@@ -28,14 +29,14 @@
 #
 #   sudo bash bench/joined-bench.sh [--cells "4x4 6x2 2x6 5x3"] [--mib 4] [--width 8]
 #                                   [--steps 8] [--warmup 1] [--runs 1] [--seed 30]
-#                                   [--solo-steps 3] [--coll-algo fc_direct] [--rate 200mbit]
+#                                   [--solo-steps 3] [--coll-algo auto] [--rate 200mbit]
 #                                   [--out DIR]
 #   bash bench/joined-bench.sh --summary DIR    tables.md again from DIR (no cluster, no root)
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
 cells="4x4 6x2 2x6 5x3" mib=4 width=8 steps=8 warmup=1 runs=1 seed=30 solo_steps=3
-calgo=fc_direct rate=200mbit out=bench/results/joined-$(date +%Y%m%d) summary_only=0
+calgo=auto rate=200mbit out=bench/results/joined-$(date +%Y%m%d) summary_only=0
 die() { echo "joined-bench: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
     case $1 in
@@ -84,7 +85,11 @@ def samples(c, way):
 def logs(c):
     return sorted(glob.glob(os.path.join(d, "logs", cname(c) + "-[0-9]*.log")))
 def trace(c):
+    """The joined plan's algorithms (auto's choice at each step's recount, one group's rank 0,
+    in order of first use; the plan's first algorithm when no recount was traced) and the padded
+    dataset's, first interleaved job of the cell."""
     j = f = "?"
+    steps, grp = [], None
     p2p = False
     for path in logs(c)[:1]:
         for l in open(path):
@@ -92,7 +97,13 @@ def trace(c):
             j = m.group(1) if m else j
             m = re.search(r"channel f at cons: ([^,]+),", l)
             f = m.group(1) if m else f
+            m = re.search(r"recount group (\d) rank 0: bytes \d+\|\d+ -> (\S+)", l)
+            if m and grp in (None, m.group(1)):
+                grp = m.group(1)
+                if m.group(2) not in steps:
+                    steps.append(m.group(2))
             p2p |= "point to point from now on" in l
+    j = "/".join(steps) if steps else j
     return (j + (", then point to point" if p2p else "")), f
 def timed_steps(c):  # every timed step's rows, from every interleaved job
     out = []
@@ -144,7 +155,7 @@ P("Floor per step: every consumer takes in the step's T bytes (all producers' ro
   "running that way alone (MiB)." % (mbit, first["width"], int(first["mean_bytes"]) / 1048576,
                                      calgo))
 for c in cells:
-    if trace(c)[0].split(",")[0] != calgo:
+    if calgo != "auto" and trace(c)[0].split(",")[0] != calgo:
         P()
         P("Note: at %s the joined plan ran %s, the collective alone %s." %
           (cname(c), trace(c)[0], calgo))
@@ -159,7 +170,7 @@ for c in cells:
                            ("padded", "padded to the most rows (moves 2T)", fa + " (auto)"),
                            ("native", "native", "MPI_Allgatherv"),
                            ("coll:" + calgo, "the joined path's collective alone",
-                            calgo + " (named)")):
+                            calgo + ("" if calgo == "auto" else " (named)"))):
         t = samples(c, way)
         if not t:
             continue
@@ -175,7 +186,8 @@ for c in cells:
 P()
 P("### Where the joined way's time goes (medians, ms, and x floor)")
 P()
-P("The schedule: %s's schedule for each timed step's counts, simulated with the measured alpha "
+P("The schedule: %s's schedule for each timed step's counts (auto: the algorithm the joined plan "
+  "ran, the first when it ran several), simulated with the measured alpha "
   "and beta (`xfer-sched cost`: a network that runs it exactly, every link at R); the best "
   "registered schedule likewise (any algorithm, those the joined plan may not run included). The "
   "collective alone: the call measured. The runtime's share: joined less the collective alone, "
@@ -187,7 +199,8 @@ P("|---|---:|---:|---:|---:|---:|---:|")
 for c in cells:
     fl = float(of(c, "joined", "interleaved")[0]["floor_ms"])
     ms = model(c)
-    m = 1e3 * ms.get(calgo, float("nan"))
+    salgo = trace(c)[0].split(",")[0].split("/")[0] if calgo == "auto" else calgo
+    m = 1e3 * ms.get(salgo, float("nan"))
     best = min(ms, key=ms.get) if ms else "?"
     bm = 1e3 * ms.get(best, float("nan"))
     ta, tj = samples(c, "coll:" + calgo), samples(c, "joined")
@@ -226,8 +239,9 @@ for c in cells:
     P("%s:" % cname(c))
     for path in logs(c)[:1]:
         for l in open(path):
-            if re.search(r"channel [jf] at cons", l):
-                P("  " + re.sub(r"^libxfer trace \[pid \d+\]: ", "", l.rstrip()))
+            if re.search(r"channel [jf] at cons|recount group \d rank 0", l):
+                l = re.sub(r" \[auto: .*\]$", "", l.rstrip())
+                P("  " + re.sub(r"^libxfer trace \[pid \d+\]: ", "", l))
 P("```")
 PY
 }

@@ -14,7 +14,8 @@
  *   native  MPI_Allgatherv on an intercommunicator of its own: producers send their rows,
  *           consumers 0 bytes, every consumer receives every producer's rows packed
  *   coll    the same call through libxfer's collective alone (xfer_allgatherv_inter, half
- *           duplex, --coll-algo, fc_direct by default: what the joined path runs today): the
+ *           duplex, --coll-algo, auto by default: the joined path's plan chooses as auto does for
+ *           each step's counts, among the algorithms that never split the groups): the
  *           joined way less the runtime (its puts and gets, the counts' exchange, the step's
  *           two phases); reported as coll:ALGO
  * Every step runs every way once, in an order drawn afresh each step (the same on all ranks), so
@@ -439,7 +440,7 @@ static void usage(void)
            "  --width W    float64 per row (8)\n"
            "  --steps S    timed steps (8), after --warmup K untimed ones (1)\n"
            "  --ways       of joined, padded, native and coll (xfer_allgatherv_inter with\n"
-           "               --coll-algo, fc_direct by default): joined,padded,native\n");
+           "               --coll-algo, auto by default): joined,padded,native\n");
 }
 
 int main(int argc, char **argv)
@@ -459,7 +460,7 @@ int main(int argc, char **argv)
     b.steps = 8;
     b.warmup = 1;
     b.seed = 30;
-    b.coll_algo = "fc_direct";
+    b.coll_algo = "auto";
     {
         enum {
             O_P = 256,

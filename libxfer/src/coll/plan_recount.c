@@ -50,21 +50,25 @@ static int regroup(const xfer_plan_t *p, const xfer_sched_t *old, const xfer_sch
 
 /* auto's choice for the new counts (opts.reselect), among the algorithms a recount can run:
  * those that never split the groups, native excepted (its task is the first call's). The shape
- * and the model are the same on every rank, so is the choice. */
+ * and the model are the same on every rank, so is the choice. Traced as a plan's choice is
+ * (XFER_TRACE=1: each group's rank 0; 2: every rank), with the algorithm it replaces. */
 static void reselect(xfer_plan_t *p)
 {
     const xfer_algo_t *was = p->algo;
+    const int lvl = xfer_trace_level();
     xfer_model_t m;
-    char how[512];
+    char how[512], what[80] = "";
 
     xfer_model_init(&m, p->topo->nnodes, p->topo->max_ppn, p->topo->tuning);
     m.exclude = XFER_ALGO_SPLITS | XFER_ALGO_NATIVE;
     p->algo = xfer_select_auto(&p->shape, &m, how, sizeof(how), NULL);
     snprintf(p->name, sizeof(p->name), "%s", p->algo->name);
-    if (p->algo != was && xfer_trace_level() > 1)
-        xfer_log(XFER_LOG_TRACE, "recount group %d rank %d: bytes %zu|%zu -> %s (was %s) [%s]",
-                 p->topo->group, p->topo->rank, p->shape.total[0], p->shape.total[1], p->algo->name,
-                 was->name, how);
+    if (lvl < 1 || (lvl < 2 && p->topo->rank != 0))
+        return;
+    if (p->algo != was)
+        snprintf(what, sizeof(what), " (was %s)", was->name);
+    xfer_log(XFER_LOG_TRACE, "recount group %d rank %d: bytes %zu|%zu -> %s%s [%s]", p->topo->group,
+             p->topo->rank, p->shape.total[0], p->shape.total[1], p->algo->name, what, how);
 }
 
 xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, void *rbuf,
