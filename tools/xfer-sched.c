@@ -34,8 +34,9 @@
  * --count-b K for group B's ranks when it differs);
  * --duplex half (default for half-duplex algorithms): A sends, B sends nothing (--reverse: B
  * sends); full: both send. --counts-file F: P + Q byte counts (A's, then B's), whitespace
- * separated, '#' comments. Exit status: 0 every property holds, 1 a violation (named: round,
- * ranks, block), 2 usage or input error.
+ * separated, '#' comments. --network: the ranks on different nodes (relay pipelines cut their
+ * segments as plans do across a network). Exit status: 0 every property holds, 1 a violation
+ * (named: round, ranks, block), 2 usage or input error.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -66,7 +67,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: xfer-sched verify|cost|dump --algo NAME|all --p P --q Q\n"
                "                  [--count K [--count-b K] | --counts-file F]\n"
-               "                  [--duplex half|full] [--reverse] [--rank A3|B0]\n"
+               "                  [--duplex half|full] [--reverse] [--rank A3|B0] [--network]\n"
                "                  [--alpha SECONDS] [--beta SECONDS_PER_BYTE]\n"
                "                  --algo hier:INNER: on virtual nodes [--node-size K]\n"
                "                  [--node-size-b K] [--roundrobin] [--senders L]\n"
@@ -99,6 +100,7 @@ static void parse_args(int argc, char **argv, opts_t *o)
         O_BETA,
         O_DUPLEX,
         O_REVERSE,
+        O_NET,
         O_RR
     };
     static const struct option longopts[] = {{"algo", required_argument, NULL, O_ALGO},
@@ -114,6 +116,7 @@ static void parse_args(int argc, char **argv, opts_t *o)
                                              XFER_SCHED_NODE_LONGOPTS,
                                              {"duplex", required_argument, NULL, O_DUPLEX},
                                              {"reverse", no_argument, NULL, O_REVERSE},
+                                             {"network", no_argument, NULL, O_NET},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int c;
@@ -169,6 +172,9 @@ static void parse_args(int argc, char **argv, opts_t *o)
             break;
         case O_REVERSE:
             o->reverse = 1;
+            break;
+        case O_NET:
+            o->params.network = 1;
             break;
         default:
             if (!xfer_sched_node_opt(PROG, c, optarg, &o->nodes))

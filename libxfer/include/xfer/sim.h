@@ -35,6 +35,8 @@ typedef struct xfer_sim_params {
     double alpha;    /**< latency, s (default 2e-6) */
     double beta;     /**< time per byte, s/B (default 1e-10, i.e. 10 GB/s) */
     int check_ports; /**< enforce the single-port constraint (default 1) */
+    int network;     /**< the groups' ranks on different nodes: relay pipelines cut their
+                          segments as across a network, as plans do then (default 0) */
 } xfer_sim_params_t;
 
 typedef struct xfer_sim_report {

@@ -88,6 +88,7 @@ xfer_status_t xfer_sim_params_init(xfer_sim_params_t *p)
     p->alpha = o.alpha;
     p->beta = o.beta;
     p->check_ports = o.check_ports;
+    p->network = 0;
     return XFER_SUCCESS;
 }
 
@@ -131,6 +132,7 @@ xfer_status_t xfer_simulate(const char *algorithm, const xfer_side_t *a, const x
         return XFER_ERR(XFER_ERR_INVALID_ARG, "report is NULL");
     XFER_CHECK_GOTO(find(algorithm, &al), rc, out);
     XFER_CHECK_GOTO(shape_make(a, b, &sh), rc, out);
+    sh->s.seg_cap = params && params->network ? XFER_NET_SEGMENT : 0;
     if (!xfer_algo_supports(al, &sh->s, &why)) {
         rc = XFER_ERR(XFER_ERR_NOT_SUPPORTED, "%s cannot run this shape: %s", al->name, why);
         goto out;
@@ -220,6 +222,7 @@ xfer_status_t xfer_simulate_hier(const char *inner, const xfer_side_t *a, const 
         return XFER_ERR(XFER_ERR_INVALID_ARG, "report is NULL");
     XFER_CHECK_GOTO(hier_virtual(inner, nodes, &v), rc, out);
     XFER_CHECK_GOTO(shape_make(a, b, &sh), rc, out);
+    sh->s.seg_cap = params && params->network ? XFER_NET_SEGMENT : 0;
     sim_opts(params, &o);
     XFER_CHECK_GOTO(xfer_hier_simulate(&sh->s, &v, nodes->calls, &o, &st), rc, out);
     for (run = 1; run <= nodes->jitter_runs; run++) { /* other interleavings */

@@ -28,14 +28,17 @@ static int heaviest_segments(const xfer_shape_t *shape, size_t len, int hops)
 }
 
 /* Each chain's segment count into @p nseg (p entries; 0 for an empty block), all segments about
- * the heaviest chain's size; returns their total. The same on every rank. */
-static size_t chain_segments(const xfer_shape_t *shape, int sg, int *nseg)
+ * the heaviest chain's size (*@p size, when not NULL); returns their total. The same on every
+ * rank. */
+static size_t chain_segments(const xfer_shape_t *shape, int sg, int *nseg, size_t *size)
 {
     const int p = shape->n[sg], q = shape->n[1 - sg];
     const size_t amax = xfer_cost_max_count(shape, sg);
     size_t seg, total = 0;
     int i, nmax;
 
+    if (size)
+        *size = 0;
     if (amax == 0) {
         for (i = 0; i < p; i++)
             nseg[i] = 0;
@@ -52,7 +55,19 @@ static size_t chain_segments(const xfer_shape_t *shape, int sg, int *nseg)
         nseg[i] = a == amax ? nmax : (int) ((a + seg - 1) / seg);
         total += (size_t) nseg[i];
     }
+    if (size)
+        *size = seg;
     return total;
+}
+
+/* Segments a sender hands its head in one message: 1 on one node; across a network enough to
+ * pass XFER_RELAY_FEED_BYTES (default XFER_RELAY_FEED; 0: 1). */
+static int feed_group(const xfer_shape_t *shape, size_t seg)
+{
+    const long feed = xfer_env_long("XFER_RELAY_FEED_BYTES", XFER_RELAY_FEED);
+    if (shape->seg_cap == 0 || feed <= 0 || seg == 0)
+        return 1;
+    return (int) XFER_MAX((size_t) 1, ((size_t) feed + seg - 1) / seg);
 }
 
 /* Segment @p j of chain @p i (sender i's block cut into nseg near-equal parts): its offset in
@@ -70,21 +85,27 @@ static size_t seg_len(const xfer_shape_t *shape, int sg, int i, int nseg, int j)
 xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int sg)
 {
     const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg], b = s->rank;
-    int *nseg, *got, *pos, i, j, step, nin = 0, nout = 0, most = 0;
+    int *nseg, *got, *pos, i, j, step, nin = 0, nout = 0, most = 0, g;
+    size_t seg;
 
-    s->max_ports = XFER_RELAY_LANES + 1;
     nseg = malloc(sizeof(*nseg) * 3 * (size_t) p);
     if (!nseg)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "relay: %d chains", p);
     got = nseg + p;
     pos = got + p; /* my place on each chain, 0 = its head */
-    chain_segments(shape, sg, nseg);
-    if (s->group == sg) {
+    chain_segments(shape, sg, nseg, &seg);
+    g = feed_group(shape, seg);
+    s->max_ports = XFER_RELAY_LANES + (g > 1 ? 2 : 1);
+    if (s->group == sg) { /* g segments a message */
         const int head = xfer_spread(q, p, b);
-        for (j = 0; j < nseg[b]; j++)
-            xfer_sched_send(s, xfer_merged_rank(shape, rg, head), XFER_BUF_SEND,
-                            seg_off(shape, sg, b, nseg[b], j), seg_len(shape, sg, b, nseg[b], j),
-                            1);
+        for (j = 0; j < nseg[b]; j += g) {
+            const size_t lo = seg_off(shape, sg, b, nseg[b], j);
+            const int lane = g > 1 ? (j / g) % 2 : 0; /* messages in groups: two in flight */
+            xfer_sched_send(s, xfer_merged_rank(shape, rg, head), XFER_BUF_SEND, lo,
+                            seg_off(shape, sg, b, nseg[b], XFER_MIN(j + g, nseg[b])) - lo,
+                            1 + 4 * lane);
+            xfer_sched_lane(s, lane);
+        }
         free(nseg);
         return XFER_SUCCESS;
     }
@@ -109,13 +130,20 @@ xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int 
             const int from = pos[i] == 0 ? xfer_merged_rank(shape, sg, i)
                                          : xfer_merged_rank(shape, rg, (b - 1 + q) % q);
             j = step + 1 - pos[i];
-            if (j >= 0 && j < nseg[i]) {
+            if (pos[i] == 0 && j >= 0 && j < nseg[i] && j % g == 0) { /* the sender's message */
+                const size_t lo = seg_off(shape, sg, i, nseg[i], j);
+                const int lane = g > 1 ? (j / g) % 2 : 0;
+                xfer_sched_recv(s, from, XFER_BUF_RECV, xfer_shape_offset(shape, sg, i) + lo,
+                                seg_off(shape, sg, i, nseg[i], XFER_MIN(j + g, nseg[i])) - lo,
+                                3 + 4 * lane);
+                xfer_sched_lane(s, lane);
+                got[i] = xfer_sched_last(s);
+            } else if (pos[i] > 0 && j >= 0 && j < nseg[i]) {
                 xfer_sched_recv(s, from, XFER_BUF_RECV,
                                 xfer_shape_offset(shape, sg, i) + seg_off(shape, sg, i, nseg[i], j),
                                 seg_len(shape, sg, i, nseg[i], j),
-                                pos[i] == 0 ? 3 : 1 + 4 * (nin % XFER_RELAY_LANES));
-                if (pos[i] > 0)
-                    xfer_sched_lane(s, nin++ % XFER_RELAY_LANES);
+                                1 + 4 * (nin % XFER_RELAY_LANES));
+                xfer_sched_lane(s, nin++ % XFER_RELAY_LANES);
                 got[i] = xfer_sched_last(s);
             }
         }
@@ -136,7 +164,7 @@ double xfer_relay_cost(const xfer_shape_t *shape, int sg, double a, double b)
     nseg = malloc(sizeof(*nseg) * (size_t) p);
     if (!nseg)
         return 1e300; /* unknown: never preferred */
-    n = (double) chain_segments(shape, sg, nseg);
+    n = (double) chain_segments(shape, sg, nseg, NULL);
     free(nseg);
     seg = T / n; /* a segment's bytes, on average */
     return q * (a + seg * b) + n * XFER_MAX(seg * b, a / XFER_RELAY_LANES);

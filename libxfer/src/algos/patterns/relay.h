@@ -19,6 +19,8 @@
  * deadlock. Alternate segments of a link go on two lanes (two in flight), which hides each
  * message's handshake.
  *
+ * Feeding: a sender's segments go to its head one a message, or several (XFER_RELAY_FEED_BYTES).
+ *
  * Segments: across a network at most shape->seg_cap bytes (XFER_NET_SEGMENT, under the MPI
  * libraries' eager limits for TCP, so a forward goes out without a rendezvous), else the
  * alpha-beta optimum of a chain (xfer_chain_segments); XFER_SEGMENT_BYTES overrides both. The
@@ -33,6 +35,13 @@
 
 /* Segments of two transfers in flight on each ring link. */
 #define XFER_RELAY_LANES 2
+
+/* Across a network a sender may hand its head several segments a message, at least
+ * XFER_RELAY_FEED_BYTES (default XFER_RELAY_FEED; 0: a segment a message), two messages in flight:
+ * above the MPI libraries' eager limits for TCP (Open MPI 64 KiB, MPICH ch3 128 KiB) each waits
+ * for the head's receive, so a sender cannot flood the head's inbound queue, which the ring's
+ * segments share. */
+#define XFER_RELAY_FEED 0
 
 /* Append this rank's part of the relay chains that carry group @p sg's blocks to every rank of
  * the other group (the shape's group 1 - sg contributes nothing), in the current round.
