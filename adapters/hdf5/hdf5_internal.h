@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The HDF5 adapter's files: what they share. hdf5_adapter.c: the ops table; hdf5_common.c: errors
- * and types; hdf5_read.c: the producer side; hdf5_write.c: the consumer side; hdf5_coords.c:
- * dimension scales, the time coordinate and the XDMF description of what hdf5_write.c writes. */
+ * and types; hdf5_read.c: the producer side; hdf5_write.c: the consumer side, hdf5_commit.c its
+ * commit and abort (hdf5_write.h: their handle); hdf5_coords.c: dimension scales, the time
+ * coordinate and the XDMF description of what hdf5_write.c writes. */
 #ifndef XFER_HDF5_INTERNAL_H
 #define XFER_HDF5_INTERNAL_H
 
@@ -45,7 +46,7 @@ xfer_status_t h5_groups(void *h, int *n, const xfer_adapter_var_t **groups);
 xfer_status_t h5_lookup(void *h, const char *name);
 xfer_status_t h5_skipped(void *h, int *n, const char *const **lines);
 
-/* hdf5_write.c: the consumer side */
+/* hdf5_write.c, hdf5_commit.c: the consumer side */
 xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapter_wopts_t *o, void **hp);
 xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, const uint64_t start[],
                        const uint64_t count[], const void *buf);
