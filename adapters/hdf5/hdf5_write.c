@@ -333,6 +333,11 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, v->name, "H5Tcreate (compound)");
     w->in_step = 1;
     out_name(w, step, v->name, name, sizeof(name));
+    /* A dataset of no element (a joined step without rows, a variable extent of 0) has no
+     * storage to write to: every rank skips the write alike (the shape is the same on all),
+     * and it cannot be chunked (a chunk has positive extents): it is contiguous. */
+    for (d = 0, empty_all = 0; d < v->ndims; d++)
+        empty_all |= v->dims[d] == 0;
     dims[0] = maxd[0] = chunk[0] = step + 1;
     for (d = 0; d < v->ndims; d++)
         dims[lead + d] = maxd[lead + d] = v->dims[d];
@@ -346,7 +351,8 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
             ; /* the memory type failed: agreed below */
         else if ((sp = H5Screate_simple(v->ndims + lead, dims, maxd)) < 0 ||
                  (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
-                 ((lead || w->o.chunked) && H5Pset_chunk(dcpl, v->ndims + lead, chunk) < 0) ||
+                 ((lead || (w->o.chunked && !empty_all)) &&
+                  H5Pset_chunk(dcpl, v->ndims + lead, chunk) < 0) ||
                  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
                  (lcpl = intermediate_lcpl()) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_chunk");
@@ -395,10 +401,6 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_dxpl_mpio");
     if (st == XFER_SUCCESS)
         st = reserve_data(w, ds, name);
-    /* A dataset of no element (a joined step without rows, a variable extent of 0) has no
-     * storage to write to: every rank skips the write alike (the shape is the same on all). */
-    for (d = 0, empty_all = 0; d < v->ndims; d++)
-        empty_all |= v->dims[d] == 0;
     if (h5_agreed(w->comm, &st) && !empty_all &&
         H5Dwrite(ds, mt, ms, fs, dx, empty || !buf ? (const void *) dummy : buf) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dwrite (collective)");
