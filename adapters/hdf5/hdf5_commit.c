@@ -124,25 +124,30 @@ void h5w_free(h5write_t *w)
     free(w->names);
     free(w->vars);
     free(w->times);
+    h5p_free(w->points);
     free(w->path);
     free(w->tmp);
     free(w);
 }
 
-/* Rank 0, step dimension: PATH.xmf (PATH without .h5/.hdf5), the XDMF description of the
- * completed steps, beside the file that now has its final name. */
+/* Rank 0: PATH.xmf (PATH without .h5/.hdf5), the XDMF description of the completed steps,
+ * beside the file that now has its final name: of the step dimension's grids, or of a group
+ * per step's joined datasets (hdf5_points.c). */
 static int write_xdmf(const h5write_t *w, char *why, size_t cap)
 {
     char xmf[4200];
     const char *base = strrchr(w->path, '/') ? strrchr(w->path, '/') + 1 : w->path;
     size_t n = strlen(w->path);
-    if (w->o.layout != XFER_ADAPTER_STEP_DIM)
+    if (w->o.layout == XFER_ADAPTER_SAME_PATHS ||
+        (w->o.layout == XFER_ADAPTER_GROUP_PER_STEP && !w->points))
         return 1;
     if (n > 3 && !strcmp(w->path + n - 3, ".h5"))
         n -= 3;
     else if (n > 5 && !strcmp(w->path + n - 5, ".hdf5"))
         n -= 5;
     snprintf(xmf, sizeof(xmf), "%.*s.xmf", (int) n, w->path);
+    if (w->o.layout == XFER_ADAPTER_GROUP_PER_STEP)
+        return h5p_write_xdmf(w, xmf, base, why, cap) == 0;
     return h5c_write_xdmf(xmf, base, w->vars, w->nvars, w->completed, w->times, why, cap) == 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include <hdf5.h>
 #include <mpi.h>
+#include <stdio.h>
 
 #include <xfer/adapter.h>
 
@@ -63,5 +64,9 @@ xfer_status_t h5c_attach(hid_t file, hid_t ds, const char *dsname, const xfer_ad
                          MPI_Comm comm, const char *where);
 int h5c_write_xdmf(const char *xmf, const char *h5name, const xfer_adapter_var_t *vars, int n,
                    uint64_t nsteps, const double *times, char *why, size_t cap);
+/* XDMF's NumberType of @p t, its Precision in @p precision */
+const char *h5c_xdmf_number(xfer_type_t t, int *precision);
+/* @p text inside an XML comment ("--" written "-_") */
+void h5c_comment(FILE *f, const char *text);
 
 #endif

@@ -122,7 +122,7 @@ static xfer_status_t reserve_to(h5write_t *w, uint64_t end, const char *obj, con
  * when the step ends. Contiguous datasets only: a chunked one has no single place (H5Dget_offset
  * tells none), and relies on create()'s reservation. */
 #define RESERVE_SLACK (16u << 10)
-static xfer_status_t reserve_data(h5write_t *w, hid_t ds, const char *obj)
+xfer_status_t h5w_reserve_data(h5write_t *w, hid_t ds, const char *obj)
 {
     haddr_t off;
     if (w->rank != 0 || w->resfd < 0)
@@ -232,7 +232,7 @@ static xfer_status_t write_attrs(h5write_t *w, hid_t loc, const char *obj,
     return XFER_SUCCESS;
 }
 
-static hid_t intermediate_lcpl(void)
+hid_t h5w_intermediate_lcpl(void)
 {
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     if (lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) < 0) {
@@ -257,7 +257,7 @@ xfer_status_t h5_write_group(void *h, uint64_t step, const xfer_adapter_var_t *g
         return xfer_adapter_agree(
             w->comm, XFER_SUCCESS); /* groups and their attributes exist since step 0 */
     out_name(w, step, g->name, name, sizeof(name));
-    if (strcmp(name, "/") != 0 && (lcpl = intermediate_lcpl()) < 0)
+    if (strcmp(name, "/") != 0 && (lcpl = h5w_intermediate_lcpl()) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_create_intermediate_group");
     if (h5_agreed(w->comm, &st) &&
         (grp = strcmp(name, "/") == 0
@@ -325,6 +325,12 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
         xfer_adapter_set_error("%s: %s: invalid record: %s", w->tmp, v->name, why);
         return xfer_adapter_agree(w->comm, XFER_ERR_INVALID_ARG);
     }
+    if (v->joined && lead) { /* its rows change: one extent per step would not hold them */
+        xfer_adapter_set_error("%s: %s: a joined dataset (its rows change from step to step) "
+                               "cannot have a step dimension: write it with a group per step",
+                               w->tmp, v->name);
+        return xfer_adapter_agree(w->comm, XFER_ERR_NOT_SUPPORTED);
+    }
     if ((st = space_check(w, step)) != XFER_SUCCESS)
         return st;
     /* a record is a compound of its fields at their offsets, of its size: the file holds the C
@@ -354,7 +360,7 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
                  ((lead || (w->o.chunked && !empty_all)) &&
                   H5Pset_chunk(dcpl, v->ndims + lead, chunk) < 0) ||
                  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
-                 (lcpl = intermediate_lcpl()) < 0)
+                 (lcpl = h5w_intermediate_lcpl()) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_chunk");
         if (h5_agreed(w->comm, &st) &&
             (ds = H5Dcreate2(w->file, name, mt, sp, lcpl, dcpl, H5P_DEFAULT)) < 0)
@@ -400,10 +406,12 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
     if (st == XFER_SUCCESS && (dx = h5_collective_dxpl()) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_dxpl_mpio");
     if (st == XFER_SUCCESS)
-        st = reserve_data(w, ds, name);
+        st = h5w_reserve_data(w, ds, name);
     if (h5_agreed(w->comm, &st) && !empty_all &&
         H5Dwrite(ds, mt, ms, fs, dx, empty || !buf ? (const void *) dummy : buf) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dwrite (collective)");
+    if (h5_agreed(w->comm, &st) && v->joined && w->o.layout == XFER_ADAPTER_GROUP_PER_STEP)
+        st = h5p_joined(w, step, name, v, start, count, empty ? NULL : buf); /* agreed */
     if (ft >= 0)
         H5Tclose(ft);
     if (mt >= 0)
@@ -454,7 +462,7 @@ xfer_status_t h5_end_step(void *h, uint64_t step)
     h5write_t *w = h;
     xfer_status_t st = check_step(w, step, "end of step");
     const double t = w->step_time_set ? w->step_time : (double) step;
-    if (st == XFER_SUCCESS && w->o.layout == XFER_ADAPTER_STEP_DIM) {
+    if (st == XFER_SUCCESS && w->o.layout != XFER_ADAPTER_SAME_PATHS) {
         if (step >= w->captimes) {
             const uint64_t cap = w->captimes ? 2 * w->captimes : 64;
             double *nt = realloc(w->times, (size_t) cap * sizeof(double));
@@ -468,7 +476,7 @@ xfer_status_t h5_end_step(void *h, uint64_t step)
         }
         if (st == XFER_SUCCESS)
             w->times[step] = t;
-        if (h5_agreed(w->comm, &st))
+        if (h5_agreed(w->comm, &st) && w->o.layout == XFER_ADAPTER_STEP_DIM)
             st = h5c_time_step(w->file, w->tmp, step, t, w->comm); /* agreed */
     }
     if (st == XFER_SUCCESS && w->o.layout != XFER_ADAPTER_SAME_PATHS)

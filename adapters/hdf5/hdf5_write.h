@@ -6,6 +6,8 @@
 
 #include "hdf5_internal.h"
 
+typedef struct h5points h5points_t; /* hdf5_points.c */
+
 typedef struct h5write {
     char *path, *tmp;
     MPI_Comm comm;
@@ -24,9 +26,10 @@ typedef struct h5write {
     /* STEP_DIM: the coordinates (hdf5_coords.c) */
     xfer_adapter_var_t *vars; /* the datasets' shapes, by their paths, for the XDMF file */
     int nvars, capvars;
-    double *times; /* each completed step's time */
+    double *times; /* STEP_DIM, GROUP_PER_STEP: each completed step's time */
     uint64_t captimes;
-    double step_time; /* set_time for the current step */
+    h5points_t *points; /* GROUP_PER_STEP: the joined datasets, for the XDMF file */
+    double step_time;   /* set_time for the current step */
     int step_time_set;
 } h5write_t;
 
@@ -35,6 +38,24 @@ typedef struct h5write {
 void h5w_dir_of(const char *path, char *dir, size_t cap);
 /* The root's step counter set to @p n (collective; the status agreed). */
 xfer_status_t h5w_step_count(h5write_t *w, uint64_t n);
+
+/* Rank 0, before the collective write of contiguous dataset @p ds: its room on the disk
+ * (the caller agrees on the result before its next collective call). */
+xfer_status_t h5w_reserve_data(h5write_t *w, hid_t ds, const char *obj);
+/* A link creation list that creates missing groups (the caller closes it). */
+hid_t h5w_intermediate_lcpl(void);
+
+/* hdf5_points.c: joined datasets of the group-per-step layout */
+/* Step @p step's variable @p v, just written at @p path (its rows @p start[0], @p count[0] of
+ * this rank in @p buf): noted for the XDMF file; a record of 1 dimension whose geometry is
+ * found gets numeric copies of its fields beside it, at PATH.xdmf/FIELD (collective; the
+ * status agreed). */
+xfer_status_t h5p_joined(h5write_t *w, uint64_t step, const char *path, const xfer_adapter_var_t *v,
+                         const uint64_t start[], const uint64_t count[], const void *buf);
+/* Rank 0: @p xmf, the XDMF description of the joined datasets of the completed steps of
+ * @p h5name (nothing when it has none). 0, or -1 with the reason in @p why. */
+int h5p_write_xdmf(const h5write_t *w, const char *xmf, const char *h5name, char *why, size_t cap);
+void h5p_free(h5points_t *p);
 
 /* hdf5_commit.c */
 /* Free the handle (the file already closed), its reservation's descriptor too. */
