@@ -15,6 +15,9 @@
  *    fields beside the compound, at PATH.xdmf/FIELD (x, y, z together at PATH.xdmf/x,y,z, a
  *    name no field has), marked as the adapter's (xfer_coordinate = "xdmf": the reader leaves
  *    them out). The compound stays the record of truth.
+ * A grid's topology lists its vertices, 0 .. rows-1 (a reader makes a vertex cell of each; XDMF
+ * 3's readers make none without the list): a hyperslab of /xfer_xdmf_vertices, 0, 1, 2, ... as
+ * far as the most rows of a step, grown when a step has more (marked like the copies).
  * A joined dataset without geometry gets no grid, and a comment in the .xmf saying why. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +28,8 @@
 #include "hdf5_internal.h"
 #include "hdf5_write.h"
 
-#define NO_ROWS UINT64_MAX /* rows[] of a step that does not hold the dataset */
+#define NO_ROWS  UINT64_MAX /* rows[] of a step that does not hold the dataset */
+#define VERTICES "/xfer_xdmf_vertices"
 
 typedef enum geom { GEOM_NONE, GEOM_SELF, GEOM_FIELD, GEOM_XYZ } geom_t;
 
@@ -56,6 +60,7 @@ typedef struct pvar {
 struct h5points {
     int n, cap;
     pvar_t *v;
+    uint64_t nvert; /* the extent of VERTICES (0: not created) */
 };
 
 static int is_float(xfer_type_t t)
@@ -299,6 +304,68 @@ static xfer_status_t write_copy(h5write_t *w, const pvar_t *p, const char *path,
     return xfer_adapter_agree(w->comm, st);
 }
 
+/* VERTICES holding 0 .. @p n - 1 at least: created, or extended by what it lacks, rank 0
+ * writing the new values (collective, the status agreed). */
+static xfer_status_t grow_vertices(h5write_t *w, uint64_t n)
+{
+    h5points_t *ps = w->points;
+    hsize_t dims = n, maxd = H5S_UNLIMITED, chunk = 4096, start = ps->nvert, cnt = n - ps->nvert;
+    hid_t sp = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, ds = H5I_INVALID_HID;
+    hid_t fs = H5I_INVALID_HID, ms = H5I_INVALID_HID, dx = H5I_INVALID_HID;
+    xfer_status_t st = XFER_SUCCESS;
+    int64_t *vals = NULL;
+    hsize_t i;
+    if (n <= ps->nvert)
+        return XFER_SUCCESS;
+    if (w->rank == 0 && !(vals = malloc((size_t) cnt * sizeof(int64_t)))) {
+        xfer_adapter_set_error("%s: %s: out of memory", w->tmp, VERTICES);
+        st = XFER_ERR_NO_MEMORY;
+    }
+    for (i = 0; vals && i < cnt; i++)
+        vals[i] = (int64_t) (start + i);
+    if (h5_agreed(w->comm, &st) && ps->nvert == 0) {
+        if ((sp = H5Screate_simple(1, &dims, &maxd)) < 0 ||
+            (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0)
+            st = h5_fail(XFER_ERR_INTERNAL, w->tmp, VERTICES, "H5Pset_chunk");
+        if (h5_agreed(w->comm, &st) && (ds = H5Dcreate2(w->file, VERTICES, H5T_NATIVE_INT64, sp,
+                                                        H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+            st = h5_fail(XFER_ERR_INTERNAL, w->tmp, VERTICES, "H5Dcreate2");
+        if (h5_agreed(w->comm, &st) &&
+            H5LTset_attribute_string(w->file, VERTICES, XFER_COORD_ATTR, "xdmf") < 0)
+            st = h5_fail(XFER_ERR_INTERNAL, w->tmp, VERTICES, "H5LTset_attribute_string");
+    } else if (st == XFER_SUCCESS) {
+        if ((ds = H5Dopen2(w->file, VERTICES, H5P_DEFAULT)) < 0)
+            st = h5_fail(XFER_ERR_INTERNAL, w->tmp, VERTICES, "H5Dopen2");
+        if (h5_agreed(w->comm, &st) && H5Dset_extent(ds, &dims) < 0)
+            st = h5_fail(XFER_ERR_INTERNAL, w->tmp, VERTICES, "H5Dset_extent");
+    }
+    if (h5_agreed(w->comm, &st) &&
+        ((fs = H5Dget_space(ds)) < 0 || (ms = H5Screate_simple(1, &cnt, NULL)) < 0 ||
+         (dx = h5_collective_dxpl()) < 0 ||
+         (w->rank == 0 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &cnt, NULL) < 0
+                       : (H5Sselect_none(fs) < 0 || H5Sselect_none(ms) < 0))))
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, VERTICES, "H5Sselect_hyperslab");
+    if (h5_agreed(w->comm, &st) && H5Dwrite(ds, H5T_NATIVE_INT64, ms, fs, dx, vals) < 0)
+        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, VERTICES, "H5Dwrite (collective)");
+    st = xfer_adapter_agree(w->comm, st);
+    if (st == XFER_SUCCESS)
+        ps->nvert = n;
+    if (dx >= 0)
+        H5Pclose(dx);
+    if (ms >= 0)
+        H5Sclose(ms);
+    if (fs >= 0)
+        H5Sclose(fs);
+    if (ds >= 0)
+        H5Dclose(ds);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (sp >= 0)
+        H5Sclose(sp);
+    free(vals);
+    return st;
+}
+
 xfer_status_t h5p_joined(h5write_t *w, uint64_t step, const char *path, const xfer_adapter_var_t *v,
                          const uint64_t start[], const uint64_t count[], const void *buf)
 {
@@ -309,8 +376,10 @@ xfer_status_t h5p_joined(h5write_t *w, uint64_t step, const char *path, const xf
         xfer_adapter_set_error("%s: %s: out of memory", w->tmp, path);
         st = XFER_ERR_NO_MEMORY;
     }
-    if (!h5_agreed(w->comm, &st) || p->changed || (p->geom != GEOM_FIELD && p->geom != GEOM_XYZ))
-        return st; /* a numeric dataset is its own copy; one without geometry is not shown */
+    if (!h5_agreed(w->comm, &st) || p->changed || p->geom == GEOM_NONE)
+        return st; /* not shown */
+    if ((st = grow_vertices(w, v->dims[0])) != XFER_SUCCESS || p->geom == GEOM_SELF)
+        return st; /* agreed; a numeric dataset is its own copy */
     st = write_copy(w, p, path,
                     p->geom == GEOM_FIELD ? p->fields[p->gf[0]].name
                     : p->ngf == 3         ? "x,y,z"
@@ -423,8 +492,18 @@ static void step_grid(FILE *f, const h5points_t *ps, const pvar_t *g, uint64_t s
     fprintf(f,
             "   <Grid Name=\"step %llu\" GridType=\"Uniform\">\n    <Time Value=\"%.17g\"/>\n"
             "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%llu\" "
-            "NodesPerElement=\"1\"/>\n",
-            (unsigned long long) s, t, (unsigned long long) n);
+            "NodesPerElement=\"1\"%s\n",
+            (unsigned long long) s, t, (unsigned long long) n, n ? ">" : "/>");
+    if (n) { /* vertex k is point k: the first n of VERTICES */
+        fprintf(f,
+                "     <DataItem ItemType=\"HyperSlab\" Dimensions=\"%llu\" Type=\"HyperSlab\">\n"
+                "      <DataItem Dimensions=\"3 1\" Format=\"XML\">0 1 %llu</DataItem>\n"
+                "      <DataItem Dimensions=\"%llu\" NumberType=\"Int\" Precision=\"8\" "
+                "Format=\"HDF\">",
+                (unsigned long long) n, (unsigned long long) n, (unsigned long long) ps->nvert);
+        xml_put(f, h5name);
+        fputs(":" VERTICES "</DataItem>\n     </DataItem>\n    </Topology>\n", f);
+    }
     if (g->geom == GEOM_SELF) {
         fprintf(f, "    <Geometry GeometryType=\"%s\">\n", g->dims[1] == 3 ? "XYZ" : "XY");
         data_item(f, "     ", n, g->dims[1], g->type, h5name, s, g->name, "");

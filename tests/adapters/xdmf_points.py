@@ -11,8 +11,9 @@ file (docs/adapters.md, "XDMF for joined datasets"), checked against the file wi
 check_points_xmf(xmf) is the generic part (tests/example/check_example.py uses it too): every
 temporal collection of Polyvertex grids whose NumberOfElements equals the first extent of each
 HDF data item it reads, every item a dataset of the .h5 of that shape and number type, in the
-step group its grid names, and every copy of a record's fields (PATH.xdmf/FIELD, or
-PATH.xdmf/x,y(,z)) equal to those fields of the compound at PATH, which holds as many rows.
+step group its grid names, every copy of a record's fields (PATH.xdmf/FIELD, or
+PATH.xdmf/x,y(,z)) equal to those fields of the compound at PATH, which holds as many rows, and
+the topology's vertex list (a hyperslab of /xfer_xdmf_vertices) 0 .. NumberOfElements - 1.
 """
 import os
 import re
@@ -93,9 +94,33 @@ def check_item(item, n, want_width, h5dir, step, files, errs, where):
     return path
 
 
+def check_vertices(topo, n, h5dir, files, errs, where):
+    """The topology of n points lists vertices 0 .. n-1: the first n of a dataset of 0, 1, ...
+    (none for no point)."""
+    import h5py
+    import numpy as np
+    slab = topo.find("DataItem")
+    if n == 0:
+        if slab is not None:
+            errs.append(f"{where}: a vertex list for no point")
+        return
+    items = slab.findall("DataItem") if slab is not None else []
+    if slab is None or slab.get("ItemType") != "HyperSlab" or len(items) != 2 or \
+            slab.get("Dimensions") != str(n) or (items[0].text or "").split() != ["0", "1", str(n)]:
+        errs.append(f"{where}: the topology's vertices are no hyperslab 0, 1, {n} of a list")
+        return
+    fname, _, path = (items[1].text or "").strip().partition(":")
+    if fname not in files:
+        files[fname] = h5py.File(os.path.join(h5dir, fname), "r")
+    f = files[fname]
+    if path not in f or f[path].shape != (int(items[1].get("Dimensions")),) or \
+            f[path].shape[0] < n or not np.array_equal(f[path][:n], np.arange(n)):
+        errs.append(f"{where}: {fname}:{path} does not list the vertices 0 .. {n - 1}")
+
+
 def check_points_xmf(xmf):
     """(errors, grids): grids maps each collection's name to its steps, each a dict with the
-    step, time, n, the geometry's path and the attributes (name -> (type, path))."""
+    step, time, n, the geometry's path and type and the attributes (name -> (type, path))."""
     errs, grids, files = [], {}, {}
     try:
         root = ET.parse(xmf).getroot()
@@ -125,6 +150,7 @@ def check_points_xmf(xmf):
                 if topo.get("TopologyType") != "Polyvertex" or topo.get("NodesPerElement") != "1":
                     errs.append(f"{where}: topology {topo.attrib}, expected Polyvertex of 1 node")
                 n = int(topo.get("NumberOfElements"))
+                check_vertices(topo, n, h5dir, files, errs, where)
                 width = WIDTH.get(geo.get("GeometryType"))
                 if width is None:
                     errs.append(f"{where}: geometry type {geo.get('GeometryType')}")
@@ -139,7 +165,7 @@ def check_points_xmf(xmf):
                                    f"{where}, attribute {a.get('Name')}")
                     attrs[a.get("Name")] = (kind, p)
                 steps.append({"step": step, "time": t, "n": n, "geometry": gpath,
-                              "attrs": attrs})
+                              "gtype": geo.get("GeometryType"), "attrs": attrs})
             grids[name] = steps
     finally:
         for f in files.values():
