@@ -47,9 +47,9 @@ hid_t h5w_intermediate_lcpl(void);
 
 /* hdf5_points.c: joined datasets of the group-per-step layout */
 /* Step @p step's variable @p v, just written at @p path (its rows @p start[0], @p count[0] of
- * this rank in @p buf): noted for the XDMF file; a record of 1 dimension whose geometry is
- * found gets numeric copies of its fields beside it, at PATH.xdmf/FIELD (collective; the
- * status agreed). */
+ * this rank in @p buf): noted for the XDMF file; when its geometry is found the vertex list
+ * grows to its rows, and a record gets numeric copies of its fields beside it, at
+ * PATH.xdmf/FIELD (collective; the status agreed). */
 xfer_status_t h5p_joined(h5write_t *w, uint64_t step, const char *path, const xfer_adapter_var_t *v,
                          const uint64_t start[], const uint64_t count[], const void *buf);
 /* Rank 0: @p xmf, the XDMF description of the joined datasets of the completed steps of
