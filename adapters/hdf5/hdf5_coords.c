@@ -237,7 +237,7 @@ xfer_status_t h5c_attach(hid_t file, hid_t ds, const char *dsname, const xfer_ad
 
 /* ---- XDMF ------------------------------------------------------------------------------------ */
 
-static const char *xdmf_number(xfer_type_t t, int *precision)
+const char *h5c_xdmf_number(xfer_type_t t, int *precision)
 {
     *precision = (int) xfer_type_size(t);
     switch (t) {
@@ -258,7 +258,7 @@ static const char *xdmf_number(xfer_type_t t, int *precision)
 }
 
 /* @p text inside an XML comment, which must not hold "--". */
-static void comment_text(FILE *f, const char *text)
+void h5c_comment(FILE *f, const char *text)
 {
     char prev = 0;
     for (; *text; prev = *text++)
@@ -317,11 +317,11 @@ int h5c_write_xdmf(const char *xmf, const char *h5name, const xfer_adapter_var_t
         for (i = 0; i < n; i++)
             if (vars[i].type == XFER_TYPE_RECORD) {
                 fputs("  <!-- ", f);
-                comment_text(f, vars[i].name);
+                h5c_comment(f, vars[i].name);
                 fputs(": a record (HDF5 compound type), not shown: XDMF cannot address the "
                       "fields of a compound; read them from ",
                       f);
-                comment_text(f, h5name);
+                h5c_comment(f, h5name);
                 fputs(" -->\n", f);
             }
         for (s = 0; s < nsteps; s++) {
@@ -344,7 +344,7 @@ int h5c_write_xdmf(const char *xmf, const char *h5name, const xfer_adapter_var_t
                 if (v->type == XFER_TYPE_RECORD || v->ndims != nd ||
                     memcmp(v->dims, g->dims, (size_t) nd * sizeof(uint64_t)))
                     continue;
-                num = xdmf_number(v->type, &prec);
+                num = h5c_xdmf_number(v->type, &prec);
                 fprintf(f,
                         "    <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n"
                         "     <DataItem ItemType=\"HyperSlab\" Dimensions=\"%s\" "

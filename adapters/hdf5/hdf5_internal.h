@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The HDF5 adapter's files: what they share. hdf5_adapter.c: the ops table; hdf5_common.c: errors
- * and types; hdf5_read.c: the producer side; hdf5_write.c: the consumer side; hdf5_coords.c:
- * dimension scales, the time coordinate and the XDMF description of what hdf5_write.c writes. */
+ * and types; hdf5_read.c: the producer side; hdf5_write.c: the consumer side, hdf5_commit.c its
+ * commit and abort (hdf5_write.h: their handle); hdf5_coords.c: dimension scales, the time
+ * coordinate and the XDMF description of what hdf5_write.c writes. */
 #ifndef XFER_HDF5_INTERNAL_H
 #define XFER_HDF5_INTERNAL_H
 
 #include <hdf5.h>
 #include <mpi.h>
+#include <stdio.h>
 
 #include <xfer/adapter.h>
 
@@ -45,7 +47,7 @@ xfer_status_t h5_groups(void *h, int *n, const xfer_adapter_var_t **groups);
 xfer_status_t h5_lookup(void *h, const char *name);
 xfer_status_t h5_skipped(void *h, int *n, const char *const **lines);
 
-/* hdf5_write.c: the consumer side */
+/* hdf5_write.c, hdf5_commit.c: the consumer side */
 xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapter_wopts_t *o, void **hp);
 xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, const uint64_t start[],
                        const uint64_t count[], const void *buf);
@@ -62,5 +64,9 @@ xfer_status_t h5c_attach(hid_t file, hid_t ds, const char *dsname, const xfer_ad
                          MPI_Comm comm, const char *where);
 int h5c_write_xdmf(const char *xmf, const char *h5name, const xfer_adapter_var_t *vars, int n,
                    uint64_t nsteps, const double *times, char *why, size_t cap);
+/* XDMF's NumberType of @p t, its Precision in @p precision */
+const char *h5c_xdmf_number(xfer_type_t t, int *precision);
+/* @p text inside an XML comment ("--" written "-_") */
+void h5c_comment(FILE *f, const char *text);
 
 #endif

@@ -194,7 +194,9 @@ static int add_dataset(h5read_t *r, hid_t ds, const char *name)
         goto out;
     }
     if (H5Aexists(ds, XFER_COORD_ATTR) > 0) { /* one the adapter wrote: not the stream's */
-        skip(r, name, "a coordinate the HDF5 adapter wrote (time or axis indices)");
+        skip(r, name,
+             "written by the HDF5 adapter for readers (time, axis indices, or a record's "
+             "fields copied for XDMF)");
         goto out;
     }
     if (H5Tget_class(t) == H5T_COMPOUND) {

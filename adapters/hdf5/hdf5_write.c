@@ -8,7 +8,7 @@
  * when it creates the file (what the caller expects to write) and before each collective data
  * write: a full disk then fails there, outside HDF5, on every rank alike, instead of inside a
  * collective write that the ranks would leave at different points (docs/adapters.md, "A full
- * disk"). */
+ * disk"). Closing the file (commit, abort) is in hdf5_commit.c. */
 #define _GNU_SOURCE /* fallocate */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,32 +21,9 @@
 #include <unistd.h>
 
 #include "hdf5_internal.h"
+#include "hdf5_write.h"
 
 /* ---- consumer ------------------------------------------------------------------------------ */
-
-typedef struct h5write {
-    char *path, *tmp;
-    MPI_Comm comm;
-    int rank;
-    hid_t file;
-    int resfd;         /* rank 0: the file, for reservations (-1: none, or not supported) */
-    uint64_t reserved; /* rank 0: bytes of the file reserved so far */
-    xfer_adapter_wopts_t o;
-    uint64_t completed; /* steps ended */
-    int in_step;        /* something of step `completed` was written */
-    /* rank 0: the file's allocated bytes after the last completed step, and the most a step
-     * has added to them (the free-space check before each step) */
-    uint64_t alloc_last, growth_max;
-    int nnames, capnames;
-    char **names; /* STEP_DIM: the datasets, created in step 0 */
-    /* STEP_DIM: the coordinates (hdf5_coords.c) */
-    xfer_adapter_var_t *vars; /* the datasets' shapes, by their paths, for the XDMF file */
-    int nvars, capvars;
-    double *times; /* each completed step's time */
-    uint64_t captimes;
-    double step_time; /* set_time for the current step */
-    int step_time_set;
-} h5write_t;
 
 /* A step-dimension variable's shape, under its path, for the XDMF description. */
 static xfer_status_t remember_var(h5write_t *w, const char *path, const xfer_adapter_var_t *v)
@@ -98,7 +75,7 @@ static xfer_status_t check_step(h5write_t *w, uint64_t step, const char *what)
 }
 
 /* The directory of @p path ("." for a bare name, "/" for a file in the root). */
-static void dir_of(const char *path, char *dir, size_t cap)
+void h5w_dir_of(const char *path, char *dir, size_t cap)
 {
     char *slash;
     snprintf(dir, cap, "%s", path);
@@ -145,7 +122,7 @@ static xfer_status_t reserve_to(h5write_t *w, uint64_t end, const char *obj, con
  * when the step ends. Contiguous datasets only: a chunked one has no single place (H5Dget_offset
  * tells none), and relies on create()'s reservation. */
 #define RESERVE_SLACK (16u << 10)
-static xfer_status_t reserve_data(h5write_t *w, hid_t ds, const char *obj)
+xfer_status_t h5w_reserve_data(h5write_t *w, hid_t ds, const char *obj)
 {
     haddr_t off;
     if (w->rank != 0 || w->resfd < 0)
@@ -156,19 +133,6 @@ static xfer_status_t reserve_data(h5write_t *w, hid_t ds, const char *obj)
     }
     return reserve_to(w, (uint64_t) off + H5Dget_storage_size(ds) + RESERVE_SLACK, obj,
                       "the collective write (H5Dwrite)");
-}
-
-/* Rank 0, the file closed: give back what the reservations hold past its end. A failure
- * only leaves those blocks allocated until the file is removed. */
-static void release_reserve(h5write_t *w)
-{
-    struct stat sb;
-    if (w->resfd < 0)
-        return;
-    if (fstat(w->resfd, &sb) == 0 && ftruncate(w->resfd, sb.st_size) != 0)
-        errno = 0; /* see above */
-    close(w->resfd);
-    w->resfd = -1;
 }
 
 /* Before the first write of a step after step 0: does the file system hold another step as
@@ -185,7 +149,7 @@ static xfer_status_t space_check(h5write_t *w, uint64_t step)
         const uint64_t need = w->growth_max + w->growth_max / 4 + (16u << 10);
         char dir[4096];
         struct statvfs fs;
-        dir_of(w->tmp, dir, sizeof(dir));
+        h5w_dir_of(w->tmp, dir, sizeof(dir));
         if (statvfs(dir, &fs) == 0 && (uint64_t) fs.f_bavail * fs.f_frsize < need) {
             xfer_adapter_set_error("%s: step %llu not started: %llu bytes free on its file system, "
                                    "the largest step so far took %llu (No space left on device)",
@@ -268,7 +232,7 @@ static xfer_status_t write_attrs(h5write_t *w, hid_t loc, const char *obj,
     return XFER_SUCCESS;
 }
 
-static hid_t intermediate_lcpl(void)
+hid_t h5w_intermediate_lcpl(void)
 {
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     if (lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) < 0) {
@@ -293,7 +257,7 @@ xfer_status_t h5_write_group(void *h, uint64_t step, const xfer_adapter_var_t *g
         return xfer_adapter_agree(
             w->comm, XFER_SUCCESS); /* groups and their attributes exist since step 0 */
     out_name(w, step, g->name, name, sizeof(name));
-    if (strcmp(name, "/") != 0 && (lcpl = intermediate_lcpl()) < 0)
+    if (strcmp(name, "/") != 0 && (lcpl = h5w_intermediate_lcpl()) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_create_intermediate_group");
     if (h5_agreed(w->comm, &st) &&
         (grp = strcmp(name, "/") == 0
@@ -361,6 +325,12 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
         xfer_adapter_set_error("%s: %s: invalid record: %s", w->tmp, v->name, why);
         return xfer_adapter_agree(w->comm, XFER_ERR_INVALID_ARG);
     }
+    if (v->joined && lead) { /* its rows change: one extent per step would not hold them */
+        xfer_adapter_set_error("%s: %s: a joined dataset (its rows change from step to step) "
+                               "cannot have a step dimension: write it with a group per step",
+                               w->tmp, v->name);
+        return xfer_adapter_agree(w->comm, XFER_ERR_NOT_SUPPORTED);
+    }
     if ((st = space_check(w, step)) != XFER_SUCCESS)
         return st;
     /* a record is a compound of its fields at their offsets, of its size: the file holds the C
@@ -369,6 +339,11 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, v->name, "H5Tcreate (compound)");
     w->in_step = 1;
     out_name(w, step, v->name, name, sizeof(name));
+    /* A dataset of no element (a joined step without rows, a variable extent of 0) has no
+     * storage to write to: every rank skips the write alike (the shape is the same on all),
+     * and it cannot be chunked (a chunk has positive extents): it is contiguous. */
+    for (d = 0, empty_all = 0; d < v->ndims; d++)
+        empty_all |= v->dims[d] == 0;
     dims[0] = maxd[0] = chunk[0] = step + 1;
     for (d = 0; d < v->ndims; d++)
         dims[lead + d] = maxd[lead + d] = v->dims[d];
@@ -382,9 +357,10 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
             ; /* the memory type failed: agreed below */
         else if ((sp = H5Screate_simple(v->ndims + lead, dims, maxd)) < 0 ||
                  (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
-                 ((lead || w->o.chunked) && H5Pset_chunk(dcpl, v->ndims + lead, chunk) < 0) ||
+                 ((lead || (w->o.chunked && !empty_all)) &&
+                  H5Pset_chunk(dcpl, v->ndims + lead, chunk) < 0) ||
                  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
-                 (lcpl = intermediate_lcpl()) < 0)
+                 (lcpl = h5w_intermediate_lcpl()) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_chunk");
         if (h5_agreed(w->comm, &st) &&
             (ds = H5Dcreate2(w->file, name, mt, sp, lcpl, dcpl, H5P_DEFAULT)) < 0)
@@ -430,14 +406,12 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
     if (st == XFER_SUCCESS && (dx = h5_collective_dxpl()) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_dxpl_mpio");
     if (st == XFER_SUCCESS)
-        st = reserve_data(w, ds, name);
-    /* A dataset of no element (a joined step without rows, a variable extent of 0) has no
-     * storage to write to: every rank skips the write alike (the shape is the same on all). */
-    for (d = 0, empty_all = 0; d < v->ndims; d++)
-        empty_all |= v->dims[d] == 0;
+        st = h5w_reserve_data(w, ds, name);
     if (h5_agreed(w->comm, &st) && !empty_all &&
         H5Dwrite(ds, mt, ms, fs, dx, empty || !buf ? (const void *) dummy : buf) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dwrite (collective)");
+    if (h5_agreed(w->comm, &st) && v->joined && w->o.layout == XFER_ADAPTER_GROUP_PER_STEP)
+        st = h5p_joined(w, step, name, v, start, count, empty ? NULL : buf); /* agreed */
     if (ft >= 0)
         H5Tclose(ft);
     if (mt >= 0)
@@ -460,7 +434,7 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
 }
 
 /* The root's step counter set to @p n (collective; the status agreed). */
-static xfer_status_t write_step_count(h5write_t *w, uint64_t n)
+xfer_status_t h5w_step_count(h5write_t *w, uint64_t n)
 {
     hid_t sp = H5I_INVALID_HID, at = H5I_INVALID_HID;
     xfer_status_t st = XFER_SUCCESS;
@@ -488,7 +462,7 @@ xfer_status_t h5_end_step(void *h, uint64_t step)
     h5write_t *w = h;
     xfer_status_t st = check_step(w, step, "end of step");
     const double t = w->step_time_set ? w->step_time : (double) step;
-    if (st == XFER_SUCCESS && w->o.layout == XFER_ADAPTER_STEP_DIM) {
+    if (st == XFER_SUCCESS && w->o.layout != XFER_ADAPTER_SAME_PATHS) {
         if (step >= w->captimes) {
             const uint64_t cap = w->captimes ? 2 * w->captimes : 64;
             double *nt = realloc(w->times, (size_t) cap * sizeof(double));
@@ -502,11 +476,11 @@ xfer_status_t h5_end_step(void *h, uint64_t step)
         }
         if (st == XFER_SUCCESS)
             w->times[step] = t;
-        if (h5_agreed(w->comm, &st))
+        if (h5_agreed(w->comm, &st) && w->o.layout == XFER_ADAPTER_STEP_DIM)
             st = h5c_time_step(w->file, w->tmp, step, t, w->comm); /* agreed */
     }
     if (st == XFER_SUCCESS && w->o.layout != XFER_ADAPTER_SAME_PATHS)
-        st = write_step_count(w, step + 1); /* agreed */
+        st = h5w_step_count(w, step + 1); /* agreed */
     if (h5_agreed(w->comm, &st) && H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Fflush (end of step)");
     st = xfer_adapter_agree(w->comm, st);
@@ -522,229 +496,6 @@ xfer_status_t h5_end_step(void *h, uint64_t step)
         }
     }
     return st;
-}
-
-/* One rank reopens the closed file (serial driver) and checks that its completed steps are
- * there: the step counter and, per layout, each step's group or the step extent. */
-static int verify_kept(const h5write_t *w, char *why, size_t cap)
-{
-    hid_t f, at;
-    uint64_t n = 0;
-    int ok = 1, i;
-    if ((f = H5Fopen(w->tmp, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0) {
-        h5_message(why, cap);
-        return 0;
-    }
-    if (w->o.layout != XFER_ADAPTER_SAME_PATHS) {
-        if ((at = H5Aopen(f, STEPS_ATTR, H5P_DEFAULT)) < 0 ||
-            H5Aread(at, H5T_NATIVE_UINT64, &n) < 0 || n < w->completed) {
-            snprintf(why, cap, "step counter missing or short");
-            ok = 0;
-        }
-        if (at >= 0)
-            H5Aclose(at);
-    }
-    if (ok && w->o.layout == XFER_ADAPTER_GROUP_PER_STEP) {
-        char g[64];
-        snprintf(g, sizeof(g), "/step_%06llu", (unsigned long long) (w->completed - 1));
-        if (H5Lexists(f, g, H5P_DEFAULT) <= 0) {
-            snprintf(why, cap, "%s missing", g);
-            ok = 0;
-        }
-    }
-    for (i = 0; ok && w->o.layout == XFER_ADAPTER_STEP_DIM && i < w->nnames; i++) {
-        hid_t ds = H5Dopen2(f, w->names[i], H5P_DEFAULT), sp = -1;
-        hsize_t dims[XFER_MAX_DIMS + 1];
-        if (ds < 0 || (sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_dims(sp, dims, 0) < 0 ||
-            dims[0] < w->completed) {
-            snprintf(why, cap, "%s unreadable or short", w->names[i]);
-            ok = 0;
-        }
-        if (sp >= 0)
-            H5Sclose(sp);
-        if (ds >= 0)
-            H5Dclose(ds);
-    }
-    H5Fclose(f);
-    H5Eclear2(H5E_DEFAULT);
-    return ok;
-}
-
-/* Drop what the step in progress left: its group, or its index of the step dimension, and
- * set the counter back (a failed end_step may have raised it). */
-static xfer_status_t write_step_count(h5write_t *w, uint64_t n);
-
-static void drop_partial(h5write_t *w)
-{
-    char g[64];
-    xfer_status_t st = XFER_SUCCESS; /* each decision is agreed: the calls stay collective */
-    int i;
-    if (w->o.layout != XFER_ADAPTER_SAME_PATHS)
-        st = write_step_count(w, w->completed); /* agreed */
-    if (st == XFER_SUCCESS && w->o.layout == XFER_ADAPTER_GROUP_PER_STEP) {
-        htri_t ex;
-        snprintf(g, sizeof(g), "/step_%06llu", (unsigned long long) w->completed);
-        if ((ex = H5Lexists(w->file, g, H5P_DEFAULT)) < 0)
-            st = XFER_ERR_INTERNAL;
-        if (h5_agreed(w->comm, &st) && ex > 0 && H5Ldelete(w->file, g, H5P_DEFAULT) < 0)
-            st = XFER_ERR_INTERNAL;
-        st = xfer_adapter_agree(w->comm, st);
-    }
-    for (i = 0; st == XFER_SUCCESS && w->o.layout == XFER_ADAPTER_STEP_DIM && i < w->nnames; i++) {
-        hid_t ds = H5Dopen2(w->file, w->names[i], H5P_DEFAULT), sp = H5I_INVALID_HID;
-        hsize_t dims[XFER_MAX_DIMS + 1];
-        int cut = 0;
-        if (ds < 0 || (sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_dims(sp, dims, NULL) < 0)
-            st = XFER_ERR_INTERNAL;
-        else
-            cut = dims[0] > w->completed;
-        if (h5_agreed(w->comm, &st) && cut) {
-            dims[0] = w->completed;
-            if (H5Dset_extent(ds, dims) < 0)
-                st = XFER_ERR_INTERNAL;
-        }
-        if (sp >= 0)
-            H5Sclose(sp);
-        if (ds >= 0)
-            H5Dclose(ds);
-        st = xfer_adapter_agree(w->comm, st);
-    }
-    H5Eclear2(H5E_DEFAULT);
-}
-
-static void free_write(h5write_t *w)
-{
-    int i;
-    if (w->resfd >= 0)
-        close(w->resfd);
-    for (i = 0; i < w->nnames; i++)
-        free(w->names[i]);
-    free(w->names);
-    free(w->vars);
-    free(w->times);
-    free(w->path);
-    free(w->tmp);
-    free(w);
-}
-
-/* Rank 0, step dimension: PATH.xmf (PATH without .h5/.hdf5), the XDMF description of the
- * completed steps, beside the file that now has its final name. */
-static int write_xdmf(const h5write_t *w, char *why, size_t cap)
-{
-    char xmf[4200];
-    const char *base = strrchr(w->path, '/') ? strrchr(w->path, '/') + 1 : w->path;
-    size_t n = strlen(w->path);
-    if (w->o.layout != XFER_ADAPTER_STEP_DIM)
-        return 1;
-    if (n > 3 && !strcmp(w->path + n - 3, ".h5"))
-        n -= 3;
-    else if (n > 5 && !strcmp(w->path + n - 5, ".hdf5"))
-        n -= 5;
-    snprintf(xmf, sizeof(xmf), "%.*s.xmf", (int) n, w->path);
-    return h5c_write_xdmf(xmf, base, w->vars, w->nvars, w->completed, w->times, why, cap) == 0;
-}
-
-/* Rank 0 gives the closed temporary file its final name (and syncs the directory), then writes
- * its XDMF description: a failure there (the disk just filled up) loses no data, the file stays
- * under its final name, and leaves the reason in @p xwhy. */
-static int rename_final(const h5write_t *w, char *why, size_t cap, char *xwhy, size_t xcap)
-{
-    char dir[4096];
-    int fd;
-    if (rename(w->tmp, w->path) != 0) {
-        snprintf(why, cap, "rename(%s, %s): %s", w->tmp, w->path, strerror(errno));
-        return 0;
-    }
-    dir_of(w->path, dir, sizeof(dir));
-    if ((fd = open(dir, O_RDONLY)) >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    if (!write_xdmf(w, xwhy, xcap) && !xwhy[0])
-        snprintf(xwhy, xcap, "cannot write its XDMF description");
-    return 1;
-}
-
-xfer_status_t h5_commit(void **hp)
-{
-    h5write_t *w = *hp;
-    xfer_status_t st = XFER_SUCCESS;
-    char why[512] = "", xwhy[512] = "";
-    int ok = 1;
-    if (w->in_step) {
-        xfer_adapter_set_error("%s: commit with step %llu incomplete", w->tmp,
-                               (unsigned long long) w->completed);
-        st = XFER_ERR_STATE;
-    }
-    st = xfer_adapter_agree(w->comm, st);
-    if (st != XFER_SUCCESS)
-        return st; /* the handle stays: the caller aborts, keeping the completed steps */
-    if (H5Fclose(w->file) < 0)
-        st = h5_fail(XFER_ERR_INTERNAL, w->tmp, "", "H5Fclose");
-    w->file = H5I_INVALID_HID;
-    if (w->rank == 0)
-        release_reserve(w);
-    st = xfer_adapter_agree(w->comm, st);
-    if (st == XFER_SUCCESS) {
-        if (w->rank == 0)
-            ok = rename_final(w, why, sizeof(why), xwhy, sizeof(xwhy));
-        MPI_Bcast(&ok, 1, MPI_INT, 0, w->comm);
-        if (!ok) {
-            MPI_Bcast(why, (int) sizeof(why), MPI_CHAR, 0, w->comm);
-            xfer_adapter_set_error("%s", why);
-            return XFER_ERR_INTERNAL; /* the caller aborts: the handle stays for abort() */
-        }
-        /* the data is in place under its final name; only the description may be missing */
-        MPI_Bcast(xwhy, (int) sizeof(xwhy), MPI_CHAR, 0, w->comm);
-        if (xwhy[0]) {
-            xfer_adapter_set_error("%s: all %llu step(s) written, but %s", w->path,
-                                   (unsigned long long) w->completed, xwhy);
-            st = XFER_ERR_INTERNAL;
-        }
-        free_write(w);
-        *hp = NULL; /* nothing left to abort */
-    }
-    return st; /* on failure before the rename the caller aborts: the handle stays */
-}
-
-void h5_abort(void **hp)
-{
-    h5write_t *w = hp ? *hp : NULL;
-    char err[1024], why[512] = "", xwhy[512] = "", outcome[1200];
-    int kept = 0;
-    if (!w)
-        return;
-    snprintf(err, sizeof(err), "%s", xfer_adapter_error());
-    if (w->file >= 0) {
-        if (w->completed > 0 && w->in_step)
-            drop_partial(w);
-        H5Fclose(w->file); /* a failure here is judged by reading the file back */
-        H5Eclear2(H5E_DEFAULT);
-        w->file = H5I_INVALID_HID;
-    }
-    if (w->rank == 0)
-        release_reserve(w);
-    MPI_Barrier(w->comm);
-    if (w->rank == 0) {
-        if (w->completed == 0) {
-            unlink(w->tmp);
-            snprintf(outcome, sizeof(outcome), "no step completed: nothing kept");
-        } else if (verify_kept(w, why, sizeof(why)) &&
-                   rename_final(w, why, sizeof(why), xwhy, sizeof(xwhy))) {
-            kept = 1;
-            snprintf(outcome, sizeof(outcome), "kept the %llu completed step(s) in %s%s%s%s",
-                     (unsigned long long) w->completed, w->path, xwhy[0] ? " (" : "", xwhy,
-                     xwhy[0] ? ")" : "");
-        } else {
-            snprintf(outcome, sizeof(outcome), "%s left for inspection, not readable: %s", w->tmp,
-                     why);
-        }
-    }
-    MPI_Bcast(outcome, (int) sizeof(outcome), MPI_CHAR, 0, w->comm);
-    MPI_Bcast(&kept, 1, MPI_INT, 0, w->comm);
-    xfer_adapter_set_error("%s%s%s", err, err[0] ? "; " : "", outcome);
-    free_write(w);
-    *hp = NULL;
 }
 
 xfer_status_t h5_set_time(void *h, uint64_t step, double t)
@@ -832,7 +583,7 @@ out:
             H5Fclose(w->file);
         if (w->rank == 0 && (w->file >= 0 || w->resfd >= 0))
             unlink(w->tmp);
-        free_write(w);
+        h5w_free(w);
         return st;
     }
     *hp = w;

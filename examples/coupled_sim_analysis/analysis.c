@@ -78,7 +78,8 @@ static void usage(FILE *f)
             ")\n"
             "  receives stats.csv, fields.h5 (+ fields.xmf), V_steps.png, stats.png and\n"
             "  V_hist.png (and .check/, the figures' gnuplot script and data); with the dataset\n"
-            "  particles, particles.csv, particles.png and particles.h5 (a group per step).\n"
+            "  particles, particles.csv, particles.png and particles.h5 (a group per step,\n"
+            "  + particles.xmf).\n"
             "  fields.h5 layout: one dataset per variable with a step dimension (step,\n"
             "  default) or a group per step (group).\n");
 }
@@ -235,7 +236,9 @@ static void h5_write_step(const h5vars_t *w, uint64_t step, uint64_t r0, uint64_
 
 #ifdef GS_WITH_HDF5
 /* One step of particles.h5: /step_NNNNNN/particles, the step's particles in simulation-rank
- * order, a compound of the record's fields; every rank its share (collective). */
+ * order, a compound of the record's fields; every rank its share (collective). As a joined
+ * dataset, the adapter also writes numeric copies of its fields for particles.xmf (pos the
+ * geometry, id and v the attributes: docs/adapters.md, "XDMF for joined datasets"). */
 static void h5_write_particles(uint64_t step, const gs_particle_t *p, uint64_t first, uint64_t n,
                                uint64_t total, double time)
 {
@@ -250,6 +253,7 @@ static void h5_write_particles(uint64_t step, const gs_particle_t *p, uint64_t f
     var.ndims = 1;
     var.dims[0] = total;
     var.record = &rec;
+    var.joined = 1; /* their number changes every step */
     if (ops->set_time)
         HCHECK(ops->set_time(ph5, step, time));
     HCHECK(ops->write(ph5, step, &var, &first, &n, p));
@@ -557,7 +561,9 @@ int main(int argc, char **argv)
                    "rows), every id exactly once, all inside the grid\n",
                    step, parts.seeded);
         printf("gray-scott-analysis: outputs in %s: stats.csv%s%s%s%s\n", o.output,
-               particles ? (h5path[0] ? ", particles.csv, particles.h5" : ", particles.csv") : "",
+               particles ? (h5path[0] ? ", particles.csv, particles.h5, particles.xmf"
+                                      : ", particles.csv")
+                         : "",
                h5path[0] ? ", fields.h5, fields.xmf" : "",
                o.plots ? ", V_steps.png, stats.png, V_hist.png" : "",
                o.plots && particles ? ", particles.png" : "");

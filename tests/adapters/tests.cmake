@@ -89,3 +89,34 @@ foreach(np 1 2)
     LABELS "adapters;hdf5" FIXTURES_REQUIRED h5rec_${np}_${P}
     PASS_REGULAR_EXPRESSION "DATATYPE H5T_COMPOUND { H5T_STD_I64LE \"id\"; H5T_ARRAY { \\[3\\] H5T_IEEE_F64LE } \"pos\"; H5T_IEEE_F32LE \"q\"; H5T_STD_I8LE \"kind\"; } DATASPACE SIMPLE { \\( 13 \\) / \\( 13 \\) }")
 endforeach()
+
+# Joined datasets through the adapter's API in the group-per-step layout, on 1 and 3 ranks
+# (h5points.c: rows that change every step, a step without rows, a rank without rows, records
+# with and without geometry, numeric points and their attributes, the step dimension's refusal),
+# then their XDMF description checked against the file and the values written (xdmf_points.py,
+# with h5py; skipped, 77, without it).
+if(XFER_PYTHON_EXECUTABLE)
+  set(h5_python ${XFER_PYTHON_EXECUTABLE})
+else()
+  find_program(h5_python python3)
+endif()
+add_executable(h5points ${CMAKE_CURRENT_SOURCE_DIR}/adapters/h5points.c)
+target_link_libraries(h5points PRIVATE xfer_hdf5 xfer_adapter_common MPI::MPI_C xfer_warnings)
+foreach(np 1 3)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/h5points-files/p${np})
+  file(MAKE_DIRECTORY ${dir})
+  xfer_mpi_launcher(pts_launch NP ${np})
+  add_test(NAME ${P}.adapters.hdf5.points.p${np}
+           COMMAND ${pts_launch} $<TARGET_FILE:h5points> ${dir})
+  set_tests_properties(${P}.adapters.hdf5.points.p${np} PROPERTIES TIMEOUT 60
+    LABELS "adapters;hdf5;mpi" ENVIRONMENT "${XFER_MPIEXEC_ENV}"
+    PASS_REGULAR_EXPRESSION "h5points: [0-9]+ checks passed on ${np} rank"
+    FIXTURES_SETUP h5pts_${np}_${P})
+  if(h5_python)
+    add_test(NAME ${P}.adapters.hdf5.points.xdmf.p${np}
+             COMMAND ${h5_python} ${CMAKE_CURRENT_SOURCE_DIR}/adapters/xdmf_points.py h5points
+                     ${dir} ${np})
+    set_tests_properties(${P}.adapters.hdf5.points.xdmf.p${np} PROPERTIES TIMEOUT 60
+      LABELS "adapters;hdf5" FIXTURES_REQUIRED h5pts_${np}_${P} SKIP_RETURN_CODE 77)
+  endif()
+endforeach()

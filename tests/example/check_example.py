@@ -7,7 +7,8 @@
       run the example (COMMAND writes into DIR), then check its outputs: the analysis'
       statistics equal the simulation's reference (DIR/.check/reference_stats.csv), the PNGs
       (V_steps.png, stats.png, V_hist.png) are valid images of sensible size, fields.h5 is
-      HDF5 (with --particles, particles.h5 a group per step holding every id once), and DIR
+      HDF5 (with --particles, particles.h5 a group per step holding every id once, and
+      particles.xmf its points per step, the data it points at the particles' fields), and DIR
       holds nothing else but .check/; with --particles, the analysis' particle
       check passed (its line in the output), particles.csv equals the simulation's
       DIR/.check/reference_particles.csv, every step holds P particles whose per-rank rows add
@@ -36,6 +37,9 @@ import struct
 import subprocess
 import sys
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "adapters"))
+import xdmf_points  # noqa: E402  (tests/adapters: the .xmf of joined datasets)
 
 MEAN_RTOL = 1e-12
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -144,7 +148,7 @@ def check_user_outputs(out, pngs, hdf5, particles):
     if hdf5:
         allowed |= {"fields.h5", "fields.xmf"}
     if hdf5 and particles is not None:
-        allowed.add("particles.h5")
+        allowed |= {"particles.h5", "particles.xmf"}
     return [f"{os.path.join(out, name)}: not one of the user's outputs (those for the checks "
             f"go to {CHECK_DIR}/)" for name in sorted(set(os.listdir(out)) - allowed)]
 
@@ -257,6 +261,33 @@ def check_particles_h5(path, rows, n):
             if ids != list(range(n)):
                 errs.append(f"{path}: /{k}/particles does not hold every id 0..{n - 1} once")
                 break
+    return errs + check_particles_xmf(path, rows, n)
+
+
+def check_particles_xmf(path, rows, n):
+    """particles.xmf, what ParaView opens: one temporal collection, `particles`, of `rows`
+    steps at the simulated times of stats.csv, each n points whose geometry is the copy of the
+    field pos (XY) and whose attributes are id and v, the copies equal to the compound's fields
+    (xdmf_points.check_points_xmf reads them with h5py; skipped without it)."""
+    xmf = os.path.splitext(path)[0] + ".xmf"
+    if not os.path.isfile(xmf):
+        return [f"{xmf}: missing"]
+    try:
+        import h5py  # noqa: F401
+    except ImportError:
+        print(f"note: no h5py: {xmf} is not checked against {path}")
+        return []
+    errs, grids = xdmf_points.check_points_xmf(xmf)
+    _, stats = read_csv(os.path.join(os.path.dirname(path), "stats.csv"))
+    want = [(s, float(r["time"]), n, f"/step_{s:06d}/particles.xdmf/pos", "XY",
+             {"id": "Scalar", "v": "Scalar"}) for s, r in enumerate(stats)]
+    if list(grids) != ["particles"]:
+        return errs + [f"{xmf}: grids {list(grids)}, expected one, particles"]
+    got = [(g["step"], g["time"], g["n"], g["geometry"], g["gtype"],
+            {a: k for a, (k, _) in g["attrs"].items()}) for g in grids["particles"]]
+    if len(got) != rows or got != want:
+        errs.append(f"{xmf}: the particles' grids are (step, time, points, geometry, its "
+                    f"type, attributes) {got}, expected {want}")
     return errs
 
 

@@ -64,6 +64,12 @@ typedef struct xfer_adapter_var {
      *  members in member order), owned by the handle until close_read. Field names are C
      *  identifiers, as in a workflow file. */
     const xfer_record_t *record;
+    /** On write: 1 when the variable is a joined dataset (dims: [joined, ...]): dims[0] is the
+     *  step's rows, a number that changes from step to step. Added for the XDMF description of
+     *  joined datasets: older callers zero-fill it. HDF5: the group-per-step layout describes
+     *  such variables in OUT.xmf as points (docs/adapters.md, "XDMF for joined datasets"); the
+     *  step-dimension layout refuses them. Not set by vars(). */
+    int joined;
 } xfer_adapter_var_t;
 
 /** How received steps are laid out in the output file. */
