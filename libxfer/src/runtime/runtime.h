@@ -214,6 +214,9 @@ typedef struct xfer_rt_jslot {
     /* side k's table: rank r's entry of its dataset j at [r * W[k] + woff[k][j]] (joined: its
      * rows, NOT_PUT when it did not put it; variable: put, dims[nd], start[nd], count[nd]) */
     uint64_t *tab[2];
+    /* side k's joined dataset j: the rows of its ranks below r at [j * (n_k + 1) + r], their
+     * total at r = n_k (xfer_ch_jprefix, each time the table arrives) */
+    uint64_t *pre[2];
     /* sending: this rank's entries (W[side] words), and the copy of each dataset's block */
     void **blk;
     size_t *blk_cap;
