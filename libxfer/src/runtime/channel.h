@@ -8,7 +8,7 @@
  * ch_select.c   selections and bound buffers
  * stream.c      the stream's slots, progress, puts, commit, step end
  * ch_wait.c     the one wait loop of every transport
- * ch_get.c      the get path
+ * ch_get.c      the get path's checks (the stream's fetch: stream_get.c)
  * ch_api.c      the public data calls
  * channel.c     life cycle: creation, finish, free (through the transport's table)
  * stream_open.c, stream_finish.c  the stream's open (handshake) and finish */
