@@ -263,11 +263,6 @@ xfer_status_t xfer_ch_step_ready(xfer_channel_t *ch, void *arg, int *met);
 xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s);
 /* The stream's poll (transport.h). */
 xfer_status_t xfer_ch_stream_poll(xfer_channel_t *ch, int force, int *busy);
-/* The start of xfer_step_begin, whatever the transport: the arguments, a failed channel, an
- * ended one (END_OF_STREAM), a step already begun (OK). 1: answered (*status, *st); 0: go on
- * waiting until *until. */
-int xfer_ch_begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status,
-                        double *until, xfer_status_t *st);
 
 /* stream_joined.c: the stream's joined and variable datasets (runtime.h, xfer_rt_joined_t) */
 xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch);
