@@ -162,4 +162,6 @@ void xfer_ch_stream_free(xfer_channel_t *ch, int collective)
     xfer_free(ch->path.node[1]);
     xfer_free(ch->lay.r_pre);
     xfer_ch_joined_free(ch, collective);
+    xfer_free(ch->slots);
+    ch->slots = NULL;
 }
