@@ -8,7 +8,7 @@
 
 #include "../coll/coll.h"
 #include "../sched/exec.h"
-#include "channel.h"
+#include "stream.h"
 
 /* The peer failed or the control plane is lost. */
 static int peer_gone(const xfer_channel_t *ch)

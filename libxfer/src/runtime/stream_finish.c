@@ -9,7 +9,7 @@
  * channels at once; (4) the last notes and a barrier per channel, in file order. */
 #include "../coll/coll.h"
 #include "../sched/exec.h"
-#include "channel.h"
+#include "stream.h"
 
 /* The stream's pass (1): EOS from a sending side, CLOSE from a receive-only one. */
 xfer_status_t xfer_ch_stream_end(xfer_channel_t *ch)

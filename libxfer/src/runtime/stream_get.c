@@ -5,7 +5,7 @@
  * from the slot's second phase (stream_joined.c). */
 #include <string.h>
 
-#include "channel.h"
+#include "stream.h"
 #include "mxn.h"
 
 /* Elements of remote rank r's block of @p ds inside rank c's selection. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The stream's datasets whose shape changes every step (docs/runtime.md, "Joined datasets" and
- * "Shapes that change"; runtime.h, xfer_rt_joined_t): joined ones, whose rows change, and
+ * "Shapes that change"; stream.h, xfer_rt_joined_t): joined ones, whose rows change, and
  * variable ones, whose global shape and blocks change. They stay out of the contributions the
  * step 0 set-up lays out (their blocks there are empty) and move in a second phase of each
  * step's slot:

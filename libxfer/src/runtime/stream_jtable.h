@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "channel.h"
+#include "stream.h"
 
 #define PAD8(b) (((b) + 7) & ~(size_t) 7)
 
@@ -24,7 +24,7 @@ static inline int side_ranks(const xfer_channel_t *ch, int k)
     return k == ch->side ? ch->nlocal : ch->nremote;
 }
 
-/* The table (runtime.h, xfer_rt_jslot_t): side @p k's rank @p r's entry of its dataset @p j. */
+/* The table (stream.h, xfer_rt_jslot_t): side @p k's rank @p r's entry of its dataset @p j. */
 #define NOT_PUT UINT64_MAX
 static inline const uint64_t *entry_at(const xfer_channel_t *ch, const uint64_t *tab, int k, int r,
                                        int j)

@@ -9,7 +9,7 @@
 #include "../coll/coll.h"
 #include "../select/select.h"
 #include "../topo/topo.h"
-#include "channel.h"
+#include "stream.h"
 
 /* Precedence: file < environment. A ring topology keeps the automatic choice on rings; the
  * plan's selector does not know the workflow's topology, so the registry names the ring
