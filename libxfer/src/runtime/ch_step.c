@@ -72,6 +72,34 @@ out:
     return st;
 }
 
+/* The start of xfer_step_begin, whatever the transport: the arguments, a failed channel, an
+ * ended one (END_OF_STREAM), a step already begun (OK). 1: answered (*status, *st); 0: go on
+ * waiting until *until. */
+static int begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status,
+                       double *until, xfer_status_t *st)
+{
+    *st = XFER_SUCCESS;
+    if (!ch || !status) {
+        *st = XFER_ERR(XFER_ERR_INVALID_ARG, "channel or status is NULL");
+        return 1;
+    }
+    *status = XFER_STEP_NOT_READY;
+    if (timeout_ms < -1) {
+        *st = XFER_ERR(XFER_ERR_INVALID_ARG,
+                       "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
+                       ch->cfg->name, timeout_ms);
+        return 1;
+    }
+    if ((*st = xfer_ch_check_usable(ch)) != XFER_SUCCESS)
+        return 1;
+    if (ch->health.ended || ch->begun) {
+        *status = ch->health.ended ? XFER_STEP_END_OF_STREAM : XFER_STEP_OK;
+        return 1;
+    }
+    *until = timeout_ms < 0 ? HUGE_VAL : MPI_Wtime() + 1e-3 * timeout_ms;
+    return 0;
+}
+
 xfer_status_t xfer_ch_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
 {
     xfer_status_t st;
@@ -79,7 +107,7 @@ xfer_status_t xfer_ch_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_s
     uint64_t s;
     int met = 0;
 
-    if (xfer_ch_begin_start(ch, timeout_ms, status, &until, &st))
+    if (begin_start(ch, timeout_ms, status, &until, &st))
         return st;
     s = ch->cur;
     if (xfer_ch_this_sends(ch)) /* full duplex too: the data is awaited by xfer_get */

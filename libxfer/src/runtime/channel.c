@@ -33,14 +33,10 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transpor
     ch->lay.attr_user = (size_t) c->attributes_bytes;
     ch->nds = c->ndatasets;
     ch->ds = xfer_calloc((size_t) ch->nds, sizeof(*ch->ds));
-    ch->nslots = c->max_in_flight_steps + 1;
-    ch->slots = xfer_calloc((size_t) ch->nslots, sizeof(*ch->slots));
-    if (!ch->ds || !ch->slots) {
+    if (!ch->ds) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel");
         goto fail;
     }
-    for (i = 0; i < ch->nslots; i++)
-        ch->slots[i].comm = ch->slots[i].merged = MPI_COMM_NULL;
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
         const int k = c->datasets[i].from == c->from ? 0 : 1;
@@ -162,7 +158,6 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
         xfer_free(ch->ds[i].jrule);
     }
     xfer_free(ch->ds);
-    xfer_free(ch->slots);
     xfer_free(ch);
     *pch = NULL;
 }

@@ -1,35 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal interface between the files of a channel (runtime.h has the structures):
+/* The channel core: the interface between its files, whatever the transport (runtime.h has the
+ * structures; each transport's own interface is its header: stream.h, file.h):
  * ch_health.c   control notes out, the peer's failure, usable or not, datasets by name
- * stream_notes.c  the stream's notes of the step protocol
  * ch_layout.c   dataset geometry: tiling check, contribution offsets, box copies
- * stream_setup.c  step 0's set-up: block exchange, stages, plans
- * stream_layout.c the stream's slots and contributions laid out, its plans' options
  * ch_select.c   selections and bound buffers
- * stream.c      the stream's slots, progress, puts, commit, step end
  * ch_wait.c     the one wait loop of every transport
- * ch_get.c      the get path
+ * ch_step.c     the step state machine, the public data calls' bodies
+ * ch_put.c, ch_get.c  the checks of a put and of a get
+ * ch_attr.c     the step's attributes
  * ch_api.c      the public data calls
- * channel.c     life cycle: creation, finish, free (through the transport's table)
- * stream_open.c, stream_finish.c  the stream's open (handshake) and finish */
+ * channel.c     life cycle: creation, finish, free (through the transport's table) */
 #ifndef XFER_RT_CHANNEL_H
 #define XFER_RT_CHANNEL_H
 
 #include "runtime.h"
 
-#define XFER_RT_EXEC_TAG 0x5810 /* the direct path's messages (lanes above it) */
-
 #define XFER_NOTE_TAG 0x5801
 #define XFER_WHY_TAG  0x5802 /* the words of a NOTE_FAIL, right after it, on the local notes */
 
+/* A note's type: 1 .. 7 are the stream's step protocol (stream.h); this one is the core's. */
 enum {
-    NOTE_ANN = 1,
-    NOTE_EOS = 2,
-    NOTE_CLOSE = 3,
-    NOTE_FIN = 4,
-    NOTE_ACK = 5,
-    NOTE_CREDIT = 6,
-    NOTE_END = 7,
     NOTE_FAIL = 8 /* rank 0 -> its own side: xferd declared the peer failed (value: its index),
                      or the control plane is lost (-1) */
 };
@@ -65,41 +55,19 @@ typedef struct xfer_errh_guard {
 void xfer_errh_guard_begin(xfer_errh_guard_t *g);
 xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st);
 
-/* stream_notes.c: the stream's notes */
-xfer_status_t xfer_ch_announce(xfer_channel_t *ch, int type, int64_t value);
-int xfer_ch_is_announcer(const xfer_channel_t *ch);
-uint64_t xfer_ch_run_limit(const xfer_channel_t *ch);
-xfer_status_t xfer_ch_end_own_side(xfer_channel_t *ch);
-xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch);
-
-/* ch_layout.c (and the stream's part, stream_layout.c: slot_of, geo_*, lay_out, hdr_at, attr_at) */
+/* ch_layout.c */
 int xfer_ch_this_sends(const xfer_channel_t *ch);
 int xfer_ch_this_recvs(const xfer_channel_t *ch);
-xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);
 const char *xfer_ch_side_name(const xfer_channel_t *ch, int side);
 const char *xfer_ch_peer_name(const xfer_channel_t *ch);
 uint64_t xfer_ch_volume(int nd, const uint64_t *count);
 void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const uint64_t *count);
-int xfer_ch_geo_len(const xfer_channel_t *ch);
-/* Where dataset @p i sits in a rank's geometry record (its block, or its selection). */
-int xfer_ch_geo_pos(const xfer_channel_t *ch, int i);
 int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d);
-xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
-                              size_t *bytes, size_t *prefix, int fill_global);
 /* A variable shape's step (ch_layout.c): the senders' records (@p stride words apart) agree and
  * tile it; its shape into @p dims. */
 xfer_status_t xfer_ch_check_step_blocks(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int k,
                                         int nranks, const uint64_t *rec, size_t stride,
                                         uint64_t step, uint64_t *dims);
-/* Does dataset @p d travel in the allgatherv plan's part of each contribution (runtime.h,
- * xfer_rt_path_t), rather than by the direct schedule? (After setup.) */
-static inline int xfer_ch_by_plan(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
-{
-    return !ch->path.direct || (ch->path.hybrid && d->whole);
-}
-/* Where remote rank @p r's header, and the attributes, land in a slot's receive stage. */
-size_t xfer_ch_hdr_at(const xfer_channel_t *ch, int r);
-size_t xfer_ch_attr_at(const xfer_channel_t *ch);
 void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const char *src,
                       const uint64_t *bs, const uint64_t *bc, int nd, size_t esize);
 
@@ -141,6 +109,8 @@ typedef struct xfer_ch_wait_all {
 xfer_status_t xfer_ch_wait_all(struct xfer *x, const xfer_ch_wait_all_t *w);
 /* One pass over the context's other channels (a wait on one channel must not starve them). */
 void xfer_ch_progress_others(xfer_channel_t *ch);
+/* one pass of the progress thread (progress.c); *active set when a collective is in flight */
+void xfer_ch_progress_background(xfer_channel_t *ch, int *active);
 /* A resumable wait asks the application's interrupt check (xfer_set_interrupt) at most every
  * XFER_RT_INTR_S since *asked: XFER_ERR_INTERRUPTED when it says stop. */
 xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double now,
@@ -149,20 +119,6 @@ xfer_status_t xfer_ch_ask_interrupt(xfer_channel_t *ch, const char *what, double
  * file transport's folder, or NULL. */
 xfer_status_t xfer_ch_wait_timeout_error(const xfer_channel_t *ch, const char *what,
                                          const char *dir);
-
-/* stream_layout.c, stream_open.c (xfer_ch_prepare), stream_setup.c */
-/* The options of the channel's allgatherv plans (its algorithm, node staging, no clock). */
-xfer_status_t xfer_ch_plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o);
-/* When the channel forms (collective over both sides, in file order): this rank's node, every
- * slot's communicators and its allgatherv plan for the predicted contributions. */
-xfer_status_t xfer_ch_prepare(xfer_channel_t *ch);
-/* Step 0's set-up (runtime.h, xfer_rt_setup_t): post this rank's geometry record (its part is
- * fixed now); advance whatever is in flight (never blocks); let go of its memory. */
-xfer_status_t xfer_ch_setup_post(xfer_channel_t *ch);
-xfer_status_t xfer_ch_setup_advance(xfer_channel_t *ch);
-void xfer_ch_setup_release(xfer_channel_t *ch);
-/* the bound buffers moved (a put from another block, a rebind): their ranges follow */
-void xfer_ch_bound_refresh(xfer_channel_t *ch);
 
 /* ch_select.c */
 /* This rank's selection of received dataset @p d into d->sel_*: declared, or by its mode. */
@@ -192,23 +148,6 @@ static inline const uint64_t *xfer_ch_dims_of(const xfer_rt_dset_t *d)
 /* Bytes of this rank's selection of @p d (what lands here per step on the direct path). */
 size_t xfer_ch_sel_bytes(const xfer_rt_dset_t *d);
 
-/* stream.c */
-int xfer_ch_busy(const xfer_channel_t *ch); /* a collective of the channel is in flight */
-xfer_status_t xfer_ch_progress_all(xfer_channel_t *ch, int force);
-/* One pass over @p ch alone: notes, collectives to start (step 0's set-up when @p force or
- * when finalize drains), executors. */
-xfer_status_t xfer_ch_progress_one(xfer_channel_t *ch, int force);
-/* stream_open.c, stream_finish.c: the stream's open, its passes of xfer_finalize, its free */
-xfer_status_t xfer_ch_stream_open(xfer_channel_t *ch);
-void xfer_ch_stream_free(xfer_channel_t *ch, int collective);
-xfer_status_t xfer_ch_stream_end(xfer_channel_t *ch);
-int xfer_ch_stream_drained(xfer_channel_t *ch);
-xfer_status_t xfer_ch_stream_goodbye(xfer_channel_t *ch);
-int xfer_ch_stream_parted(xfer_channel_t *ch);
-xfer_status_t xfer_ch_stream_close(xfer_channel_t *ch);
-/* one pass of the progress thread (progress.c); *active set when a collective is in flight */
-void xfer_ch_progress_background(xfer_channel_t *ch, int *active);
-xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step);
 /* The body of a public call on channel @p ch: @p call under the context's lock (the progress
  * thread, progress.c; no lock without it). */
 #define XFER_CH_LOCKED(ch, call)                                                                   \
@@ -224,24 +163,6 @@ xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step);
 /* ch_put.c */
 xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block,
                                 xfer_rt_dset_t **out, uint64_t *vol);
-/* stream.c */
-xfer_status_t xfer_ch_commit(xfer_channel_t *ch);
-/* A sending rank's first commit before the set-up: every slot's send stage, this rank's blocks
- * in channel order (the layout set-up may change), step 0's staged blocks moved in. */
-xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch);
-/* The stream's table entries (transport.h; stream_ops.c holds the table). */
-xfer_status_t xfer_ch_stream_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
-                                   uint64_t vol);
-xfer_status_t xfer_ch_stream_room(xfer_channel_t *ch, void *arg, int *met);
-int xfer_ch_stream_has(xfer_channel_t *ch, uint64_t s);
-int xfer_ch_stream_over(xfer_channel_t *ch, uint64_t s);
-xfer_status_t xfer_ch_stream_release(xfer_channel_t *ch);
-xfer_status_t xfer_ch_stream_sent(xfer_channel_t *ch);
-xfer_status_t xfer_ch_stream_after_end(xfer_channel_t *ch);
-int xfer_ch_stream_pending(const xfer_channel_t *ch);
-xfer_status_t xfer_ch_stream_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const uint64_t *start,
-                                   const uint64_t *count, void *buf, uint64_t bytes, uint64_t s);
-
 /* ch_step.c: the core's step state machine (transport.h), the public data calls' bodies. */
 xfer_status_t xfer_ch_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status);
@@ -257,35 +178,8 @@ xfer_status_t xfer_ch_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t
                                int *nsenders);
 /* Commit the step being filled, once (the sender's room first, XFER_TP_ROOM_AT_COMMIT). */
 xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch);
-/* Step *@p arg arrived, or the channel ended before it (a wait condition). */
-xfer_status_t xfer_ch_step_ready(xfer_channel_t *ch, void *arg, int *met);
 /* Wait (resumable) for step @p s as xfer_ch_step_ready says. */
 xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s);
-/* The stream's poll (transport.h). */
-xfer_status_t xfer_ch_stream_poll(xfer_channel_t *ch, int force, int *busy);
-/* The start of xfer_step_begin, whatever the transport: the arguments, a failed channel, an
- * ended one (END_OF_STREAM), a step already begun (OK). 1: answered (*status, *st); 0: go on
- * waiting until *until. */
-int xfer_ch_begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status,
-                        double *until, xfer_status_t *st);
-
-/* stream_joined.c: the stream's joined and variable datasets (runtime.h, xfer_rt_joined_t) */
-xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch);
-xfer_status_t xfer_ch_joined_prepare(xfer_channel_t *ch);
-void xfer_ch_joined_free(xfer_channel_t *ch, int collective);
-/* the set-up's geometry records: a receiving rank's rule (xfer_ch_rule_of), in */
-xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int r, int nranks,
-                                     const uint64_t *rec);
-/* a sending rank's put of @p v elements (its rows, or its block of a variable shape) */
-xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_dset_t *d,
-                                   const void *block, uint64_t v);
-xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl);
-void xfer_ch_joined_table_out(xfer_channel_t *ch, xfer_rt_slot_t *sl);
-xfer_status_t xfer_ch_joined_progress(xfer_channel_t *ch, xfer_rt_slot_t *sl, int *done);
-void xfer_ch_joined_reset(xfer_channel_t *ch, xfer_rt_slot_t *sl);
-void xfer_ch_joined_shape(xfer_channel_t *ch, uint64_t s);
-xfer_status_t xfer_ch_joined_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const uint64_t *start,
-                                   const uint64_t *count, void *buf, uint64_t bytes, uint64_t s);
 
 /* ch_attr.c: the records of a step's attributes (the stream carries them after rank 0's
  * header, the file transport keeps them as HDF5 attributes of the step's root group) */

@@ -1,22 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Runtime layer: the workflow context, channel formation and the step protocol.
- *
- * Step protocol (per channel). A side that sends data is a *sending side*; its group rank 0
- * is the side's announcer. Control notes travel on communicators of their own (duplicates of
- * the channel's intercommunicator and of the component's communicator), never mixed with data:
- *   ANN(s)  announcer -> every other rank of both sides: step s is committed and will run;
- *   EOS(n)  announcer -> every other rank: the side sends no step after n - 1;
- *   CLOSE   a receive-only side's rank 0 -> the sending side's announcer: stop announcing;
- *   ACK(n)  a receiving rank -> the other side's announcer: I released n steps;
- *   CREDIT(n) announcer -> its own side: every remote rank released n steps (flow control);
- *   FIN(a)  rank 0 <-> rank 0 at the end: nothing more comes; a ACKs were sent to you;
- *   END     announcer -> its own side, last of all: no more notes on the local communicator.
- * A rank starts the collective of step s only when every sending side announced s (and, on a
- * sending side, when it committed s itself). Every started collective therefore has all its
- * participants; nothing is ever abandoned half-posted, which lets both sides finish cleanly
- * whichever ends first. Each step moves a sending rank's contribution, a 32-byte header (step,
- * datasets put) followed by its block of each dataset it sends, by an inter-group allgatherv,
- * the direct M x N schedule or both (xfer_rt_path_t). */
+/* Runtime layer: the workflow context (struct xfer) and what its channels share whatever their
+ * transport (struct xfer_channel: datasets, health, flow and finish counters, and the stream's
+ * state that the channel core reads too: its notes' queue, path, layout and set-up). The
+ * transports' own types are theirs: the stream's slots, headers, notes and joined tables in
+ * stream.h (its step protocol), the file's in file.h. */
 #ifndef XFER_RUNTIME_H
 #define XFER_RUNTIME_H
 
@@ -27,17 +14,6 @@
 
 #include "../core/core.h"
 #include "transport.h"
-
-#define XFER_RT_MAGIC 0x58465331u /* "XFS1" */
-
-/* Header at the start of every sending rank's contribution. */
-typedef struct xfer_rt_hdr {
-    uint32_t magic;
-    uint32_t attr_len; /* bytes of attributes after the header (the side's rank 0 only) */
-    uint64_t step;
-    uint64_t mask; /* bit i: dataset i of this direction was put in this step */
-    uint64_t rank;
-} xfer_rt_hdr_t;
 
 /* One dataset of a channel. Geometry of the sending side's ranks is known after setup. */
 typedef struct xfer_rt_dset {
@@ -85,30 +61,9 @@ typedef struct xfer_rt_dset {
     size_t next_bound_size;
 } xfer_rt_dset_t;
 
-enum {
-    XFER_SLOT_FREE = 0,
-    XFER_SLOT_FILLING,
-    XFER_SLOT_COMMITTED,
-    XFER_SLOT_ACTIVE,
-    XFER_SLOT_DONE
-};
-
-typedef struct xfer_rt_slot {
-    int state;
-    uint64_t step;
-    int released;         /* the application finished with the step */
-    uint64_t mask;        /* datasets put (sending side) */
-    char *sbuf, *rbuf;    /* this rank's contribution; every remote contribution */
-    MPI_Comm comm;        /* duplicate of the channel's intercommunicator */
-    xfer_plan_t *plan;    /* the allgatherv plan (allgatherv and hybrid paths) */
-    struct xfer_exec *ex; /* the direct schedule's executor over merged (direct and hybrid) */
-    MPI_Comm merged;
-    int plan_done, ex_done; /* the step's parts that completed */
-    unsigned bound_gen;     /* the path's bound_gen its executor was remapped with */
-    int lost;               /* its collective failed: no longer progressed */
-} xfer_rt_slot_t;
-
-/* The step protocol's state on one rank of a channel (runtime.h's header, stream_notes.c). */
+/* The step protocol's state on one rank of a channel (stream.h's header, stream_notes.c); the
+ * channel core keeps its notes' queue (out) and a NOTE_FAIL's words (why_req) here, and
+ * xfer_finalize's agreement its ACK counts (fin_agree.c). */
 typedef struct xfer_rt_proto {
     uint64_t ann[2]; /* steps announced by side k's announcer */
     int64_t eos[2];  /* side k ended after this many steps (-1: not ended) */
@@ -206,51 +161,6 @@ typedef struct xfer_rt_setup {
     int partial, flags;
 } xfer_rt_setup_t;
 
-/* The stream's datasets whose shape changes every step, joined or variable (stream_joined.c): each
- * slot's second phase. */
-typedef struct xfer_rt_jslot {
-    int state;
-    MPI_Request treq; /* a sending rank's gather of its side's entries */
-    /* side k's table: rank r's entry of its dataset j at [r * W[k] + woff[k][j]] (joined: its
-     * rows, NOT_PUT when it did not put it; variable: put, dims[nd], start[nd], count[nd]) */
-    uint64_t *tab[2];
-    /* sending: this rank's entries (W[side] words), and the copy of each dataset's block */
-    void **blk;
-    size_t *blk_cap;
-    uint64_t *mine;
-    /* receiving: this rank's box of each such dataset it receives (its start and count, in
-     * XFER_MAX_DIMS words each), and where it lands */
-    void **sel;
-    size_t *sel_cap;
-    uint64_t *bs, *bc;
-    MPI_Request *req;
-    int nreq, ndone, cap_req; /* requests posted, completed (in order), room */
-    /* receivers that all take every row: the slot's allgatherv plan, recounted for the step */
-    xfer_plan_t *plan;
-    MPI_Comm pcomm;
-    int by_plan;
-    int *rc, *rd; /* every remote rank's bytes, and where they land */
-    size_t *lb;   /* every rank of this side's bytes */
-    char *rbuf;   /* every remote rank's rows */
-    size_t rbuf_cap;
-    char *pack; /* this rank's rows of several datasets, one after the other */
-    size_t pack_cap;
-} xfer_rt_jslot_t;
-
-typedef struct xfer_rt_joined {
-    int nj[2];      /* joined and variable datasets side k sends */
-    int *idx[2];    /* their indices in ch->ds */
-    int W[2];       /* the words of a rank's entries in side k's table */
-    int *woff[2];   /* where dataset j's entry starts among them */
-    size_t tab_at;  /* where a side's table sits in rank 0's attribute area */
-    size_t tab_len; /* the room it takes there (the larger side's) */
-    MPI_Comm local; /* the sending side's gathers (a duplicate of ctl_local) */
-    MPI_Comm *comm; /* per slot: the rows' messages (duplicates of the intercommunicator) */
-    int plans;      /* every joined dataset's mode is all: each slot has an allgatherv plan */
-    int all_taken;  /* (after the set-up) every receiving rank takes every row of each */
-    xfer_rt_jslot_t *js;
-} xfer_rt_joined_t;
-
 /* Attributes of the step being filled (xfer_put_attr), encoded (ch_attr.c). */
 typedef struct xfer_rt_attr_out {
     char *buf;
@@ -297,8 +207,8 @@ struct xfer_channel {
     xfer_rt_attr_out_t attr_out; /* attributes of the step being filled (xfer_put_attr) */
     xfer_rt_path_t path;
     xfer_channel_stats_t stats;
-    int nslots;
-    xfer_rt_slot_t *slots;
+    int nslots; /* the stream's slots (stream.h; none on the file transport) */
+    struct xfer_rt_slot *slots;
     int setup;               /* geometry exchanged and plans built */
     xfer_rt_setup_t su;      /* how far step 0's set-up is (stream_setup.c) */
     int node_key;            /* this rank's node among its component's (direct path staging) */
@@ -309,8 +219,8 @@ struct xfer_channel {
     xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (stream_notes.c) */
     xfer_rt_health_t health; /* what failed or ended */
     int begun; /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
-    struct xfer_file *file; /* transport: file (file.h); NULL for the stream */
-    xfer_rt_joined_t *jn;   /* the stream's joined and variable datasets (NULL: none) */
+    struct xfer_file *file;    /* transport: file (file.h); NULL for the stream */
+    struct xfer_rt_joined *jn; /* the stream's joined and variable datasets (stream.h), or NULL */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */

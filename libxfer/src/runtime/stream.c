@@ -8,7 +8,7 @@
 
 #include "../coll/coll.h"
 #include "../sched/exec.h"
-#include "channel.h"
+#include "stream.h"
 
 /* The peer failed or the control plane is lost. */
 static int peer_gone(const xfer_channel_t *ch)
@@ -549,31 +549,6 @@ int xfer_ch_stream_has(xfer_channel_t *ch, uint64_t s)
 int xfer_ch_stream_over(xfer_channel_t *ch, uint64_t s)
 {
     return xfer_ch_run_limit(ch) <= s;
-}
-
-int xfer_ch_begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status,
-                        double *until, xfer_status_t *st)
-{
-    *st = XFER_SUCCESS;
-    if (!ch || !status) {
-        *st = XFER_ERR(XFER_ERR_INVALID_ARG, "channel or status is NULL");
-        return 1;
-    }
-    *status = XFER_STEP_NOT_READY;
-    if (timeout_ms < -1) {
-        *st = XFER_ERR(XFER_ERR_INVALID_ARG,
-                       "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
-                       ch->cfg->name, timeout_ms);
-        return 1;
-    }
-    if ((*st = xfer_ch_check_usable(ch)) != XFER_SUCCESS)
-        return 1;
-    if (ch->health.ended || ch->begun) {
-        *status = ch->health.ended ? XFER_STEP_END_OF_STREAM : XFER_STEP_OK;
-        return 1;
-    }
-    *until = timeout_ms < 0 ? HUGE_VAL : MPI_Wtime() + 1e-3 * timeout_ms;
-    return 0;
 }
 
 int xfer_ch_stream_pending(const xfer_channel_t *ch)

@@ -9,7 +9,7 @@
  * channels at once; (4) the last notes and a barrier per channel, in file order. */
 #include "../coll/coll.h"
 #include "../sched/exec.h"
-#include "channel.h"
+#include "stream.h"
 
 /* The stream's pass (1): EOS from a sending side, CLOSE from a receive-only one. */
 xfer_status_t xfer_ch_stream_end(xfer_channel_t *ch)
@@ -162,4 +162,6 @@ void xfer_ch_stream_free(xfer_channel_t *ch, int collective)
     xfer_free(ch->path.node[1]);
     xfer_free(ch->lay.r_pre);
     xfer_ch_joined_free(ch, collective);
+    xfer_free(ch->slots);
+    ch->slots = NULL;
 }

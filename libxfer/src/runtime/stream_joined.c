@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The stream's datasets whose shape changes every step (docs/runtime.md, "Joined datasets" and
- * "Shapes that change"; runtime.h, xfer_rt_joined_t): joined ones, whose rows change, and
+ * "Shapes that change"; stream.h, xfer_rt_joined_t): joined ones, whose rows change, and
  * variable ones, whose global shape and blocks change. They stay out of the contributions the
  * step 0 set-up lays out (their blocks there are empty) and move in a second phase of each
  * step's slot:
@@ -71,7 +71,9 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
             goto oom;
         for (k = 0; k < 2; k++)
             if (!(js->tab[k] = xfer_calloc((size_t) jn->W[k] * (size_t) side_ranks(ch, k) + 1,
-                                           sizeof(uint64_t))))
+                                           sizeof(uint64_t))) ||
+                !(js->pre[k] = xfer_calloc(
+                      (size_t) jn->nj[k] * ((size_t) side_ranks(ch, k) + 1) + 1, sizeof(uint64_t))))
                 goto oom;
         k = ch->side;
         if (!(js->blk = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(void *))) ||
@@ -121,6 +123,8 @@ void xfer_ch_joined_free(xfer_channel_t *ch, int collective)
             xfer_free(js->sel[j]);
         xfer_free(js->tab[0]);
         xfer_free(js->tab[1]);
+        xfer_free(js->pre[0]);
+        xfer_free(js->pre[1]);
         xfer_free(js->blk);
         xfer_free(js->blk_cap);
         xfer_free(js->mine);
@@ -294,7 +298,7 @@ static xfer_status_t check_step(xfer_channel_t *ch, const xfer_rt_slot_t *sl,
                             st, out);
             continue;
         }
-        xfer_ch_jdims(ch, js->tab[k], k, j, dims);
+        xfer_ch_jdims(ch, js, k, j, dims);
         if (d->cfg->max_rows && dims[0] > d->cfg->max_rows)
             return XFER_ERR(XFER_ERR_TOO_LARGE,
                             "channel %s: dataset %s: step %llu holds %llu rows in all, more than "
@@ -334,6 +338,7 @@ xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl)
                                   .force = 0};
         XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
     }
+    xfer_ch_jprefix(ch, js, ch->side);
     XFER_CHECK_GOTO(check_step(ch, sl, js), st, out);
     js->state = J_READY;
 out:
@@ -377,6 +382,7 @@ static xfer_status_t read_table(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_
                         ch->cfg->name, (unsigned long long) sl->step, xfer_ch_peer_name(ch));
     memcpy(js->tab[ko], sl->rbuf + xfer_ch_attr_at(ch) + ch->jn->tab_at,
            (size_t) ch->jn->W[ko] * (size_t) ch->nremote * sizeof(uint64_t));
+    xfer_ch_jprefix(ch, js, ko);
     return XFER_SUCCESS;
 }
 
@@ -429,9 +435,9 @@ static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_r
             const int nd = d->cfg->ndims;
             uint64_t dims[XFER_MAX_DIMS], ms[XFER_MAX_DIMS], mc[XFER_MAX_DIMS];
             uint64_t rs[XFER_MAX_DIMS], rcnt[XFER_MAX_DIMS], is[XFER_MAX_DIMS], ic[XFER_MAX_DIMS];
-            xfer_ch_jdims(ch, js->tab[k], k, j, dims);
+            xfer_ch_jdims(ch, js, k, j, dims);
             if (k == ch->side) { /* this rank's block, to every receiving rank whose box meets it */
-                xfer_ch_jblock(ch, js->tab[k], k, j, ch->me, ms, mc);
+                xfer_ch_jblock(ch, js, k, j, ch->me, ms, mc);
                 for (r = 0; r < nrecv && xfer_ch_volume(nd, mc); r++) {
                     box_of(d, r, nrecv, dims, rs, rcnt);
                     if (meet(nd, ms, mc, rs, rcnt, is, ic))
@@ -455,7 +461,7 @@ static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_r
                     js->sel_cap[j] = bytes;
                 }
                 for (r = 0; r < nsend && bytes; r++) {
-                    xfer_ch_jblock(ch, js->tab[k], k, j, r, ms, mc);
+                    xfer_ch_jblock(ch, js, k, j, r, ms, mc);
                     if (meet(nd, ms, mc, bs, bc, is, ic))
                         XFER_CHECK_GOTO(
                             post(ch, js, d, 0, js->sel[j], bs, bc, is, ic, r, jn->idx[k][j], comm),
@@ -538,7 +544,7 @@ void xfer_ch_joined_shape(xfer_channel_t *ch, uint64_t s)
             continue;
         for (r = 0; d->cfg->joined && r < ch->nremote; r++)
             d->srows[r] = rows_at(ch, js->tab[k], k, r, j);
-        xfer_ch_jdims(ch, js->tab[k], k, j, d->sdims);
+        xfer_ch_jdims(ch, js, k, j, d->sdims);
         memcpy(d->sel_start, js->bs + (size_t) j * XFER_MAX_DIMS, (size_t) nd * sizeof(uint64_t));
         memcpy(d->sel_count, js->bc + (size_t) j * XFER_MAX_DIMS, (size_t) nd * sizeof(uint64_t));
         d->sstep = s;

@@ -171,21 +171,21 @@ static int all_taken(xfer_channel_t *ch)
 }
 
 /* Side @p k's rank @p r's bytes of its dataset @p j in the step, padded. */
-static size_t block_bytes(const xfer_channel_t *ch, const uint64_t *tab, int k, int r, int j)
+static size_t block_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r, int j)
 {
     const xfer_rt_dset_t *d = dset_at(ch, k, j);
     uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS];
-    xfer_ch_jblock(ch, tab, k, j, r, bs, bc);
+    xfer_ch_jblock(ch, js, k, j, r, bs, bc);
     return PAD8((size_t) xfer_ch_volume(d->cfg->ndims, bc) * d->esize);
 }
 
 /* Side @p k's rank @p r's bytes in the plan: its block of each dataset, one after the other. */
-static size_t plan_bytes(const xfer_channel_t *ch, const uint64_t *tab, int k, int r)
+static size_t plan_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r)
 {
     size_t b = 0;
     int j;
     for (j = 0; j < ch->jn->nj[k]; j++)
-        b += block_bytes(ch, tab, k, r, j);
+        b += block_bytes(ch, js, k, r, j);
     return b;
 }
 
@@ -203,9 +203,9 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
 
     *ok = 0;
     for (r = 0; r < ch->nlocal; r++)
-        tot[k] += js->lb[r] = plan_bytes(ch, js->tab[k], k, r);
+        tot[k] += js->lb[r] = plan_bytes(ch, js, k, r);
     for (r = 0; r < ch->nremote; r++) {
-        const size_t b = plan_bytes(ch, js->tab[ko], ko, r);
+        const size_t b = plan_bytes(ch, js, ko, r);
         tot[ko] += b;
         js->rc[r] = b > INT_MAX ? 0 : (int) b;
     }
@@ -233,7 +233,7 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
             js->pack_cap = js->lb[ch->me];
         }
         for (j = 0; j < jn->nj[k]; j++) {
-            const size_t b = block_bytes(ch, js->tab[k], k, ch->me, j);
+            const size_t b = block_bytes(ch, js, k, ch->me, j);
             if (b)
                 memcpy(js->pack + off, js->blk[j], b);
             off += b;
@@ -273,7 +273,7 @@ xfer_status_t xfer_ch_jplan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *o
         uint64_t *bs = js->bs + (size_t) j * XFER_MAX_DIMS,
                  *bc = js->bc + (size_t) j * XFER_MAX_DIMS;
         memset(bs, 0, XFER_MAX_DIMS * sizeof(uint64_t));
-        xfer_ch_jdims(ch, js->tab[1 - ch->side], 1 - ch->side, j, bc);
+        xfer_ch_jdims(ch, js, 1 - ch->side, j, bc);
     }
 out:
     return st;
@@ -288,8 +288,8 @@ void xfer_ch_jplan_fetch(xfer_channel_t *ch, const xfer_rt_jslot_t *js, xfer_rt_
     for (r = 0; r < ch->nremote; r++) { /* each sending rank's block, where the plan put it */
         size_t at = (size_t) js->rd[r];
         for (e = 0; e < j; e++)
-            at += block_bytes(ch, js->tab[k], k, r, e);
-        xfer_ch_jblock(ch, js->tab[k], k, j, r, bs, bc);
+            at += block_bytes(ch, js, k, r, e);
+        xfer_ch_jblock(ch, js, k, j, r, bs, bc);
         if (xfer_ch_volume(nd, bc))
             xfer_ch_copy_box(buf, start, count, js->rbuf + at, bs, bc, nd, ds->esize);
     }

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "channel.h"
+#include "stream.h"
 
 #define PAD8(b) (((b) + 7) & ~(size_t) 7)
 
@@ -24,7 +24,7 @@ static inline int side_ranks(const xfer_channel_t *ch, int k)
     return k == ch->side ? ch->nlocal : ch->nremote;
 }
 
-/* The table (runtime.h, xfer_rt_jslot_t): side @p k's rank @p r's entry of its dataset @p j. */
+/* The table (stream.h, xfer_rt_jslot_t): side @p k's rank @p r's entry of its dataset @p j. */
 #define NOT_PUT UINT64_MAX
 static inline const uint64_t *entry_at(const xfer_channel_t *ch, const uint64_t *tab, int k, int r,
                                        int j)
@@ -69,9 +69,33 @@ static inline int jindex(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
     return -1;
 }
 
-/* The global shape of side @p k's dataset @p j in the step of table @p tab (joined: the rows of
- * every rank; variable: the shape its senders agreed on, zeros when none put it). */
-static inline void xfer_ch_jdims(const xfer_channel_t *ch, const uint64_t *tab, int k, int j,
+/* Side @p k's table of the slot arrived (js->tab[k]): the rows of each of its joined datasets
+ * before each rank and in all (js->pre[k]), once per step, so that a rank's block and the step's
+ * shape below read them instead of summing the table again (linear per step, not quadratic). */
+static inline void xfer_ch_jprefix(const xfer_channel_t *ch, xfer_rt_jslot_t *js, int k)
+{
+    const int n = side_ranks(ch, k);
+    int j, r;
+    for (j = 0; j < ch->jn->nj[k]; j++) {
+        uint64_t *p = js->pre[k] + (size_t) j * ((size_t) n + 1);
+        if (!dset_at(ch, k, j)->cfg->joined)
+            continue;
+        p[0] = 0;
+        for (r = 0; r < n; r++)
+            p[r + 1] = p[r] + rows_at(ch, js->tab[k], k, r, j);
+    }
+}
+
+/* Side @p k's joined dataset @p j: the rows of its ranks below @p r (r = side_ranks: all). */
+static inline uint64_t rows_before(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k,
+                                   int j, int r)
+{
+    return js->pre[k][(size_t) j * ((size_t) side_ranks(ch, k) + 1) + (size_t) r];
+}
+
+/* The global shape of side @p k's dataset @p j in the slot's step (joined: the rows of every
+ * rank; variable: the shape its senders agreed on, zeros when none put it). */
+static inline void xfer_ch_jdims(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int j,
                                  uint64_t *dims)
 {
     const xfer_rt_dset_t *d = dset_at(ch, k, j);
@@ -79,34 +103,30 @@ static inline void xfer_ch_jdims(const xfer_channel_t *ch, const uint64_t *tab, 
     int r;
     if (d->cfg->joined) {
         memcpy(dims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
-        dims[0] = 0;
-        for (r = 0; r < side_ranks(ch, k); r++)
-            dims[0] += rows_at(ch, tab, k, r, j);
+        dims[0] = rows_before(ch, js, k, j, side_ranks(ch, k));
         return;
     }
     memset(dims, 0, (size_t) nd * sizeof(uint64_t));
     for (r = 0; r < side_ranks(ch, k); r++) /* (its senders agreed: checked at their commit) */
-        if (put_by(ch, tab, k, r, j)) {
-            memcpy(dims, entry_at(ch, tab, k, r, j) + 1, (size_t) nd * sizeof(uint64_t));
+        if (put_by(ch, js->tab[k], k, r, j)) {
+            memcpy(dims, entry_at(ch, js->tab[k], k, r, j) + 1, (size_t) nd * sizeof(uint64_t));
             return;
         }
 }
 
-/* Side @p k's rank @p r's block of its dataset @p j in that step (empty when it put none). */
-static inline void xfer_ch_jblock(const xfer_channel_t *ch, const uint64_t *tab, int k, int j,
+/* Side @p k's rank @p r's block of its dataset @p j in the slot's step (empty when it put none). */
+static inline void xfer_ch_jblock(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int j,
                                   int r, uint64_t *bs, uint64_t *bc)
 {
     const xfer_rt_dset_t *d = dset_at(ch, k, j);
     const int nd = d->cfg->ndims;
-    const uint64_t *x = entry_at(ch, tab, k, r, j);
-    int e;
+    const uint64_t *x = entry_at(ch, js->tab[k], k, r, j);
     memset(bs, 0, (size_t) nd * sizeof(uint64_t));
     memset(bc, 0, (size_t) nd * sizeof(uint64_t));
     if (d->cfg->joined) { /* rows of whole rows, after the lower ranks' */
         memcpy(bc, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
-        bc[0] = rows_at(ch, tab, k, r, j);
-        for (e = 0; e < r; e++)
-            bs[0] += rows_at(ch, tab, k, e, j);
+        bc[0] = rows_at(ch, js->tab[k], k, r, j);
+        bs[0] = rows_before(ch, js, k, j, r);
     } else if (x[0]) {
         memcpy(bs, x + 1 + nd, (size_t) nd * sizeof(uint64_t));
         memcpy(bc, x + 1 + 2 * nd, (size_t) nd * sizeof(uint64_t));

@@ -3,7 +3,7 @@
  * contribution laid out, where headers and attributes land in a receive stage, and the options
  * of the channel's allgatherv plans. Calls nothing of the stream's back. */
 #include "../coll/coll.h"
-#include "channel.h"
+#include "stream.h"
 
 xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step)
 {

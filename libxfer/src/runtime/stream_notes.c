@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The stream's control notes (runtime.h, the step protocol): the announcer's notes to both
+/* The stream's control notes (stream.h, the step protocol): the announcer's notes to both
  * sides, the steps that will run, and taking the notes in (ANN, EOS, CLOSE, FIN, ACK, CREDIT,
  * END; a NOTE_FAIL is the core's, ch_health.c). */
-#include "channel.h"
+#include "stream.h"
 
 /* The announcer of this side tells every other rank of both sides. */
 xfer_status_t xfer_ch_announce(xfer_channel_t *ch, int type, int64_t value)

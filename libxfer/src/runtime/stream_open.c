@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The stream's open (transport.h, ops->open): the channel's algorithm named, its joined and
- * variable datasets' state, the handshake of both sides' descriptions, then the communicators
+/* The stream's open (transport.h, ops->open): its slots, the channel's algorithm named, its joined
+ * and variable datasets' state, the handshake of both sides' descriptions, then the communicators
  * and plans (xfer_ch_prepare). Collective over both sides, in file order. */
 #include <limits.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include "../coll/coll.h"
 #include "../select/select.h"
 #include "../topo/topo.h"
-#include "channel.h"
+#include "stream.h"
 
 /* Precedence: file < environment. A ring topology keeps the automatic choice on rings; the
  * plan's selector does not know the workflow's topology, so the registry names the ring
@@ -283,6 +283,13 @@ out:
 xfer_status_t xfer_ch_stream_open(xfer_channel_t *ch)
 {
     xfer_status_t st;
+    int i;
+    /* a slot per step in flight (and the one being filled) */
+    ch->nslots = ch->cfg->max_in_flight_steps + 1;
+    if (!(ch->slots = xfer_calloc((size_t) ch->nslots, sizeof(*ch->slots))))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel");
+    for (i = 0; i < ch->nslots; i++)
+        ch->slots[i].comm = ch->slots[i].merged = MPI_COMM_NULL;
     name_algorithm(ch);
     /* after the datasets, before the layout */
     XFER_CHECK_GOTO(xfer_ch_joined_new(ch), st, out);

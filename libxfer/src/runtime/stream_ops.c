@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The stream transport's table (transport.h): its steps move over MPI, through the allgatherv
- * plans or the direct M x N schedule of each slot (stream.c, stream_setup.c, ch_get.c); its open is
- * stream_open.c, its finish and free stream_finish.c. */
-#include "channel.h"
+ * plans or the direct M x N schedule of each slot (stream.c, stream_setup.c, stream_get.c); its
+ * open is stream_open.c, its finish and free stream_finish.c. */
+#include "stream.h"
 
 /* The current step's attributes: rank 0's header of the step, in the receive area. */
 static xfer_status_t stream_attrs(xfer_channel_t *ch, uint64_t s, const char **p, size_t *len)

@@ -13,7 +13,7 @@
 #include "../sched/exec.h"
 #include "../topo/topo.h"
 #include "mxn.h"
-#include "channel.h"
+#include "stream.h"
 
 /* The flags word of a rank's geometry record: what makes every rank choose the direct path. */
 enum { GEO_BOUND = 1, GEO_DIRECT = 2, GEO_NO_HYBRID = 4, GEO_NO_STAGE = 8 };
