@@ -61,7 +61,7 @@ static size_t chain_segments(const xfer_shape_t *shape, int sg, int *nseg, size_
 }
 
 /* Segments a sender hands its head in one message: 1 on one node; across a network enough to
- * pass XFER_RELAY_FEED_BYTES (default XFER_RELAY_FEED; 0: 1). */
+ * reach XFER_RELAY_FEED_BYTES (default XFER_RELAY_FEED; 0: 1). */
 static int feed_group(const xfer_shape_t *shape, size_t seg)
 {
     const long feed = xfer_env_long("XFER_RELAY_FEED_BYTES", XFER_RELAY_FEED);
@@ -82,39 +82,51 @@ static size_t seg_len(const xfer_shape_t *shape, int sg, int i, int nseg, int j)
     return xfer_seg_len(xfer_shape_count(shape, sg, i), nseg, j);
 }
 
-xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int sg)
+/* A receiver's part: forward and take in segments step by step (relay.h, "Order"). With g
+ * segments a message from the senders (g > 1), a head asks for each message lead steps before
+ * the ring reaches it, once its ring receives of that step are in: the message, above the eager
+ * limit, then travels when the ring needs it, not before. */
+static xfer_status_t receiver_part(const xfer_shape_t *shape, xfer_sched_t *s, int sg,
+                                   const int *nseg, int g)
 {
     const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg], b = s->rank;
-    int *nseg, *got, *pos, i, j, step, nin = 0, nout = 0, most = 0, g;
-    size_t seg;
+    const int lead = g > 1 ? 2 * g : 0;
+    int *got, *pos, *gbase, *gop, i, j, step, nin = 0, nout = 0, most = 0, ngroups = 0;
+    int ring_last = -1;
 
-    nseg = malloc(sizeof(*nseg) * 3 * (size_t) p);
-    if (!nseg)
+    got = malloc(sizeof(*got) * 3 * (size_t) p);
+    if (!got)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "relay: %d chains", p);
-    got = nseg + p;
     pos = got + p; /* my place on each chain, 0 = its head */
-    chain_segments(shape, sg, nseg, &seg);
-    g = feed_group(shape, seg);
-    s->max_ports = XFER_RELAY_LANES + (g > 1 ? 2 : 1);
-    if (s->group == sg) { /* g segments a message */
-        const int head = xfer_spread(q, p, b);
-        for (j = 0; j < nseg[b]; j += g) {
-            const size_t lo = seg_off(shape, sg, b, nseg[b], j);
-            const int lane = g > 1 ? (j / g) % 2 : 0; /* messages in groups: two in flight */
-            xfer_sched_send(s, xfer_merged_rank(shape, rg, head), XFER_BUF_SEND, lo,
-                            seg_off(shape, sg, b, nseg[b], XFER_MIN(j + g, nseg[b])) - lo,
-                            1 + 4 * lane);
-            xfer_sched_lane(s, lane);
-        }
-        free(nseg);
-        return XFER_SUCCESS;
-    }
+    gbase = pos + p;
     for (i = 0; i < p; i++) {
         pos[i] = xfer_mod(b - xfer_spread(q, p, i), q);
         got[i] = -1;
         most = XFER_MAX(most, nseg[i]);
+        gbase[i] = ngroups;
+        if (pos[i] == 0)
+            ngroups += (nseg[i] + g - 1) / g;
     }
-    for (step = -1; step < most + q; step++) {
+    gop = malloc(sizeof(*gop) * (size_t) XFER_MAX(ngroups, 1));
+    if (!gop) {
+        free(got);
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "relay: %d messages", ngroups);
+    }
+    for (step = -1 - lead; step < most + q; step++) {
+        for (i = 0; g > 1 && i < p; i++) { /* ask for the senders' messages lead steps ahead */
+            j = step + 1 + lead;
+            if (pos[i] == 0 && j >= 0 && j < nseg[i] && j % g == 0) {
+                const size_t lo = seg_off(shape, sg, i, nseg[i], j);
+                const int lane = (j / g) % 2;
+                xfer_sched_recv(s, xfer_merged_rank(shape, sg, i), XFER_BUF_RECV,
+                                xfer_shape_offset(shape, sg, i) + lo,
+                                seg_off(shape, sg, i, nseg[i], XFER_MIN(j + g, nseg[i])) - lo,
+                                3 + 4 * lane);
+                xfer_sched_lane(s, lane);
+                xfer_sched_dep(s, ring_last);
+                gop[gbase[i] + j / g] = xfer_sched_last(s);
+            }
+        }
         for (i = 0; i < p; i++) { /* forward what the previous step brought in */
             j = step - pos[i];
             if (pos[i] < q - 1 && j >= 0 && j < nseg[i]) {
@@ -123,33 +135,61 @@ xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int 
                                 seg_len(shape, sg, i, nseg[i], j),
                                 2 + 2 * (nout % XFER_RELAY_LANES));
                 xfer_sched_lane(s, nout++ % XFER_RELAY_LANES);
-                xfer_sched_dep(s, got[i]);
+                xfer_sched_dep(s, pos[i] == 0 && g > 1 ? gop[gbase[i] + j / g] : got[i]);
             }
         }
         for (i = 0; i < p; i++) { /* and take in this step's segments */
-            const int from = pos[i] == 0 ? xfer_merged_rank(shape, sg, i)
-                                         : xfer_merged_rank(shape, rg, (b - 1 + q) % q);
             j = step + 1 - pos[i];
-            if (pos[i] == 0 && j >= 0 && j < nseg[i] && j % g == 0) { /* the sender's message */
-                const size_t lo = seg_off(shape, sg, i, nseg[i], j);
-                const int lane = g > 1 ? (j / g) % 2 : 0;
-                xfer_sched_recv(s, from, XFER_BUF_RECV, xfer_shape_offset(shape, sg, i) + lo,
-                                seg_off(shape, sg, i, nseg[i], XFER_MIN(j + g, nseg[i])) - lo,
-                                3 + 4 * lane);
-                xfer_sched_lane(s, lane);
+            if (j < 0 || j >= nseg[i])
+                continue;
+            if (pos[i] == 0 && g == 1) { /* the sender's segment */
+                xfer_sched_recv(s, xfer_merged_rank(shape, sg, i), XFER_BUF_RECV,
+                                xfer_shape_offset(shape, sg, i) + seg_off(shape, sg, i, nseg[i], j),
+                                seg_len(shape, sg, i, nseg[i], j), 3);
                 got[i] = xfer_sched_last(s);
-            } else if (pos[i] > 0 && j >= 0 && j < nseg[i]) {
-                xfer_sched_recv(s, from, XFER_BUF_RECV,
+            } else if (pos[i] > 0) { /* the ring's */
+                xfer_sched_recv(s, xfer_merged_rank(shape, rg, (b - 1 + q) % q), XFER_BUF_RECV,
                                 xfer_shape_offset(shape, sg, i) + seg_off(shape, sg, i, nseg[i], j),
                                 seg_len(shape, sg, i, nseg[i], j),
                                 1 + 4 * (nin % XFER_RELAY_LANES));
                 xfer_sched_lane(s, nin++ % XFER_RELAY_LANES);
-                got[i] = xfer_sched_last(s);
+                got[i] = ring_last = xfer_sched_last(s);
             }
         }
     }
-    free(nseg);
+    free(gop);
+    free(got);
     return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int sg)
+{
+    const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg], b = s->rank;
+    int *nseg, j, g;
+    size_t seg;
+    xfer_status_t st = XFER_SUCCESS;
+
+    nseg = malloc(sizeof(*nseg) * (size_t) p);
+    if (!nseg)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "relay: %d chains", p);
+    chain_segments(shape, sg, nseg, &seg);
+    g = feed_group(shape, seg);
+    s->max_ports = XFER_RELAY_LANES + (g > 1 ? 2 : 1);
+    if (s->group == sg) { /* g segments a message, two in flight when g > 1 */
+        const int head = xfer_spread(q, p, b);
+        for (j = 0; j < nseg[b]; j += g) {
+            const size_t lo = seg_off(shape, sg, b, nseg[b], j);
+            const int lane = g > 1 ? (j / g) % 2 : 0;
+            xfer_sched_send(s, xfer_merged_rank(shape, rg, head), XFER_BUF_SEND, lo,
+                            seg_off(shape, sg, b, nseg[b], XFER_MIN(j + g, nseg[b])) - lo,
+                            1 + 4 * lane);
+            xfer_sched_lane(s, lane);
+        }
+    } else {
+        st = receiver_part(shape, s, sg, nseg, g);
+    }
+    free(nseg);
+    return st;
 }
 
 double xfer_relay_cost(const xfer_shape_t *shape, int sg, double a, double b)

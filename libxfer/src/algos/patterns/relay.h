@@ -19,7 +19,9 @@
  * deadlock. Alternate segments of a link go on two lanes (two in flight), which hides each
  * message's handshake.
  *
- * Feeding: a sender's segments go to its head one a message, or several (XFER_RELAY_FEED_BYTES).
+ * Feeding: on one node a sender's segments go to its head one a message; across a network
+ * several a message, each asked for by the head shortly before its ring needs it
+ * (XFER_RELAY_FEED).
  *
  * Segments: across a network at most shape->seg_cap bytes (XFER_NET_SEGMENT, under the MPI
  * libraries' eager limits for TCP, so a forward goes out without a rendezvous), else the
@@ -36,12 +38,17 @@
 /* Segments of two transfers in flight on each ring link. */
 #define XFER_RELAY_LANES 2
 
-/* Across a network a sender may hand its head several segments a message, at least
- * XFER_RELAY_FEED_BYTES (default XFER_RELAY_FEED; 0: a segment a message), two messages in flight:
- * above the MPI libraries' eager limits for TCP (Open MPI 64 KiB, MPICH ch3 128 KiB) each waits
- * for the head's receive, so a sender cannot flood the head's inbound queue, which the ring's
- * segments share. */
-#define XFER_RELAY_FEED 0
+/* Across a network a sender hands its head messages of at least this many bytes (whole
+ * segments, two in flight), above Open MPI's eager limit for TCP (64 KiB), and the head asks for
+ * each one two messages' worth of steps before its ring needs it: the message then waits for
+ * the head's receive and travels when the ring needs it. Eager segments instead fill the head's
+ * inbound queue with the sender's whole block ahead of the ring's segments, which then wait
+ * behind it. Measured on the emulated cluster (200 Mbit/s, 500 ms queues, Open MPI, 4 MiB a
+ * rank on average, the heaviest twice that; xfer-bench --v 1, medians of 4): (4, 4) 906 -> 734
+ * ms, (5, 3) 1142 -> 904 ms, against floors of 699 and 874 ms; (2, 6) and (6, 2), where one
+ * chain or one head dominates, 357 -> 379 and 1095 -> 1129 ms. XFER_RELAY_FEED_BYTES overrides
+ * (0: a segment a message, as on one node). */
+#define XFER_RELAY_FEED 98304
 
 /* Append this rank's part of the relay chains that carry group @p sg's blocks to every rank of
  * the other group (the shape's group 1 - sg contributes nothing), in the current round.
