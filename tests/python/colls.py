@@ -111,7 +111,9 @@ def main():
     if lc.allreduce(np.array([lrank], np.int64), "max")[0] != n_l - 1 or \
             lc.allreduce(np.array([lrank + 5], np.uint64), "min")[0] != 5:
         fail("allreduce min/max")
-    # bad input, on every rank (nothing is sent: the checks come before communication)
+    # bad input, on every rank (nothing is sent: the checks come before communication), from
+    # int32 elements whatever the last algorithm's loop left in send
+    send = block(group, lrank, 3, np.int32)
     try:
         xfer.allgather_inter(send, np.zeros(rsize * 3 + 1, np.int32), inter)
         fail("a recvbuf not a multiple of the remote size was accepted")
