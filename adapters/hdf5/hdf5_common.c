@@ -75,6 +75,34 @@ int h5_agreed(MPI_Comm comm, xfer_status_t *st)
 }
 
 /* A transfer property list for collective MPI-IO, or H5I_INVALID_HID (the caller closes it). */
+void h5_close_ids(const hid_t *ids, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        if (ids[i] < 0)
+            continue;
+        switch (H5Iget_type(ids[i])) {
+        case H5I_DATASET:
+            H5Dclose(ids[i]);
+            break;
+        case H5I_DATASPACE:
+            H5Sclose(ids[i]);
+            break;
+        case H5I_GENPROP_LST:
+            H5Pclose(ids[i]);
+            break;
+        case H5I_DATATYPE:
+            H5Tclose(ids[i]);
+            break;
+        case H5I_GROUP:
+            H5Gclose(ids[i]);
+            break;
+        default: /* not ours to close */
+            break;
+        }
+    }
+}
+
 hid_t h5_collective_dxpl(void)
 {
     hid_t dx = H5Pcreate(H5P_DATASET_XFER);

@@ -43,12 +43,7 @@ xfer_status_t h5c_create_time(hid_t file, const char *where, MPI_Comm comm)
     if (h5_agreed(comm, &st) &&
         H5LTset_attribute_string(file, TIME_NAME, XFER_COORD_ATTR, "time") < 0)
         st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5LTset_attribute_string");
-    if (ds >= 0)
-        H5Dclose(ds);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (sp >= 0)
-        H5Sclose(sp);
+    H5_CLOSE(ds, dcpl, sp);
     return xfer_adapter_agree(comm, st);
 }
 
@@ -75,14 +70,7 @@ xfer_status_t h5c_time_step(hid_t file, const char *where, uint64_t step, double
         st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Sselect_hyperslab");
     if (h5_agreed(comm, &st) && H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, fs, dx, &t) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, where, TIME_NAME, "H5Dwrite (collective)");
-    if (dx >= 0)
-        H5Pclose(dx);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
-    if (ds >= 0)
-        H5Dclose(ds);
+    H5_CLOSE(dx, ms, fs, ds);
     return xfer_adapter_agree(comm, st);
 }
 

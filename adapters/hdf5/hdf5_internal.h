@@ -24,6 +24,14 @@ xfer_status_t h5_fail(xfer_status_t st, const char *file, const char *obj, const
 int h5_agreed(MPI_Comm comm, xfer_status_t *st);
 hid_t h5_native_of(xfer_type_t t);
 hid_t h5_collective_dxpl(void);
+/* Close every valid handle of @p ids (datasets, dataspaces, property lists, types, groups, in
+ * that order of the array); invalid ones (negative) are skipped. */
+void h5_close_ids(const hid_t *ids, int n);
+#define H5_CLOSE(...)                                                                              \
+    do {                                                                                           \
+        const hid_t h5_ids_[] = {__VA_ARGS__};                                                     \
+        h5_close_ids(h5_ids_, (int) (sizeof(h5_ids_) / sizeof(h5_ids_[0])));                       \
+    } while (0)
 const char *h5_class_name(H5T_class_t c);
 xfer_type_t h5_type_of(hid_t t, char *why, size_t cap);
 /* the memory (and file) type of a variable: a copy of the native scalar, or a record's compound;

@@ -286,20 +286,7 @@ static xfer_status_t write_copy(h5write_t *w, const pvar_t *p, const char *path,
     if (h5_agreed(w->comm, &st) && rows > 0 &&
         H5Dwrite(ds, h5_native_of(t), ms, fs, dx, empty ? (const void *) dummy : out) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dwrite (collective)");
-    if (dx >= 0)
-        H5Pclose(dx);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
-    if (ds >= 0)
-        H5Dclose(ds);
-    if (lcpl >= 0)
-        H5Pclose(lcpl);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (sp >= 0)
-        H5Sclose(sp);
+    H5_CLOSE(dx, ms, fs, ds, lcpl, dcpl, sp);
     free(out);
     return xfer_adapter_agree(w->comm, st);
 }
@@ -350,16 +337,7 @@ static xfer_status_t grow_vertices(h5write_t *w, uint64_t n)
     st = xfer_adapter_agree(w->comm, st);
     if (st == XFER_SUCCESS)
         ps->nvert = n;
-    if (dx >= 0)
-        H5Pclose(dx);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
-    if (ds >= 0)
-        H5Dclose(ds);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
+    H5_CLOSE(dx, ms, fs, ds, dcpl);
     if (sp >= 0)
         H5Sclose(sp);
     free(vals);

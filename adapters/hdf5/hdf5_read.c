@@ -473,16 +473,7 @@ xfer_status_t h5_read_record(void *h, int var, const xfer_record_t *as, const ui
                                            empty || !buf ? (void *) dummy : buf) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, r->path, v->name,
                      r->serial ? "H5Dread" : "H5Dread (collective)");
-    if (mt >= 0)
-        H5Tclose(mt);
-    if (dx >= 0)
-        H5Pclose(dx);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
-    if (ds >= 0)
-        H5Dclose(ds);
+    H5_CLOSE(mt, dx, ms, fs, ds);
     return xfer_adapter_agree(r->comm, st);
 }
 

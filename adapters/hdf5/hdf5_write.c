@@ -412,24 +412,7 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dwrite (collective)");
     if (h5_agreed(w->comm, &st) && v->joined && w->o.layout == XFER_ADAPTER_GROUP_PER_STEP)
         st = h5p_joined(w, step, name, v, start, count, empty ? NULL : buf); /* agreed */
-    if (ft >= 0)
-        H5Tclose(ft);
-    if (mt >= 0)
-        H5Tclose(mt);
-    if (dx >= 0)
-        H5Pclose(dx);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
-    if (ds >= 0)
-        H5Dclose(ds);
-    if (lcpl >= 0)
-        H5Pclose(lcpl);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (sp >= 0)
-        H5Sclose(sp);
+    H5_CLOSE(ft, mt, dx, ms, fs, ds, lcpl, dcpl, sp);
     return xfer_adapter_agree(w->comm, st);
 }
 
