@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libxfer_world.so: in an MPMD launch, each component's MPI_COMM_WORLD means its own processes,
+ * for an unmodified program (C, Fortran, mpi4py). xfer-run preloads it into every component of
+ * an MPMD launch and says which (XFER_MPI_WORLD, the component's `mpi_world` key;
+ * XFER_WORLD_COLOR, the component's index):
+ *   component  every MPI call given MPI_COMM_WORLD gets the component's world instead: a
+ *              communicator split from the job's world by component, named MPI_COMM_WORLD,
+ *              with the world's error handler (the interceptors are generated from the MPI
+ *              library's own prototypes: gen_world.py);
+ *   job        MPI_COMM_WORLD stays the job's, and a collective call on it fails at once with
+ *              a message naming the call and the fix (it would wait for every component's
+ *              processes, which never make the same call: a silent hang).
+ * Without XFER_MPI_WORLD every call passes through. What stays the job's: MPI_Abort (the whole
+ * job ends, as a program that aborts means), the predefined attributes (MPI_TAG_UB,
+ * MPI_APPNUM, MPI_UNIVERSE_SIZE, ...), and the calls made on any other communicator. libxfer
+ * itself reaches the job's world through xfer_world_job (xfer_init given MPI_COMM_WORLD).
+ *
+ * Fortran: MPICH's Fortran bindings call the C MPI_ names, so the C interceptors serve them;
+ * Open MPI's call the PMPI_ names, so their entry points are intercepted too (generated, and
+ * MPI_INIT, MPI_INIT_THREAD and MPI_FINALIZE here).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "world.h"
+
+enum { MODE_OFF = 0, MODE_COMPONENT, MODE_JOB };
+
+static struct {
+    int ready, mode;
+    MPI_Comm comp, job;
+    MPI_Fint comp_f, world_f;
+    char name[64]; /* the component's, for messages */
+} xw = {0, MODE_OFF, MPI_COMM_NULL, MPI_COMM_NULL, 0, 0, ""};
+
+static void say(const char *what)
+{
+    fprintf(stderr, "libxfer_world: %s\n", what);
+}
+
+/* Which component this process is (XFER_WORLD_COLOR, else its MPI_APPNUM): -1 if neither. */
+static int color_of(void)
+{
+    const char *c = getenv("XFER_WORLD_COLOR");
+    int *appnum = NULL, flag = 0;
+    if (c && *c) {
+        char *end;
+        const long v = strtol(c, &end, 10);
+        return *end == '\0' && v >= 0 && v < 1 << 20 ? (int) v : -1;
+    }
+    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag) == MPI_SUCCESS && flag &&
+        appnum)
+        return *appnum;
+    return -1;
+}
+
+/* After MPI_Init: the component's world (collective over the job's world). */
+static void setup(void)
+{
+    const char *m = getenv("XFER_MPI_WORLD"), *n = getenv("XFER_COMPONENT");
+    MPI_Errhandler eh;
+    int color, rank;
+
+    if (xw.ready)
+        return;
+    xw.ready = 1;
+    if (!m || !*m)
+        return;
+    snprintf(xw.name, sizeof(xw.name), "%s", n && *n ? n : "(XFER_COMPONENT unset)");
+    if (strcmp(m, "component") != 0 && strcmp(m, "job") != 0) {
+        say("XFER_MPI_WORLD: expected component or job; MPI_COMM_WORLD is left the job's");
+        return;
+    }
+    color = color_of();
+    if (color < 0) {
+        say("cannot tell this process's component (no XFER_WORLD_COLOR, no MPI_APPNUM); "
+            "MPI_COMM_WORLD is left the job's");
+        return;
+    }
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (PMPI_Comm_split(MPI_COMM_WORLD, color, rank, &xw.comp) != MPI_SUCCESS ||
+        PMPI_Comm_dup(MPI_COMM_WORLD, &xw.job) != MPI_SUCCESS) {
+        say("cannot split the job's world by component; MPI_COMM_WORLD is left the job's");
+        return;
+    }
+    if (PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh) == MPI_SUCCESS) {
+        PMPI_Comm_set_errhandler(xw.comp, eh);
+        PMPI_Errhandler_free(&eh);
+    }
+    PMPI_Comm_set_name(xw.comp, "MPI_COMM_WORLD");
+    xw.world_f = PMPI_Comm_c2f(MPI_COMM_WORLD);
+    xw.comp_f = PMPI_Comm_c2f(xw.comp);
+    xw.mode = strcmp(m, "component") == 0 ? MODE_COMPONENT : MODE_JOB;
+}
+
+static void teardown(void)
+{
+    if (xw.comp != MPI_COMM_NULL)
+        PMPI_Comm_free(&xw.comp);
+    if (xw.job != MPI_COMM_NULL)
+        PMPI_Comm_free(&xw.job);
+    xw.mode = MODE_OFF;
+}
+
+static void refuse(const char *fn)
+{
+    fprintf(stderr,
+            "libxfer_world: %s on MPI_COMM_WORLD in component %s: in this MPMD launch "
+            "MPI_COMM_WORLD holds every component's processes (mpi_world: job), and the other "
+            "components never make this call, so it would wait for ever. Set `mpi_world: "
+            "component` for this component in the workflow file (its MPI_COMM_WORLD then means "
+            "its own processes), or use the communicator xfer_comm() returns.\n",
+            fn, xw.name);
+}
+
+MPI_Comm xw_comm(MPI_Comm comm, const char *fn, int collective)
+{
+    if (comm != MPI_COMM_WORLD || xw.mode == MODE_OFF)
+        return comm;
+    if (xw.mode == MODE_COMPONENT)
+        return xw.comp;
+    if (!collective)
+        return comm;
+    refuse(fn);
+    return MPI_COMM_NULL; /* the MPI library raises the error */
+}
+
+MPI_Fint xw_fcomm(MPI_Fint comm, const char *fn, int collective)
+{
+    if (comm != xw.world_f || xw.mode == MODE_OFF)
+        return comm;
+    if (xw.mode == MODE_COMPONENT)
+        return xw.comp_f;
+    if (!collective)
+        return comm;
+    refuse(fn);
+    return PMPI_Comm_c2f(MPI_COMM_NULL);
+}
+
+xw_fn_t xw_next(xw_fn_t *cache, const char *name)
+{
+    if (!*cache) {
+        void *p = dlsym(RTLD_NEXT, name);
+        if (!p) {
+            fprintf(stderr, "libxfer_world: the MPI library has no %s\n", name);
+            abort();
+        }
+        memcpy(cache, &p, sizeof(p));
+    }
+    return *cache;
+}
+
+int xfer_world_job(MPI_Comm *job)
+{
+    if (xw.mode == MODE_OFF || xw.job == MPI_COMM_NULL)
+        return 0;
+    *job = xw.job;
+    return 1;
+}
+
+/* ---- set-up and the calls written by hand ------------------------------------------------ */
+
+int MPI_Init(int *argc, char ***argv)
+{
+    const int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        setup();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    const int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        setup();
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    teardown();
+    return PMPI_Finalize();
+}
+
+/* The predefined attributes are the job's (MPI attaches them to MPI_COMM_WORLD only). */
+static int predefined(int keyval)
+{
+    return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO ||
+           keyval == MPI_WTIME_IS_GLOBAL || keyval == MPI_APPNUM || keyval == MPI_UNIVERSE_SIZE ||
+           keyval == MPI_LASTUSEDCODE;
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
+{
+    return PMPI_Comm_get_attr(predefined(keyval) ? comm : xw_comm(comm, "MPI_Comm_get_attr", 0),
+                              keyval, value, flag);
+}
+
+/* An error handler set on MPI_COMM_WORLD serves the component's world and the job's (whose
+ * handler the MPI library calls for errors of no communicator). */
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    if (comm == MPI_COMM_WORLD && xw.mode == MODE_COMPONENT) {
+        const int rc = PMPI_Comm_set_errhandler(xw.comp, errhandler);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return PMPI_Comm_set_errhandler(comm, errhandler);
+}
+
+/* ---- Open MPI's Fortran entry points of set-up -------------------------------------------- */
+
+#ifdef OPEN_MPI
+/* Fortran entry points have no C header to declare them. */
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#define XW_FORTRAN(lower, upper, f08, params, args, after)                                         \
+    static void xw_##lower##_call params                                                           \
+    {                                                                                              \
+        static xw_fn_t real;                                                                       \
+        ((void(*) params) xw_next(&real, #lower "_")) args;                                        \
+        after;                                                                                     \
+    }                                                                                              \
+    void lower params                                                                              \
+    {                                                                                              \
+        xw_##lower##_call args;                                                                    \
+    }                                                                                              \
+    void lower##_ params                                                                           \
+    {                                                                                              \
+        xw_##lower##_call args;                                                                    \
+    }                                                                                              \
+    void lower##__ params                                                                          \
+    {                                                                                              \
+        xw_##lower##_call args;                                                                    \
+    }                                                                                              \
+    void upper params                                                                              \
+    {                                                                                              \
+        xw_##lower##_call args;                                                                    \
+    }                                                                                              \
+    void f08 params                                                                                \
+    {                                                                                              \
+        xw_##lower##_call args;                                                                    \
+    }
+
+XW_FORTRAN(mpi_init, MPI_INIT, MPI_Init_f08, (MPI_Fint * ierr), (ierr), setup())
+XW_FORTRAN(mpi_init_thread, MPI_INIT_THREAD, MPI_Init_thread_f08,
+           (MPI_Fint * required, MPI_Fint *provided, MPI_Fint *ierr), (required, provided, ierr),
+           setup())
+
+static void xw_mpi_finalize_call(MPI_Fint *ierr)
+{
+    static xw_fn_t real;
+    teardown();
+    ((void (*)(MPI_Fint *)) xw_next(&real, "mpi_finalize_"))(ierr);
+}
+void mpi_finalize(MPI_Fint *ierr)
+{
+    xw_mpi_finalize_call(ierr);
+}
+void mpi_finalize_(MPI_Fint *ierr)
+{
+    xw_mpi_finalize_call(ierr);
+}
+void mpi_finalize__(MPI_Fint *ierr)
+{
+    xw_mpi_finalize_call(ierr);
+}
+void MPI_FINALIZE(MPI_Fint *ierr)
+{
+    xw_mpi_finalize_call(ierr);
+}
+void MPI_Finalize_f08(MPI_Fint *ierr)
+{
+    xw_mpi_finalize_call(ierr);
+}
+#endif
