@@ -88,6 +88,15 @@ envre() {
         printf -- '-env %s %s' "$(q "$1")" "$(q "$2")"
     fi
 }
+# mpi_world: component in an MPMD launch (docs/launcher.md): the interposer the wrapper preloads,
+# the mode, the component's index
+wenv() { # wenv INDEX
+    if [ "$flavour" = openmpi ]; then
+        printf -- '-x XFER_WORLD_PRELOAD=[^ ]*libxfer_world\.so -x XFER_MPI_WORLD=component -x XFER_WORLD_COLOR=%s' "$1"
+    else
+        printf -- '-env XFER_WORLD_PRELOAD [^ ]*libxfer_world\.so -env XFER_MPI_WORLD component -env XFER_WORLD_COLOR %s' "$1"
+    fi
+}
 # the run's identity: fresh every run (xfer-run-HOST-PID-TIME)
 runid_re() {
     if [ "$flavour" = openmpi ]; then
@@ -135,13 +144,13 @@ dryrun)
         expect out . 2
         expect out "$(xferd_re)" 1
         # file order, one context per component, each wrapped by the prefixer
-        expect out "^$(q "$root$mpiexec") -foo -bar$over $(ctx a 1 mpmd) $(q "$greeting") $(q "$xr") --exec-prefixed a -- $sh_a : $(ctx b 2 mpmd) $(q "$xr") --exec-prefixed b -- $sh_b\$"
+        expect out "^$(q "$root$mpiexec") -foo -bar$over $(ctx a 1 mpmd) $(q "$greeting") $(wenv 0) $(q "$xr") --exec-prefixed a -- $sh_a : $(ctx b 2 mpmd) $(wenv 1) $(q "$xr") --exec-prefixed b -- $sh_b\$"
         expect_none out "ompi-server"
         [ ! -e "$rd" ] || fail "--dry-run created the run directory"
         # --quiet: no wrapper; the flags come from XFER_RUN_MPIEXEC_FLAGS
         XFER_RUN_MPIEXEC_FLAGS="-zzz" run -q --dry-run --launch mpmd --run-dir "$rd" hello.yaml
         expect_rc 0
-        expect out "^$(q "$root$mpiexec") -zzz$over $(ctx a 1 mpmd) $(q "$greeting") $(q "$xr") --exec-prefixed a --plain -- $sh_a : $(ctx b 2 mpmd) $(q "$xr") --exec-prefixed b --plain -- $sh_b\$"
+        expect out "^$(q "$root$mpiexec") -zzz$over $(ctx a 1 mpmd) $(q "$greeting") $(wenv 0) $(q "$xr") --exec-prefixed a --plain -- $sh_a : $(ctx b 2 mpmd) $(wenv 1) $(q "$xr") --exec-prefixed b --plain -- $sh_b\$"
         expect out "$(xferd_re --quiet)" 1
         # --no-daemon: no xferd, no control plane in the components' environment
         ctl=0
@@ -149,7 +158,7 @@ dryrun)
         expect_rc 0
         expect out . 1
         expect_none out "xferd"
-        expect out "^$(q "$root$mpiexec")$over $(ctx a 1 mpmd) $(q "$greeting") $(q "$xr") --exec-prefixed a -- $sh_a : $(ctx b 2 mpmd) $(q "$xr") --exec-prefixed b -- $sh_b\$"
+        expect out "^$(q "$root$mpiexec")$over $(ctx a 1 mpmd) $(q "$greeting") $(wenv 0) $(q "$xr") --exec-prefixed a -- $sh_a : $(ctx b 2 mpmd) $(wenv 1) $(q "$xr") --exec-prefixed b -- $sh_b\$"
         ctl=1
     else
         run --dry-run --launch separate --mpiexec-flags "-foo" hello.yaml
@@ -353,7 +362,15 @@ mpi)
     run --launch "$mode" mpi.yaml
     expect_rc 0
     if [ "$mode" = mpmd ]; then
-        # one MPI_COMM_WORLD; component k is application context k
+        # one job; component k is application context k, and its MPI_COMM_WORLD its own
+        # processes (mpi_world: component, the default; MPI_APPNUM stays the job's)
+        expect out '^\[a\] mpi_hello component=a appnum=0 rank=[01] world=2$' 2
+        expect out '^\[b\] mpi_hello component=b appnum=1 rank=0 world=1$' 1
+        # mpi_world: job: MPI_COMM_WORLD is the job's, point-to-point and queries work
+        sed 's/nprocs: 2, cmd/nprocs: 2, mpi_world: job, cmd/; s/nprocs: 1, cmd/nprocs: 1, mpi_world: job, cmd/' \
+            mpi.yaml >"$work/mpi_job.yaml"
+        run --launch "$mode" "$work/mpi_job.yaml"
+        expect_rc 0
         expect out '^\[a\] mpi_hello component=a appnum=0 rank=[01] world=3$' 2
         expect out '^\[b\] mpi_hello component=b appnum=1 rank=2 world=3$' 1
     else

@@ -26,6 +26,8 @@ static void add_env(strv_t *s, int openmpi, const char *name, const char *value)
 void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
 {
     const xfer_cfg_component_t *k = &pl->cfg->components[c];
+    strv_t w;
+    size_t j;
     int i;
 
     sv_push(s, "-n");
@@ -53,6 +55,11 @@ void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
         add_env(s, pl->openmpi, name, eq + 1);
         free(name);
     }
+    memset(&w, 0, sizeof(w));
+    world_env(pl, c, &w);
+    for (j = 0; j + 1 < w.n; j += 2)
+        add_env(s, pl->openmpi, w.v[j], w.v[j + 1]);
+    sv_free(&w);
     /* every process runs under the wrapper (output.c): its output prefixed in one MPMD launch,
      * passed on in whole lines in a separate one (which xfer-run prefixes, per launch), its
      * abnormal end reported to xfer-run */
@@ -122,6 +129,32 @@ static void add_srun(const plan_t *pl, const opts_t *o, strv_t *s)
     sv_take(s, xasprintf("--job-name=%s", pl->cfg->workflow));
 }
 
+/* Component @p c's mpi_world variables for env(1): behind the wrapper, as for mpiexec; without
+ * it (-q), LD_PRELOAD itself (the component's, else xfer-run's, then libxfer_world.so). */
+static void world_srun_env(const plan_t *pl, int c, strv_t *s)
+{
+    const xfer_cfg_component_t *k = &pl->cfg->components[c];
+    const char *old = getenv("LD_PRELOAD");
+    strv_t w;
+    size_t i;
+    int e;
+
+    memset(&w, 0, sizeof(w));
+    world_env(pl, c, &w);
+    for (i = 0; i + 1 < w.n; i += 2) {
+        if (strcmp(w.v[i], "XFER_WORLD_PRELOAD") != 0 || (pl->mode == XFER_LAUNCH_MPMD && !quiet)) {
+            sv_take(s, xasprintf("%s=%s", w.v[i], w.v[i + 1]));
+            continue;
+        }
+        for (e = 0; e < k->nenv; e++)
+            if (strncmp(k->env[e], "LD_PRELOAD=", 11) == 0)
+                old = k->env[e] + 11;
+        sv_take(s, old && *old ? xasprintf("LD_PRELOAD=%s:%s", old, w.v[i + 1])
+                               : xasprintf("LD_PRELOAD=%s", w.v[i + 1]));
+    }
+    sv_free(&w);
+}
+
 /* Component @p c's command: its environment as `env NAME=VALUE ...` (srun passes xfer-run's
  * environment on, and under srun MPI_APPNUM does not tell components apart), then the
  * command and its arguments; in an MPMD launch behind xfer-run's output prefixer. */
@@ -156,6 +189,7 @@ static void add_srun_command(const plan_t *pl, int c, const char *cmd, int het, 
         sv_push(s, "OMPI_MCA_btl=self,tcp");
     for (i = 0; i < k->nenv; i++)
         sv_push(s, k->env[i]);
+    world_srun_env(pl, c, s);
     sv_push(s, cmd);
     for (i = 1; i < k->argc; i++)
         sv_push(s, k->argv[i]);

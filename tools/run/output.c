@@ -245,6 +245,7 @@ int exec_prefixed(int argc, char **argv)
             close(po[1]);
             close(pe[1]);
         }
+        world_preload();
         execv(argv[first + 1], argv + first + 1);
         run_error("component %s: cannot run %s: %s", argv[2], argv[first + 1], strerror(errno));
         _exit(127);

@@ -403,6 +403,8 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
         }
     }
 
+    if (world_check(pl) != 0)
+        goto out;
     if (pl->slurm) {
         if (!(pl->env = find_in_path("env"))) {
             run_error("env(1) not found in PATH: srun needs it to set each component's "

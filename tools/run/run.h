@@ -142,6 +142,14 @@ void print_command(const strv_t *env, const strv_t *cmd);
 
 /* launch.c: the launchers: how a plan's contexts become launcher command lines */
 void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s);
+
+/* world.c: components[].mpi_world in an MPMD launch. world_check: -1 (said) when a component
+ * needs libxfer_world.so and there is none. world_env: the variables of component @p c's
+ * processes, as name, value pairs into @p names. world_preload: in the wrapper's child, before
+ * the program starts, libxfer_world.so appended to its LD_PRELOAD. */
+int world_check(const plan_t *pl);
+void world_env(const plan_t *pl, int c, strv_t *names);
+void world_preload(void);
 void add_launcher(const plan_t *pl, const opts_t *o, strv_t *s);
 int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds);
 

@@ -157,6 +157,13 @@ typedef enum xfer_transport {
     XFER_TRANSPORT_FILE = 1    /**< through one parallel HDF5 file per step (docs/runtime.md) */
 } xfer_transport_t;
 
+/** What a component's MPI_COMM_WORLD is in an MPMD launch (components[].mpi_world). */
+typedef enum xfer_mpi_world {
+    XFER_MPI_WORLD_COMPONENT =
+        0,                 /**< its own processes (libxfer_world.so, preloaded by xfer-run) */
+    XFER_MPI_WORLD_JOB = 1 /**< every component's; a collective on it fails at once */
+} xfer_mpi_world_t;
+
 /** The file transport's settings of a channel. */
 typedef struct xfer_cfg_file {
     char *dir; /**< where the step files go; "": $XFER_RUN_DIR/steps, else ./xfer-steps */
@@ -189,6 +196,7 @@ typedef struct xfer_cfg_component {
     int nenv;    /**< entries of env */
     char **env;  /**< "NAME=value" strings */
     int line, col;
+    xfer_mpi_world_t mpi_world; /**< what its MPI_COMM_WORLD is in an MPMD launch */
 } xfer_cfg_component_t;
 
 /** A validated workflow file. */

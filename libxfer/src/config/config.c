@@ -51,6 +51,8 @@ static const cfg_enum_t duplex_names[] = {
 
 static const cfg_enum_t bool_names[] = {{"true", 1}, {"false", 0}, {NULL, 0}};
 
+static const cfg_enum_t mpi_world_names[] = {
+    {"component", XFER_MPI_WORLD_COMPONENT}, {"job", XFER_MPI_WORLD_JOB}, {NULL, 0}};
 static const cfg_enum_t transport_names[] = {
     {"stream", XFER_TRANSPORT_STREAM}, {"file", XFER_TRANSPORT_FILE}, {NULL, 0}};
 
@@ -361,6 +363,17 @@ static const cfg_key_t component_keys[] = {
      .nmax = 4096,
      .handler = &xfer_cfg_env_handler,
      .doc = "environment variables set for the component's processes"},
+    {.key = "mpi_world",
+     .kind = CFG_ENUM,
+     .dflt = "component",
+     .off = CO_(mpi_world),
+     .names = mpi_world_names,
+     .doc = "what the program's MPI_COMM_WORLD is when xfer-run starts the components in one "
+            "MPMD launch: component, its own processes, the program unchanged (xfer-run "
+            "preloads libxfer_world.so; docs/launcher.md); job, every component's processes, "
+            "and a collective call on it fails at once naming the call (it would wait for the "
+            "other components for ever). Separate launches: each program's world is its own "
+            "anyway"},
 };
 
 static const cfg_table_t component_table = {

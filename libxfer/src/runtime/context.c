@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The workflow context: configuration, component, channels (formation in intercomm.c, steps in
  * channel.c and the ch_*.c files); the helpers its channels call are in rt_util.c. */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,20 @@
 #include <unistd.h>
 
 #include "channel.h"
+
+/* Under libxfer_world.so (a component's `mpi_world: component` in an MPMD launch) the program's
+ * MPI_COMM_WORLD is its component's processes; the workflow forms over the job's world, which
+ * the interposer hands out (xfer_world_job). Any other communicator is the caller's choice. */
+static MPI_Comm job_world(MPI_Comm comm)
+{
+    int (*job)(MPI_Comm *) = NULL;
+    MPI_Comm w = MPI_COMM_NULL;
+    void *p;
+    if (comm != MPI_COMM_WORLD || !(p = dlsym(RTLD_DEFAULT, "xfer_world_job")))
+        return comm;
+    memcpy(&job, &p, sizeof(p));
+    return job(&w) && w != MPI_COMM_NULL ? w : comm;
+}
 
 /* This run's identity, which tells its step files (transport: file) from an earlier run's: in
  * one MPMD launch, world rank 0's words for every component; else XFER_RUN_ID (xfer-run gives
@@ -109,6 +125,7 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
         return XFER_ERR(XFER_ERR_STATE, "MPI is not initialised: call MPI_Init first");
     if (comm == MPI_COMM_NULL)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "comm is MPI_COMM_NULL");
+    comm = job_world(comm);
     if (!yaml_path)
         yaml_path = xfer_env_str("XFER_CONFIG");
     XFER_MPI_GOTO(MPI_Comm_rank(comm, &rank), st, early);
