@@ -11,7 +11,8 @@ pkgs=(build-essential cmake pkg-config mpich libmpich-dev openmpi-bin libopenmpi
     libzmq3-dev libmsgpack-dev
     libhdf5-mpich-dev libhdf5-openmpi-dev hdf5-tools libnetcdf-dev netcdf-bin gnuplot-nox
     python3-dev python3-numpy python3-mpi4py python3-matplotlib gfortran
-    python3-h5py python3-xarray python3-h5netcdf)
+    python3-h5py python3-xarray python3-h5netcdf
+    python3-pip python3-setuptools python3-wheel python3-venv) # pip install of bindings/python
 if [[ "${1:-}" == "--ci" ]]; then
     # slurm-wlm and munge: the Slurm tests' local cluster (tests/slurm; CI only: on a machine
     # with systemd the packages would start daemons of their own)
@@ -37,6 +38,8 @@ check_tools() {
     command -v h5pcc >/dev/null || opt+=("parallel HDF5 (h5pcc) for the HDF5 adapter and the example's fields.h5")
     command -v nc-config >/dev/null || opt+=("netCDF-4 (nc-config) for the netCDF adapter")
     python3 -c "import numpy" 2>/dev/null || opt+=("Python 3 with its headers and numpy for the Python package")
+    python3 -c "import pip, setuptools, wheel, ensurepip" 2>/dev/null ||
+        opt+=("pip, setuptools, wheel and venv for Python 3 (pip install of the Python package)")
     command -v gfortran >/dev/null || opt+=("gfortran (and your MPI's mpif90) for the Fortran module")
     command -v gnuplot >/dev/null || opt+=("gnuplot for the example's images")
     for o in "${opt[@]}"; do echo "deps.sh: optional, missing: $o" >&2; done

@@ -3,8 +3,11 @@
  * failed passes xfer_last_error() itself as an argument; the new text must hold both, once
  * each, whole (xfer-chaos seed 52 on Open MPI printed "channel ch3: publishing the port with
  * xferd: channel ch3: publishing the port with xferd: n/xferd.sock: ..." when the formatting
- * wrote over the words it was reading). Texts too long for the buffer are cut, never run over. */
+ * wrote over the words it was reading). Texts too long for the buffer are cut, never run over.
+ * The library reports its own version and file (core/version.c). */
 #include <string.h>
+
+#include <xfer/version.h>
 
 #include "../support/unit.h"
 #include "core/core.h"
@@ -54,9 +57,25 @@ static void long_words_are_cut(void)
            strlen(xfer_last_error()));
 }
 
+/* Linked statically here, so the "library" file is this program: dladdr still names it. */
+static void says_which_library(void)
+{
+    const char *v = NULL, *f = NULL, *path = NULL;
+    checks++;
+    UCHECK(xfer_library_version(&v, &f) == XFER_SUCCESS && strcmp(v, XFER_VERSION_STRING) == 0 &&
+               strcmp(f, XFER_MPI_FLAVOR) == 0,
+           "xfer_library_version: %s %s", v ? v : "(null)", f ? f : "(null)");
+    checks++;
+    UCHECK(xfer_library_path(&path) == XFER_SUCCESS && path && strstr(path, "test_status"),
+           "xfer_library_path: %s", path ? path : "(null)");
+    checks++;
+    UCHECK(xfer_library_path(NULL) == XFER_ERR_INVALID_ARG, "xfer_library_path(NULL)");
+}
+
 int main(void)
 {
     wraps_its_own_words();
     long_words_are_cut();
+    says_which_library();
     return unit_finish("test_status", checks);
 }

@@ -140,7 +140,22 @@ static PyObject *py_decompose(PyObject *self, PyObject *args)
     return Py_BuildValue("(NN)", start, count);
 }
 
+/* The libxfer this module loaded, which may not be the one it was compiled against. */
+static PyObject *py_library(PyObject *self, PyObject *noargs)
+{
+    const char *version = NULL, *flavor = NULL, *path = NULL;
+    (void) self;
+    (void) noargs;
+    if (xfer_library_version(&version, &flavor) != XFER_SUCCESS)
+        return xpy_raise(XFER_ERR_INTERNAL, "xfer_library_version");
+    if (xfer_library_path(&path) != XFER_SUCCESS)
+        path = NULL;
+    return Py_BuildValue("{s:s,s:s,s:z}", "version", version, "mpi_flavor", flavor, "path", path);
+}
+
 static PyMethodDef methods[] = {
+    {"library", py_library, METH_NOARGS,
+     "the loaded libxfer: {'version', 'mpi_flavor', 'path' (None when unknown)}"},
     {"status_name", py_status_name, METH_VARARGS, "(symbolic name, description) of a status"},
     {"load_config", py_load_config, METH_VARARGS, "the validated workflow file as a dict"},
     {"algorithms", py_algorithms, METH_NOARGS, "the algorithm registry as a list of dicts"},

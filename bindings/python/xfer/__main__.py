@@ -7,12 +7,17 @@ USAGE = "python3 -m xfer [--version] [--help] {info}"
 
 
 def info() -> int:
+    import os
     import xfer
     from xfer import _core
-    print(f"xfer {xfer.__version__} (libxfer {_core.LIBXFER_VERSION}, built for "
-          f"{_core.MPI_FLAVOR}) from {xfer.__file__.rsplit('/', 1)[0]}")
-    print(f"MPI library: {_core.mpi_library_version().strip().splitlines()[0]}")
-    print(f"numpy {xfer.np.__version__}, Python {sys.version.split()[0]}")
+    lib = _core.library()
+    print(f"xfer {xfer.__version__} from {os.path.dirname(xfer.__file__)} (built against "
+          f"libxfer {_core.LIBXFER_VERSION}, {_core.MPI_FLAVOR})")
+    print(f"libxfer {lib['version']} ({lib['mpi_flavor']}) loaded from "
+          f"{os.path.normpath(lib['path']) if lib['path'] else 'an unknown file'}")
+    mpi = _core.mpi_library_version().strip().splitlines()[0]
+    print(f"MPI library: {' '.join(mpi.split())}")
+    print(f"numpy {xfer.np.__version__}, Python {sys.version.split()[0]} ({sys.executable})")
     try:
         import mpi4py
         print(f"mpi4py {mpi4py.__version__}: communicators accepted"
@@ -33,7 +38,7 @@ def main(argv=None) -> int:
                                 description="libxfer's Python package: information.")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     p.add_argument("command", nargs="?", choices=["info"],
-                   help="info: version, MPI library and the algorithm registry")
+                   help="info: versions, the libxfer and MPI library loaded, the algorithm registry")
     a = p.parse_args(argv)
     if a.version:
         import xfer
