@@ -150,6 +150,8 @@ void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s);
 int world_check(const plan_t *pl);
 void world_env(const plan_t *pl, int c, strv_t *names);
 void world_preload(void);
+/* After a failed run: what libxfer_world refused (mpi_world: job), once. */
+void world_refusals(const plan_t *pl);
 void add_launcher(const plan_t *pl, const opts_t *o, strv_t *s);
 int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds);
 

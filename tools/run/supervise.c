@@ -801,6 +801,8 @@ int run_workflow(const plan_t *pl, const opts_t *o)
     }
     supervise(&r, pfd);
     reap(&r);
+    if (r.result != 0)
+        world_refusals(pl);
 
 out:
     for (j = 0; r.jobs && j < r.njobs; j++) {

@@ -12,8 +12,8 @@
 #include "run.h"
 
 /* libxfer_world.so: XFER_WORLD_LIB when set; else the build tree's when this xfer-run is the
- * build tree's, the installed one's otherwise (beside libxfer in the install's libdir). NULL
- * when there is none (libxfer built without python3). */
+ * build tree's, the installed one otherwise (BIN/../LIBDIR/libxfer_world.so, wherever the
+ * install went). NULL when there is none (libxfer built without python3). */
 static const char *world_lib(const plan_t *pl)
 {
     static char *found;
@@ -32,8 +32,12 @@ static const char *world_lib(const plan_t *pl)
         found = xstrdup(XFER_RUN_WORLD_BUILD);
 #endif
 #ifdef XFER_RUN_WORLD_INSTALL
-    if (!found && access(XFER_RUN_WORLD_INSTALL, R_OK) == 0)
-        found = xstrdup(XFER_RUN_WORLD_INSTALL);
+    if (!found) {
+        char *p = xasprintf("%s/../%s", dir, XFER_RUN_WORLD_INSTALL);
+        if (access(p, R_OK) == 0)
+            found = abs_path(p);
+        free(p);
+    }
 #endif
     free(dir);
     return found;
@@ -81,4 +85,26 @@ void world_preload(void)
     setenv("LD_PRELOAD", v, 1);
     unsetenv("XFER_WORLD_PRELOAD");
     free(v);
+}
+
+void world_refusals(const plan_t *pl)
+{
+    char *path = xasprintf("%s/world.refused", pl->run_dir), line[1100], first[1100] = "";
+    char more[64] = "";
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    if (f) {
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = '\0';
+            if (!n++)
+                snprintf(first, sizeof first, "%s", line);
+        }
+        fclose(f);
+        unlink(path);
+    }
+    if (n > 1)
+        snprintf(more, sizeof more, " (%d processes refused such a call)", n);
+    if (n > 0)
+        run_error("%s%s", first, more);
+    free(path);
 }

@@ -22,9 +22,11 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "world.h"
 
@@ -106,15 +108,32 @@ static void teardown(void)
     xw.mode = MODE_OFF;
 }
 
+/* The refusal, on stderr and, for xfer-run (which prints it when the run fails: the MPI
+ * library's abort may end the processes before their output is forwarded), appended to
+ * RUN_DIR/world.refused in one write. */
 static void refuse(const char *fn)
 {
-    fprintf(stderr,
-            "libxfer_world: %s on MPI_COMM_WORLD in component %s: in this MPMD launch "
-            "MPI_COMM_WORLD holds every component's processes (mpi_world: job), and the other "
-            "components never make this call, so it would wait for ever. Set `mpi_world: "
-            "component` for this component in the workflow file (its MPI_COMM_WORLD then means "
-            "its own processes), or use the communicator xfer_comm() returns.\n",
-            fn, xw.name);
+    const char *dir = getenv("XFER_RUN_DIR");
+    char msg[1024], path[4096];
+    int n, fd;
+
+    n = snprintf(msg, sizeof(msg),
+                 "libxfer_world: %s on MPI_COMM_WORLD in component %s: in this MPMD launch "
+                 "MPI_COMM_WORLD holds every component's processes (mpi_world: job), and the "
+                 "other components never make this call, so it would wait for ever. Set "
+                 "`mpi_world: component` for this component in the workflow file (its "
+                 "MPI_COMM_WORLD then means its own processes), or use the communicator "
+                 "xfer_comm() returns.\n",
+                 fn, xw.name);
+    if (n <= 0 || n >= (int) sizeof(msg))
+        return;
+    fputs(msg, stderr);
+    if (dir && *dir && snprintf(path, sizeof(path), "%s/world.refused", dir) < (int) sizeof(path) &&
+        (fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) >= 0) {
+        if (write(fd, msg, (size_t) n) != n)
+            fputs("libxfer_world: cannot tell xfer-run\n", stderr);
+        close(fd);
+    }
 }
 
 MPI_Comm xw_comm(MPI_Comm comm, const char *fn, int collective)
