@@ -49,6 +49,9 @@ if(TARGET xfer-run)
     list(JOIN XFER_TEST_PRELOAD ":" preload)
     list(APPEND rank_env "LD_PRELOAD=${preload}")
   endif()
+  # The UCX yield helper xfer-run preloads itself when MPICH ch4:ucx is oversubscribed.
+  xfer_launcher_test(yield yield)
+
   foreach(mode mpmd separate)
     xfer_launcher_test(mpi.${mode} mpi ${mode} $<TARGET_FILE_DIR:launcher_mpi_hello>
                        ENV ${rank_env})

@@ -26,6 +26,7 @@ static void add_env(strv_t *s, int openmpi, const char *name, const char *value)
 void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
 {
     const xfer_cfg_component_t *k = &pl->cfg->components[c];
+    char *preload = yield_preload(pl, c);
     int i;
 
     sv_push(s, "-n");
@@ -47,12 +48,15 @@ void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
     for (i = 0; i < k->nenv; i++) {
         const char *eq = strchr(k->env[i], '=');
         char *name;
-        if (!eq)
-            continue; /* the parser only hands out NAME=value */
+        if (!eq || (preload && !strncmp(k->env[i], "LD_PRELOAD=", 11)))
+            continue; /* the parser only hands out NAME=value; preload holds this one */
         name = xstrndup(k->env[i], (size_t) (eq - k->env[i]));
         add_env(s, pl->openmpi, name, eq + 1);
         free(name);
     }
+    if (preload) /* the UCX yield helper after the user's preloads (yield.c) */
+        add_env(s, pl->openmpi, "LD_PRELOAD", preload);
+    free(preload);
     /* every process runs under the wrapper (output.c): its output prefixed in one MPMD launch,
      * passed on in whole lines in a separate one (which xfer-run prefixes, per launch), its
      * abnormal end reported to xfer-run */
@@ -128,6 +132,7 @@ static void add_srun(const plan_t *pl, const opts_t *o, strv_t *s)
 static void add_srun_command(const plan_t *pl, int c, const char *cmd, int het, strv_t *s)
 {
     const xfer_cfg_component_t *k = &pl->cfg->components[c];
+    char *preload = yield_preload(pl, c);
     int i;
 
     if (pl->mode == XFER_LAUNCH_MPMD && !quiet) {
@@ -155,7 +160,11 @@ static void add_srun_command(const plan_t *pl, int c, const char *cmd, int het, 
     if (het && pl->openmpi && !getenv("OMPI_MCA_btl"))
         sv_push(s, "OMPI_MCA_btl=self,tcp");
     for (i = 0; i < k->nenv; i++)
-        sv_push(s, k->env[i]);
+        if (!preload || strncmp(k->env[i], "LD_PRELOAD=", 11) != 0)
+            sv_push(s, k->env[i]);
+    if (preload)
+        sv_take(s, xasprintf("LD_PRELOAD=%s", preload));
+    free(preload);
     sv_push(s, cmd);
     for (i = 1; i < k->argc; i++)
         sv_push(s, k->argv[i]);

@@ -16,19 +16,6 @@
 
 #include "run.h"
 
-/* The device line of MPICH's version text, e.g. "ch4:ucx" (NULL when absent). */
-static char *mpich_device(const char *version)
-{
-    const char *p = strstr(version, "MPICH Device:"), *end;
-
-    if (!p)
-        return NULL;
-    p += strlen("MPICH Device:");
-    p += strspn(p, " \t");
-    end = p + strcspn(p, " \t\r\n");
-    return xstrndup(p, (size_t) (end - p));
-}
-
 /* launch: auto -> separate where the MPI library can open ports, else mpmd. MPI_Get_library_
  * version may be called before MPI_Init (MPI-3.1 sec. 8.1.1); xfer-run never initializes MPI. */
 static xfer_launch_t auto_launch(int slurm)
@@ -44,18 +31,24 @@ static xfer_launch_t auto_launch(int slurm)
     if (strstr(version, "Open MPI") && slurm) {
         /* separate srun jobs have no ompi-server to meet at (direct launch, PMIx in slurmd) */
         mode = XFER_LAUNCH_MPMD;
+        run_verbose("launch auto: mpmd (Open MPI under srun: no ompi-server to meet at)");
     } else if (strstr(version, "Open MPI")) {
         char *server = find_in_path("ompi-server");
-        if (server)
+        if (server) {
             mode = XFER_LAUNCH_SEPARATE;
-        else
+            run_verbose("launch auto: separate (Open MPI, ompi-server is %s)", server);
+        } else {
             run_note("launch auto: ompi-server not found in PATH; using mpmd");
+        }
         free(server);
     } else if (strstr(version, "MPICH")) {
         /* ch4:ucx (Debian's build) cannot open ports; ch3 can */
         char *dev = mpich_device(version);
         if (dev && strncmp(dev, "ch3", 3) == 0)
             mode = XFER_LAUNCH_SEPARATE;
+        run_verbose("launch auto: %s (MPICH device %s: %s)",
+                    mode == XFER_LAUNCH_SEPARATE ? "separate" : "mpmd", dev ? dev : "unknown",
+                    mode == XFER_LAUNCH_SEPARATE ? "it opens ports" : "it cannot open ports");
         free(dev);
     }
     return mode;
@@ -344,6 +337,9 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
     pl->config_path = abs_path(o->file);
     yaml_dir = dir_of(pl->config_path);
 
+    if (plan_yield(pl, o, self_dir) != 0)
+        goto out;
+
     /* everything is checked before anything starts */
     if (!pl->slurm && !is_exec_file(o->mpiexec)) {
         run_error("launcher %s: %s", o->mpiexec,
@@ -481,6 +477,7 @@ void free_plan(plan_t *pl, int keep_run_dir)
     free(pl->run_id);
     free(pl->config_path);
     free(pl->self);
+    free(pl->yield_lib);
 }
 
 static void print_quoted(const char *s)

@@ -38,6 +38,7 @@ enum {
 #define LINE_MAX_BYTES    65536 /* longer output lines are split */
 
 extern int quiet;       /* -q: no prefixes, no notes */
+extern int verbose;     /* -v: the choices xfer-run makes, and why */
 extern int sig_pipe[2]; /* signals arrive here as bytes (proc.c) */
 
 /* A growing, NULL-terminated argument vector that owns its strings. */
@@ -70,6 +71,7 @@ typedef struct opts {
     const char *transport;  /* stream | file for every channel (default: $XFER_TRANSPORT) */
     double walltime;
     int check, print_config, dry_run, keep_run_dir, no_daemon, slurm_het;
+    int no_yield; /* --no-yield: never preload the UCX yield helper (yield.c) */
 } opts_t;
 
 typedef struct plan {
@@ -103,6 +105,7 @@ typedef struct plan {
     char *journal;     /* xferd's journal */
     strv_t xferd;      /* the xferd command (empty: none to start) */
     int hb_timeout_ms; /* xferd's failure detection bound */
+    char *yield_lib;   /* the UCX yield helper every MPI process preloads (NULL: none) */
 } plan_t;
 
 /* util.c: small helpers: messages, allocation, argument vectors, time, descriptors, paths */
@@ -117,6 +120,7 @@ int64_t now_ms(void);
 void close_fd(int *fd);
 void run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void run_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void run_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sv_free(strv_t *s);
 void sv_push(strv_t *s, const char *str);
 void sv_take(strv_t *s, char *str);
@@ -144,6 +148,11 @@ void print_command(const strv_t *env, const strv_t *cmd);
 void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s);
 void add_launcher(const plan_t *pl, const opts_t *o, strv_t *s);
 int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds);
+
+/* yield.c: the UCX yield helper for oversubscribed MPICH ch4:ucx runs */
+char *mpich_device(const char *version); /* "ch4:ucx" from MPI_Get_library_version's text */
+int plan_yield(plan_t *pl, const opts_t *o, const char *self_dir);
+char *yield_preload(const plan_t *pl, int c); /* component c's LD_PRELOAD, helper added */
 
 /* supervise.c: running the plan: servers, xferd, the launches, supervision to the end */
 int run_workflow(const plan_t *pl, const opts_t *o);

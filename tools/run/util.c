@@ -16,6 +16,7 @@
 #include "run.h"
 
 int quiet;
+int verbose;
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
@@ -26,6 +27,18 @@ void run_note(const char *fmt, ...)
     va_list ap;
 
     if (quiet)
+        return;
+    va_start(ap, fmt);
+    xfer_log_vline(2, "xfer-run: ", "", fmt, ap);
+    va_end(ap);
+}
+
+/* -v: what xfer-run chose and why (the launch, the yield helper). */
+void run_verbose(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!verbose || quiet)
         return;
     va_start(ap, fmt);
     xfer_log_vline(2, "xfer-run: ", "", fmt, ap);
