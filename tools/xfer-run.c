@@ -14,7 +14,7 @@
  * dying launcher leaves behind is re-parented here, and the final sweep stops every remaining
  * descendant (TERM, 5 s, KILL) and reaps it.
  */
-#define _GNU_SOURCE /* getopt_long */
+#define _GNU_SOURCE /* getopt_long, open_memstream */
 
 #include <errno.h>
 #include <getopt.h>
@@ -60,7 +60,7 @@ static void usage(FILE *f)
             "  --no-yield              never preload the UCX yield helper (MPICH ch4:ucx\n"
             "                          with more processes than cores; also XFER_RUN_YIELD=0)\n"
             "  -v, --verbose           say what xfer-run chooses and why (launch mode, yield\n"
-            "                          helper)\n"
+            "                          helper, Python interpreters)\n"
             "  -q, --quiet             no output prefixes, no launcher notes\n"
             "  -h, --help              this text\n"
             "  --version               version and MPI flavour\n\n"
@@ -266,10 +266,27 @@ int main(int argc, char **argv)
     }
     rc = 0;
     if (o.check) {
+        /* a Python component whose interpreter cannot import numpy and xfer fails the check:
+         * the run would die at its start */
+        char *py_ok = NULL;
+        size_t py_len = 0;
+        FILE *py_out = open_memstream(&py_ok, &py_len);
+        int bad = py_out ? xfer_run_python_check(cfg, o.file, py_out, stderr) : 0;
+        if (py_out)
+            fclose(py_out);
+        if (bad) {
+            free(py_ok);
+            rc = EXIT_USAGE;
+            goto out;
+        }
         printf("%s: ok (workflow %s: %d components, %d channels)\n", o.file, cfg->workflow,
                cfg->ncomponents, cfg->nchannels);
         fflush(stdout);
         xfer_run_memory_check(cfg, stdout, stderr); /* warnings only: the file is valid */
+        fflush(stderr);
+        if (py_ok)
+            fputs(py_ok, stdout);
+        free(py_ok);
     }
     if (o.print_config) {
         fflush(stdout);

@@ -3,9 +3,9 @@
 # Launcher tests (tests/launcher/tests.cmake registers them):
 #   run_test.sh CASE XFER_RUN FLAVOUR MPIEXEC WORKDIR [MODE] [PATH_DIR]
 # CASE: dryrun | errors | check | prefix | lines | fail | walltime | signal | leftover | mpi |
-#       early | yield
+#       early | yield | python
 # MODE: mpmd | separate. PATH_DIR (mpi, lines): where launcher_mpi_hello, launcher_whole_lines
-# are.
+# are. python: XFER_TEST_PYTHON (the package's interpreter), XFER_TEST_PYPATH (its directory).
 # Every check that fails prints FAIL and the test exits 1; the output of each xfer-run call is
 # shown so that a failure can be read from ctest --output-on-failure.
 set -u
@@ -462,6 +462,51 @@ yield)
         expect err "yield helper: XFER_RUN_YIELD=1: preloading" 1
     fi
     wrap=()
+    ;;
+python)
+    # A Python component's interpreter: --check starts it once to import numpy and xfer, and
+    # names it and the fix when it cannot. The bad interpreter: the package's, without its site
+    # directories (-S), so numpy is missing wherever it is installed.
+    pkg=$XFER_TEST_PYPATH
+    mkdir -p "$work/bin"
+    printf '#!/bin/sh\n# a python3 without numpy\nexec %s -S "$@"\n' "$XFER_TEST_PYTHON" >"$work/bin/python3"
+    chmod +x "$work/bin/python3"
+    bad="$work/bin/python3"
+    bad_path="$work/bin:$PATH"
+    good_path="$(dirname "$XFER_TEST_PYTHON"):$PATH"
+    unset PYTHONPATH
+    PATH=$bad_path PYTHONPATH=$pkg run --check py.yaml
+    expect_rc 2
+    [ "$elapsed" -lt 10000 ] || fail "took $elapsed ms"
+    expect_none out "ok \("
+    expect err "^py\.yaml:7:5: component ana: $(q "$bad") \(Python [0-9.]+, sys\.executable [^)]+\) cannot import numpy: ModuleNotFoundError: No module named 'numpy'\$" 1
+    expect err "^py\.yaml:7:5: component ana: fix: run it with $(q "$XFER_TEST_PYTHON"), the interpreter the package xfer was built for \(write that path as the interpreter in the component's cmd\), or install numpy for $(q "$bad") " 1
+    expect err "." 2
+    # the package's interpreter, PYTHONPATH set: ok, and which numpy and xfer it imports
+    PATH=$good_path PYTHONPATH=$pkg run --check py.yaml
+    expect_rc 0
+    expect out "^py\.yaml: ok \(workflow launcher-python: 2 components, 0 channels\)\$" 1
+    expect out "^py\.yaml:7:5: component ana: /[^ ]*python3[^ ]* \(Python [0-9.]+.*\) imports numpy [0-9][^ ]* and xfer [0-9][^ ]* from $(q "$pkg")/xfer\$" 1
+    # without PYTHONPATH the package is not found: the fix names its directory
+    PATH=$good_path run --check py.yaml
+    expect_rc 2
+    expect err "^py\.yaml:7:5: component ana: .* cannot import xfer: ModuleNotFoundError: No module named 'xfer'\$" 1
+    expect err "^py\.yaml:7:5: component ana: fix: set PYTHONPATH=$(q "$pkg") \(the package's directory\)" 1
+    # a script: the interpreter of its #! line (env python3: through PATH)
+    PATH=$bad_path PYTHONPATH=$pkg run --check py_shebang.yaml
+    expect_rc 2
+    expect err "^py_shebang\.yaml:6:5: component ana: $(q "$bad") .* cannot import numpy: ModuleNotFoundError" 1
+    expect err "component ana: fix: run it with $(q "$XFER_TEST_PYTHON"), .* \(write that path as the interpreter of the script's #! line, or put it first in cmd\)" 1
+    # a launch that dies at import names the interpreter and the check
+    PATH=$bad_path PYTHONPATH=$pkg run --walltime 60 py.yaml
+    [ "$rc" != 0 ] || fail "exit code 0 although ana died at import"
+    [ "$elapsed" -lt 20000 ] || fail "took $elapsed ms"
+    expect err "^xfer-run: component ana: its Python, $(q "$bad"), died at import \(ModuleNotFoundError: No module named 'numpy'\); .xfer-run --check $(q "$here/py.yaml"). tries each Python component's interpreter and names the fix\$" 1
+    # and the normal case runs
+    PATH=$good_path PYTHONPATH=$pkg run --walltime 60 py.yaml
+    expect_rc 0
+    expect out "^\[ana\] ana imported xfer [0-9]" 1
+    expect_none err "died at import"
     ;;
 *)
     fail "unknown case $kase"

@@ -33,7 +33,7 @@ void run_note(const char *fmt, ...)
     va_end(ap);
 }
 
-/* -v: what xfer-run chose and why (the launch, the yield helper). */
+/* -v: what xfer-run chose and why (the launch, the yield helper, the interpreters). */
 void run_verbose(const char *fmt, ...)
 {
     va_list ap;
@@ -158,6 +158,19 @@ char *abs_path(const char *path)
         *w++ = '/';
     *w = '\0';
     return out;
+}
+
+char *self_exe(void)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+    if (n < 0) {
+        run_error("cannot find this executable (/proc/self/exe): %s", strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    self[n] = '\0';
+    return xstrdup(self);
 }
 
 char *dir_of(const char *path)
