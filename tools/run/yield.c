@@ -101,7 +101,9 @@ static char *find_helper(const char *self_dir)
 #ifdef XFER_RUN_YIELD_INSTALL_REL
     p = xasprintf("%s/" XFER_RUN_YIELD_INSTALL_REL "/" YIELD_LIB, self_dir);
     if (access(p, R_OK) == 0) {
-        char *a = abs_path(p);
+        char *a = realpath(p, NULL); /* <prefix>/lib/..., not <prefix>/bin/../lib/... */
+        if (!a)
+            return p;
         free(p);
         return a;
     }
