@@ -25,15 +25,14 @@ ranks=$(awk '/^ *nprocs:/ {n += $2} END {print n + 0}' "$config")
 cores=$(nproc)
 if ((ranks > cores)); then
     # Waiting ranks busy-poll; with more ranks than cores every wait would cost a scheduler
-    # time slice. MPICH/UCX: a helper that yields when idle (tools/ucx_yield.c). Open MPI yields
-    # only in a launch it sees oversubscribed, which a separate launch of a small component
-    # is not: ask for it.
+    # time slice. MPICH/UCX: xfer-run preloads a helper that yields when idle by itself
+    # (tools/ucx_yield.c, docs/launcher.md). Open MPI yields only in a launch it sees
+    # oversubscribed, which a separate launch of a small component is not: ask for it.
     if [[ "$flavour" == openmpi ]]; then
         echo "note: $ranks ranks on $cores cores: Open MPI runs with mpi_yield_when_idle=1"
         export OMPI_MCA_mpi_yield_when_idle=1
     else
-        echo "note: $ranks ranks on $cores cores: MPICH runs with libxfer_ucx_yield.so preloaded"
-        export LD_PRELOAD="$PWD/$bin/libxfer_ucx_yield.so${LD_PRELOAD:+:$LD_PRELOAD}"
+        echo "note: $ranks ranks on $cores cores: xfer-run preloads libxfer_ucx_yield.so"
     fi
 fi
 

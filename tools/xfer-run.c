@@ -14,7 +14,7 @@
  * dying launcher leaves behind is re-parented here, and the final sweep stops every remaining
  * descendant (TERM, 5 s, KILL) and reaps it.
  */
-#define _GNU_SOURCE /* getopt_long */
+#define _GNU_SOURCE /* getopt_long, open_memstream */
 
 #include <errno.h>
 #include <getopt.h>
@@ -57,6 +57,10 @@ static void usage(FILE *f)
             "                          the build tree, then PATH)\n"
             "  --no-daemon             run without the control plane (port files, no\n"
             "                          heartbeats or failure notices)\n"
+            "  --no-yield              never preload the UCX yield helper (MPICH ch4:ucx\n"
+            "                          with more processes than cores; also XFER_RUN_YIELD=0)\n"
+            "  -v, --verbose           say what xfer-run chooses and why (launch mode, yield\n"
+            "                          helper, Python interpreters)\n"
             "  -q, --quiet             no output prefixes, no launcher notes\n"
             "  -h, --help              this text\n"
             "  --version               version and MPI flavour\n\n"
@@ -85,7 +89,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
         O_SRUN,
         O_SRUNFLAGS,
         O_HET,
-        O_TRANSPORT
+        O_TRANSPORT,
+        O_NOYIELD
     };
     static const struct option longopts[] = {{"check", no_argument, NULL, O_CHECK},
                                              {"print-config", no_argument, NULL, O_PRINT},
@@ -103,7 +108,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                              {"srun-flags", required_argument, NULL, O_SRUNFLAGS},
                                              {"slurm-het", no_argument, NULL, O_HET},
                                              {"transport", required_argument, NULL, O_TRANSPORT},
+                                             {"no-yield", no_argument, NULL, O_NOYIELD},
                                              {"quiet", no_argument, NULL, 'q'},
+                                             {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, O_VERSION},
                                              {NULL, 0, NULL, 0}};
@@ -120,7 +127,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
     if (!o->launcher || !*o->launcher)
         o->launcher = "auto";
     opterr = 0; /* our words, below */
-    while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":qvh", longopts, NULL)) != -1) {
         switch (c) {
         case 'h':
             usage(stdout);
@@ -130,6 +137,12 @@ static int parse_args(int argc, char **argv, opts_t *o)
             return 1;
         case 'q':
             quiet = 1;
+            break;
+        case 'v':
+            verbose = 1;
+            break;
+        case O_NOYIELD:
+            o->no_yield = 1;
             break;
         case O_CHECK:
             o->check = 1;
@@ -253,10 +266,27 @@ int main(int argc, char **argv)
     }
     rc = 0;
     if (o.check) {
+        /* a Python component whose interpreter cannot import numpy and xfer fails the check:
+         * the run would die at its start */
+        char *py_ok = NULL;
+        size_t py_len = 0;
+        FILE *py_out = open_memstream(&py_ok, &py_len);
+        int bad = py_out ? xfer_run_python_check(cfg, o.file, py_out, stderr) : 0;
+        if (py_out)
+            fclose(py_out);
+        if (bad) {
+            free(py_ok);
+            rc = EXIT_USAGE;
+            goto out;
+        }
         printf("%s: ok (workflow %s: %d components, %d channels)\n", o.file, cfg->workflow,
                cfg->ncomponents, cfg->nchannels);
         fflush(stdout);
         xfer_run_memory_check(cfg, stdout, stderr); /* warnings only: the file is valid */
+        fflush(stderr);
+        if (py_ok)
+            fputs(py_ok, stdout);
+        free(py_ok);
     }
     if (o.print_config) {
         fflush(stdout);

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Launcher tests (tests/launcher/tests.cmake registers them):
 #   run_test.sh CASE XFER_RUN FLAVOUR MPIEXEC WORKDIR [MODE] [PATH_DIR]
-# CASE: dryrun | errors | check | prefix | lines | fail | walltime | signal | leftover | mpi
+# CASE: dryrun | errors | check | prefix | lines | fail | walltime | signal | leftover | mpi |
+#       early | yield | python
 # MODE: mpmd | separate. PATH_DIR (mpi, lines): where launcher_mpi_hello, launcher_whole_lines
-# are.
+# are. python: XFER_TEST_PYTHON (the package's interpreter), XFER_TEST_PYPATH (its directory).
 # Every check that fails prints FAIL and the test exits 1; the output of each xfer-run call is
 # shown so that a failure can be read from ctest --output-on-failure.
 set -u
@@ -29,10 +30,12 @@ now_ms() {
 }
 
 # run ARGS...: xfer-run (bounded by a safety timeout) -> rc, elapsed (ms), $work/out, $work/err
+# (under the command in the array wrap, when set: taskset)
+wrap=()
 run() {
     local t0
     t0=$(now_ms)
-    timeout -s KILL 120 "$xr" "$@" >"$work/out" 2>"$work/err"
+    "${wrap[@]}" timeout -s KILL 120 "$xr" "$@" >"$work/out" 2>"$work/err"
     rc=$?
     elapsed=$(($(now_ms) - t0))
     echo "--- xfer-run $* -> exit $rc after $elapsed ms"
@@ -109,6 +112,7 @@ runid_re() {
 cd "$here" || exit 1
 case "$kase" in
 dryrun)
+    export XFER_RUN_YIELD=0 # the commands as written here; the yield case adds the helper
     sh_a="/[^ ]*sh -c $(q "'echo hello-from-\$XFER_COMPONENT; echo \"env: \$XFER_LAUNCH \$GREETING \$XFER_RUN_DIR\"; echo err-from-a >&2'")"
     sh_b="/[^ ]*sh -c $(q "'echo hello-from-\$XFER_COMPONENT'")"
     if [ "$flavour" = openmpi ]; then
@@ -388,6 +392,138 @@ early)
     expect out '^\[a\] leaving early$' 1
     expect err '^xfer-run: component a failed \(exit code 3\); stopping the others$' 1
     expect_none err "walltime"
+    ;;
+yield)
+    # MPICH ch4:ucx with more processes than cores: every MPI process preloads the helper
+    # (beside xfer-run in the build tree), after the LD_PRELOAD it had; Open MPI and other
+    # MPICH devices never. The cores are what sched_getaffinity allows: taskset sets them.
+    helper=$(cd "$(dirname "$xr")" && pwd)/libxfer_ucx_yield.so
+    ucx=0
+    [ "$flavour" = mpich ] && [ "${XFER_TEST_MPICH_DEVICE:-}" = ch4:ucx ] && ucx=1
+    unset LD_PRELOAD XFER_RUN_YIELD
+    # the first two CPUs this process may use ("0-3", "2,5,7", "4"), comma-separated
+    cpus=$(taskset -pc $$ | sed 's/.*: *//')
+    first=${cpus%%[,-]*}
+    rest=${cpus#"$first"}
+    case "$rest" in
+    -*) cpu0="$first,$((first + 1))" ;;
+    ,*) rest=${rest#,}; cpu0="$first,${rest%%[,-]*}" ;;
+    *) cpu0=$first ;;
+    esac
+    wrap=(taskset -c "$first") # 3 processes on 1 core
+    run -v --dry-run --no-daemon --launch mpmd yield.yaml
+    expect_rc 0
+    if [ "$ucx" = 1 ]; then
+        # a's own LD_PRELOAD is joined, not replaced; b gets the helper alone
+        expect out "-env LD_PRELOAD $(q "libm.so.6:$helper") .*--exec-prefixed a .* : .*-env LD_PRELOAD $(q "$helper") .*--exec-prefixed b " 1
+        expect_none out "LD_PRELOAD libm\.so\.6 "
+        expect err "^xfer-run: yield helper: 3 processes on 1 core\(s\) \(sched_getaffinity\) and MPICH ch4:ucx, whose waiting ranks poll: preloading $(q "$helper") in every MPI process" 1
+        # the user's LD_PRELOAD comes first; a helper already in it is not added again
+        LD_PRELOAD=libc.so.6 run --dry-run --no-daemon --launch mpmd yield.yaml
+        expect out "-env LD_PRELOAD $(q "libm.so.6:$helper") .* : .*-env LD_PRELOAD $(q "libc.so.6:$helper") " 1
+        LD_PRELOAD=$helper run -v --dry-run --no-daemon --launch mpmd yield.yaml
+        expect out "-env LD_PRELOAD $(q "libm.so.6:$helper") .*--exec-prefixed a " 1
+        expect out "-env LD_PRELOAD" 1
+        expect_none out "-env LD_PRELOAD $(q "$helper")"
+        expect err "yield helper: already in LD_PRELOAD" 1
+        # it reaches the processes
+        run --launch mpmd yield.yaml
+        expect_rc 0
+        expect out "^\[a\] preload=$(q "libm.so.6:$helper")\$" 2
+        expect out "^\[b\] preload=$(q "$helper")\$" 1
+        # in the srun commands, on the allocation's CPUs
+        SLURM_JOB_ID=1 SLURM_JOB_CPUS_PER_NODE='1(x2)' run -v --dry-run --no-daemon \
+            --launcher slurm --srun /bin/true yield.yaml
+        expect_rc 0
+        expect out "'LD_PRELOAD=$(q "libm.so.6:$helper")' " 1
+        expect out "'LD_PRELOAD=$(q "$helper")' " 1
+        expect err "yield helper: 3 processes on 2 core\(s\) \(the Slurm allocation's, SLURM_JOB_CPUS_PER_NODE\)" 1
+        SLURM_JOB_ID=1 SLURM_JOB_CPUS_PER_NODE='4' run -v --dry-run --no-daemon \
+            --launcher slurm --srun /bin/true yield.yaml
+        expect_none out "ucx_yield"
+        expect err "yield helper: not needed: 3 processes on 4 core\(s\)" 1
+    else
+        expect_none out "ucx_yield"
+        expect out "LD_PRELOAD.libm\.so\.6 " 1
+        if [ "$flavour" = openmpi ]; then
+            expect err "^xfer-run: yield helper: not for Open MPI\$" 1
+        else
+            expect err "^xfer-run: yield helper: not needed: the MPI library is not MPICH ch4:ucx" 1
+        fi
+        run --launch mpmd yield.yaml
+        expect_rc 0
+        expect out "^\[a\] preload=libm\.so\.6\$" 2
+        expect out "^\[b\] preload=\$" 1
+    fi
+    # turned off: --no-yield, XFER_RUN_YIELD=0; a's own LD_PRELOAD stays as it is
+    run -v --no-yield --dry-run --no-daemon --launch mpmd yield.yaml
+    expect_rc 0
+    expect_none out "ucx_yield"
+    expect out "LD_PRELOAD.libm\.so\.6 " 1
+    [ "$ucx" = 1 ] && expect err "^xfer-run: yield helper: off \(--no-yield\)\$" 1
+    XFER_RUN_YIELD=0 run -v --dry-run --no-daemon --launch mpmd yield.yaml
+    expect_none out "ucx_yield"
+    [ "$ucx" = 1 ] && expect err "^xfer-run: yield helper: off \(XFER_RUN_YIELD=0\)\$" 1
+    XFER_RUN_YIELD=maybe run --dry-run yield.yaml
+    expect_rc 2
+    expect err "^xfer-run: XFER_RUN_YIELD: expected 0, 1 or auto, got \"maybe\"\$" 1
+    # not oversubscribed: 2 processes on 2 cores (where 2 are allowed); XFER_RUN_YIELD=1 forces it
+    if [ "$ucx" = 1 ] && [[ "$cpu0" == *,* ]]; then
+        wrap=(taskset -c "$cpu0")
+        run -v --dry-run --no-daemon --launch mpmd pair.yaml
+        expect_rc 0
+        expect_none out "LD_PRELOAD"
+        expect err "yield helper: not needed: 2 processes on 2 core\(s\) \(sched_getaffinity\)" 1
+        XFER_RUN_YIELD=1 run -v --dry-run --no-daemon --launch mpmd pair.yaml
+        expect out "-env LD_PRELOAD $(q "$helper") .* : .*-env LD_PRELOAD $(q "$helper") " 1
+        expect err "yield helper: XFER_RUN_YIELD=1: preloading" 1
+    fi
+    wrap=()
+    ;;
+python)
+    # A Python component's interpreter: --check starts it once to import numpy and xfer, and
+    # names it and the fix when it cannot. The bad interpreter: the package's, without its site
+    # directories (-S), so numpy is missing wherever it is installed.
+    pkg=$XFER_TEST_PYPATH
+    mkdir -p "$work/bin"
+    printf '#!/bin/sh\n# a python3 without numpy\nexec %s -S "$@"\n' "$XFER_TEST_PYTHON" >"$work/bin/python3"
+    chmod +x "$work/bin/python3"
+    bad="$work/bin/python3"
+    bad_path="$work/bin:$PATH"
+    good_path="$(dirname "$XFER_TEST_PYTHON"):$PATH"
+    unset PYTHONPATH
+    PATH=$bad_path PYTHONPATH=$pkg run --check py.yaml
+    expect_rc 2
+    [ "$elapsed" -lt 10000 ] || fail "took $elapsed ms"
+    expect_none out "ok \("
+    expect err "^py\.yaml:7:5: component ana: $(q "$bad") \(Python [0-9.]+, sys\.executable [^)]+\) cannot import numpy: ModuleNotFoundError: No module named 'numpy'\$" 1
+    expect err "^py\.yaml:7:5: component ana: fix: run it with $(q "$XFER_TEST_PYTHON"), the interpreter the package xfer was built for \(write that path as the interpreter in the component's cmd\), or install numpy for $(q "$bad") " 1
+    expect err "." 2
+    # the package's interpreter, PYTHONPATH set: ok, and which numpy and xfer it imports
+    PATH=$good_path PYTHONPATH=$pkg run --check py.yaml
+    expect_rc 0
+    expect out "^py\.yaml: ok \(workflow launcher-python: 2 components, 0 channels\)\$" 1
+    expect out "^py\.yaml:7:5: component ana: /[^ ]*python3[^ ]* \(Python [0-9.]+.*\) imports numpy [0-9][^ ]* and xfer [0-9][^ ]* from $(q "$pkg")/xfer\$" 1
+    # without PYTHONPATH the package is not found: the fix names its directory
+    PATH=$good_path run --check py.yaml
+    expect_rc 2
+    expect err "^py\.yaml:7:5: component ana: .* cannot import xfer: ModuleNotFoundError: No module named 'xfer'\$" 1
+    expect err "^py\.yaml:7:5: component ana: fix: set PYTHONPATH=$(q "$pkg") \(the package's directory\)" 1
+    # a script: the interpreter of its #! line (env python3: through PATH)
+    PATH=$bad_path PYTHONPATH=$pkg run --check py_shebang.yaml
+    expect_rc 2
+    expect err "^py_shebang\.yaml:6:5: component ana: $(q "$bad") .* cannot import numpy: ModuleNotFoundError" 1
+    expect err "component ana: fix: run it with $(q "$XFER_TEST_PYTHON"), .* \(write that path as the interpreter of the script's #! line, or put it first in cmd\)" 1
+    # a launch that dies at import names the interpreter and the check
+    PATH=$bad_path PYTHONPATH=$pkg run --walltime 60 py.yaml
+    [ "$rc" != 0 ] || fail "exit code 0 although ana died at import"
+    [ "$elapsed" -lt 20000 ] || fail "took $elapsed ms"
+    expect err "^xfer-run: component ana: its Python, $(q "$bad"), died at import \(ModuleNotFoundError: No module named 'numpy'\); .xfer-run --check $(q "$here/py.yaml"). tries each Python component's interpreter and names the fix\$" 1
+    # and the normal case runs
+    PATH=$good_path PYTHONPATH=$pkg run --walltime 60 py.yaml
+    expect_rc 0
+    expect out "^\[ana\] ana imported xfer [0-9]" 1
+    expect_none err "died at import"
     ;;
 *)
     fail "unknown case $kase"

@@ -49,6 +49,15 @@ if(TARGET xfer-run)
     list(JOIN XFER_TEST_PRELOAD ":" preload)
     list(APPEND rank_env "LD_PRELOAD=${preload}")
   endif()
+  # The UCX yield helper xfer-run preloads itself when MPICH ch4:ucx is oversubscribed.
+  xfer_launcher_test(yield yield)
+  # A Python component's interpreter (--check) and a launch that dies at import. The package's
+  # Python is not instrumented: not under the sanitizers.
+  if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
+    xfer_launcher_test(python python ENV XFER_TEST_PYTHON=${XFER_PYTHON_EXECUTABLE}
+                       XFER_TEST_PYPATH=${XFER_PYTHON_BUILD_DIR})
+  endif()
+
   foreach(mode mpmd separate)
     xfer_launcher_test(mpi.${mode} mpi ${mode} $<TARGET_FILE_DIR:launcher_mpi_hello>
                        ENV ${rank_env})

@@ -26,6 +26,7 @@ static void add_env(strv_t *s, int openmpi, const char *name, const char *value)
 void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
 {
     const xfer_cfg_component_t *k = &pl->cfg->components[c];
+    char *preload = yield_preload(pl, c);
     strv_t w;
     size_t j;
     int i;
@@ -49,12 +50,16 @@ void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
     for (i = 0; i < k->nenv; i++) {
         const char *eq = strchr(k->env[i], '=');
         char *name;
-        if (!eq)
-            continue; /* the parser only hands out NAME=value */
+        if (!eq || (preload && !strncmp(k->env[i], "LD_PRELOAD=", 11)))
+            continue; /* the parser only hands out NAME=value; preload holds this one */
         name = xstrndup(k->env[i], (size_t) (eq - k->env[i]));
         add_env(s, pl->openmpi, name, eq + 1);
         free(name);
     }
+    if (preload) /* the UCX yield helper after the user's preloads (yield.c) */
+        add_env(s, pl->openmpi, "LD_PRELOAD", preload);
+    free(preload);
+    /* mpi_world: the wrapper appends libxfer_world.so to the program's LD_PRELOAD (world.c) */
     memset(&w, 0, sizeof(w));
     world_env(pl, c, &w);
     for (j = 0; j + 1 < w.n; j += 2)
@@ -130,14 +135,15 @@ static void add_srun(const plan_t *pl, const opts_t *o, strv_t *s)
 }
 
 /* Component @p c's mpi_world variables for env(1): behind the wrapper, as for mpiexec; without
- * it (-q), LD_PRELOAD itself (the component's, else xfer-run's, then libxfer_world.so). */
-static void world_srun_env(const plan_t *pl, int c, strv_t *s)
+ * it (-q), LD_PRELOAD itself (@p preload, else the component's, else xfer-run's, then
+ * libxfer_world.so): 1 when it set LD_PRELOAD. */
+static int world_srun_env(const plan_t *pl, int c, const char *preload, strv_t *s)
 {
     const xfer_cfg_component_t *k = &pl->cfg->components[c];
     const char *old = getenv("LD_PRELOAD");
     strv_t w;
     size_t i;
-    int e;
+    int e, set = 0;
 
     memset(&w, 0, sizeof(w));
     world_env(pl, c, &w);
@@ -149,10 +155,14 @@ static void world_srun_env(const plan_t *pl, int c, strv_t *s)
         for (e = 0; e < k->nenv; e++)
             if (strncmp(k->env[e], "LD_PRELOAD=", 11) == 0)
                 old = k->env[e] + 11;
+        if (preload)
+            old = preload;
         sv_take(s, old && *old ? xasprintf("LD_PRELOAD=%s:%s", old, w.v[i + 1])
                                : xasprintf("LD_PRELOAD=%s", w.v[i + 1]));
+        set = 1;
     }
     sv_free(&w);
+    return set;
 }
 
 /* Component @p c's command: its environment as `env NAME=VALUE ...` (srun passes xfer-run's
@@ -161,6 +171,7 @@ static void world_srun_env(const plan_t *pl, int c, strv_t *s)
 static void add_srun_command(const plan_t *pl, int c, const char *cmd, int het, strv_t *s)
 {
     const xfer_cfg_component_t *k = &pl->cfg->components[c];
+    char *preload = yield_preload(pl, c);
     int i;
 
     if (pl->mode == XFER_LAUNCH_MPMD && !quiet) {
@@ -188,8 +199,11 @@ static void add_srun_command(const plan_t *pl, int c, const char *cmd, int het, 
     if (het && pl->openmpi && !getenv("OMPI_MCA_btl"))
         sv_push(s, "OMPI_MCA_btl=self,tcp");
     for (i = 0; i < k->nenv; i++)
-        sv_push(s, k->env[i]);
-    world_srun_env(pl, c, s);
+        if (!preload || strncmp(k->env[i], "LD_PRELOAD=", 11) != 0)
+            sv_push(s, k->env[i]);
+    if (!world_srun_env(pl, c, preload, s) && preload)
+        sv_take(s, xasprintf("LD_PRELOAD=%s", preload));
+    free(preload);
     sv_push(s, cmd);
     for (i = 1; i < k->argc; i++)
         sv_push(s, k->argv[i]);

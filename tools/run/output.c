@@ -40,6 +40,28 @@ static void emit(stream_t *s, const char *data, size_t len, int add_newline)
         dest_broken[s->dest] = 1;
 }
 
+/* A Python interpreter's last words when an import failed: kept for xfer-run, which names the
+ * component's interpreter beside them (supervise.c). */
+static void catch_import_error(stream_t *s, const char *line, size_t len)
+{
+    static const char *const kinds[] = {"ModuleNotFoundError: ", "ImportError: "};
+    size_t i, n;
+
+    if (!s->import_err || s->import_err[0])
+        return;
+    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        len--;
+    for (i = 0; i < 2; i++) {
+        n = strlen(kinds[i]);
+        if (len > n && !strncmp(line, kinds[i], n)) {
+            n = len < IMPORT_ERR_MAX - 1 ? len : IMPORT_ERR_MAX - 1;
+            memcpy(s->import_err, line, n);
+            s->import_err[n] = '\0';
+            return;
+        }
+    }
+}
+
 /* Read what is available on @p s and forward the complete lines. Returns 1 at EOF (the
  * partial last line is flushed and the fd closed), 0 otherwise. */
 int stream_pump(stream_t *s)
@@ -60,6 +82,7 @@ int stream_pump(stream_t *s)
     s->len += (size_t) n;
     for (i = old; i < s->len; i++) {
         if (s->buf[i] == '\n') {
+            catch_import_error(s, s->buf + start, i + 1 - start);
             emit(s, s->buf + start, i + 1 - start, 0);
             start = i + 1;
         }
@@ -80,6 +103,7 @@ int stream_init(stream_t *s, int fd, int dest, const char *prefix)
     s->prefix = prefix;
     s->plen = prefix ? strlen(prefix) : 0;
     s->len = 0;
+    s->import_err = NULL;
     s->buf = malloc(LINE_MAX_BYTES);
     s->line = malloc(s->plen + LINE_MAX_BYTES + 1); /* the prefix, a line, its newline */
     if (s->line && s->plen)
@@ -130,8 +154,9 @@ static int output_channel(int fd, int p[2])
     return isatty(fd) ? raw_pty(p) : pipe(p);
 }
 
-/* Forward "[prefix] "-prefixed lines from @p out_fd and @p err_fd until both end. */
-static void relay(const char *prefix, int out_fd, int err_fd)
+/* Forward "[prefix] "-prefixed lines from @p out_fd and @p err_fd until both end; the first
+ * Python import error on stderr goes to @p import_err (IMPORT_ERR_MAX bytes). */
+static void relay(const char *prefix, int out_fd, int err_fd, char *import_err)
 {
     stream_t s[2];
     struct pollfd pfd[2];
@@ -139,6 +164,7 @@ static void relay(const char *prefix, int out_fd, int err_fd)
 
     if (stream_init(&s[0], out_fd, 1, prefix) != 0 || stream_init(&s[1], err_fd, 2, prefix) != 0)
         return; /* out of memory: the application's output is lost, not its status */
+    s[1].import_err = import_err;
     while (open_streams > 0) {
         for (i = 0; i < 2; i++) {
             pfd[i].fd = s[i].fd;
@@ -167,18 +193,19 @@ static void forward_signal(int sig)
 }
 
 /* An abnormal end of process @p pid of component @p name, for xfer-run (supervise.c reads
- * RUN_DIR/exits.fifo). Best effort: no reader, no report. */
-static void report_end(const char *name, pid_t pid, int code)
+ * RUN_DIR/exits.fifo): "NAME PID CODE[ IMPORT_ERROR]". Best effort: no reader, no report. */
+static void report_end(const char *name, pid_t pid, int code, const char *import_err)
 {
     const char *dir = getenv("XFER_RUN_DIR");
-    char path[4096], line[512];
+    char path[4096], line[128 + IMPORT_ERR_MAX]; /* under PIPE_BUF: one atomic write */
     int fd, n;
 
     if (!dir || snprintf(path, sizeof path, "%s/" EXITS_FIFO, dir) >= (int) sizeof path)
         return;
     if ((fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
         return;
-    n = snprintf(line, sizeof line, "%s %ld %d\n", name, (long) pid, code);
+    n = snprintf(line, sizeof line, "%.64s %ld %d%s%s\n", name, (long) pid, code,
+                 import_err[0] ? " " : "", import_err);
     if (n > 0 && n < (int) sizeof line && write(fd, line, (size_t) n) != n)
         run_note("component %s: cannot report its end to xfer-run: %s", name, strerror(errno));
     close(fd);
@@ -198,6 +225,7 @@ int exec_prefixed(int argc, char **argv)
 {
     static const int fwd[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT};
     int po[2] = {-1, -1}, pe[2] = {-1, -1}, plain = 0, lines = 0, first = 3, st = 0, code;
+    char import_err[IMPORT_ERR_MAX] = "";
     struct sigaction sa;
     const pid_t self = getpid();
     pid_t pid;
@@ -261,7 +289,7 @@ int exec_prefixed(int argc, char **argv)
     if (!plain) {
         close(po[1]);
         close(pe[1]);
-        relay(prefix, po[0], pe[0]);
+        relay(prefix, po[0], pe[0], import_err);
         close(po[0]);
         close(pe[0]);
     }
@@ -271,7 +299,7 @@ int exec_prefixed(int argc, char **argv)
     free(prefix);
     code = status_code(st);
     if (code != 0)
-        report_end(argv[2], pid, code);
+        report_end(argv[2], pid, code, import_err);
     if (WIFSIGNALED(st)) { /* end as the application did, for the launcher's report */
         signal(WTERMSIG(st), SIG_DFL);
         raise(WTERMSIG(st));

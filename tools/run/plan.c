@@ -16,19 +16,6 @@
 
 #include "run.h"
 
-/* The device line of MPICH's version text, e.g. "ch4:ucx" (NULL when absent). */
-static char *mpich_device(const char *version)
-{
-    const char *p = strstr(version, "MPICH Device:"), *end;
-
-    if (!p)
-        return NULL;
-    p += strlen("MPICH Device:");
-    p += strspn(p, " \t");
-    end = p + strcspn(p, " \t\r\n");
-    return xstrndup(p, (size_t) (end - p));
-}
-
 /* launch: auto -> separate where the MPI library can open ports, else mpmd. MPI_Get_library_
  * version may be called before MPI_Init (MPI-3.1 sec. 8.1.1); xfer-run never initializes MPI. */
 static xfer_launch_t auto_launch(int slurm)
@@ -44,18 +31,24 @@ static xfer_launch_t auto_launch(int slurm)
     if (strstr(version, "Open MPI") && slurm) {
         /* separate srun jobs have no ompi-server to meet at (direct launch, PMIx in slurmd) */
         mode = XFER_LAUNCH_MPMD;
+        run_verbose("launch auto: mpmd (Open MPI under srun: no ompi-server to meet at)");
     } else if (strstr(version, "Open MPI")) {
         char *server = find_in_path("ompi-server");
-        if (server)
+        if (server) {
             mode = XFER_LAUNCH_SEPARATE;
-        else
+            run_verbose("launch auto: separate (Open MPI, ompi-server is %s)", server);
+        } else {
             run_note("launch auto: ompi-server not found in PATH; using mpmd");
+        }
         free(server);
     } else if (strstr(version, "MPICH")) {
         /* ch4:ucx (Debian's build) cannot open ports; ch3 can */
         char *dev = mpich_device(version);
         if (dev && strncmp(dev, "ch3", 3) == 0)
             mode = XFER_LAUNCH_SEPARATE;
+        run_verbose("launch auto: %s (MPICH device %s: %s)",
+                    mode == XFER_LAUNCH_SEPARATE ? "separate" : "mpmd", dev ? dev : "unknown",
+                    mode == XFER_LAUNCH_SEPARATE ? "it opens ports" : "it cannot open ports");
         free(dev);
     }
     return mode;
@@ -118,8 +111,7 @@ static int choose_launcher(const opts_t *o, plan_t *pl)
     return 0;
 }
 
-static char *resolve_command(const char *component, const char *cmd, const char *self_dir,
-                             const char *yaml_dir)
+char *resolve_command(const char *cmd, const char *self_dir, const char *yaml_dir, char **why)
 {
     char *path;
 
@@ -128,8 +120,8 @@ static char *resolve_command(const char *component, const char *cmd, const char 
         path = abs_path(joined);
         free(joined);
         if (!is_exec_file(path)) {
-            run_error("component %s: command \"%s\" (%s): %s", component, cmd, path,
-                      access(path, F_OK) != 0 ? strerror(errno) : "not an executable file");
+            *why = xasprintf("command \"%s\" (%s): %s", cmd, path,
+                             access(path, F_OK) != 0 ? strerror(errno) : "not an executable file");
             free(path);
             return NULL;
         }
@@ -141,8 +133,7 @@ static char *resolve_command(const char *component, const char *cmd, const char 
     free(path);
     path = find_in_path(cmd);
     if (!path)
-        run_error("component %s: command \"%s\" not found (looked in %s and PATH)", component, cmd,
-                  self_dir);
+        *why = xasprintf("command \"%s\" not found (looked in %s and PATH)", cmd, self_dir);
     return path;
 }
 
@@ -324,8 +315,7 @@ static int plan_daemon(plan_t *pl, const opts_t *o, const char *self_dir)
 
 int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
 {
-    char self[PATH_MAX], *self_dir = NULL, *yaml_dir = NULL, **cmds = NULL;
-    ssize_t n;
+    char *self_dir = NULL, *yaml_dir = NULL, **cmds = NULL;
     int c, rc = -1;
 
     memset(pl, 0, sizeof *pl);
@@ -333,16 +323,13 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
     pl->openmpi = strcmp(XFER_MPI_FLAVOR, "openmpi") == 0;
     if (choose_launcher(o, pl) != 0 || choose_launch(o, cfg, pl->slurm, &pl->mode) != 0)
         return -1;
-    n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n < 0) {
-        run_error("cannot find this executable (/proc/self/exe): %s", strerror(errno));
-        return -1;
-    }
-    self[n] = '\0';
-    pl->self = xstrdup(self);
-    self_dir = dir_of(self);
+    pl->self = self_exe();
+    self_dir = dir_of(pl->self);
     pl->config_path = abs_path(o->file);
     yaml_dir = dir_of(pl->config_path);
+
+    if (plan_yield(pl, o, self_dir) != 0)
+        goto out;
 
     /* everything is checked before anything starts */
     if (!pl->slurm && !is_exec_file(o->mpiexec)) {
@@ -351,11 +338,23 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
         goto out;
     }
     cmds = xchecked(calloc((size_t) cfg->ncomponents, sizeof(char *)));
+    pl->python = xchecked(calloc((size_t) cfg->ncomponents, sizeof(char *)));
     for (c = 0; c < cfg->ncomponents; c++) {
-        cmds[c] = resolve_command(cfg->components[c].name, cfg->components[c].argv[0], self_dir,
-                                  yaml_dir);
-        if (!cmds[c])
+        char *why = NULL;
+        py_interp_t py;
+        cmds[c] = resolve_command(cfg->components[c].argv[0], self_dir, yaml_dir, &why);
+        if (!cmds[c]) {
+            run_error("component %s: %s", cfg->components[c].name, why);
+            free(why);
             goto out;
+        }
+        if (python_of(cmds[c], &cfg->components[c], &py)) { /* named if it dies at import */
+            run_verbose("component %s: Python %s%s%s", cfg->components[c].name, py.path,
+                        py.script ? ", from the #! line of " : "", py.script ? py.script : "");
+            pl->python[c] = py.path;
+            py.path = NULL;
+            python_free(&py);
+        }
     }
     if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE && !pl->slurm) {
         char *server = find_in_path("ompi-server");
@@ -483,6 +482,11 @@ void free_plan(plan_t *pl, int keep_run_dir)
     free(pl->run_id);
     free(pl->config_path);
     free(pl->self);
+    free(pl->yield_lib);
+    if (pl->python)
+        for (i = 0; i < pl->cfg->ncomponents; i++)
+            free(pl->python[i]);
+    free(pl->python);
 }
 
 static void print_quoted(const char *s)

@@ -38,6 +38,7 @@ enum {
 #define LINE_MAX_BYTES    65536 /* longer output lines are split */
 
 extern int quiet;       /* -q: no prefixes, no notes */
+extern int verbose;     /* -v: the choices xfer-run makes, and why */
 extern int sig_pipe[2]; /* signals arrive here as bytes (proc.c) */
 
 /* A growing, NULL-terminated argument vector that owns its strings. */
@@ -53,7 +54,8 @@ typedef struct stream {
     size_t plen;        /* its length */
     char *buf;          /* the pending partial line */
     size_t len;
-    char *line; /* the prefix, then room for a line and its newline: what one write sends */
+    char *line;       /* the prefix, then room for a line and its newline: what one write sends */
+    char *import_err; /* the first Python import error line, IMPORT_ERR_MAX (NULL: not kept) */
 } stream_t;
 
 typedef struct opts {
@@ -70,6 +72,7 @@ typedef struct opts {
     const char *transport;  /* stream | file for every channel (default: $XFER_TRANSPORT) */
     double walltime;
     int check, print_config, dry_run, keep_run_dir, no_daemon, slurm_het;
+    int no_yield; /* --no-yield: never preload the UCX yield helper (yield.c) */
 } opts_t;
 
 typedef struct plan {
@@ -103,10 +106,13 @@ typedef struct plan {
     char *journal;     /* xferd's journal */
     strv_t xferd;      /* the xferd command (empty: none to start) */
     int hb_timeout_ms; /* xferd's failure detection bound */
+    char *yield_lib;   /* the UCX yield helper every MPI process preloads (NULL: none) */
+    char **python;     /* per component: the Python interpreter it runs (NULL: not Python) */
 } plan_t;
 
 /* util.c: small helpers: messages, allocation, argument vectors, time, descriptors, paths */
 char *abs_path(const char *path);
+char *self_exe(void); /* this executable, absolute (exits when /proc/self/exe is unreadable) */
 char *dir_of(const char *path);
 char *find_in_path(const char *name);
 int cloexec_pipe(int p[2]);
@@ -117,6 +123,7 @@ int64_t now_ms(void);
 void close_fd(int *fd);
 void run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void run_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void run_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sv_free(strv_t *s);
 void sv_push(strv_t *s, const char *str);
 void sv_take(strv_t *s, char *str);
@@ -124,7 +131,8 @@ void sv_take(strv_t *s, char *str);
 /* output.c: output forwarding ("[name] " before every line) and the --exec-prefixed mode, the
  * wrapper of every process of an mpiexec launch, which reports an abnormal end to xfer-run
  * through the FIFO RUN_DIR/EXITS_FIFO (supervise.c) */
-#define EXITS_FIFO "exits.fifo"
+#define EXITS_FIFO     "exits.fifo"
+#define IMPORT_ERR_MAX 256 /* a Python import error reported with an end (supervise.c) */
 int exec_prefixed(int argc, char **argv);
 int stream_init(stream_t *s, int fd, int dest, const char *prefix);
 int stream_pump(stream_t *s);
@@ -136,6 +144,9 @@ int signal_descendants(int sig);
 int spawn(char *const argv[], int in_fd, int out_fd, int err_fd, pid_t *pid_out);
 
 /* plan.c: the launch plan: the launch mode, commands, the run directory, the control plane */
+/* cmd[0] as the launch finds it: with a '/', relative to the workflow file's directory; else
+ * beside xfer-run, then in PATH. NULL with the reason in *why (caller frees both). */
+char *resolve_command(const char *cmd, const char *self_dir, const char *yaml_dir, char **why);
 int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg);
 void free_plan(plan_t *pl, int keep_run_dir);
 void print_command(const strv_t *env, const strv_t *cmd);
@@ -154,6 +165,25 @@ void world_preload(void);
 void world_refusals(const plan_t *pl);
 void add_launcher(const plan_t *pl, const opts_t *o, strv_t *s);
 int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds);
+
+/* python.c: Python components: the interpreter a component runs (its cmd[0] when that is a
+ * python, else its script's #! line), and --check's import of numpy and xfer in it */
+typedef struct py_interp {
+    char *path;   /* the interpreter, as the launch finds it */
+    strv_t opts;  /* its options before the script (-u, -I, -S, -X ...) */
+    char *script; /* the script whose #! line names it (NULL: cmd[0] is the interpreter) */
+    char *dir;    /* the run's sys.path[0]: the script's directory (NULL: the working one) */
+} py_interp_t;
+int python_of(const char *cmd, const xfer_cfg_component_t *k, py_interp_t *py); /* 1: Python */
+void python_free(py_interp_t *py);
+/* Starts each Python component's interpreter once; what it imports to @p out, what it cannot
+ * (the interpreter, the ImportError, the fix) to @p err. Returns the number that cannot. */
+int xfer_run_python_check(const xfer_config_t *cfg, const char *file, FILE *out, FILE *err);
+
+/* yield.c: the UCX yield helper for oversubscribed MPICH ch4:ucx runs */
+char *mpich_device(const char *version); /* "ch4:ucx" from MPI_Get_library_version's text */
+int plan_yield(plan_t *pl, const opts_t *o, const char *self_dir);
+char *yield_preload(const plan_t *pl, int c); /* component c's LD_PRELOAD, helper added */
 
 /* supervise.c: running the plan: servers, xferd, the launches, supervision to the end */
 int run_workflow(const plan_t *pl, const opts_t *o);

@@ -271,7 +271,24 @@ static void reap(runner_t *r)
 /* A process of component @p c ended abnormally (its wrapper's report): the component failed,
  * whatever its launcher makes of it (Hydra waits for ever when a process ends before MPI_Init).
  * xferd hears of it, the peers get the grace to fail on their own, then the run stops. */
-static void component_ended(runner_t *r, int c, int code)
+/* A process of component @p c died at a Python import: its interpreter is the usual suspect
+ * (the python3 first in PATH need not be the package's). Name it, and the check. */
+static void import_hint(runner_t *r, int c, const char *import_err)
+{
+    const char *py = r->pl->python[c];
+    char *who;
+
+    if (!import_err[0])
+        return;
+    who = py ? xasprintf("%s: its Python, %s,", r->pl->cfg->components[c].name, py)
+             : xstrdup(r->pl->cfg->components[c].name);
+    run_error("component %s died at import (%s); `xfer-run --check %s` tries each Python "
+              "component's interpreter and names the fix",
+              who, import_err, r->pl->config_path);
+    free(who);
+}
+
+static void component_ended(runner_t *r, int c, int code, const char *import_err)
 {
     xfer_ctl_msg_t *m = NULL;
     if (r->ended && r->ended[c])
@@ -286,10 +303,13 @@ static void component_ended(runner_t *r, int c, int code)
         run_note("cannot report the end of %s to xferd: %s", r->pl->cfg->components[c].name,
                  xfer_last_error());
     xfer_ctl_msg_free(&m);
-    if (r->result >= 0 || r->stop_at)
-        return; /* a consequence of an earlier cause */
+    if (r->result >= 0 || r->stop_at) {
+        import_hint(r, c, import_err); /* its launcher's exit may have been reported first */
+        return;                        /* a consequence of an earlier cause */
+    }
     r->result = code;
     report_first(r, c, code);
+    import_hint(r, c, import_err);
     if (r->running > 0 && r->grace_ms > 0 && peers_registered(r, c) > 0)
         r->stop_due = now_ms() + r->grace_ms;
     else
@@ -345,7 +365,7 @@ static void watch_xferd(runner_t *r, int64_t now)
     }
 }
 
-/* Lines "NAME PID CODE" from the wrappers (output.c). */
+/* Lines "NAME PID CODE[ IMPORT_ERROR]" from the wrappers (output.c). */
 static void read_exits(runner_t *r)
 {
     ssize_t n;
@@ -357,12 +377,14 @@ static void read_exits(runner_t *r)
         while ((nl = strchr(r->exits_buf, '\n'))) {
             char name[256];
             long pid;
-            int code, c;
+            int code, c, used = 0;
             *nl = '\0';
-            if (sscanf(r->exits_buf, "%255s %ld %d", name, &pid, &code) == 3)
+            if (sscanf(r->exits_buf, "%255s %ld %d%n", name, &pid, &code, &used) == 3) {
+                const char *import_err = r->exits_buf + used + (r->exits_buf[used] == ' ');
                 for (c = 0; c < r->pl->cfg->ncomponents; c++)
                     if (!strcmp(r->pl->cfg->components[c].name, name) && code != 0)
-                        component_ended(r, c, code);
+                        component_ended(r, c, code, import_err);
+            }
             r->exits_len -= (size_t) (nl + 1 - r->exits_buf);
             memmove(r->exits_buf, nl + 1, r->exits_len + 1);
         }

@@ -16,6 +16,7 @@
 #include "run.h"
 
 int quiet;
+int verbose;
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
@@ -26,6 +27,18 @@ void run_note(const char *fmt, ...)
     va_list ap;
 
     if (quiet)
+        return;
+    va_start(ap, fmt);
+    xfer_log_vline(2, "xfer-run: ", "", fmt, ap);
+    va_end(ap);
+}
+
+/* -v: what xfer-run chose and why (the launch, the yield helper, the interpreters). */
+void run_verbose(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!verbose || quiet)
         return;
     va_start(ap, fmt);
     xfer_log_vline(2, "xfer-run: ", "", fmt, ap);
@@ -145,6 +158,19 @@ char *abs_path(const char *path)
         *w++ = '/';
     *w = '\0';
     return out;
+}
+
+char *self_exe(void)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+    if (n < 0) {
+        run_error("cannot find this executable (/proc/self/exe): %s", strerror(errno));
+        exit(EXIT_USAGE);
+    }
+    self[n] = '\0';
+    return xstrdup(self);
 }
 
 char *dir_of(const char *path)
