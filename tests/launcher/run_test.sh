@@ -95,11 +95,13 @@ envre() {
 # the mode, the component's index
 wenv() { # wenv INDEX
     if [ "$flavour" = openmpi ]; then
-        printf -- '-x XFER_WORLD_PRELOAD=[^ ]*libxfer_world\.so -x XFER_MPI_WORLD=component -x XFER_WORLD_COLOR=%s' "$1"
+        printf -- '-x XFER_WORLD_SO=[^ ]*libxfer_world\.so -x XFER_MPI_WORLD=component -x XFER_WORLD_COLOR=%s' "$1"
     else
-        printf -- '-env XFER_WORLD_PRELOAD [^ ]*libxfer_world\.so -env XFER_MPI_WORLD component -env XFER_WORLD_COLOR %s' "$1"
+        printf -- '-env XFER_WORLD_SO [^ ]*libxfer_world\.so -env XFER_MPI_WORLD component -env XFER_WORLD_COLOR %s' "$1"
     fi
 }
+# what the wrapper appends to a program's LD_PRELOAD in an MPMD launch (mpi_world: component)
+world_re='(:/[^ ]*libxfer_world\.so)?'
 # the run's identity: fresh every run (xfer-run-HOST-PID-TIME)
 runid_re() {
     if [ "$flavour" = openmpi ]; then
@@ -426,11 +428,11 @@ yield)
         expect out "-env LD_PRELOAD" 1
         expect_none out "-env LD_PRELOAD $(q "$helper")"
         expect err "yield helper: already in LD_PRELOAD" 1
-        # it reaches the processes
+        # it reaches the processes (and libxfer_world.so after it: mpi_world)
         run --launch mpmd yield.yaml
         expect_rc 0
-        expect out "^\[a\] preload=$(q "libm.so.6:$helper")\$" 2
-        expect out "^\[b\] preload=$(q "$helper")\$" 1
+        expect out "^\[a\] preload=$(q "libm.so.6:$helper")$world_re\$" 2
+        expect out "^\[b\] preload=$(q "$helper")$world_re\$" 1
         # in the srun commands, on the allocation's CPUs
         SLURM_JOB_ID=1 SLURM_JOB_CPUS_PER_NODE='1(x2)' run -v --dry-run --no-daemon \
             --launcher slurm --srun /bin/true yield.yaml
@@ -452,8 +454,8 @@ yield)
         fi
         run --launch mpmd yield.yaml
         expect_rc 0
-        expect out "^\[a\] preload=libm\.so\.6\$" 2
-        expect out "^\[b\] preload=\$" 1
+        expect out "^\[a\] preload=libm\.so\.6$world_re\$" 2
+        expect out "^\[b\] preload=(/[^ ]*libxfer_world\.so)?\$" 1
     fi
     # turned off: --no-yield, XFER_RUN_YIELD=0; a's own LD_PRELOAD stays as it is
     run -v --no-yield --dry-run --no-daemon --launch mpmd yield.yaml

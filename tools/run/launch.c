@@ -148,7 +148,7 @@ static int world_srun_env(const plan_t *pl, int c, const char *preload, strv_t *
     memset(&w, 0, sizeof(w));
     world_env(pl, c, &w);
     for (i = 0; i + 1 < w.n; i += 2) {
-        if (strcmp(w.v[i], "XFER_WORLD_PRELOAD") != 0 || (pl->mode == XFER_LAUNCH_MPMD && !quiet)) {
+        if (strcmp(w.v[i], "XFER_WORLD_SO") != 0 || (pl->mode == XFER_LAUNCH_MPMD && !quiet)) {
             sv_take(s, xasprintf("%s=%s", w.v[i], w.v[i + 1]));
             continue;
         }

@@ -67,7 +67,7 @@ void world_env(const plan_t *pl, int c, strv_t *names)
     const char *lib = world_lib(pl);
     if (pl->mode != XFER_LAUNCH_MPMD || pl->cfg->ncomponents < 2 || !lib)
         return;
-    sv_push(names, "XFER_WORLD_PRELOAD");
+    sv_push(names, "XFER_WORLD_SO");
     sv_push(names, lib);
     sv_push(names, "XFER_MPI_WORLD");
     sv_push(names, k->mpi_world == XFER_MPI_WORLD_JOB ? "job" : "component");
@@ -77,13 +77,13 @@ void world_env(const plan_t *pl, int c, strv_t *names)
 
 void world_preload(void)
 {
-    const char *lib = getenv("XFER_WORLD_PRELOAD"), *old = getenv("LD_PRELOAD");
+    const char *lib = getenv("XFER_WORLD_SO"), *old = getenv("LD_PRELOAD");
     char *v;
     if (!lib || !*lib)
         return;
     v = old && *old ? xasprintf("%s:%s", old, lib) : xstrdup(lib);
     setenv("LD_PRELOAD", v, 1);
-    unsetenv("XFER_WORLD_PRELOAD");
+    unsetenv("XFER_WORLD_SO");
     free(v);
 }
 
