@@ -55,6 +55,7 @@ typedef struct opts {
     long particles;
     double chi, dp;
     int fault; /* FAULT_* */
+    int world; /* --world: its own communication on MPI_COMM_WORLD, never xfer_comm */
     uint64_t seed;
     const char *output, *channel, *config, *component;
 } opts_t;
@@ -101,7 +102,7 @@ static void usage(FILE *f)
             "                      [--noise a] [--seed n] [--channel NAME] [--config FILE]\n"
             "                      [--component NAME] [--halo sendrecv|vonneumann|moore]\n"
             "                      [--particles N] [--chi c] [--Dp d]\n"
-            "                      [--fault-particles drop|duplicate|relabel]\n"
+            "                      [--fault-particles drop|duplicate|relabel] [--world]\n"
             "  S simulation steps (2000); every N steps (200) U and V go to the analysis;\n"
             "  L: the grid is L x L, as the workflow file declares U and V (default: its\n"
             "  shape); B histogram bins of V over [0, 1] (32); DIR (" GS_DEFAULT_OUTPUT ")\n"
@@ -113,7 +114,10 @@ static void usage(FILE *f)
             "  N tracer particles (2000) drift up the gradient of V (velocity c grad V, c 4)\n"
             "  with diffusivity d (0.05) and go to the analysis with U and V. For the tests\n"
             "  of the analysis' particle check, --fault-particles makes rank 0 put one\n"
-            "  particle fewer, one twice, or one with another's id at the second coupled step.\n");
+            "  particle fewer, one twice, or one with another's id at the second coupled step.\n"
+            "  --world: the simulation's own communication on MPI_COMM_WORLD, as an uncoupled\n"
+            "  code has it, not on the communicator xfer_comm gives (under xfer-run, a\n"
+            "  component's MPI_COMM_WORLD is its own processes: mpi_world: component).\n");
 }
 
 /* The options; --help, --version and usage errors exit. */
@@ -140,6 +144,7 @@ static void parse_args(int argc, char **argv, opts_t *o)
         O_CHI,
         O_DP,
         O_FAULT,
+        O_WORLD,
         O_VERSION
     };
     static const struct option longopts[] = {{"steps", required_argument, NULL, O_STEPS},
@@ -162,6 +167,7 @@ static void parse_args(int argc, char **argv, opts_t *o)
                                              {"chi", required_argument, NULL, O_CHI},
                                              {"Dp", required_argument, NULL, O_DP},
                                              {"fault-particles", required_argument, NULL, O_FAULT},
+                                             {"world", no_argument, NULL, O_WORLD},
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, O_VERSION},
                                              {NULL, 0, NULL, 0}};
@@ -220,6 +226,9 @@ static void parse_args(int argc, char **argv, opts_t *o)
             break;
         case O_COMPONENT:
             o->component = optarg;
+            break;
+        case O_WORLD:
+            o->world = 1;
             break;
         case O_HALO:
             for (o->halo = 0; o->halo < HALO_MODES && strcmp(optarg, halo_names[o->halo]);
@@ -533,7 +542,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     gs_rank = wrank;
     XCHECK(xfer_init(o.config, o.component, MPI_COMM_WORLD, &x));
-    XCHECK(xfer_comm(x, &comm));
+    if (o.world) /* an uncoupled code's communicator, unchanged (mpi_world: component) */
+        comm = MPI_COMM_WORLD;
+    else
+        XCHECK(xfer_comm(x, &comm));
     XCHECK(xfer_config_of(x, &cfg, &comp));
     MPI_Comm_rank(comm, &gs_rank);
     MPI_Comm_size(comm, &csize);

@@ -106,6 +106,21 @@ ex_test(xfer_run.p3q2 OUT ${out} COMMAND $<TARGET_FILE:xfer-run> ${EX_DIR}/xfer-
         ENV ${ex_env})
 set_tests_properties(${P}.example.xfer_run.p3q2 PROPERTIES FIXTURES_SETUP ${P}.example.outputs)
 
+# ---- MPI_COMM_WORLD per component (mpi_world: component, the default): the simulation with
+# --world communicates on MPI_COMM_WORLD, as an uncoupled code does, never on xfer_comm's
+# communicator; in one MPMD launch by xfer-run its results equal the run above -----------------
+if(TARGET xfer_world)
+  set(out ${EX_DIR}/world-p3q2)
+  ex_workflow(${out}.yaml 3 2 ${out})
+  file(READ ${out}.yaml text)
+  string(REPLACE "cmd: [gray-scott-sim," "cmd: [gray-scott-sim, --world," text "${text}")
+  file(WRITE ${out}.yaml "${text}")
+  ex_test(world.xfer_run.p3q2 OUT ${out} SAME_AS ${EX_DIR}/xfer-run-p3q2
+          COMMAND $<TARGET_FILE:xfer-run> --launch mpmd ${out}.yaml ENV ${ex_env})
+  set_tests_properties(${P}.example.world.xfer_run.p3q2 PROPERTIES FIXTURES_REQUIRED
+                       ${P}.example.outputs)
+endif()
+
 # ---- the simulation does not depend on its decomposition: 2 x 2 blocks and 3 x 1 blocks give
 # the same statistics (the halo exchange is right) ------------------------------------------
 add_test(NAME ${P}.example.decomposition
