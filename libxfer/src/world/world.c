@@ -213,10 +213,14 @@ static int predefined(int keyval)
            keyval == MPI_LASTUSEDCODE;
 }
 
+MPI_Comm xw_attr_comm(MPI_Comm comm, int keyval)
+{
+    return predefined(keyval) ? comm : xw_comm(comm, "MPI_Comm_get_attr", 0);
+}
+
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
 {
-    return PMPI_Comm_get_attr(predefined(keyval) ? comm : xw_comm(comm, "MPI_Comm_get_attr", 0),
-                              keyval, value, flag);
+    return PMPI_Comm_get_attr(xw_attr_comm(comm, keyval), keyval, value, flag);
 }
 
 /* An error handler set on MPI_COMM_WORLD serves the component's world and the job's (whose

@@ -22,7 +22,11 @@ extern const xw_fn_info_t xw_generated[];
  * fails at once, after a message naming it and the fix) when @p collective; else @p comm. */
 MPI_Comm xw_comm(MPI_Comm comm, const char *fn, int collective);
 
-/* The same for a Fortran handle. */
+/* An attribute's communicator: @p comm itself for a predefined key (MPI attaches those to the
+ * job's world), else as xw_comm. */
+MPI_Comm xw_attr_comm(MPI_Comm comm, int keyval);
+
+/* The same as xw_comm for a Fortran handle. */
 MPI_Fint xw_fcomm(MPI_Fint comm, const char *fn, int collective);
 
 /* The next definition of @p name (the MPI library's), looked up once into *@p cache. */
