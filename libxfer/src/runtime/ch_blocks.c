@@ -60,6 +60,15 @@ static void forget(xfer_rt_blocks_t *l)
         l->pk[0] = 0;
 }
 
+/* A refused step forgets the rank's puts of @p d: the transport's step no longer holds it. */
+static void unput(xfer_channel_t *ch, xfer_rt_dset_t *d)
+{
+    forget(&d->put);
+    d->put_now = 0;
+    if (ch->ops->unput)
+        ch->ops->unput(ch, d);
+}
+
 void xfer_ch_blocks_release(xfer_rt_blocks_t *l)
 {
     xfer_free(l->box);
@@ -200,7 +209,8 @@ static xfer_status_t local_check(xfer_channel_t *ch, xfer_rt_dset_t *d)
                     d->fix.n, b1);
 }
 
-/* Words of this rank's gather: its count of each dataset, its verdict, its boxes. */
+/* Words of this rank's gather: its count of each dataset, its verdict (0, or the index + 1 of
+ * the dataset whose blocks it refused itself), its boxes. */
 static xfer_status_t fill_mine(xfer_channel_t *ch, int bad)
 {
     xfer_rt_gather_t *g = &ch->gat;
@@ -375,30 +385,34 @@ xfer_status_t xfer_ch_blocks_commit(xfer_channel_t *ch)
         if (per_step(d) || !d->fix_set)
             g->which[g->n++] = i;
     }
-    if (own != XFER_SUCCESS) {
-        forget(&ch->ds[bad].put);
-        ch->ds[bad].put_now = 0;
-    }
-    if (g->n == 0) /* nothing to gather: blocks: fixed, after the first step */
-        return own == XFER_SUCCESS ? XFER_SUCCESS : refused(ch, xfer_err_raw(own, "%s", why));
-    XFER_CHECK_GOTO(fill_mine(ch, own != XFER_SUCCESS), st, out);
-    XFER_CHECK_GOTO(gather(ch), st, out);
-    if (own != XFER_SUCCESS)
+    if (g->n == 0) { /* nothing to gather: blocks: fixed, after the first step */
+        if (own == XFER_SUCCESS)
+            return XFER_SUCCESS;
+        unput(ch, &ch->ds[bad]);
         return refused(ch, xfer_err_raw(own, "%s", why));
-    for (r = 0; r < ch->nlocal; r++)
-        if (g->cnt[(size_t) r * ((size_t) g->n + 1) + (size_t) g->n])
-            return XFER_ERR(XFER_ERR_INVALID_ARG,
-                            "channel %s: step %llu is not committed: rank %d of %s refused its "
-                            "blocks (its error says why); commit again once it put them right",
-                            ch->cfg->name, (unsigned long long) ch->cur, r,
-                            xfer_ch_side_name(ch, ch->side));
+    }
+    XFER_CHECK_GOTO(fill_mine(ch, bad + 1), st, out);
+    XFER_CHECK_GOTO(gather(ch), st, out);
+    for (r = 0; r < ch->nlocal; r++) { /* a rank refused its own: every rank forgets it */
+        const uint64_t v = g->cnt[(size_t) r * ((size_t) g->n + 1) + (size_t) g->n];
+        if (!v)
+            continue;
+        unput(ch, &ch->ds[v - 1]);
+        if (own != XFER_SUCCESS)
+            return refused(ch, xfer_err_raw(own, "%s", why));
+        return refused(ch,
+                       XFER_ERR(XFER_ERR_INVALID_ARG,
+                                "channel %s: dataset %s: step %llu: rank %d of %s refused its "
+                                "blocks (its error says why)",
+                                ch->cfg->name, ch->ds[v - 1].cfg->name,
+                                (unsigned long long) ch->cur, r, xfer_ch_side_name(ch, ch->side)));
+    }
     for (j = 0; j < g->n; j++)
         if ((st = check_tiling(ch, j)) != XFER_SUCCESS) {
             xfer_rt_dset_t *d = &ch->ds[g->which[j]];
             if (st == XFER_ERR_NO_MEMORY)
                 goto out;
-            forget(&d->put);
-            d->put_now = 0;
+            unput(ch, d);
             return refused(ch, st);
         }
     for (j = 0; j < g->n; j++) { /* accepted */

@@ -489,6 +489,12 @@ static xfer_status_t file_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const vo
     return XFER_SUCCESS;
 }
 
+/* The file's unput (transport.h): the step's file will not hold the rank's block of @p ds. */
+static void file_unput(xfer_channel_t *ch, xfer_rt_dset_t *ds)
+{
+    ch->file->mask &= ~((uint64_t) 1 << ds->bit);
+}
+
 /* The file's release (transport.h): the step is released as a whole, once every rank has it
  * (or the peer ended); then its file goes (keep: false) or the `released` marker says so. */
 static xfer_status_t file_release(xfer_channel_t *ch)
@@ -633,6 +639,7 @@ const xfer_transport_ops_t xfer_file_ops = {
     .over = file_over,
     .ended = ended,
     .stage = file_stage,
+    .unput = file_unput,
     .commit = commit,
     .release = file_release,
     .sent = NULL,

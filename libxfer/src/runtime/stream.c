@@ -331,6 +331,14 @@ out:
     return st;
 }
 
+/* The stream's unput (transport.h): the step being filled no longer holds @p ds. */
+void xfer_ch_stream_unput(xfer_channel_t *ch, xfer_rt_dset_t *ds)
+{
+    xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, ch->cur);
+    if (sl->state == XFER_SLOT_FILLING && sl->step == ch->cur)
+        sl->mask &= ~((uint64_t) 1 << ds->bit);
+}
+
 xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch)
 {
     size_t off = sizeof(xfer_rt_hdr_t) + (ch->me == 0 ? ch->lay.attr_cap : 0);

@@ -194,6 +194,7 @@ xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch);
 xfer_status_t xfer_ch_stream_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
                                    uint64_t vol);
 xfer_status_t xfer_ch_stream_room(xfer_channel_t *ch, void *arg, int *met);
+void xfer_ch_stream_unput(xfer_channel_t *ch, xfer_rt_dset_t *ds);
 /* Step *@p arg arrived, or the channel ended before it (a wait condition). */
 xfer_status_t xfer_ch_step_ready(xfer_channel_t *ch, void *arg, int *met);
 int xfer_ch_stream_has(xfer_channel_t *ch, uint64_t s);
