@@ -86,7 +86,7 @@ bk_test(step.rows.zero.full.p3q2 ${RT_DIR}/blocks-step-3x2-rows-full.yaml NP 3 2
 # named; a hole and an overlap across ranks at the first step's commit (blocks: fixed) and at
 # step 2's (per_step), named with the ranks and boxes; a rank's blocks that differ from the
 # first step's (blocks: fixed): one block that is not one of them (at the put), one missing (at
-# the commit)
+# the commit; beside per_step datasets, whose commits gather: every rank refuses the step)
 set(box "\\[[0-9]+:[0-9]+\\]")
 bk_test(put_overlap.p3q2 ${RT_DIR}/blocks-fixed-3x2-all.yaml NP 3 2
         ARGS --steps 3 --blocks 2x2 --put-order twice
@@ -100,6 +100,9 @@ bk_test(overlap.p3q2 ${RT_DIR}/blocks-fixed-3x2-all.yaml NP 3 2
 bk_test(mismatch.p3q2 ${RT_DIR}/blocks-fixed-3x2-all.yaml NP 3 2
         ARGS --steps 3 --blocks 2x2 --bad-blocks mismatch
         EXPECT "step 1: rank 2's block \\[18:37\\] is not one of its 4 blocks of the first step \\(${box}, ${box}, ${box}, ${box}\\); the decomposition is fixed by the first step.*step 1: rank 2 put 3 of its 4 blocks of the first step: ${box} is missing")
+bk_test(step.mismatch.p3q2 ${RT_DIR}/blocks-step-3x2-all.yaml NP 3 2
+        ARGS --steps 3 --blocks 2x2 --move --bad-blocks mismatch
+        EXPECT "dataset cube: step 1: rank 2's block \\[2:5, 0:4, 0:3\\] is not one of its 4 blocks of the first step.*dataset cube: step 1: rank 2 of a refused its blocks \\(its error says why\\); step 1 is not committed")
 bk_test(step.hole.p3q2 ${RT_DIR}/blocks-step-3x2-all.yaml NP 3 2
         ARGS --steps 4 --blocks 2x2 --move --bad-blocks hole --bad-step 2
         EXPECT "dataset line: step 2: the blocks of a's 3 ranks hold 35 of its 37 elements .*: the first hole is \\[7:9\\] \\(2 elements\\), beside the block ${box} of rank [0-9]")

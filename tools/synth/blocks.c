@@ -131,18 +131,33 @@ static int must_refuse(int i, uint64_t s, xfer_status_t st, const char *what, co
 }
 
 /* --bad-blocks: the dataset spoiled in channel i (-1: none): the first fixed-shape one of a
- * channel this component only sends on, in step --bad-step. */
+ * channel this component only sends on (mismatch: the first with blocks: fixed), in step
+ * --bad-step. */
 static int spoiled(int i, uint64_t s)
 {
+    const int fixed_only = strcmp(o.bad_blocks ? o.bad_blocks : "", "mismatch") == 0;
     int j;
     if (!o.bad_blocks || (int64_t) s != o.bad_step || chs[i].role != XFER_ROLE_SEND)
         return -1;
     for (j = 0; j < cfg->channels[i].ndatasets; j++) {
         const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
-        if (d->from == comp && !d->joined && !d->variable)
+        if (d->from == comp && !d->joined && !d->variable &&
+            (!fixed_only || d->blocks == XFER_BLOCKS_FIXED))
             return j;
     }
     return -1;
+}
+
+/* Does the commit of channel i gather the side's blocks after the first step (a dataset with
+ * blocks: per_step)? Then one rank's refusal is every rank's. */
+static int gathers(int i)
+{
+    int j;
+    for (j = 0; j < cfg->channels[i].ndatasets; j++)
+        if (cfg->channels[i].datasets[j].from == comp &&
+            cfg->channels[i].datasets[j].blocks == XFER_BLOCKS_PER_STEP)
+            return 1;
+    return 0;
 }
 
 static int spoiler(void)
@@ -187,7 +202,7 @@ int synth_blocks_put(int i, int j, uint64_t s)
 int synth_blocks_end(int i, uint64_t s)
 {
     const int j = spoiled(i, s);
-    const int must = j >= 0 && (spoiler() || strcmp(o.bad_blocks, "mismatch") != 0);
+    const int must = j >= 0 && (spoiler() || strcmp(o.bad_blocks, "mismatch") != 0 || gathers(i));
     xfer_status_t st;
     boxes_t x;
     int b, ok = 1;
