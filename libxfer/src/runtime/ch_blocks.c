@@ -382,6 +382,14 @@ xfer_status_t xfer_ch_blocks_commit(xfer_channel_t *ch)
             snprintf(why, sizeof(why), "%s", xfer_last_error());
             bad = i;
         }
+        /* the first step's blocks become the decomposition: room for them before the
+         * verdict, so that no rank fails alone once every rank accepted the step */
+        while (own == XFER_SUCCESS && !per_step(d) && !d->fix_set &&
+               (d->fix.cap < d->put.n || !d->fix.cap))
+            if ((own = grow(&d->fix, d->cfg->ndims)) != XFER_SUCCESS) {
+                snprintf(why, sizeof(why), "%s", xfer_last_error());
+                bad = i;
+            }
         if (per_step(d) || !d->fix_set)
             g->which[g->n++] = i;
     }
@@ -422,18 +430,16 @@ xfer_status_t xfer_ch_blocks_commit(xfer_channel_t *ch)
             const int c = (int) g->cnt[(size_t) r * ((size_t) g->n + 1) + j];
             d->side_max = c > d->side_max ? c : d->side_max;
         }
-        if (!per_step(d) && !d->fix_set) { /* the first step: the decomposition */
+        if (!per_step(d) && !d->fix_set) { /* the first step: the decomposition (room: above) */
             xfer_rt_blocks_t *f = &d->fix;
             const int nd = d->cfg->ndims;
             int b;
-            while (f->cap < d->put.n || !f->cap)
-                XFER_CHECK_GOTO(grow(f, nd), st, out);
             f->n = d->put.n;
             f->vol = d->put.vol;
-            if (f->n)
+            if (f->n) {
                 memcpy(f->box, d->put.box, (size_t) f->n * 2 * (size_t) nd * sizeof(uint64_t));
-            if (f->n)
                 memcpy(f->pk, d->put.pk, ((size_t) f->n + 1) * sizeof(size_t));
+            }
             f->pk[0] = 0;
             for (b = 0; b < f->n; b++)
                 d->put.of[b] = b;
