@@ -13,6 +13,7 @@
  *              [--begin TIMEOUT_MS [--deadline-ms MS]] [--quiet] [--report-time]
  *              [--seed S] [--orders phased|file|random] [--delay-ms MAX] [--stop-after K]
  *              [--fault kill|stop:RANK:STEP:begin|commit|end] [--report] [--no-empty-steps]
+ *              [--blocks KxL] [--move] [--bad-blocks hole|overlap|mismatch [--bad-step S]]
  * --begin uses the step-status API: every step starts with xfer_step_begin(TIMEOUT_MS), called
  * again while it says NOT_READY (--deadline-ms: fail after that long), and the end of a
  * receive-only stream is the END_OF_STREAM status.
@@ -50,6 +51,11 @@
  * (type: {field: type, ...}), in fixed, joined and variable datasets, hold the pattern field by
  * field and are compared so (padding is not data). A failure of a run that draws from the seed
  * ends with (seed S).
+ *
+ * Several blocks per rank (tools/synth/blocks.c): --blocks KxL puts each fixed-shape block as a
+ * K x L grid of uneven blocks, --move moves the blocks of `blocks: per_step` datasets from rank
+ * to rank every step, --bad-blocks spoils a step (a hole, an overlap, blocks that differ from
+ * the first step's) and checks that it is refused, then puts it right.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -87,7 +93,10 @@ opts_t o = {.steps = 4,
             .orders = ORD_PHASED,
             .stop_after = -1,
             .fault_rank = -1,
-            .fault_step = -1};
+            .fault_step = -1,
+            .bk = 1,
+            .bl = 1,
+            .bad_step = -1};
 const xfer_config_t *cfg;
 int comp, crank = -1, csize;
 chan_t *chs;
@@ -222,6 +231,10 @@ static void parse_options(int argc, char **argv)
         O_FAULT_RANK,
         O_REPORT_TIME,
         O_NO_EMPTY,
+        O_BLOCKS,
+        O_MOVE,
+        O_BAD_BLOCKS,
+        O_BAD_STEP,
         O_VERSION
     };
     static const struct option longopts[] = {{"steps", required_argument, NULL, O_STEPS},
@@ -253,6 +266,10 @@ static void parse_options(int argc, char **argv)
                                              {"fault-rank", required_argument, NULL, O_FAULT_RANK},
                                              {"report-time", no_argument, NULL, O_REPORT_TIME},
                                              {"no-empty-steps", no_argument, NULL, O_NO_EMPTY},
+                                             {"blocks", required_argument, NULL, O_BLOCKS},
+                                             {"move", no_argument, NULL, O_MOVE},
+                                             {"bad-blocks", required_argument, NULL, O_BAD_BLOCKS},
+                                             {"bad-step", required_argument, NULL, O_BAD_STEP},
                                              {"help", no_argument, NULL, 'h'},
                                              {"version", no_argument, NULL, O_VERSION},
                                              {NULL, 0, NULL, 0}};
@@ -274,6 +291,8 @@ static void parse_options(int argc, char **argv)
                    "                  [--seed S] [--orders phased|file|random] [--delay-ms MAX]\n"
                    "                  [--stop-after K] [--report] [--no-empty-steps]\n"
                    "                  [--fault kill|stop:RANK:STEP:begin|commit|end]\n"
+                   "                  [--blocks KxL] [--move] [--bad-blocks hole|overlap|mismatch\n"
+                   "                  [--bad-step S]]\n"
                    "                  [-h|--help] [--version]\n"
                    "A synthetic workflow component: it plays its part of every channel of the\n"
                    "workflow file with a checkable pattern (tools/xfer-synth.c).\n");
@@ -380,6 +399,25 @@ static void parse_options(int argc, char **argv)
         case O_NO_EMPTY:
             o.no_empty_steps = 1;
             break;
+        case O_BLOCKS: {
+            int n = 0;
+            if (sscanf(optarg, "%dx%d%n", &o.bk, &o.bl, &n) != 2 || optarg[n] != '\0' || o.bk < 1 ||
+                o.bl < 1 || o.bk * o.bl > 64)
+                xfer_cli_usage_error(prog, "--blocks: expected KxL, 1 <= K L <= 64, got \"%s\"",
+                                     optarg);
+            break;
+        }
+        case O_MOVE:
+            o.move = 1;
+            break;
+        case O_BAD_BLOCKS:
+            if (strcmp(optarg, "hole") && strcmp(optarg, "overlap") && strcmp(optarg, "mismatch"))
+                xfer_cli_usage_error(prog, "--bad-blocks: expected hole, overlap or mismatch");
+            o.bad_blocks = optarg;
+            break;
+        case O_BAD_STEP:
+            o.bad_step = xfer_cli_long(prog, "--bad-step", optarg, 0, 1 << 30);
+            break;
         default:
             xfer_cli_bad_option(prog, c, argv);
         }
@@ -390,6 +428,11 @@ static void parse_options(int argc, char **argv)
         xfer_cli_usage_error(prog, "--orders random needs --seed");
     if (o.delay_ms > 0 && !o.seeded)
         xfer_cli_usage_error(prog, "--delay-ms needs --seed");
+    if (o.bad_step < 0)
+        o.bad_step = o.bad_blocks && strcmp(o.bad_blocks, "mismatch") == 0 ? 1 : 0;
+    if ((o.move || o.bad_blocks || o.bk * o.bl > 1) && o.bind)
+        xfer_cli_usage_error(prog, "--blocks, --move and --bad-blocks put several blocks: not "
+                                   "with --bind (a bound buffer holds one)");
 }
 
 /* M x N: declare what this rank receives of each dataset (the file's selection: user). With

@@ -39,6 +39,7 @@ static const xfer_adapter_ops_t hdf5_ops = {
     .skipped = h5_skipped,
     .set_time = h5_set_time,
     .read_record = h5_read_record,
+    .write_boxes = h5_write_boxes,
 };
 
 const xfer_adapter_ops_t *xfer_adapter_hdf5(void)

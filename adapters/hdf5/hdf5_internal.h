@@ -59,6 +59,9 @@ xfer_status_t h5_skipped(void *h, int *n, const char *const **lines);
 xfer_status_t h5_create(const char *path, MPI_Comm comm, const xfer_adapter_wopts_t *o, void **hp);
 xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, const uint64_t start[],
                        const uint64_t count[], const void *buf);
+xfer_status_t h5_write_boxes(void *h, uint64_t step, const xfer_adapter_var_t *v, int n,
+                             const uint64_t start[], const uint64_t count[],
+                             const void *const bufs[]);
 xfer_status_t h5_end_step(void *h, uint64_t step);
 xfer_status_t h5_commit(void **hp);
 void h5_abort(void **hp);

@@ -301,8 +301,103 @@ static int remember(h5write_t *w, const char *name)
     return 0;
 }
 
-xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, const uint64_t start[],
-                       const uint64_t count[], const void *buf)
+/* One run of contiguous elements of a rank's boxes: where it starts in the dataset's row-major
+ * order, where its bytes are. */
+typedef struct run {
+    uint64_t lin;
+    const char *src;
+    size_t len;
+} run_t;
+
+static int by_lin(const void *pa, const void *pb)
+{
+    const run_t *a = pa, *b = pb;
+    return (a->lin > b->lin) - (a->lin < b->lin);
+}
+
+/* The union of @p n boxes (box b at start[b * nd], count[b * nd], its elements at bufs[b]) as the
+ * selection of file space @p fs (after the step's index when @p lead), and their elements packed
+ * in the order the selection visits them, the dataset's row-major order (boxes that do not
+ * overlap: runs of the last dimension sorted by where they start), into *@p packed (NULL: no
+ * element). Returns the memory space, or an invalid id with *@p why the call that failed. */
+static hid_t select_boxes(hid_t fs, int lead, uint64_t step, const xfer_adapter_var_t *v, int n,
+                          const uint64_t start[], const uint64_t count[], const void *const bufs[],
+                          char **packed, const char **why)
+{
+    const int nd = v->ndims;
+    const size_t es = xfer_adapter_var_esize(v);
+    hsize_t st[XFER_MAX_DIMS + 1], ct[XFER_MAX_DIMS + 1], total = 0;
+    size_t nrun = 0, k, row;
+    run_t *runs = NULL;
+    hid_t ms = H5I_INVALID_HID;
+    int b, d, first = 1;
+
+    *packed = NULL;
+    *why = "H5Sselect_hyperslab";
+    if (H5Sselect_none(fs) < 0)
+        return H5I_INVALID_HID;
+    for (b = 0; b < n; b++) {
+        const uint64_t *c = count + (size_t) b * nd;
+        const size_t vol = xfer_adapter_volume(nd, c);
+        if (!vol)
+            continue;
+        st[0] = step;
+        ct[0] = 1;
+        for (d = 0; d < nd; d++) {
+            st[lead + d] = start[(size_t) b * nd + d];
+            ct[lead + d] = c[d];
+        }
+        if (H5Sselect_hyperslab(fs, first ? H5S_SELECT_SET : H5S_SELECT_OR, st, NULL, ct, NULL) < 0)
+            return H5I_INVALID_HID;
+        first = 0;
+        total += vol;
+        nrun += vol / c[nd - 1];
+    }
+    *why = "out of memory packing the blocks";
+    if (total && (!(runs = malloc(nrun * sizeof(*runs))) || !(*packed = malloc(total * es)))) {
+        free(runs);
+        return H5I_INVALID_HID;
+    }
+    for (b = 0, k = 0; b < n; b++) { /* every row of every box */
+        const uint64_t *s0 = start + (size_t) b * nd, *c = count + (size_t) b * nd;
+        const size_t rows = xfer_adapter_volume(nd, c) / (c[nd - 1] ? c[nd - 1] : 1);
+        for (row = 0; xfer_adapter_volume(nd, c) && row < rows; row++, k++) {
+            uint64_t lin = 0, rest = row, idx[XFER_MAX_DIMS];
+            for (d = nd - 2; d >= 0; d--) {
+                idx[d] = rest % c[d];
+                rest /= c[d];
+            }
+            for (d = 0; d < nd; d++)
+                lin = lin * v->dims[d] + s0[d] + (d < nd - 1 ? idx[d] : 0);
+            runs[k].lin = lin;
+            runs[k].src = (const char *) bufs[b] + row * c[nd - 1] * es;
+            runs[k].len = c[nd - 1] * es;
+        }
+    }
+    if (total) {
+        qsort(runs, nrun, sizeof(*runs), by_lin);
+        for (k = 0, row = 0; k < nrun; k++) { /* (row: bytes so far) */
+            memcpy(*packed + row, runs[k].src, runs[k].len);
+            row += runs[k].len;
+        }
+    }
+    free(runs);
+    *why = "H5Screate_simple";
+    if (total == 0) {
+        hsize_t one = 1;
+        if ((ms = H5Screate_simple(1, &one, NULL)) >= 0 && H5Sselect_none(ms) < 0) {
+            H5Sclose(ms);
+            ms = H5I_INVALID_HID;
+        }
+        return ms;
+    }
+    return H5Screate_simple(1, &total, NULL);
+}
+
+/* Write @p n boxes of this rank (h5_write: one, maybe empty; h5_write_boxes: any number). */
+static xfer_status_t write_boxes(void *h, uint64_t step, const xfer_adapter_var_t *v, int n,
+                                 const uint64_t start[], const uint64_t count[],
+                                 const void *const bufs[])
 {
     h5write_t *w = h;
     const int lead = w->o.layout == XFER_ADAPTER_STEP_DIM;
@@ -310,9 +405,11 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
     hid_t ds = H5I_INVALID_HID, sp = H5I_INVALID_HID, fs = H5I_INVALID_HID;
     hid_t ms = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
     hid_t dx = H5I_INVALID_HID, mt = H5I_INVALID_HID, ft = H5I_INVALID_HID;
-    char name[XFER_ADAPTER_MAX_NAME + 32], dummy[16], why[256];
+    char name[XFER_ADAPTER_MAX_NAME + 32], dummy[16], why[256], *packed = NULL;
+    const char *failed = "H5Sselect_hyperslab";
+    const void *buf = n == 1 ? bufs[0] : NULL;
     xfer_status_t st = check_step(w, step, v->name);
-    int d, empty, empty_all;
+    int d, empty = 1, empty_all;
     if (st != XFER_SUCCESS)
         return xfer_adapter_agree(w->comm, st);
     if (v->ndims < 1 || v->ndims > XFER_MAX_DIMS || xfer_adapter_var_esize(v) == 0) {
@@ -399,10 +496,17 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Dset_extent");
     }
     /* the selection and the transfer list are this rank's own; the reservation rank 0's */
-    if (h5_agreed(w->comm, &st) &&
-        ((fs = H5Dget_space(ds)) < 0 ||
-         (ms = h5_select_box(fs, lead, step, v->ndims, start, count, &empty)) < 0))
+    if (h5_agreed(w->comm, &st) && (fs = H5Dget_space(ds)) < 0)
+        st = h5_fail(XFER_ERR_INVALID_ARG, w->tmp, name, "H5Dget_space");
+    if (st == XFER_SUCCESS && n == 1 &&
+        (ms = h5_select_box(fs, lead, step, v->ndims, start, count, &empty)) < 0)
         st = h5_fail(XFER_ERR_INVALID_ARG, w->tmp, name, "H5Sselect_hyperslab");
+    if (st == XFER_SUCCESS && n != 1) { /* several boxes: their union, packed in its order */
+        if ((ms = select_boxes(fs, lead, step, v, n, start, count, bufs, &packed, &failed)) < 0)
+            st = h5_fail(XFER_ERR_INVALID_ARG, w->tmp, name, failed);
+        empty = !packed;
+        buf = packed;
+    }
     if (st == XFER_SUCCESS && (dx = h5_collective_dxpl()) < 0)
         st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_dxpl_mpio");
     if (st == XFER_SUCCESS)
@@ -413,7 +517,28 @@ xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, cons
     if (h5_agreed(w->comm, &st) && v->joined && w->o.layout == XFER_ADAPTER_GROUP_PER_STEP)
         st = h5p_joined(w, step, name, v, start, count, empty ? NULL : buf); /* agreed */
     H5_CLOSE(ft, mt, dx, ms, fs, ds, lcpl, dcpl, sp);
+    free(packed);
     return xfer_adapter_agree(w->comm, st);
+}
+
+xfer_status_t h5_write(void *h, uint64_t step, const xfer_adapter_var_t *v, const uint64_t start[],
+                       const uint64_t count[], const void *buf)
+{
+    const void *bufs[1] = {buf};
+    return write_boxes(h, step, v, 1, start, count, bufs);
+}
+
+xfer_status_t h5_write_boxes(void *h, uint64_t step, const xfer_adapter_var_t *v, int n,
+                             const uint64_t start[], const uint64_t count[],
+                             const void *const bufs[])
+{
+    h5write_t *w = h;
+    if (n < 0 || (n > 0 && (!start || !count || !bufs)) || v->joined) {
+        xfer_adapter_set_error("%s: %s: %d boxes%s", w->tmp, v->name, n,
+                               v->joined ? " of a joined dataset (one block a rank)" : "");
+        return xfer_adapter_agree(w->comm, XFER_ERR_INVALID_ARG);
+    }
+    return write_boxes(h, step, v, n, start, count, bufs);
 }
 
 /* The root's step counter set to @p n (collective; the status agreed). */

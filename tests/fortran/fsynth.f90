@@ -1,7 +1,7 @@
 ! SPDX-License-Identifier: BSD-3-Clause
 !> fsynth: a Fortran workflow component for the couplings across languages (tests/fortran).
 !!
-!!     fsynth COMPONENT [STEPS] [strided] [attrs] [rowmajor]
+!!     fsynth COMPONENT [STEPS] [strided] [attrs] [rowmajor] [blocks]
 !!
 !! It plays COMPONENT (a or b) of channel c of the workflow file in XFER_CONFIG, whose datasets
 !! are line (float64 [37]), plane (int32 [13, 9]), cube (uint8 [5, 4, 3]), hyper (float64
@@ -15,7 +15,8 @@
 !! element, and so does this program of what they send. `strided` puts from and gets into
 !! array sections (every other element); `attrs` puts and checks xfer-synth's attributes.
 !! `rowmajor` (a negative control) fills the arrays as if Fortran were row-major: the peer must
-!! find the data out of place.
+!! find the data out of place. `blocks` puts each block as up to three slabs of its last
+!! (slowest) dimension, one xfer_put each (several blocks per rank, docs/runtime.md).
 program fsynth
     use mpi
     use xfer
@@ -53,12 +54,13 @@ program fsynth
     type(xfer_t) :: x
     type(xfer_channel_t) :: ch
     character(len=64) :: me, peer, arg, dname, label
-    integer :: ierr, comm, rank, nranks, steps, s, nds, k, typ, nd, st, i, na
+    integer :: ierr, comm, rank, nranks, steps, s, nds, k, typ, nd, st, i, na, nb, b
+    integer(c_int64_t) :: s0(XFER_MAX_DIMS), c0(XFER_MAX_DIMS)
     integer(c_int64_t) :: dims(XFER_MAX_DIMS), start(XFER_MAX_DIMS), count(XFER_MAX_DIMS)
     integer(c_int64_t) :: checked, a_step, v3(3)
     integer(c_int32_t) :: a_v3(3)
     real(c_double) :: a_time
-    logical :: sent, strided, attrs, sends, recvs, rowmajor
+    logical :: sent, strided, attrs, sends, recvs, rowmajor, blocks
 
     call MPI_Init(ierr)
     call get_command_argument(1, me)
@@ -66,6 +68,7 @@ program fsynth
     strided = .false.
     attrs = .false.
     rowmajor = .false.
+    blocks = .false.
     do i = 2, command_argument_count()
         call get_command_argument(i, arg)
         if (arg == 'strided') then
@@ -74,6 +77,8 @@ program fsynth
             attrs = .true.
         else if (arg == 'rowmajor') then
             rowmajor = .true.
+        else if (arg == 'blocks') then
+            blocks = .true.
         else
             read (arg, *) steps
         end if
@@ -102,7 +107,15 @@ program fsynth
             call xfer_dataset_info(ch, k, dname, typ, nd, dims, sent)
             if (.not. sent) cycle
             call xfer_decompose(XFER_SELECT_BLOCK, dims(1:nd), nranks, rank, start, count)
-            call put_one(k - 1, dname, nd, dims, start, count, s)
+            nb = 1
+            if (blocks) nb = int(max(1_c_int64_t, min(3_c_int64_t, count(nd))))
+            do b = 0, nb - 1 ! (blocks: slabs of the slowest dimension, each its own put)
+                s0 = start
+                c0 = count
+                s0(nd) = start(nd) + count(nd)*b/nb
+                c0(nd) = count(nd)*(b + 1)/nb - count(nd)*b/nb
+                call put_one(k - 1, dname, nd, dims, s0, c0, s)
+            end do
         end do
         if (attrs .and. sends) then
             a_step = s

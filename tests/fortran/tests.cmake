@@ -76,6 +76,17 @@ foreach(duplex half full)
   endif()
 endforeach()
 
+# Several blocks per rank and step (docs/runtime.md): Fortran puts each block as three slabs,
+# one xfer_put each, over both transports; C checks every element it receives.
+f_workflow(${F_DIR}/f-blocks-p3q2.yaml 3 2 half)
+foreach(tr stream file)
+  if(tr STREQUAL "file" AND NOT TARGET xfer_hdf5)
+    continue()
+  endif()
+  f_test(blocks.${tr}.f_to_c.p3q2 ${F_DIR}/f-blocks-p3q2.yaml 3 2 A ${F} a 4 blocks B ${XS}
+         ENV XFER_TRANSPORT=${tr} XFER_TRANSPORT_DIR=${F_DIR}/blocks-${tr})
+endforeach()
+
 # Joined and record datasets (fjoined.f90, the twin of tests/python/joined.py): rows that change
 # every step as the Fortran array's last dimension, bind(c) derived types as records; Fortran to
 # Fortran, C (support/joined_send.c) to Fortran, Fortran to and from Python, over the stream;

@@ -10,12 +10,15 @@ C (xfer-synth), Python (this) and Fortran (tests/fortran) components can be pair
 direction and each checks what it receives exactly.
 
   synth.py [--steps N] [--decomp block|rows] [--attrs] [--strided] [--bind] [--begin SECONDS]
-           [--corrupt] [--config FILE] [--component NAME]
+           [--corrupt] [--blocks N] [--move] [--config FILE] [--component NAME]
 
 --strided puts from non-contiguous views (every other element of a larger array) and gets into
 non-contiguous output arrays; --bind binds each dataset's buffer (xfer.Channel.bind: no copies);
 --attrs puts and checks xfer-synth's per-step attributes (step, time, v3, label). --corrupt (a
 negative control) changes one element of rank 0's first block in step 1: the receiver must fail.
+--blocks N puts each block as up to N slabs of its first dimension, one put each (several blocks
+per rank, docs/runtime.md), the last first on odd steps; --move makes rank r put rank
+(r + s) mod n's block in step s of each dataset with blocks: per_step.
 """
 import argparse
 import sys
@@ -66,6 +69,16 @@ def strided_copy(a):
     return view
 
 
+def slabs(start, count, n, step):
+    """The block start/count as up to n slabs of its first dimension (each put adds a block),
+    the last first on odd steps; an empty block is one put of nothing."""
+    n = max(1, min(n, count[0])) if count[0] else 1
+    cuts = [count[0] * k // n for k in range(n + 1)]
+    out = [((start[0] + cuts[k],) + tuple(start[1:]), (cuts[k + 1] - cuts[k],) + tuple(count[1:]))
+           for k in range(n)]
+    return out[::-1] if step % 2 else out
+
+
 def fail(me, msg):
     print(f"synth.py: {me}: {msg}", file=sys.stderr, flush=True)
     sys.exit(1)
@@ -80,6 +93,8 @@ def main():
     p.add_argument("--bind", action="store_true")
     p.add_argument("--begin", type=float, default=None)
     p.add_argument("--corrupt", action="store_true")
+    p.add_argument("--blocks", type=int, default=1)
+    p.add_argument("--move", action="store_true")
     p.add_argument("--config")
     p.add_argument("--component")
     a = p.parse_args()
@@ -118,16 +133,20 @@ def main():
                 if d["from"] != me:
                     continue
                 start, count = blocks[i, j]
-                blk = box_pattern(d["type"], d["dims"], start, count, i, j, s)
-                if a.corrupt and s == 1 and rank == 0 and j == 0 and blk.size:
-                    blk.reshape(-1)[0] += 1
-                if a.bind:
-                    bound[i, j][...] = blk
-                    blk = bound[i, j]
-                elif a.strided:
-                    blk = strided_copy(blk)
-                    assert not blk.flags.c_contiguous or blk.size <= 1
-                ch.put(d["name"], blk, start=start)
+                if a.move and d["blocks"] == "per_step":
+                    start, count = xfer.decompose(a.decomp, tuple(d["dims"]), size,
+                                                  (rank + s) % size)
+                for start, count in slabs(start, count, a.blocks, s):
+                    blk = box_pattern(d["type"], d["dims"], start, count, i, j, s)
+                    if a.corrupt and s == 1 and rank == 0 and j == 0 and blk.size:
+                        blk.reshape(-1)[0] += 1
+                    if a.bind:
+                        bound[i, j][...] = blk
+                        blk = bound[i, j]
+                    elif a.strided:
+                        blk = strided_copy(blk)
+                        assert not blk.flags.c_contiguous or blk.size <= 1
+                    ch.put(d["name"], blk, start=start)
             if a.attrs and ch.role != "recv":
                 ch.attrs["step"] = np.uint64(s)
                 ch.attrs["time"] = 0.5 * s

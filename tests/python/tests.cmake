@@ -130,6 +130,26 @@ py_mpmd(cmd ${PY_DIR}/mix-half-p2q3.yaml 2 3 A ${PY_SYNTH} --corrupt B ${PY_SYNT
 py_test(negative.corrupt_to_py COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 100
         --contains "line step 1: differs" -- ${cmd})
 
+# ---- several blocks per rank and step (docs/runtime.md): each put adds a block; Python puts
+# each block as three slabs and C as a 2 x 2 grid, line and cube's blocks moving between ranks
+# every step (blocks: per_step), each side checking what it receives byte for byte, over both
+# transports ----
+set(ds "      - {name: line, type: float64, dims: [37], blocks: per_step}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: cube, type: uint8, dims: [5, 4, 3], blocks: per_step}")
+xfer_ab_workflow(${PY_DIR}/blocks-p3q2.yaml 3 2 half rows "${ds}")
+foreach(tr stream file)
+  if(tr STREQUAL "file" AND NOT TARGET xfer_hdf5)
+    continue()
+  endif()
+  py_mpmd(cmd ${PY_DIR}/blocks-p3q2.yaml 3 2 A ${PY_SYNTH} --blocks 3 --move B ${XS})
+  py_test(blocks.${tr}.py_to_c.p3q2 COMMAND ${cmd}
+          ENV XFER_TRANSPORT=${tr} XFER_TRANSPORT_DIR=${PY_DIR}/blocks-${tr}-py)
+  py_mpmd(cmd ${PY_DIR}/blocks-p3q2.yaml 3 2 A ${XS} --blocks 2x2 --move B ${PY_SYNTH})
+  py_test(blocks.${tr}.c_to_py.p3q2 COMMAND ${cmd}
+          ENV XFER_TRANSPORT=${tr} XFER_TRANSPORT_DIR=${PY_DIR}/blocks-${tr}-c)
+endforeach()
+
 # ---- joined and record datasets (joined.py; support/joined_send.c, its sending side in C) ----
 # A joined dataset's rows change every step (zeros, one rank holding every row, none), under
 # selection all and rows, P x Q 2x3 and 3x2, and user (joined.py's BOXES: boxes past the step's

@@ -214,7 +214,8 @@ endforeach()
 
 # ---- the order of puts: step 0's blocks are staged until the contribution is laid out, and
 # adopted as the send stage when put in the channel's order. Against that order (copied into
-# place), and each block put twice, the first time with wrong data (the second replaces it).
+# place), and each block put twice, the second time with wrong data: a put adds a block, so the
+# second overlaps the first and is refused (naming both), and the first stays.
 rt_mpmd(cmd ${RT_DIR}/pair-2x1-full.yaml NP 2 1 ARGS --steps 3 --decomp uneven --put-order reverse)
 rt_test(mpmd.put_order.reverse.p2q1 COMMAND ${cmd})
 rt_mpmd(cmd ${RT_DIR}/pair-3x5-half.yaml NP 3 5 ARGS --steps 3 --decomp uneven --put-order twice)
@@ -853,4 +854,5 @@ channels:
   endif()
 endif()
 include(${CMAKE_CURRENT_SOURCE_DIR}/runtime/channels.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/runtime/blocks.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos.cmake)

@@ -12,7 +12,9 @@
  * nothing. Messages are cut small (7 and 64 bytes) as well as left whole, so the cuts that
  * keep a step under MPI's int counts are exercised; half the worlds carry attributes after
  * sender 0's header, and a third of them leave headers and attributes out of the streams (the
- * hybrid path's no_hdr: the plan brings them, so nothing may land there). Then negative controls: a
+ * hybrid path's no_hdr: the plan brings them, so nothing may land there). Each geometry also with
+ * several blocks per sender (its block cut into up to three uneven slabs, the first sender of a
+ * side holding none). Then negative controls: a
  * receive piece moved by one element, and a sender that skips one receiver, must fail.
  */
 #include <stdio.h>
@@ -27,15 +29,15 @@
 
 static long checks;
 
-enum { MAXR = 5, NDS = 4 };
+enum { MAXR = 5, NDS = 4, MAXB = 3 * MAXR };
 
 typedef struct world {
     int n[2];
     int nds;
     xfer_mxn_dset_t ds[NDS];
     uint64_t dims[NDS][3];
-    uint64_t bs[NDS][MAXR * 3], bc[NDS][MAXR * 3], ss[NDS][MAXR * 3], sc[NDS][MAXR * 3];
-    size_t boff[NDS][MAXR], soff[NDS][MAXR];
+    uint64_t bs[NDS][MAXB * 3], bc[NDS][MAXB * 3], ss[NDS][MAXR * 3], sc[NDS][MAXR * 3];
+    size_t boff[NDS][MAXB], soff[NDS][MAXR], bfirst[NDS][MAXR + 1];
     size_t send[2][MAXR], recv[2][MAXR]; /* contribution and receive area per rank */
     size_t smax;
     int nodes[2][MAXR];
@@ -90,8 +92,19 @@ static void selection(const uint64_t *dims, int nd, int q, int c, int kind, uint
     }
 }
 
+/* Several blocks per sender (@p split): its block cut into up to three slabs of the first
+ * dimension, uneven, the first rank of a side holding none when it has more than one. */
+static int pieces(const world_t *w, int from, int r, int split, uint64_t len)
+{
+    if (!split)
+        return 1;
+    if (r == 0 && w->n[from] > 1)
+        return 0;
+    return (int) (len < 3 ? len : 3);
+}
+
 static void make_world(world_t *w, int p, int q, int full, int pmode, int seed, size_t msg_max,
-                       size_t attr, int no_hdr, int nsz)
+                       size_t attr, int no_hdr, int nsz, int split)
 {
     static const uint64_t shapes[NDS][3] = {{37, 1, 1}, {13, 9, 1}, {5, 4, 3}, {6, 7, 1}};
     static const int nds[NDS] = {1, 2, 3, 2};
@@ -115,13 +128,28 @@ static void make_world(world_t *w, int p, int q, int full, int pmode, int seed, 
         d->dims = w->dims[i];
         d->esize = es[i];
         d->from = from;
-        for (int r = 0; r < ns; r++) {
-            xfer_decompose(pm[(pmode + i) % 3], d->ndims, d->dims, ns, r, w->bs[i] + r * d->ndims,
-                           w->bc[i] + r * d->ndims);
-            w->boff[i][r] = w->send[from][r];
-            w->send[from][r] +=
-                ((size_t) vol(d->ndims, w->bc[i] + r * d->ndims) * d->esize + 7) & ~(size_t) 7;
+        for (int r = 0, b = 0; r < ns; r++) {
+            uint64_t s0[3], c0[3];
+            int np, k;
+            xfer_decompose(pm[(pmode + i) % 3], d->ndims, d->dims, ns, r, s0, c0);
+            np = pieces(w, from, r, split, c0[0]);
+            w->bfirst[i][r] = (size_t) b;
+            for (k = 0; k < np; k++, b++) { /* slab k of np: weights 1, 2, 3 */
+                const uint64_t lo = c0[0] * (uint64_t) (k * (k + 1) / 2) /
+                                    (uint64_t) (np * (np + 1) / 2),
+                               hi = c0[0] * (uint64_t) ((k + 1) * (k + 2) / 2) /
+                                    (uint64_t) (np * (np + 1) / 2);
+                memcpy(w->bs[i] + b * d->ndims, s0, (size_t) d->ndims * sizeof(uint64_t));
+                memcpy(w->bc[i] + b * d->ndims, c0, (size_t) d->ndims * sizeof(uint64_t));
+                w->bs[i][b * d->ndims] = s0[0] + lo;
+                w->bc[i][b * d->ndims] = hi - lo;
+                w->boff[i][b] = w->send[from][r];
+                w->send[from][r] +=
+                    ((size_t) vol(d->ndims, w->bc[i] + b * d->ndims) * d->esize + 7) & ~(size_t) 7;
+            }
+            w->bfirst[i][r + 1] = (size_t) b;
         }
+        d->bfirst = split ? w->bfirst[i] : NULL;
         for (int c = 0; c < nr; c++) {
             selection(d->dims, d->ndims, nr, c, seed + 3 * c + i, w->ss[i] + c * d->ndims,
                       w->sc[i] + c * d->ndims);
@@ -236,38 +264,44 @@ static int expect(void *ctx, int me, size_t u, size_t *want)
             e /= sn[x];
         }
         for (int r = 0; r < w->n[ks]; r++) { /* the sender whose block holds it */
-            const uint64_t *b0 = d->bstart + r * nd, *bn = d->bcount + r * nd;
-            uint64_t lin = 0;
-            int in = 1;
-            for (int x = 0; x < nd; x++) {
-                in &= g[x] >= b0[x] && g[x] < b0[x] + bn[x];
-                lin = lin * bn[x] + (g[x] - b0[x]);
+            const size_t b0 = d->bfirst ? d->bfirst[r] : (size_t) r;
+            const size_t b1 = d->bfirst ? d->bfirst[r + 1] : (size_t) r + 1;
+            for (size_t b = b0; b < b1; b++) {
+                const uint64_t *p0 = d->bstart + b * nd, *bn = d->bcount + b * nd;
+                uint64_t lin = 0;
+                int in = 1;
+                for (int x = 0; x < nd; x++) {
+                    in &= g[x] >= p0[x] && g[x] < p0[x] + bn[x];
+                    lin = lin * bn[x] + (g[x] - p0[x]);
+                }
+                if (!in)
+                    continue;
+                *want = (size_t) xfer_mxn_merged(&w->m, ks, r) * w->smax + d->boff[b] +
+                        (size_t) lin * d->esize + (u - d->soff[c]) % d->esize;
+                return 1;
             }
-            if (!in)
-                continue;
-            *want = (size_t) xfer_mxn_merged(&w->m, ks, r) * w->smax + d->boff[r] +
-                    (size_t) lin * d->esize + (u - d->soff[c]) % d->esize;
-            return 1;
         }
     }
     return 0; /* padding */
 }
 
-static void run(int p, int q, int full, int pmode, int seed, size_t msg_max, int nsz)
+static void run(int p, int q, int full, int pmode, int seed, size_t msg_max, int nsz, int split)
 {
     static world_t w;
     xfer_sim_flat_t f;
     xfer_status_t st;
 
-    make_world(&w, p, q, full, pmode, seed, msg_max, (size_t) (seed % 2) * 24, seed % 3 == 2, nsz);
+    make_world(&w, p, q, full, pmode, seed, msg_max, (size_t) (seed % 2) * 24, seed % 3 == 2, nsz,
+               split);
     f.n = p + q;
     f.ctx = &w;
     f.build = build;
     f.expect = expect;
     st = xfer_sim_run_flat(&f, NULL, NULL);
     UCHECK(st == XFER_SUCCESS,
-           "p=%d q=%d full=%d pmode=%d seed=%d msg=%zu no_hdr=%d node size %d: %s: %s", p, q, full,
-           pmode, seed, msg_max, seed % 3 == 2, nsz, xfer_status_name(st), xfer_last_error());
+           "p=%d q=%d full=%d pmode=%d seed=%d msg=%zu no_hdr=%d node size %d split %d: %s: %s", p,
+           q, full, pmode, seed, msg_max, seed % 3 == 2, nsz, split, xfer_status_name(st),
+           xfer_last_error());
     checks++;
 }
 
@@ -277,7 +311,7 @@ static void negative(void)
     for (int fault = 1; fault <= 3; fault++) {
         xfer_sim_flat_t f;
         xfer_status_t st;
-        make_world(&w, 3, 2, 0, 0, 0, 0, 8, fault == 2, fault == 3 ? 2 : 1);
+        make_world(&w, 3, 2, 0, 0, 0, 0, 8, fault == 2, fault == 3 ? 2 : 1, 0);
         w.fault = fault;
         f.n = 5;
         f.ctx = &w;
@@ -334,7 +368,8 @@ int main(void)
                 for (int pmode = 0; pmode < 3; pmode++)
                     for (int seed = 0; seed < 7; seed += (p + q > 6 ? 3 : 1))
                         for (int nsz = 1; nsz <= 3; nsz++)
-                            run(p, q, full, pmode, seed, cuts[(p + q + seed) % 3], nsz);
+                            for (int split = 0; split < 2; split++)
+                                run(p, q, full, pmode, seed, cuts[(p + q + seed) % 3], nsz, split);
     negative();
     return unit_finish("test_mxn", checks);
 }

@@ -107,8 +107,7 @@ void synth_fault_point(int at, uint64_t s)
     raise(sig);
 }
 
-/* Part i of n of a length: even, uneven (weights 1, 2, 3 ...) or with part 0 empty. */
-static void split(uint64_t len, int n, int i, const char *mode, uint64_t *start, uint64_t *count)
+void synth_split(uint64_t len, int n, int i, const char *mode, uint64_t *start, uint64_t *count)
 {
     uint64_t wsum = 0, wpre = 0;
     int k;
@@ -117,7 +116,7 @@ static void split(uint64_t len, int n, int i, const char *mode, uint64_t *start,
             *start = *count = 0;
             return;
         }
-        split(len, n - 1, i - 1, "even", start, count);
+        synth_split(len, n - 1, i - 1, "even", start, count);
         return;
     }
     for (k = 0; k < n; k++) {
@@ -145,10 +144,10 @@ void synth_block_of(const xfer_cfg_dataset_t *d, int rank, int nranks, const cha
             if (nranks % k == 0)
                 px = k;
     if (px > 1) {
-        split(d->dims[0], px, rank % px, mode, &start[0], &count[0]);
-        split(d->dims[1], nranks / px, rank / px, mode, &start[1], &count[1]);
+        synth_split(d->dims[0], px, rank % px, mode, &start[0], &count[0]);
+        synth_split(d->dims[1], nranks / px, rank / px, mode, &start[1], &count[1]);
     } else {
-        split(d->dims[0], nranks, rank, mode, &start[0], &count[0]);
+        synth_split(d->dims[0], nranks, rank, mode, &start[0], &count[0]);
     }
 }
 
@@ -362,6 +361,8 @@ static int put_dataset(int i, int j, uint64_t s)
         return synth_joined_put(i, j, s);
     if (d->variable)
         return synth_variable_put(i, j, s);
+    if (synth_blocks_on() && !o.bind) /* several blocks (tools/synth/blocks.c) */
+        return synth_blocks_put(i, j, s);
     memset(&desc, 0, sizeof(desc));
     desc.name = d->name;
     desc.type = d->type;
@@ -372,14 +373,8 @@ static int put_dataset(int i, int j, uint64_t s)
     bytes = synth_box_bytes(cfg->channels[i].name, d, desc.count);
     blk = o.bind ? bnd[BND(i, j, s)]
                  : synth_data_alloc(cfg->channels[i].name, d, bytes, 0, "this rank's block");
-    if (strcmp(o.put_order, "twice") == 0) { /* the second put must replace it */
-        memset(blk, 0xa5, bytes);
-        CHCALL(ok, i, s, xfer_put(chs[i].h, &desc, blk));
-    }
-    if (ok) {
-        synth_fill(d, d->dims, i, j, s, desc.start, desc.count, blk);
-        CHCALL(ok, i, s, xfer_put(chs[i].h, &desc, blk));
-    }
+    synth_fill(d, d->dims, i, j, s, desc.start, desc.count, blk);
+    CHCALL(ok, i, s, xfer_put(chs[i].h, &desc, blk));
     if (!o.bind)
         free(blk);
     return ok;
@@ -583,8 +578,9 @@ static int get_channel(int i, uint64_t s)
  * receiving one. */
 static void end_channel(int i, uint64_t s)
 {
-    int ok;
-    CHCALL(ok, i, s, xfer_step_end(chs[i].h));
+    int ok = synth_blocks_end(i, s); /* a step --bad-blocks spoils: refused, then put right */
+    if (ok < 0)
+        CHCALL(ok, i, s, xfer_step_end(chs[i].h));
     if (ok)
         step_done(i, s);
 }

@@ -4,7 +4,8 @@
  * checked against the pattern, releases, in the orders and with the delays and faults that
  * --seed and --fault ask for), tools/synth/shape.c (the receiving side's checks of a dataset
  * whose shape changes), tools/synth/joined.c (the rows of joined datasets) and
- * tools/synth/variable.c (variable shapes and their blocks). */
+ * tools/synth/variable.c (variable shapes and their blocks) and tools/synth/blocks.c (several
+ * blocks per rank of fixed-shape datasets). */
 #ifndef XFER_TOOLS_SYNTH_H
 #define XFER_TOOLS_SYNTH_H
 
@@ -41,7 +42,7 @@ typedef struct opts {
     int bind;  /* xfer_bind_buffer every dataset: no copies in put and get (2: two buffers each,
                   in turn: even steps in the first, odd ones in the second) */
     const char *put_order; /* forward, reverse (datasets against the channel's order), twice
-                            * (each block first with wrong data, then again with the right) */
+                            * (each block, then again with wrong data: refused, naming both) */
     int seeded;            /* --seed given */
     uint64_t seed;         /* orders, delays and user selections are drawn from it */
     int orders;            /* ORD_* */
@@ -50,7 +51,11 @@ typedef struct opts {
     int fault_sig;         /* --fault: 0 none, SIGKILL or SIGSTOP */
     int fault_rank, fault_at;
     int64_t fault_step;
-    int report;         /* a line per completed step and channel */
+    int bk, bl;             /* --blocks KxL: each fixed-shape block put as K x L blocks */
+    int move;               /* --move: rank r plays rank (r + s) mod n's block in step s */
+    const char *bad_blocks; /* --bad-blocks hole|overlap|mismatch (tools/synth/blocks.c) */
+    int64_t bad_step;       /* --bad-step: the step it spoils (-1: its kind's) */
+    int report;             /* a line per completed step and channel */
     int no_empty_steps; /* joined datasets: a step of no rows gets one (a runtime without them) */
 } opts_t;
 
@@ -175,6 +180,8 @@ void synth_record_desc(const xfer_cfg_dataset_t *d, uint64_t s, xfer_dataset_des
 void synth_check_record_desc(int i, int j, uint64_t s, const xfer_dataset_desc_t *out);
 void synth_block_of(const xfer_cfg_dataset_t *d, int rank, int nranks, const char *mode,
                     uint64_t *start, uint64_t *count);
+/* Part i of n of a length: even, uneven (weights 1, 2, 3 ...) or with part 0 empty. */
+void synth_split(uint64_t len, int n, int i, const char *mode, uint64_t *start, uint64_t *count);
 uint64_t synth_vol(int nd, const uint64_t *c);
 /* The bytes of box @p count of dataset @p d of channel @p ch, or the end of the run, naming the
  * dataset, when they do not fit this process's sizes (a buffer also needs one byte more). */
@@ -226,6 +233,14 @@ int synth_variable_declare(int i, int j, const char *pick);
 size_t synth_variable_bind_bytes(int i, const xfer_cfg_dataset_t *d, int sending);
 int synth_variable_put(int i, int j, uint64_t s);
 int synth_variable_get(int i, int j, uint64_t s);
+
+/* Several blocks per rank (--blocks, --move, --bad-blocks, --put-order twice;
+ * tools/synth/blocks.c): are they asked for; this rank's blocks of fixed-shape dataset j of
+ * channel i in step s (0: the channel ended); xfer_step_end of a step --bad-blocks spoils (-1:
+ * not one: the caller commits as usual; 0: the channel ended; 1: committed). */
+int synth_blocks_on(void);
+int synth_blocks_put(int i, int j, uint64_t s);
+int synth_blocks_end(int i, uint64_t s);
 
 /* The step-status API (--begin): begin each channel's step s, polling with the timeout. */
 void synth_begin_step(uint64_t s);

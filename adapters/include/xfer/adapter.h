@@ -163,6 +163,15 @@ typedef struct xfer_adapter_ops {
      *  like read(). */
     xfer_status_t (*read_record)(void *h, int var, const xfer_record_t *as, const uint64_t start[],
                                  const uint64_t count[], void *buf);
+    /** Consumer: write @p n hyperslabs of this rank of one variable of step @p step, as write()
+     *  writes one (collective; ranks may give different @p n, 0 included): box b at
+     *  start[b * ndims] and count[b * ndims], its elements in C order at bufs[b]. The boxes of
+     *  all ranks do not overlap. Several blocks per rank (docs/runtime.md): the file transport
+     *  calls it when some rank put more than one block of a dataset in a step. Not for a
+     *  joined variable. */
+    xfer_status_t (*write_boxes)(void *h, uint64_t step, const xfer_adapter_var_t *v, int n,
+                                 const uint64_t start[], const uint64_t count[],
+                                 const void *const bufs[]);
 } xfer_adapter_ops_t;
 
 /** The adapters (each defined by its own library). */

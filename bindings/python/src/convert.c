@@ -163,12 +163,13 @@ PyObject *xpy_config_dict(const xfer_config_t *cfg)
                 Py_DECREF(dsets);
                 goto fail;
             }
-            e = Py_BuildValue("{s:s,s:s,s:N,s:s,s:s,s:O,s:N,s:K,s:N}", "name", d->name, "type",
+            e = Py_BuildValue("{s:s,s:s,s:N,s:s,s:s,s:O,s:N,s:K,s:N,s:s}", "name", d->name, "type",
                               xfer_type_name(d->type), "dims", dims, "from",
                               cfg->components[d->from].name, "selection",
                               selection_names[d->selection], "joined",
                               d->joined ? Py_True : Py_False, "variable", var, "max_rows",
-                              (unsigned long long) d->max_rows, "record", rec);
+                              (unsigned long long) d->max_rows, "record", rec, "blocks",
+                              d->blocks == XFER_BLOCKS_PER_STEP ? "per_step" : "fixed");
             if (!e || PyList_Append(dsets, e) < 0) {
                 Py_XDECREF(e);
                 Py_DECREF(dsets);

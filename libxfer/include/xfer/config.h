@@ -105,6 +105,13 @@ typedef enum xfer_selection_mode {
     XFER_SELECT_CHANNEL = 5  /**< (dataset entry in the file only) the channel's mode */
 } xfer_selection_mode_t;
 
+/** The blocks of a fixed-shape dataset's sending ranks (the key `blocks`). Each xfer_put of the
+ *  dataset in a step adds a block of the rank that puts it. */
+typedef enum xfer_blocks_mode {
+    XFER_BLOCKS_FIXED = 0,   /**< the first step's blocks are every step's (the default) */
+    XFER_BLOCKS_PER_STEP = 1 /**< a rank's blocks may change from step to step */
+} xfer_blocks_mode_t;
+
 /** One dataset of a channel. */
 typedef struct xfer_cfg_dataset {
     char *name;                      /**< unique within its channel */
@@ -115,13 +122,14 @@ typedef struct xfer_cfg_dataset {
     int line, col;                   /**< position in the file (1-based) */
     xfer_selection_mode_t selection; /**< what each receiving rank holds (never _CHANNEL once
                                         loaded: the channel's mode is filled in) */
-    int joined;            /**< dims[0] is `joined`: every sending rank puts its own rows each
-                              step (dims[0] == 0) */
-    unsigned variable;     /**< bit d: dims[d] is `variable`, given by the puts of each step
-                              (dims[d] == 0); never together with joined */
-    uint64_t max_rows;     /**< joined: the most rows one step holds in all (0: no bound) */
-    xfer_record_t *record; /**< type == XFER_TYPE_RECORD: its fields (owned by the config), else
-                              NULL */
+    int joined;                /**< dims[0] is `joined`: every sending rank puts its own rows each
+                                  step (dims[0] == 0) */
+    unsigned variable;         /**< bit d: dims[d] is `variable`, given by the puts of each step
+                                  (dims[d] == 0); never together with joined */
+    uint64_t max_rows;         /**< joined: the most rows one step holds in all (0: no bound) */
+    xfer_record_t *record;     /**< type == XFER_TYPE_RECORD: its fields (owned by the config), else
+                                  NULL */
+    xfer_blocks_mode_t blocks; /**< fixed shape: may a rank's blocks change from step to step */
 } xfer_cfg_dataset_t;
 
 /** Bytes of one element of dataset @p d: its scalar type's size, or its record's size. */

@@ -301,6 +301,15 @@ xfer_status_t xfer_cfg_check_dataset(cfg_parser_t *p, void *base, const void *pa
         if (xfer_cfg_fatal(p, ret))
             return ret;
     }
+    if (d->blocks == XFER_BLOCKS_PER_STEP && d->ndims >= 1 && (d->joined || d->variable)) {
+        dims_text(d, shape, sizeof(shape));
+        ret = xfer_cfg_fail_key(p, "blocks",
+                                "blocks: per_step is for fixed-shape datasets, and dataset \"%s\" "
+                                "has dims [%s] (its blocks are each step's own already)",
+                                d->name ? d->name : "", shape);
+        if (xfer_cfg_fatal(p, ret))
+            return ret;
+    }
     if (!bytes || d->ndims < 1) /* a type or dims found wrong: reported already */
         return ret;
     /* the extents written (joined and variable ones are 1 here), then the rows max_rows allows */

@@ -73,10 +73,14 @@ static const cfg_enum_t dataset_selection_names[] = {{"channel", XFER_SELECT_CHA
                                                      {"user", XFER_SELECT_USER},
                                                      {NULL, 0}};
 
+static const cfg_enum_t blocks_names[] = {
+    {"fixed", XFER_BLOCKS_FIXED}, {"per_step", XFER_BLOCKS_PER_STEP}, {NULL, 0}};
+
 /* CFG_ENUM stores through int *: the enums of config.h must be ints. */
 _Static_assert(sizeof(xfer_type_t) == sizeof(int) && sizeof(xfer_launch_t) == sizeof(int) &&
                    sizeof(xfer_topology_t) == sizeof(int) && sizeof(xfer_duplex_t) == sizeof(int) &&
-                   sizeof(xfer_selection_mode_t) == sizeof(int),
+                   sizeof(xfer_selection_mode_t) == sizeof(int) &&
+                   sizeof(xfer_blocks_mode_t) == sizeof(int),
                "enum fields are stored as int");
 
 size_t xfer_type_size(xfer_type_t type)
@@ -159,6 +163,15 @@ static const cfg_key_t dataset_keys[] = {
      .dflt_doc = "no bound",
      .doc = "joined datasets only: the most rows one step may hold in all, counted over every "
             "sending rank"},
+    {.key = "blocks",
+     .kind = CFG_ENUM,
+     .dflt = "fixed",
+     .off = DS_(blocks),
+     .names = blocks_names,
+     .set_only = 1,
+     .doc = "fixed-shape datasets: each xfer_put of a step adds a block of the rank that puts it; "
+            "fixed: the first step's blocks are every step's, per_step: a rank's blocks may change "
+            "from step to step (the tiling is checked at every commit)"},
 };
 
 static const cfg_table_t dataset_table = {

@@ -50,6 +50,66 @@ void xfer_ch_fmt_box(char *buf, size_t len, int nd, const uint64_t *start, const
         snprintf(buf + o, len - o, "]");
 }
 
+/* ---- tilings -------------------------------------------------------------------------------- */
+
+/* "2, 2, 1, 0": each rank's blocks, of at most 16 ranks. */
+static void per_rank(char *buf, size_t len, const xfer_tiles_t *t)
+{
+    size_t o = 0;
+    int r;
+    buf[0] = '\0';
+    for (r = 0; r < t->nranks && r < 16 && o < len; r++)
+        o += (size_t) snprintf(buf + o, len - o, "%s%zu", r ? ", " : "",
+                               t->first[r + 1] - t->first[r]);
+    if (t->nranks > 16 && o < len)
+        snprintf(buf + o, len - o, ", ...");
+}
+
+xfer_status_t xfer_ch_check_tiling(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int k,
+                                   uint64_t step, const xfer_tiles_t *t)
+{
+    const int nd = t->nd;
+    xfer_tile_fault_t f;
+    char b1[600], b2[200], b3[300], per[200];
+
+    switch (xfer_tiles_check(t, &f)) {
+    case XFER_TILE_OK:
+        return XFER_SUCCESS;
+    case XFER_TILE_OVERLAP:
+        xfer_ch_fmt_box(b1, sizeof(b1), nd, t->start + f.a * nd, t->count + f.a * nd);
+        xfer_ch_fmt_box(b2, sizeof(b2), nd, t->start + f.b * nd, t->count + f.b * nd);
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: dataset %s: step %llu: the block %s of rank %d of %s "
+                        "overlaps the block %s of rank %d (each element must belong to exactly one "
+                        "block)",
+                        ch->cfg->name, d->cfg->name, (unsigned long long) step, b1, f.ra,
+                        xfer_ch_side_name(ch, k), b2, f.rb);
+    default:
+        break;
+    }
+    per_rank(per, sizeof(per), t);
+    b1[0] = b3[0] = '\0';
+    if (f.hole_known) {
+        xfer_ch_fmt_box(b2, sizeof(b2), nd, f.hs, f.hc);
+        if (f.rn >= 0) {
+            char nb[200];
+            xfer_ch_fmt_box(nb, sizeof(nb), nd, t->start + f.n * nd, t->count + f.n * nd);
+            snprintf(b3, sizeof(b3), ", beside the block %s of rank %d", nb, f.rn);
+        }
+        snprintf(b1, sizeof(b1), "the first hole is %s (%llu elements)%s", b2,
+                 (unsigned long long) xfer_ch_volume(nd, f.hc), b3);
+    } else {
+        snprintf(b1, sizeof(b1), "the holes could not be looked for (out of memory)");
+    }
+    return XFER_ERR(XFER_ERR_INVALID_ARG,
+                    "channel %s: dataset %s: step %llu: the blocks of %s's %d ranks hold %llu of "
+                    "its %llu elements (each element must belong to exactly one block): %s; "
+                    "blocks per rank: %s",
+                    ch->cfg->name, d->cfg->name, (unsigned long long) step,
+                    xfer_ch_side_name(ch, k), t->nranks, (unsigned long long) f.covered,
+                    (unsigned long long) f.whole, b1, per);
+}
+
 /* ---- setup: geometry of every sending rank, contributions, plans --------------------------- */
 
 int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d)

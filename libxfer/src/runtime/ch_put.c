@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What every put checks, whatever the transport (the channel core, transport.h): the dataset,
  * its type and shape (a joined dataset's rows, a variable shape's extents, a record's layout),
- * the block, and that a fixed dataset's block is the one of step 0. */
+ * the block, and a fixed-shape dataset's block against the others of the rank (ch_blocks.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -108,16 +108,18 @@ static xfer_status_t joined_put_check(xfer_channel_t *ch, const xfer_dataset_des
 }
 
 /* What every put checks, whatever the transport: the dataset, its type and shape, the block
- * and that it is the block of step 0 (the decomposition is fixed by the first step, which
- * records it). The dataset into *@p out, the block's elements into *@p vol. */
+ * and, for a fixed-shape dataset, that it overlaps no block of the step and (blocks: fixed) is one
+ * of the first step's (ch_blocks.c). The dataset into *@p out, the block's elements into *@p vol,
+ * which block of the first step it is into *@p of (-1: none). */
 xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block,
-                                xfer_rt_dset_t **out, uint64_t *vol)
+                                xfer_rt_dset_t **out, uint64_t *vol, int *of)
 {
     xfer_status_t st;
     xfer_rt_dset_t *ds;
     uint64_t v;
     int i;
 
+    *of = -1;
     if (!ch || !d || !d->name)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel, descriptor or its name is NULL");
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
@@ -170,25 +172,8 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
         memcpy(ds->count, d->count, (size_t) d->ndims * sizeof(uint64_t));
         memcpy(ds->pdims, d->dims, (size_t) d->ndims * sizeof(uint64_t));
         ds->declared = 1;
-    } else if (ch->setup || ch->cur > 0) { /* the decomposition is fixed by step 0 */
-        const size_t len = (size_t) d->ndims * sizeof(uint64_t);
-        if (ds->declared
-                ? memcmp(ds->start, d->start, len) != 0 || memcmp(ds->count, d->count, len) != 0
-                : v > 0) { /* undeclared in step 0: an empty block */
-            char was[200], now[200];
-            uint64_t z[XFER_MAX_DIMS] = {0};
-            xfer_ch_fmt_box(was, sizeof(was), d->ndims, ds->declared ? ds->start : z,
-                            ds->declared ? ds->count : z);
-            xfer_ch_fmt_box(now, sizeof(now), d->ndims, d->start, d->count);
-            return XFER_ERR(XFER_ERR_INVALID_ARG,
-                            "channel %s: dataset %s: this rank's block changed from %s to %s "
-                            "in step %llu; the decomposition is fixed by the first step",
-                            ch->cfg->name, d->name, was, now, (unsigned long long) ch->cur);
-        }
-    } else {
-        memcpy(ds->start, d->start, (size_t) d->ndims * sizeof(uint64_t));
-        memcpy(ds->count, d->count, (size_t) d->ndims * sizeof(uint64_t));
-        ds->declared = 1;
+    } else { /* a block more of this rank's in the step (ch_blocks.c) */
+        XFER_CHECK_GOTO(xfer_ch_block_check(ch, ds, d, v, of), st, out);
     }
     *out = ds;
     *vol = v;

@@ -134,11 +134,14 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
     d = xfer_ch_find_dset(ch, dataset);
     if (!d)
         return xfer_ch_no_such_dataset(ch, dataset);
-    if (d->dyn && ch->jn)
+    if ((d->dyn || d->cfg->blocks == XFER_BLOCKS_PER_STEP) && ch->jn)
         return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
                         "channel %s: dataset %s is %s: over transport: stream its blocks are "
                         "copied (a bound buffer is used by transport: file)",
-                        ch->cfg->name, dataset, d->cfg->joined ? "joined" : "of variable shape");
+                        ch->cfg->name, dataset,
+                        d->cfg->joined     ? "joined"
+                        : d->cfg->variable ? "of variable shape"
+                                           : "of blocks: per_step");
     if (d->bound && fixed(ch)) { /* after step 0 began */
         if (d->out)
             return XFER_ERR(XFER_ERR_STATE,
@@ -155,7 +158,7 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
         d->next_bound_size = bufsize;
         return XFER_SUCCESS;
     }
-    if (fixed(ch) || ch->committed > 0 || d->staged || d->declared)
+    if (fixed(ch) || ch->committed > 0 || d->put_now || d->fix_set || d->declared)
         return XFER_ERR(XFER_ERR_STATE,
                         "channel %s: dataset %s: bind a buffer before step 0 begins (and before "
                         "its first put)",

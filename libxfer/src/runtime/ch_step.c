@@ -42,7 +42,8 @@ xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s)
 }
 
 /* Commit the step being filled, once: a sender that did not begin it waits for room first
- * where its transport waits at the commit (XFER_TP_ROOM_AT_COMMIT). */
+ * where its transport waits at the commit (XFER_TP_ROOM_AT_COMMIT); its blocks are checked
+ * (ch_blocks.c) before the transport commits. */
 xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch)
 {
     xfer_status_t st;
@@ -53,6 +54,8 @@ xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch)
         XFER_CHECK_GOTO(wait_room(ch, "waiting for the receiver to catch up (max_in_flight_steps)",
                                   HUGE_VAL, 0, &met),
                         st, out);
+    /* the blocks of the step, checked before anything is sent (refused: not committed) */
+    XFER_CHECK_GOTO(xfer_ch_blocks_commit(ch), st, out);
     return ch->ops->commit(ch);
 out:
     return st;
@@ -63,11 +66,17 @@ xfer_status_t xfer_ch_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, cons
     xfer_rt_dset_t *ds;
     xfer_status_t st;
     uint64_t v;
+    int of, pushed = 0;
 
-    XFER_CHECK_GOTO(xfer_ch_put_check(ch, d, block, &ds, &v), st, out);
+    XFER_CHECK_GOTO(xfer_ch_put_check(ch, d, block, &ds, &v, &of), st, out);
     if (ch->health.ended || ch->ops->over(ch, ch->cur))
         return ch->ops->ended(ch, ch->cur);
-    return ch->ops->stage(ch, ds, block, v);
+    if (!ds->dyn) { /* the step's blocks of the rank: one more (the transport places it) */
+        XFER_CHECK_GOTO(xfer_ch_block_push(ds, d, v, of), st, out);
+        pushed = 1;
+    }
+    if ((st = ch->ops->stage(ch, ds, block, v)) != XFER_SUCCESS && pushed)
+        xfer_ch_block_pop(ds, v);
 out:
     return st;
 }
@@ -146,6 +155,7 @@ xfer_status_t xfer_ch_step_end(xfer_channel_t *ch)
     ch->stats.steps++;
     ch->cur++;
     ch->cur_committed = 0;
+    xfer_ch_blocks_next(ch);
     /* Back-pressure: on return the peer has released every step up to cur - W, and the next
      * step has room for its puts. A caller of xfer_step_begin waits there instead, with its own
      * timeout; a transport that waits at the commit, there. */

@@ -22,6 +22,8 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transpor
     ch->inter = inter;
     ch->disconnect = disconnect;
     ch->ctl_inter = ch->ctl_local = MPI_COMM_NULL;
+    ch->gat.comm = MPI_COMM_NULL;
+    ch->gat.req = MPI_REQUEST_NULL;
     ch->side = c->from == x->comp ? 0 : 1;
     ch->peer = ch->side == 0 ? c->to : c->from;
     ch->proto.eos[0] = ch->proto.eos[1] = -1;
@@ -72,6 +74,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transpor
     if (inter != MPI_COMM_NULL)
         XFER_MPI_GOTO(MPI_Comm_dup(inter, &ch->ctl_inter), st, fail);
     XFER_MPI_GOTO(MPI_Comm_dup(x->comm, &ch->ctl_local), st, fail);
+    XFER_CHECK_GOTO(xfer_ch_blocks_open(ch), st, fail);
     *out = ch;
     return XFER_SUCCESS;
 fail:
@@ -131,6 +134,7 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     if (ch->ops && ch->ops->free)
         ch->ops->free(ch, collective);
     xfer_free(ch->attr_out.buf);
+    xfer_ch_blocks_free(ch, collective);
     xfer_ch_notes_reap(ch, collective);
     for (i = 0; i < ch->proto.nout; i++)
         xfer_free(ch->proto.out[i]); /* abandoned after a failure */

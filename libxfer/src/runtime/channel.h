@@ -2,7 +2,8 @@
 /* The channel core: the interface between its files, whatever the transport (runtime.h has the
  * structures; each transport's own interface is its header: stream.h, file.h):
  * ch_health.c   control notes out, the peer's failure, usable or not, datasets by name
- * ch_layout.c   dataset geometry: tiling check, contribution offsets, box copies
+ * ch_layout.c   dataset geometry: tiling checks in words, box copies
+ * ch_blocks.c   several blocks per rank: each put's, the commit's check of the side's
  * ch_select.c   selections and bound buffers
  * ch_wait.c     the one wait loop of every transport
  * ch_step.c     the step state machine, the public data calls' bodies
@@ -14,6 +15,7 @@
 #define XFER_RT_CHANNEL_H
 
 #include "runtime.h"
+#include "tile.h"
 
 #define XFER_NOTE_TAG 0x5801
 #define XFER_WHY_TAG  0x5802 /* the words of a NOTE_FAIL, right after it, on the local notes */
@@ -68,6 +70,11 @@ int xfer_ch_dset_side(const xfer_channel_t *ch, const xfer_rt_dset_t *d);
 xfer_status_t xfer_ch_check_step_blocks(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int k,
                                         int nranks, const uint64_t *rec, size_t stride,
                                         uint64_t step, uint64_t *dims);
+/* Do side @p k's blocks @p t of @p d tile it exactly in step @p step? The fault in words
+ * (XFER_ERR_INVALID_ARG): the blocks that overlap with their ranks, or the first hole as a box,
+ * its size and a block beside it. */
+xfer_status_t xfer_ch_check_tiling(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int k,
+                                   uint64_t step, const xfer_tiles_t *t);
 void xfer_ch_copy_box(char *dst, const uint64_t *ss, const uint64_t *sc, const char *src,
                       const uint64_t *bs, const uint64_t *bc, int nd, size_t esize);
 
@@ -160,9 +167,33 @@ size_t xfer_ch_sel_bytes(const xfer_rt_dset_t *d);
         return st_;                                                                                \
     } while (0)
 
+/* ch_blocks.c: a fixed-shape dataset's blocks on a sending rank (docs/runtime.md, "Several blocks
+ * per rank"). A put of box d->start, d->count (@p v elements): checked (*@p of: which block of the
+ * first step it is, blocks: fixed; -1 otherwise), then added to the step's (an empty one adds
+ * nothing) and taken back when the transport could not stage it. */
+xfer_status_t xfer_ch_block_check(xfer_channel_t *ch, const xfer_rt_dset_t *ds,
+                                  const xfer_dataset_desc_t *d, uint64_t v, int *of);
+xfer_status_t xfer_ch_block_push(xfer_rt_dset_t *ds, const xfer_dataset_desc_t *d, uint64_t v,
+                                 int of);
+void xfer_ch_block_pop(xfer_rt_dset_t *ds, uint64_t v);
+/* The commit's check, before the transport's commit: this rank's blocks: fixed (all of the first
+ * step's), then, gathered over the side (its per_step datasets; the fixed ones at the first
+ * commit), the tiling of each. Collective over the side when it gathers. A refusal forgets the
+ * puts of the dataset at fault; the step stays uncommitted. */
+xfer_status_t xfer_ch_blocks_commit(xfer_channel_t *ch);
+/* Rank @p r's boxes (2 nd words each) of dataset @p i gathered at the last commit (*@p n). */
+const uint64_t *xfer_ch_gathered(const xfer_channel_t *ch, int i, int r, int *n);
+void xfer_ch_blocks_next(xfer_channel_t *ch); /* the step ended: its puts are forgotten */
+/* Bytes of this rank's blocks of the first step one after the other (blocks: fixed), each padded
+ * to 8 bytes but the last: what a contribution holds of them (0: none). */
+size_t xfer_ch_region(const xfer_rt_dset_t *d);
+xfer_status_t xfer_ch_blocks_open(xfer_channel_t *ch);
+void xfer_ch_blocks_free(xfer_channel_t *ch, int collective);
+void xfer_ch_blocks_release(xfer_rt_blocks_t *l);
+
 /* ch_put.c */
 xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block,
-                                xfer_rt_dset_t **out, uint64_t *vol);
+                                xfer_rt_dset_t **out, uint64_t *vol, int *of);
 /* ch_step.c: the core's step state machine (transport.h), the public data calls' bodies. */
 xfer_status_t xfer_ch_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status);

@@ -366,7 +366,7 @@ static xfer_status_t commit(xfer_channel_t *ch)
         const xfer_rt_dset_t *d = &ch->ds[i];
         uint64_t rows, first;
         if (d->out && (f->mask >> d->bit & 1u))
-            bytes += xfer_ch_volume(d->cfg->ndims, d->count) * d->esize;
+            bytes += (d->dyn ? xfer_ch_volume(d->cfg->ndims, d->count) : d->put.vol) * d->esize;
         if (d->out && d->cfg->joined) {
             xfer_file_rows_of(ch, j++, &rows, &first);
             whole += rows * xfer_ch_volume(d->cfg->ndims - 1, d->cfg->dims + 1) * d->esize;
@@ -460,31 +460,39 @@ out:
 }
 
 /* The file's stage (transport.h): a copy of the block (or the bound block), written when the
- * step commits. */
+ * step commits; a fixed-shape dataset's after the rank's others of the step, as ds->put lays
+ * them out (ch_blocks.c). */
 static xfer_status_t file_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
                                 uint64_t v)
 {
     xfer_file_t *f = ch->file;
     const int i = (int) (ds - ch->ds);
     const size_t bytes = (size_t) v * ds->esize;
+    const size_t at = !ds->dyn && bytes ? ds->put.pk[ds->put.n - 1] : 0;
 
     if (ds->bound) { /* written straight from the caller's block when the step commits */
         f->blk_at[i] = block;
     } else if (bytes) {
-        if (f->blk_cap[i] < bytes) {
-            void *nb = xfer_realloc_array(f->blk[i], bytes, 1);
+        if (f->blk_cap[i] < at + bytes) {
+            void *nb = xfer_realloc_array(f->blk[i], at + bytes, 1);
             if (!nb)
                 return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: dataset %s: %zu bytes",
-                                ch->cfg->name, ds->cfg->name, bytes);
+                                ch->cfg->name, ds->cfg->name, at + bytes);
             f->blk[i] = nb;
-            f->blk_cap[i] = bytes;
+            f->blk_cap[i] = at + bytes;
         }
-        memcpy(f->blk[i], block, bytes);
+        memcpy((char *) f->blk[i] + at, block, bytes);
         f->blk_at[i] = f->blk[i];
         ch->stats.bytes_copied_in += bytes;
     }
     f->mask |= (uint64_t) 1 << ds->bit;
     return XFER_SUCCESS;
+}
+
+/* The file's unput (transport.h): the step's file will not hold the rank's block of @p ds. */
+static void file_unput(xfer_channel_t *ch, xfer_rt_dset_t *ds)
+{
+    ch->file->mask &= ~((uint64_t) 1 << ds->bit);
 }
 
 /* The file's release (transport.h): the step is released as a whole, once every rank has it
@@ -631,6 +639,7 @@ const xfer_transport_ops_t xfer_file_ops = {
     .over = file_over,
     .ended = ended,
     .stage = file_stage,
+    .unput = file_unput,
     .commit = commit,
     .release = file_release,
     .sent = NULL,

@@ -467,6 +467,50 @@ xfer_status_t xfer_file_read_manifest(xfer_channel_t *ch, int *found)
 
 /* ---- a step's file ----------------------------------------------------------------------- */
 
+/* This rank's blocks of fixed-shape dataset @p d in the step (@p mine: it put it): one write when
+ * no rank of the side put more than one (every rank knows: d->side_max, ch_blocks.c), else the
+ * adapter's write of several boxes. Collective over the side. */
+static xfer_status_t write_fixed(xfer_channel_t *ch, void *h, const xfer_adapter_var_t *v,
+                                 const xfer_rt_dset_t *d, int mine)
+{
+    const xfer_file_t *f = ch->file;
+    const struct xfer_adapter_ops *ops = f->ops;
+    const int nd = v->ndims, n = mine ? d->put.n : 0, i = (int) (d - ch->ds);
+    const uint64_t z[XFER_MAX_DIMS] = {0};
+    uint64_t *s = NULL, *c = NULL;
+    const void **bufs = NULL;
+    xfer_status_t st;
+    int b;
+
+    if (d->side_max <= 1)
+        return ops->write(h, 0, v, n ? d->put.box : z, n ? d->put.box + nd : z,
+                          n ? f->blk_at[i] : NULL);
+    if (!ops->write_boxes) /* (every rank alike: side_max is the side's) */
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "channel %s: dataset %s: the %s adapter cannot write several blocks of a "
+                        "rank",
+                        ch->cfg->name, d->cfg->name, ops->name);
+    s = xfer_calloc((size_t) n * (size_t) nd + 1, sizeof(uint64_t));
+    c = xfer_calloc((size_t) n * (size_t) nd + 1, sizeof(uint64_t));
+    bufs = xfer_calloc((size_t) n + 1, sizeof(*bufs));
+    st = xfer_rt_agree(ch->x->comm, s && c && bufs ? XFER_SUCCESS
+                                                   : XFER_ERR(XFER_ERR_NO_MEMORY,
+                                                              "channel %s: dataset %s: %d blocks",
+                                                              ch->cfg->name, d->cfg->name, n));
+    for (b = 0; st == XFER_SUCCESS && b < n; b++) {
+        memcpy(s + (size_t) b * nd, d->put.box + (size_t) b * 2 * nd, (size_t) nd * sizeof(*s));
+        memcpy(c + (size_t) b * nd, d->put.box + (size_t) b * 2 * nd + nd,
+               (size_t) nd * sizeof(*c));
+        bufs[b] = (const char *) f->blk[i] + d->put.pk[b];
+    }
+    if (st == XFER_SUCCESS)
+        st = ops->write_boxes(h, 0, v, n, s, c, bufs);
+    xfer_free(s);
+    xfer_free(c);
+    xfer_free(bufs);
+    return st;
+}
+
 /* The step's attributes (encoded) as the adapter's: names and values point into @p enc. */
 static xfer_status_t decode_attrs(const char *enc, size_t len, xfer_adapter_attr_t **out, int *n)
 {
@@ -603,7 +647,7 @@ xfer_status_t xfer_file_write_step(xfer_channel_t *ch, uint64_t mask, const char
         /* (a variable shape: the one the ranks agreed for the step at its commit) */
         memcpy(v.dims, d->cfg->variable ? d->sdims : d->cfg->dims,
                (size_t) v.ndims * sizeof(uint64_t));
-        memcpy(start, mine ? d->start : z, (size_t) v.ndims * sizeof(uint64_t));
+        memcpy(start, mine && d->dyn ? d->start : z, (size_t) v.ndims * sizeof(uint64_t));
         if (d->cfg->joined) { /* the step's rows, in rank order; each rank's count beside them */
             xfer_file_rows_of(ch, j, &v.dims[0], &start[0]);
             memset(&rows, 0, sizeof(rows));
@@ -617,8 +661,11 @@ xfer_status_t xfer_file_write_step(xfer_channel_t *ch, uint64_t mask, const char
             v.attrs = &rows;
             j++;
         }
-        if ((st = ops->write(h, 0, &v, start, mine ? d->count : z, mine ? f->blk_at[i] : NULL)) !=
-            XFER_SUCCESS)
+        if (!d->dyn) /* a fixed shape: this rank's blocks of the step */
+            st = write_fixed(ch, h, &v, d, mine);
+        else
+            st = ops->write(h, 0, &v, start, mine ? d->count : z, mine ? f->blk_at[i] : NULL);
+        if (st != XFER_SUCCESS)
             goto fail;
     }
     if ((st = ops->end_step(h, 0)) != XFER_SUCCESS || (st = ops->commit(&h)) != XFER_SUCCESS)

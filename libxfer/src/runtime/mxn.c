@@ -25,12 +25,19 @@ uint64_t xfer_mxn_overlap(int nd, const uint64_t *bs, const uint64_t *bc, const 
     return v;
 }
 
-/* The intersection of rank r's block with rank c's selection for dataset @p d. */
-static uint64_t isect(const xfer_mxn_dset_t *d, int r, int c, uint64_t lo[], uint64_t n[])
+/* Rank r's blocks of dataset @p d: b0 .. b1 - 1. */
+static void blocks_of(const xfer_mxn_dset_t *d, int r, size_t *b0, size_t *b1)
+{
+    *b0 = d->bfirst ? d->bfirst[r] : (size_t) r;
+    *b1 = d->bfirst ? d->bfirst[r + 1] : (size_t) r + 1;
+}
+
+/* The intersection of block b with rank c's selection for dataset @p d. */
+static uint64_t isect(const xfer_mxn_dset_t *d, size_t b, int c, uint64_t lo[], uint64_t n[])
 {
     const int nd = d->ndims;
-    return xfer_mxn_overlap(nd, d->bstart + (size_t) r * nd, d->bcount + (size_t) r * nd,
-                            d->sstart + (size_t) c * nd, d->scount + (size_t) c * nd, lo, n);
+    return xfer_mxn_overlap(nd, d->bstart + b * nd, d->bcount + b * nd, d->sstart + (size_t) c * nd,
+                            d->scount + (size_t) c * nd, lo, n);
 }
 
 static int side_sends(const xfer_mxn_t *m, int k)
@@ -45,14 +52,20 @@ static int side_sends(const xfer_mxn_t *m, int k)
 int xfer_mxn_pair(const xfer_mxn_t *m, int k, int r, int c)
 {
     uint64_t lo[XFER_MAX_DIMS], n[XFER_MAX_DIMS];
+    size_t b, b0, b1;
     int i;
     if (!side_sends(m, k))
         return 0;
     if (r == 0 && !m->no_hdr)
         return 1;
-    for (i = 0; i < m->nds; i++)
-        if (m->ds[i].from == k && isect(&m->ds[i], r, c, lo, n) > 0)
-            return 1;
+    for (i = 0; i < m->nds; i++) {
+        if (m->ds[i].from != k)
+            continue;
+        blocks_of(&m->ds[i], r, &b0, &b1);
+        for (b = b0; b < b1; b++)
+            if (isect(&m->ds[i], b, c, lo, n) > 0)
+                return 1;
+    }
     return 0;
 }
 
@@ -306,7 +319,7 @@ static void put_box(stream_t *t, int buf, size_t base, size_t esize, int nd, con
 }
 
 /* The stream from rank r of side k to rank c of the other side, at the end @p kind: the
- * elements of r's blocks in c's selections that c owns. */
+ * elements of r's blocks in c's selections that c owns, block after block. */
 static void stream(xfer_sched_t *s, const xfer_mxn_t *m, nodes_t *z, int kind, int k, int r, int c)
 {
     const int peer = kind == XFER_OP_SEND ? xfer_mxn_merged(m, 1 - k, c) : xfer_mxn_merged(m, k, r);
@@ -328,15 +341,21 @@ static void stream(xfer_sched_t *s, const xfer_mxn_t *m, nodes_t *z, int kind, i
         const xfer_mxn_dset_t *d = &m->ds[i];
         const int nd = d->ndims;
         own_t own = {z, d, c};
-        if (d->from != k || isect(d, r, c, lo, n) == 0)
+        size_t b, b0, b1;
+        if (d->from != k)
             continue;
-        flush(&t); /* no piece spans two datasets: each may live elsewhere (xfer_bind_buffer) */
-        if (kind == XFER_OP_SEND)
-            put_box(&t, XFER_BUF_SEND, d->boff[r], d->esize, nd, d->bstart + (size_t) r * nd,
-                    d->bcount + (size_t) r * nd, lo, n, shares(z, d, c) ? &own : NULL);
-        else
-            put_box(&t, XFER_BUF_RECV, d->soff[c], d->esize, nd, d->sstart + (size_t) c * nd,
-                    d->scount + (size_t) c * nd, lo, n, shares(z, d, c) ? &own : NULL);
+        blocks_of(d, r, &b0, &b1);
+        for (b = b0; b < b1; b++) {
+            if (isect(d, b, c, lo, n) == 0)
+                continue;
+            flush(&t); /* no piece spans two datasets: each may live elsewhere (xfer_bind_buffer) */
+            if (kind == XFER_OP_SEND)
+                put_box(&t, XFER_BUF_SEND, d->boff[b], d->esize, nd, d->bstart + b * nd,
+                        d->bcount + b * nd, lo, n, shares(z, d, c) ? &own : NULL);
+            else
+                put_box(&t, XFER_BUF_RECV, d->soff[c], d->esize, nd, d->sstart + (size_t) c * nd,
+                        d->scount + (size_t) c * nd, lo, n, shares(z, d, c) ? &own : NULL);
+        }
     }
     flush(&t);
 }
@@ -359,11 +378,17 @@ static void forward(xfer_sched_t *s, const xfer_mxn_t *m, nodes_t *z, int kind, 
             const xfer_mxn_dset_t *d = &m->ds[i];
             const int nd = d->ndims, at = kind == XFER_OP_SEND ? o : c;
             own_t own = {z, d, o};
-            if (d->from != ks || !shares(z, d, c) || isect(d, r, c, lo, n) == 0)
+            size_t b, b0, b1;
+            if (d->from != ks || !shares(z, d, c))
                 continue;
-            flush(&t);
-            put_box(&t, XFER_BUF_RECV, d->soff[at], d->esize, nd, d->sstart + (size_t) at * nd,
-                    d->scount + (size_t) at * nd, lo, n, &own);
+            blocks_of(d, r, &b0, &b1);
+            for (b = b0; b < b1; b++) {
+                if (isect(d, b, c, lo, n) == 0)
+                    continue;
+                flush(&t);
+                put_box(&t, XFER_BUF_RECV, d->soff[at], d->esize, nd, d->sstart + (size_t) at * nd,
+                        d->scount + (size_t) at * nd, lo, n, &own);
+            }
         }
     flush(&t);
 }

@@ -3,16 +3,16 @@
  * (docs/runtime.md, "M x N selections").
  *
  * Every sending rank r sends every receiving rank c one stream: r's 32-byte step header, then,
- * for each dataset of its side in channel order, the intersection of r's block with c's
- * selection, element by element in row-major order. The sender reads it from its contribution
- * (header, then its blocks); the receiver writes the header to slot r of its header area and
- * the elements into its selection buffers. Rank 0's stream carries its side's attributes
- * (m->attr bytes after its header) to the area after the header slots. Both ends cut the stream
- * into the same pieces of contiguous bytes (an MPI struct datatype each message, nothing packed)
- * and into messages of at most XFER_MXN_MSG_MAX bytes, so a step may exceed MPI's int counts. A
- * pair exchanges a stream only when the intersection is not empty or r is its side's rank 0 (whose
- * header every receiving rank reads). On the hybrid path (runtime.h) the headers and the
- * attributes travel in the allgatherv plan instead (no_hdr): a stream is the elements only, and
+ * for each dataset of its side in channel order and each of r's blocks of it in order, the
+ * intersection of the block with c's selection, element by element in row-major order. The sender
+ * reads it from its contribution (header, then its blocks); the receiver writes the header to slot
+ * r of its header area and the elements into its selection buffers. Rank 0's stream carries its
+ * side's attributes (m->attr bytes after its header) to the area after the header slots. Both ends
+ * cut the stream into the same pieces of contiguous bytes (an MPI struct datatype each message,
+ * nothing packed) and into messages of at most XFER_MXN_MSG_MAX bytes, so a step may exceed MPI's
+ * int counts. A pair exchanges a stream only when the intersection is not empty or r is its side's
+ * rank 0 (whose header every receiving rank reads). On the hybrid path (runtime.h) the headers and
+ * the attributes travel in the allgatherv plan instead (no_hdr): a stream is the elements only, and
  * only a non-empty intersection makes a pair. The schedule is a flat one (sched.h) over the merged
  * communicator, side 0 first; the simulator checks it (tests/unit/test_mxn.c). With node staging
  * (node[] below) a receiving rank receives directly only the elements it owns, and the others
@@ -36,9 +36,13 @@ typedef struct xfer_mxn_dset {
     int ndims;
     const uint64_t *dims;
     size_t esize;
-    int from;                        /* the side (0, 1) that sends it */
-    const uint64_t *bstart, *bcount; /* [n[from] * ndims]: the sending ranks' blocks */
-    const size_t *boff;              /* [n[from]]: each block's offset in its contribution */
+    int from; /* the side (0, 1) that sends it */
+    /* the sending ranks' blocks: rank r's are bfirst[r] .. bfirst[r + 1] - 1 (n[from] + 1
+     * entries; NULL: one each, block r), block b at [b * ndims], boff[b] its offset in its
+     * rank's contribution */
+    const size_t *bfirst;
+    const uint64_t *bstart, *bcount;
+    const size_t *boff;
     const uint64_t *sstart, *scount; /* [n[1 - from] * ndims]: the receiving ranks' selections */
     const size_t *soff; /* [n[1 - from]]: each selection's offset in its receive area */
 } xfer_mxn_dset_t;

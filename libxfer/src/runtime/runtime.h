@@ -15,23 +15,42 @@
 #include "../core/core.h"
 #include "transport.h"
 
+/* A sending rank's blocks of a fixed-shape dataset (ch_blocks.c): n boxes of 2 ndims words
+ * (start, then count) in box[], one after the other in pk[] (byte offsets, each block padded to 8
+ * bytes; pk[n] is their total), vol elements in all. The put list's own (ch_blocks.c): at[b],
+ * where the transport keeps block b (the stream: its offset in stage0 until the first commit);
+ * of[b], which block of the first step it is (blocks: fixed, after the first step). */
+typedef struct xfer_rt_blocks {
+    int n, cap;
+    uint64_t *box;
+    size_t *pk, *at;
+    int *of;
+    uint64_t vol;
+} xfer_rt_blocks_t;
+
 /* One dataset of a channel. Geometry of the sending side's ranks is known after setup. */
 typedef struct xfer_rt_dset {
     const xfer_cfg_dataset_t *cfg;
     int out;      /* this component sends it */
     int bit;      /* index within its direction (header mask bit) */
     size_t esize; /* bytes per element */
-    /* this rank's block (sending side) */
+    /* this rank's block of a joined or variable dataset (sending side) */
     int declared;
     uint64_t start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
-    size_t my_off, my_bytes; /* place in this rank's contribution */
-    /* every sending rank's block (after setup): [rank * ndims + d] */
+    /* a fixed-shape one's (docs/runtime.md, "Several blocks per rank"): the blocks put in the step
+     * being filled, put_now once a put of it came in this step (an empty one too); blocks: fixed,
+     * the first committed step's (fix_set), the decomposition every later step repeats */
+    xfer_rt_blocks_t put, fix;
+    int put_now, fix_set;
+    int side_max; /* the most blocks a rank of this side put in the step committed last */
+    size_t my_off, my_bytes; /* place of this rank's blocks in its contribution (the stream), one
+                                after the other as fix.pk lays them out, the last one unpadded */
+    /* every sending rank's blocks (after setup): rank r's are g_first[r] .. g_first[r + 1] - 1,
+     * block b at [b * ndims] */
+    size_t *g_first;
     uint64_t *g_start, *g_count;
-    size_t *g_off; /* byte offset of the block within that rank's contribution */
+    size_t *g_off; /* byte offset of each block within its rank's contribution */
     int never;     /* no sending rank put it in step 0: never sent */
-    int staged;    /* step 0's block is in the channel's stage0 ... */
-    size_t st_off; /* ... at this offset (padded to 8 bytes, as in a contribution) */
-    size_t st_len;
     /* receiving side: this rank's selection (xfer_select, else the dataset's mode) */
     int sel_declared, sel_resolved; /* by xfer_select; by the mode, computed once */
     uint64_t sel_start[XFER_MAX_DIMS], sel_count[XFER_MAX_DIMS];
@@ -136,14 +155,16 @@ typedef struct xfer_rt_layout {
  * never blocks, so that no component waits on one channel's first step while its peer waits on
  * another's (docs/runtime.md, "Several channels"). Each rank posts its geometry record once its
  * part is fixed (a sending rank: at its first commit; a receive-only rank: at its first call
- * that needs a step; every rank: in xfer_finalize); the records are exchanged, both sides vote
- * twice (the layout and the plans; then the build) and the channel is set up. The
+ * that needs a step; every rank: in xfer_finalize); the records are exchanged, then the blocks
+ * their counts announce (several per rank: docs/runtime.md, "Several blocks per rank"); both sides
+ * vote twice (the layout and the plans; then the build) and the channel is set up. The
  * communicators and the allgatherv plans were made when the channel formed (xfer_init): the
  * plans are recounted for the real contributions without any communication
  * (xfer_plan_recount), or, where they cannot carry them, every rank takes the direct path. */
 enum {
     XFER_SU_IDLE = 0, /* this rank has not posted its record */
     XFER_SU_EXCHANGE, /* records in flight */
+    XFER_SU_BLOCKS,   /* the sending ranks' blocks in flight */
     XFER_SU_VOTE1,    /* layout and plans: the votes in flight */
     XFER_SU_VOTE2,    /* the build: the votes in flight */
     XFER_SU_DONE
@@ -152,7 +173,9 @@ enum {
 typedef struct xfer_rt_setup {
     int state;
     uint64_t *mine, *own_all, *rem_all; /* geometry records: this rank's, its side's, the peer's */
-    MPI_Request req[2];                 /* on ctl_local and on ctl_inter */
+    uint64_t *mybx, *own_bx, *rem_bx;   /* their blocks (a sending rank's of the first step) */
+    int *own_rc, *own_rd, *rem_rc, *rem_rd;   /* words of each rank's blocks, and where they land */
+    MPI_Request req[2];                       /* on ctl_local and on ctl_inter */
     int vote[2], got_local[2], got_remote[2]; /* [status, plans ok]: MPI_MIN over each side */
     xfer_status_t st;                         /* this rank's own verdict so far, */
     char why[1024];                           /* in words */
@@ -185,6 +208,22 @@ typedef struct xfer_rt_health {
     xfer_status_t lost_st;
     char lost_why[1024];
 } xfer_rt_health_t;
+
+/* The commit's check of a sending side's blocks (ch_blocks.c): every rank's blocks of the
+ * fixed-shape datasets it checks (blocks: per_step ones at every commit, fixed ones at the first),
+ * gathered on comm, a duplicate of ctl_local that nothing else uses. */
+typedef struct xfer_rt_gather {
+    MPI_Comm comm;
+    int n;          /* datasets gathered at the last commit ... */
+    int *which;     /* ... their indices in ch->ds, in channel order */
+    uint64_t *cnt;  /* [r * (nds + 1) + j]: rank r's blocks of the j-th, then [nds] its verdict */
+    uint64_t *mine; /* this rank's counts, then its boxes */
+    size_t cap_mine;
+    uint64_t *box; /* every rank's boxes, rank r's from word rd[r] */
+    size_t cap_box;
+    int *rc, *rd;
+    MPI_Request req;
+} xfer_rt_gather_t;
 
 struct xfer_channel {
     struct xfer *x;
@@ -221,6 +260,7 @@ struct xfer_channel {
     int begun; /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
     struct xfer_file *file;    /* transport: file (file.h); NULL for the stream */
     struct xfer_rt_joined *jn; /* the stream's joined and variable datasets (stream.h), or NULL */
+    xfer_rt_gather_t gat;      /* the sending side's blocks at a commit (ch_blocks.c) */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */

@@ -268,18 +268,15 @@ out_err:
     return st;
 }
 
-/* Step 0: keep a block in stage0 (see runtime.h) until the contribution is laid out. */
-static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
+/* Step 0: keep block @p b of @p ds in stage0 (see runtime.h) until the contribution is laid out
+ * (its offset in ds->put.at[b]). */
+static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, int b, const void *block,
                                  size_t bytes)
 {
     const size_t padded = (bytes + 7) & ~(size_t) 7;
     size_t base = ch->lay.stage0_len ? ch->lay.stage0_len
                                      : sizeof(xfer_rt_hdr_t) + (ch->me == 0 ? ch->lay.attr_cap : 0);
     char *grown;
-    if (ds->staged && ds->st_len == bytes) { /* put again, same block: in place */
-        memcpy(ch->lay.stage0 + ds->st_off, block, bytes);
-        return XFER_SUCCESS;
-    }
     if (padded > SIZE_MAX - base)
         return XFER_ERR(XFER_ERR_TOO_LARGE, "staging dataset %s", ds->cfg->name);
     /* exactly the size needed: glibc grows large blocks with mremap, without copying */
@@ -291,23 +288,24 @@ static xfer_status_t stage_block(xfer_channel_t *ch, xfer_rt_dset_t *ds, const v
     ch->lay.stage0 = grown;
     memcpy(grown + base, block, bytes);
     memset(grown + base + bytes, 0, padded - bytes);
-    ds->staged = 1;
-    ds->st_off = base;
-    ds->st_len = bytes;
+    ds->put.at[b] = base;
     ch->lay.stage0_len = base + padded;
     return XFER_SUCCESS;
 }
 
 /* The stream's stage (transport.h): into the slot of step cur (step 0: kept aside until the
- * contribution is laid out), or nothing for a bound dataset. */
+ * contribution is laid out), or nothing for a bound dataset. The block is the last of the
+ * rank's in the step (ds->put, ch_blocks.c); after the first step, where its block of the first
+ * step sits (ds->fix). */
 xfer_status_t xfer_ch_stream_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
                                    uint64_t v)
 {
+    const int b = ds->put.n - 1;
     xfer_status_t st;
     xfer_rt_slot_t *sl;
 
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
-    if (ds->dyn) { /* its rows move in the slot's second phase (stream_joined.c) */
+    if (xfer_ch_jroute(ds)) { /* it moves in the slot's second phase (stream_joined.c) */
         XFER_CHECK_GOTO(xfer_ch_joined_stage(ch, sl, ds, block, v), st, out);
         sl->mask |= (uint64_t) 1 << ds->bit;
         return XFER_SUCCESS;
@@ -325,27 +323,33 @@ xfer_status_t xfer_ch_stream_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
     ch->stats.bytes_copied_in += v * ds->esize;
     if (v > 0) {
         if (!sl->sbuf) /* before the first step is set up: keep the block until then */
-            return stage_block(ch, ds, block, (size_t) v * ds->esize);
-        memcpy(sl->sbuf + ds->my_off, block, (size_t) v * ds->esize);
+            return stage_block(ch, ds, b, block, (size_t) v * ds->esize);
+        memcpy(sl->sbuf + ds->my_off + ds->fix.pk[ds->put.of[b]], block, (size_t) v * ds->esize);
     }
     return XFER_SUCCESS;
 out:
     return st;
 }
 
+/* The stream's unput (transport.h): the step being filled no longer holds @p ds. */
+void xfer_ch_stream_unput(xfer_channel_t *ch, xfer_rt_dset_t *ds)
+{
+    xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, ch->cur);
+    if (sl->state == XFER_SLOT_FILLING && sl->step == ch->cur)
+        sl->mask &= ~((uint64_t) 1 << ds->bit);
+}
+
 xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch)
 {
     size_t off = sizeof(xfer_rt_hdr_t) + (ch->me == 0 ? ch->lay.attr_cap : 0);
-    int i;
+    int i, b;
 
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
         if (!d->out)
             continue;
         d->my_off = off;
-        d->my_bytes = d->declared && !d->dyn
-                          ? (size_t) xfer_ch_volume(d->cfg->ndims, d->count) * d->esize
-                          : 0;
+        d->my_bytes = xfer_ch_jroute(d) ? 0 : xfer_ch_region(d);
         off += (d->my_bytes + 7) & ~(size_t) 7;
     }
     ch->lay.my_bytes = off;
@@ -356,8 +360,8 @@ xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch)
         if (s == xfer_ch_slot_of(ch, ch->cur) && ch->lay.stage0 && ch->lay.stage0_len == off) {
             int j, fits = 1;
             for (j = 0; j < ch->nds; j++) /* put in the channel's order: laid out already */
-                if (ch->ds[j].staged && ch->ds[j].st_off != ch->ds[j].my_off)
-                    fits = 0;
+                for (b = 0; !xfer_ch_jroute(&ch->ds[j]) && b < ch->ds[j].put.n; b++)
+                    fits &= ch->ds[j].put.at[b] == ch->ds[j].my_off + ch->ds[j].fix.pk[b];
             if (fits) {
                 s->sbuf = ch->lay.stage0;
                 ch->lay.stage0 = NULL;
@@ -372,8 +376,9 @@ xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch)
         char *sbuf = xfer_ch_slot_of(ch, ch->cur)->sbuf;
         for (i = 0; i < ch->nds; i++) {
             const xfer_rt_dset_t *d = &ch->ds[i];
-            if (d->staged && d->my_bytes && !d->bound)
-                memcpy(sbuf + d->my_off, ch->lay.stage0 + d->st_off, d->my_bytes);
+            for (b = 0; d->out && !xfer_ch_jroute(d) && !d->bound && b < d->put.n; b++)
+                memcpy(sbuf + d->my_off + d->fix.pk[b], ch->lay.stage0 + d->put.at[b],
+                       d->put.pk[b + 1] - d->put.pk[b]);
         }
         xfer_free(ch->lay.stage0);
         ch->lay.stage0 = NULL;
@@ -440,8 +445,8 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     ch->attr_out.len = 0;
     memcpy(sl->sbuf, &h, sizeof(h));
     for (i = 0; i < ch->nds; i++)
-        if (ch->ds[i].out && (sl->mask >> ch->ds[i].bit & 1u))
-            ch->stats.bytes_sent += ch->ds[i].my_bytes;
+        if (ch->ds[i].out && !xfer_ch_jroute(&ch->ds[i]) && (sl->mask >> ch->ds[i].bit & 1u))
+            ch->stats.bytes_sent += ch->ds[i].put.vol * ch->ds[i].esize;
     xfer_ch_joined_table_out(ch, sl);
     sl->state = XFER_SLOT_COMMITTED;
     ch->committed = ch->cur + 1;

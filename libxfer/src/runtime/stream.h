@@ -78,8 +78,8 @@ typedef struct xfer_rt_slot {
     int lost;               /* its collective failed: no longer progressed */
 } xfer_rt_slot_t;
 
-/* The stream's datasets whose shape changes every step, joined or variable (stream_joined.c): each
- * slot's second phase. */
+/* The stream's datasets whose shape or blocks change every step, joined, variable or per_step
+ * (stream_joined.c): each slot's second phase. */
 typedef struct xfer_rt_jslot {
     int state;
     MPI_Request treq; /* a sending rank's gather of its side's entries */
@@ -100,10 +100,16 @@ typedef struct xfer_rt_jslot {
     uint64_t *bs, *bc;
     MPI_Request *req;
     int nreq, ndone, cap_req; /* requests posted, completed (in order), room */
+    /* per_step datasets (blocks: per_step): side k's box table, every rank's blocks of each in
+     * turn (2 nd words each: start, count), rank r's of its dataset j from word mo[k][r * nj + j];
+     * the sending side's rank 0 sends its side's to every receiving rank (breq: its receive) */
+    uint64_t *mb[2];
+    size_t mb_cap[2], *mo[2];
+    MPI_Request breq;
     /* receivers that all take every row: the slot's allgatherv plan, recounted for the step */
     xfer_plan_t *plan;
     MPI_Comm pcomm;
-    int by_plan;
+    int by_plan, plan_done;
     int *rc, *rd; /* every remote rank's bytes, and where they land */
     size_t *lb;   /* every rank of this side's bytes */
     char *rbuf;   /* every remote rank's rows */
@@ -126,6 +132,13 @@ typedef struct xfer_rt_joined {
     xfer_rt_jslot_t *js;
 } xfer_rt_joined_t;
 
+/* Does @p d move in each slot's second phase (stream_joined.c) rather than in the contributions:
+ * a joined or variable dataset, or one whose blocks change every step (blocks: per_step)? */
+static inline int xfer_ch_jroute(const xfer_rt_dset_t *d)
+{
+    return d->dyn || d->cfg->blocks == XFER_BLOCKS_PER_STEP;
+}
+
 /* stream_notes.c: the stream's notes */
 xfer_status_t xfer_ch_announce(xfer_channel_t *ch, int type, int64_t value);
 int xfer_ch_is_announcer(const xfer_channel_t *ch);
@@ -136,10 +149,13 @@ xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch);
 /* stream_layout.c */
 xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step);
 int xfer_ch_geo_len(const xfer_channel_t *ch);
-/* Where dataset @p i sits in a rank's geometry record (its block, or its selection). */
+/* Where dataset @p i sits in a rank's geometry record (its blocks' number, or its selection). */
 int xfer_ch_geo_pos(const xfer_channel_t *ch, int i);
+/* The words of the blocks of side @p k's rank whose record is @p rec (the set-up's second
+ * exchange). */
+int xfer_ch_geo_blocks(const xfer_channel_t *ch, int k, const uint64_t *rec);
 xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
-                              size_t *bytes, size_t *prefix, int fill_global);
+                              const uint64_t *bx, const int *bd, size_t *bytes, size_t *prefix);
 /* Does dataset @p d travel in the allgatherv plan's part of each contribution (runtime.h,
  * xfer_rt_path_t), rather than by the direct schedule? (After setup.) */
 static inline int xfer_ch_by_plan(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
@@ -178,6 +194,7 @@ xfer_status_t xfer_ch_stage_first(xfer_channel_t *ch);
 xfer_status_t xfer_ch_stream_stage(xfer_channel_t *ch, xfer_rt_dset_t *ds, const void *block,
                                    uint64_t vol);
 xfer_status_t xfer_ch_stream_room(xfer_channel_t *ch, void *arg, int *met);
+void xfer_ch_stream_unput(xfer_channel_t *ch, xfer_rt_dset_t *ds);
 /* Step *@p arg arrived, or the channel ended before it (a wait condition). */
 xfer_status_t xfer_ch_step_ready(xfer_channel_t *ch, void *arg, int *met);
 int xfer_ch_stream_has(xfer_channel_t *ch, uint64_t s);

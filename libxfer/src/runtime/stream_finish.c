@@ -145,6 +145,7 @@ void xfer_ch_stream_free(xfer_channel_t *ch, int collective)
         xfer_free(s->rbuf);
     }
     for (i = 0; ch->ds && i < ch->nds; i++) {
+        xfer_free(ch->ds[i].g_first);
         xfer_free(ch->ds[i].g_start);
         xfer_free(ch->ds[i].g_count);
         xfer_free(ch->ds[i].g_off);

@@ -8,13 +8,28 @@
 #include "stream.h"
 #include "mxn.h"
 
-/* Elements of remote rank r's block of @p ds inside rank c's selection. */
+/* Elements of remote rank r's blocks of @p ds inside rank c's selection. */
 static uint64_t overlap(const xfer_rt_dset_t *ds, int r, int c)
 {
     const int nd = ds->cfg->ndims;
-    return xfer_mxn_overlap(nd, ds->g_start + (size_t) r * nd, ds->g_count + (size_t) r * nd,
-                            ds->gs_start + (size_t) c * nd, ds->gs_count + (size_t) c * nd, NULL,
-                            NULL);
+    uint64_t v = 0;
+    size_t b;
+    for (b = ds->g_first[r]; b < ds->g_first[r + 1]; b++)
+        v += xfer_mxn_overlap(nd, ds->g_start + b * nd, ds->g_count + b * nd,
+                              ds->gs_start + (size_t) c * nd, ds->gs_count + (size_t) c * nd, NULL,
+                              NULL);
+    return v;
+}
+
+/* Elements of remote rank r's blocks of @p ds. */
+static uint64_t held(const xfer_rt_dset_t *ds, int r)
+{
+    const int nd = ds->cfg->ndims;
+    uint64_t v = 0;
+    size_t b;
+    for (b = ds->g_first[r]; b < ds->g_first[r + 1]; b++)
+        v += xfer_ch_volume(nd, ds->g_count + b * nd);
+    return v;
 }
 
 /* The pure direct path: does remote rank r stream to this rank (mxn.h: rank 0 always)? */
@@ -38,7 +53,7 @@ xfer_status_t xfer_ch_stream_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
     const uint64_t v = xfer_ch_volume(nd, count);
     int r, present = 0, absent = 0, first_absent = -1, by_plan;
 
-    if (ds->dyn) /* joined: the slot's second phase (stream_joined.c) */
+    if (xfer_ch_jroute(ds)) /* joined, variable, per_step: the slot's second phase */
         return xfer_ch_joined_fetch(ch, ds, start, count, buf, bytes, s);
 
     if (ds->never)
@@ -51,8 +66,7 @@ xfer_status_t xfer_ch_stream_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
      * streams to this rank); which datasets it put. */
     for (r = 0; r < ch->nremote; r++) {
         const xfer_rt_hdr_t *h = (const xfer_rt_hdr_t *) (sl->rbuf + xfer_ch_hdr_at(ch, r));
-        const uint64_t bv =
-            by_plan ? xfer_ch_volume(nd, ds->g_count + (size_t) r * nd) : overlap(ds, r, ch->me);
+        const uint64_t bv = by_plan ? held(ds, r) : overlap(ds, r, ch->me);
         if (ch->path.direct && !ch->path.hybrid && !hears_from(ch, r))
             continue;
         if (h->magic != XFER_RT_MAGIC || h->step != s || h->rank != (uint64_t) r) {
@@ -86,10 +100,13 @@ xfer_status_t xfer_ch_stream_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
         }
     }
     for (r = 0; by_plan && v > 0 && r < ch->nremote; r++) { /* from every contribution */
-        const uint64_t *bs = ds->g_start + (size_t) r * nd, *bc = ds->g_count + (size_t) r * nd;
-        if (xfer_ch_volume(nd, bc) > 0)
-            xfer_ch_copy_box(buf, start, count, sl->rbuf + ch->lay.r_pre[r] + ds->g_off[r], bs, bc,
-                             nd, ds->esize);
+        size_t b;
+        for (b = ds->g_first[r]; b < ds->g_first[r + 1]; b++) {
+            const uint64_t *bs = ds->g_start + b * nd, *bc = ds->g_count + b * nd;
+            if (xfer_ch_volume(nd, bc) > 0)
+                xfer_ch_copy_box(buf, start, count, sl->rbuf + ch->lay.r_pre[r] + ds->g_off[b], bs,
+                                 bc, nd, ds->esize);
+        }
     }
     if (by_plan)
         ch->stats.bytes_copied_out += bytes;

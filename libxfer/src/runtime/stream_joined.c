@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The stream's datasets whose shape changes every step (docs/runtime.md, "Joined datasets" and
- * "Shapes that change"; stream.h, xfer_rt_joined_t): joined ones, whose rows change, and
- * variable ones, whose global shape and blocks change. They stay out of the contributions the
- * step 0 set-up lays out (their blocks there are empty) and move in a second phase of each
- * step's slot:
+/* The stream's datasets whose shape or blocks change every step (docs/runtime.md, "Joined
+ * datasets", "Shapes that change" and "Several blocks per rank"; stream.h, xfer_rt_joined_t):
+ * joined ones, whose rows change, variable ones, whose global shape and blocks change, and
+ * fixed-shape ones with blocks: per_step, whose ranks' blocks change. They stay out of the
+ * contributions the step 0 set-up lays out (their blocks there are empty) and move in a second
+ * phase of each step's slot:
  *  - at its commit a sending rank posts a gather of every sibling's entry of the step (joined:
- *    its rows; variable: its shape and block, checked to agree and tile it) on the side's own
+ *    its rows; variable: its shape and block, checked to agree and tile it; per_step: how many
+ *    blocks, whose tiling the channel core checked at the commit, ch_blocks.c) on the side's own
  *    communicator; its slot starts only once the table is in, and rank 0 carries it after the
  *    step's attributes (tab_at of the attribute area, which reaches every receiving rank on
- *    every path);
+ *    every path); the per_step datasets' blocks themselves (their number changes) rank 0 sends
+ *    every receiving rank in a message of their own, the box table, as the second phase
+ *    starts;
  *  - once the fixed part of the step completed on a rank, every rank knows both sides' tables and
  *    every receiving rank's rule (its `selection`, or the rows it declared with xfer_select, as
  *    the set-up's geometry records carried them): each sending rank sends each receiving rank
@@ -30,7 +34,7 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
     int i, k, s, n[2] = {0, 0};
 
     for (i = 0; i < ch->nds; i++)
-        n[xfer_ch_dset_side(ch, &ch->ds[i])] += ch->ds[i].dyn;
+        n[xfer_ch_dset_side(ch, &ch->ds[i])] += xfer_ch_jroute(&ch->ds[i]);
     if (!n[0] && !n[1])
         return XFER_SUCCESS;
     if (!(jn = ch->jn = xfer_calloc(1, sizeof(*jn))))
@@ -44,7 +48,7 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
         n[k] = 0;
     }
     for (i = 0; i < ch->nds; i++)
-        if (ch->ds[i].dyn) {
+        if (xfer_ch_jroute(&ch->ds[i])) {
             k = xfer_ch_dset_side(ch, &ch->ds[i]);
             jn->woff[k][n[k]] = jn->W[k];
             jn->W[k] += entry_words(&ch->ds[i]);
@@ -64,6 +68,7 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
         xfer_rt_jslot_t *js = &jn->js[s];
         jn->comm[s] = MPI_COMM_NULL;
         js->treq = MPI_REQUEST_NULL;
+        js->breq = MPI_REQUEST_NULL;
         js->pcomm = MPI_COMM_NULL;
         if (!(js->rc = xfer_calloc((size_t) ch->nremote + 1, sizeof(int))) ||
             !(js->rd = xfer_calloc((size_t) ch->nremote + 1, sizeof(int))) ||
@@ -72,8 +77,11 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
         for (k = 0; k < 2; k++)
             if (!(js->tab[k] = xfer_calloc((size_t) jn->W[k] * (size_t) side_ranks(ch, k) + 1,
                                            sizeof(uint64_t))) ||
-                !(js->pre[k] = xfer_calloc(
-                      (size_t) jn->nj[k] * ((size_t) side_ranks(ch, k) + 1) + 1, sizeof(uint64_t))))
+                !(js->pre[k] =
+                      xfer_calloc((size_t) jn->nj[k] * ((size_t) side_ranks(ch, k) + 1) + 1,
+                                  sizeof(uint64_t))) ||
+                !(js->mo[k] = xfer_calloc((size_t) jn->nj[k] * (size_t) side_ranks(ch, k) + 1,
+                                          sizeof(size_t))))
                 goto oom;
         k = ch->side;
         if (!(js->blk = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(void *))) ||
@@ -125,6 +133,12 @@ void xfer_ch_joined_free(xfer_channel_t *ch, int collective)
         xfer_free(js->tab[1]);
         xfer_free(js->pre[0]);
         xfer_free(js->pre[1]);
+        xfer_free(js->mb[0]);
+        xfer_free(js->mb[1]);
+        xfer_free(js->mo[0]);
+        xfer_free(js->mo[1]);
+        if (js->breq != MPI_REQUEST_NULL)
+            MPI_Request_free(&js->breq); /* (abandoned by a failure) */
         xfer_free(js->blk);
         xfer_free(js->blk_cap);
         xfer_free(js->mine);
@@ -239,17 +253,20 @@ xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_
     xfer_rt_jslot_t *js = &ch->jn->js[sl - ch->slots];
     const int j = jindex(ch, d);
     const size_t bytes = (size_t) v * d->esize;
-    if (js->blk_cap[j] < PAD8(bytes)) { /* (padded: a plan may send it whole) */
-        void *nb = xfer_realloc_array(js->blk[j], PAD8(bytes), 1);
+    /* a per_step dataset's block goes after the rank's others of the step (ch_blocks.c lays
+     * them out: d->put) */
+    const size_t at = per_step(d) && d->put.n && v ? d->put.pk[d->put.n - 1] : 0;
+    if (js->blk_cap[j] < at + PAD8(bytes)) { /* (padded: a plan may send it whole) */
+        void *nb = xfer_realloc_array(js->blk[j], at + PAD8(bytes), 1);
         if (!nb)
             return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: dataset %s: %zu bytes of rows",
-                            ch->cfg->name, d->cfg->name, bytes);
+                            ch->cfg->name, d->cfg->name, at + bytes);
         js->blk[j] = nb;
-        js->blk_cap[j] = PAD8(bytes);
+        js->blk_cap[j] = at + PAD8(bytes);
     }
     if (bytes) {
-        memcpy(js->blk[j], block, bytes);
-        memset((char *) js->blk[j] + bytes, 0, PAD8(bytes) - bytes);
+        memcpy((char *) js->blk[j] + at, block, bytes);
+        memset((char *) js->blk[j] + at + bytes, 0, PAD8(bytes) - bytes);
     }
     ch->stats.bytes_copied_in += bytes;
     return XFER_SUCCESS;
@@ -272,6 +289,12 @@ static void fill_mine(xfer_channel_t *ch, const xfer_rt_slot_t *sl, xfer_rt_jslo
         memset(x, 0, (size_t) entry_words(d) * sizeof(uint64_t));
         if (!put)
             continue;
+        if (per_step(d)) { /* its blocks: the box table (xfer_ch_joined_commit) */
+            x[0] = 1;
+            x[1] = (uint64_t) d->put.n;
+            x[2] = (uint64_t) (d->put.n ? d->put.pk[d->put.n] : 0);
+            continue;
+        }
         x[0] = 1;
         memcpy(x + 1, d->pdims, (size_t) nd * sizeof(uint64_t));
         memcpy(x + 1 + nd, d->start, (size_t) nd * sizeof(uint64_t));
@@ -291,6 +314,8 @@ static xfer_status_t check_step(xfer_channel_t *ch, const xfer_rt_slot_t *sl,
     for (j = 0; j < jn->nj[k]; j++) {
         const xfer_rt_dset_t *d = dset_at(ch, k, j);
         uint64_t dims[XFER_MAX_DIMS];
+        if (per_step(d)) /* its tiling: the channel core's, at the commit (ch_blocks.c) */
+            continue;
         if (d->cfg->variable) {
             XFER_CHECK_GOTO(xfer_ch_check_step_blocks(ch, d, k, ch->nlocal,
                                                       entry_at(ch, js->tab[k], k, 0, j),
@@ -309,6 +334,44 @@ static xfer_status_t check_step(xfer_channel_t *ch, const xfer_rt_slot_t *sl,
     }
 out:
     return st;
+}
+
+/* The side's box table of the step (its per_step datasets' blocks), from what the channel core
+ * gathered at the commit (ch_blocks.c): rank by rank, each dataset's blocks. */
+static xfer_status_t box_table(xfer_channel_t *ch, xfer_rt_jslot_t *js)
+{
+    const xfer_rt_joined_t *jn = ch->jn;
+    const int k = ch->side, nj = jn->nj[k];
+    const size_t words = xfer_ch_jbox_words(ch, js, k);
+    int r, j, n;
+    if (!words)
+        return XFER_SUCCESS;
+    if (js->mb_cap[k] < words) {
+        uint64_t *nb = xfer_realloc_array(js->mb[k], words, sizeof(uint64_t));
+        if (!nb)
+            return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: %zu words of blocks", ch->cfg->name,
+                            words);
+        js->mb[k] = nb;
+        js->mb_cap[k] = words;
+    }
+    for (r = 0; r < ch->nlocal; r++)
+        for (j = 0; j < nj; j++) {
+            const xfer_rt_dset_t *d = dset_at(ch, k, j);
+            const uint64_t *x;
+            if (!per_step(d))
+                continue;
+            x = xfer_ch_gathered(ch, jn->idx[k][j], r, &n);
+            if (n != xfer_ch_jnblk(ch, js->tab[k], k, r, j))
+                return XFER_ERR(XFER_ERR_INTERNAL,
+                                "channel %s: dataset %s: rank %d's blocks: %d gathered, %d in the "
+                                "step's table",
+                                ch->cfg->name, d->cfg->name, r, n,
+                                xfer_ch_jnblk(ch, js->tab[k], k, r, j));
+            if (n)
+                memcpy(js->mb[k] + js->mo[k][(size_t) r * (size_t) nj + (size_t) j], x,
+                       (size_t) n * 2 * (size_t) d->cfg->ndims * sizeof(uint64_t));
+        }
+    return XFER_SUCCESS;
 }
 
 /* Before a sending rank commits a step: every sibling's entries of the step (a gather waited for
@@ -340,6 +403,7 @@ xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl)
     }
     xfer_ch_jprefix(ch, js, ch->side);
     XFER_CHECK_GOTO(check_step(ch, sl, js), st, out);
+    XFER_CHECK_GOTO(box_table(ch, js), st, out);
     js->state = J_READY;
 out:
     return st;
@@ -412,65 +476,132 @@ out_err:
     return st;
 }
 
+#define JBOX_TAG 32000 /* the box table's messages (the datasets' own: their indices) */
+
+/* This rank's blocks of each dataset its side sends, to every receiving rank whose box meets
+ * them (a per_step dataset's blocks one after the other in the put's copy, each padded). */
+static xfer_status_t post_sends(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Comm comm)
+{
+    xfer_rt_joined_t *jn = ch->jn;
+    const int k = ch->side, nrecv = side_ranks(ch, 1 - k);
+    xfer_status_t st = XFER_SUCCESS;
+    int j, r, b;
+
+    for (j = 0; j < jn->nj[k]; j++) {
+        xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
+        const int nd = d->cfg->ndims, nb = xfer_ch_jnblk(ch, js->tab[k], k, ch->me, j);
+        uint64_t dims[XFER_MAX_DIMS], ms[XFER_MAX_DIMS], mc[XFER_MAX_DIMS];
+        uint64_t rs[XFER_MAX_DIMS], rcnt[XFER_MAX_DIMS], is[XFER_MAX_DIMS], ic[XFER_MAX_DIMS];
+        size_t off = 0;
+        xfer_ch_jdims(ch, js, k, j, dims);
+        for (b = 0; b < nb; b++) {
+            uint64_t v;
+            xfer_ch_jbox(ch, js, k, j, ch->me, b, ms, mc);
+            v = xfer_ch_volume(nd, mc);
+            for (r = 0; r < nrecv && v; r++) {
+                box_of(d, r, nrecv, dims, rs, rcnt);
+                if (meet(nd, ms, mc, rs, rcnt, is, ic))
+                    XFER_CHECK_GOTO(post(ch, js, d, 1, (char *) js->blk[j] + off, ms, mc, is, ic, r,
+                                         jn->idx[k][j], comm),
+                                    st, out);
+            }
+            off += PAD8((size_t) v * d->esize);
+        }
+    }
+out:
+    return st;
+}
+
+/* This rank's box of each dataset the other side sends, from every sending rank whose blocks
+ * meet it (the other side's box table arrived when it has per_step datasets). */
+static xfer_status_t post_recvs(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Comm comm)
+{
+    xfer_rt_joined_t *jn = ch->jn;
+    const int k = 1 - ch->side, nsend = side_ranks(ch, k), nrecv = ch->nlocal;
+    xfer_status_t st = XFER_SUCCESS;
+    int j, r, b;
+
+    for (j = 0; j < jn->nj[k]; j++) {
+        xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
+        const int nd = d->cfg->ndims;
+        uint64_t dims[XFER_MAX_DIMS], ms[XFER_MAX_DIMS], mc[XFER_MAX_DIMS];
+        uint64_t is[XFER_MAX_DIMS], ic[XFER_MAX_DIMS];
+        uint64_t *bs = js->bs + (size_t) j * XFER_MAX_DIMS,
+                 *bc = js->bc + (size_t) j * XFER_MAX_DIMS;
+        size_t bytes;
+        xfer_ch_jdims(ch, js, k, j, dims);
+        box_of(d, ch->me, nrecv, dims, bs, bc);
+        bytes = (size_t) xfer_ch_volume(nd, bc) * d->esize;
+        if (js->sel_cap[j] < bytes) {
+            void *nb = xfer_realloc_array(js->sel[j], bytes, 1);
+            if (!nb)
+                return XFER_ERR(XFER_ERR_NO_MEMORY,
+                                "channel %s: dataset %s: %zu bytes of its selection", ch->cfg->name,
+                                d->cfg->name, bytes);
+            js->sel[j] = nb;
+            js->sel_cap[j] = bytes;
+        }
+        for (r = 0; r < nsend && bytes; r++)
+            for (b = 0; b < xfer_ch_jnblk(ch, js->tab[k], k, r, j); b++) {
+                xfer_ch_jbox(ch, js, k, j, r, b, ms, mc);
+                if (meet(nd, ms, mc, bs, bc, is, ic))
+                    XFER_CHECK_GOTO(
+                        post(ch, js, d, 0, js->sel[j], bs, bc, is, ic, r, jn->idx[k][j], comm), st,
+                        out);
+            }
+    }
+out:
+    return st;
+}
+
+/* The second phase of the slot's step: the tables read, the step by the plan when it carries it,
+ * else each rank's sends; the sending side's rank 0 sends its box table to every receiving rank;
+ * a receiving rank posts its receives at once, or once the other side's box table arrived. */
 static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_jslot_t *js)
 {
     xfer_rt_joined_t *jn = ch->jn;
     const MPI_Comm comm = jn->comm[sl - ch->slots];
+    const int k = ch->side, ko = 1 - k;
     xfer_status_t st = XFER_SUCCESS;
-    int k, j, r;
+    size_t words;
+    int r;
 
     js->nreq = js->ndone = 0;
-    js->by_plan = 0;
+    js->by_plan = js->plan_done = 0;
     if (xfer_ch_this_recvs(ch))
         XFER_CHECK_GOTO(read_table(ch, sl, js), st, out);
     XFER_CHECK_GOTO(xfer_ch_jplan_step(ch, js, &js->by_plan), st, out);
-    if (js->by_plan) {
-        js->state = J_MOVING;
-        return XFER_SUCCESS;
-    }
-    for (k = 0; k < 2; k++) {
-        const int nsend = side_ranks(ch, k), nrecv = side_ranks(ch, 1 - k);
-        for (j = 0; j < jn->nj[k]; j++) {
-            xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
-            const int nd = d->cfg->ndims;
-            uint64_t dims[XFER_MAX_DIMS], ms[XFER_MAX_DIMS], mc[XFER_MAX_DIMS];
-            uint64_t rs[XFER_MAX_DIMS], rcnt[XFER_MAX_DIMS], is[XFER_MAX_DIMS], ic[XFER_MAX_DIMS];
-            xfer_ch_jdims(ch, js, k, j, dims);
-            if (k == ch->side) { /* this rank's block, to every receiving rank whose box meets it */
-                xfer_ch_jblock(ch, js, k, j, ch->me, ms, mc);
-                for (r = 0; r < nrecv && xfer_ch_volume(nd, mc); r++) {
-                    box_of(d, r, nrecv, dims, rs, rcnt);
-                    if (meet(nd, ms, mc, rs, rcnt, is, ic))
-                        XFER_CHECK_GOTO(
-                            post(ch, js, d, 1, js->blk[j], ms, mc, is, ic, r, jn->idx[k][j], comm),
-                            st, out);
-                }
-            } else { /* this rank's box, from every sending rank whose block meets it */
-                uint64_t *bs = js->bs + (size_t) j * XFER_MAX_DIMS,
-                         *bc = js->bc + (size_t) j * XFER_MAX_DIMS;
-                size_t bytes;
-                box_of(d, ch->me, nrecv, dims, bs, bc);
-                bytes = (size_t) xfer_ch_volume(nd, bc) * d->esize;
-                if (js->sel_cap[j] < bytes) {
-                    void *nb = xfer_realloc_array(js->sel[j], bytes, 1);
-                    if (!nb)
-                        return XFER_ERR(XFER_ERR_NO_MEMORY,
-                                        "channel %s: dataset %s: %zu bytes of its selection",
-                                        ch->cfg->name, d->cfg->name, bytes);
-                    js->sel[j] = nb;
-                    js->sel_cap[j] = bytes;
-                }
-                for (r = 0; r < nsend && bytes; r++) {
-                    xfer_ch_jblock(ch, js, k, j, r, ms, mc);
-                    if (meet(nd, ms, mc, bs, bc, is, ic))
-                        XFER_CHECK_GOTO(
-                            post(ch, js, d, 0, js->sel[j], bs, bc, is, ic, r, jn->idx[k][j], comm),
-                            st, out);
-                }
-            }
+    if (xfer_ch_this_sends(ch) && !js->by_plan)
+        XFER_CHECK_GOTO(post_sends(ch, js, comm), st, out);
+    if (xfer_ch_this_sends(ch) && ch->me == 0 && (words = xfer_ch_jbox_words(ch, js, k)) > 0)
+        for (r = 0; r < ch->nremote; r++) {
+            MPI_Request *q;
+            XFER_CHECK_GOTO(add_req(js, &q), st, out);
+            XFER_MPI_GOTO(MPI_Isend(js->mb[k], (int) words, MPI_UINT64_T, r, JBOX_TAG, comm, q), st,
+                          out);
         }
-    }
     js->state = J_MOVING;
+    if (xfer_ch_this_recvs(ch) && (words = xfer_ch_jbox_words(ch, js, ko)) > 0) {
+        if (words > INT_MAX)
+            return XFER_ERR(XFER_ERR_TOO_LARGE,
+                            "channel %s: step %llu: the blocks of %s take more than %d words",
+                            ch->cfg->name, (unsigned long long) sl->step, xfer_ch_peer_name(ch),
+                            INT_MAX);
+        if (js->mb_cap[ko] < words) {
+            uint64_t *nb = xfer_realloc_array(js->mb[ko], words, sizeof(uint64_t));
+            if (!nb)
+                return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: %zu words of blocks",
+                                ch->cfg->name, words);
+            js->mb[ko] = nb;
+            js->mb_cap[ko] = words;
+        }
+        XFER_MPI_GOTO(
+            MPI_Irecv(js->mb[ko], (int) words, MPI_UINT64_T, 0, JBOX_TAG, comm, &js->breq), st,
+            out);
+        js->state = J_BOXES;
+    } else if (xfer_ch_this_recvs(ch) && !js->by_plan) {
+        XFER_CHECK_GOTO(post_recvs(ch, js, comm), st, out);
+    }
 out:
     return st;
 }
@@ -488,19 +619,22 @@ xfer_status_t xfer_ch_joined_progress(xfer_channel_t *ch, xfer_rt_slot_t *sl, in
     js = &jn->js[sl - ch->slots];
     if (js->state == J_DONE)
         return XFER_SUCCESS;
-    if (js->state != J_MOVING) {
+    if (js->state != J_MOVING && js->state != J_BOXES) {
         if (xfer_ch_this_sends(ch) && jn->nj[ch->side] && js->state != J_READY) {
             *done = 0; /* (the fixed part waited for the table: not reached) */
             return XFER_SUCCESS;
         }
         XFER_CHECK_GOTO(start_moving(ch, sl, js), st, out);
     }
-    if (js->by_plan) {
-        XFER_CHECK_GOTO(xfer_test(js->plan, &flag), st, out);
-        *done = flag;
-        if (flag)
-            js->state = J_DONE;
-        return XFER_SUCCESS;
+    if (js->state == J_BOXES) { /* the other side's box table: then this rank's receives */
+        XFER_MPI_GOTO(MPI_Test(&js->breq, &flag, MPI_STATUS_IGNORE), st, out);
+        if (!flag) {
+            *done = 0;
+            return XFER_SUCCESS;
+        }
+        if (!js->by_plan)
+            XFER_CHECK_GOTO(post_recvs(ch, js, jn->comm[sl - ch->slots]), st, out);
+        js->state = J_MOVING;
     }
     for (; js->ndone < js->nreq; js->ndone++) { /* in order: each one once */
         XFER_MPI_GOTO(MPI_Test(&js->req[js->ndone], &flag, MPI_STATUS_IGNORE), st, out);
@@ -508,6 +642,9 @@ xfer_status_t xfer_ch_joined_progress(xfer_channel_t *ch, xfer_rt_slot_t *sl, in
             break;
     }
     *done = js->ndone == js->nreq;
+    if (js->by_plan && !js->plan_done)
+        XFER_CHECK_GOTO(xfer_test(js->plan, &js->plan_done), st, out);
+    *done &= !js->by_plan || js->plan_done;
     if (*done)
         js->state = J_DONE;
 out:

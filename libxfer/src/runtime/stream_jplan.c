@@ -20,7 +20,7 @@ static size_t predicted(const xfer_channel_t *ch, int k)
         const xfer_rt_dset_t *d = &ch->ds[jn->idx[k][j]];
         const uint64_t n = (uint64_t) side_ranks(ch, k);
         const uint64_t rows = d->cfg->max_rows ? (d->cfg->max_rows + n - 1) / n : 64;
-        b += d->cfg->joined ? PAD8((size_t) rows * row_bytes(d)) : 4096;
+        b += d->cfg->joined ? PAD8((size_t) rows * row_bytes(d)) : 4096; /* (variable, per_step) */
     }
     return b > INT_MAX / 2 ? INT_MAX / 2 : b;
 }
@@ -170,11 +170,16 @@ static int all_taken(xfer_channel_t *ch)
     return jn->all_taken > 0;
 }
 
-/* Side @p k's rank @p r's bytes of its dataset @p j in the step, padded. */
+/* Side @p k's rank @p r's bytes of its dataset @p j in the step, padded (a per_step dataset's
+ * blocks one after the other, each padded: its entry says). */
 static size_t block_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r, int j)
 {
     const xfer_rt_dset_t *d = dset_at(ch, k, j);
     uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS];
+    if (per_step(d)) {
+        const uint64_t *x = entry_at(ch, js->tab[k], k, r, j);
+        return x[0] ? (size_t) x[2] : 0;
+    }
     xfer_ch_jblock(ch, js, k, j, r, bs, bc);
     return PAD8((size_t) xfer_ch_volume(d->cfg->ndims, bc) * d->esize);
 }
@@ -284,13 +289,18 @@ void xfer_ch_jplan_fetch(xfer_channel_t *ch, const xfer_rt_jslot_t *js, xfer_rt_
 {
     const int j = jindex(ch, ds), k = xfer_ch_dset_side(ch, ds), nd = ds->cfg->ndims;
     uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS];
-    int r, e;
-    for (r = 0; r < ch->nremote; r++) { /* each sending rank's block, where the plan put it */
+    int r, e, b;
+    for (r = 0; r < ch->nremote; r++) { /* each sending rank's blocks, where the plan put them */
         size_t at = (size_t) js->rd[r];
         for (e = 0; e < j; e++)
             at += block_bytes(ch, js, k, r, e);
-        xfer_ch_jblock(ch, js, k, j, r, bs, bc);
-        if (xfer_ch_volume(nd, bc))
-            xfer_ch_copy_box(buf, start, count, js->rbuf + at, bs, bc, nd, ds->esize);
+        for (b = 0; b < xfer_ch_jnblk(ch, js->tab[k], k, r, j); b++) {
+            uint64_t v;
+            xfer_ch_jbox(ch, js, k, j, r, b, bs, bc);
+            v = xfer_ch_volume(nd, bc);
+            if (v)
+                xfer_ch_copy_box(buf, start, count, js->rbuf + at, bs, bc, nd, ds->esize);
+            at += PAD8((size_t) v * ds->esize);
+        }
     }
 }

@@ -11,7 +11,7 @@
 
 #define PAD8(b) (((b) + 7) & ~(size_t) 7)
 
-enum { J_IDLE = 0, J_GATHER, J_READY, J_MOVING, J_DONE };
+enum { J_IDLE = 0, J_GATHER, J_READY, J_BOXES, J_MOVING, J_DONE };
 
 /* The rows of one joined dataset's row (elements past the first dimension) in bytes. */
 static inline size_t row_bytes(const xfer_rt_dset_t *d)
@@ -37,10 +37,19 @@ static inline const xfer_rt_dset_t *dset_at(const xfer_channel_t *ch, int k, int
     return &ch->ds[ch->jn->idx[k][j]];
 }
 
-/* The words of @p d's entry: joined, its rows; variable, put, dims, start and count. */
+/* Is @p d a fixed-shape dataset whose blocks change every step (blocks: per_step)? Its entry:
+ * put, its number of blocks, their bytes one after the other (each padded to 8); the blocks
+ * themselves travel in the slot's box table (js->mb). */
+static inline int per_step(const xfer_rt_dset_t *d)
+{
+    return !d->dyn;
+}
+
+/* The words of @p d's entry: joined, its rows; variable, put, dims, start and count; per_step,
+ * put, blocks and bytes. */
 static inline int entry_words(const xfer_rt_dset_t *d)
 {
-    return d->cfg->joined ? 1 : 1 + 3 * d->cfg->ndims;
+    return d->cfg->joined ? 1 : d->cfg->variable ? 1 + 3 * d->cfg->ndims : 3;
 }
 
 /* Did side @p k's rank @p r put its dataset @p j in the step? */
@@ -72,11 +81,22 @@ static inline int jindex(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
 /* Side @p k's table of the slot arrived (js->tab[k]): the rows of each of its joined datasets
  * before each rank and in all (js->pre[k]), once per step, so that a rank's block and the step's
  * shape below read them instead of summing the table again (linear per step, not quadratic). */
+/* Side @p k's rank @p r's blocks of its dataset @p j in the slot's step: a joined or variable
+ * dataset's one (maybe empty), a per_step one's as many as its entry says. */
+static inline int xfer_ch_jnblk(const xfer_channel_t *ch, const uint64_t *tab, int k, int r, int j)
+{
+    const uint64_t *x = entry_at(ch, tab, k, r, j);
+    if (!per_step(dset_at(ch, k, j)))
+        return 1;
+    return x[0] ? (int) x[1] : 0;
+}
+
 static inline void xfer_ch_jprefix(const xfer_channel_t *ch, xfer_rt_jslot_t *js, int k)
 {
-    const int n = side_ranks(ch, k);
+    const int n = side_ranks(ch, k), nj = ch->jn->nj[k];
+    size_t o = 0;
     int j, r;
-    for (j = 0; j < ch->jn->nj[k]; j++) {
+    for (j = 0; j < nj; j++) {
         uint64_t *p = js->pre[k] + (size_t) j * ((size_t) n + 1);
         if (!dset_at(ch, k, j)->cfg->joined)
             continue;
@@ -84,6 +104,20 @@ static inline void xfer_ch_jprefix(const xfer_channel_t *ch, xfer_rt_jslot_t *js
         for (r = 0; r < n; r++)
             p[r + 1] = p[r] + rows_at(ch, js->tab[k], k, r, j);
     }
+    for (r = 0; r < n; r++) /* the per_step datasets' blocks in the box table, rank by rank */
+        for (j = 0; j < nj; j++) {
+            const xfer_rt_dset_t *d = dset_at(ch, k, j);
+            js->mo[k][(size_t) r * (size_t) nj + (size_t) j] = o;
+            if (per_step(d))
+                o += (size_t) xfer_ch_jnblk(ch, js->tab[k], k, r, j) * 2 * (size_t) d->cfg->ndims;
+        }
+    js->mo[k][(size_t) n * (size_t) nj] = o;
+}
+
+/* The words of side @p k's box table in the slot's step (0: no per_step dataset, or no block). */
+static inline size_t xfer_ch_jbox_words(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k)
+{
+    return js->mo[k][(size_t) side_ranks(ch, k) * (size_t) ch->jn->nj[k]];
 }
 
 /* Side @p k's joined dataset @p j: the rows of its ranks below @p r (r = side_ranks: all). */
@@ -104,6 +138,10 @@ static inline void xfer_ch_jdims(const xfer_channel_t *ch, const xfer_rt_jslot_t
     if (d->cfg->joined) {
         memcpy(dims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
         dims[0] = rows_before(ch, js, k, j, side_ranks(ch, k));
+        return;
+    }
+    if (per_step(d)) { /* a fixed shape */
+        memcpy(dims, d->cfg->dims, (size_t) nd * sizeof(uint64_t));
         return;
     }
     memset(dims, 0, (size_t) nd * sizeof(uint64_t));
@@ -131,6 +169,24 @@ static inline void xfer_ch_jblock(const xfer_channel_t *ch, const xfer_rt_jslot_
         memcpy(bs, x + 1 + nd, (size_t) nd * sizeof(uint64_t));
         memcpy(bc, x + 1 + 2 * nd, (size_t) nd * sizeof(uint64_t));
     }
+}
+
+/* Side @p k's rank @p r's block @p b of its dataset @p j in the slot's step (xfer_ch_jnblk of
+ * them): a per_step dataset's from the box table, the others' as xfer_ch_jblock says. */
+static inline void xfer_ch_jbox(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int j,
+                                int r, int b, uint64_t *bs, uint64_t *bc)
+{
+    const xfer_rt_dset_t *d = dset_at(ch, k, j);
+    const int nd = d->cfg->ndims;
+    const uint64_t *x;
+    if (!per_step(d)) {
+        xfer_ch_jblock(ch, js, k, j, r, bs, bc);
+        return;
+    }
+    x = js->mb[k] + js->mo[k][(size_t) r * (size_t) ch->jn->nj[k] + (size_t) j] +
+        (size_t) b * 2 * (size_t) nd;
+    memcpy(bs, x, (size_t) nd * sizeof(uint64_t));
+    memcpy(bc, x + nd, (size_t) nd * sizeof(uint64_t));
 }
 
 /* stream_jplan.c */

@@ -10,8 +10,9 @@ xfer_rt_slot_t *xfer_ch_slot_of(xfer_channel_t *ch, uint64_t step)
     return &ch->slots[step % (uint64_t) ch->nslots];
 }
 
-/* Number of uint64 in one rank's geometry record, the same on both sides: a block (sent) or a
- * selection (received) per dataset, then the rank's node key and a word of flags
+/* Number of uint64 in one rank's geometry record, the same on both sides: per dataset 2 ndims
+ * words, a selection (received) or the number of the rank's blocks (sent: the blocks follow in
+ * the set-up's second exchange), then the rank's node key and a word of flags
  * (stream_setup.c). */
 int xfer_ch_geo_len(const xfer_channel_t *ch)
 {
@@ -29,77 +30,83 @@ int xfer_ch_geo_pos(const xfer_channel_t *ch, int i)
     return pos;
 }
 
-/* Dataset @p i of side k: its blocks in @p geo (nranks records of @p len words) must not overlap
- * and must tile the global array; each goes at off[r] of its rank's contribution (advanced). */
+/* Does side @p k send dataset @p d in the contributions, block by block? */
+static int in_contribution(const xfer_channel_t *ch, const xfer_rt_dset_t *d, int k)
+{
+    return xfer_ch_dset_side(ch, d) == k && !xfer_ch_jroute(d);
+}
+
+int xfer_ch_geo_blocks(const xfer_channel_t *ch, int k, const uint64_t *rec)
+{
+    int i, n = 0;
+    for (i = 0; i < ch->nds; i++)
+        if (in_contribution(ch, &ch->ds[i], k))
+            n += (int) rec[xfer_ch_geo_pos(ch, i)] * 2 * ch->ds[i].cfg->ndims;
+    return n;
+}
+
+/* Dataset @p i of side k: its blocks, rank r's in @p bx from word @p bd[r] (its datasets in
+ * channel order, as many blocks as its record in @p geo says), must tile the global array; they
+ * go one after the other from off[r] of their rank's contribution (advanced), as the rank's own
+ * stage lays them out (xfer_rt_blocks_t: each padded to 8 bytes). */
 static xfer_status_t lay_dset(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo, int len,
-                              int i, size_t *off, int fill_global)
+                              const uint64_t *bx, const int *bd, int i, size_t *off)
 {
     xfer_rt_dset_t *d = &ch->ds[i];
     const int nd = d->cfg->ndims, pos = xfer_ch_geo_pos(ch, i);
     uint64_t covered = 0;
-    int r;
+    size_t nb, b;
+    int r, j;
 
-    if (fill_global) {
-        d->g_start = xfer_calloc((size_t) nranks * (size_t) nd, sizeof(uint64_t));
-        d->g_count = xfer_calloc((size_t) nranks * (size_t) nd, sizeof(uint64_t));
-        d->g_off = xfer_calloc((size_t) nranks, sizeof(size_t));
-        if (!d->g_start || !d->g_count || !d->g_off)
-            return XFER_ERR(XFER_ERR_NO_MEMORY, "dataset layout");
-    }
+    d->g_first = xfer_calloc((size_t) nranks + 1, sizeof(size_t));
+    if (!d->g_first)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "dataset layout");
+    for (r = 0; r < nranks; r++)
+        d->g_first[r + 1] = d->g_first[r] + geo[(size_t) r * (size_t) len + pos];
+    nb = d->g_first[nranks];
+    d->g_start = xfer_calloc((nb + 1) * (size_t) nd, sizeof(uint64_t));
+    d->g_count = xfer_calloc((nb + 1) * (size_t) nd, sizeof(uint64_t));
+    d->g_off = xfer_calloc(nb + 1, sizeof(size_t));
+    if (!d->g_start || !d->g_count || !d->g_off)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "dataset layout");
     for (r = 0; r < nranks; r++) {
-        const uint64_t *s = geo + (size_t) r * (size_t) len + pos, *c = s + nd;
-        uint64_t v = xfer_ch_volume(nd, c);
-        int e;
-        covered += v;
-        for (e = 0; e < r && v > 0; e++) { /* blocks must not overlap */
-            const uint64_t *s2 = geo + (size_t) e * (size_t) len + pos, *c2 = s2 + nd;
-            int dd, disjoint = 0;
-            if (xfer_ch_volume(nd, c2) == 0)
-                continue;
-            for (dd = 0; dd < nd; dd++)
-                if (s[dd] + c[dd] <= s2[dd] || s2[dd] + c2[dd] <= s[dd])
-                    disjoint = 1;
-            if (!disjoint) {
-                char b1[160], b2[160];
-                xfer_ch_fmt_box(b1, sizeof(b1), nd, s, c);
-                xfer_ch_fmt_box(b2, sizeof(b2), nd, s2, c2);
-                return XFER_ERR(XFER_ERR_INVALID_ARG,
-                                "channel %s: dataset %s: the block of %s rank %d %s overlaps "
-                                "the block of rank %d %s",
-                                ch->cfg->name, d->cfg->name, xfer_ch_side_name(ch, k), r, b1, e,
-                                b2);
-            }
-        }
-        if (fill_global) {
-            memcpy(d->g_start + (size_t) r * nd, s, (size_t) nd * sizeof(uint64_t));
-            memcpy(d->g_count + (size_t) r * nd, c, (size_t) nd * sizeof(uint64_t));
-            d->g_off[r] = off[r];
+        const uint64_t *x = bx + (size_t) bd[r];
+        size_t in = 0, last = 0;
+        for (j = 0; j < i; j++) /* the rank's blocks of the datasets before this one */
+            if (in_contribution(ch, &ch->ds[j], k))
+                x += geo[(size_t) r * (size_t) len + xfer_ch_geo_pos(ch, j)] * 2 *
+                     (size_t) ch->ds[j].cfg->ndims;
+        for (b = d->g_first[r]; b < d->g_first[r + 1]; b++, x += 2 * nd) {
+            const uint64_t v = xfer_ch_volume(nd, x + nd);
+            memcpy(d->g_start + b * nd, x, (size_t) nd * sizeof(uint64_t));
+            memcpy(d->g_count + b * nd, x + nd, (size_t) nd * sizeof(uint64_t));
+            d->g_off[b] = off[r] + in;
+            last = in + (size_t) v * d->esize;
+            in += ((size_t) v * d->esize + 7) & ~(size_t) 7;
+            covered += v;
         }
         if (r == ch->me && k == ch->side) {
             d->my_off = off[r];
-            d->my_bytes = (size_t) v * d->esize;
+            d->my_bytes = last;
         }
-        off[r] += ((size_t) v * d->esize + 7) & ~(size_t) 7;
+        off[r] += in;
     }
-    d->never = covered == 0 && !d->dyn; /* no rank put it in step 0: this side never sends it
-                                           (joined: its rows travel on their own) */
-    if (covered != xfer_ch_volume(nd, d->cfg->dims) && covered != 0)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: dataset %s: the blocks of %s's %d ranks hold %llu of its "
-                        "%llu elements (each element must belong to exactly one rank's block)",
-                        ch->cfg->name, d->cfg->name, xfer_ch_side_name(ch, k), nranks,
-                        (unsigned long long) covered,
-                        (unsigned long long) xfer_ch_volume(nd, d->cfg->dims));
-    return XFER_SUCCESS;
+    d->never = covered == 0 && !xfer_ch_jroute(d); /* no rank put it in step 0: this side never
+                                                       sends it (the second phase's move alone) */
+    {
+        const xfer_tiles_t t = {nd, d->cfg->dims, nranks, d->g_first, d->g_start, d->g_count};
+        return xfer_ch_check_tiling(ch, d, k, 0, &t);
+    }
 }
 
 /* Check that side k's blocks of every dataset tile the global array exactly; fill the
- * datasets' g_start/g_count from @p geo (nranks records) and the contribution sizes into
- * @p bytes. A contribution holds the header, rank 0's attributes, the blocks of the datasets
- * every receiving rank takes whole (d->whole), then the others', each group in channel order;
- * @p prefix (may be NULL) gets where the others start (the hybrid path's plan part). */
+ * datasets' g_first/g_start/g_count/g_off from @p geo (nranks records) and @p bx (the blocks,
+ * rank r's from word bd[r]) and the contribution sizes into @p bytes. A contribution holds the
+ * header, rank 0's attributes, the blocks of the datasets every receiving rank takes whole
+ * (d->whole), then the others', each group in channel order; @p prefix (may be NULL) gets where
+ * the others start (the hybrid path's plan part). */
 xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint64_t *geo,
-                              size_t *bytes, size_t *prefix, int fill_global)
+                              const uint64_t *bx, const int *bd, size_t *bytes, size_t *prefix)
 {
     const int len = xfer_ch_geo_len(ch);
     xfer_status_t st = XFER_SUCCESS;
@@ -114,7 +121,7 @@ xfer_status_t xfer_ch_lay_out(xfer_channel_t *ch, int k, int nranks, const uint6
     for (pass = 0; pass < 2; pass++) {
         for (i = 0; i < ch->nds; i++)
             if ((pass == 0) == (ch->ds[i].whole != 0) && xfer_ch_dset_side(ch, &ch->ds[i]) == k)
-                XFER_CHECK_GOTO(lay_dset(ch, k, nranks, geo, len, i, off, fill_global), st, out);
+                XFER_CHECK_GOTO(lay_dset(ch, k, nranks, geo, len, bx, bd, i, off), st, out);
         for (r = 0; pass == 0 && prefix && r < nranks; r++)
             prefix[r] = off[r];
     }

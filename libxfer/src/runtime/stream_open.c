@@ -49,8 +49,11 @@ static void describe(const xfer_channel_t *ch, int i, char *buf, size_t len)
                                    (unsigned long long) d->dims[k]);
     static const char *const sel[] = {"all", "rows", "columns", "block", "user", "channel"};
     if (o < len)
-        snprintf(buf + o, len - o, "] from %s, selection %s", ch->x->cfg->components[d->from].name,
-                 (unsigned) d->selection < 6 ? sel[d->selection] : "?");
+        o += (size_t) snprintf(buf + o, len - o, "] from %s, selection %s",
+                               ch->x->cfg->components[d->from].name,
+                               (unsigned) d->selection < 6 ? sel[d->selection] : "?");
+    if (o < len && d->blocks == XFER_BLOCKS_PER_STEP) /* its blocks move as the step's own */
+        snprintf(buf + o, len - o, ", blocks per_step");
 }
 
 /* What one side sends the other at formation: a text table, compared line by line. */

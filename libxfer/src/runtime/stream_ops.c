@@ -29,6 +29,7 @@ const xfer_transport_ops_t xfer_stream_ops = {
     .over = xfer_ch_stream_over,
     .ended = xfer_ch_ended,
     .stage = xfer_ch_stream_stage,
+    .unput = xfer_ch_stream_unput,
     .commit = xfer_ch_commit,
     .release = xfer_ch_stream_release,
     .sent = xfer_ch_stream_sent,

@@ -42,7 +42,7 @@ static xfer_status_t read_selections(xfer_channel_t *ch, int k, int nranks, cons
         d->whole = 1;
         for (r = 0; r < nranks; r++) {
             const uint64_t *s0 = geo + (size_t) r * (size_t) len + pos, *c0 = s0 + nd;
-            if (d->dyn) { /* a rule, not a box: nothing of it in the contributions */
+            if (xfer_ch_jroute(d)) { /* a rule, not a box: nothing of it in the contributions */
                 XFER_CHECK_GOTO(xfer_ch_joined_rule_in(ch, d, r, nranks, s0), st, out);
                 continue;
             }
@@ -161,6 +161,7 @@ static xfer_status_t setup_direct(xfer_channel_t *ch)
         md[n].dims = d->cfg->dims;
         md[n].esize = d->esize;
         md[n].from = xfer_ch_dset_side(ch, d);
+        md[n].bfirst = d->g_first;
         md[n].bstart = d->g_start;
         md[n].bcount = d->g_count;
         md[n].boff = d->g_off;
@@ -265,6 +266,7 @@ xfer_status_t xfer_ch_setup_post(xfer_channel_t *ch)
     const int k = ch->side, len = xfer_ch_geo_len(ch);
     xfer_rt_setup_t *su = &ch->su;
     xfer_status_t st = XFER_SUCCESS;
+    size_t w;
     int i;
 
     if (ch->setup || su->state != XFER_SU_IDLE)
@@ -277,8 +279,9 @@ xfer_status_t xfer_ch_setup_post(xfer_channel_t *ch)
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: set-up", ch->cfg->name);
         goto out;
     }
-    /* This rank's record: its block of each dataset it sends, its selection of each one it
-     * receives. A missing selection is an error every rank learns at the first vote. */
+    /* This rank's record: the number of its blocks of each dataset it sends (the first step's,
+     * which follow in the second exchange), its selection of each one it receives. A missing
+     * selection is an error every rank learns at the first vote. */
     for (i = 0; i < ch->nds; i++) {
         xfer_rt_dset_t *d = &ch->ds[i];
         const int nd = d->cfg->ndims, pos = xfer_ch_geo_pos(ch, i);
@@ -287,16 +290,28 @@ xfer_status_t xfer_ch_setup_post(xfer_channel_t *ch)
             own_failure(ch, s2);
             if (s2 != XFER_SUCCESS)
                 continue;
-            if (d->dyn) { /* its rule: each step's share follows from it */
+            if (xfer_ch_jroute(d)) { /* its rule: each step's share follows from it */
                 xfer_ch_rule_of(d, su->mine + pos);
                 continue;
             }
             memcpy(su->mine + pos, d->sel_start, (size_t) nd * sizeof(uint64_t));
             memcpy(su->mine + pos + nd, d->sel_count, (size_t) nd * sizeof(uint64_t));
-        } else if (d->declared && !d->dyn) { /* undeclared: an empty block (joined: no block
-                                                in the contributions, stream_joined.c) */
-            memcpy(su->mine + pos, d->start, (size_t) nd * sizeof(uint64_t));
-            memcpy(su->mine + pos + nd, d->count, (size_t) nd * sizeof(uint64_t));
+        } else if (!xfer_ch_jroute(d)) {         /* (joined, variable, per_step: none in the
+                                                    contributions, stream_joined.c) */
+            su->mine[pos] = (uint64_t) d->fix.n; /* 0 until the first commit */
+        }
+    }
+    if (!(su->mybx =
+              xfer_calloc((size_t) xfer_ch_geo_blocks(ch, k, su->mine) + 1, sizeof(uint64_t)))) {
+        st = XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: set-up", ch->cfg->name);
+        goto out;
+    }
+    for (i = 0, w = 0; i < ch->nds; i++) {
+        const xfer_rt_dset_t *d = &ch->ds[i];
+        const size_t words = (size_t) d->fix.n * 2 * (size_t) d->cfg->ndims;
+        if (xfer_ch_dset_side(ch, d) == k && !xfer_ch_jroute(d) && words) {
+            memcpy(su->mybx + w, d->fix.box, words * sizeof(uint64_t));
+            w += words;
         }
     }
     su->mine[len - 2] = (uint64_t) ch->node_key;
@@ -316,6 +331,61 @@ xfer_status_t xfer_ch_setup_post(xfer_channel_t *ch)
 out:
     if (st != XFER_SUCCESS)
         ch->health.failed = 1;
+    return st;
+}
+
+/* After the records: every sending rank's blocks, as many as its record says, on both sides
+ * (the same counts on every rank: a count beyond int fails every rank alike at the first
+ * vote). */
+static xfer_status_t post_blocks(xfer_channel_t *ch)
+{
+    const int k = ch->side, ko = 1 - k, len = xfer_ch_geo_len(ch);
+    xfer_rt_setup_t *su = &ch->su;
+    xfer_status_t st = XFER_SUCCESS;
+    size_t tot[2] = {0, 0};
+    int r, big = 0;
+
+    su->own_rc = xfer_calloc((size_t) ch->nlocal + 1, sizeof(int));
+    su->own_rd = xfer_calloc((size_t) ch->nlocal + 1, sizeof(int));
+    su->rem_rc = xfer_calloc((size_t) ch->nremote + 1, sizeof(int));
+    su->rem_rd = xfer_calloc((size_t) ch->nremote + 1, sizeof(int));
+    if (!su->own_rc || !su->own_rd || !su->rem_rc || !su->rem_rd)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: set-up", ch->cfg->name);
+    for (r = 0; r < ch->nlocal; r++) {
+        const size_t n = (size_t) xfer_ch_geo_blocks(ch, k, su->own_all + (size_t) r * len);
+        su->own_rd[r] = (int) tot[0];
+        su->own_rc[r] = (int) n;
+        big |= n > INT_MAX || tot[0] > INT_MAX - n;
+        tot[0] += n;
+    }
+    for (r = 0; r < ch->nremote; r++) {
+        const size_t n = (size_t) xfer_ch_geo_blocks(ch, ko, su->rem_all + (size_t) r * len);
+        su->rem_rd[r] = (int) tot[1];
+        su->rem_rc[r] = (int) n;
+        big |= n > INT_MAX || tot[1] > INT_MAX - n;
+        tot[1] += n;
+    }
+    if (big) { /* every rank alike: nothing moves, the vote fails */
+        own_failure(ch, XFER_ERR(XFER_ERR_TOO_LARGE,
+                                 "channel %s: the blocks of the first step take more than %d words",
+                                 ch->cfg->name, INT_MAX));
+        memset(su->own_rc, 0, (size_t) ch->nlocal * sizeof(int));
+        memset(su->own_rd, 0, (size_t) ch->nlocal * sizeof(int));
+        memset(su->rem_rc, 0, (size_t) ch->nremote * sizeof(int));
+        memset(su->rem_rd, 0, (size_t) ch->nremote * sizeof(int));
+        tot[0] = tot[1] = 0;
+    }
+    su->own_bx = xfer_calloc(tot[0] + 1, sizeof(uint64_t));
+    su->rem_bx = xfer_calloc(tot[1] + 1, sizeof(uint64_t));
+    if (!su->own_bx || !su->rem_bx)
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: set-up", ch->cfg->name);
+    XFER_MPI_GOTO(MPI_Iallgatherv(su->mybx, su->own_rc[ch->me], MPI_UINT64_T, su->own_bx,
+                                  su->own_rc, su->own_rd, MPI_UINT64_T, ch->ctl_local, &su->req[0]),
+                  st, out);
+    XFER_MPI_GOTO(MPI_Iallgatherv(su->mybx, su->own_rc[ch->me], MPI_UINT64_T, su->rem_bx,
+                                  su->rem_rc, su->rem_rd, MPI_UINT64_T, ch->ctl_inter, &su->req[1]),
+                  st, out);
+out:
     return st;
 }
 
@@ -504,13 +574,13 @@ static xfer_status_t after_exchange(xfer_channel_t *ch)
     if (ch->sends[k]) /* what the other side receives */
         XFER_CHECK_GOTO(read_selections(ch, ko, ch->nremote, su->rem_all, &su->partial), st, out);
     if (ch->sends[k])
-        XFER_CHECK_GOTO(
-            xfer_ch_lay_out(ch, k, ch->nlocal, su->own_all, su->own_bytes, su->own_pre, 1), st,
-            out);
+        XFER_CHECK_GOTO(xfer_ch_lay_out(ch, k, ch->nlocal, su->own_all, su->own_bx, su->own_rd,
+                                        su->own_bytes, su->own_pre),
+                        st, out);
     if (ch->sends[ko])
-        XFER_CHECK_GOTO(
-            xfer_ch_lay_out(ch, ko, ch->nremote, su->rem_all, ch->lay.r_bytes, su->rem_pre, 1), st,
-            out);
+        XFER_CHECK_GOTO(xfer_ch_lay_out(ch, ko, ch->nremote, su->rem_all, su->rem_bx, su->rem_rd,
+                                        ch->lay.r_bytes, su->rem_pre),
+                        st, out);
     ch->lay.my_bytes = ch->sends[k] ? su->own_bytes[ch->me] : 0;
     ch->lay.r_total = 0;
     for (r = 0; r < ch->nremote; r++)
@@ -590,6 +660,15 @@ void xfer_ch_setup_release(xfer_channel_t *ch)
     xfer_free(su->mine);
     xfer_free(su->own_all);
     xfer_free(su->rem_all);
+    xfer_free(su->mybx);
+    xfer_free(su->own_bx);
+    xfer_free(su->rem_bx);
+    xfer_free(su->own_rc);
+    xfer_free(su->own_rd);
+    xfer_free(su->rem_rc);
+    xfer_free(su->rem_rd);
+    su->mybx = su->own_bx = su->rem_bx = NULL;
+    su->own_rc = su->own_rd = su->rem_rc = su->rem_rd = NULL;
     xfer_free(su->own_bytes);
     xfer_free(su->own_pre);
     xfer_free(su->rem_pre);
@@ -610,6 +689,10 @@ xfer_status_t xfer_ch_setup_advance(xfer_channel_t *ch)
             return XFER_SUCCESS;
         switch (su->state) {
         case XFER_SU_EXCHANGE:
+            XFER_CHECK_GOTO(post_blocks(ch), st, out);
+            su->state = XFER_SU_BLOCKS;
+            break;
+        case XFER_SU_BLOCKS:
             XFER_CHECK_GOTO(after_exchange(ch), st, out);
             su->state = XFER_SU_VOTE1;
             break;

@@ -42,6 +42,9 @@ typedef struct xfer_transport_ops {
     /* A checked put: the block (@p vol elements of @p ds) into the step being filled. */
     xfer_status_t (*stage)(struct xfer_channel *ch, struct xfer_rt_dset *ds, const void *block,
                            uint64_t vol);
+    /* The channel core refused the step's blocks of @p ds at the commit and forgot its puts
+     * (ch_blocks.c): the step being filled no longer holds the dataset (NULL: nothing). */
+    void (*unput)(struct xfer_channel *ch, struct xfer_rt_dset *ds);
     /* Commit the step being filled (sending side; once per step: ch->cur_committed). */
     xfer_status_t (*commit)(struct xfer_channel *ch);
     /* Let step cur go (receiving side, xfer_step_end). */
