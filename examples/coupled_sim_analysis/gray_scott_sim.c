@@ -96,28 +96,27 @@ static const int halo_offsets[HALO_MAX_NBRS][2] = {{-1, 0},  {1, 0},  {0, -1}, {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gray-scott-sim [--steps S] [--every N] [--size L] [--bins B]\n"
-            "                      [--output DIR] [--F f] [--k k] [--Du d] [--Dv d] [--dt t]\n"
-            "                      [--noise a] [--seed n] [--channel NAME] [--config FILE]\n"
-            "                      [--component NAME] [--halo sendrecv|vonneumann|moore]\n"
-            "                      [--particles N] [--chi c] [--Dp d]\n"
-            "                      [--fault-particles drop|duplicate|relabel] [--world]\n"
-            "  S simulation steps (2000); every N steps (200) U and V go to the analysis;\n"
-            "  L: the grid is L x L, as the workflow file declares U and V (default: its\n"
-            "  shape); B histogram bins of V over [0, 1] (32); DIR (" GS_DEFAULT_OUTPUT ")\n"
-            "  receives .check/reference_stats.csv. Model: Du 0.16, Dv 0.08, F 0.035, k 0.065,\n"
-            "  dt 1, noise 0.02, seed 1. Halo exchange: four MPI_Sendrecv per step (sendrecv,\n"
-            "  the default), or one persistent libxfer isomorphic all-to-all over the 4 face\n"
-            "  neighbours (vonneumann) or the 8 face and corner neighbours (moore); all three\n"
-            "  give the same results. When the workflow file declares the dataset particles,\n"
-            "  N tracer particles (2000) drift up the gradient of V (velocity c grad V, c 4)\n"
-            "  with diffusivity d (0.05) and go to the analysis with U and V. For the tests\n"
-            "  of the analysis' particle check, --fault-particles makes rank 0 put one\n"
-            "  particle fewer, one twice, or one with another's id at the second coupled step.\n"
-            "  --world: the simulation's own communication on MPI_COMM_WORLD, as an uncoupled\n"
-            "  code has it, not on the communicator xfer_comm gives (under xfer-run, a\n"
-            "  component's MPI_COMM_WORLD is its own processes: mpi_world: component).\n");
+    fprintf(f, "usage: gray-scott-sim [--steps S] [--every N] [--size L] [--bins B]\n"
+               "                      [--output DIR] [--F f] [--k k] [--Du d] [--Dv d] [--dt t]\n"
+               "                      [--noise a] [--seed n] [--channel NAME] [--config FILE]\n"
+               "                      [--component NAME] [--halo sendrecv|vonneumann|moore]\n"
+               "                      [--particles N] [--chi c] [--Dp d]\n"
+               "                      [--fault-particles drop|duplicate|relabel] [--world]\n"
+               "  S simulation steps (2000); every N steps (200) U and V go to the analysis;\n"
+               "  L: the grid is L x L, as the workflow file declares U and V (default: its\n"
+               "  shape); B histogram bins of V over [0, 1] (32); DIR (" GS_DEFAULT_OUTPUT ")\n"
+               "  receives .check/reference_stats.csv. Model: Du 0.16, Dv 0.08, F 0.035, k 0.065,\n"
+               "  dt 1, noise 0.02, seed 1. Halo exchange: four MPI_Sendrecv per step (sendrecv,\n"
+               "  the default), or one persistent libxfer isomorphic all-to-all over the 4 face\n"
+               "  neighbours (vonneumann) or the 8 face and corner neighbours (moore); all three\n"
+               "  give the same results. When the workflow file declares the dataset particles,\n"
+               "  N tracer particles (2000) drift up the gradient of V (velocity c grad V, c 4)\n"
+               "  with diffusivity d (0.05) and go to the analysis with U and V. For the tests\n"
+               "  of the analysis' particle check, --fault-particles makes rank 0 put one\n"
+               "  particle fewer, one twice, or one with another's id at the second coupled step.\n"
+               "  --world: the simulation's own communication on MPI_COMM_WORLD, as an uncoupled\n"
+               "  code has it, not on the communicator xfer_comm gives (under xfer-run, a\n"
+               "  component's MPI_COMM_WORLD is its own processes: mpi_world: component).\n");
 }
 
 /* The options; --help, --version and usage errors exit. */
