@@ -84,8 +84,7 @@ static void setup(void)
         return;
     }
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (PMPI_Comm_split(MPI_COMM_WORLD, color, rank, &xw.comp) != MPI_SUCCESS ||
-        PMPI_Comm_dup(MPI_COMM_WORLD, &xw.job) != MPI_SUCCESS) {
+    if (PMPI_Comm_split(MPI_COMM_WORLD, color, rank, &xw.comp) != MPI_SUCCESS) {
         say("cannot split the job's world by component; MPI_COMM_WORLD is left the job's");
         return;
     }
@@ -173,10 +172,17 @@ xw_fn_t xw_next(xw_fn_t *cache, const char *name)
     return *cache;
 }
 
+/* The job's world for libxfer, duplicated when xfer_init first asks (collective over the job's
+ * world, as xfer_init is): a program without libxfer makes no more communicators than the
+ * split. */
 int xfer_world_job(MPI_Comm *job)
 {
-    if (xw.mode == MODE_OFF || xw.job == MPI_COMM_NULL)
+    if (xw.mode == MODE_OFF)
         return 0;
+    if (xw.job == MPI_COMM_NULL && PMPI_Comm_dup(MPI_COMM_WORLD, &xw.job) != MPI_SUCCESS) {
+        xw.job = MPI_COMM_NULL;
+        return 0;
+    }
     *job = xw.job;
     return 1;
 }
