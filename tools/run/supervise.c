@@ -18,43 +18,7 @@
 #include <xfer/control.h>
 
 #include "run.h"
-
-/* ---- running ------------------------------------------------------------------------------ */
-
-typedef struct job {
-    const char *name; /* the component (separate) or the launcher (mpmd: "mpiexec", "srun") */
-    char *prefix;
-    pid_t pid; /* > 0 while running */
-    stream_t out, err;
-    int stdin_w; /* Hydra, separate: the write end of its stdin, held open while it runs */
-} job_t;
-
-typedef struct runner {
-    job_t *jobs;
-    int njobs, running;
-    int report_components; /* separate: name the failing component */
-    pid_t server;
-    int server_stopped;
-    pid_t xferd;
-    int xferd_stopped;
-    int xferd_restarts;
-    xfer_ctl_t *ctl;  /* xfer-run's connection to xferd: it reports exits */
-    int grace_ms;     /* with xferd: a failure's peers get this long to fail on their own */
-    int64_t stop_due; /* when the others are stopped after a failure (0: not pending) */
-    int64_t watch_at; /* when xferd's verdicts are read next (watch_xferd) */
-    int hung;         /* the first failure was xferd's verdict on a running component */
-    const plan_t *pl;
-    int devnull;
-    int result;        /* exit code, fixed by the first cause; -1 while none */
-    int64_t stop_at;   /* when the stop signal went out (0: not stopping) */
-    int64_t walltime;  /* deadline (0: none) */
-    int64_t leftovers; /* when the launch ended with processes left (0: not yet) */
-    const char *walltime_text;
-    int exits_fd;         /* RUN_DIR/EXITS_FIFO: the wrappers report abnormal ends (output.c) */
-    unsigned char *ended; /* per component: its end was reported to xferd already */
-    char exits_buf[1024];
-    size_t exits_len;
-} runner_t;
+#include "runner.h"
 
 static void stop_jobs(runner_t *r, int sig)
 {
@@ -214,7 +178,7 @@ static void report_errors(runner_t *r)
     xfer_ctl_msg_free(&rep);
 }
 
-static void reap(runner_t *r)
+void reap(runner_t *r)
 {
     int st, j;
     pid_t pid;
@@ -409,7 +373,7 @@ static void on_user_signal(runner_t *r, int sig)
 }
 
 /* Drain the self-pipe and act on the signals it carried. */
-static void handle_signals(runner_t *r)
+void handle_signals(runner_t *r)
 {
     unsigned char buf[64];
     ssize_t n, i;
@@ -535,124 +499,6 @@ static void supervise(runner_t *r, struct pollfd *pfd)
                 stream_pump(&r->jobs[j].err);
         }
     }
-}
-
-/* Start ompi-server and wait (bounded) for its URI file. */
-static int start_server(runner_t *r, const plan_t *pl, int devnull)
-{
-    int64_t deadline;
-
-    unlink(pl->uri);
-    if (spawn(pl->server.v, devnull, devnull, -1, &r->server) != 0)
-        return -1;
-    deadline = now_ms() + SERVER_WAIT_MS;
-    for (;;) {
-        struct pollfd pfd = {sig_pipe[0], POLLIN, 0};
-        struct stat sb;
-        FILE *f;
-
-        /* ready when the URI line is complete */
-        if (stat(pl->uri, &sb) == 0 && sb.st_size > 0 && (f = fopen(pl->uri, "r")) != NULL) {
-            int c, last = EOF;
-            while ((c = fgetc(f)) != EOF)
-                last = c;
-            fclose(f);
-            if (last == '\n')
-                return 0;
-        }
-        reap(r);
-        if (r->server == 0) {
-            run_error("ompi-server exited before writing %s", pl->uri);
-            return -1;
-        }
-        if (now_ms() >= deadline) {
-            run_error("ompi-server did not write %s within %d s", pl->uri, SERVER_WAIT_MS / 1000);
-            return -1;
-        }
-        if (poll(&pfd, 1, 20) > 0) {
-            handle_signals(r);
-            if (r->stop_at)
-                return -1;
-        }
-    }
-}
-
-/* A fresh workflow token, readable by the owner only. */
-static int write_token(const char *path)
-{
-    char tok[65];
-    int fd;
-
-    if (xfer_ctl_make_token(tok, 32) != XFER_SUCCESS) {
-        run_error("cannot make a workflow token: %s", xfer_last_error());
-        return -1;
-    }
-    unlink(path);
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0 || write(fd, tok, 64) != 64 || write(fd, "\n", 1) != 1) {
-        run_error("cannot write the workflow token %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    return close(fd) == 0 ? 0 : -1;
-}
-
-/* Start xferd when the plan has one and wait (bounded) for its ready file; then connect. */
-static int start_xferd(runner_t *r, const plan_t *pl, int devnull)
-{
-    xfer_ctl_opts_t co;
-    char *token = NULL;
-    int64_t deadline;
-    int rc;
-
-    if (!pl->endpoint)
-        return 0;
-    if (pl->xferd.n) {
-        if (pl->make_token && write_token(pl->token_file) != 0)
-            return -1;
-        unlink(pl->ready);
-        /* a journal of an earlier run in a reused run directory is not this run's state */
-        if (pl->journal && unlink(pl->journal) != 0 && errno != ENOENT) {
-            run_error("cannot remove the old journal %s: %s", pl->journal, strerror(errno));
-            return -1;
-        }
-        if (spawn(pl->xferd.v, devnull, devnull, -1, &r->xferd) != 0)
-            return -1;
-        deadline = now_ms() + SERVER_WAIT_MS;
-        for (;;) {
-            struct pollfd pfd = {sig_pipe[0], POLLIN, 0};
-            if (access(pl->ready, F_OK) == 0) /* written whole, then renamed */
-                break;
-            reap(r);
-            if (r->xferd == 0) {
-                run_error("xferd exited before it was ready (see its messages above)");
-                return -1;
-            }
-            if (now_ms() >= deadline) {
-                run_error("xferd did not write %s within %d s", pl->ready, SERVER_WAIT_MS / 1000);
-                return -1;
-            }
-            if (poll(&pfd, 1, 20) > 0) {
-                handle_signals(r);
-                if (r->stop_at)
-                    return -1;
-            }
-        }
-    }
-    if (xfer_ctl_read_token(pl->token_file, &token) != XFER_SUCCESS) {
-        run_error("%s", xfer_last_error());
-        return -1;
-    }
-    co.endpoint = pl->endpoint;
-    co.workflow = pl->cfg->workflow;
-    co.token = token;
-    co.server_key = pl->cfg->curve_public_key;
-    rc = xfer_ctl_connect(&co, &r->ctl) == XFER_SUCCESS ? 0 : -1;
-    if (rc != 0)
-        run_error("cannot reach xferd at %s: %s", pl->endpoint, xfer_last_error());
-    free(token);
-    return rc;
 }
 
 /* Is our stdin /dev/null, or closed: nothing for a launch to read? */

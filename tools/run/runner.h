@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* xfer-run: the state of a run, shared by its supervision (supervise.c) and the start of its
+ * helpers, ompi-server and xferd (daemons.c). */
+#ifndef XFER_RUN_RUNNER_H
+#define XFER_RUN_RUNNER_H
+
+#include <sys/types.h>
+
+#include <xfer/control.h>
+
+#include "run.h"
+
+typedef struct job {
+    const char *name; /* the component (separate) or the launcher (mpmd: "mpiexec", "srun") */
+    char *prefix;
+    pid_t pid; /* > 0 while running */
+    stream_t out, err;
+    int stdin_w; /* Hydra, separate: the write end of its stdin, held open while it runs */
+} job_t;
+
+typedef struct runner {
+    job_t *jobs;
+    int njobs, running;
+    int report_components; /* separate: name the failing component */
+    pid_t server;
+    int server_stopped;
+    pid_t xferd;
+    int xferd_stopped;
+    int xferd_restarts;
+    xfer_ctl_t *ctl;  /* xfer-run's connection to xferd: it reports exits */
+    int grace_ms;     /* with xferd: a failure's peers get this long to fail on their own */
+    int64_t stop_due; /* when the others are stopped after a failure (0: not pending) */
+    int64_t watch_at; /* when xferd's verdicts are read next (watch_xferd) */
+    int hung;         /* the first failure was xferd's verdict on a running component */
+    const plan_t *pl;
+    int devnull;
+    int result;        /* exit code, fixed by the first cause; -1 while none */
+    int64_t stop_at;   /* when the stop signal went out (0: not stopping) */
+    int64_t walltime;  /* deadline (0: none) */
+    int64_t leftovers; /* when the launch ended with processes left (0: not yet) */
+    const char *walltime_text;
+    int exits_fd;         /* RUN_DIR/EXITS_FIFO: the wrappers report abnormal ends (output.c) */
+    unsigned char *ended; /* per component: its end was reported to xferd already */
+    char exits_buf[1024];
+    size_t exits_len;
+} runner_t;
+
+/* supervise.c: collect ended processes; act on the signals that arrived (sig_pipe) */
+void reap(runner_t *r);
+void handle_signals(runner_t *r);
+
+/* daemons.c: start ompi-server (separate launches, Open MPI) and xferd, each waited for
+ * (bounded) until it serves; 0 or -1 (said) */
+int start_server(runner_t *r, const plan_t *pl, int devnull);
+int start_xferd(runner_t *r, const plan_t *pl, int devnull);
+
+#endif /* XFER_RUN_RUNNER_H */
