@@ -14,7 +14,10 @@ if(TARGET xfer-run)
   target_link_libraries(launcher_whole_lines PRIVATE xfer_warnings)
 
   # The flavour's test flags reach xfer-run the way users pass theirs. OMPI_ALLOW_RUN_AS_ROOT*
-  # are deliberately not set: xfer-run must set them itself.
+  # are deliberately not set: xfer-run must set them itself. The sanitizer settings are: on this
+  # oversubscribed machine xfer-run preloads the UCX yield helper into every process it starts
+  # on MPICH (its own wrappers, instrumented, among them), and a preloaded library comes before
+  # the ASan runtime, which it then accepts only with verify_asan_link_order=0.
   list(JOIN XFER_MPIEXEC_PREFLAGS " " xfer_launcher_flags)
 
   # xfer_launcher_test(<name> <case> [<mode>] [ENV VAR=value ...])
@@ -26,7 +29,7 @@ if(TARGET xfer-run)
                      $<TARGET_FILE:xfer-run> ${XFER_MPI_FLAVOR} ${XFER_MPIEXEC}
                      ${CMAKE_CURRENT_BINARY_DIR}/launcher/${name} ${L_UNPARSED_ARGUMENTS})
     set_tests_properties(${test} PROPERTIES LABELS "launcher" TIMEOUT 120
-                         ENVIRONMENT "XFER_RUN_MPIEXEC_FLAGS=${xfer_launcher_flags};XFER_TEST_MPICH_DEVICE=${XFER_MPICH_DEVICE};${L_ENV}")
+                         ENVIRONMENT "XFER_RUN_MPIEXEC_FLAGS=${xfer_launcher_flags};XFER_TEST_MPICH_DEVICE=${XFER_MPICH_DEVICE};${XFER_TEST_RANK_ENV};${L_ENV}")
   endfunction()
 
   xfer_launcher_test(errors errors)

@@ -4,6 +4,10 @@
 # is built for this MPI), each run standalone and as a component beside another by xfer-run,
 # must print the same (tests/world/world_test.sh).
 if(TARGET xfer_world AND TARGET xfer-run)
+  # The ranks' sanitizer settings (xfer-run passes its environment on): under the sanitizers
+  # the preloaded libxfer_world.so comes before the program's ASan runtime in the library list,
+  # which the runtime refuses unless told the order is fine (verify_asan_link_order=0).
+  set(world_env ${XFER_MPIEXEC_ENV} ${XFER_TEST_RANK_ENV})
   add_executable(world_prog world/world_prog.c)
   target_link_libraries(world_prog PRIVATE MPI::MPI_C xfer_warnings)
   set(world_runs "c=$<TARGET_FILE:world_prog>")
@@ -18,7 +22,7 @@ if(TARGET xfer_world AND TARGET xfer-run)
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/world/world_test.sh $<TARGET_FILE:xfer-run>
                      ${XFER_MPIEXEC} ${CMAKE_CURRENT_BINARY_DIR}/world/${lang} ${prog})
     set_tests_properties(${P}.world.${lang} PROPERTIES LABELS "mpi;world" TIMEOUT 300
-                         ENVIRONMENT "${XFER_MPIEXEC_ENV}")
+                         ENVIRONMENT "${world_env}")
   endforeach()
   # mpi4py: Debian's is built for Open MPI
   if(XFER_MPI_FLAVOR STREQUAL "openmpi")
