@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # MPI_COMM_WORLD per component in an MPMD launch (libxfer_world.so, components[].mpi_world):
-# unmodified programs that use MPI_COMM_WORLD throughout, in C and Fortran (and mpi4py where it
-# is built for this MPI), each run standalone and as a component beside another by xfer-run,
-# must print the same (tests/world/world_test.sh).
+# unmodified programs that use MPI_COMM_WORLD throughout, in C and Fortran (use mpi, and use
+# mpi_f08 where the compiler has it; and mpi4py where it is built for this MPI), each run
+# standalone and as a component beside another by xfer-run, must print the same
+# (tests/world/world_test.sh).
 if(TARGET xfer_world AND TARGET xfer-run)
   # The ranks' sanitizer settings (xfer-run passes its environment on): under the sanitizers
   # the preloaded libxfer_world.so comes before the program's ASan runtime in the library list,
@@ -14,10 +15,19 @@ if(TARGET xfer_world AND TARGET xfer-run)
   if(XFER_HAVE_FORTRAN) # (the compiler is the flavour's mpif90)
     add_executable(world_fprog world/world_prog.f90)
     list(APPEND world_runs "fortran=$<TARGET_FILE:world_fprog>")
+    # use mpi_f08, when this compiler has the module
+    include(CheckFortranSourceCompiles)
+    check_fortran_source_compiles(
+      "program t\n use mpi_f08\n call MPI_Init()\n call MPI_Finalize()\nend program t"
+      XFER_HAVE_MPI_F08 SRC_EXT f90)
+    if(XFER_HAVE_MPI_F08)
+      add_executable(world_fprog08 world/world_prog_f08.f90)
+      list(APPEND world_runs "fortran08=$<TARGET_FILE:world_fprog08>")
+    endif()
   endif()
   foreach(run ${world_runs})
     string(REGEX REPLACE "=.*" "" lang "${run}")
-    string(REGEX REPLACE "^[a-z]+=" "" prog "${run}")
+    string(REGEX REPLACE "^[a-z0-9]+=" "" prog "${run}")
     add_test(NAME ${P}.world.${lang}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/world/world_test.sh $<TARGET_FILE:xfer-run>
                      ${XFER_MPIEXEC} ${CMAKE_CURRENT_BINARY_DIR}/world/${lang} ${prog})

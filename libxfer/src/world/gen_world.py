@@ -8,11 +8,26 @@ PREPROCESSED_MPI_H is mpi.h run through the C preprocessor (cc -E -P of a file t
 it), so every macro of the library's header is expanded. Every `int MPI_Name(...)` declared
 there that takes a communicator by value (`MPI_Comm name`) gets an interceptor that passes
 the component's world in place of MPI_COMM_WORLD (world.c: xw_comm) and calls PMPI_Name;
-functions world.c writes by hand are skipped, and so are variadic ones. For Open MPI, whose
-Fortran bindings call the PMPI_ names directly, the Fortran entry points of the same
-functions (mpi_name_, mpi_name, mpi_name__, MPI_NAME and MPI_Name_f08) get interceptors too,
-when none of their arguments is a string (hidden lengths): they swap the Fortran handle of
-MPI_COMM_WORLD for the component's and call the library's own entry point (dlsym RTLD_NEXT).
+functions world.c writes by hand are skipped, and so are variadic ones.
+
+Fortran entry points that do not reach the C MPI_ names get interceptors of their own: they
+swap the Fortran handle of MPI_COMM_WORLD (an INTEGER, or mpi_f08's type(MPI_Comm), one integer
+passed by reference: the same) for the component's and call the library's own entry point
+(dlsym RTLD_NEXT). Every argument is passed on as it came: by reference, the error code last
+(in mpi_f08 OPTIONAL, so maybe NULL), then gfortran's hidden string lengths, one size_t per
+string argument (a char parameter of the C prototype), in order. Which entry points (found
+with nm -D and objdump on the libraries):
+  Open MPI 4.1  mpif.h and `use mpi` (libmpi_mpifh: mpi_x_, mpi_x, mpi_x__, MPI_X and the
+                MPI_X_f08 aliases) and `use mpi_f08` (libmpi_usempif08: mpi_x_f08_) all call
+                PMPI_X or internal functions: every function that takes a communicator;
+  MPICH 4.0     mpif.h and `use mpi` call the C MPI_ names, but for MPI_Comm_get_attr,
+                MPI_Comm_set_attr, MPI_Attr_get and MPI_Attr_put (MPII_Comm_get_attr...): those
+                four; `use mpi_f08` (libmpichfort: mpi_x_f08_, mpi_x_f08ts_ for choice buffers,
+                _large_ for the MPI_X_c ones) calls PMPI_X, or MPI_X after PMPI_Comm_size of
+                the caller's communicator (alltoallw): every function that takes one.
+MPI_Comm_get_attr and MPI_Attr_get follow world.c's rule for the predefined keys
+(xw_fattr_comm), MPI_Comm_set_errhandler sets on both worlds; MPI_Abort and
+MPI_Comm_call_errhandler pass through, as in C.
 
 The list of collective functions (whose call on the job-wide world fails at once in
 `mpi_world: job`) is by name: the MPI standard's collectives and communicator, window and
@@ -30,8 +45,25 @@ HAND = {
     "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Comm_get_attr", "MPI_Comm_set_errhandler",
     "MPI_Pcontrol", "MPI_Comm_c2f", "MPI_Comm_f2c", "MPI_Abort", "MPI_Comm_call_errhandler",
 }
-# deprecated calls that exist in some headers only: generated, with world.c's rule
-ATTR = {"MPI_Attr_get"}  # the predefined keys read the job's world (xw_attr_comm)
+# the predefined keys read the job's world (world.c: xw_attr_comm, xw_fattr_comm): the C
+# MPI_Attr_get (deprecated, in some headers only) and both Fortran entry points
+ATTR = {"MPI_Attr_get", "MPI_Comm_get_attr"}
+
+# Fortran: world.c's calls that still get generated Fortran entry points, with world.c's rule
+FORTRAN_HAND = {"MPI_Comm_get_attr", "MPI_Comm_set_errhandler"}
+# set on the component's world, then on the job's
+FORTRAN_BOTH = {"MPI_Comm_set_errhandler", "MPI_Errhandler_set"}
+# MPICH's mpif.h / `use mpi` entry points that bypass the C MPI_ names (MPII_Comm_get_attr...)
+MPICH_F77 = {"MPI_Comm_get_attr", "MPI_Comm_set_attr", "MPI_Attr_get", "MPI_Attr_put"}
+# deprecated in MPI-2, so absent from `use mpi_f08`
+NO_F08 = {"MPI_Attr_get", "MPI_Attr_put", "MPI_Attr_delete", "MPI_Errhandler_get",
+          "MPI_Errhandler_set"}
+# MPI_Comm_set_errhandler's rule for the deprecated name (in MPICH's mpi.h): world.c's
+ALIAS = {"MPI_Errhandler_set": "MPI_Comm_set_errhandler"}
+# a `void *` that is no choice buffer: MPICH's mpi_f08 binds these as mpi_x_f08_, not _f08ts_
+NOT_CHOICE = {"MPI_Comm_get_attr", "MPI_Comm_set_attr", "MPI_Attr_get", "MPI_Attr_put",
+              "MPI_Win_allocate", "MPI_Win_allocate_c", "MPI_Win_allocate_shared",
+              "MPI_Win_allocate_shared_c"}
 
 COLLECTIVE = re.compile(
     r"^MPI_(I?(Barrier|Bcast|Gather|Gatherv|Scatter|Scatterv|Allgather|Allgatherv|Alltoall|"
@@ -108,45 +140,100 @@ def comm_positions(params):
     return [i for i, p in enumerate(params) if re.match(r"^MPI_Comm\s+\w+$", p)]
 
 
+def fortran_names(name, params, openmpi):
+    """The Fortran entry points of C function @name that do not reach its C MPI_ name, so need
+    interceptors of their own (checked against the libraries' symbols with nm -D and objdump)."""
+    large = name.endswith("_c")  # MPI-4 large counts: MPI_Send_c is mpi_send_f08[ts]_large_
+    low = (name[:-2] if large else name).lower()
+    choice = any(re.match(r"^(const )?void \*", p) for p in params) and name not in NOT_CHOICE
+    names = []
+    if openmpi:
+        # mpif.h and `use mpi` (libmpi_mpifh), their MPI_X_f08 aliases, and `use mpi_f08`
+        # (libmpi_usempif08: mpi_x_f08_ calls ompi_x_f, which calls PMPI_X); 4.1 has no _c
+        if not large:
+            names = [low + "_", low, low + "__", low.upper(), name + "_f08"]
+            names += [] if name in NO_F08 else [low + "_f08_"]
+    else:
+        # MPICH's mpif.h and `use mpi` call the C MPI_ names but for the attribute calls
+        # (MPII_Comm_get_attr, MPII_Comm_set_attr); its `use mpi_f08` calls PMPI_ names, or
+        # MPI_ names after PMPI_Comm_size of the caller's communicator (alltoallw): all of it
+        if name in MPICH_F77:
+            names = [low + "_", low, low + "__", low.upper()]
+        if name not in NO_F08:
+            names.append(low + ("_f08ts" if choice else "_f08") + ("_large_" if large else "_"))
+    return [n for n in names if n != name]
+
+
+def fortran_wrapper(fn, name, params, pos, coll):
+    """One Fortran entry point: every argument by reference (handles are MPI_Fint, type(MPI_Comm)
+    too), the error code last (absent, NULL, in mpi_f08 when the caller leaves it out), then
+    gfortran's hidden lengths, one size_t per string argument, passed on as they came."""
+    n = len(params) + 1
+    nlen = sum(1 for p in params if "char" in p)
+    decl = ["void *a%d" % i for i in range(n)] + ["size_t l%d" % i for i in range(nlen)]
+    types = ", ".join(["void *"] * n + ["size_t"] * nlen)
+    real = "((void (*)(%s)) xw_next(&real, \"%s\"))" % (types, fn)
+    body = "    static xw_fn_t real;\n"
+    if name in FORTRAN_BOTH:
+        # set on the component's world first, then on the world the caller named
+        body += ("    MPI_Fint c0 = xw_fcomm(*(MPI_Fint *) a0, \"%s\", 0), e = 0;\n"
+                 "    if (c0 != *(MPI_Fint *) a0) {\n"
+                 "        %s(%s);\n"
+                 "        if (e != 0) {\n"
+                 "            if (a%d)\n"
+                 "                *(MPI_Fint *) a%d = e;\n"
+                 "            return;\n"
+                 "        }\n"
+                 "    }\n"
+                 % (name, real, ", ".join(["&c0"] + ["a%d" % i for i in range(1, n - 1)] + ["&e"]
+                                          + ["l%d" % i for i in range(nlen)]), n - 1, n - 1))
+        args = ["a%d" % i for i in range(n)]
+    else:
+        for i in pos:
+            if name in ATTR:
+                body += ("    MPI_Fint c%d = xw_fattr_comm(*(MPI_Fint *) a%d, *(MPI_Fint *) a%d);\n"
+                         % (i, i, i + 1))
+            else:
+                body += ("    MPI_Fint c%d = xw_fcomm(*(MPI_Fint *) a%d, \"%s\", %d);\n"
+                         % (i, i, name, coll))
+        args = ["&c%d" % i if i in pos else "a%d" % i for i in range(n)]
+    body += "    %s(%s);\n" % (real, ", ".join(args + ["l%d" % i for i in range(nlen)]))
+    return "void %s(%s)\n{\n%s}\n" % (fn, ", ".join(decl), body)
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     text = open(src).read()
     protos = prototypes(text)
     openmpi = "ompi_" in text or "OMPI_" in text
     c_lines, f_lines, table = [], [], []
+    nfunc = 0
     for name in sorted(protos):
         params = protos[name]
-        if name in HAND or any("..." in p for p in params):
+        if any("..." in p for p in params):
             continue
         pos = comm_positions(params)
         if not pos:
             continue
         names = [param_name(p) for p in params]
         coll = 1 if COLLECTIVE.match(name) else 0
-        table.append('    {"%s", %d},' % (name, coll))
-        if name in ATTR:
-            args = ", ".join("xw_attr_comm(%s, %s)" % (n, names[1]) if i in pos else n
-                             for i, n in enumerate(names))
-        else:
-            args = ", ".join("xw_comm(%s, \"%s\", %d)" % (n, name, coll) if i in pos else n
-                             for i, n in enumerate(names))
-        c_lines.append("int %s(%s)\n{\n    return P%s(%s);\n}\n"
-                       % (name, ", ".join(params), name, args))
-        if openmpi and name not in ATTR and not any("char" in p for p in params):
-            n = len(params) + 1  # the error code last
-            fparams = ", ".join("void *a%d" % i for i in range(n))
-            base = name[4:]  # after MPI_
-            fnames = ["mpi_%s_" % base.lower(), "mpi_%s" % base.lower(),
-                      "mpi_%s__" % base.lower(), "MPI_%s" % base.upper(), "%s_f08" % name]
-            fnames = [f for f in fnames if f != name]
-            swaps = "".join("    MPI_Fint c%d = xw_fcomm(*(MPI_Fint *) a%d, \"%s\", %d);\n"
-                            % (i, i, name, coll) for i in pos)
-            fargs = ", ".join("&c%d" % i if i in pos else "a%d" % i for i in range(n))
-            for fn in fnames:
-                f_lines.append(
-                    "void %s(%s)\n{\n    static xw_fn_t real;\n%s"
-                    "    ((void (*)(%s)) xw_next(&real, \"%s\"))(%s);\n}\n"
-                    % (fn, fparams, swaps, ", ".join(["void *"] * n), fn, fargs))
+        if name not in HAND:
+            table.append('    {"%s", %d},' % (name, coll))
+            if name in ALIAS:
+                args = ", ".join(names)
+            elif name in ATTR:
+                args = ", ".join("xw_attr_comm(%s, %s)" % (n, names[1]) if i in pos else n
+                                 for i, n in enumerate(names))
+            else:
+                args = ", ".join("xw_comm(%s, \"%s\", %d)" % (n, name, coll) if i in pos else n
+                                 for i, n in enumerate(names))
+            c_lines.append("int %s(%s)\n{\n    return %s(%s);\n}\n"
+                           % (name, ", ".join(params), ALIAS.get(name, "P" + name), args))
+        if name in HAND and name not in FORTRAN_HAND:
+            continue
+        fnames = fortran_names(name, params, openmpi)
+        nfunc += 1 if fnames else 0
+        f_lines += [fortran_wrapper(fn, name, params, pos, coll) for fn in fnames]
     with open(out, "w") as f:
         f.write("/* Generated by gen_world.py from the MPI library's mpi.h: do not edit. */\n"
                 "#include \"world.h\"\n\n"
@@ -156,11 +243,12 @@ def main():
                 % "\n".join(table))
         f.write("\n".join(c_lines))
         if f_lines:
-            f.write("\n/* Fortran entry points (Open MPI's call PMPI_ names); no C header declares "
-                    "them */\n#pragma GCC diagnostic ignored \"-Wmissing-prototypes\"\n\n")
+            f.write("\n/* Fortran entry points that do not reach the C MPI_ names; no C header "
+                    "declares them */\n#pragma GCC diagnostic ignored \"-Wmissing-prototypes\"\n\n")
             f.write("\n".join(f_lines))
-    sys.stderr.write("gen_world.py: %d C interceptors, %d Fortran entry points, %s\n"
-                     % (len(c_lines), len(f_lines), "Open MPI" if openmpi else "MPICH"))
+    sys.stderr.write("gen_world.py: %d C interceptors, %d Fortran entry points of %d functions, "
+                     "%s\n" % (len(c_lines), len(f_lines), nfunc,
+                               "Open MPI" if openmpi else "MPICH"))
 
 
 if __name__ == "__main__":

@@ -16,9 +16,18 @@
  * MPI_APPNUM, MPI_UNIVERSE_SIZE, ...), and the calls made on any other communicator. libxfer
  * itself reaches the job's world through xfer_world_job (xfer_init given MPI_COMM_WORLD).
  *
- * Fortran: MPICH's Fortran bindings call the C MPI_ names, so the C interceptors serve them;
- * Open MPI's call the PMPI_ names, so their entry points are intercepted too (generated, and
- * MPI_INIT, MPI_INIT_THREAD and MPI_FINALIZE here).
+ * Fortran: an entry point that reaches the C MPI_ name is served by the C interceptor; the others
+ * are intercepted themselves (generated: gen_world.py; MPI_INIT, MPI_INIT_THREAD and
+ * MPI_FINALIZE here), with the same rules:
+ *   MPICH 4.0     mpif.h and `use mpi` reach the C names but for MPI_Comm_get_attr,
+ *                 MPI_Comm_set_attr, MPI_Attr_get and MPI_Attr_put (intercepted); `use mpi_f08`
+ *                 calls the PMPI_ names (every entry point that takes a communicator
+ *                 intercepted, mpi_x_f08_, mpi_x_f08ts_ and their _large_ forms);
+ *   Open MPI 4.1  mpif.h, `use mpi` and `use mpi_f08` call PMPI_ names or internal functions:
+ *                 all intercepted (mpi_x_, mpi_x, mpi_x__, MPI_X, MPI_X_f08, mpi_x_f08_).
+ * Strings pass with their hidden lengths (gfortran's size_t after the error code). Not
+ * intercepted in Fortran either: MPI_Abort and MPI_Comm_call_errhandler (as in C), and the
+ * MPIX_ extensions.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -241,68 +250,74 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     return PMPI_Comm_set_errhandler(comm, errhandler);
 }
 
-/* ---- Open MPI's Fortran entry points of set-up -------------------------------------------- */
+/* The Fortran values of the predefined keys: Open MPI's are the C ones, MPICH's the C ones + 1
+ * (mpif.h and mpi_f08 alike: MPI_TAG_UB is 0x64400002 against C's 0x64400001). */
+static int fpredefined(MPI_Fint keyval)
+{
+#ifdef MPICH
+    return predefined((int) keyval - 1);
+#else
+    return predefined((int) keyval);
+#endif
+}
 
-#ifdef OPEN_MPI
-/* Fortran entry points have no C header to declare them. */
+MPI_Fint xw_fattr_comm(MPI_Fint comm, MPI_Fint keyval)
+{
+    return fpredefined(keyval) ? comm : xw_fcomm(comm, "MPI_Comm_get_attr", 0);
+}
+
+/* ---- Fortran entry points of set-up ------------------------------------------------------ */
+
+/* The error code is last, absent (NULL) in mpi_f08 when the caller leaves it out, so whether MPI
+ * is up is asked. No C header declares these. */
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
-#define XW_FORTRAN(lower, upper, f08, params, args, after)                                         \
-    static void xw_##lower##_call params                                                           \
+#define XW_FINIT(fn)                                                                               \
+    void fn(MPI_Fint *ierr)                                                                        \
     {                                                                                              \
         static xw_fn_t real;                                                                       \
-        ((void(*) params) xw_next(&real, #lower "_")) args;                                        \
-        after;                                                                                     \
-    }                                                                                              \
-    void lower params                                                                              \
+        int up = 0;                                                                                \
+        ((void (*)(MPI_Fint *)) xw_next(&real, #fn))(ierr);                                        \
+        if (PMPI_Initialized(&up) == MPI_SUCCESS && up)                                            \
+            setup();                                                                               \
+    }
+#define XW_FINIT_THREAD(fn)                                                                        \
+    void fn(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)                                \
     {                                                                                              \
-        xw_##lower##_call args;                                                                    \
-    }                                                                                              \
-    void lower##_ params                                                                           \
+        static xw_fn_t real;                                                                       \
+        int up = 0;                                                                                \
+        ((void (*)(MPI_Fint *, MPI_Fint *, MPI_Fint *)) xw_next(&real, #fn))(required, provided,   \
+                                                                             ierr);                \
+        if (PMPI_Initialized(&up) == MPI_SUCCESS && up)                                            \
+            setup();                                                                               \
+    }
+#define XW_FFINALIZE(fn)                                                                           \
+    void fn(MPI_Fint *ierr)                                                                        \
     {                                                                                              \
-        xw_##lower##_call args;                                                                    \
-    }                                                                                              \
-    void lower##__ params                                                                          \
-    {                                                                                              \
-        xw_##lower##_call args;                                                                    \
-    }                                                                                              \
-    void upper params                                                                              \
-    {                                                                                              \
-        xw_##lower##_call args;                                                                    \
-    }                                                                                              \
-    void f08 params                                                                                \
-    {                                                                                              \
-        xw_##lower##_call args;                                                                    \
+        static xw_fn_t real;                                                                       \
+        teardown();                                                                                \
+        ((void (*)(MPI_Fint *)) xw_next(&real, #fn))(ierr);                                        \
     }
 
-XW_FORTRAN(mpi_init, MPI_INIT, MPI_Init_f08, (MPI_Fint * ierr), (ierr), setup())
-XW_FORTRAN(mpi_init_thread, MPI_INIT_THREAD, MPI_Init_thread_f08,
-           (MPI_Fint * required, MPI_Fint *provided, MPI_Fint *ierr), (required, provided, ierr),
-           setup())
+/* `use mpi_f08`, both libraries: MPICH's mpi_init_f08_ calls PMPI_Init, Open MPI's ompi_init_f */
+XW_FINIT(mpi_init_f08_)
+XW_FINIT_THREAD(mpi_init_thread_f08_)
+XW_FFINALIZE(mpi_finalize_f08_)
 
-static void xw_mpi_finalize_call(MPI_Fint *ierr)
-{
-    static xw_fn_t real;
-    teardown();
-    ((void (*)(MPI_Fint *)) xw_next(&real, "mpi_finalize_"))(ierr);
-}
-void mpi_finalize(MPI_Fint *ierr)
-{
-    xw_mpi_finalize_call(ierr);
-}
-void mpi_finalize_(MPI_Fint *ierr)
-{
-    xw_mpi_finalize_call(ierr);
-}
-void mpi_finalize__(MPI_Fint *ierr)
-{
-    xw_mpi_finalize_call(ierr);
-}
-void MPI_FINALIZE(MPI_Fint *ierr)
-{
-    xw_mpi_finalize_call(ierr);
-}
-void MPI_Finalize_f08(MPI_Fint *ierr)
-{
-    xw_mpi_finalize_call(ierr);
-}
+#ifdef OPEN_MPI
+/* Open MPI's mpif.h and `use mpi` (MPICH's call MPI_Init...), and their MPI_X_f08 aliases */
+XW_FINIT(mpi_init)
+XW_FINIT(mpi_init_)
+XW_FINIT(mpi_init__)
+XW_FINIT(MPI_INIT)
+XW_FINIT(MPI_Init_f08)
+XW_FINIT_THREAD(mpi_init_thread)
+XW_FINIT_THREAD(mpi_init_thread_)
+XW_FINIT_THREAD(mpi_init_thread__)
+XW_FINIT_THREAD(MPI_INIT_THREAD)
+XW_FINIT_THREAD(MPI_Init_thread_f08)
+XW_FFINALIZE(mpi_finalize)
+XW_FFINALIZE(mpi_finalize_)
+XW_FFINALIZE(mpi_finalize__)
+XW_FFINALIZE(MPI_FINALIZE)
+XW_FFINALIZE(MPI_Finalize_f08)
 #endif

@@ -29,6 +29,9 @@ MPI_Comm xw_attr_comm(MPI_Comm comm, int keyval);
 /* The same as xw_comm for a Fortran handle. */
 MPI_Fint xw_fcomm(MPI_Fint comm, const char *fn, int collective);
 
+/* The same as xw_attr_comm for a Fortran handle and key. */
+MPI_Fint xw_fattr_comm(MPI_Fint comm, MPI_Fint keyval);
+
 /* The next definition of @p name (the MPI library's), looked up once into *@p cache. */
 xw_fn_t xw_next(xw_fn_t *cache, const char *name);
 
