@@ -147,6 +147,11 @@ MPI_Comm xw_comm(MPI_Comm comm, const char *fn, int collective)
     return MPI_COMM_NULL; /* the MPI library raises the error */
 }
 
+MPI_Comm xw_comp_world(void)
+{
+    return xw.mode == MODE_COMPONENT ? xw.comp : MPI_COMM_NULL;
+}
+
 MPI_Fint xw_fcomm(MPI_Fint comm, const char *fn, int collective)
 {
     if (comm != xw.world_f || xw.mode == MODE_OFF)
