@@ -2,11 +2,17 @@
 # MPI_COMM_WORLD per component in an MPMD launch (libxfer_world.so, components[].mpi_world):
 # unmodified programs that use MPI_COMM_WORLD throughout, in C and Fortran (and mpi4py where it
 # is built for this MPI), each run standalone and as a component beside another by xfer-run,
-# must print the same (tests/world/world_test.sh).
+# must print the same (tests/world/world_test.sh); world_errh: a handler set on MPI_COMM_WORLD
+# is given MPI_COMM_WORLD.
 if(TARGET xfer_world AND TARGET xfer-run)
   add_executable(world_prog world/world_prog.c)
   target_link_libraries(world_prog PRIVATE MPI::MPI_C xfer_warnings)
   set(world_runs "c=$<TARGET_FILE:world_prog>")
+  # a handler set on MPI_COMM_WORLD is given MPI_COMM_WORLD (libxfer/src/world/world_errh.c)
+  find_package(Threads REQUIRED)
+  add_executable(world_errh world/world_errh.c)
+  target_link_libraries(world_errh PRIVATE MPI::MPI_C xfer_warnings Threads::Threads)
+  list(APPEND world_runs "errhandler=$<TARGET_FILE:world_errh>")
   if(XFER_HAVE_FORTRAN) # (the compiler is the flavour's mpif90)
     add_executable(world_fprog world/world_prog.f90)
     list(APPEND world_runs "fortran=$<TARGET_FILE:world_fprog>")
