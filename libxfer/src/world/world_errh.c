@@ -170,11 +170,24 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 /* Fortran entry points have no C header to declare them. */
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
 
-/* ierr is absent (NULL) in mpi_f08 when the caller leaves it out */
-static void fmake(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierr)
+/* A handler made from Fortran: around a trampoline under mpi_world: component, else by the
+ * library's own entry point @p name (which marks the handler Fortran's, for Fortran handles).
+ * ierr is absent (NULL) in mpi_f08 when the caller leaves it out. */
+static void fmake(xw_fn_t *real, const char *name, void (*fn)(void), MPI_Fint *errhandler,
+                  MPI_Fint *ierr)
 {
+    MPI_Comm_errhandler_function *t = NULL;
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-    const int rc = make((MPI_Comm_errhandler_function *) fn, 1, &eh);
+    int rc;
+
+    if (xw_comp_world() != MPI_COMM_NULL && fn)
+        t = trampoline((MPI_Comm_errhandler_function *) fn, 1);
+    if (!t) {
+        ((void (*)(void (*)(void), MPI_Fint *, MPI_Fint *)) xw_next(real, name))(fn, errhandler,
+                                                                                 ierr);
+        return;
+    }
+    rc = PMPI_Comm_create_errhandler(t, &eh);
     if (rc == MPI_SUCCESS)
         *errhandler = PMPI_Errhandler_c2f(eh);
     if (ierr)
@@ -184,7 +197,8 @@ static void fmake(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierr)
 #define XW_FMAKE(name)                                                                             \
     void name(void (*fn)(void), MPI_Fint *errhandler, MPI_Fint *ierr)                              \
     {                                                                                              \
-        fmake(fn, errhandler, ierr);                                                               \
+        static xw_fn_t real;                                                                       \
+        fmake(&real, #name, fn, errhandler, ierr);                                                 \
     }
 
 /* `use mpi_f08`: both libraries' call PMPI_ names (MPICH) or the library's own (Open MPI) */
