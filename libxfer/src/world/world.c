@@ -16,6 +16,13 @@
  * MPI_APPNUM, MPI_UNIVERSE_SIZE, ...), and the calls made on any other communicator. libxfer
  * itself reaches the job's world through xfer_world_job (xfer_init given MPI_COMM_WORLD).
  *
+ * Error handlers: one set on MPI_COMM_WORLD is set on the component's world and the job's (whose
+ * handler the library calls for errors of no communicator); MPI_Comm_get_errhandler and
+ * MPI_Comm_call_errhandler on MPI_COMM_WORLD reach the component's world's. A handler the
+ * program makes (C or Fortran) is made around a trampoline of world_errh.c, which gives it
+ * MPI_COMM_WORLD when the library gives the component's world: the handler sees the
+ * communicator the program named.
+ *
  * Fortran: MPICH's Fortran bindings call the C MPI_ names, so the C interceptors serve them;
  * Open MPI's call the PMPI_ names, so their entry points are intercepted too (generated, and
  * MPI_INIT, MPI_INIT_THREAD and MPI_FINALIZE here).
