@@ -2,8 +2,7 @@
 # MPI_COMM_WORLD per component in an MPMD launch (libxfer_world.so, components[].mpi_world):
 # unmodified programs that use MPI_COMM_WORLD throughout, in C and Fortran (and mpi4py where it
 # is built for this MPI), each run standalone and as a component beside another by xfer-run,
-# must print the same (tests/world/world_test.sh); world_errh: a handler set on MPI_COMM_WORLD
-# is given MPI_COMM_WORLD.
+# must print the same (tests/world/world_test.sh).
 if(TARGET xfer_world AND TARGET xfer-run)
   add_executable(world_prog world/world_prog.c)
   target_link_libraries(world_prog PRIVATE MPI::MPI_C xfer_warnings)

@@ -11,17 +11,16 @@
  *   job        MPI_COMM_WORLD stays the job's, and a collective call on it fails at once with
  *              a message naming the call and the fix (it would wait for every component's
  *              processes, which never make the same call: a silent hang).
+ *   error handlers under component: one set on MPI_COMM_WORLD is set on the component's world
+ *              and the job's (whose handler the library calls for errors of no communicator);
+ *              MPI_Comm_get_errhandler and MPI_Comm_call_errhandler on MPI_COMM_WORLD reach the
+ *              component's world's. A handler the program makes (C or Fortran) is made around
+ *              a trampoline of world_errh.c, which gives it MPI_COMM_WORLD when the library
+ *              gives the component's world: it sees the communicator the program named.
  * Without XFER_MPI_WORLD every call passes through. What stays the job's: MPI_Abort (the whole
  * job ends, as a program that aborts means), the predefined attributes (MPI_TAG_UB,
  * MPI_APPNUM, MPI_UNIVERSE_SIZE, ...), and the calls made on any other communicator. libxfer
  * itself reaches the job's world through xfer_world_job (xfer_init given MPI_COMM_WORLD).
- *
- * Error handlers: one set on MPI_COMM_WORLD is set on the component's world and the job's (whose
- * handler the library calls for errors of no communicator); MPI_Comm_get_errhandler and
- * MPI_Comm_call_errhandler on MPI_COMM_WORLD reach the component's world's. A handler the
- * program makes (C or Fortran) is made around a trampoline of world_errh.c, which gives it
- * MPI_COMM_WORLD when the library gives the component's world: the handler sees the
- * communicator the program named.
  *
  * Fortran: MPICH's Fortran bindings call the C MPI_ names, so the C interceptors serve them;
  * Open MPI's call the PMPI_ names, so their entry points are intercepted too (generated, and
