@@ -37,10 +37,10 @@ import re
 import sys
 
 # world.c's own (set-up, MPI_Comm_get_attr: predefined keys read the job's world,
-# MPI_Comm_set_errhandler: set on both worlds), and the calls passed through untouched
-# (MPI_Abort ends the whole job; the handle conversions keep MPI_COMM_WORLD, which the calls
-# they feed translate; MPI_Comm_call_errhandler: the job's world has the same handler, and the
-# handler must see the communicator it was called with, MPI_COMM_WORLD: MPICH's errhan/commcall)
+# MPI_Comm_set_errhandler: set on both worlds), world_errh.c's (MPI_Comm_call_errhandler: the
+# component's world's handler, made to give the program MPI_COMM_WORLD), and the calls passed
+# through untouched (MPI_Abort ends the whole job; the handle conversions keep MPI_COMM_WORLD,
+# which the calls they feed translate)
 HAND = {
     "MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Comm_get_attr", "MPI_Comm_set_errhandler",
     "MPI_Pcontrol", "MPI_Comm_c2f", "MPI_Comm_f2c", "MPI_Abort", "MPI_Comm_call_errhandler",

@@ -11,6 +11,12 @@
  *   job        MPI_COMM_WORLD stays the job's, and a collective call on it fails at once with
  *              a message naming the call and the fix (it would wait for every component's
  *              processes, which never make the same call: a silent hang).
+ *   error handlers under component: one set on MPI_COMM_WORLD is set on the component's world
+ *              and the job's (whose handler the library calls for errors of no communicator);
+ *              MPI_Comm_get_errhandler and MPI_Comm_call_errhandler on MPI_COMM_WORLD reach the
+ *              component's world's. A handler the program makes (C or Fortran) is made around
+ *              a trampoline of world_errh.c, which gives it MPI_COMM_WORLD when the library
+ *              gives the component's world: it sees the communicator the program named.
  * Without XFER_MPI_WORLD every call passes through. What stays the job's: MPI_Abort (the whole
  * job ends, as a program that aborts means), the predefined attributes (MPI_TAG_UB,
  * MPI_APPNUM, MPI_UNIVERSE_SIZE, ...), and the calls made on any other communicator. libxfer
@@ -154,6 +160,11 @@ MPI_Comm xw_comm(MPI_Comm comm, const char *fn, int collective)
         return comm;
     refuse(fn);
     return MPI_COMM_NULL; /* the MPI library raises the error */
+}
+
+MPI_Comm xw_comp_world(void)
+{
+    return xw.mode == MODE_COMPONENT ? xw.comp : MPI_COMM_NULL;
 }
 
 MPI_Fint xw_fcomm(MPI_Fint comm, const char *fn, int collective)

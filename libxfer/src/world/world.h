@@ -26,6 +26,10 @@ MPI_Comm xw_comm(MPI_Comm comm, const char *fn, int collective);
  * job's world), else as xw_comm. */
 MPI_Comm xw_attr_comm(MPI_Comm comm, int keyval);
 
+/* The component's world under mpi_world: component, else MPI_COMM_NULL (world_errh.c: an error
+ * handler called with it gives the program MPI_COMM_WORLD). */
+MPI_Comm xw_comp_world(void);
+
 /* The same as xw_comm for a Fortran handle. */
 MPI_Fint xw_fcomm(MPI_Fint comm, const char *fn, int collective);
 
