@@ -26,8 +26,8 @@ with nm -D and objdump on the libraries):
                 _large_ for the MPI_X_c ones) calls PMPI_X, or MPI_X after PMPI_Comm_size of
                 the caller's communicator (alltoallw): every function that takes one.
 MPI_Comm_get_attr and MPI_Attr_get follow world.c's rule for the predefined keys
-(xw_fattr_comm), MPI_Comm_set_errhandler sets on both worlds; MPI_Abort and
-MPI_Comm_call_errhandler pass through, as in C.
+(xw_fattr_comm), MPI_Comm_set_errhandler sets on both worlds; MPI_Abort passes through, as in
+C, and so does MPI_Comm_call_errhandler (the job's world holds the same handler).
 
 The list of collective functions (whose call on the job-wide world fails at once in
 `mpi_world: job`) is by name: the MPI standard's collectives and communicator, window and

@@ -32,8 +32,8 @@
  *   Open MPI 4.1  mpif.h, `use mpi` and `use mpi_f08` call PMPI_ names or internal functions:
  *                 all intercepted (mpi_x_, mpi_x, mpi_x__, MPI_X, MPI_X_f08, mpi_x_f08_).
  * Strings pass with their hidden lengths (gfortran's size_t after the error code). Not
- * intercepted in Fortran either: MPI_Abort and MPI_Comm_call_errhandler (as in C), and the
- * MPIX_ extensions.
+ * intercepted in Fortran: MPI_Abort (as in C), MPI_Comm_call_errhandler (the job's world holds
+ * the same handler, given the world's handle), and the MPIX_ extensions.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
