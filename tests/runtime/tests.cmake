@@ -855,4 +855,5 @@ channels:
 endif()
 include(${CMAKE_CURRENT_SOURCE_DIR}/runtime/channels.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/runtime/blocks.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/runtime/flow.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos.cmake)

@@ -518,11 +518,14 @@ static PyObject *ch_stats(XpyChannel *self, PyObject *noargs)
         return NULL;
     if ((st = xfer_channel_stats(self->ch, &s)) != XFER_SUCCESS)
         return xpy_raise(st, NULL);
-    return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K}", "steps", (unsigned long long) s.steps,
-                         "bytes_sent", (unsigned long long) s.bytes_sent, "bytes_received",
-                         (unsigned long long) s.bytes_received, "bytes_copied_in",
-                         (unsigned long long) s.bytes_copied_in, "bytes_copied_out",
-                         (unsigned long long) s.bytes_copied_out);
+    return Py_BuildValue(
+        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "steps", (unsigned long long) s.steps,
+        "bytes_sent", (unsigned long long) s.bytes_sent, "bytes_received",
+        (unsigned long long) s.bytes_received, "bytes_copied_in",
+        (unsigned long long) s.bytes_copied_in, "bytes_copied_out",
+        (unsigned long long) s.bytes_copied_out, "steps_sent", (unsigned long long) s.steps_sent,
+        "steps_dropped", (unsigned long long) s.steps_dropped, "steps_received",
+        (unsigned long long) s.steps_received, "steps_held", (unsigned long long) s.steps_held);
 }
 
 static PyObject *ch_get_name(XpyChannel *self, void *closure)
@@ -638,7 +641,9 @@ static PyMethodDef ch_methods[] = {
     {"attr_names", (PyCFunction) ch_attr_names, METH_NOARGS, "names of this step's attributes"},
     {"progress", (PyCFunction) ch_progress, METH_NOARGS,
      "Drive the transfers once without waiting; True while a step is in flight."},
-    {"stats", (PyCFunction) ch_stats, METH_NOARGS, "bytes moved and copied on this rank"},
+    {"stats", (PyCFunction) ch_stats, METH_NOARGS,
+     "steps and bytes moved and copied on this rank (steps sent, dropped by policy latest, held, "
+     "received)"},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef ch_getset[] = {

@@ -172,6 +172,12 @@ typedef enum xfer_mpi_world {
     XFER_MPI_WORLD_JOB = 1 /**< every component's; a collective on it fails at once */
 } xfer_mpi_world_t;
 
+/** What a channel's sender does when its receivers lag (channels[].policy). */
+typedef enum xfer_flow_policy {
+    XFER_POLICY_BLOCK = 0, /**< it waits: at most max_in_flight_steps steps ahead of them */
+    XFER_POLICY_LATEST = 1 /**< it never waits: the oldest step not yet begun is dropped */
+} xfer_flow_policy_t;
+
 /** The file transport's settings of a channel. */
 typedef struct xfer_cfg_file {
     char *dir; /**< where the step files go; "": $XFER_RUN_DIR/steps, else ./xfer-steps */
@@ -193,6 +199,8 @@ typedef struct xfer_cfg_channel {
     int line, col;                   /**< position in the file (1-based) */
     xfer_transport_t transport;      /**< stream (MPI) or file (HDF5 step files) */
     xfer_cfg_file_t file;            /**< the file transport's settings */
+    xfer_flow_policy_t policy;       /**< when the receivers lag: block or latest */
+    int stride;                      /**< only every stride-th step is sent (>= 1) */
 } xfer_cfg_channel_t;
 
 /** One component: an MPI application of the workflow. */

@@ -290,6 +290,13 @@ typedef struct xfer_channel_stats {
                                     remote contribution on the allgatherv path) */
     uint64_t bytes_copied_in;  /**< bytes xfer_put copied into the library's stages */
     uint64_t bytes_copied_out; /**< bytes xfer_get copied out of them */
+    uint64_t steps_sent;       /**< sending side: steps that went to the receivers */
+    uint64_t steps_dropped;    /**< sending side: steps `policy: latest` dropped (a newer one
+                                    was held before the receivers had room for it) */
+    uint64_t steps_received;   /**< receiving side: steps that arrived (a sender's step
+                                    numbers show which: xfer_dataset_desc_t.step) */
+    uint64_t steps_held;       /**< sending side, `policy: latest`: steps ended but neither sent
+                                    nor dropped yet (xfer_finalize sends the last of them) */
 } xfer_channel_stats_t;
 
 XFER_PUBLIC xfer_status_t xfer_channel_stats(const xfer_channel_t *ch, xfer_channel_stats_t *stats);

@@ -210,6 +210,20 @@ xfer_status_t xfer_cfg_check_channel(cfg_parser_t *p, void *base, const void *pa
         if (xfer_cfg_fatal(p, ret))
             return ret;
     }
+    /* a full-duplex step moves both ways at once: each side waits for the other's */
+    if (ch->duplex == XFER_DUPLEX_FULL && !xfer_cfg_bad(p, "duplex")) {
+        if (ch->policy != XFER_POLICY_BLOCK && !xfer_cfg_bad(p, "policy"))
+            ret = xfer_cfg_fail_key(p, "policy",
+                                    "policy: latest needs a half-duplex channel (in a full-duplex "
+                                    "one each side waits for the other's step anyway)");
+        else if (ch->stride > 1 && !xfer_cfg_bad(p, "stride"))
+            ret = xfer_cfg_fail_key(p, "stride",
+                                    "stride: %d needs a half-duplex channel (a full-duplex step "
+                                    "moves both ways at once)",
+                                    ch->stride);
+        if (xfer_cfg_fatal(p, ret))
+            return ret;
+    }
     for (i = 0; i < ch->ndatasets; i++) /* the datasets that follow the channel's mode */
         if (ch->datasets[i].selection == XFER_SELECT_CHANNEL)
             ch->datasets[i].selection = ch->selection;

@@ -56,6 +56,9 @@ static const cfg_enum_t mpi_world_names[] = {
 static const cfg_enum_t transport_names[] = {
     {"stream", XFER_TRANSPORT_STREAM}, {"file", XFER_TRANSPORT_FILE}, {NULL, 0}};
 
+static const cfg_enum_t policy_names[] = {
+    {"block", XFER_POLICY_BLOCK}, {"latest", XFER_POLICY_LATEST}, {NULL, 0}};
+
 static const cfg_enum_t enabled_names[] = {{"auto", -1}, {"true", 1}, {"false", 0}, {NULL, 0}};
 
 static const cfg_enum_t sync_names[] = {
@@ -291,6 +294,25 @@ static const cfg_key_t channel_keys[] = {
      .min = 1,
      .max = 64,
      .doc = "steps a sender may run ahead of its receivers"},
+    {.key = "policy",
+     .kind = CFG_ENUM,
+     .dflt = "block",
+     .off = CH_(policy),
+     .names = policy_names,
+     .doc = "what the sender does when its receivers lag: block, wait for them (at most "
+            "max_in_flight_steps steps ahead); latest, never wait: when max_in_flight_steps "
+            "steps are in flight the sender holds its newest step and drops the one it held "
+            "before, so receivers get the newest steps, the last one always (XFER_POLICY "
+            "overrides it for every channel; half duplex only)"},
+    {.key = "stride",
+     .kind = CFG_INT,
+     .dflt = "1",
+     .off = CH_(stride),
+     .min = 1,
+     .max = 1000000,
+     .doc = "send only every stride-th step (0, N, 2N, ...); the others cost the sender "
+            "nothing beyond its calls. Receivers see the sender's step numbers (XFER_STRIDE "
+            "overrides it for every channel; half duplex only)"},
     {.key = "selection",
      .kind = CFG_ENUM,
      .dflt = "all",

@@ -70,19 +70,26 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
         return st_;                                                                                \
     } while (0)
 
+/* A sending side under a flow policy (policy: latest, stride) goes through ch_flow.c. */
+static int flow(const xfer_channel_t *ch)
+{
+    return ch && xfer_ch_flow_on(ch);
+}
+
 xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
 {
-    DATA_CALL(ch, xfer_ch_put(ch, d, block));
+    DATA_CALL(ch, flow(ch) ? xfer_ch_flow_put(ch, d, block) : xfer_ch_put(ch, d, block));
 }
 
 xfer_status_t xfer_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
 {
-    DATA_CALL(ch, xfer_ch_step_begin(ch, timeout_ms, status));
+    DATA_CALL(ch, flow(ch) ? xfer_ch_flow_begin(ch, timeout_ms, status)
+                           : xfer_ch_step_begin(ch, timeout_ms, status));
 }
 
 xfer_status_t xfer_step_end(xfer_channel_t *ch)
 {
-    DATA_CALL(ch, xfer_ch_step_end(ch));
+    DATA_CALL(ch, flow(ch) ? xfer_ch_flow_end(ch) : xfer_ch_step_end(ch));
 }
 
 xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const uint64_t start[],

@@ -101,6 +101,54 @@ xfer_status_t xfer_ch_attr_append(char **buf, size_t *len, size_t *cap, const xf
     return XFER_SUCCESS;
 }
 
+/* The library's own attributes (XFER_CH_ATTR_RESERVED): never the application's, never listed. */
+static int reserved(const char *name)
+{
+    return strncmp(name, XFER_CH_ATTR_RESERVED, sizeof(XFER_CH_ATTR_RESERVED) - 1) == 0;
+}
+
+void xfer_ch_attr_drop(xfer_channel_t *ch)
+{
+    ch->attr_out.len = 0;
+}
+
+static xfer_status_t out_area(xfer_channel_t *ch)
+{
+    if (!ch->attr_out.buf && !(ch->attr_out.buf = xfer_calloc(1, ch->lay.attr_cap)))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: attributes", ch->cfg->name);
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_ch_attr_restore(xfer_channel_t *ch, const char *buf, size_t len)
+{
+    xfer_status_t st;
+    if (len > ch->lay.attr_user)
+        return XFER_ERR(XFER_ERR_INTERNAL, "channel %s: a held step's attributes take %zu bytes",
+                        ch->cfg->name, len);
+    XFER_CHECK_GOTO(out_area(ch), st, out);
+    if (len)
+        memcpy(ch->attr_out.buf, buf, len);
+    ch->attr_out.len = len;
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_attr_label(xfer_channel_t *ch, uint64_t label)
+{
+    const size_t nl = sizeof(XFER_CH_LABEL) - 1, need = rec_len(nl, sizeof(label));
+    xfer_status_t st;
+    XFER_CHECK_GOTO(out_area(ch), st, out);
+    if (need > XFER_CH_LABEL_BYTES || ch->attr_out.len + need > ch->lay.attr_cap)
+        return XFER_ERR(XFER_ERR_INTERNAL, "channel %s: no room for the step's number",
+                        ch->cfg->name);
+    memset(ch->attr_out.buf + ch->attr_out.len, 0, need);
+    encode(ch->attr_out.buf + ch->attr_out.len, XFER_CH_LABEL, nl, ATTR_VALUES, XFER_TYPE_UINT64, 1,
+           &label, sizeof(label));
+    ch->attr_out.len += need;
+out:
+    return st;
+}
+
 static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_type_t type,
                          size_t count, const void *values, size_t bytes)
 {
@@ -131,6 +179,15 @@ static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_ty
     if (count > UINT32_MAX)
         return XFER_ERR(XFER_ERR_TOO_LARGE, "channel %s: attribute %s: %zu values", ch->cfg->name,
                         name, count);
+    if (reserved(name))
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: attribute %s: names that begin with \"" XFER_CH_ATTR_RESERVED
+                        "\" are the library's (" XFER_CH_LABEL " carries the sender's step number)",
+                        ch->cfg->name, name);
+    if (xfer_ch_flow_skips(ch)) /* a step stride does not send: checked, nothing kept */
+        return XFER_SUCCESS;
+    if (ch->flow.latest)
+        ch->flow.open = 1; /* (a held step is not replayed over these: ch_flow.c) */
     /* drop an earlier value of the name */
     while (o < ch->attr_out.len && parse(ch->attr_out.buf + o, ch->attr_out.len - o, &r)) {
         if (strcmp(r.name, name) == 0) {
@@ -149,8 +206,7 @@ static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_ty
                         "file)",
                         ch->cfg->name, name, (unsigned long long) ch->cur, ch->attr_out.len + need,
                         ch->cfg->attributes_bytes);
-    if (!ch->attr_out.buf && !(ch->attr_out.buf = xfer_calloc(1, ch->lay.attr_cap)))
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: attributes", ch->cfg->name);
+    XFER_CHECK_GOTO(out_area(ch), st, out);
     p = ch->attr_out.buf + ch->attr_out.len;
     memset(p, 0, need);
     encode(p, name, nl, kind, type, count, values, bytes);
@@ -190,7 +246,7 @@ static xfer_status_t find(xfer_channel_t *ch, const char *name, rec_t *r)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "attribute name is NULL");
     XFER_CHECK_GOTO(area(ch, &p, &len), st, out);
     while (o < len && parse(p + o, len - o, r)) {
-        if (strcmp(r->name, name) == 0)
+        if (strcmp(r->name, name) == 0 && !reserved(r->name))
             return XFER_SUCCESS;
         o += r->len;
     }
@@ -256,7 +312,7 @@ static xfer_status_t walk(xfer_channel_t *ch, int i, int *n, rec_t *r, int *foun
     *found = 0;
     XFER_CHECK_GOTO(area(ch, &p, &len), st, out);
     while (o < len && parse(p + o, len - o, r)) {
-        if ((*n)++ == i) {
+        if (!reserved(r->name) && (*n)++ == i) {
             *found = 1;
             break;
         }

@@ -139,20 +139,35 @@ out:
 xfer_status_t xfer_ch_step_end(xfer_channel_t *ch)
 {
     xfer_status_t st;
-    int met;
 
     if (!ch)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    XFER_CHECK_GOTO(xfer_ch_end_step(ch, ch->cur), st, out);
+    ch->stats.steps++;
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_end_step(xfer_channel_t *ch, uint64_t label)
+{
+    xfer_status_t st;
+    int met;
+
     if (ch->health.ended)
         return ch->ops->ended(ch, ch->cur);
-    if (xfer_ch_this_sends(ch))
+    if (xfer_ch_this_sends(ch)) {
+        if (xfer_ch_flow_on(ch) && !ch->cur_committed)
+            XFER_CHECK_GOTO(xfer_ch_attr_label(ch, label), st, out);
         XFER_CHECK_GOTO(xfer_ch_commit_step(ch), st, out);
-    if (xfer_ch_this_recvs(ch))
+        ch->stats.steps_sent++;
+    }
+    if (xfer_ch_this_recvs(ch)) {
         XFER_CHECK_GOTO(ch->ops->release(ch), st, out);
+        ch->stats.steps_received++;
+    }
     if (ch->ops->sent)
         XFER_CHECK_GOTO(ch->ops->sent(ch), st, out);
-    ch->stats.steps++;
     ch->cur++;
     ch->cur_committed = 0;
     xfer_ch_blocks_next(ch);
@@ -211,7 +226,7 @@ xfer_status_t xfer_ch_get(xfer_channel_t *ch, const char *dataset, const uint64_
     if (!dyn)
         XFER_CHECK_GOTO(arrived_step(ch, &s), st, out_err);
     XFER_CHECK_GOTO(ch->ops->fetch(ch, ds, start, count, buf, bytes, s), st, out_err);
-    xfer_ch_get_desc(out, ds, start, count, s);
+    xfer_ch_get_desc(out, ds, start, count, xfer_ch_step_label(ch, s));
 out_err:
     return st;
 }
@@ -240,8 +255,9 @@ xfer_status_t xfer_ch_channel_progress(xfer_channel_t *ch, int *busy)
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
     xfer_ch_progress_others(ch);
     XFER_CHECK_GOTO(ch->ops->poll(ch, 0, &b), st, out);
+    XFER_CHECK_GOTO(xfer_ch_flow_progress(ch), st, out); /* held steps (policy: latest) */
     if (busy)
-        *busy = ch->ops->pending(ch);
+        *busy = ch->ops->pending(ch) || ch->flow.n > 0;
 out:
     return st;
 }
@@ -276,7 +292,7 @@ xfer_status_t xfer_ch_get_shape(xfer_channel_t *ch, const char *dataset, xfer_da
     if (!out)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "xfer_get_shape: the descriptor is NULL");
     XFER_CHECK_GOTO(received_of(ch, dataset, &ds, &s), st, out);
-    xfer_ch_get_desc(out, ds, ds->sel_start, ds->sel_count, s);
+    xfer_ch_get_desc(out, ds, ds->sel_start, ds->sel_count, xfer_ch_step_label(ch, s));
 out:
     return st;
 }

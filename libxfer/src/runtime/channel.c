@@ -31,7 +31,8 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transpor
     ch->role = c->duplex == XFER_DUPLEX_FULL ? XFER_ROLE_BOTH
                : ch->side == 0               ? XFER_ROLE_SEND
                                              : XFER_ROLE_RECV;
-    ch->lay.attr_cap = ((size_t) c->attributes_bytes + 7) & ~(size_t) 7;
+    /* (and the room of the sender's step number, carried under a flow policy: ch_flow.c) */
+    ch->lay.attr_cap = (((size_t) c->attributes_bytes + 7) & ~(size_t) 7) + XFER_CH_LABEL_BYTES;
     ch->lay.attr_user = (size_t) c->attributes_bytes;
     ch->nds = c->ndatasets;
     ch->ds = xfer_calloc((size_t) ch->nds, sizeof(*ch->ds));
@@ -75,6 +76,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transpor
         XFER_MPI_GOTO(MPI_Comm_dup(inter, &ch->ctl_inter), st, fail);
     XFER_MPI_GOTO(MPI_Comm_dup(x->comm, &ch->ctl_local), st, fail);
     XFER_CHECK_GOTO(xfer_ch_blocks_open(ch), st, fail);
+    XFER_CHECK_GOTO(xfer_ch_flow_open(ch), st, fail);
     *out = ch;
     return XFER_SUCCESS;
 fail:
@@ -88,7 +90,10 @@ fail:
 
 xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch)
 {
-    return ch->ops->end(ch);
+    /* the steps a flow policy holds first: the last one reaches the receivers (ch_flow.c) */
+    const xfer_status_t st = xfer_ch_flow_flush(ch);
+    const xfer_status_t end = ch->ops->end(ch);
+    return st != XFER_SUCCESS ? st : end;
 }
 
 static int drained(xfer_channel_t *ch)
@@ -134,6 +139,7 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     if (ch->ops && ch->ops->free)
         ch->ops->free(ch, collective);
     xfer_free(ch->attr_out.buf);
+    xfer_ch_flow_free(ch, collective);
     xfer_ch_blocks_free(ch, collective);
     xfer_ch_notes_reap(ch, collective);
     for (i = 0; i < ch->proto.nout; i++)
@@ -180,7 +186,16 @@ xfer_status_t xfer_channel_step(const xfer_channel_t *ch, uint64_t *step)
 {
     if (!ch || !step)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or output is NULL");
-    *step = ch->cur;
+    /* the sender's numbers: under a flow policy the application's step; a receiver's step
+     * that arrived, its sender's number (the step after the last one before it arrives) */
+    if (ch->flow.on)
+        *step = ch->flow.app;
+    else if (ch->ops->has((xfer_channel_t *) ch, ch->cur))
+        *step = xfer_ch_step_label((xfer_channel_t *) ch, ch->cur);
+    else if (ch->cur > 0 && ch->flow.label_set)
+        *step = ch->flow.label + 1;
+    else
+        *step = ch->cur;
     return xfer_done(XFER_SUCCESS);
 }
 

@@ -198,6 +198,10 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
 xfer_status_t xfer_ch_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status);
 xfer_status_t xfer_ch_step_end(xfer_channel_t *ch);
+/* The transport's step cur ends (commit and release, the counters, the room for the next):
+ * xfer_step_end's body, and a held step's replay (ch_flow.c). @p label: the sender's number of
+ * the step, carried with it under a flow policy. */
+xfer_status_t xfer_ch_end_step(xfer_channel_t *ch, uint64_t label);
 xfer_status_t xfer_ch_get(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
                           const uint64_t count[], void *buf, size_t bufsize,
                           xfer_dataset_desc_t *out);
@@ -212,6 +216,33 @@ xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch);
 /* Wait (resumable) for step @p s as xfer_ch_step_ready says. */
 xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s);
 
+/* ch_flow.c: policy latest and stride on a channel's sending side (runtime.h, xfer_rt_flow_t) */
+xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch); /* the keys, their XFER_POLICY/STRIDE */
+void xfer_ch_flow_free(xfer_channel_t *ch, int collective);
+int xfer_ch_flow_on(const xfer_channel_t *ch);
+int xfer_ch_flow_skips(const xfer_channel_t *ch); /* step app is one stride skips */
+/* The public calls' bodies on a sending side under a policy (xfer_ch_flow_on). */
+xfer_status_t xfer_ch_flow_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status);
+xfer_status_t xfer_ch_flow_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
+xfer_status_t xfer_ch_flow_end(xfer_channel_t *ch);
+xfer_status_t xfer_ch_flow_progress(xfer_channel_t *ch);
+/* xfer_finalize, before the transport's end: every held step judged, the last one sent. */
+xfer_status_t xfer_ch_flow_flush(xfer_channel_t *ch);
+/* wait conditions of ch_flow.c */
+xfer_status_t xfer_ch_flow_verdict_in(xfer_channel_t *ch, void *arg, int *met);
+xfer_status_t xfer_ch_flow_slot_free(xfer_channel_t *ch, void *arg, int *met);
+/* The sender's number of the transport's step @p s (a receiving side; @p s arrived): its
+ * xfer.step attribute, or @p s itself when it has none (no policy). A sending side under a
+ * policy: the application's step. */
+uint64_t xfer_ch_step_label(xfer_channel_t *ch, uint64_t s);
+
+/* The hidden attribute that carries the sender's step number (ch_flow.c), and the room its
+ * record takes beyond attributes_bytes in every step (ch_attr.c's record of a uint64). */
+#define XFER_CH_LABEL       "xfer.step"
+#define XFER_CH_LABEL_BYTES 32
+/* Attribute names under this prefix are the library's: refused to xfer_put_attr, not listed. */
+#define XFER_CH_ATTR_RESERVED "xfer."
+
 /* ch_attr.c: the records of a step's attributes (the stream carries them after rank 0's
  * header, the file transport keeps them as HDF5 attributes of the step's root group) */
 typedef struct xfer_ch_attr {
@@ -225,6 +256,11 @@ typedef struct xfer_ch_attr {
 int xfer_ch_attr_next(const char *buf, size_t len, size_t *o, xfer_ch_attr_t *a);
 /* Append a record to *@p buf (grown as needed). */
 xfer_status_t xfer_ch_attr_append(char **buf, size_t *len, size_t *cap, const xfer_ch_attr_t *a);
+/* The step being filled: its attributes forgotten; set to @p len encoded bytes at @p buf (a held
+ * step's, ch_flow.c); its sender's step number @p label added (XFER_CH_LABEL). */
+void xfer_ch_attr_drop(xfer_channel_t *ch);
+xfer_status_t xfer_ch_attr_restore(xfer_channel_t *ch, const char *buf, size_t len);
+xfer_status_t xfer_ch_attr_label(xfer_channel_t *ch, uint64_t label);
 
 /* ch_get.c. What every get checks, whatever the transport: the dataset, the box asked for
  * (NULL start and count: this rank's selection; they point to the box on return) inside this

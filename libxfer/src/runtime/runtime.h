@@ -190,6 +190,51 @@ typedef struct xfer_rt_attr_out {
     size_t len;
 } xfer_rt_attr_out_t;
 
+/* A sender's flow policy (ch_flow.c; docs/runtime.md, "Flow policies"): `policy: latest` holds
+ * the application's steps here, each put's block copied, until rank 0 of the side decides to send
+ * or drop them; `stride: N` sends every N-th step only. */
+typedef struct xfer_rt_hput {
+    int ds; /* the dataset's index in ch->ds */
+    xfer_type_t type;
+    int ndims;
+    uint64_t dims[XFER_MAX_DIMS], start[XFER_MAX_DIMS], count[XFER_MAX_DIMS];
+    size_t at, bytes; /* its block in the hold's data */
+} xfer_rt_hput_t;
+
+typedef struct xfer_rt_hold {
+    int state;     /* XFER_HOLD_* (ch_flow.c) */
+    uint64_t step; /* the application's step it holds */
+    int nput;
+    size_t cap_put;
+    xfer_rt_hput_t *put;
+    char *data; /* the blocks, 8-byte aligned one after the other */
+    size_t len, cap;
+    char *attrs; /* the step's attributes (encoded, ch_attr.c) */
+    size_t attr_len, attr_cap;
+    int64_t verdict; /* rank 0's: XFER_FLOW_SEND or XFER_FLOW_DROP (ch_flow.c) */
+    MPI_Request req; /* its broadcast */
+} xfer_rt_hold_t;
+
+#define XFER_RT_HOLDS 4 /* the step being put, two held, one whose verdict is still in flight */
+
+typedef struct xfer_rt_flow {
+    int on;          /* the sending side of a channel with policy latest or stride > 1 */
+    int latest;      /* policy: latest (XFER_POLICY overrides the file) */
+    uint64_t stride; /* stride (XFER_STRIDE overrides the file) */
+    uint64_t app;    /* sending: the application's step (the number receivers see) */
+    int open;        /* sending: the application put something in step app */
+    MPI_Comm comm;   /* latest: rank 0's verdicts, one MPI_Ibcast per held step, in order */
+    xfer_rt_hold_t hold[XFER_RT_HOLDS]; /* latest: hold[(first + i) % N], oldest first */
+    int first, n;                       /* the held steps (the one being put is hold[first + n]) */
+    uint64_t sealed;                    /* steps this rank held so far (one verdict each) */
+    MPI_Comm fin; /* xfer_finalize: how many steps the side's ranks held (the verdicts'
+                     broadcasts, posted ahead of rank 0's on the other ranks, keep comm) */
+    MPI_Request agree;
+    /* receiving: the sender's number of the step that arrived last (label_of: its wire step) */
+    uint64_t label_of, label;
+    int label_set;
+} xfer_rt_flow_t;
+
 /* What failed or ended on a channel. */
 typedef struct xfer_rt_health {
     int failed;            /* a collective failed: the channel is unusable */
@@ -261,6 +306,7 @@ struct xfer_channel {
     struct xfer_file *file;    /* transport: file (file.h); NULL for the stream */
     struct xfer_rt_joined *jn; /* the stream's joined and variable datasets (stream.h), or NULL */
     xfer_rt_gather_t gat;      /* the sending side's blocks at a commit (ch_blocks.c) */
+    xfer_rt_flow_t flow;       /* policy and stride (ch_flow.c) */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */

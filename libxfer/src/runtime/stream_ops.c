@@ -10,7 +10,8 @@ static xfer_status_t stream_attrs(xfer_channel_t *ch, uint64_t s, const char **p
     const xfer_rt_slot_t *sl = xfer_ch_slot_of(ch, s);
     const xfer_rt_hdr_t *h = (const xfer_rt_hdr_t *) (sl->rbuf + xfer_ch_hdr_at(ch, 0));
     /* (rank 0's header is first on every path) */
-    if (h->magic != XFER_RT_MAGIC || h->step != s || h->attr_len > ch->lay.attr_user)
+    if (h->magic != XFER_RT_MAGIC || h->step != s ||
+        h->attr_len > ch->lay.attr_user + XFER_CH_LABEL_BYTES)
         return XFER_ERR(XFER_ERR_MISMATCH,
                         "channel %s: step %llu: rank 0's header of %s is not of this step",
                         ch->cfg->name, (unsigned long long) s, xfer_ch_peer_name(ch));

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Flow policies (docs/runtime.md, "Flow policies"): `stride` and `policy: latest` on a channel's
+# sending side, over both transports, checked end to end by runtime/flow_prog.c (every byte
+# against the sender's step number the step says it is; the order each policy promises; both
+# sides' counters). Included by runtime/tests.cmake.
+add_executable(flow_prog runtime/flow_prog.c)
+target_link_libraries(flow_prog PRIVATE xfer MPI::MPI_C xfer_warnings)
+
+# fl_workflow(<file> <p> <q> <channel keys>)
+function(fl_workflow file p q keys)
+  math(EXPR n "${p} * 8")
+  file(WRITE ${file} "workflow: rt_flow
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [flow_prog]}
+  - {name: b, nprocs: ${q}, cmd: [flow_prog]}
+channels:
+  - name: c
+    from: a
+    to: b
+    max_in_flight_steps: 2
+${keys}    datasets:
+      - {name: v, type: int64, dims: [${n}]}
+")
+endfunction()
+
+# fl_test(<name> <cfg> <p> <q> ARGS ... [ENV ...]): on the stream and through files,
+# workflow.flow.<stream|file>.<name>
+function(fl_test name cfg p q)
+  cmake_parse_arguments(F "" "" "ARGS;ENV" ${ARGN})
+  foreach(tr stream file)
+    if(tr STREQUAL "file" AND NOT TARGET xfer_hdf5)
+      continue()
+    endif()
+    xfer_mpi_envflags(genv ENV XFER_CONFIG=${cfg} XFER_TRANSPORT=${tr}
+                      XFER_TRANSPORT_DIR=${RT_DIR}/file-steps/flow.${name} ${F_ENV})
+    xfer_mpi_envflags(lenv LOCAL ENV XFER_CONFIG=${cfg} XFER_TRANSPORT=${tr}
+                      XFER_TRANSPORT_DIR=${RT_DIR}/file-steps/flow.${name} ${F_ENV})
+    rt_test(flow.${tr}.${name}
+            COMMAND ${MPIEXEC_EXECUTABLE} ${XFER_MPIEXEC_PREFLAGS} ${genv} ${MPIEXEC_NUMPROC_FLAG}
+                    ${p} $<TARGET_FILE:flow_prog> ${F_ARGS} : ${MPIEXEC_NUMPROC_FLAG} ${q} ${lenv}
+                    $<TARGET_FILE:flow_prog> ${F_ARGS}
+            TIMEOUT 120)
+  endforeach()
+endfunction()
+
+fl_workflow(${RT_DIR}/flow-stride-2x3.yaml 2 3 "    stride: 3\n")
+fl_workflow(${RT_DIR}/flow-latest-3x2.yaml 3 2 "    policy: latest\n")
+fl_workflow(${RT_DIR}/flow-latest-stride-2x2.yaml 2 2 "    policy: latest\n    stride: 2\n")
+fl_workflow(${RT_DIR}/flow-block-2x2.yaml 2 2 "")
+
+# stride: steps 0, 3, 6, ... of 11, every one of them (the sender with and without
+# xfer_step_begin); the same through XFER_STRIDE over a file that says nothing
+fl_test(stride.p2q3 ${RT_DIR}/flow-stride-2x3.yaml 2 3 ARGS --steps 11 --expect stride:3)
+fl_test(stride.begin.p2q3 ${RT_DIR}/flow-stride-2x3.yaml 2 3
+        ARGS --steps 10 --begin --expect stride:3)
+fl_test(stride.env.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2 ARGS --steps 9 --expect stride:4
+        ENV XFER_STRIDE=4)
+# latest: a reader slower than its sender (steps strictly increasing, the last one there); a
+# reader that reads nothing until the sender ended every step (the sender never waits for it);
+# latest with stride; XFER_POLICY over a file that says block
+fl_test(latest.slow.p3q2 ${RT_DIR}/flow-latest-3x2.yaml 3 2
+        ARGS --steps 30 --send-ms 2 --recv-ms 20 --expect latest)
+fl_test(latest.waits.p3q2 ${RT_DIR}/flow-latest-3x2.yaml 3 2
+        ARGS --steps 25 --reader-waits --begin --expect latest)
+fl_test(latest.stride.p2q2 ${RT_DIR}/flow-latest-stride-2x2.yaml 2 2
+        ARGS --steps 21 --send-ms 1 --recv-ms 10 --expect latest --stride 2)
+fl_test(latest.env.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2
+        ARGS --steps 15 --reader-waits --expect latest ENV XFER_POLICY=latest)
+# policy block, no stride: every step, the counters
+fl_test(block.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2 ARGS --steps 6 --recv-ms 5 --expect block)
