@@ -664,16 +664,17 @@ int main(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    if (o.ready && write_ready(o.ready, actual) != 0) {
-        xferd_log(&d, XFERD_ERROR, "cannot write the ready file %s: %s", o.ready, strerror(errno));
-        goto out;
-    }
+    /* said before the ready file appears: whoever waits for that file finds the line */
     xferd_log(&d, XFERD_INFO,
               "serving workflow %s on %s (%d components, %d channels, heartbeat %d ms, timeout "
               "%d ms%s%s)",
               cfg->workflow, actual, d.ncomp, d.nchan, d.hb_ms, d.hb_timeout_ms,
               d.recovered ? ", recovered" : "",
               cfg->curve_secret_key_file && *cfg->curve_secret_key_file ? ", CURVE" : "");
+    if (o.ready && write_ready(o.ready, actual) != 0) {
+        xferd_log(&d, XFERD_ERROR, "cannot write the ready file %s: %s", o.ready, strerror(errno));
+        goto out;
+    }
 
     rc = serve(&d, sfd);
     if (d.stopping) {
