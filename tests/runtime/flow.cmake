@@ -72,9 +72,10 @@ fl_test(block.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2 ARGS --steps 6 --recv-ms 5 
 
 # What xferd shows of a flow policy (op "flow"; docs/xferctl.md): flow_prog through xfer-run
 # with a daemon of the test's own, status --json, status and watch against flow_prog's counts,
-# and again after two restarts of xferd from its journal; nothing of it under policy block.
+# and again after two restarts of xferd from its journal; nothing of it under policy block;
+# midrun: xfer-run's own daemon killed mid-run, restarted by xfer-run from its journal.
 if(TARGET xfer-run AND TARGET xferd AND TARGET xferctl)
-  foreach(m latest stride latest_stride block file.latest file.stride)
+  foreach(m latest stride latest_stride block midrun file.latest file.stride)
     set(tr stream)
     set(mode ${m})
     if(m MATCHES "^file\\.(.*)$")
