@@ -538,6 +538,45 @@ static int print_channels(const xfer_ctl_msg_t *r, FILE *out)
     return 0;
 }
 
+/* The channels whose sending side has a flow policy (the status has its app_stepN), one line
+ * each: the last step sent with the sender's own number of it, the steps dropped and skipped,
+ * the steps the other side received. Nothing without one. */
+static void print_flows(const xfer_ctl_msg_t *r, FILE *out)
+{
+    static const char *const key[2][4] = {{"app_step0", "dropped0", "skipped0", "received1"},
+                                          {"app_step1", "dropped1", "skipped1", "received0"}};
+    const int n = xfer_ctl_nitems(r, "channels");
+    int i, s, nflow = 0;
+
+    for (i = 0; i < n; i++)
+        for (s = 0; s < 2; s++)
+            nflow += xfer_ctl_type(xfer_ctl_item(r, "channels", i), key[s][0]) == XFER_CTL_INT;
+    if (nflow == 0)
+        return;
+    fprintf(out, "\nflow policies (%d)\n", nflow);
+    for (i = 0; i < n; i++) {
+        const xfer_ctl_msg_t *it = xfer_ctl_item(r, "channels", i);
+        for (s = 0; s < 2; s++) {
+            const char *sender = xfer_ctl_str(it, s == 0 ? "from" : "to", "?");
+            const char *receiver = xfer_ctl_str(it, s == 0 ? "to" : "from", "?");
+            const int64_t wire = xfer_ctl_int(it, s == 0 ? "step0" : "step1", -1);
+            const int64_t app = xfer_ctl_int(it, key[s][0], -1);
+            char sent[96];
+            if (xfer_ctl_type(it, key[s][0]) != XFER_CTL_INT)
+                continue;
+            if (wire < 0 || app < 0)
+                snprintf(sent, sizeof(sent), "no step sent");
+            else
+                snprintf(sent, sizeof(sent), "step %" PRId64 " (sender's %" PRId64 ")", wire, app);
+            fprintf(out,
+                    "  %s  %s: %s, %" PRId64 " dropped, %" PRId64 " skipped; %s: %" PRId64
+                    " received\n",
+                    xfer_ctl_str(it, "name", "?"), sender, sent, xfer_ctl_int(it, key[s][1], 0),
+                    xfer_ctl_int(it, key[s][2], 0), receiver, xfer_ctl_int(it, key[s][3], 0));
+        }
+    }
+}
+
 static void print_failures(const xfer_ctl_msg_t *r, FILE *out)
 {
     const int n = xfer_ctl_nitems(r, "failures");
@@ -569,6 +608,7 @@ static int print_status(const xfer_ctl_msg_t *r, FILE *out)
         err("out of memory");
         return EXIT_REPLY;
     }
+    print_flows(r, out);
     print_failures(r, out);
     fflush(out);
     return EXIT_OK;

@@ -63,6 +63,7 @@ xfer_status_t xferd_state_init(xferd_t *d, const xfer_config_t *cfg)
         for (int j = 0; j < cfg->channels[i].ndatasets; j++)
             ch->sends[cfg->channels[i].datasets[j].from == ch->from ? 0 : 1] = 1;
         ch->step[0] = ch->step[1] = -1;
+        ch->app_step[0] = ch->app_step[1] = -1;
         for (int k = 0; k < XFERD_RATE_SLOTS; k++)
             ch->rate_sec[k] = -1;
     }
@@ -178,6 +179,15 @@ static void apply_ack(xferd_chan_t *ch, int side, int64_t acked)
 {
     ch->acked[side] = acked;
     settle(ch, side);
+}
+
+static void apply_flow(xferd_chan_t *ch, int side, int64_t app_step, int64_t dropped,
+                       int64_t skipped)
+{
+    ch->flow[side] = 1;
+    ch->app_step[side] = app_step;
+    ch->dropped[side] = dropped;
+    ch->skipped[side] = skipped;
 }
 
 static void rate_add(xferd_t *d, xferd_chan_t *ch, int64_t bytes)
@@ -621,6 +631,53 @@ static void op_ack(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *r
     apply_ack(ch, (int) side, rel);
 }
 
+/* A sending side's flow policy: the sender's number of the last step it sent, the steps dropped
+ * and skipped. Beside the wire steps of "step", never instead of them (their ordering rules
+ * stay theirs). The side's leader sends these on the connection of its step reports, in order:
+ * each count only goes forward. */
+static void op_flow(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req,
+                    xferd_res_t *res, int *who)
+{
+    int64_t side = xfer_ctl_int(req, "side", 0), app = xfer_ctl_int(req, "app_step", -1);
+    int64_t dropped = xfer_ctl_int(req, "dropped", 0), skipped = xfer_ctl_int(req, "skipped", 0);
+    xferd_chan_t *ch = side_request(d, peer, req, res, who, side);
+    xfer_ctl_msg_t *r;
+    xfer_status_t st = XFER_ERR_NO_MEMORY;
+
+    if (!ch)
+        return;
+    if (!ch->sends[side]) {
+        xferd_res_err(res, "order",
+                      "side %" PRId64 " of channel %s sends nothing: it has no flow policy", side,
+                      ch->name);
+        return;
+    }
+    if (ch->flow[side] &&
+        (app < ch->app_step[side] || dropped < ch->dropped[side] || skipped < ch->skipped[side])) {
+        xferd_res_err(res, "order",
+                      "the flow of side %" PRId64 " of channel %s goes backwards: step %" PRId64
+                      ", %" PRId64 " dropped, %" PRId64 " skipped after step %" PRId64 ", %" PRId64
+                      " dropped, %" PRId64 " skipped",
+                      side, ch->name, app, dropped, skipped, ch->app_step[side], ch->dropped[side],
+                      ch->skipped[side]);
+        return;
+    }
+    if (ch->flow[side] && app == ch->app_step[side] && dropped == ch->dropped[side] &&
+        skipped == ch->skipped[side])
+        return; /* a repeat */
+    r = rec_new("flow");
+    if (r && (st = xfer_ctl_set_str(r, "channel", ch->name)) == XFER_SUCCESS &&
+        (st = xfer_ctl_set_int(r, "side", side)) == XFER_SUCCESS &&
+        (st = xfer_ctl_set_int(r, "app_step", app)) == XFER_SUCCESS &&
+        (st = xfer_ctl_set_int(r, "dropped", dropped)) == XFER_SUCCESS)
+        st = xfer_ctl_set_int(r, "skipped", skipped);
+    if (journal(d, r, st, 0) != XFER_SUCCESS) {
+        xferd_res_err(res, "internal", "cannot journal the flow of channel %s", ch->name);
+        return;
+    }
+    apply_flow(ch, (int) side, app, dropped, skipped);
+}
+
 /* Component @p k said bye: its step reports are all in. A release of its peer still held
  * beyond them is one no ordering explains (a wrong ack, or a step report that was lost). */
 static void check_held(xferd_t *d, int k)
@@ -740,6 +797,19 @@ static xfer_status_t status_reply(xferd_t *d, xfer_ctl_msg_t *r)
         S(xfer_ctl_set_int(it, "released1", ch->released[1]));
         S(xfer_ctl_set_int(it, "bytes", ch->bytes));
         S(xfer_ctl_set_int(it, "rate_bps", rate_bps(d, ch)));
+        /* a side under a flow policy: its own step numbers and what it did not send; the other
+         * side's steps received (what it reported released) */
+        for (int s = 0; s < 2; s++) {
+            static const char *const key[2][4] = {
+                {"app_step0", "dropped0", "skipped0", "received1"},
+                {"app_step1", "dropped1", "skipped1", "received0"}};
+            if (!ch->flow[s])
+                continue;
+            S(xfer_ctl_set_int(it, key[s][0], ch->app_step[s]));
+            S(xfer_ctl_set_int(it, key[s][1], ch->dropped[s]));
+            S(xfer_ctl_set_int(it, key[s][2], ch->skipped[s]));
+            S(xfer_ctl_set_int(it, key[s][3], ch->acked[1 - s]));
+        }
     }
     for (int i = 0; i < d->nfail; i++) {
         S(xfer_ctl_add_item(r, "failures", &it));
@@ -779,6 +849,8 @@ void xferd_request(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *r
         op_step(d, peer, req, &res, &who);
     else if (strcmp(op, "ack") == 0)
         op_ack(d, peer, req, &res, &who);
+    else if (strcmp(op, "flow") == 0)
+        op_flow(d, peer, req, &res, &who);
     else if (strcmp(op, "bye") == 0)
         op_bye(d, peer, req, &res);
     else if (strcmp(op, "exited") == 0)
@@ -920,12 +992,23 @@ int xferd_apply_record(xferd_t *d, const xfer_ctl_msg_t *rec)
         apply_ack(&d->chan[i], (int) side, xfer_ctl_int(rec, "released", 0));
         return 1;
     }
+    if (strcmp(op, "flow") == 0 && (side == 0 || side == 1)) {
+        apply_flow(&d->chan[i], (int) side, xfer_ctl_int(rec, "app_step", -1),
+                   xfer_ctl_int(rec, "dropped", 0), xfer_ctl_int(rec, "skipped", 0));
+        return 1;
+    }
     if (strcmp(op, "chan") == 0) {
+        static const char *const fkey[2][3] = {{"app_step0", "dropped0", "skipped0"},
+                                               {"app_step1", "dropped1", "skipped1"}};
         xferd_chan_t *ch = &d->chan[i];
         set_str(&ch->port, xfer_ctl_str(rec, "port", NULL));
         ch->step[0] = xfer_ctl_int(rec, "step0", -1);
         ch->step[1] = xfer_ctl_int(rec, "step1", -1);
         ch->bytes = xfer_ctl_int(rec, "bytes", 0);
+        for (int s = 0; s < 2; s++) /* (a side without a flow policy has no such keys) */
+            if (xfer_ctl_int(rec, fkey[s][1], -1) >= 0)
+                apply_flow(ch, s, xfer_ctl_int(rec, fkey[s][0], -1),
+                           xfer_ctl_int(rec, fkey[s][1], 0), xfer_ctl_int(rec, fkey[s][2], 0));
         /* a snapshot of before acked0/acked1: what was applied is all that was reported */
         apply_ack(ch, 0, xfer_ctl_int(rec, "acked0", xfer_ctl_int(rec, "released0", 0)));
         apply_ack(ch, 1, xfer_ctl_int(rec, "acked1", xfer_ctl_int(rec, "released1", 0)));
@@ -992,7 +1075,7 @@ xfer_status_t xferd_snapshot(xferd_t *d, xfer_status_t (*put)(void *ctx, xfer_ct
     for (int i = 0; i < d->nchan; i++) {
         const xferd_chan_t *ch = &d->chan[i];
         if (!ch->port && ch->step[0] < 0 && ch->step[1] < 0 && !ch->acked[0] && !ch->acked[1] &&
-            !ch->bytes)
+            !ch->bytes && !ch->flow[0] && !ch->flow[1])
             continue;
         SET(xfer_ctl_msg_new("chan", &r));
         SET(xfer_ctl_set_str(r, "channel", ch->name));
@@ -1005,6 +1088,15 @@ xfer_status_t xferd_snapshot(xferd_t *d, xfer_status_t (*put)(void *ctx, xfer_ct
         SET(xfer_ctl_set_int(r, "acked0", ch->acked[0]));
         SET(xfer_ctl_set_int(r, "acked1", ch->acked[1]));
         SET(xfer_ctl_set_int(r, "bytes", ch->bytes));
+        for (int s = 0; s < 2; s++) {
+            static const char *const fkey[2][3] = {{"app_step0", "dropped0", "skipped0"},
+                                                   {"app_step1", "dropped1", "skipped1"}};
+            if (!ch->flow[s])
+                continue;
+            SET(xfer_ctl_set_int(r, fkey[s][0], ch->app_step[s]));
+            SET(xfer_ctl_set_int(r, fkey[s][1], ch->dropped[s]));
+            SET(xfer_ctl_set_int(r, fkey[s][2], ch->skipped[s]));
+        }
         SET(put(ctx, r));
         xfer_ctl_msg_free(&r);
     }

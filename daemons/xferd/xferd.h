@@ -71,6 +71,11 @@ typedef struct xferd_chan {
     int64_t acked[2];    /* steps each side reported released */
     int64_t released[2]; /* of those, the steps the other side's announcements cover */
     int64_t bytes;       /* payload announced, both sides */
+    /* A side that sends under a flow policy (docs/runtime.md, "Flow policies") reports its
+     * application's steps too ("flow"): the sender's number of the last step it sent (-1 none),
+     * the steps `policy: latest` dropped and those a stride skipped. flow[]: it reported. */
+    int flow[2];
+    int64_t app_step[2], dropped[2], skipped[2];
     int64_t rate_sec[XFERD_RATE_SLOTS], rate_bytes[XFERD_RATE_SLOTS];
 } xferd_chan_t;
 

@@ -227,6 +227,16 @@ static void test_ops(void)
     round_trip(m, 1, "ack");
     xfer_ctl_msg_free(&m);
 
+    m = request("flow"); /* (app_step -1: no step sent yet) */
+    OK(xfer_ctl_set_int(m, "session", 1));
+    OK(xfer_ctl_set_str(m, "channel", "c"));
+    OK(xfer_ctl_set_int(m, "side", 0));
+    OK(xfer_ctl_set_int(m, "app_step", -1));
+    OK(xfer_ctl_set_int(m, "dropped", 3));
+    OK(xfer_ctl_set_int(m, "skipped", INT64_MAX));
+    round_trip(m, 1, "flow");
+    xfer_ctl_msg_free(&m);
+
     m = request("exited");
     OK(xfer_ctl_set_str(m, "component", "sim"));
     OK(xfer_ctl_set_int(m, "code", -9));
@@ -629,6 +639,18 @@ static xfer_ctl_msg_t *valid_step(void)
     return m;
 }
 
+static xfer_ctl_msg_t *valid_flow(void)
+{
+    xfer_ctl_msg_t *m = request("flow");
+    OK(xfer_ctl_set_int(m, "session", 1));
+    OK(xfer_ctl_set_str(m, "channel", "c"));
+    OK(xfer_ctl_set_int(m, "side", 0));
+    OK(xfer_ctl_set_int(m, "app_step", 410));
+    OK(xfer_ctl_set_int(m, "dropped", 37));
+    OK(xfer_ctl_set_int(m, "skipped", 4));
+    return m;
+}
+
 static void test_validate(void)
 {
     xfer_ctl_msg_t *m;
@@ -675,6 +697,18 @@ static void test_validate(void)
     OK(xfer_ctl_set_str(m, "channel", "c"));
     OK(xfer_ctl_set_int(m, "side", 1));
     expect_invalid(m, "ack: field \"released\" is missing");
+    m = valid_flow();
+    OK(xfer_ctl_validate(m));
+    xfer_ctl_msg_free(&m);
+    m = valid_flow();
+    OK(xfer_ctl_set_int(m, "app_step", -2));
+    expect_invalid(m, "flow: field \"app_step\" is -2, expected an integer >= -1");
+    m = valid_flow();
+    OK(xfer_ctl_set_int(m, "dropped", -1));
+    expect_invalid(m, "flow: field \"dropped\" is -1");
+    m = valid_flow();
+    OK(xfer_ctl_set_str(m, "skipped", "4"));
+    expect_invalid(m, "flow: field \"skipped\" is a string, expected an integer");
     OK(xfer_ctl_msg_new("status", &m));
     OK(xfer_ctl_set_int(m, "id", 1));
     OK(xfer_ctl_set_str(m, "wf", "w"));

@@ -5,8 +5,10 @@
  * heartbeat reaches the peer as a failure notice in time), exited, stop, sigterm, restart (kill
  * -9, a restart from the journal keeps sessions and steps, a torn tail is tolerated), endpoint
  * (ephemeral tcp ports; refusals at start-up), curve, ahead (a release reported before the
- * announcements it depends on: held, applied as they come, never logged as refused). Each case
- * starts its own daemon in a scratch directory. */
+ * announcements it depends on: held, applied as they come, never logged as refused), flow (a
+ * sending side's flow policy: its own step numbers, steps dropped and skipped, shown beside the
+ * wire steps, only forward, kept across restarts and compactions). Each case starts its own
+ * daemon in a scratch directory. */
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -188,6 +190,18 @@ static xfer_status_t ack(xfer_ctl_t *c, int64_t s, const char *ch, int side, int
     xfer_ctl_set_str(m, "channel", ch);
     xfer_ctl_set_int(m, "side", side);
     xfer_ctl_set_int(m, "released", released);
+    return rq(c, m, NULL);
+}
+
+static xfer_status_t flow(xfer_ctl_t *c, int64_t s, const char *ch, int side, int64_t app,
+                          int64_t dropped, int64_t skipped)
+{
+    xfer_ctl_msg_t *m = with_session("flow", s);
+    xfer_ctl_set_str(m, "channel", ch);
+    xfer_ctl_set_int(m, "side", side);
+    xfer_ctl_set_int(m, "app_step", app);
+    xfer_ctl_set_int(m, "dropped", dropped);
+    xfer_ctl_set_int(m, "skipped", skipped);
     return rq(c, m, NULL);
 }
 
@@ -794,6 +808,108 @@ static void case_ahead(void)
     fx_stop(&D, SIGTERM);
 }
 
+/* The flow keys of side @p side of channel @p ch in the status: app_step, dropped, skipped and
+ * the other side's received (-9: absent); *@p step the side's wire step. */
+static void chan_flow(xfer_ctl_t *cs, const char *ch, int side, int64_t v[4], int64_t *step)
+{
+    static const char *const key[2][4] = {{"app_step0", "dropped0", "skipped0", "received1"},
+                                          {"app_step1", "dropped1", "skipped1", "received0"}};
+    xfer_ctl_msg_t *st = get_status(cs);
+    const xfer_ctl_msg_t *it = find_item(st, "channels", ch);
+
+    for (int k = 0; k < 4; k++)
+        v[k] = it && xfer_ctl_type(it, key[side][k]) == XFER_CTL_INT
+                   ? xfer_ctl_int(it, key[side][k], -9)
+                   : -9;
+    *step = it ? xfer_ctl_int(it, side ? "step1" : "step0", -9) : -9;
+    xfer_ctl_msg_free(&st);
+}
+
+#define EXPECT_FLOW(cs, ch, side, wire, app, dropped, skipped, received)                           \
+    do {                                                                                           \
+        int64_t v_[4], w_;                                                                         \
+        chan_flow(cs, ch, side, v_, &w_);                                                          \
+        CHECK(w_ == (wire) && v_[0] == (app) && v_[1] == (dropped) && v_[2] == (skipped) &&        \
+                  v_[3] == (received),                                                             \
+              "channel %s side %d: step %lld app_step %lld dropped %lld skipped %lld received "    \
+              "%lld, expected %d %d %d %d %d",                                                     \
+              ch, side, (long long) w_, (long long) v_[0], (long long) v_[1], (long long) v_[2],   \
+              (long long) v_[3], wire, app, dropped, skipped, received);                           \
+    } while (0)
+
+/* A sending side under a flow policy reports its own step numbers and the steps it dropped and
+ * skipped ("flow"), beside the wire steps of "step": the status shows them only for such a
+ * side; they only go forward, only a side that sends reports them, and a restart keeps them
+ * (the journal's records, then the compaction's snapshot). */
+static void case_flow(void)
+{
+    xfer_ctl_t *ca = client(), *cb = client(), *cs = client();
+    int64_t sa = reg(ca, "a", 1), sb = reg(cb, "b", 1);
+    int status;
+
+    /* no policy: the status is as it was */
+    EXPECT_OK(step(ca, sa, "c", 0, 0, 10));
+    EXPECT_OK(ack(cb, sb, "c", 1, 1));
+    EXPECT_FLOW(cs, "c", 0, 0, -9, -9, -9, -9);
+    EXPECT_FLOW(cs, "f", 0, -1, -9, -9, -9, -9);
+    EXPECT_FLOW(cs, "f", 1, -1, -9, -9, -9, -9);
+    /* dropped before anything was sent under the policy (app_step -1), then a step sent */
+    EXPECT_OK(flow(ca, sa, "c", 0, -1, 2, 0));
+    EXPECT_FLOW(cs, "c", 0, 0, -1, 2, 0, 1);
+    EXPECT_OK(step(ca, sa, "c", 0, 1, 10));
+    EXPECT_OK(flow(ca, sa, "c", 0, 5, 4, 1));
+    EXPECT_OK(ack(cb, sb, "c", 1, 2));
+    EXPECT_FLOW(cs, "c", 0, 1, 5, 4, 1, 2);
+    EXPECT_FLOW(cs, "f", 1, -1, -9, -9, -9, -9);
+    EXPECT_OK(flow(ca, sa, "c", 0, 5, 4, 1)); /* a repeat changes nothing */
+    /* backwards, each count; the wrong side; a side that sends nothing; no such channel */
+    EXPECT_ERR(flow(ca, sa, "c", 0, 4, 4, 1), XFER_ERR_PROTOCOL, "order");
+    CHECK(strstr(g_msg, "goes backwards") != NULL, "message: %s", g_msg);
+    EXPECT_ERR(flow(ca, sa, "c", 0, 5, 3, 1), XFER_ERR_PROTOCOL, "order");
+    EXPECT_ERR(flow(ca, sa, "c", 0, 5, 4, 0), XFER_ERR_PROTOCOL, "order");
+    EXPECT_ERR(flow(cb, sb, "c", 0, 9, 9, 9), XFER_ERR_PROTOCOL, "order"); /* b is side 1 */
+    EXPECT_ERR(flow(cb, sb, "c", 1, 9, 9, 9), XFER_ERR_PROTOCOL, "order"); /* b only receives */
+    CHECK(strstr(g_msg, "sends nothing") != NULL, "message: %s", g_msg);
+    EXPECT_ERR(flow(ca, sa, "nope", 0, 9, 9, 9), XFER_ERR_NOT_FOUND, "unknown");
+    EXPECT_FLOW(cs, "c", 0, 1, 5, 4, 1, 2);
+    /* full duplex: a is side 1 of f and sends g there; side 0 (b) shows nothing */
+    EXPECT_OK(step(ca, sa, "f", 1, 0, 2));
+    EXPECT_OK(flow(ca, sa, "f", 1, 6, 0, 5));
+    EXPECT_FLOW(cs, "f", 1, 0, 6, 0, 5, 0);
+    EXPECT_FLOW(cs, "f", 0, -1, -9, -9, -9, -9);
+
+    /* kill -9: the restarted daemon replays the flow records */
+    kill(D.pid, SIGKILL);
+    CHECK(fx_wait_exit(&D, 20000, &status) == 0, "xferd did not die");
+    if (restart() != 0)
+        return;
+    EXPECT_OK(heartbeat(ca, sa));
+    EXPECT_FLOW(cs, "c", 0, 1, 5, 4, 1, 2);
+    EXPECT_FLOW(cs, "f", 1, 0, 6, 0, 5, 0);
+    EXPECT_FLOW(cs, "f", 0, -1, -9, -9, -9, -9);
+    EXPECT_ERR(flow(ca, sa, "c", 0, 5, 3, 1), XFER_ERR_PROTOCOL, "order");
+    EXPECT_OK(step(ca, sa, "c", 0, 2, 10));
+    EXPECT_OK(flow(ca, sa, "c", 0, 9, 6, 2));
+    /* twice more: the second replays the compaction's snapshot ("chan" with the flow keys) */
+    for (int k = 0; k < 2; k++) {
+        kill(D.pid, SIGKILL);
+        CHECK(fx_wait_exit(&D, 20000, &status) == 0, "xferd did not die");
+        if (restart() != 0)
+            return;
+    }
+    EXPECT_OK(heartbeat(ca, sa));
+    EXPECT_FLOW(cs, "c", 0, 2, 9, 6, 2, 2);
+    EXPECT_FLOW(cs, "f", 1, 0, 6, 0, 5, 0);
+    EXPECT_FLOW(cs, "f", 0, -1, -9, -9, -9, -9);
+    EXPECT_ERR(flow(ca, sa, "c", 0, 9, 6, 1), XFER_ERR_PROTOCOL, "order");
+    EXPECT_OK(flow(ca, sa, "c", 0, 9, 7, 2)); /* a drop after the last step sent */
+    EXPECT_FLOW(cs, "c", 0, 2, 9, 7, 2, 2);
+    xfer_ctl_close(&ca);
+    xfer_ctl_close(&cb);
+    xfer_ctl_close(&cs);
+    fx_stop(&D, SIGTERM);
+}
+
 /* Refusals at start-up: exit status 2 and a line naming the problem. */
 static void expect_refused(const char *const *args, const char *text)
 {
@@ -963,6 +1079,8 @@ int main(int argc, char **argv)
         case_curve();
     else if (strcmp(c, "ahead") == 0)
         case_ahead();
+    else if (strcmp(c, "flow") == 0)
+        case_flow();
     else
         CHECK(0, "unknown case \"%s\"", c);
     fx_cleanup(&D);

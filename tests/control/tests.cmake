@@ -32,7 +32,8 @@ if(P STREQUAL "mpich" AND TARGET xferd) # not again in the mpich-ch3 tree
                    --corpus ${CMAKE_CURRENT_SOURCE_DIR}/control/corpus)
   set_tests_properties(${P}.control.corpus PROPERTIES LABELS "control" TIMEOUT 120
                        ENVIRONMENT "${XFER_TEST_RANK_ENV}")
-  foreach(c basic order auth liveness ranks exited stop sigterm restart endpoint curve ahead)
+  foreach(c basic order auth liveness ranks exited stop sigterm restart endpoint curve ahead
+                  flow)
     add_test(NAME ${P}.control.xferd.${c} COMMAND test_ctl_xferd ${c} --xferd $<TARGET_FILE:xferd>)
     set_tests_properties(${P}.control.xferd.${c} PROPERTIES LABELS "control" TIMEOUT 120
                          ENVIRONMENT "${XFER_TEST_RANK_ENV}")

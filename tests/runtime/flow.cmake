@@ -69,3 +69,29 @@ fl_test(latest.env.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2
         ARGS --steps 15 --reader-waits --expect latest ENV XFER_POLICY=latest)
 # policy block, no stride: every step, the counters
 fl_test(block.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2 ARGS --steps 6 --recv-ms 5 --expect block)
+
+# What xferd shows of a flow policy (op "flow"; docs/xferctl.md): flow_prog through xfer-run
+# with a daemon of the test's own, status --json, status and watch against flow_prog's counts,
+# and again after two restarts of xferd from its journal; nothing of it under policy block;
+# midrun: xfer-run's own daemon killed mid-run, restarted by xfer-run from its journal.
+if(TARGET xfer-run AND TARGET xferd AND TARGET xferctl)
+  foreach(m latest stride latest_stride block midrun file.latest file.stride)
+    set(tr stream)
+    set(mode ${m})
+    if(m MATCHES "^file\\.(.*)$")
+      if(NOT TARGET xfer_hdf5)
+        continue()
+      endif()
+      set(tr file)
+      set(mode ${CMAKE_MATCH_1})
+    endif()
+    add_test(NAME ${P}.workflow.flow.xferd.${m}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/flow_xferd_test.sh
+                     $<TARGET_FILE:xfer-run> $<TARGET_FILE:xferd> $<TARGET_FILE:xferctl>
+                     $<TARGET_FILE:flow_prog> ${CMAKE_CURRENT_BINARY_DIR}/runtime/flow-xferd.${m}
+                     ${mode} ${tr})
+    set_tests_properties(${P}.workflow.flow.xferd.${m} PROPERTIES TIMEOUT 180
+                         LABELS "mpi;workflow;control"
+                         ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+  endforeach()
+endif()

@@ -48,8 +48,7 @@ static xfer_status_t env_overrides(const xfer_channel_t *ch, int *latest, uint64
         errno = 0;
         v = strtoull(s, &end, 10);
         if (errno || end == s || *end || v < 1 || v > 1000000 || s[0] == '-')
-            return XFER_ERR(XFER_ERR_CONFIG, "XFER_STRIDE=%s: a whole number from 1 to 1000000",
-                            s);
+            return XFER_ERR(XFER_ERR_CONFIG, "XFER_STRIDE=%s: a whole number from 1 to 1000000", s);
         *stride = v;
     }
     (void) ch;
@@ -65,6 +64,7 @@ xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch)
 
     f->comm = f->fin = MPI_COMM_NULL;
     f->agree = MPI_REQUEST_NULL;
+    f->last_sent = -1;
     for (i = 0; i < XFER_RT_HOLDS; i++)
         f->hold[i].req = MPI_REQUEST_NULL;
     XFER_CHECK_GOTO(env_overrides(ch, &latest, &stride), st, out);
@@ -106,6 +106,34 @@ void xfer_ch_flow_free(xfer_channel_t *ch, int collective)
 int xfer_ch_flow_on(const xfer_channel_t *ch)
 {
     return ch->flow.on;
+}
+
+/* Tell xferd how the flow goes: the sender's number of the last step sent, the steps dropped and
+ * skipped so far (only the component's leader, rank 0 of the side, holds a control plane). Each
+ * step sent is reported (@p force), after the transport's step report of it, and so is the
+ * channel's end; a drop or a skip alone at most every XFER_CH_FLOW_REPORT_MS, so that the steps
+ * a stride makes nearly free stay so (the next report, or the end's, carries the counts). */
+#define XFER_CH_FLOW_REPORT_MS 100.0
+
+void xfer_ch_flow_report(xfer_channel_t *ch, int force)
+{
+    xfer_rt_flow_t *f = &ch->flow;
+    double now;
+
+    if (!f->on || !ch->x->ctl)
+        return;
+    if (f->reported && f->rep_sent == f->last_sent && f->rep_dropped == ch->stats.steps_dropped &&
+        f->rep_skipped == f->skipped)
+        return;
+    now = xfer_now_ms();
+    if (!force && f->reported && now - f->rep_ms < XFER_CH_FLOW_REPORT_MS)
+        return;
+    xfer_rt_ctl_flow(ch->x, ch->index, ch->side, f->last_sent, ch->stats.steps_dropped, f->skipped);
+    f->reported = 1;
+    f->rep_sent = f->last_sent;
+    f->rep_dropped = ch->stats.steps_dropped;
+    f->rep_skipped = f->skipped;
+    f->rep_ms = now;
 }
 
 /* Is the application's step being put one the transport never sees (stride)? */
@@ -189,10 +217,12 @@ out:
 static xfer_status_t carry_out(xfer_channel_t *ch, xfer_rt_hold_t *h, int64_t verdict)
 {
     xfer_status_t st = XFER_SUCCESS;
-    if (verdict == FLOW_SEND)
+    if (verdict == FLOW_SEND) {
         st = replay(ch, h);
-    else
+    } else {
         ch->stats.steps_dropped++;
+        xfer_ch_flow_report(ch, 0);
+    }
     return st;
 }
 
@@ -373,8 +403,8 @@ xfer_status_t xfer_ch_flow_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
      * that overlaps another is refused now (ch_blocks.c), forgotten at the step's end */
     XFER_CHECK_GOTO(hold_for_puts(ch, &h), st, out);
     bytes = (size_t) v * ds->esize;
-    XFER_CHECK_GOTO(grow((void **) &h->put, &h->cap_put, (size_t) h->nput + 1, sizeof(*h->put)),
-                    st, out);
+    XFER_CHECK_GOTO(grow((void **) &h->put, &h->cap_put, (size_t) h->nput + 1, sizeof(*h->put)), st,
+                    out);
     XFER_CHECK_GOTO(grow((void **) &h->data, &h->cap, h->len + PAD8(bytes), 1), st, out);
     if (!ds->dyn)
         XFER_CHECK_GOTO(xfer_ch_block_push(ds, d, v, of), st, out);
@@ -411,6 +441,8 @@ xfer_status_t xfer_ch_flow_end(xfer_channel_t *ch)
     if (xfer_ch_flow_skips(ch)) {
         xfer_ch_attr_drop(ch);
         xfer_ch_blocks_next(ch);
+        f->skipped++;
+        xfer_ch_flow_report(ch, 0);
     } else if (!f->latest) {
         XFER_CHECK_GOTO(xfer_ch_end_step(ch, f->app), st, out);
     } else {

@@ -161,6 +161,10 @@ xfer_status_t xfer_ch_end_step(xfer_channel_t *ch, uint64_t label)
             XFER_CHECK_GOTO(xfer_ch_attr_label(ch, label), st, out);
         XFER_CHECK_GOTO(xfer_ch_commit_step(ch), st, out);
         ch->stats.steps_sent++;
+        if (xfer_ch_flow_on(ch)) { /* (its step report went out with the commit) */
+            ch->flow.last_sent = (int64_t) label;
+            xfer_ch_flow_report(ch, 1);
+        }
     }
     if (xfer_ch_this_recvs(ch)) {
         XFER_CHECK_GOTO(ch->ops->release(ch), st, out);

@@ -93,6 +93,7 @@ xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch)
     /* the steps a flow policy holds first: the last one reaches the receivers (ch_flow.c) */
     const xfer_status_t st = xfer_ch_flow_flush(ch);
     const xfer_status_t end = ch->ops->end(ch);
+    xfer_ch_flow_report(ch, 1); /* xferd's counts: the steps skipped after the last one sent */
     return st != XFER_SUCCESS ? st : end;
 }
 

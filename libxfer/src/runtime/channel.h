@@ -228,6 +228,8 @@ xfer_status_t xfer_ch_flow_end(xfer_channel_t *ch);
 xfer_status_t xfer_ch_flow_progress(xfer_channel_t *ch);
 /* xfer_finalize, before the transport's end: every held step judged, the last one sent. */
 xfer_status_t xfer_ch_flow_flush(xfer_channel_t *ch);
+/* Rank 0 of a sending side under a flow policy tells xferd its counts (ch_flow.c). */
+void xfer_ch_flow_report(xfer_channel_t *ch, int force);
 /* wait conditions of ch_flow.c */
 xfer_status_t xfer_ch_flow_verdict_in(xfer_channel_t *ch, void *arg, int *met);
 xfer_status_t xfer_ch_flow_slot_free(xfer_channel_t *ch, void *arg, int *met);

@@ -480,6 +480,24 @@ void xfer_rt_ctl_ack(struct xfer *x, int index, int side, uint64_t released)
         report(x, "ack", index, side, "released", released, 0);
 }
 
+/* A sending side's flow policy: the sender's number of the last step sent (-1: none yet), the
+ * steps dropped and skipped so far. On the connection of the step reports, after them. */
+void xfer_rt_ctl_flow(struct xfer *x, int index, int side, int64_t app_step, uint64_t dropped,
+                      uint64_t skipped)
+{
+    xfer_ctl_msg_t *req = NULL;
+    if (!x->ctl)
+        return;
+    if (channel_req(x, "flow", index, &req) == XFER_SUCCESS &&
+        xfer_ctl_set_int(req, "side", side) == XFER_SUCCESS &&
+        xfer_ctl_set_int(req, "app_step", app_step) == XFER_SUCCESS &&
+        xfer_ctl_set_int(req, "dropped", (int64_t) dropped) == XFER_SUCCESS &&
+        xfer_ctl_set_int(req, "skipped", (int64_t) skipped) == XFER_SUCCESS)
+        (void) xfer_ctl_send(x->ctl->main, req);
+    xfer_ctl_msg_free(&req);
+    drain_main(x->ctl);
+}
+
 int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len)
 {
     xfer_rt_ctl_t *c = x->ctl;

@@ -233,6 +233,15 @@ typedef struct xfer_rt_flow {
     /* receiving: the sender's number of the step that arrived last (label_of: its wire step) */
     uint64_t label_of, label;
     int label_set;
+    /* sending: the application's steps a stride skipped; the number of the last step sent (-1:
+     * none yet). What xferd was told last, and when (the component's leader reports, ch_flow.c's
+     * xfer_ch_flow_report: docs/control-protocol.md, "flow"). */
+    uint64_t skipped;
+    int64_t last_sent;
+    int reported;
+    int64_t rep_sent;
+    uint64_t rep_dropped, rep_skipped;
+    double rep_ms;
 } xfer_rt_flow_t;
 
 /* What failed or ended on a channel. */
@@ -387,6 +396,8 @@ xfer_status_t xfer_rt_ctl_publish(struct xfer *x, int index, const char *port);
 xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, char *port, size_t len);
 void xfer_rt_ctl_step(struct xfer *x, int index, int side, uint64_t step, uint64_t bytes);
 void xfer_rt_ctl_ack(struct xfer *x, int index, int side, uint64_t released);
+void xfer_rt_ctl_flow(struct xfer *x, int index, int side, int64_t app_step, uint64_t dropped,
+                      uint64_t skipped);
 /* Tell xferd of an error a call returns to the application, which may abort next (at most
  * XFER_RT_ERRORS_REPORTED per rank; waits for the daemon's reply, at most a second). */
 #define XFER_RT_ERRORS_REPORTED 4
