@@ -69,3 +69,8 @@ fl_test(latest.env.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2
         ARGS --steps 15 --reader-waits --expect latest ENV XFER_POLICY=latest)
 # policy block, no stride: every step, the counters
 fl_test(block.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2 ARGS --steps 6 --recv-ms 5 --expect block)
+
+# Readers that fail or leave (docs/runtime.md, "Readers that fail or leave"): runtime/loss_prog.c
+# under xfer-run, checked by runtime/loss_test.sh (tests.cmake: workflow.loss.*).
+add_executable(loss_prog runtime/loss_prog.c)
+target_link_libraries(loss_prog PRIVATE xfer MPI::MPI_C xfer_warnings)

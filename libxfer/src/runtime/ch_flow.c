@@ -48,8 +48,7 @@ static xfer_status_t env_overrides(const xfer_channel_t *ch, int *latest, uint64
         errno = 0;
         v = strtoull(s, &end, 10);
         if (errno || end == s || *end || v < 1 || v > 1000000 || s[0] == '-')
-            return XFER_ERR(XFER_ERR_CONFIG, "XFER_STRIDE=%s: a whole number from 1 to 1000000",
-                            s);
+            return XFER_ERR(XFER_ERR_CONFIG, "XFER_STRIDE=%s: a whole number from 1 to 1000000", s);
         *stride = v;
     }
     (void) ch;
@@ -373,8 +372,8 @@ xfer_status_t xfer_ch_flow_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
      * that overlaps another is refused now (ch_blocks.c), forgotten at the step's end */
     XFER_CHECK_GOTO(hold_for_puts(ch, &h), st, out);
     bytes = (size_t) v * ds->esize;
-    XFER_CHECK_GOTO(grow((void **) &h->put, &h->cap_put, (size_t) h->nput + 1, sizeof(*h->put)),
-                    st, out);
+    XFER_CHECK_GOTO(grow((void **) &h->put, &h->cap_put, (size_t) h->nput + 1, sizeof(*h->put)), st,
+                    out);
     XFER_CHECK_GOTO(grow((void **) &h->data, &h->cap, h->len + PAD8(bytes), 1), st, out);
     if (!ds->dyn)
         XFER_CHECK_GOTO(xfer_ch_block_push(ds, d, v, of), st, out);
@@ -440,6 +439,17 @@ out:
 xfer_status_t xfer_ch_flow_progress(xfer_channel_t *ch)
 {
     return ch->flow.on ? advance(ch) : XFER_SUCCESS;
+}
+
+void xfer_ch_flow_lost(xfer_channel_t *ch, uint64_t *from)
+{
+    xfer_rt_flow_t *f = &ch->flow;
+    if (f->n > 0)
+        *from = held(ch, 0)->step;
+    ch->stats.steps_unsent += (uint64_t) f->n;
+    /* (a broadcast of a verdict may stay posted: the channel's frees are local from here on) */
+    f->n = 0;
+    f->open = 0;
 }
 
 /* The flush's agreement completed, or (a rank other than 0) the oldest held step's verdict
