@@ -12,7 +12,10 @@
  * byte of each step it gets, napping B ms; at step K (given, or drawn from seed N in [1, S/2],
  * printed) rank R of b kills itself with SIGKILL (--leave kill, the default; the time printed
  * first) or every rank of b leaves cleanly: xfer_finalize, exit 0 (--leave finalize).
- * An error of a's is printed with its status and words; a then exits 1. */
+ * A reader's close reaches a under on_reader_loss: fail as the end of its stream (a status
+ * END_OF_STREAM, or XFER_ERR_END_OF_STREAM): a says "the reader closed the channel at step K"
+ * and stops its loop. Any other error of a's is printed with its status and words; a then exits
+ * 1. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <mpi.h>
@@ -111,14 +114,19 @@ int main(int argc, char **argv)
             d.count[0] = PER_RANK;
             for (i = 0; i < PER_RANK; i++)
                 v[i] = (int64_t) s * 1000000 + crank * PER_RANK + i;
-            XCALL("a", xfer_step_begin(ch, -1, &ss));
-            if (ss != XFER_STEP_OK) {
-                fprintf(stderr, "loss_prog: a rank %d: step %d: status %d (not OK)\n", crank, s,
-                        (int) ss);
-                _exit(1);
+            xfer_status_t st = xfer_step_begin(ch, -1, &ss);
+            if (st == XFER_SUCCESS && ss == XFER_STEP_END_OF_STREAM)
+                st = XFER_ERR_END_OF_STREAM;
+            if (st == XFER_SUCCESS)
+                st = xfer_put(ch, &d, v);
+            if (st == XFER_SUCCESS)
+                st = xfer_step_end(ch);
+            if (st == XFER_ERR_END_OF_STREAM) {
+                printf("loss_prog: a rank %d: the reader closed the channel at step %d\n", crank,
+                       s);
+                break;
             }
-            XCALL("a", xfer_put(ch, &d, v));
-            XCALL("a", xfer_step_end(ch));
+            XCALL("a", st);
             XCALL("a", xfer_channel_stats(ch, &cs));
             if (cs.steps_unsent > 0 && unsent_at < 0) {
                 unsent_at = wall_ms();

@@ -349,7 +349,19 @@ static xfer_status_t commit(xfer_channel_t *ch)
     }
     XFER_MPI_GOTO(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_BOR, ch->ctl_local), st, out);
     if (v[1] & 2) {
-        ch->health.peer_failed = 1; /* (rank 0 knew why; the others hear it with NOTE_FAIL) */
+        /* rank 0 knew, and sent every other rank the notice and its words before it came here:
+         * taken now, none is left unmatched */
+        if (ch->me != 0 && !ch->health.peer_failed) {
+            note_t n = {0, 0};
+            while (!ch->health.peer_failed && st == XFER_SUCCESS) {
+                XFER_MPI_GOTO(MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local,
+                                       MPI_STATUS_IGNORE),
+                              st, out);
+                if (n.type == NOTE_FAIL)
+                    st = xfer_ch_take_fail(ch, n.value, 0);
+            }
+        }
+        ch->health.peer_failed = 1;
         return xfer_ch_peer_failed_error(ch);
     }
     if (v[1]) {
