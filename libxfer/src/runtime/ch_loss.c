@@ -66,7 +66,8 @@ static void lose(xfer_channel_t *ch, int closed)
     uint64_t from = ch->flow.on ? ch->flow.app : ch->cur;
     l->lost = 1;
     l->closed = closed;
-    ch->health.ended = 0; /* (the sender's calls go on) */
+    ch->health.ended = 0; /* (the sender's calls go on; the transport is not touched again) */
+    ch->cur_committed = 0;
     /* A failed reader: the channel sits out xfer_finalize's passes and its frees are local (the
      * peer is gone). One that closed finishes as usual: it waits in its own xfer_finalize. */
     if (!closed)
@@ -113,6 +114,7 @@ int xfer_ch_loss_take(xfer_channel_t *ch, xfer_status_t st)
 xfer_status_t xfer_ch_loss_after(xfer_channel_t *ch, xfer_status_t st, int at,
                                  const xfer_ch_loss_snap_t *snap, xfer_step_status_t *status)
 {
+    int committed;
     if (!ch || !ch->loss.cont || ch->loss.lost)
         return st;
     if (st == XFER_SUCCESS) {
@@ -134,13 +136,15 @@ xfer_status_t xfer_ch_loss_after(xfer_channel_t *ch, xfer_status_t st, int at,
         xfer_clear_error();
         return XFER_SUCCESS;
     }
+    /* (whether the step's commit went through before the failure) */
+    committed = ch->cur != snap->cur || ch->cur_committed;
     lose(ch, st == XFER_ERR_END_OF_STREAM);
     if (at == XFER_LOSS_AT_END && ch->stats.steps == snap->steps) {
         /* the step ended for the application; unsent unless its commit went through */
         ch->stats.steps++;
         if (ch->flow.on && ch->flow.app == snap->app)
             ch->flow.app++;
-        if (ch->cur == snap->cur)
+        if (!committed)
             ch->stats.steps_unsent++;
         xfer_ch_attr_drop(ch);
         xfer_ch_blocks_next(ch);
