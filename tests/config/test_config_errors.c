@@ -193,7 +193,7 @@ void test_every_error(void)
         "int32|uint32|int64|uint64|float32|float64, got \"float16\"; did you mean "
         "\"float32\" or \"float64\"?\n"
         "hint.yaml:8:47: channels[1].algo: unknown key (expected name, from, to, duplex, "
-        "algorithm, hierarchical, max_in_flight_steps, policy, stride, selection, "
+        "algorithm, hierarchical, max_in_flight_steps, policy, stride, on_reader_loss, selection, "
         "attributes_bytes, "
         "transport, file, datasets); did you mean \"algorithm\"?\n"
         "hint.yaml:8:114: channels[1].datasets[0].selection: expected channel|all|rows|"

@@ -95,3 +95,40 @@ if(TARGET xfer-run AND TARGET xferd AND TARGET xferctl)
                          ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
   endforeach()
 endif()
+
+# Readers that fail or leave (docs/runtime.md, "Readers that fail or leave"): runtime/loss_prog.c
+# under xfer-run, checked by runtime/loss_test.sh (tests.cmake: workflow.loss.*).
+add_executable(loss_prog runtime/loss_prog.c)
+target_link_libraries(loss_prog PRIVATE xfer MPI::MPI_C xfer_warnings)
+# kill -9 of one reader rank at a random step (the seed is printed; LOSS_SEED repeats it) and a
+# reader that leaves cleanly mid-stream (xfer_finalize), under on_reader_loss continue and fail:
+# through files on any MPI (separate launches connect nothing), on the stream where the MPI
+# connects separately launched jobs (RT_SEPARATE: Open MPI with ompi-server, MPICH ch3). Under
+# continue xfer-run's --launch auto must pick separate by itself; under fail the test asks for
+# it (one MPMD job would end whole).
+if(TARGET xfer-run AND TARGET xferd)
+  set(loss_transports "")
+  if(TARGET xfer_hdf5)
+    list(APPEND loss_transports file)
+  endif()
+  if(RT_SEPARATE)
+    list(APPEND loss_transports stream)
+  endif()
+  foreach(tr ${loss_transports})
+    foreach(mode continue fail)
+      foreach(leave kill finalize)
+        set(launch auto)
+        if(mode STREQUAL "fail")
+          set(launch separate)
+        endif()
+        add_test(NAME ${P}.workflow.loss.${tr}.${mode}.${leave}
+                 COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/loss_test.sh
+                         $<TARGET_FILE:xfer-run> $<TARGET_FILE:loss_prog> ${mode} ${leave} ${tr}
+                         ${launch})
+        set_tests_properties(${P}.workflow.loss.${tr}.${mode}.${leave} PROPERTIES TIMEOUT 200
+                             LABELS "mpi;workflow;control;loss"
+                             ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+      endforeach()
+    endforeach()
+  endforeach()
+endif()

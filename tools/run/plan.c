@@ -54,6 +54,57 @@ static xfer_launch_t auto_launch(int slurm)
     return mode;
 }
 
+int loss_continue(const xfer_config_t *cfg, int k)
+{
+    const char *e = getenv("XFER_ON_READER_LOSS");
+    if (cfg->channels[k].duplex != XFER_DUPLEX_HALF)
+        return 0;
+    if (e && *e)
+        return strcmp(e, "continue") == 0;
+    return cfg->channels[k].on_reader_loss == XFER_LOSS_CONTINUE;
+}
+
+int reader_expendable(const xfer_config_t *cfg, int c, char *names, size_t len)
+{
+    size_t o = 0;
+    int k, n = 0;
+    if (len)
+        names[0] = '\0';
+    for (k = 0; k < cfg->nchannels; k++) {
+        const xfer_cfg_channel_t *ch = &cfg->channels[k];
+        if (ch->from != c && ch->to != c)
+            continue;
+        if (ch->to != c || !loss_continue(cfg, k))
+            return 0; /* it sends, or a sender of its fails for it */
+        if (o < len)
+            o += (size_t) snprintf(names + o, len - o, "%s%s", n ? ", " : "", ch->name);
+        n++;
+    }
+    return n > 0;
+}
+
+/* The channels that ask on_reader_loss: continue (their first name into @p first), and whether
+ * every channel travels through files (which connect nothing: separate launches work with any
+ * MPI). */
+static int loss_channels(const opts_t *o, const xfer_config_t *cfg, const char **first,
+                         int *all_file)
+{
+    int k, n = 0;
+    *first = NULL;
+    *all_file = 1;
+    for (k = 0; k < cfg->nchannels; k++) {
+        const int file = o->transport ? strcmp(o->transport, "file") == 0
+                                      : cfg->channels[k].transport == XFER_TRANSPORT_FILE;
+        *all_file &= file;
+        if (loss_continue(cfg, k)) {
+            if (!n)
+                *first = cfg->channels[k].name;
+            n++;
+        }
+    }
+    return n;
+}
+
 static int choose_launch(const opts_t *o, const xfer_config_t *cfg, int slurm, xfer_launch_t *mode)
 {
     xfer_launch_t want = cfg->launch;
@@ -68,6 +119,29 @@ static int choose_launch(const opts_t *o, const xfer_config_t *cfg, int slurm, x
         return -1;
     }
     *mode = want == XFER_LAUNCH_AUTO ? auto_launch(slurm) : want;
+    /* One MPMD job cannot lose a component: when one of its processes dies, mpiexec (Hydra,
+     * Open MPI) ends all of it. A reader the senders may lose needs separate launches: the MPI
+     * connects them (what auto_launch found), or every channel travels through files. */
+    if (want == XFER_LAUNCH_AUTO) {
+        const char *first;
+        int all_file, n = loss_channels(o, cfg, &first, &all_file);
+        if (n && *mode == XFER_LAUNCH_SEPARATE)
+            run_verbose("launch auto: separate also keeps a reader's loss from ending the run "
+                        "(channel %s asks on_reader_loss: continue)",
+                        first);
+        else if (n && all_file && !slurm) {
+            *mode = XFER_LAUNCH_SEPARATE;
+            run_verbose("launch auto: separate (channel %s asks on_reader_loss: continue, and one "
+                        "MPMD job cannot lose a component; every channel travels through files, "
+                        "which connect nothing, so separate launches work with this MPI)",
+                        first);
+        } else if (n) {
+            run_note("launch auto: mpmd: channel %s asks on_reader_loss: continue, but in one "
+                     "MPMD job the death of a process ends the whole job, and this MPI cannot "
+                     "connect separate launches (transport: file on every channel can)",
+                     first);
+        }
+    }
     if (slurm && *mode == XFER_LAUNCH_SEPARATE && strcmp(XFER_MPI_FLAVOR, "openmpi") == 0) {
         run_error("launch: separate under Slurm with Open MPI: separately started srun jobs "
                   "cannot connect (direct launch has no ompi-server to meet at); use launch: "

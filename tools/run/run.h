@@ -18,9 +18,11 @@
 #endif
 
 enum {
-    EXIT_FAILED = 1,    /* xferd declared a running component failed (it stopped beating) */
-    EXIT_USAGE = 2,     /* bad options, invalid file, command not found, start failure */
-    EXIT_WALLTIME = 124 /* --walltime exceeded */
+    EXIT_FAILED = 1,      /* xferd declared a running component failed (it stopped beating) */
+    EXIT_USAGE = 2,       /* bad options, invalid file, command not found, start failure */
+    EXIT_READER_LOST = 3, /* a component that only reads channels with on_reader_loss: continue
+                             failed; the others completed (supervise.c) */
+    EXIT_WALLTIME = 124   /* --walltime exceeded */
 };
 
 /* Only the planning stage allocates; running out of memory there ends the program before
@@ -148,6 +150,11 @@ int spawn(char *const argv[], int in_fd, int out_fd, int err_fd, pid_t *pid_out)
  * beside xfer-run, then in PATH. NULL with the reason in *why (caller frees both). */
 char *resolve_command(const char *cmd, const char *self_dir, const char *yaml_dir, char **why);
 int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg);
+/* Does channel @p k ask on_reader_loss: continue (XFER_ON_READER_LOSS overrides the file)? */
+int loss_continue(const xfer_config_t *cfg, int k);
+/* May component @p c fail without stopping the others: it only reads, on half-duplex channels
+ * that all ask on_reader_loss: continue? Their names into @p names. */
+int reader_expendable(const xfer_config_t *cfg, int c, char *names, size_t len);
 void free_plan(plan_t *pl, int keep_run_dir);
 void print_command(const strv_t *env, const strv_t *cmd);
 

@@ -41,6 +41,8 @@ typedef struct runner {
     const char *walltime_text;
     int exits_fd;         /* RUN_DIR/EXITS_FIFO: the wrappers report abnormal ends (output.c) */
     unsigned char *ended; /* per component: its end was reported to xferd already */
+    unsigned char *lost;  /* per component: a reader the others go on without (separate) */
+    int readers_lost;     /* how many: the run's status is EXIT_READER_LOST if nothing else */
     char exits_buf[1024];
     size_t exits_len;
 } runner_t;

@@ -138,16 +138,41 @@ static int failed_before(runner_t *r, int c, char *who, size_t wlen, char *why, 
     return found;
 }
 
+/* A component that only reads channels with on_reader_loss: continue failed (separate launches:
+ * its own launch ended, or it stalled): the others go on without it. 1: so (said in one line);
+ * 0: its failure is the run's. */
+static int reader_lost(runner_t *r, int c, const char *how)
+{
+    char names[512];
+    if (!r->report_components || !r->lost || r->result >= 0 || r->stop_at)
+        return 0;
+    if (r->lost[c])
+        return 1;
+    if (!reader_expendable(r->pl->cfg, c, names, sizeof(names)))
+        return 0;
+    r->lost[c] = 1;
+    r->readers_lost++;
+    run_error("component %s failed (%s); it only reads, on_reader_loss: continue (channel%s %s): "
+              "the others go on",
+              r->pl->cfg->components[c].name, how, strchr(names, ',') ? "s" : "", names);
+    return 1;
+}
+
+static void how_ended(int code, char *how, size_t len)
+{
+    if (code > 128)
+        snprintf(how, len, "signal %d, %s", code - 128, strsignal(code - 128));
+    else
+        snprintf(how, len, "exit code %d", code);
+}
+
 /* The run's first failure, in one line: @p c ended with @p code (> 128: a signal), unless xferd
  * declared another component failed before it. */
 static void report_first(runner_t *r, int c, int code)
 {
     const char *name = r->pl->cfg->components[c].name;
     char who[256], why[512], how[96], err[1200];
-    if (code > 128)
-        snprintf(how, sizeof(how), "signal %d, %s", code - 128, strsignal(code - 128));
-    else
-        snprintf(how, sizeof(how), "exit code %d", code);
+    how_ended(code, how, sizeof(how));
     if (failed_before(r, c, who, sizeof(who), why, sizeof(why), err, sizeof(err)))
         run_error("component %s failed (xferd: %s); %s then ended (%s); stopping the others", who,
                   why, name, how);
@@ -219,6 +244,12 @@ void reap(runner_t *r)
         report_exit(r, j, code);
         if (code == 0 || r->result >= 0)
             continue; /* later exits of a stopping run are consequences, not causes */
+        if (r->report_components) {
+            char how[96];
+            how_ended(WIFSIGNALED(st) ? 128 + WTERMSIG(st) : code, how, sizeof(how));
+            if (reader_lost(r, j, how))
+                continue; /* a reader the others go on without */
+        }
         r->result = code;
         if (!r->report_components) {
             run_note("%s exited with code %d", r->jobs[j].name, code);
@@ -271,6 +302,12 @@ static void component_ended(runner_t *r, int c, int code, const char *import_err
         import_hint(r, c, import_err); /* its launcher's exit may have been reported first */
         return;                        /* a consequence of an earlier cause */
     }
+    {
+        char how[96];
+        how_ended(code, how, sizeof(how));
+        if (reader_lost(r, c, how))
+            return; /* a reader the others go on without */
+    }
     r->result = code;
     report_first(r, c, code);
     import_hint(r, c, import_err);
@@ -319,9 +356,16 @@ static void watch_xferd(runner_t *r, int64_t now)
                 c = i;
         if (c < 0 || (r->ended && r->ended[c]))
             return; /* (an exit xfer-run reported itself: its own path names it) */
-        r->result = EXIT_FAILED;
-        r->hung = 1;
-        run_error("component %s failed (xferd: %s); its peers fail as they meet it", who, why);
+        if (!r->lost[c]) {
+            char how[600];
+            snprintf(how, sizeof(how), "xferd: %s", why);
+            if (!reader_lost(r, c, how)) {
+                r->result = EXIT_FAILED;
+                r->hung = 1;
+                run_error("component %s failed (xferd: %s); its peers fail as they meet it", who,
+                          why);
+            }
+        }
     }
     if (alive == 0) {
         run_note("no component is left running; stopping the run");
@@ -547,9 +591,10 @@ int run_workflow(const plan_t *pl, const opts_t *o)
     stdin_fd = (pl->mode == XFER_LAUNCH_MPMD && !isatty(0)) ? -1 : devnull;
 
     r.ended = calloc((size_t) pl->cfg->ncomponents, 1);
+    r.lost = calloc((size_t) pl->cfg->ncomponents, 1);
     r.jobs = calloc((size_t) r.njobs, sizeof(job_t));
     pfd = calloc((size_t) (2 + 2 * r.njobs), sizeof *pfd);
-    if (!r.jobs || !pfd) {
+    if (!r.jobs || !pfd || !r.ended || !r.lost) {
         run_error("out of memory");
         r.result = EXIT_USAGE;
         goto out;
@@ -683,6 +728,7 @@ out:
     }
     free(r.jobs);
     free(r.ended);
+    free(r.lost);
     free(pfd);
     if (r.exits_fd >= 0) {
         char *fifo = xasprintf("%s/" EXITS_FIFO, pl->run_dir);
@@ -692,5 +738,10 @@ out:
     }
     xfer_ctl_close(&r.ctl);
     close_fd(&devnull);
+    if (r.result < 0 && r.readers_lost) {
+        run_note("the run completed without %d reader%s (on_reader_loss: continue): exit status %d",
+                 r.readers_lost, r.readers_lost == 1 ? "" : "s", EXIT_READER_LOST);
+        return EXIT_READER_LOST;
+    }
     return r.result < 0 ? 0 : r.result;
 }

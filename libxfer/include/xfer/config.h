@@ -178,6 +178,13 @@ typedef enum xfer_flow_policy {
     XFER_POLICY_LATEST = 1 /**< it never waits: the oldest step not yet begun is dropped */
 } xfer_flow_policy_t;
 
+/** What a channel's sender does when its reader fails (channels[].on_reader_loss). */
+typedef enum xfer_reader_loss {
+    XFER_LOSS_FAIL = 0,    /**< the sender's calls fail (XFER_ERR_PEER_FAILED): nothing is lost
+                                silently */
+    XFER_LOSS_CONTINUE = 1 /**< the sender goes on: its later steps are not sent */
+} xfer_reader_loss_t;
+
 /** The file transport's settings of a channel. */
 typedef struct xfer_cfg_file {
     char *dir; /**< where the step files go; "": $XFER_RUN_DIR/steps, else ./xfer-steps */
@@ -186,21 +193,22 @@ typedef struct xfer_cfg_file {
 
 /** One channel: an intercommunicator between two components and the datasets it moves. */
 typedef struct xfer_cfg_channel {
-    char *name;                      /**< unique in the workflow */
-    int from, to;                    /**< component indices (different) */
-    xfer_duplex_t duplex;            /**< XFER_DUPLEX_HALF (from -> to) or XFER_DUPLEX_FULL */
-    char *algorithm;                 /**< "auto" or a registered algorithm name */
-    xfer_cfg_hier_t hier;            /**< node-hierarchical staging */
-    int max_in_flight_steps;         /**< steps a sender may run ahead (1 .. 64) */
-    xfer_selection_mode_t selection; /**< default of its datasets' selection */
-    int attributes_bytes;            /**< room for one step's attributes (0 .. 1 MiB) */
-    int ndatasets;                   /**< >= 1 */
-    xfer_cfg_dataset_t *datasets;    /**< in file order */
-    int line, col;                   /**< position in the file (1-based) */
-    xfer_transport_t transport;      /**< stream (MPI) or file (HDF5 step files) */
-    xfer_cfg_file_t file;            /**< the file transport's settings */
-    xfer_flow_policy_t policy;       /**< when the receivers lag: block or latest */
-    int stride;                      /**< only every stride-th step is sent (>= 1) */
+    char *name;                        /**< unique in the workflow */
+    int from, to;                      /**< component indices (different) */
+    xfer_duplex_t duplex;              /**< XFER_DUPLEX_HALF (from -> to) or XFER_DUPLEX_FULL */
+    char *algorithm;                   /**< "auto" or a registered algorithm name */
+    xfer_cfg_hier_t hier;              /**< node-hierarchical staging */
+    int max_in_flight_steps;           /**< steps a sender may run ahead (1 .. 64) */
+    xfer_selection_mode_t selection;   /**< default of its datasets' selection */
+    int attributes_bytes;              /**< room for one step's attributes (0 .. 1 MiB) */
+    int ndatasets;                     /**< >= 1 */
+    xfer_cfg_dataset_t *datasets;      /**< in file order */
+    int line, col;                     /**< position in the file (1-based) */
+    xfer_transport_t transport;        /**< stream (MPI) or file (HDF5 step files) */
+    xfer_cfg_file_t file;              /**< the file transport's settings */
+    xfer_flow_policy_t policy;         /**< when the receivers lag: block or latest */
+    int stride;                        /**< only every stride-th step is sent (>= 1) */
+    xfer_reader_loss_t on_reader_loss; /**< when the reader fails: fail or continue */
 } xfer_cfg_channel_t;
 
 /** One component: an MPI application of the workflow. */

@@ -297,6 +297,8 @@ typedef struct xfer_channel_stats {
                                     numbers show which: xfer_dataset_desc_t.step) */
     uint64_t steps_held;       /**< sending side, `policy: latest`: steps ended but neither sent
                                     nor dropped yet (xfer_finalize sends the last of them) */
+    uint64_t steps_unsent;     /**< sending side, `on_reader_loss: continue`: steps ended after
+                                    the reader failed or closed the channel (none was sent) */
 } xfer_channel_stats_t;
 
 XFER_PUBLIC xfer_status_t xfer_channel_stats(const xfer_channel_t *ch, xfer_channel_stats_t *stats);

@@ -221,6 +221,10 @@ xfer_status_t xfer_cfg_check_channel(cfg_parser_t *p, void *base, const void *pa
                                     "stride: %d needs a half-duplex channel (a full-duplex step "
                                     "moves both ways at once)",
                                     ch->stride);
+        else if (ch->on_reader_loss != XFER_LOSS_FAIL && !xfer_cfg_bad(p, "on_reader_loss"))
+            ret = xfer_cfg_fail_key(p, "on_reader_loss",
+                                    "on_reader_loss: continue needs a half-duplex channel (in a "
+                                    "full-duplex one each side reads the other's steps)");
         if (xfer_cfg_fatal(p, ret))
             return ret;
     }

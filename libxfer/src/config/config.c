@@ -59,6 +59,9 @@ static const cfg_enum_t transport_names[] = {
 static const cfg_enum_t policy_names[] = {
     {"block", XFER_POLICY_BLOCK}, {"latest", XFER_POLICY_LATEST}, {NULL, 0}};
 
+static const cfg_enum_t loss_names[] = {
+    {"fail", XFER_LOSS_FAIL}, {"continue", XFER_LOSS_CONTINUE}, {NULL, 0}};
+
 static const cfg_enum_t enabled_names[] = {{"auto", -1}, {"true", 1}, {"false", 0}, {NULL, 0}};
 
 static const cfg_enum_t sync_names[] = {
@@ -313,6 +316,15 @@ static const cfg_key_t channel_keys[] = {
      .doc = "send only every stride-th step (0, N, 2N, ...); the others cost the sender "
             "nothing beyond its calls. Receivers see the sender's step numbers (XFER_STRIDE "
             "overrides it for every channel; half duplex only)"},
+    {.key = "on_reader_loss",
+     .kind = CFG_ENUM,
+     .dflt = "fail",
+     .off = CH_(on_reader_loss),
+     .names = loss_names,
+     .doc = "what the sender does when its reader fails (dies, stalls past the heartbeat "
+            "timeout): fail, its calls fail with XFER_ERR_PEER_FAILED; continue, it goes on, its "
+            "later steps are not sent (xfer-run does not stop the other components for it; "
+            "XFER_ON_READER_LOSS overrides it for every channel; half duplex only)"},
     {.key = "selection",
      .kind = CFG_ENUM,
      .dflt = "all",

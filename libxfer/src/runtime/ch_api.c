@@ -9,46 +9,21 @@
 
 /* An MPI failure on a channel is most often the peer going away: the MPI library may see it
  * (ch3 does, at once) before xferd does. With a control plane, wait (bounded by twice xferd's
- * detection time) for the verdict: the leader asks its connection, the other ranks wait for
- * the leader's NOTE_FAIL. Either way the error names the channel and the peer. */
+ * detection time) for the verdict (xfer_ch_await_verdict). Either way the error names the channel
+ * and the peer. */
 static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
 {
-    const xfer_config_t *cfg;
     char mpi_msg[700];
-    double deadline;
     int wait_ms;
 
     if (st != XFER_ERR_MPI || !ch)
         return st;
-    cfg = ch->x->cfg;
     snprintf(mpi_msg, sizeof(mpi_msg), "%s", xfer_last_error());
     ch->health.failed = 1;
     if (!ch->x->use_ctl)
         return xfer_err_raw(st, "channel %s: communication with component %s failed: %s",
                             ch->cfg->name, xfer_ch_peer_name(ch), mpi_msg);
-    wait_ms =
-        2 * (cfg->heartbeat_timeout_ms > 0 ? cfg->heartbeat_timeout_ms : 4 * cfg->heartbeat_ms) +
-        cfg->heartbeat_ms;
-    deadline = MPI_Wtime() + 1e-3 * wait_ms;
-    while (!ch->health.peer_failed && MPI_Wtime() < deadline) {
-        const struct timespec nap = {0, 2 * 1000 * 1000};
-        if (ch->me == 0) {
-            (void) xfer_ch_check_peer(ch); /* telling the side's other ranks is best effort here */
-        } else {
-            int flag = 0;
-            MPI_Status ms;
-            note_t n;
-            while (!ch->health.peer_failed &&
-                   MPI_Iprobe(0, XFER_NOTE_TAG, ch->ctl_local, &flag, &ms) == MPI_SUCCESS && flag &&
-                   MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local,
-                            MPI_STATUS_IGNORE) == MPI_SUCCESS)
-                if (n.type == NOTE_FAIL)
-                    (void) xfer_ch_take_fail(ch, n.value, 0);
-        }
-        if (!ch->health.peer_failed)
-            nanosleep(&nap, NULL); /* polling interval of a bounded wait */
-    }
-    if (ch->health.peer_failed)
+    if (xfer_ch_await_verdict(ch, &wait_ms))
         return xfer_ch_peer_failed_error(ch);
     return xfer_err_raw(st,
                         "channel %s: communication with component %s failed, and xferd "
@@ -70,6 +45,29 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
         return st_;                                                                                \
     } while (0)
 
+/* A sending call: as a data call, and once explained, a failure that says the reader is gone
+ * (on_reader_loss: continue) is taken as the end of what this channel sends (ch_loss.c); a
+ * channel whose reader is gone answers without its transport. */
+#define SEND_CALL(ch, at, status, lost_call, call)                                                 \
+    do {                                                                                           \
+        xfer_errh_guard_t g_;                                                                      \
+        xfer_status_t st_;                                                                         \
+        xfer_ch_loss_snap_t snap_;                                                                 \
+        struct xfer *x_ = (ch) ? (ch)->x : NULL;                                                   \
+        xfer_rt_lock(x_);                                                                          \
+        xfer_errh_guard_begin(&g_);                                                                \
+        if ((ch) && (ch)->loss.lost) {                                                             \
+            st_ = (lost_call);                                                                     \
+        } else {                                                                                   \
+            xfer_ch_loss_snap((ch), &snap_);                                                       \
+            st_ = explain((ch), (call));                                                           \
+            st_ = xfer_ch_loss_after((ch), st_, (at), &snap_, (status));                           \
+        }                                                                                          \
+        st_ = xfer_rt_done(x_, xfer_errh_guard_end(&g_, st_));                                     \
+        xfer_rt_unlock(x_);                                                                        \
+        return st_;                                                                                \
+    } while (0)
+
 /* A sending side under a flow policy (policy: latest, stride) goes through ch_flow.c. */
 static int flow(const xfer_channel_t *ch)
 {
@@ -78,18 +76,21 @@ static int flow(const xfer_channel_t *ch)
 
 xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
 {
-    DATA_CALL(ch, flow(ch) ? xfer_ch_flow_put(ch, d, block) : xfer_ch_put(ch, d, block));
+    SEND_CALL(ch, XFER_LOSS_AT_PUT, NULL, xfer_ch_loss_put(ch, d, block),
+              flow(ch) ? xfer_ch_flow_put(ch, d, block) : xfer_ch_put(ch, d, block));
 }
 
 xfer_status_t xfer_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
 {
-    DATA_CALL(ch, flow(ch) ? xfer_ch_flow_begin(ch, timeout_ms, status)
-                           : xfer_ch_step_begin(ch, timeout_ms, status));
+    SEND_CALL(ch, XFER_LOSS_AT_BEGIN, status, xfer_ch_loss_begin(ch, timeout_ms, status),
+              flow(ch) ? xfer_ch_flow_begin(ch, timeout_ms, status)
+                       : xfer_ch_step_begin(ch, timeout_ms, status));
 }
 
 xfer_status_t xfer_step_end(xfer_channel_t *ch)
 {
-    DATA_CALL(ch, flow(ch) ? xfer_ch_flow_end(ch) : xfer_ch_step_end(ch));
+    SEND_CALL(ch, XFER_LOSS_AT_END, NULL, xfer_ch_loss_end(ch),
+              flow(ch) ? xfer_ch_flow_end(ch) : xfer_ch_step_end(ch));
 }
 
 xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
@@ -118,5 +119,6 @@ xfer_status_t xfer_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t *r
 
 xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy)
 {
-    DATA_CALL(ch, xfer_ch_channel_progress(ch, busy));
+    SEND_CALL(ch, XFER_LOSS_AT_POLL, NULL, xfer_ch_loss_poll(ch, busy),
+              xfer_ch_channel_progress(ch, busy));
 }

@@ -474,6 +474,17 @@ xfer_status_t xfer_ch_flow_progress(xfer_channel_t *ch)
     return ch->flow.on ? advance(ch) : XFER_SUCCESS;
 }
 
+void xfer_ch_flow_lost(xfer_channel_t *ch, uint64_t *from)
+{
+    xfer_rt_flow_t *f = &ch->flow;
+    if (f->n > 0)
+        *from = held(ch, 0)->step;
+    ch->stats.steps_unsent += (uint64_t) f->n;
+    /* (a broadcast of a verdict may stay posted: the channel's frees are local from here on) */
+    f->n = 0;
+    f->open = 0;
+}
+
 /* The flush's agreement completed, or (a rank other than 0) the oldest held step's verdict
  * arrived. */
 static xfer_status_t agreed_or_verdict(xfer_channel_t *ch, void *arg, int *met)

@@ -91,7 +91,7 @@ static xfer_status_t channel_stats_locked(const xfer_channel_t *ch, xfer_channel
     if (!ch || !stats)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or output is NULL");
     *stats = ch->stats;
-    stats->steps_held = (uint64_t) ch->flow.n;
+    stats->steps_held = ch->loss.lost ? 0 : (uint64_t) ch->flow.n;
     return XFER_SUCCESS;
 }
 

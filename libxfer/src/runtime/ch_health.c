@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "channel.h"
 
@@ -122,6 +123,39 @@ out:
     return st;
 }
 
+/* An MPI failure on a channel with a control plane: wait (bounded by twice xferd's detection
+ * time, *wait_ms) for xferd's verdict on the peer: the leader asks its connection, the other
+ * ranks wait for the leader's NOTE_FAIL. 1: the peer failed (ch->health.peer_why says why). */
+int xfer_ch_await_verdict(xfer_channel_t *ch, int *wait_ms)
+{
+    const xfer_config_t *cfg = ch->x->cfg;
+    double deadline;
+
+    *wait_ms =
+        2 * (cfg->heartbeat_timeout_ms > 0 ? cfg->heartbeat_timeout_ms : 4 * cfg->heartbeat_ms) +
+        cfg->heartbeat_ms;
+    deadline = MPI_Wtime() + 1e-3 * *wait_ms;
+    while (!ch->health.peer_failed && MPI_Wtime() < deadline) {
+        const struct timespec nap = {0, 2 * 1000 * 1000};
+        if (ch->me == 0) {
+            (void) xfer_ch_check_peer(ch); /* telling the side's other ranks is best effort here */
+        } else {
+            int flag = 0;
+            MPI_Status ms;
+            note_t n;
+            while (!ch->health.peer_failed &&
+                   MPI_Iprobe(0, XFER_NOTE_TAG, ch->ctl_local, &flag, &ms) == MPI_SUCCESS && flag &&
+                   MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local,
+                            MPI_STATUS_IGNORE) == MPI_SUCCESS)
+                if (n.type == NOTE_FAIL)
+                    (void) xfer_ch_take_fail(ch, n.value, 0);
+        }
+        if (!ch->health.peer_failed)
+            nanosleep(&nap, NULL); /* polling interval of a bounded wait */
+    }
+    return ch->health.peer_failed;
+}
+
 /* Without its control plane a wait for data could last for ever: the peer may compute or be
  * gone, and nothing tells which any more. */
 xfer_status_t xfer_ch_ctl_lost_error(const xfer_channel_t *ch)
@@ -165,6 +199,8 @@ xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch)
  * lost control plane) fails the waits that need it, not the calls on steps that arrived. */
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch)
 {
+    if (ch->loss.lost && !ch->health.finished)
+        return XFER_SUCCESS; /* its reader is gone: the sender's calls go on (ch_loss.c) */
     if (ch->health.failed)
         return xfer_ch_failed_error(ch);
     if (ch->health.finished)

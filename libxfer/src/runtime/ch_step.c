@@ -50,10 +50,14 @@ xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch)
     int met;
     if (ch->cur_committed)
         return XFER_SUCCESS;
-    if ((ch->ops->flags & XFER_TP_ROOM_AT_COMMIT) && !ch->begun)
-        XFER_CHECK_GOTO(wait_room(ch, "waiting for the receiver to catch up (max_in_flight_steps)",
-                                  HUGE_VAL, 0, &met),
-                        st, out);
+    if ((ch->ops->flags & XFER_TP_ROOM_AT_COMMIT) && !ch->begun) {
+        st = wait_room(ch, "waiting for the receiver to catch up (max_in_flight_steps)", HUGE_VAL,
+                       0, &met);
+        /* a reader gone under on_reader_loss: continue: the commit, which the side agrees on,
+         * takes it (ch_loss.c) */
+        if (st != XFER_SUCCESS && !(st == XFER_ERR_PEER_FAILED && xfer_ch_loss_known(ch)))
+            goto out;
+    }
     /* the blocks of the step, checked before anything is sent (refused: not committed) */
     XFER_CHECK_GOTO(xfer_ch_blocks_commit(ch), st, out);
     return ch->ops->commit(ch);

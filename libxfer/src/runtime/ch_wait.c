@@ -19,7 +19,7 @@ void xfer_ch_progress_others(xfer_channel_t *ch)
     for (i = 0; i < ch->x->nch; i++) {
         xfer_channel_t *o = ch->x->ch[i];
         int busy = 0;
-        if (o && o != ch && !o->health.failed && !o->health.finished)
+        if (o && o != ch && !o->health.failed && !o->health.finished && !o->loss.lost)
             (void) o->ops->poll(o, 0, &busy);
     }
 }
@@ -181,6 +181,8 @@ xfer_status_t xfer_ch_wait_all(struct xfer *x, const xfer_ch_wait_all_t *w)
                 continue;
             if ((st = ch->ops->poll(ch, 1, &busy)) != XFER_SUCCESS) {
                 ch->health.failed = 1;
+                if (xfer_ch_loss_take(ch, st))
+                    continue; /* its reader is gone: the sender goes on (ch_loss.c) */
                 if (w->each && first == XFER_SUCCESS) { /* the first failure's words, at the end */
                     first = st;
                     snprintf(msg, sizeof(msg), "%s", xfer_last_error());

@@ -77,6 +77,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transpor
     XFER_MPI_GOTO(MPI_Comm_dup(x->comm, &ch->ctl_local), st, fail);
     XFER_CHECK_GOTO(xfer_ch_blocks_open(ch), st, fail);
     XFER_CHECK_GOTO(xfer_ch_flow_open(ch), st, fail);
+    XFER_CHECK_GOTO(xfer_ch_loss_open(ch), st, fail);
     *out = ch;
     return XFER_SUCCESS;
 fail:
@@ -88,13 +89,23 @@ fail:
 /* ---- the finish (xfer_finalize, context.c): four passes over every channel at once ----------
  * (stream_finish.c says what the stream does in each) */
 
+/* (Each pass's failure that says the reader is gone is absorbed under on_reader_loss:
+ * continue, ch_loss.c: the channel then sits out the rest.) */
 xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch)
 {
+    xfer_status_t st = XFER_SUCCESS, end;
     /* the steps a flow policy holds first: the last one reaches the receivers (ch_flow.c) */
-    const xfer_status_t st = xfer_ch_flow_flush(ch);
-    const xfer_status_t end = ch->ops->end(ch);
+    if (!ch->loss.lost)
+        st = xfer_ch_loss_finish(ch, xfer_ch_flow_flush(ch));
+    end = xfer_ch_loss_finish(ch, ch->ops->end(ch));
     xfer_ch_flow_report(ch, 1); /* xferd's counts: the steps skipped after the last one sent */
     return st != XFER_SUCCESS ? st : end;
+}
+
+/* Are the channel's frees collective? Not once its reader failed (continue): it is gone. */
+int xfer_rt_channel_collective(const xfer_channel_t *ch)
+{
+    return !ch || !ch->loss.lost || ch->loss.closed;
 }
 
 static int drained(xfer_channel_t *ch)
@@ -116,7 +127,7 @@ xfer_status_t xfer_rt_channels_drain(struct xfer *x)
 
 xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch)
 {
-    return ch->ops->goodbye ? ch->ops->goodbye(ch) : XFER_SUCCESS;
+    return ch->ops->goodbye ? xfer_ch_loss_finish(ch, ch->ops->goodbye(ch)) : XFER_SUCCESS;
 }
 
 /* (3) the peers' goodbyes, all at once */
@@ -128,7 +139,7 @@ xfer_status_t xfer_rt_channels_part(struct xfer *x)
 
 xfer_status_t xfer_rt_channel_close(xfer_channel_t *ch)
 {
-    return ch->ops->close ? ch->ops->close(ch) : XFER_SUCCESS;
+    return ch->ops->close ? xfer_ch_loss_finish(ch, ch->ops->close(ch)) : XFER_SUCCESS;
 }
 
 void xfer_rt_channel_free(xfer_channel_t **pch, int collective)

@@ -42,6 +42,9 @@ xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait);
 xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch);
 /* A NOTE_FAIL of @p value from rank @p src of this side arrived: the failure, and its words. */
 xfer_status_t xfer_ch_take_fail(xfer_channel_t *ch, int64_t value, int src);
+/* After an MPI failure: xferd's verdict on the peer, awaited at most *@p wait_ms (set here);
+ * 1 when the peer failed. */
+int xfer_ch_await_verdict(xfer_channel_t *ch, int *wait_ms);
 xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_ctl_lost_error(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);
@@ -216,6 +219,32 @@ xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch);
 /* Wait (resumable) for step @p s as xfer_ch_step_ready says. */
 xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s);
 
+/* ch_loss.c: on_reader_loss on a channel's sending side (runtime.h, xfer_rt_loss_t) */
+enum { XFER_LOSS_AT_PUT, XFER_LOSS_AT_BEGIN, XFER_LOSS_AT_END, XFER_LOSS_AT_POLL };
+typedef struct xfer_ch_loss_snap {
+    uint64_t cur, steps, app; /* before a sending call: ch->cur, stats.steps, flow.app */
+} xfer_ch_loss_snap_t;
+xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch); /* the key, XFER_ON_READER_LOSS */
+void xfer_ch_loss_snap(const xfer_channel_t *ch, xfer_ch_loss_snap_t *snap);
+/* A sending call's outcome @p st: a failure that says the reader is gone (xferd declared it
+ * failed, or it closed the channel) ends what the channel sends, and the call succeeds; where the
+ * transport commits collectively (XFER_TP_COLLECTIVE_COMMIT) xfer_step_begin goes on instead
+ * and the next commit, which all ranks agree on, takes it. */
+xfer_status_t xfer_ch_loss_after(xfer_channel_t *ch, xfer_status_t st, int at,
+                                 const xfer_ch_loss_snap_t *snap, xfer_step_status_t *status);
+/* The sending calls once the reader is gone: a put is checked, a step begins and ends. */
+xfer_status_t xfer_ch_loss_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
+xfer_status_t xfer_ch_loss_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status);
+xfer_status_t xfer_ch_loss_end(xfer_channel_t *ch);
+xfer_status_t xfer_ch_loss_poll(xfer_channel_t *ch, int *busy);
+/* xfer_finalize's passes: @p st of a pass over @p ch, absorbed when it says the reader is gone
+ * (the channel then sits out the rest of the finish and its frees are local). */
+xfer_status_t xfer_ch_loss_finish(xfer_channel_t *ch, xfer_status_t st);
+/* Would this error of @p ch be absorbed (the reader is gone)? Switches the channel if so. */
+int xfer_ch_loss_take(xfer_channel_t *ch, xfer_status_t st);
+/* The transport's commit asks: is the reader known gone on this rank (continue only)? */
+int xfer_ch_loss_known(xfer_channel_t *ch);
+
 /* ch_flow.c: policy latest and stride on a channel's sending side (runtime.h, xfer_rt_flow_t) */
 xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch); /* the keys, their XFER_POLICY/STRIDE */
 void xfer_ch_flow_free(xfer_channel_t *ch, int collective);
@@ -226,6 +255,9 @@ xfer_status_t xfer_ch_flow_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_s
 xfer_status_t xfer_ch_flow_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_flow_end(xfer_channel_t *ch);
 xfer_status_t xfer_ch_flow_progress(xfer_channel_t *ch);
+/* The reader is gone (ch_loss.c): the held steps are not sent (counted unsent); the oldest
+ * one's step number into *@p from, when any is held. */
+void xfer_ch_flow_lost(xfer_channel_t *ch, uint64_t *from);
 /* xfer_finalize, before the transport's end: every held step judged, the last one sent. */
 xfer_status_t xfer_ch_flow_flush(xfer_channel_t *ch);
 /* Rank 0 of a sending side under a flow policy tells xferd its counts (ch_flow.c). */

@@ -369,7 +369,7 @@ xfer_status_t xfer_finalize(xfer_t **px)
     xfer_rt_ctl_stop(x, !failed);
     /* After a failure the peer may be gone: collective frees could wait for ever. */
     for (i = 0; i < x->nch; i++)
-        xfer_rt_channel_free(&x->ch[i], !failed);
+        xfer_rt_channel_free(&x->ch[i], !failed && xfer_rt_channel_collective(x->ch[i]));
     free_ctx(x, !failed);
     *px = NULL;
     if (first != XFER_SUCCESS)

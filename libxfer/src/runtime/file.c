@@ -339,7 +339,31 @@ static xfer_status_t commit(xfer_channel_t *ch)
         xfer_file_path(ch, &f->peer, "closed", path, sizeof(path));
         v[1] = (uint64_t) xfer_file_read_marker(ch, path, f->run, NULL);
     }
+    /* on_reader_loss: continue: whether the reader failed, as this rank knows it now (rank 0
+     * asks xferd); the agreement makes every rank stop sending at this same step (ch_loss.c) */
+    if (ch->loss.cont) {
+        if (check_peer(ch) != XFER_SUCCESS)
+            xfer_clear_error();
+        if (xfer_ch_loss_known(ch))
+            v[1] |= 2;
+    }
     XFER_MPI_GOTO(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_BOR, ch->ctl_local), st, out);
+    if (v[1] & 2) {
+        /* rank 0 knew, and sent every other rank the notice and its words before it came here:
+         * taken now, none is left unmatched */
+        if (ch->me != 0 && !ch->health.peer_failed) {
+            note_t n = {0, 0};
+            while (!ch->health.peer_failed && st == XFER_SUCCESS) {
+                XFER_MPI_GOTO(MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local,
+                                       MPI_STATUS_IGNORE),
+                              st, out);
+                if (n.type == NOTE_FAIL)
+                    st = xfer_ch_take_fail(ch, n.value, 0);
+            }
+        }
+        ch->health.peer_failed = 1;
+        return xfer_ch_peer_failed_error(ch);
+    }
     if (v[1]) {
         f->closed_seen = 1;
         return ended(ch, ch->cur);
@@ -631,7 +655,7 @@ void xfer_file_free(xfer_channel_t *ch, int collective)
 
 const xfer_transport_ops_t xfer_file_ops = {
     .name = "file",
-    .flags = XFER_TP_ROOM_AT_COMMIT,
+    .flags = XFER_TP_ROOM_AT_COMMIT | XFER_TP_COLLECTIVE_COMMIT,
     .open = xfer_file_open,
     .room = send_cond,
     .arrived = recv_cond,

@@ -16,6 +16,8 @@
 /* What this rank knows of @p ch: failed (or the peer did). */
 static int knows_failed(const xfer_channel_t *ch)
 {
+    if (ch->loss.lost) /* its reader is gone, and the sender goes on (ch_loss.c) */
+        return 0;
     return ch->health.failed || ch->health.peer_failed;
 }
 

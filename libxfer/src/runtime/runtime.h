@@ -244,6 +244,16 @@ typedef struct xfer_rt_flow {
     double rep_ms;
 } xfer_rt_flow_t;
 
+/* A sending side's reader loss (ch_loss.c; docs/runtime.md, "Readers that fail or leave"):
+ * under `on_reader_loss: continue` the reader's failure (xferd's verdict) or its early close
+ * ends the channel for the sender, whose calls then succeed and send nothing. */
+typedef struct xfer_rt_loss {
+    int cont;      /* the sending side of a half-duplex channel with on_reader_loss: continue */
+    int lost;      /* the reader is gone: nothing more goes onto the channel */
+    int closed;    /* it closed the channel (a clean leave), rather than failed */
+    uint64_t from; /* the application's first step not sent */
+} xfer_rt_loss_t;
+
 /* What failed or ended on a channel. */
 typedef struct xfer_rt_health {
     int failed;            /* a collective failed: the channel is unusable */
@@ -316,6 +326,7 @@ struct xfer_channel {
     struct xfer_rt_joined *jn; /* the stream's joined and variable datasets (stream.h), or NULL */
     xfer_rt_gather_t gat;      /* the sending side's blocks at a commit (ch_blocks.c) */
     xfer_rt_flow_t flow;       /* policy and stride (ch_flow.c) */
+    xfer_rt_loss_t loss;       /* on_reader_loss (ch_loss.c) */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */
@@ -380,6 +391,7 @@ xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch);
 xfer_status_t xfer_rt_channels_part(struct xfer *x);
 xfer_status_t xfer_rt_channel_close(xfer_channel_t *ch);
 void xfer_rt_channel_free(xfer_channel_t **ch, int collective);
+int xfer_rt_channel_collective(const xfer_channel_t *ch); /* its frees may be collective */
 /* fin_agree.c: what every rank of the component acts on, whatever it alone learned: after the
  * drain, each channel's fate and ACK total; before the frees, whether any channel failed
  * (*failed; 1 when the agreement itself fails). Collective over the component. */

@@ -20,7 +20,11 @@ enum {
     /* A sender waits for room (max_in_flight_steps) when it commits a step it did not begin,
      * not at the end of the step before: a file sender's last step must not wait for a reader
      * that lags or never reads. */
-    XFER_TP_ROOM_AT_COMMIT = 1
+    XFER_TP_ROOM_AT_COMMIT = 1,
+    /* The commit is collective over the sending side (the file's parallel write): a reader's
+     * loss under on_reader_loss: continue takes effect at the commit every rank agrees on
+     * (ch_loss.c), never where one rank alone learns it. */
+    XFER_TP_COLLECTIVE_COMMIT = 2
 };
 
 typedef struct xfer_transport_ops {
