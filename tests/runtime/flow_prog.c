@@ -11,10 +11,11 @@
  * and checks each byte against the sender's step number the step says it is, the attribute, that
  * the library's own attribute is not listed, and the order: block, every step; stride:N, steps
  * 0, N, 2N, ...; latest, strictly increasing with the last step S - 1 always there. At the end
- * both sides' counters (xfer_channel_stats) must agree: what a sent (and rank 0 held at the end, which xfer_finalize sends), b received; sent plus
- * dropped plus skipped is S. --reader-waits (latest): b reads nothing until every rank of a has
- * ended all its steps, which only a sender that never waits for its reader gets through.
- * Prints one line per rank; exit 0 when every check holds. */
+ * both sides' counters (xfer_channel_stats) must agree: what a sent (and rank 0 held at the end,
+ * which xfer_finalize sends), b received; sent plus dropped plus skipped is S. --reader-waits
+ * (latest): b reads nothing until every rank of a has ended all its steps, which only a sender that
+ * never waits for its reader gets through. Prints one line per rank; exit 0 when every check holds.
+ */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <mpi.h>
@@ -147,7 +148,8 @@ static void receiver(xfer_channel_t *ch, MPI_Comm comp, const opts_t *o, int64_t
         XCALL(xfer_get_attr(ch, "t", NULL, &cnt, &t, sizeof(t)));
         CHECK(t == step, "rank %d: step %" PRId64 " carries attribute t = %" PRId64, rank, step, t);
         XCALL(xfer_attr_count(ch, &nattr));
-        CHECK(nattr == 1, "rank %d: step %" PRId64 " lists %d attributes, not 1", rank, step, nattr);
+        CHECK(nattr == 1, "rank %d: step %" PRId64 " lists %d attributes, not 1", rank, step,
+              nattr);
         CHECK(step > prev, "rank %d: step %" PRId64 " after step %" PRId64, rank, step, prev);
         CHECK(step % (int64_t) o->stride == 0, "rank %d: step %" PRId64 " (stride %" PRIu64 ")",
               rank, step, o->stride);
@@ -244,8 +246,8 @@ int main(int argc, char **argv)
         MPI_Sendrecv(mine, 2, MPI_INT64_T, peer, TAG_DONE + 1, other, 2, MPI_INT64_T, peer,
                      TAG_DONE + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (is_a) {
-            const int64_t held = o.stride > 1 ? (o.steps + (int64_t) o.stride - 1) / (int64_t) o.stride
-                                              : o.steps;
+            const int64_t held =
+                o.stride > 1 ? (o.steps + (int64_t) o.stride - 1) / (int64_t) o.stride : o.steps;
             CHECK(mine[0] == other[0], "a sent %" PRId64 " steps, b received %" PRId64, mine[0],
                   other[0]);
             CHECK(mine[0] + mine[1] == held,
