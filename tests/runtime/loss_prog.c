@@ -164,6 +164,7 @@ int main(int argc, char **argv)
                 XCALL("b", xfer_finalize(&x));
                 printf("loss_prog: b rank %d: left at step %d\n", crank, s);
                 fflush(stdout);
+                free(all);
                 MPI_Finalize();
                 return 0;
             }
