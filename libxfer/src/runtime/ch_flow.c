@@ -369,12 +369,7 @@ xfer_status_t xfer_ch_flow_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_s
     xfer_status_t st;
     if (!ch->flow.latest && !xfer_ch_flow_skips(ch))
         return xfer_ch_step_begin(ch, timeout_ms, status); /* (stride: a step that is sent) */
-    if (!status)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "status is NULL");
-    if (timeout_ms < -1)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
-                        ch->cfg->name, timeout_ms);
+    XFER_CHECK_GOTO(xfer_ch_begin_args(ch, timeout_ms, status), st, out);
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
     XFER_CHECK_GOTO(advance(ch), st, out);
     *status = ch->health.ended ? XFER_STEP_END_OF_STREAM : XFER_STEP_OK;

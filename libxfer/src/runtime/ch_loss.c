@@ -166,12 +166,9 @@ xfer_status_t xfer_ch_loss_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
 
 xfer_status_t xfer_ch_loss_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
 {
-    if (!status)
-        return XFER_ERR(XFER_ERR_INVALID_ARG, "status is NULL");
-    if (timeout_ms < -1)
-        return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
-                        ch->cfg->name, timeout_ms);
+    const xfer_status_t st = xfer_ch_begin_args(ch, timeout_ms, status);
+    if (st != XFER_SUCCESS)
+        return st;
     if (ch->health.finished)
         return XFER_ERR(XFER_ERR_STATE, "channel %s was finalized", ch->cfg->name);
     *status = XFER_STEP_OK;

@@ -85,24 +85,27 @@ out:
     return st;
 }
 
+xfer_status_t xfer_ch_begin_args(const xfer_channel_t *ch, int timeout_ms,
+                                 const xfer_step_status_t *status)
+{
+    if (!ch || !status)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or status is NULL");
+    if (timeout_ms < -1)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
+                        ch->cfg->name, timeout_ms);
+    return XFER_SUCCESS;
+}
+
 /* The start of xfer_step_begin, whatever the transport: the arguments, a failed channel, an
  * ended one (END_OF_STREAM), a step already begun (OK). 1: answered (*status, *st); 0: go on
  * waiting until *until. */
 static int begin_start(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status,
                        double *until, xfer_status_t *st)
 {
-    *st = XFER_SUCCESS;
-    if (!ch || !status) {
-        *st = XFER_ERR(XFER_ERR_INVALID_ARG, "channel or status is NULL");
+    if ((*st = xfer_ch_begin_args(ch, timeout_ms, status)) != XFER_SUCCESS)
         return 1;
-    }
     *status = XFER_STEP_NOT_READY;
-    if (timeout_ms < -1) {
-        *st = XFER_ERR(XFER_ERR_INVALID_ARG,
-                       "channel %s: timeout %d ms (0: poll, -1: wait as long as the peer lives)",
-                       ch->cfg->name, timeout_ms);
-        return 1;
-    }
     if ((*st = xfer_ch_check_usable(ch)) != XFER_SUCCESS)
         return 1;
     if (ch->health.ended || ch->begun) {

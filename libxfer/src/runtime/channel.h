@@ -200,6 +200,10 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
 /* ch_step.c: the core's step state machine (transport.h), the public data calls' bodies. */
 xfer_status_t xfer_ch_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status);
+/* xfer_step_begin's arguments checked, in the same words whatever answers the call (the core,
+ * a flow policy, a lost reader). */
+xfer_status_t xfer_ch_begin_args(const xfer_channel_t *ch, int timeout_ms,
+                                 const xfer_step_status_t *status);
 xfer_status_t xfer_ch_step_end(xfer_channel_t *ch);
 /* The transport's step cur ends (commit and release, the counters, the room for the next):
  * xfer_step_end's body, and a held step's replay (ch_flow.c). @p label: the sender's number of
