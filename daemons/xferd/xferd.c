@@ -6,7 +6,7 @@
  *
  * One ROUTER socket, one thread: zmq_poll waits on the socket and a signalfd (SIGTERM, SIGINT)
  * with a timeout of the next liveness check or lookup deadline. Every message is decoded,
- * checked (version, workflow and token, schema) and carried out by state.c; no client input
+ * checked (version, workflow and token, schema) and carried out by ops.c; no client input
  * ends or crashes the daemon. Exit status: 0 after stop or a signal, 2 for a bad command line
  * or configuration, 1 when serving fails. */
 #include <errno.h>

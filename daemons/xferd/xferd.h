@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* xferd, the workflow's control-plane daemon (docs/control-protocol.md): shared declarations of
  * the main loop (xferd.c), the registry of components, channels, failures and pending lookups
- * (state.c) and the journal (journal.c). Only public libxfer headers are used. */
+ * (state.c), the requests on it (ops.c), its replay and snapshot (replay.c), the ranks' liveness
+ * (ranks.c) and the journal (journal.c). Only public libxfer headers are used. */
 #ifndef XFERD_H
 #define XFERD_H
 
@@ -145,13 +146,45 @@ int64_t xferd_now_ms(void);
 /* ---- state.c ---------------------------------------------------------------------------- */
 xfer_status_t xferd_state_init(xferd_t *d, const xfer_config_t *cfg);
 void xferd_state_free(xferd_t *d);
+/* A component failed (journaled, peers notified). */
+void xferd_declare_failure(xferd_t *d, int k, const char *reason);
+/* Tell every live session that the daemon stops. */
+void xferd_shutdown_notices(xferd_t *d, const char *reason);
+
+/* state.c, for ops.c and replay.c: */
+/* Printable, bounded copy of a client's string for messages and logs. */
+const char *xferd_safe(const char *s, char *buf, size_t cap);
+/* The component (channel) of that name in the workflow; -1 none. */
+int xferd_comp_index(const xferd_t *d, const char *name);
+int xferd_chan_index(const xferd_t *d, const char *name);
+/* *@p dst becomes a copy of @p s (NULL: none); the old one is freed. */
+void xferd_set_str(char **dst, const char *s);
+/* The state changes, live (ops.c, once journaled) and replayed (replay.c). */
+void xferd_apply_register(xferd_t *d, int k, int64_t session, int64_t nprocs, int64_t pid,
+                          const char *host);
+void xferd_apply_failed(xferd_t *d, int k, const char *reason, int64_t at_ms);
+void xferd_apply_step(xferd_chan_t *ch, int side, int64_t step, int64_t total);
+void xferd_apply_ack(xferd_chan_t *ch, int side, int64_t acked);
+void xferd_apply_flow(xferd_chan_t *ch, int side, int64_t app_step, int64_t dropped,
+                      int64_t skipped);
+/* A journal record: one message, its op naming the change. NULL when out of memory. */
+xfer_ctl_msg_t *xferd_rec_new(const char *op);
+/* Journal @p r (consumed) unless @p built failed; XFER_SUCCESS or the failure, logged. */
+xfer_status_t xferd_rec_journal(xferd_t *d, xfer_ctl_msg_t *r, xfer_status_t built, int sync);
+/* The failure notices component @p y has not had yet. */
+void xferd_deliver_notices(xferd_t *d, int y);
+/* Answer pending lookup @p i (with @p port when it is published) and drop it. */
+void xferd_lookup_answer(xferd_t *d, int i, const xferd_res_t *res, const char *port);
+/* Drop the pending lookups of component @p k (its session ended or was replaced). */
+void xferd_lookups_drop_comp(xferd_t *d, int k);
+
+/* ---- ops.c ------------------------------------------------------------------------------ */
 /* Carry out a validated, authenticated request; the reply is sent unless deferred. */
 void xferd_request(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req);
 /* Liveness checks and lookup deadlines; returns the next time (monotonic ms) to call it. */
 int64_t xferd_tick(xferd_t *d);
-/* Tell every live session that the daemon stops. */
-void xferd_shutdown_notices(xferd_t *d, const char *reason);
 
+/* ---- replay.c --------------------------------------------------------------------------- */
 /* Journal replay: apply one record (returns 0 when it does not fit this workflow). */
 int xferd_apply_record(xferd_t *d, const xfer_ctl_msg_t *rec);
 /* Restart: running components get a fresh liveness deadline, failures count as notified. */
@@ -168,9 +201,6 @@ xfer_status_t xferd_journal_append(xferd_t *d, const xfer_ctl_msg_t *rec, int sy
 /* Compact when the journal has grown a lot; called between requests (state and journal agree). */
 void xferd_journal_maintain(xferd_t *d);
 void xferd_journal_close(xferd_t *d);
-
-/* state.c: a component failed (journaled, peers notified). */
-void xferd_declare_failure(xferd_t *d, int k, const char *reason);
 
 /* ranks.c: the ranks of each component, their beats and the errors they report */
 void xferd_op_beat(xferd_t *d, const xfer_ctl_msg_t *req, xferd_res_t *res);
