@@ -63,7 +63,7 @@ rd=$work
 control="{endpoint: \"ipc://$work/xferd.sock\", token_file: \"$work/token\", timeout_ms: 60000}"
 if [ "$mode" = midrun ]; then
     rd=$work/rd
-    control="{heartbeat_ms: 200, timeout_ms: 60000}"
+    control="{heartbeat_ms: 500, timeout_ms: 60000}"
 else
     (umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$work/token")
 fi
