@@ -17,6 +17,7 @@
  * xfer.step (ch_attr.c), read when the step arrived (xfer_ch_step_label). */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -269,10 +270,15 @@ static xfer_status_t reaped(xfer_rt_hold_t *h, int *done)
     return XFER_SUCCESS;
 }
 
-/* Another rank: the verdicts that arrived, carried out in order (never waits). */
+/* Another rank: the verdicts that arrived, carried out in order (never waits for a verdict; a
+ * step sent waits for its transport, as rank 0's did). Never inside itself: a replay's wait
+ * follows the other channels' verdicts (xfer_ch_flow_follow_other), which may wait in turn. */
 static xfer_status_t follow(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
+    if (ch->flow.following)
+        return XFER_SUCCESS;
+    ch->flow.following = 1;
     while (ch->flow.n > 0 && st == XFER_SUCCESS) {
         xfer_rt_hold_t *h = held(ch, 0);
         int done = 0;
@@ -283,7 +289,27 @@ static xfer_status_t follow(xfer_channel_t *ch)
         pop_oldest(ch);
     }
 out:
+    ch->flow.following = 0;
     return st;
+}
+
+/* Rank 0 replays a step it sends at once, and the transport's commit may wait for the side's
+ * other ranks (the blocks' gather of a first or per-step commit, the file's collective write);
+ * they replay it when they follow the verdict. A rank waiting on another channel (that one's
+ * commit waiting for rank 0, which waits for this one) follows it there. A failure is kept for
+ * the application's next call on the channel, as the progress thread's are. */
+void xfer_ch_flow_follow_other(xfer_channel_t *ch)
+{
+    xfer_status_t st;
+    if (!ch->flow.latest || ch->me == 0 || ch->flow.open || ch->flow.following || ch->flow.n == 0 ||
+        ch->health.failed || ch->health.ended || ch->health.finished)
+        return;
+    st = follow(ch);
+    if (st != XFER_SUCCESS && st != XFER_ERR_END_OF_STREAM && !ch->health.failed) {
+        ch->health.failed = 1;
+        ch->health.fail_st = st;
+        snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
+    }
 }
 
 /* Whatever can move now, never waiting for the receivers: rank 0 decides, the others follow.

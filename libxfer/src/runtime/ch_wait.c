@@ -19,8 +19,10 @@ void xfer_ch_progress_others(xfer_channel_t *ch)
     for (i = 0; i < ch->x->nch; i++) {
         xfer_channel_t *o = ch->x->ch[i];
         int busy = 0;
-        if (o && o != ch && !o->health.failed && !o->health.finished && !o->loss.lost)
+        if (o && o != ch && !o->health.failed && !o->health.finished && !o->loss.lost) {
             (void) o->ops->poll(o, 0, &busy);
+            xfer_ch_flow_follow_other(o); /* policy latest: rank 0 may wait for our replay */
+        }
     }
 }
 

@@ -262,6 +262,9 @@ xfer_status_t xfer_ch_flow_progress(xfer_channel_t *ch);
 /* The reader is gone (ch_loss.c): the held steps are not sent (counted unsent); the oldest
  * one's step number into *@p from, when any is held. */
 void xfer_ch_flow_lost(xfer_channel_t *ch, uint64_t *from);
+/* A wait on another channel (ch_wait.c): the verdicts on @p ch's held steps that arrived,
+ * carried out (a rank other than 0; rank 0 may be replaying one that waits for this rank). */
+void xfer_ch_flow_follow_other(xfer_channel_t *ch);
 /* xfer_finalize, before the transport's end: every held step judged, the last one sent. */
 xfer_status_t xfer_ch_flow_flush(xfer_channel_t *ch);
 /* Rank 0 of a sending side under a flow policy tells xferd its counts (ch_flow.c). */

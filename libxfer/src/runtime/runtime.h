@@ -223,6 +223,8 @@ typedef struct xfer_rt_flow {
     uint64_t stride; /* stride (XFER_STRIDE overrides the file) */
     uint64_t app;    /* sending: the application's step (the number receivers see) */
     int open;        /* sending: the application put something in step app */
+    int following;   /* latest, a rank other than 0: carrying out verdicts (ch_flow.c's follow;
+                        the waits of other channels follow this one's, never inside it) */
     MPI_Comm comm;   /* latest: rank 0's verdicts, one MPI_Ibcast per held step, in order */
     xfer_rt_hold_t hold[XFER_RT_HOLDS]; /* latest: hold[(first + i) % N], oldest first */
     int first, n;                       /* the held steps (the one being put is hold[first + n]) */
