@@ -94,9 +94,14 @@ fail:
 xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS, end;
-    /* the steps a flow policy holds first: the last one reaches the receivers (ch_flow.c) */
+    /* the steps a flow policy holds first: the last one reaches the receivers (ch_flow.c);
+     * receivers that closed the channel already (a reader that stopped early, or finalized
+     * while its sender waited for it) take no step: as after a commit that met the end, the
+     * finish goes on (xfer_finalize used to fail with END_OF_STREAM there) */
     if (!ch->loss.lost)
         st = xfer_ch_loss_finish(ch, xfer_ch_flow_flush(ch));
+    if (st == XFER_ERR_END_OF_STREAM)
+        st = XFER_SUCCESS;
     end = xfer_ch_loss_finish(ch, ch->ops->end(ch));
     xfer_ch_flow_report(ch, 1); /* xferd's counts: the steps skipped after the last one sent */
     return st != XFER_SUCCESS ? st : end;
