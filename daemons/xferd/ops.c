@@ -240,23 +240,31 @@ static xferd_chan_t *side_request(xferd_t *d, const xferd_peer_t *peer, const xf
     return &d->chan[i];
 }
 
+/* A report only a sending side makes (step, flow): side_request's checks, and that the side
+ * sends; @p why ends the refusal's words. */
+static xferd_chan_t *sending_side(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req,
+                                  xferd_res_t *res, int *who, int64_t side, const char *why)
+{
+    xferd_chan_t *ch = side_request(d, peer, req, res, who, side);
+    if (ch && !ch->sends[side]) {
+        xferd_res_err(res, "order", "side %" PRId64 " of channel %s sends nothing: %s", side,
+                      ch->name, why);
+        return NULL;
+    }
+    return ch;
+}
+
 static void op_step(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req,
                     xferd_res_t *res, int *who)
 {
     int64_t side = xfer_ctl_int(req, "side", 0), step = xfer_ctl_int(req, "step", 0);
     int64_t bytes = xfer_ctl_int(req, "bytes", 0), total;
-    xferd_chan_t *ch = side_request(d, peer, req, res, who, side);
+    xferd_chan_t *ch = sending_side(d, peer, req, res, who, side, "it announces no steps");
     xfer_ctl_msg_t *r;
     xfer_status_t st = XFER_ERR_NO_MEMORY;
 
     if (!ch)
         return;
-    if (!ch->sends[side]) {
-        xferd_res_err(res, "order",
-                      "side %" PRId64 " of channel %s sends nothing: it announces no steps", side,
-                      ch->name);
-        return;
-    }
     if (step < ch->step[side]) {
         xferd_res_err(res, "order",
                       "step %" PRId64 " of side %" PRId64
@@ -340,18 +348,12 @@ static void op_flow(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *
 {
     int64_t side = xfer_ctl_int(req, "side", 0), app = xfer_ctl_int(req, "app_step", -1);
     int64_t dropped = xfer_ctl_int(req, "dropped", 0), skipped = xfer_ctl_int(req, "skipped", 0);
-    xferd_chan_t *ch = side_request(d, peer, req, res, who, side);
+    xferd_chan_t *ch = sending_side(d, peer, req, res, who, side, "it has no flow policy");
     xfer_ctl_msg_t *r;
     xfer_status_t st = XFER_ERR_NO_MEMORY;
 
     if (!ch)
         return;
-    if (!ch->sends[side]) {
-        xferd_res_err(res, "order",
-                      "side %" PRId64 " of channel %s sends nothing: it has no flow policy", side,
-                      ch->name);
-        return;
-    }
     if (ch->flow[side] &&
         (app < ch->app_step[side] || dropped < ch->dropped[side] || skipped < ch->skipped[side])) {
         xferd_res_err(res, "order",

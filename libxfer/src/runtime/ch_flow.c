@@ -32,7 +32,7 @@ enum { FLOW_SEND = 1, FLOW_DROP = 2 };
 /* ---- set-up --------------------------------------------------------------------------------- */
 
 /* An environment override of a channel's key: XFER_POLICY, XFER_STRIDE. */
-static xfer_status_t env_overrides(const xfer_channel_t *ch, int *latest, uint64_t *stride)
+static xfer_status_t env_overrides(int *latest, uint64_t *stride)
 {
     const char *p = xfer_env_str("XFER_POLICY"), *s = xfer_env_str("XFER_STRIDE");
     if (p) {
@@ -52,7 +52,6 @@ static xfer_status_t env_overrides(const xfer_channel_t *ch, int *latest, uint64
             return XFER_ERR(XFER_ERR_CONFIG, "XFER_STRIDE=%s: a whole number from 1 to 1000000", s);
         *stride = v;
     }
-    (void) ch;
     return XFER_SUCCESS;
 }
 
@@ -68,7 +67,7 @@ xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch)
     f->last_sent = -1;
     for (i = 0; i < XFER_RT_HOLDS; i++)
         f->hold[i].req = MPI_REQUEST_NULL;
-    XFER_CHECK_GOTO(env_overrides(ch, &latest, &stride), st, out);
+    XFER_CHECK_GOTO(env_overrides(&latest, &stride), st, out);
     /* a full-duplex step moves both ways at once (the file refuses these keys there) */
     if (ch->role != XFER_ROLE_SEND)
         return XFER_SUCCESS;
