@@ -6,22 +6,34 @@
 add_executable(flow_prog runtime/flow_prog.c)
 target_link_libraries(flow_prog PRIVATE xfer MPI::MPI_C xfer_warnings)
 
-# fl_workflow(<file> <p> <q> <channel keys>)
+# fl_workflow(<file> <p> <q> <channel keys> [<channels>]): channels c, c1, ... (default 1)
 function(fl_workflow file p q keys)
   math(EXPR n "${p} * 8")
-  file(WRITE ${file} "workflow: rt_flow
-control: {timeout_ms: 60000}
-components:
-  - {name: a, nprocs: ${p}, cmd: [flow_prog]}
-  - {name: b, nprocs: ${q}, cmd: [flow_prog]}
-channels:
-  - name: c
+  set(last 0)
+  if(ARGC GREATER 4)
+    math(EXPR last "${ARGV4} - 1")
+  endif()
+  set(chans "")
+  foreach(i RANGE ${last})
+    set(name c)
+    if(i GREATER 0)
+      set(name c${i})
+    endif()
+    string(APPEND chans "  - name: ${name}
     from: a
     to: b
     max_in_flight_steps: 2
 ${keys}    datasets:
       - {name: v, type: int64, dims: [${n}]}
 ")
+  endforeach()
+  file(WRITE ${file} "workflow: rt_flow
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: ${p}, cmd: [flow_prog]}
+  - {name: b, nprocs: ${q}, cmd: [flow_prog]}
+channels:
+${chans}")
 endfunction()
 
 # fl_test(<name> <cfg> <p> <q> ARGS ... [ENV ...]): on the stream and through files,
@@ -48,6 +60,8 @@ fl_workflow(${RT_DIR}/flow-stride-2x3.yaml 2 3 "    stride: 3\n")
 fl_workflow(${RT_DIR}/flow-latest-3x2.yaml 3 2 "    policy: latest\n")
 fl_workflow(${RT_DIR}/flow-latest-stride-2x2.yaml 2 2 "    policy: latest\n    stride: 2\n")
 fl_workflow(${RT_DIR}/flow-block-2x2.yaml 2 2 "")
+fl_workflow(${RT_DIR}/flow-latest-2x3.yaml 2 3 "    policy: latest\n")
+fl_workflow(${RT_DIR}/flow-latest-2ch-2x2.yaml 2 2 "    policy: latest\n" 2)
 
 # stride: steps 0, 3, 6, ... of 11, every one of them (the sender with and without
 # xfer_step_begin); the same through XFER_STRIDE over a file that says nothing
@@ -67,6 +81,20 @@ fl_test(latest.stride.p2q2 ${RT_DIR}/flow-latest-stride-2x2.yaml 2 2
         ARGS --steps 21 --send-ms 1 --recv-ms 10 --expect latest --stride 2)
 fl_test(latest.env.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2
         ARGS --steps 15 --reader-waits --expect latest ENV XFER_POLICY=latest)
+# latest with a stride whose held steps a sending rank other than 0 first sends in
+# xfer_finalize (it never had to wait for a verdict): its blocks are step 0's decomposition
+fl_test(latest.stride_late.p2q3 ${RT_DIR}/flow-latest-2x3.yaml 2 3
+        ARGS --steps 12 --recv-ms 10 --expect latest --stride 4 ENV XFER_STRIDE=4)
+# two latest channels read in the order the sender's finish does not take them: each one's
+# last step goes as soon as its own receivers have room, whichever they read first
+fl_test(latest.channels.reverse.p2q2 ${RT_DIR}/flow-latest-2ch-2x2.yaml 2 2
+        ARGS --steps 20 --recv-ms 10 --channels 2 --reverse --expect latest)
+fl_test(latest.channels.p2q2 ${RT_DIR}/flow-latest-2ch-2x2.yaml 2 2
+        ARGS --steps 20 --send-ms 1 --recv-ms 5 --channels 2 --expect latest)
+# ... and each to its end before the other: the channel read first ends while the other still
+# holds its last step for receivers that read nothing of it yet
+fl_test(latest.channels.sequential.p2q2 ${RT_DIR}/flow-latest-2ch-2x2.yaml 2 2
+        ARGS --steps 20 --recv-ms 5 --channels 2 --reverse --sequential --expect latest)
 # policy block, no stride: every step, the counters
 fl_test(block.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2 ARGS --steps 6 --recv-ms 5 --expect block)
 

@@ -12,7 +12,10 @@
  *                same order, replayed as the application put them; a rank that runs more than two
  *                held steps ahead of rank 0 waits for its verdicts (for its own side, never for
  *                the receivers). The last step is never dropped: xfer_finalize sends it
- *                (xfer_ch_flow_flush).
+ *                (xfer_ch_flow_flush_step).
+ * Held steps move whenever the context progresses, not only on this channel's calls: the layer's
+ * table (xfer_ch_layer_ops_t) is called by every wait on another channel and by the progress
+ * thread, so a verdict is carried out while the application computes or waits elsewhere.
  * Receivers see the sender's step numbers: every step of a flow carries the hidden attribute
  * xfer.step (ch_attr.c), read when the step arrived (xfer_ch_step_label). */
 #include <errno.h>
@@ -28,6 +31,8 @@ enum { HOLD_FREE = 0, HOLD_PUTTING, HOLD_HELD };
 enum { FLOW_SEND = 1, FLOW_DROP = 2 };
 
 #define PAD8(n) (((n) + 7) & ~(size_t) 7)
+
+static const xfer_ch_layer_ops_t layer; /* (below) */
 
 /* ---- set-up --------------------------------------------------------------------------------- */
 
@@ -74,6 +79,7 @@ xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch)
     f->latest = latest;
     f->stride = stride;
     f->on = latest || stride > 1;
+    ch->above = f->on ? &layer : NULL;
     if (f->latest) {
         XFER_MPI_GOTO(MPI_Comm_dup(ch->x->comm, &f->comm), st, out);
         XFER_MPI_GOTO(MPI_Comm_dup(ch->x->comm, &f->fin), st, out);
@@ -103,11 +109,6 @@ void xfer_ch_flow_free(xfer_channel_t *ch, int collective)
         MPI_Comm_free(&f->fin);
 }
 
-int xfer_ch_flow_on(const xfer_channel_t *ch)
-{
-    return ch->flow.on;
-}
-
 /* Tell xferd how the flow goes: the sender's number of the last step sent, the steps dropped and
  * skipped so far (only the component's leader, rank 0 of the side, holds a control plane). Each
  * step sent is reported (@p force), after the transport's step report of it, and so is the
@@ -134,12 +135,6 @@ void xfer_ch_flow_report(xfer_channel_t *ch, int force)
     f->rep_dropped = ch->stats.steps_dropped;
     f->rep_skipped = f->skipped;
     f->rep_ms = now;
-}
-
-/* Is the application's step being put one the transport never sees (stride)? */
-int xfer_ch_flow_skips(const xfer_channel_t *ch)
-{
-    return ch->flow.on && ch->flow.app % ch->flow.stride != 0;
 }
 
 /* ---- the holds (policy: latest) ---------------------------------------------------------- */
@@ -179,7 +174,8 @@ out:
 
 /* Hand held step @p h to the transport as the application put it: the puts, the attributes, the
  * step's end. Waits for room: on rank 0 there is (its verdict said so); elsewhere the notes
- * that say so, and this rank's own part of earlier steps, may still be on their way. */
+ * that say so, and this rank's own part of earlier steps, may still be on their way. The
+ * attributes the application gave the step it is putting now are set aside meanwhile. */
 static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
 {
     const xfer_ch_wait_t w = {.cond = ch->ops->room,
@@ -189,12 +185,19 @@ static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
                               .need = 0,
                               .resumable = 0,
                               .force = 1};
-    xfer_status_t st;
+    xfer_status_t st, rst;
+    size_t mine_len = ch->attr_out.len;
+    char *mine = NULL;
     int i, met;
 
     if (ch->health.ended || ch->ops->over(ch, ch->cur))
         return ch->ops->ended(ch, ch->cur);
     XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
+    if (mine_len && !(mine = xfer_malloc(mine_len)))
+        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: the attributes of step %llu (%zu bytes)",
+                        ch->cfg->name, (unsigned long long) ch->flow.app, mine_len);
+    if (mine_len)
+        memcpy(mine, ch->attr_out.buf, mine_len);
     ch->begun = 1; /* (its end then never waits: the room is there) */
     for (i = 0; i < h->nput; i++) {
         const xfer_rt_hput_t *p = &h->put[i];
@@ -206,10 +209,17 @@ static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
         memcpy(d.dims, p->dims, sizeof(d.dims));
         memcpy(d.start, p->start, sizeof(d.start));
         memcpy(d.count, p->count, sizeof(d.count));
-        XFER_CHECK_GOTO(xfer_ch_put(ch, &d, p->bytes ? h->data + p->at : NULL), st, out);
+        XFER_CHECK_GOTO(xfer_ch_put(ch, &d, p->bytes ? h->data + p->at : NULL), st, back);
     }
-    XFER_CHECK_GOTO(xfer_ch_attr_restore(ch, h->attrs, h->attr_len), st, out);
-    XFER_CHECK_GOTO(xfer_ch_end_step(ch, h->step), st, out);
+    XFER_CHECK_GOTO(xfer_ch_attr_restore(ch, h->attrs, h->attr_len), st, back);
+    XFER_CHECK_GOTO(xfer_ch_end_step(ch, h->step), st, back);
+    ch->flow.last_sent = (int64_t) h->step; /* (its step report went out with the commit) */
+    xfer_ch_flow_report(ch, 1);
+back:
+    rst = xfer_ch_attr_restore(ch, mine, mine_len);
+    xfer_free(mine);
+    if (st == XFER_SUCCESS)
+        st = rst;
 out:
     return st;
 }
@@ -241,9 +251,8 @@ out:
 }
 
 /* Rank 0's verdicts: every held step but the newest is dropped; the newest is sent when the
- * transport has room now, or at once with @p last (xfer_finalize: the last step, sent whatever
- * it waits for). */
-static xfer_status_t decide(xfer_channel_t *ch, int last)
+ * transport has room now (it waits at most for the side's other ranks to join its commit). */
+static xfer_status_t decide(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
     int met = 0;
@@ -251,9 +260,8 @@ static xfer_status_t decide(xfer_channel_t *ch, int last)
         st = give(ch, FLOW_DROP);
     if (st != XFER_SUCCESS || ch->flow.n == 0)
         return st;
-    if (!last)
-        XFER_CHECK_GOTO(room_now(ch, &met), st, out);
-    if (met || last)
+    XFER_CHECK_GOTO(room_now(ch, &met), st, out);
+    if (met)
         st = give(ch, FLOW_SEND);
 out:
     return st;
@@ -270,14 +278,10 @@ static xfer_status_t reaped(xfer_rt_hold_t *h, int *done)
 }
 
 /* Another rank: the verdicts that arrived, carried out in order (never waits for a verdict; a
- * step sent waits for its transport, as rank 0's did). Never inside itself: a replay's wait
- * follows the other channels' verdicts (xfer_ch_flow_follow_other), which may wait in turn. */
+ * step sent waits for its transport, as rank 0's did). */
 static xfer_status_t follow(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
-    if (ch->flow.following)
-        return XFER_SUCCESS;
-    ch->flow.following = 1;
     while (ch->flow.n > 0 && st == XFER_SUCCESS) {
         xfer_rt_hold_t *h = held(ch, 0);
         int done = 0;
@@ -288,40 +292,59 @@ static xfer_status_t follow(xfer_channel_t *ch)
         pop_oldest(ch);
     }
 out:
+    return st;
+}
+
+/* Whatever can move now, never waiting for the receivers: rank 0 decides, the others follow.
+ * Never inside itself (a replay's waits move the other channels, which may replay in turn), and
+ * never while the application puts a step (the transport's step stays empty meanwhile), unless
+ * @p putting: the step being put has no block yet, only its attributes, which a replay sets
+ * aside. */
+static xfer_status_t advance(xfer_channel_t *ch, int putting)
+{
+    xfer_status_t st;
+    if (!ch->flow.latest || (ch->flow.open && !putting) || ch->flow.following || ch->flow.n == 0)
+        return XFER_SUCCESS;
+    ch->flow.following = 1;
+    st = ch->me == 0 ? decide(ch) : follow(ch);
     ch->flow.following = 0;
     return st;
 }
 
-/* Rank 0 replays a step it sends at once, and the transport's commit may wait for the side's
- * other ranks (the blocks' gather of a first or per-step commit, the file's collective write);
- * they replay it when they follow the verdict. A rank waiting on another channel (that one's
- * commit waiting for rank 0, which waits for this one) follows it there. A failure is kept for
- * the application's next call on the channel, as the progress thread's are. */
-void xfer_ch_flow_follow_other(xfer_channel_t *ch)
+/* The layer's table (runtime.h, xfer_ch_layer_ops_t): a wait on another channel or the progress
+ * thread moves this channel's held steps; a failure there is kept for the application's next
+ * call on the channel, as the progress thread's are. */
+static xfer_status_t layer_progress(xfer_channel_t *ch, int own)
 {
     xfer_status_t st;
-    if (!ch->flow.latest || ch->me == 0 || ch->flow.open || ch->flow.following || ch->flow.n == 0 ||
-        ch->health.failed || ch->health.ended || ch->health.finished)
-        return;
-    st = follow(ch);
-    if (st != XFER_SUCCESS && st != XFER_ERR_END_OF_STREAM && !ch->health.failed) {
+    if (!own && (ch->health.failed || ch->health.ended || ch->health.finished || ch->loss.lost ||
+                 ch->flow.flush))
+        return XFER_SUCCESS;
+    st = advance(ch, 0);
+    if (!own && st != XFER_SUCCESS && st != XFER_ERR_END_OF_STREAM && !ch->health.failed) {
         ch->health.failed = 1;
         ch->health.fail_st = st;
         snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
     }
+    return own ? st : XFER_SUCCESS;
 }
 
-/* Whatever can move now, never waiting for the receivers: rank 0 decides, the others follow.
- * Only between the application's steps (a step being put keeps the transport's step empty). */
-static xfer_status_t advance(xfer_channel_t *ch)
+/* The reader is gone (ch_loss.c): the held steps are not sent (counted unsent). */
+static void layer_lost(xfer_channel_t *ch, uint64_t *from)
 {
-    if (!ch->flow.latest || ch->flow.open)
-        return XFER_SUCCESS;
-    return ch->me == 0 ? decide(ch, 0) : follow(ch);
+    xfer_rt_flow_t *f = &ch->flow;
+    if (f->n > 0)
+        *from = held(ch, 0)->step;
+    ch->stats.steps_unsent += (uint64_t) f->n;
+    /* (a broadcast of a verdict may stay posted: the channel's frees are local from here on) */
+    f->n = 0;
+    f->open = 0;
 }
+
+static const xfer_ch_layer_ops_t layer = {.progress = layer_progress, .lost = layer_lost};
 
 /* A free hold for the step being put: on a rank that runs ahead of rank 0, after the verdict on
- * its oldest held step (rank 0 gives it at its own next step at the latest). */
+ * its oldest held step (rank 0 gives it whenever it progresses). */
 static xfer_status_t hold_for_puts(xfer_channel_t *ch, xfer_rt_hold_t **out)
 {
     xfer_rt_flow_t *f = &ch->flow;
@@ -334,7 +357,7 @@ static xfer_status_t hold_for_puts(xfer_channel_t *ch, xfer_rt_hold_t **out)
         return XFER_SUCCESS;
     }
     while (f->n >= XFER_RT_HOLDS - 1 && st == XFER_SUCCESS) {
-        st = follow(ch);
+        st = advance(ch, 1);
         if (st == XFER_SUCCESS && f->n >= XFER_RT_HOLDS - 1)
             st = xfer_ch_wait_until(ch, xfer_ch_flow_verdict_in, NULL,
                                     "waiting for rank 0's verdict on a held step (policy: latest)",
@@ -396,7 +419,7 @@ xfer_status_t xfer_ch_flow_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_s
         return xfer_ch_step_begin(ch, timeout_ms, status); /* (stride: a step that is sent) */
     XFER_CHECK_GOTO(xfer_ch_begin_args(ch, timeout_ms, status), st, out);
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    XFER_CHECK_GOTO(advance(ch), st, out);
+    XFER_CHECK_GOTO(advance(ch, 0), st, out);
     *status = ch->health.ended ? XFER_STEP_END_OF_STREAM : XFER_STEP_OK;
 out:
     return st;
@@ -414,14 +437,17 @@ xfer_status_t xfer_ch_flow_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
 
     if (!ch->flow.latest && !xfer_ch_flow_skips(ch))
         return xfer_ch_put(ch, d, block);
+    /* latest: the step's hold first (a verdict carried out meanwhile changes what the put is
+     * checked against: the decomposition its first step fixed) */
+    if (ch->flow.latest && !xfer_ch_flow_skips(ch) && !ch->health.ended)
+        XFER_CHECK_GOTO(hold_for_puts(ch, &h), st, out);
     XFER_CHECK_GOTO(xfer_ch_put_check(ch, d, block, &ds, &v, &of), st, out);
     if (ch->health.ended)
         return ch->ops->ended(ch, ch->cur);
     if (xfer_ch_flow_skips(ch))
         return XFER_SUCCESS; /* (checked; nothing is kept) */
-    /* latest: the block copied into the step's hold; the step's blocks recorded so that a put
-     * that overlaps another is refused now (ch_blocks.c), forgotten at the step's end */
-    XFER_CHECK_GOTO(hold_for_puts(ch, &h), st, out);
+    /* the block copied into the step's hold; the step's blocks recorded so that a put that
+     * overlaps another is refused now (ch_blocks.c), forgotten at the step's end */
     bytes = (size_t) v * ds->esize;
     XFER_CHECK_GOTO(grow((void **) &h->put, &h->cap_put, (size_t) h->nput + 1, sizeof(*h->put)), st,
                     out);
@@ -465,6 +491,8 @@ xfer_status_t xfer_ch_flow_end(xfer_channel_t *ch)
         xfer_ch_flow_report(ch, 0);
     } else if (!f->latest) {
         XFER_CHECK_GOTO(xfer_ch_end_step(ch, f->app), st, out);
+        f->last_sent = (int64_t) f->app; /* (its step report went out with the commit) */
+        xfer_ch_flow_report(ch, 1);
     } else {
         /* held: the attributes with the blocks; the verdict asked for (rank 0 gives it) */
         XFER_CHECK_GOTO(hold_for_puts(ch, &h), st, out);
@@ -484,101 +512,91 @@ xfer_status_t xfer_ch_flow_end(xfer_channel_t *ch)
     f->app++;
     f->open = 0;
     ch->stats.steps++;
-    st = advance(ch);
+    st = advance(ch, 0);
 out:
     return st;
 }
 
-xfer_status_t xfer_ch_flow_progress(xfer_channel_t *ch)
-{
-    return ch->flow.on ? advance(ch) : XFER_SUCCESS;
-}
+/* ---- xfer_finalize: every channel's held steps at once ------------------------------------ */
 
-void xfer_ch_flow_lost(xfer_channel_t *ch, uint64_t *from)
+/* The steps another rank ended and rank 0 did not: dropped (their verdicts come after every held
+ * step's, posted whatever became of those). */
+static xfer_status_t extra_verdicts(xfer_channel_t *ch)
 {
     xfer_rt_flow_t *f = &ch->flow;
-    if (f->n > 0)
-        *from = held(ch, 0)->step;
-    ch->stats.steps_unsent += (uint64_t) f->n;
-    /* (a broadcast of a verdict may stay posted: the channel's frees are local from here on) */
-    f->n = 0;
-    f->open = 0;
-}
-
-/* The flush's agreement completed, or (a rank other than 0) the oldest held step's verdict
- * arrived. */
-static xfer_status_t agreed_or_verdict(xfer_channel_t *ch, void *arg, int *met)
-{
-    int flag = 0;
-    (void) arg;
-    if (MPI_Test(&ch->flow.agree, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        return XFER_ERR(XFER_ERR_MPI, "channel %s: agreeing on the held steps", ch->cfg->name);
-    *met = flag;
-    if (!flag && ch->me != 0 && ch->flow.n > 0)
-        return reaped(held(ch, 0), met);
+    uint64_t k;
+    for (k = f->sealed; k < f->most; k++) {
+        int64_t v = FLOW_DROP;
+        MPI_Request r;
+        if (MPI_Ibcast(&v, 1, MPI_INT64_T, 0, f->comm, &r) != MPI_SUCCESS ||
+            MPI_Wait(&r, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return XFER_ERR(XFER_ERR_MPI, "channel %s: the verdicts on held steps", ch->cfg->name);
+    }
     return XFER_SUCCESS;
 }
 
-/* xfer_finalize, before the transport ends the channel: every held step judged, the newest sent
- * (it waits for the receivers, as the last step must reach them). The side's ranks agree first
- * how many steps were held (one that ended more steps than rank 0 gets verdicts for them too:
- * dropped). A step being put and never ended is forgotten, as without a policy. */
-xfer_status_t xfer_ch_flow_flush(xfer_channel_t *ch)
+/* One step of a channel's flush (xfer_rt_channels_flush runs every channel's until all are
+ * done): the side's ranks agree how many steps were held (one that ended more steps than rank 0
+ * gets verdicts for them too: dropped), then every held step is judged and the newest sent once
+ * the transport has room, waiting for the receivers only in the finish's one loop, whichever
+ * channel they read first. A step being put and never ended is forgotten, as without a policy. */
+void xfer_ch_flow_flush_step(xfer_channel_t *ch, int *done)
 {
     xfer_rt_flow_t *f = &ch->flow;
     xfer_status_t st = XFER_SUCCESS;
-    uint64_t mine, most = 0;
+    int flag = 0;
 
-    if (!f->latest)
-        return XFER_SUCCESS;
-    if (f->open) {
-        xfer_ch_attr_drop(ch);
-        xfer_ch_blocks_next(ch);
-        hold_clear(held(ch, f->n));
-        f->open = 0;
+    *done = 1;
+    if (!f->latest || f->flush == 3)
+        return;
+    if (ch->loss.lost || ch->health.failed || ch->health.finished) {
+        f->flush = 3; /* (its failure is the channel's own; it sits out the finish) */
+        return;
     }
-    /* (a rank other than 0 follows the verdicts while the agreement is in flight: rank 0 may be
-     * replaying a step whose transport commits collectively, the file's, and waits for it) */
-    mine = f->sealed;
-    XFER_MPI_GOTO(MPI_Iallreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, f->fin, &f->agree), st,
-                  out);
-    while (st == XFER_SUCCESS && f->agree != MPI_REQUEST_NULL) {
+    *done = 0;
+    if (f->following)
+        return; /* (a replay of this channel further up: its wait brought us here) */
+    f->following = 1;
+    if (f->flush == 0) {
+        if (f->open) {
+            xfer_ch_attr_drop(ch);
+            xfer_ch_blocks_next(ch);
+            hold_clear(held(ch, f->n));
+            f->open = 0;
+        }
+        XFER_MPI_GOTO(
+            MPI_Iallreduce(&f->sealed, &f->most, 1, MPI_UINT64_T, MPI_MAX, f->fin, &f->agree), st,
+            out);
+        f->flush = 1;
+    }
+    if (f->flush == 1) {
+        /* (a rank other than 0 follows the verdicts meanwhile: rank 0 may be replaying a step
+         * whose commit waits for this rank) */
         if (ch->me != 0)
             XFER_CHECK_GOTO(follow(ch), st, out);
-        st = xfer_ch_wait_until(ch, agreed_or_verdict, NULL,
-                                "agreeing on the held steps (policy: latest)", 0);
-    }
-    if (st != XFER_SUCCESS)
-        return st;
-    if (ch->me == 0) {
-        st = decide(ch, 1);
-        /* the steps other ranks ended and this one did not: dropped (their verdicts come after
-         * every held step's, posted whatever became of those) */
-        for (; mine < most; mine++) {
-            int64_t drop = FLOW_DROP;
-            MPI_Request r;
-            if (MPI_Ibcast(&drop, 1, MPI_INT64_T, 0, f->comm, &r) != MPI_SUCCESS ||
-                MPI_Wait(&r, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                return XFER_ERR(XFER_ERR_MPI, "channel %s: the verdicts on held steps",
-                                ch->cfg->name);
+        if (MPI_Test(&f->agree, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            st = XFER_ERR(XFER_ERR_MPI, "channel %s: agreeing on the held steps", ch->cfg->name);
+            goto out;
         }
-        return st;
+        if (!flag)
+            goto out;
+        f->flush = 2;
     }
-    while (f->n > 0 && st == XFER_SUCCESS) {
-        st = follow(ch);
-        if (st == XFER_SUCCESS && f->n > 0)
-            st = xfer_ch_wait_until(ch, xfer_ch_flow_verdict_in, NULL,
-                                    "waiting for rank 0's verdict on a held step (policy: latest)",
-                                    0);
-    }
-    for (; st == XFER_SUCCESS && mine < most; mine++) {
-        int64_t v;
-        MPI_Request r;
-        XFER_MPI_GOTO(MPI_Ibcast(&v, 1, MPI_INT64_T, 0, f->comm, &r), st, out);
-        XFER_MPI_GOTO(MPI_Wait(&r, MPI_STATUS_IGNORE), st, out);
+    XFER_CHECK_GOTO(ch->me == 0 ? decide(ch) : follow(ch), st, out);
+    if (f->n == 0) {
+        st = extra_verdicts(ch);
+        f->flush = 3;
     }
 out:
-    return st;
+    f->following = 0;
+    if (st != XFER_SUCCESS) {
+        st = xfer_ch_loss_finish(ch, st);
+        /* receivers that closed the channel before the last step take no step: as after a
+         * commit that met the end, the finish goes on */
+        f->flush_st = st == XFER_ERR_END_OF_STREAM ? XFER_SUCCESS : st;
+        f->flush = 3;
+    }
+    *done = f->flush == 3;
 }
 
 /* ---- the receiving side: the sender's step numbers ---------------------------------------- */

@@ -73,7 +73,8 @@ static void lose(xfer_channel_t *ch, int closed)
     if (!closed)
         ch->health.failed = 1;
     ch->begun = 0;
-    xfer_ch_flow_lost(ch, &from);
+    if (ch->above)
+        ch->above->lost(ch, &from);
     l->from = from;
     if (ch->me == 0) {
         if (closed)

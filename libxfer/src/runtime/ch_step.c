@@ -164,14 +164,10 @@ xfer_status_t xfer_ch_end_step(xfer_channel_t *ch, uint64_t label)
     if (ch->health.ended)
         return ch->ops->ended(ch, ch->cur);
     if (xfer_ch_this_sends(ch)) {
-        if (xfer_ch_flow_on(ch) && !ch->cur_committed)
+        if (ch->above && !ch->cur_committed)
             XFER_CHECK_GOTO(xfer_ch_attr_label(ch, label), st, out);
         XFER_CHECK_GOTO(xfer_ch_commit_step(ch), st, out);
         ch->stats.steps_sent++;
-        if (xfer_ch_flow_on(ch)) { /* (its step report went out with the commit) */
-            ch->flow.last_sent = (int64_t) label;
-            xfer_ch_flow_report(ch, 1);
-        }
     }
     if (xfer_ch_this_recvs(ch)) {
         XFER_CHECK_GOTO(ch->ops->release(ch), st, out);
@@ -266,7 +262,8 @@ xfer_status_t xfer_ch_channel_progress(xfer_channel_t *ch, int *busy)
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
     xfer_ch_progress_others(ch);
     XFER_CHECK_GOTO(ch->ops->poll(ch, 0, &b), st, out);
-    XFER_CHECK_GOTO(xfer_ch_flow_progress(ch), st, out); /* held steps (policy: latest) */
+    if (ch->above) /* held steps (policy: latest) */
+        XFER_CHECK_GOTO(ch->above->progress(ch, 1), st, out);
     if (busy)
         *busy = ch->ops->pending(ch) || ch->flow.n > 0;
 out:

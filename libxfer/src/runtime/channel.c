@@ -91,20 +91,51 @@ fail:
 
 /* (Each pass's failure that says the reader is gone is absorbed under on_reader_loss:
  * continue, ch_loss.c: the channel then sits out the rest.) */
-xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch)
+static xfer_status_t channel_end(xfer_channel_t *ch)
 {
-    xfer_status_t st = XFER_SUCCESS, end;
-    /* the steps a flow policy holds first: the last one reaches the receivers (ch_flow.c);
-     * receivers that closed the channel already (a reader that stopped early, or finalized
-     * while its sender waited for it) take no step: as after a commit that met the end, the
-     * finish goes on (xfer_finalize used to fail with END_OF_STREAM there) */
-    if (!ch->loss.lost)
-        st = xfer_ch_loss_finish(ch, xfer_ch_flow_flush(ch));
-    if (st == XFER_ERR_END_OF_STREAM)
-        st = XFER_SUCCESS;
+    /* the flush's outcome first (receivers that closed the channel before the last step took
+     * none: the finish goes on, as after a commit that met the end) */
+    xfer_status_t st = ch->flow.flush_st, end;
+    ch->ending = 1; /* (a channel never set up sets up its step 0 now, to drain it) */
     end = xfer_ch_loss_finish(ch, ch->ops->end(ch));
     xfer_ch_flow_report(ch, 1); /* xferd's counts: the steps skipped after the last one sent */
     return st != XFER_SUCCESS ? st : end;
+}
+
+/* (1) Every channel ends at once, none waiting: one under a flow policy first sends the steps it
+ * holds (ch_flow.c), the newest once its receivers have room, and ends as soon as that is done,
+ * whatever the other channels wait for (its receivers may read it to its end before they read
+ * another channel). */
+static xfer_status_t ended(struct xfer *x, void *arg, int *met)
+{
+    int i, all = 1;
+    (void) arg;
+    for (i = 0; i < x->nch; i++) {
+        xfer_channel_t *ch = x->ch[i];
+        int done = 1;
+        if (!ch || ch->ending)
+            continue;
+        xfer_ch_flow_flush_step(ch, &done);
+        if (!done) {
+            all = 0;
+            continue;
+        }
+        if ((ch->end_st = channel_end(ch)) != XFER_SUCCESS)
+            snprintf(ch->end_why, sizeof(ch->end_why), "%s", xfer_last_error());
+    }
+    *met = all;
+    return XFER_SUCCESS;
+}
+
+xfer_status_t xfer_rt_channels_end(struct xfer *x)
+{
+    const xfer_ch_wait_all_t w = {.cond = ended, .what = "sending the steps flow policies hold"};
+    return xfer_ch_wait_all(x, &w);
+}
+
+xfer_status_t xfer_rt_channel_ended(const xfer_channel_t *ch)
+{
+    return ch->end_st == XFER_SUCCESS ? XFER_SUCCESS : xfer_err_raw(ch->end_st, "%s", ch->end_why);
 }
 
 /* Are the channel's frees collective? Not once its reader failed (continue): it is gone. */

@@ -252,21 +252,23 @@ int xfer_ch_loss_known(xfer_channel_t *ch);
 /* ch_flow.c: policy latest and stride on a channel's sending side (runtime.h, xfer_rt_flow_t) */
 xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch); /* the keys, their XFER_POLICY/STRIDE */
 void xfer_ch_flow_free(xfer_channel_t *ch, int collective);
-int xfer_ch_flow_on(const xfer_channel_t *ch);
-int xfer_ch_flow_skips(const xfer_channel_t *ch); /* step app is one stride skips */
+static inline int xfer_ch_flow_on(const xfer_channel_t *ch)
+{
+    return ch->flow.on;
+}
+/* Is the application's step being put one the transport never sees (stride)? */
+static inline int xfer_ch_flow_skips(const xfer_channel_t *ch)
+{
+    return ch->flow.on && ch->flow.app % ch->flow.stride != 0;
+}
 /* The public calls' bodies on a sending side under a policy (xfer_ch_flow_on). */
 xfer_status_t xfer_ch_flow_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status);
 xfer_status_t xfer_ch_flow_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
 xfer_status_t xfer_ch_flow_end(xfer_channel_t *ch);
-xfer_status_t xfer_ch_flow_progress(xfer_channel_t *ch);
-/* The reader is gone (ch_loss.c): the held steps are not sent (counted unsent); the oldest
- * one's step number into *@p from, when any is held. */
-void xfer_ch_flow_lost(xfer_channel_t *ch, uint64_t *from);
-/* A wait on another channel (ch_wait.c): the verdicts on @p ch's held steps that arrived,
- * carried out (a rank other than 0; rank 0 may be replaying one that waits for this rank). */
-void xfer_ch_flow_follow_other(xfer_channel_t *ch);
-/* xfer_finalize, before the transport's end: every held step judged, the last one sent. */
-xfer_status_t xfer_ch_flow_flush(xfer_channel_t *ch);
+/* xfer_finalize, before any transport's end, every channel at once: every held step judged,
+ * the last one sent (*@p done once this channel's flush is over; its outcome in flow.flush_st,
+ * which the channel's end returns). Never waits for the receivers. */
+void xfer_ch_flow_flush_step(xfer_channel_t *ch, int *done);
 /* Rank 0 of a sending side under a flow policy tells xferd its counts (ch_flow.c). */
 void xfer_ch_flow_report(xfer_channel_t *ch, int force);
 /* wait conditions of ch_flow.c */

@@ -347,10 +347,10 @@ xfer_status_t xfer_finalize(xfer_t **px)
     xfer_rt_progress_stop(x);
     /* Every channel finishes together (channel.c): no wait on one channel while the peer of
      * another waits for this component's end of that one. */
-    x->finishing = 1;
+    first_error(xfer_rt_channels_end(x), &first, first_msg, sizeof(first_msg));
     for (i = 0; i < x->nch; i++)
         if (x->ch[i])
-            first_error(xfer_rt_channel_end(x->ch[i]), &first, first_msg, sizeof(first_msg));
+            first_error(xfer_rt_channel_ended(x->ch[i]), &first, first_msg, sizeof(first_msg));
     first_error(xfer_rt_channels_drain(x), &first, first_msg, sizeof(first_msg));
     /* The ranks learned of failures at different moments: from here on each acts on what
      * they agree (fin_agree.c), or one would wait in a collective another skipped. */

@@ -223,8 +223,8 @@ typedef struct xfer_rt_flow {
     uint64_t stride; /* stride (XFER_STRIDE overrides the file) */
     uint64_t app;    /* sending: the application's step (the number receivers see) */
     int open;        /* sending: the application put something in step app */
-    int following;   /* latest, a rank other than 0: carrying out verdicts (ch_flow.c's follow;
-                        the waits of other channels follow this one's, never inside it) */
+    int following;   /* latest: carrying out verdicts (ch_flow.c), never inside itself: the
+                        waits it makes move the other channels' held steps, not this one's */
     MPI_Comm comm;   /* latest: rank 0's verdicts, one MPI_Ibcast per held step, in order */
     xfer_rt_hold_t hold[XFER_RT_HOLDS]; /* latest: hold[(first + i) % N], oldest first */
     int first, n;                       /* the held steps (the one being put is hold[first + n]) */
@@ -232,6 +232,9 @@ typedef struct xfer_rt_flow {
     MPI_Comm fin; /* xfer_finalize: how many steps the side's ranks held (the verdicts'
                      broadcasts, posted ahead of rank 0's on the other ranks, keep comm) */
     MPI_Request agree;
+    int flush;              /* xfer_finalize's flush: 0 not begun, 1 agreeing, 2 judging, 3 done */
+    uint64_t most;          /* the most steps a rank of the side held (the agreement's result) */
+    xfer_status_t flush_st; /* its outcome */
     /* receiving: the sender's number of the step that arrived last (label_of: its wire step) */
     uint64_t label_of, label;
     int label_set;
@@ -291,9 +294,22 @@ typedef struct xfer_rt_gather {
     MPI_Request req;
 } xfer_rt_gather_t;
 
+/* A layer above a channel's step state machine (ch_flow.c's flow policies), reached through its
+ * table so that the core's waits and its reader-loss switch call it without depending on it (as
+ * MPICH's progress hooks): */
+typedef struct xfer_ch_layer_ops {
+    /* what moves now, never waiting for the receivers: a wait on another channel, the progress
+     * thread (@p own 0: a failure is kept in the channel's health for its next call) and the
+     * channel's own xfer_channel_progress (@p own 1: returned) */
+    xfer_status_t (*progress)(struct xfer_channel *ch, int own);
+    /* the reader is gone (ch_loss.c): nothing held is sent; the oldest held step into *from */
+    void (*lost)(struct xfer_channel *ch, uint64_t *from);
+} xfer_ch_layer_ops_t;
+
 struct xfer_channel {
     struct xfer *x;
-    const xfer_transport_ops_t *ops; /* its transport's (transport.h) */
+    const xfer_transport_ops_t *ops;  /* its transport's (transport.h) */
+    const xfer_ch_layer_ops_t *above; /* a flow policy's layer (ch_flow.c), or NULL */
     int index;
     const xfer_cfg_channel_t *cfg;
     xfer_role_t role;
@@ -323,7 +339,10 @@ struct xfer_channel {
     uint64_t started;        /* steps whose collective this rank started */
     xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (stream_notes.c) */
     xfer_rt_health_t health; /* what failed or ended */
-    int begun; /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
+    int begun;  /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
+    int ending; /* xfer_finalize ended it: its step 0 is set up with what it has */
+    xfer_status_t end_st; /* ... and how its end went (channel.c), in these words */
+    char end_why[512];
     struct xfer_file *file;    /* transport: file (file.h); NULL for the stream */
     struct xfer_rt_joined *jn; /* the stream's joined and variable datasets (stream.h), or NULL */
     xfer_rt_gather_t gat;      /* the sending side's blocks at a commit (ch_blocks.c) */
@@ -363,7 +382,6 @@ struct xfer {
     /* this run's identity, for the file transport: shared by one MPMD launch, or XFER_RUN_ID
      * (xfer-run sets it); "" when none is known */
     char run_id[128];
-    int finishing; /* xfer_finalize: every channel sets up its step 0 to drain it */
     int nreported; /* errors this rank reported to xferd (xfer_rt_done) */
 };
 
@@ -385,9 +403,11 @@ xfer_status_t xfer_rt_form(struct xfer *x, int index, MPI_Comm *inter, int *disc
  * intercommunicator (@p inter MPI_COMM_NULL). */
 xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transport_ops_t *ops,
                                   MPI_Comm inter, int disconnect, xfer_channel_t **out);
-/* xfer_finalize's passes over every channel (channel.c): end (no wait), drained, goodbye,
- * parted, close; xfer_rt_channels_wait progresses them all until a condition holds on each */
-xfer_status_t xfer_rt_channel_end(xfer_channel_t *ch);
+/* xfer_finalize's passes over every channel (channel.c): end (after a flow policy's flush; its
+ * outcome: xfer_rt_channel_ended), drained, goodbye, parted, close; xfer_rt_channels_wait
+ * progresses them all until a condition holds on each */
+xfer_status_t xfer_rt_channels_end(struct xfer *x);
+xfer_status_t xfer_rt_channel_ended(const xfer_channel_t *ch);
 xfer_status_t xfer_rt_channels_drain(struct xfer *x);
 xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch);
 xfer_status_t xfer_rt_channels_part(struct xfer *x);

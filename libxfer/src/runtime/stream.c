@@ -94,10 +94,10 @@ static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 /* May this rank post its part of step 0's set-up now (stream_setup.c)? A sending rank posts at its
  * first commit (its blocks are fixed then), a receive-only rank at its first call that waits for
  * a step of this very channel (@p force: its selections are fixed then), every rank in
- * xfer_finalize. */
+ * xfer_finalize once it ended the channel. */
 static int may_post(const xfer_channel_t *ch, int force)
 {
-    if (ch->x->finishing)
+    if (ch->ending)
         return 1;
     return xfer_ch_this_sends(ch) ? ch->committed > 0 : force;
 }
