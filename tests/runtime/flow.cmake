@@ -85,6 +85,12 @@ fl_test(latest.env.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2
 # xfer_finalize (it never had to wait for a verdict): its blocks are step 0's decomposition
 fl_test(latest.stride_late.p2q3 ${RT_DIR}/flow-latest-2x3.yaml 2 3
         ARGS --steps 12 --recv-ms 10 --expect latest --stride 4 ENV XFER_STRIDE=4)
+# a simulation's own collective between its steps while rank 0 sends a held step whose commit
+# is collective over the side (the file's every step, the stream's first): every rank meets it
+fl_test(latest.app_collective.p2q2 ${RT_DIR}/flow-latest-stride-2x2.yaml 2 2
+        ARGS --steps 16 --recv-ms 5 --app-collective --expect latest --stride 2)
+fl_test(latest.app_collective.p3q2 ${RT_DIR}/flow-latest-3x2.yaml 3 2
+        ARGS --steps 16 --recv-ms 5 --app-collective --expect latest)
 # two latest channels read in the order the sender's finish does not take them: each one's
 # last step goes as soon as its own receivers have room, whichever they read first
 fl_test(latest.channels.reverse.p2q2 ${RT_DIR}/flow-latest-2ch-2x2.yaml 2 2

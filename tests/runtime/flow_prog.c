@@ -4,7 +4,7 @@
  * `policy` and `stride` (or XFER_POLICY, XFER_STRIDE) decide what b gets.
  *
  *   flow_prog --steps S [--send-ms A] [--recv-ms B] [--begin] [--reader-waits]
- *             [--channels K [--reverse] [--sequential]]
+ *             [--channels K [--reverse] [--sequential]] [--app-collective]
  *             --expect block|stride:N|latest [--stride N (latest with a stride)]
  *
  * a puts dataset v (int64, 8 per rank: step * 1000000 + global index) and attribute t (the
@@ -20,8 +20,10 @@
  * that has not ended per round, and with --reverse from the last channel to the first (the
  * order a sender's xfer_finalize does not finish them in); --sequential (latest): each channel to
  * its end before the next, which only a sender that never waits for its reader lets through, and
- * whose finish ends each channel whatever the others wait for. Prints one line per rank; exit 0
- * when every check holds.
+ * whose finish ends each channel whatever the others wait for. --app-collective: a's ranks call
+ * MPI_Allreduce on their own communicator after every step, as a simulation does between its
+ * outputs (a held step's collective commit must not wait for a rank inside it). Prints one line per
+ * rank; exit 0 when every check holds.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -67,7 +69,7 @@ static void nap_ms(int ms)
 #define MAX_CH 4
 
 typedef struct opts {
-    int steps, send_ms, recv_ms, begin, reader_waits, nch, reverse, sequential;
+    int steps, send_ms, recv_ms, begin, reader_waits, nch, reverse, sequential, app_coll;
     int latest;
     uint64_t stride;
 } opts_t;
@@ -112,6 +114,11 @@ static void sender(xfer_channel_t **chs, MPI_Comm comp, const opts_t *o, int64_t
             if (c == o->nch - 1)
                 nap_ms(o->send_ms);
             XCALL(xfer_step_end(ch));
+        }
+        if (o->app_coll) {
+            int one = 1, all = 0;
+            MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, comp);
+            CHECK(all == size, "rank %d: the application's MPI_Allreduce gave %d", rank, all);
         }
     }
     for (c = 0; c < o->nch; c++) {
@@ -248,6 +255,8 @@ int main(int argc, char **argv)
             o.reverse = 1;
         else if (!strcmp(argv[i], "--sequential"))
             o.sequential = 1;
+        else if (!strcmp(argv[i], "--app-collective"))
+            o.app_coll = 1;
         else if (!strcmp(argv[i], "--expect") && i + 1 < argc) {
             const char *e = argv[++i];
             if (!strcmp(e, "latest"))

@@ -154,8 +154,8 @@ if [ "$mode" = midrun ]; then
 fi
 
 # flow_prog's own counts (the leaders': rank 0 of each side)
-aline=$(grep -E "flow_prog: a rank 0: [0-9]+ steps in" "$work/out")
-bline=$(grep -E "flow_prog: b rank 0: received" "$work/out")
+aline=$(grep -E "flow_prog: a rank 0: channel 0: [0-9]+ steps in" "$work/out")
+bline=$(grep -E "flow_prog: b rank 0: channel 0: received" "$work/out")
 [[ "$aline" =~ :\ ([0-9]+)\ steps\ in\ .*sent\ ([0-9]+),\ dropped\ ([0-9]+),\ held\ ([0-9]+) ]] ||
     { fail "no counts of a: $aline"; exit 1; }
 n=${BASH_REMATCH[1]} sent=$((BASH_REMATCH[2] + BASH_REMATCH[4])) dropped=${BASH_REMATCH[3]}

@@ -5,17 +5,18 @@
  *   stride: N    only the application's steps 0, N, 2N, ... reach the transport; the calls of the
  *                others return at once (their puts are checked, nothing is copied or sent).
  *   latest       the sender never waits for its receivers. Each step's puts are copied into a
- *                hold; when the step ends, rank 0 of the side gives its verdict on the oldest held
- *                step: SEND once the transport has room for it (max_in_flight_steps), DROP when a
- *                newer step is held. The verdicts reach every rank of the side by one MPI_Ibcast
- *                each, in step order, so each rank hands the same steps to the transport in the
- *                same order, replayed as the application put them; a rank that runs more than two
- *                held steps ahead of rank 0 waits for its verdicts (for its own side, never for
- *                the receivers). The last step is never dropped: xfer_finalize sends it
- *                (xfer_ch_flow_flush_step).
- * Held steps move whenever the context progresses, not only on this channel's calls: the layer's
- * table (xfer_ch_layer_ops_t) is called by every wait on another channel and by the progress
- * thread, so a verdict is carried out while the application computes or waits elsewhere.
+ *                hold. Every step's end is a round: rank 0 of the side drops every held step but
+ *                the newest, and sends the newest if the transport has room for it now
+ *                (max_in_flight_steps), else keeps it for the next round; its verdict reaches
+ *                the side's other ranks by one MPI_Ibcast a round, and each rank carries it out
+ *                in the same call (the step's end), replaying the held step as the application
+ *                put it. A rank other than 0 thus waits at each step's end for rank 0 to reach
+ *                it (as the side's collectives do), never for the receivers; and a transport
+ *                whose commit is collective over the side (the file's, step 0's blocks, joined
+ *                rows) meets every rank in it, whatever the application does between its calls
+ *                (its own collectives included). The last step is never dropped: xfer_finalize
+ *                sends it (xfer_ch_flow_flush_step). A held step moves at the sender's next
+ *                step end, not while it computes.
  * Receivers see the sender's step numbers: every step of a flow carries the hidden attribute
  * xfer.step (ch_attr.c), read when the step arrived (xfer_ch_step_label). */
 #include <errno.h>
@@ -28,7 +29,8 @@
 
 enum { HOLD_FREE = 0, HOLD_PUTTING, HOLD_HELD };
 
-enum { FLOW_SEND = 1, FLOW_DROP = 2 };
+/* A round's verdict: 2 * (held steps dropped, oldest first) + (the newest sent). */
+#define VERDICT(drops, send) ((int64_t) (drops) *2 + ((send) ? 1 : 0))
 
 #define PAD8(n) (((n) + 7) & ~(size_t) 7)
 
@@ -70,8 +72,8 @@ xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch)
     f->comm = f->fin = MPI_COMM_NULL;
     f->agree = MPI_REQUEST_NULL;
     f->last_sent = -1;
-    for (i = 0; i < XFER_RT_HOLDS; i++)
-        f->hold[i].req = MPI_REQUEST_NULL;
+    for (i = 0; i < XFER_RT_ROUNDS; i++)
+        f->rreq[i] = MPI_REQUEST_NULL;
     XFER_CHECK_GOTO(env_overrides(&latest, &stride), st, out);
     /* a full-duplex step moves both ways at once (the file refuses these keys there) */
     if (ch->role != XFER_ROLE_SEND)
@@ -93,15 +95,15 @@ void xfer_ch_flow_free(xfer_channel_t *ch, int collective)
 {
     xfer_rt_flow_t *f = &ch->flow;
     int i;
+    for (i = 0; i < XFER_RT_ROUNDS; i++)
+        if (f->rreq[i] != MPI_REQUEST_NULL && collective)
+            MPI_Wait(&f->rreq[i], MPI_STATUS_IGNORE);
     for (i = 0; i < XFER_RT_HOLDS; i++) {
         xfer_rt_hold_t *h = &f->hold[i];
-        if (h->req != MPI_REQUEST_NULL && collective)
-            MPI_Wait(&h->req, MPI_STATUS_IGNORE);
         xfer_free(h->put);
         xfer_free(h->data);
         xfer_free(h->attrs);
         memset(h, 0, sizeof(*h));
-        h->req = MPI_REQUEST_NULL;
     }
     if (f->comm != MPI_COMM_NULL && collective)
         MPI_Comm_free(&f->comm);
@@ -137,7 +139,7 @@ void xfer_ch_flow_report(xfer_channel_t *ch, int force)
     f->rep_ms = now;
 }
 
-/* ---- the holds (policy: latest) ---------------------------------------------------------- */
+/* ---- the holds and the rounds (policy: latest) ------------------------------------------ */
 
 static xfer_rt_hold_t *held(xfer_channel_t *ch, int i)
 {
@@ -174,8 +176,7 @@ out:
 
 /* Hand held step @p h to the transport as the application put it: the puts, the attributes, the
  * step's end. Waits for room: on rank 0 there is (its verdict said so); elsewhere the notes
- * that say so, and this rank's own part of earlier steps, may still be on their way. The
- * attributes the application gave the step it is putting now are set aside meanwhile. */
+ * that say so, and this rank's own part of earlier steps, may still be on their way. */
 static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
 {
     const xfer_ch_wait_t w = {.cond = ch->ops->room,
@@ -185,19 +186,12 @@ static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
                               .need = 0,
                               .resumable = 0,
                               .force = 1};
-    xfer_status_t st, rst;
-    size_t mine_len = ch->attr_out.len;
-    char *mine = NULL;
+    xfer_status_t st;
     int i, met;
 
     if (ch->health.ended || ch->ops->over(ch, ch->cur))
         return ch->ops->ended(ch, ch->cur);
     XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
-    if (mine_len && !(mine = xfer_malloc(mine_len)))
-        return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: the attributes of step %llu (%zu bytes)",
-                        ch->cfg->name, (unsigned long long) ch->flow.app, mine_len);
-    if (mine_len)
-        memcpy(mine, ch->attr_out.buf, mine_len);
     ch->begun = 1; /* (its end then never waits: the room is there) */
     for (i = 0; i < h->nput; i++) {
         const xfer_rt_hput_t *p = &h->put[i];
@@ -209,124 +203,84 @@ static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
         memcpy(d.dims, p->dims, sizeof(d.dims));
         memcpy(d.start, p->start, sizeof(d.start));
         memcpy(d.count, p->count, sizeof(d.count));
-        XFER_CHECK_GOTO(xfer_ch_put(ch, &d, p->bytes ? h->data + p->at : NULL), st, back);
+        XFER_CHECK_GOTO(xfer_ch_put(ch, &d, p->bytes ? h->data + p->at : NULL), st, out);
     }
-    XFER_CHECK_GOTO(xfer_ch_attr_restore(ch, h->attrs, h->attr_len), st, back);
-    XFER_CHECK_GOTO(xfer_ch_end_step(ch, h->step), st, back);
+    XFER_CHECK_GOTO(xfer_ch_attr_restore(ch, h->attrs, h->attr_len), st, out);
+    XFER_CHECK_GOTO(xfer_ch_end_step(ch, h->step), st, out);
     ch->flow.last_sent = (int64_t) h->step; /* (its step report went out with the commit) */
     xfer_ch_flow_report(ch, 1);
-back:
-    rst = xfer_ch_attr_restore(ch, mine, mine_len);
-    xfer_free(mine);
-    if (st == XFER_SUCCESS)
-        st = rst;
 out:
     return st;
 }
 
-static xfer_status_t carry_out(xfer_channel_t *ch, xfer_rt_hold_t *h, int64_t verdict)
+/* A round's verdict @p v carried out: the oldest held steps dropped, the newest sent or kept. */
+static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
 {
+    xfer_rt_flow_t *f = &ch->flow;
+    int64_t drops = v / 2;
     xfer_status_t st = XFER_SUCCESS;
-    if (verdict == FLOW_SEND) {
-        st = replay(ch, h);
-    } else {
+
+    if (v < 0 || drops + v % 2 > f->n)
+        return XFER_ERR(XFER_ERR_INTERNAL,
+                        "channel %s: rank 0's verdict %lld on %d held steps of rank %d (policy: "
+                        "latest): the side's ranks ended different steps",
+                        ch->cfg->name, (long long) v, f->n, ch->me);
+    for (; drops > 0; drops--) {
+        pop_oldest(ch);
         ch->stats.steps_dropped++;
         xfer_ch_flow_report(ch, 0);
     }
-    return st;
-}
-
-/* Rank 0: the verdict on the oldest held step, broadcast, carried out. The hold keeps the
- * verdict until its broadcast completed (hold_for_puts waits for that before reusing it). */
-static xfer_status_t give(xfer_channel_t *ch, int64_t verdict)
-{
-    xfer_rt_hold_t *h = held(ch, 0);
-    xfer_status_t st;
-    h->verdict = verdict;
-    XFER_MPI_GOTO(MPI_Ibcast(&h->verdict, 1, MPI_INT64_T, 0, ch->flow.comm, &h->req), st, out);
-    st = carry_out(ch, h, verdict);
-    pop_oldest(ch);
-out:
-    return st;
-}
-
-/* Rank 0's verdicts: every held step but the newest is dropped; the newest is sent when the
- * transport has room now (it waits at most for the side's other ranks to join its commit). */
-static xfer_status_t decide(xfer_channel_t *ch)
-{
-    xfer_status_t st = XFER_SUCCESS;
-    int met = 0;
-    while (ch->flow.n > 1 && st == XFER_SUCCESS)
-        st = give(ch, FLOW_DROP);
-    if (st != XFER_SUCCESS || ch->flow.n == 0)
-        return st;
-    XFER_CHECK_GOTO(room_now(ch, &met), st, out);
-    if (met)
-        st = give(ch, FLOW_SEND);
-out:
-    return st;
-}
-
-/* A hold's broadcast completed: its slot may take another step. */
-static xfer_status_t reaped(xfer_rt_hold_t *h, int *done)
-{
-    int flag = 1;
-    if (h->req != MPI_REQUEST_NULL && MPI_Test(&h->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        return XFER_ERR(XFER_ERR_MPI, "the verdict on a held step (policy: latest)");
-    *done = flag;
-    return XFER_SUCCESS;
-}
-
-/* Another rank: the verdicts that arrived, carried out in order (never waits for a verdict; a
- * step sent waits for its transport, as rank 0's did). */
-static xfer_status_t follow(xfer_channel_t *ch)
-{
-    xfer_status_t st = XFER_SUCCESS;
-    while (ch->flow.n > 0 && st == XFER_SUCCESS) {
-        xfer_rt_hold_t *h = held(ch, 0);
-        int done = 0;
-        XFER_CHECK_GOTO(reaped(h, &done), st, out);
-        if (!done)
-            break;
-        st = carry_out(ch, h, h->verdict);
+    if (v % 2) {
+        st = replay(ch, held(ch, 0));
         pop_oldest(ch);
     }
+    return st;
+}
+
+/* Post this round's broadcast (rank 0: its verdict, the newest step sent with @p send_newest or
+ * when the transport has room now; an earlier round's broadcast from the same slot done first:
+ * rank 0 runs at most XFER_RT_ROUNDS rounds ahead of the others). *@p slot: the round's. */
+static xfer_status_t post_round(xfer_channel_t *ch, int send_newest, int *slot)
+{
+    xfer_rt_flow_t *f = &ch->flow;
+    const int i = (int) (f->rounds % XFER_RT_ROUNDS);
+    xfer_status_t st = XFER_SUCCESS;
+    int met = send_newest;
+
+    if (f->rreq[i] != MPI_REQUEST_NULL)
+        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, xfer_ch_req_done, &f->rreq[i],
+                                           "broadcasting a verdict on held steps (policy: "
+                                           "latest)",
+                                           0),
+                        st, out);
+    if (ch->me == 0) {
+        if (f->n > 0 && !met)
+            XFER_CHECK_GOTO(room_now(ch, &met), st, out);
+        f->rv[i] = f->n > 0 ? VERDICT(f->n - 1, met) : 0;
+    }
+    XFER_MPI_GOTO(MPI_Ibcast(&f->rv[i], 1, MPI_INT64_T, 0, f->comm, &f->rreq[i]), st, out);
+    f->rounds++;
+    *slot = i;
 out:
     return st;
 }
 
-/* Whatever can move now, never waiting for the receivers: rank 0 decides, the others follow.
- * Never inside itself (a replay's waits move the other channels, which may replay in turn), and
- * never while the application puts a step (the transport's step stays empty meanwhile), unless
- * @p putting: the step being put has no block yet, only its attributes, which a replay sets
- * aside. */
-static xfer_status_t advance(xfer_channel_t *ch, int putting)
+/* A step's end: the round, carried out on every rank in this call (the others wait for rank 0's
+ * verdict: for their own side, never for the receivers). */
+static xfer_status_t round_now(xfer_channel_t *ch)
 {
     xfer_status_t st;
-    if (!ch->flow.latest || (ch->flow.open && !putting) || ch->flow.following || ch->flow.n == 0)
-        return XFER_SUCCESS;
-    ch->flow.following = 1;
-    st = ch->me == 0 ? decide(ch) : follow(ch);
-    ch->flow.following = 0;
+    int i;
+    XFER_CHECK_GOTO(post_round(ch, 0, &i), st, out);
+    if (ch->me != 0)
+        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, xfer_ch_req_done, &ch->flow.rreq[i],
+                                           "waiting for rank 0's verdict on held steps (policy: "
+                                           "latest)",
+                                           0),
+                        st, out);
+    st = carry_out(ch, ch->flow.rv[i]);
+out:
     return st;
-}
-
-/* The layer's table (runtime.h, xfer_ch_layer_ops_t): a wait on another channel or the progress
- * thread moves this channel's held steps; a failure there is kept for the application's next
- * call on the channel, as the progress thread's are. */
-static xfer_status_t layer_progress(xfer_channel_t *ch, int own)
-{
-    xfer_status_t st;
-    if (!own && (ch->health.failed || ch->health.ended || ch->health.finished || ch->loss.lost ||
-                 ch->flow.flush))
-        return XFER_SUCCESS;
-    st = advance(ch, 0);
-    if (!own && st != XFER_SUCCESS && st != XFER_ERR_END_OF_STREAM && !ch->health.failed) {
-        ch->health.failed = 1;
-        ch->health.fail_st = st;
-        snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
-    }
-    return own ? st : XFER_SUCCESS;
 }
 
 /* The reader is gone (ch_loss.c): the held steps are not sent (counted unsent). */
@@ -336,63 +290,24 @@ static void layer_lost(xfer_channel_t *ch, uint64_t *from)
     if (f->n > 0)
         *from = held(ch, 0)->step;
     ch->stats.steps_unsent += (uint64_t) f->n;
-    /* (a broadcast of a verdict may stay posted: the channel's frees are local from here on) */
+    /* (a round's broadcast may stay posted: the channel's frees are local from here on) */
     f->n = 0;
     f->open = 0;
 }
 
-static const xfer_ch_layer_ops_t layer = {.progress = layer_progress, .lost = layer_lost};
+static const xfer_ch_layer_ops_t layer = {.lost = layer_lost};
 
-/* A free hold for the step being put: on a rank that runs ahead of rank 0, after the verdict on
- * its oldest held step (rank 0 gives it whenever it progresses). */
-static xfer_status_t hold_for_puts(xfer_channel_t *ch, xfer_rt_hold_t **out)
+/* The hold of the step being put (after each round at most one step is held: two holds). */
+static xfer_rt_hold_t *hold_for_puts(xfer_channel_t *ch)
 {
     xfer_rt_flow_t *f = &ch->flow;
     xfer_rt_hold_t *h = held(ch, f->n);
-    xfer_status_t st = XFER_SUCCESS;
-    int done = 0;
-
-    if (h->state == HOLD_PUTTING) {
-        *out = h;
-        return XFER_SUCCESS;
+    if (h->state != HOLD_PUTTING) {
+        hold_clear(h);
+        h->state = HOLD_PUTTING;
+        h->step = f->app;
     }
-    while (f->n >= XFER_RT_HOLDS - 1 && st == XFER_SUCCESS) {
-        st = advance(ch, 1);
-        if (st == XFER_SUCCESS && f->n >= XFER_RT_HOLDS - 1)
-            st = xfer_ch_wait_until(ch, xfer_ch_flow_verdict_in, NULL,
-                                    "waiting for rank 0's verdict on a held step (policy: latest)",
-                                    0);
-    }
-    if (st != XFER_SUCCESS)
-        return st;
-    h = held(ch, f->n);
-    /* (rank 0: the broadcast of an earlier verdict from this slot may still be in flight) */
-    while (st == XFER_SUCCESS && (st = reaped(h, &done)) == XFER_SUCCESS && !done)
-        st = xfer_ch_wait_until(ch, xfer_ch_flow_slot_free, h,
-                                "broadcasting a verdict on a held step (policy: latest)", 0);
-    if (st != XFER_SUCCESS)
-        return st;
-    hold_clear(h);
-    h->state = HOLD_PUTTING;
-    h->step = f->app;
-    *out = h;
-    return XFER_SUCCESS;
-}
-
-/* Wait conditions: the oldest held step's verdict arrived; hold *arg's broadcast completed. */
-xfer_status_t xfer_ch_flow_verdict_in(xfer_channel_t *ch, void *arg, int *met)
-{
-    (void) arg;
-    *met = 1;
-    if (ch->flow.n > 0)
-        return reaped(held(ch, 0), met);
-    return XFER_SUCCESS;
-}
-
-xfer_status_t xfer_ch_flow_slot_free(xfer_channel_t *ch, void *arg, int *met)
-{
-    (void) ch;
-    return reaped(arg, met);
+    return h;
 }
 
 static xfer_status_t grow(void **p, size_t *cap, size_t need, size_t size)
@@ -419,7 +334,6 @@ xfer_status_t xfer_ch_flow_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_s
         return xfer_ch_step_begin(ch, timeout_ms, status); /* (stride: a step that is sent) */
     XFER_CHECK_GOTO(xfer_ch_begin_args(ch, timeout_ms, status), st, out);
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    XFER_CHECK_GOTO(advance(ch, 0), st, out);
     *status = ch->health.ended ? XFER_STEP_END_OF_STREAM : XFER_STEP_OK;
 out:
     return st;
@@ -437,17 +351,14 @@ xfer_status_t xfer_ch_flow_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d,
 
     if (!ch->flow.latest && !xfer_ch_flow_skips(ch))
         return xfer_ch_put(ch, d, block);
-    /* latest: the step's hold first (a verdict carried out meanwhile changes what the put is
-     * checked against: the decomposition its first step fixed) */
-    if (ch->flow.latest && !xfer_ch_flow_skips(ch) && !ch->health.ended)
-        XFER_CHECK_GOTO(hold_for_puts(ch, &h), st, out);
     XFER_CHECK_GOTO(xfer_ch_put_check(ch, d, block, &ds, &v, &of), st, out);
     if (ch->health.ended)
         return ch->ops->ended(ch, ch->cur);
     if (xfer_ch_flow_skips(ch))
         return XFER_SUCCESS; /* (checked; nothing is kept) */
-    /* the block copied into the step's hold; the step's blocks recorded so that a put that
-     * overlaps another is refused now (ch_blocks.c), forgotten at the step's end */
+    /* latest: the block copied into the step's hold; the step's blocks recorded so that a put
+     * that overlaps another is refused now (ch_blocks.c), forgotten at the step's end */
+    h = hold_for_puts(ch);
     bytes = (size_t) v * ds->esize;
     XFER_CHECK_GOTO(grow((void **) &h->put, &h->cap_put, (size_t) h->nput + 1, sizeof(*h->put)), st,
                     out);
@@ -494,8 +405,8 @@ xfer_status_t xfer_ch_flow_end(xfer_channel_t *ch)
         f->last_sent = (int64_t) f->app; /* (its step report went out with the commit) */
         xfer_ch_flow_report(ch, 1);
     } else {
-        /* held: the attributes with the blocks; the verdict asked for (rank 0 gives it) */
-        XFER_CHECK_GOTO(hold_for_puts(ch, &h), st, out);
+        /* held: the attributes with the blocks; then the round */
+        h = hold_for_puts(ch);
         XFER_CHECK_GOTO(grow((void **) &h->attrs, &h->attr_cap, ch->attr_out.len, 1), st, out);
         if (ch->attr_out.len)
             memcpy(h->attrs, ch->attr_out.buf, ch->attr_out.len);
@@ -505,46 +416,28 @@ xfer_status_t xfer_ch_flow_end(xfer_channel_t *ch)
         h->state = HOLD_HELD;
         f->n++;
         f->sealed++;
-        f->open = 0;
-        if (ch->me != 0)
-            XFER_MPI_GOTO(MPI_Ibcast(&h->verdict, 1, MPI_INT64_T, 0, f->comm, &h->req), st, out);
     }
     f->app++;
     f->open = 0;
     ch->stats.steps++;
-    st = advance(ch, 0);
+    if (f->latest)
+        st = round_now(ch);
 out:
     return st;
 }
 
 /* ---- xfer_finalize: every channel's held steps at once ------------------------------------ */
 
-/* The steps another rank ended and rank 0 did not: dropped (their verdicts come after every held
- * step's, posted whatever became of those). */
-static xfer_status_t extra_verdicts(xfer_channel_t *ch)
-{
-    xfer_rt_flow_t *f = &ch->flow;
-    uint64_t k;
-    for (k = f->sealed; k < f->most; k++) {
-        int64_t v = FLOW_DROP;
-        MPI_Request r;
-        if (MPI_Ibcast(&v, 1, MPI_INT64_T, 0, f->comm, &r) != MPI_SUCCESS ||
-            MPI_Wait(&r, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return XFER_ERR(XFER_ERR_MPI, "channel %s: the verdicts on held steps", ch->cfg->name);
-    }
-    return XFER_SUCCESS;
-}
-
-/* One step of a channel's flush (xfer_rt_channels_flush runs every channel's until all are
- * done): the side's ranks agree how many steps were held (one that ended more steps than rank 0
- * gets verdicts for them too: dropped), then every held step is judged and the newest sent once
- * the transport has room, waiting for the receivers only in the finish's one loop, whichever
- * channel they read first. A step being put and never ended is forgotten, as without a policy. */
+/* One step of a channel's flush (channel.c runs every channel's until each is done, and ends
+ * each as soon as its own is): the side's ranks check they ended as many steps, then the last
+ * round sends the newest held step once the transport has room for it, waiting for the
+ * receivers only in the finish's one loop, whichever channel they read first. A step being put
+ * and never ended is forgotten, as without a policy. */
 void xfer_ch_flow_flush_step(xfer_channel_t *ch, int *done)
 {
     xfer_rt_flow_t *f = &ch->flow;
     xfer_status_t st = XFER_SUCCESS;
-    int flag = 0;
+    int flag = 0, met = 0, i;
 
     *done = 1;
     if (!f->latest || f->flush == 3)
@@ -554,9 +447,6 @@ void xfer_ch_flow_flush_step(xfer_channel_t *ch, int *done)
         return;
     }
     *done = 0;
-    if (f->following)
-        return; /* (a replay of this channel further up: its wait brought us here) */
-    f->following = 1;
     if (f->flush == 0) {
         if (f->open) {
             xfer_ch_attr_drop(ch);
@@ -564,31 +454,53 @@ void xfer_ch_flow_flush_step(xfer_channel_t *ch, int *done)
             hold_clear(held(ch, f->n));
             f->open = 0;
         }
+        f->span[0] = (int64_t) f->sealed;
+        f->span[1] = -(int64_t) f->sealed;
         XFER_MPI_GOTO(
-            MPI_Iallreduce(&f->sealed, &f->most, 1, MPI_UINT64_T, MPI_MAX, f->fin, &f->agree), st,
+            MPI_Iallreduce(MPI_IN_PLACE, f->span, 2, MPI_INT64_T, MPI_MAX, f->fin, &f->agree), st,
             out);
         f->flush = 1;
     }
     if (f->flush == 1) {
-        /* (a rank other than 0 follows the verdicts meanwhile: rank 0 may be replaying a step
-         * whose commit waits for this rank) */
-        if (ch->me != 0)
-            XFER_CHECK_GOTO(follow(ch), st, out);
         if (MPI_Test(&f->agree, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
             st = XFER_ERR(XFER_ERR_MPI, "channel %s: agreeing on the held steps", ch->cfg->name);
             goto out;
         }
         if (!flag)
             goto out;
+        if (f->span[0] != -f->span[1]) {
+            st = XFER_ERR(XFER_ERR_STATE,
+                          "channel %s: the ranks of %s ended from %lld to %lld steps (this rank "
+                          "%llu): under policy latest every rank of a side ends the same steps",
+                          ch->cfg->name, xfer_ch_side_name(ch, ch->side), (long long) -f->span[1],
+                          (long long) f->span[0], (unsigned long long) f->sealed);
+            goto out;
+        }
         f->flush = 2;
+        f->last = -1;
+        if (ch->me != 0) /* (the last round's verdict, awaited below) */
+            XFER_CHECK_GOTO(post_round(ch, 1, &f->last), st, out);
     }
-    XFER_CHECK_GOTO(ch->me == 0 ? decide(ch) : follow(ch), st, out);
-    if (f->n == 0) {
-        st = extra_verdicts(ch);
-        f->flush = 3;
+    if (ch->me == 0) {
+        /* the last round once the newest held step has room (nothing held: at once) */
+        if (f->n > 0)
+            XFER_CHECK_GOTO(room_now(ch, &met), st, out);
+        if (f->n > 0 && !met)
+            goto out;
+        XFER_CHECK_GOTO(post_round(ch, 1, &i), st, out);
+        XFER_CHECK_GOTO(carry_out(ch, f->rv[i]), st, out);
+    } else {
+        if (MPI_Test(&f->rreq[f->last], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            st = XFER_ERR(XFER_ERR_MPI, "channel %s: rank 0's last verdict on held steps",
+                          ch->cfg->name);
+            goto out;
+        }
+        if (!flag)
+            goto out;
+        XFER_CHECK_GOTO(carry_out(ch, f->rv[f->last]), st, out);
     }
+    f->flush = 3;
 out:
-    f->following = 0;
     if (st != XFER_SUCCESS) {
         st = xfer_ch_loss_finish(ch, st);
         /* receivers that closed the channel before the last step take no step: as after a

@@ -262,8 +262,6 @@ xfer_status_t xfer_ch_channel_progress(xfer_channel_t *ch, int *busy)
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
     xfer_ch_progress_others(ch);
     XFER_CHECK_GOTO(ch->ops->poll(ch, 0, &b), st, out);
-    if (ch->above) /* held steps (policy: latest) */
-        XFER_CHECK_GOTO(ch->above->progress(ch, 1), st, out);
     if (busy)
         *busy = ch->ops->pending(ch) || ch->flow.n > 0;
 out:

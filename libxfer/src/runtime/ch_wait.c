@@ -21,8 +21,6 @@ void xfer_ch_progress_others(xfer_channel_t *ch)
         int busy = 0;
         if (o && o != ch && !o->health.failed && !o->health.finished && !o->loss.lost) {
             (void) o->ops->poll(o, 0, &busy);
-            if (o->above) /* policy latest: held steps move whichever channel waits */
-                (void) o->above->progress(o, 0);
         }
     }
 }
@@ -39,10 +37,6 @@ void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
         return;
     xfer_errh_guard_begin(&g);
     st = xfer_errh_guard_end(&g, ch->ops->poll(ch, 0, &busy));
-    if (st == XFER_SUCCESS && ch->above && !ch->loss.lost) {
-        xfer_errh_guard_begin(&g);
-        (void) xfer_errh_guard_end(&g, ch->above->progress(ch, 0)); /* (kept in its health) */
-    }
     if (st != XFER_SUCCESS && !ch->health.peer_failed && !ch->health.ctl_lost) {
         ch->health.failed = 1;
         ch->health.fail_st = st;

@@ -271,9 +271,6 @@ xfer_status_t xfer_ch_flow_end(xfer_channel_t *ch);
 void xfer_ch_flow_flush_step(xfer_channel_t *ch, int *done);
 /* Rank 0 of a sending side under a flow policy tells xferd its counts (ch_flow.c). */
 void xfer_ch_flow_report(xfer_channel_t *ch, int force);
-/* wait conditions of ch_flow.c */
-xfer_status_t xfer_ch_flow_verdict_in(xfer_channel_t *ch, void *arg, int *met);
-xfer_status_t xfer_ch_flow_slot_free(xfer_channel_t *ch, void *arg, int *met);
 /* The sender's number of the transport's step @p s (a receiving side; @p s arrived): its
  * xfer.step attribute, or @p s itself when it has none (no policy). A sending side under a
  * policy: the application's step. */

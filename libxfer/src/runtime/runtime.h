@@ -211,11 +211,10 @@ typedef struct xfer_rt_hold {
     size_t len, cap;
     char *attrs; /* the step's attributes (encoded, ch_attr.c) */
     size_t attr_len, attr_cap;
-    int64_t verdict; /* rank 0's: XFER_FLOW_SEND or XFER_FLOW_DROP (ch_flow.c) */
-    MPI_Request req; /* its broadcast */
 } xfer_rt_hold_t;
 
-#define XFER_RT_HOLDS 4 /* the step being put, two held, one whose verdict is still in flight */
+#define XFER_RT_HOLDS  2 /* the step kept for the transport's room, the step being put */
+#define XFER_RT_ROUNDS 4 /* rank 0's verdicts whose broadcasts may be in flight at once */
 
 typedef struct xfer_rt_flow {
     int on;          /* the sending side of a channel with policy latest or stride > 1 */
@@ -223,17 +222,19 @@ typedef struct xfer_rt_flow {
     uint64_t stride; /* stride (XFER_STRIDE overrides the file) */
     uint64_t app;    /* sending: the application's step (the number receivers see) */
     int open;        /* sending: the application put something in step app */
-    int following;   /* latest: carrying out verdicts (ch_flow.c), never inside itself: the
-                        waits it makes move the other channels' held steps, not this one's */
-    MPI_Comm comm;   /* latest: rank 0's verdicts, one MPI_Ibcast per held step, in order */
+    MPI_Comm comm;   /* latest: rank 0's verdicts, one MPI_Ibcast a round (each step's end) */
     xfer_rt_hold_t hold[XFER_RT_HOLDS]; /* latest: hold[(first + i) % N], oldest first */
     int first, n;                       /* the held steps (the one being put is hold[first + n]) */
-    uint64_t sealed;                    /* steps this rank held so far (one verdict each) */
-    MPI_Comm fin; /* xfer_finalize: how many steps the side's ranks held (the verdicts'
-                     broadcasts, posted ahead of rank 0's on the other ranks, keep comm) */
+    uint64_t sealed;                    /* steps this rank held so far (one round each) */
+    int64_t rv[XFER_RT_ROUNDS];         /* the rounds' verdicts, round k in [k % N] */
+    MPI_Request rreq[XFER_RT_ROUNDS];   /* ... and their broadcasts */
+    uint64_t rounds;                    /* rounds this rank posted */
+    MPI_Comm fin;    /* xfer_finalize: whether the side's ranks held as many steps */
+    int64_t span[2]; /* ... the most and minus the fewest (MPI_MAX) */
     MPI_Request agree;
-    int flush;              /* xfer_finalize's flush: 0 not begun, 1 agreeing, 2 judging, 3 done */
-    uint64_t most;          /* the most steps a rank of the side held (the agreement's result) */
+    int flush;              /* xfer_finalize's flush: 0 not begun, 1 agreeing, 2 the last round
+                               (its verdict awaited), 3 done */
+    int last;               /* the last round's slot (a rank other than 0) */
     xfer_status_t flush_st; /* its outcome */
     /* receiving: the sender's number of the step that arrived last (label_of: its wire step) */
     uint64_t label_of, label;
@@ -295,13 +296,8 @@ typedef struct xfer_rt_gather {
 } xfer_rt_gather_t;
 
 /* A layer above a channel's step state machine (ch_flow.c's flow policies), reached through its
- * table so that the core's waits and its reader-loss switch call it without depending on it (as
- * MPICH's progress hooks): */
+ * table so that the core's reader-loss switch calls it without depending on it: */
 typedef struct xfer_ch_layer_ops {
-    /* what moves now, never waiting for the receivers: a wait on another channel, the progress
-     * thread (@p own 0: a failure is kept in the channel's health for its next call) and the
-     * channel's own xfer_channel_progress (@p own 1: returned) */
-    xfer_status_t (*progress)(struct xfer_channel *ch, int own);
     /* the reader is gone (ch_loss.c): nothing held is sent; the oldest held step into *from */
     void (*lost)(struct xfer_channel *ch, uint64_t *from);
 } xfer_ch_layer_ops_t;
