@@ -205,7 +205,8 @@ components:
 channels:
   - {name: c, from: a, to: b, transport: ${tp}${keep},
      datasets: [{name: p, type: float32, dims: [joined, 3], max_rows: 10},
-                {name: x, type: int32, dims: [4]}]}
+                {name: x, type: int32, dims: [4]},
+                {name: r, type: {a: int32, b: float64}, dims: [joined]}]}
 ")
   foreach(mode errors empty)
     set(arg "")

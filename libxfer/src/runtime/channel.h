@@ -276,6 +276,9 @@ xfer_status_t xfer_ch_flow_slot_free(xfer_channel_t *ch, void *arg, int *met);
  * xfer.step attribute, or @p s itself when it has none (no policy). A sending side under a
  * policy: the application's step. */
 uint64_t xfer_ch_step_label(xfer_channel_t *ch, uint64_t s);
+/* The step the next put or get of @p ch belongs to, in the sender's numbers (xfer_channel_step):
+ * the step an error of a put or a get names. */
+uint64_t xfer_ch_step_now(const xfer_channel_t *ch);
 
 /* The hidden attribute that carries the sender's step number (ch_flow.c), and the room its
  * record takes beyond attributes_bytes in every step (ch_attr.c's record of a uint64). */
