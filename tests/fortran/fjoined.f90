@@ -191,6 +191,7 @@ contains
         type(particle) :: pp(2)
         integer(c_size_t) :: swapped(4)
         integer :: st
+        character(len=64) :: w
         wide = 0
         two = 0
         pp = particle(0, 0, 0, 0)
@@ -207,7 +208,8 @@ contains
             call refused(st, XFER_ERR_INVALID_ARG, 'a record of 40 bytes', 'parts of reals')
             swapped = [offsets(1), offsets(3), offsets(2), offsets(4)]
             call xfer_put(ch, 'parts', pp, ierr=st, offsets=swapped)
-            call refused(st, XFER_ERR_MISMATCH, 'field 1', 'parts with other offsets')
+            write (w, '(a, i0, a)') 'dataset parts: step 0: field 1 of rank ', rank, "'s record"
+            call refused(st, XFER_ERR_MISMATCH, trim(w), 'parts with other offsets')
             call xfer_put(ch, 'parts', pp, ierr=st, offsets=offsets(1:3))
             call refused(st, XFER_ERR_INVALID_ARG, 'offsets has 3 entries', 'parts, 3 offsets')
         end if

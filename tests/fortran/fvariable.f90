@@ -210,6 +210,7 @@ contains
         integer(c_int32_t) :: two(4, 2), wide(5, 2)
         integer(c_int64_t) :: n
         integer :: st
+        character(len=64) :: w
         two = 0
         wide = 0
         n = ROWS(0)
@@ -219,8 +220,9 @@ contains
         call xfer_put(ch, 'g', two, start=[ZERO, ZERO], dims=[n], ierr=st)
         call refused(st, XFER_ERR_INVALID_ARG, 'dims has 1 entries', 'g with dims of 1 entry')
         call xfer_put(ch, 'g', wide, start=[ZERO, ZERO], dims=[5_c_int64_t, n], ierr=st)
-        call refused(st, XFER_ERR_MISMATCH, 'dataset g is int32[variable, 4] in the workflow '// &
-                     'file, the put says int32'//box(n, 5_c_int64_t), 'g of 5 columns')
+        write (w, '(a, i0, a)') 'dataset g: step 0: rank ', rank, ' puts int32'
+        call refused(st, XFER_ERR_MISMATCH, trim(w)//box(n, 5_c_int64_t)// &
+                     ', the workflow file declares int32[variable, 4]', 'g of 5 columns')
         call xfer_put(ch, 'g', two, start=[ZERO, n - 1], dims=[4_c_int64_t, n], ierr=st)
         call refused(st, XFER_ERR_INVALID_ARG, 'exceeds its size', 'g outside the shape')
         call xfer_put(ch, 'g', two, dims=[4_c_int64_t, n], ierr=st)

@@ -89,8 +89,8 @@ endforeach()
 
 # Joined and record datasets (fjoined.f90, the twin of tests/python/joined.py): rows that change
 # every step as the Fortran array's last dimension, bind(c) derived types as records; Fortran to
-# Fortran, C (support/joined_send.c) to Fortran, Fortran to and from Python, over the stream;
-# Fortran to Fortran over the file transport too.
+# Fortran, C (support/joined_send.c) to Fortran, Fortran to C (support/joined_recv.c), Fortran
+# to and from Python, over the stream; Fortran to Fortran and to C over the file transport too.
 set(FJ $<TARGET_FILE:fjoined>)
 xfer_joined_workflow(${F_DIR}/joined-stream-all-p2q3.yaml 2 3 all stream)
 xfer_joined_workflow(${F_DIR}/joined-stream-rows-p3q2.yaml 3 2 rows stream)
@@ -98,12 +98,20 @@ f_test(joined.f_to_f.stream.rows.p3q2 ${F_DIR}/joined-stream-rows-p3q2.yaml 3 2 
        B ${FJ} b rows)
 f_test(joined.c_to_f.stream.all.p2q3 ${F_DIR}/joined-stream-all-p2q3.yaml 2 3
        A $<TARGET_FILE:joined_send> B ${FJ} b all)
+f_test(joined.f_to_c.stream.all.p2q3 ${F_DIR}/joined-stream-all-p2q3.yaml 2 3 A ${FJ} a
+       B $<TARGET_FILE:joined_recv>)
+f_test(joined.f_to_c.stream.rows.p3q2 ${F_DIR}/joined-stream-rows-p3q2.yaml 3 2 A ${FJ} a
+       B $<TARGET_FILE:joined_recv>)
 if(TARGET xfer_hdf5)
   xfer_joined_workflow(${F_DIR}/joined-file-all-p2q3.yaml 2 3 all file)
   f_test(joined.f_to_f.file.all.p2q3 ${F_DIR}/joined-file-all-p2q3.yaml 2 3 A ${FJ} a
          B ${FJ} b all)
   set_tests_properties(${P}.fortran.joined.f_to_f.file.all.p2q3 PROPERTIES ENVIRONMENT
                        "${XFER_MPIEXEC_ENV};XFER_TRANSPORT_DIR=${F_DIR}/steps-joined-file")
+  xfer_joined_workflow(${F_DIR}/joined-file-rows-p3q2.yaml 3 2 rows file)
+  f_test(joined.f_to_c.file.rows.p3q2 ${F_DIR}/joined-file-rows-p3q2.yaml 3 2 A ${FJ} a
+         B $<TARGET_FILE:joined_recv>
+         ENV XFER_TRANSPORT_DIR=${F_DIR}/steps-joined-file-f_to_c)
 endif()
 if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
   set(PJ ${XFER_PYTHON_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/python/joined.py)

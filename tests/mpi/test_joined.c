@@ -5,11 +5,13 @@
  *   mpiexec -n 2 test_joined [empty] : -n 1 test_joined [empty]   (XFER_CONFIG=FILE)
  *
  * The file: components a (2 ranks) and b (1 rank), channel c from a to b, datasets
- * p: float32 [joined, 3] with max_rows: 10 and x: int32 [4]. The steps:
- *   0  every malformed put of p fails, naming the dataset, the rank, the step and both values,
- *      and the channel stays usable: then rank r puts r + 2 rows
+ * p: float32 [joined, 3] with max_rows: 10, x: int32 [4] and r: {a: int32, b: float64}
+ * [joined] (never put: its puts are malformed). The steps:
+ *   0  every malformed put of p and r fails, naming the dataset, the rank, the step and both
+ *      values, and the channel stays usable: then rank r puts r + 2 rows
  *   1  rank 0 does not put p (as if it put no rows), rank 1 puts four: a step of 4 rows
- *      (xfer-synth puts no rows on some ranks)
+ *      (xfer-synth puts no rows on some ranks); a put of rows of the wrong width, and a get
+ *      into a buffer one value too small, fail naming step 1
  *   2  nobody puts p: its shape has no rows, and xfer_get says it was not put
  *   3  11 rows, more than max_rows: the commit fails on both ranks with XFER_ERR_TOO_LARGE and
  *      writes nothing (transport: file: no step file); put again, 10 rows, it commits
@@ -79,11 +81,27 @@ static void put_rows(xfer_channel_t *ch, int rank, uint64_t s, uint64_t rows)
     MT_XFER_OK(xfer_put(ch, &d, blk));
 }
 
+/* A record put with @p f's layout (dataset r, 2 rows): refused with @p words. */
+static void bad_record(xfer_channel_t *ch, xfer_record_field_t *f, size_t size, const char *words)
+{
+    xfer_record_t rec = {2, f, size, 8};
+    xfer_dataset_desc_t d;
+    char blk[2 * 24] = {0};
+    memset(&d, 0, sizeof(d));
+    d.name = "r";
+    d.type = XFER_TYPE_RECORD;
+    d.ndims = 1;
+    d.count[0] = 2;
+    d.record = &rec;
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH, words);
+}
+
 /* Step 0's malformed puts, each refused with its words; the channel stays usable. */
 static void bad_puts(xfer_channel_t *ch, int rank)
 {
     xfer_dataset_desc_t d;
     float blk[8 * WIDTH] = {0};
+    xfer_record_field_t f[2] = {{"a", XFER_TYPE_INT32, 1, 0}, {"b", XFER_TYPE_FLOAT64, 1, 4}};
     char w[256];
 
     desc_of(&d, 2);
@@ -108,25 +126,47 @@ static void bad_puts(xfer_channel_t *ch, int rank)
     desc_of(&d, 2); /* dims that are not the file's */
     d.dims[1] = 4;
     d.count[1] = 4;
-    MT_XFER_ERR(
-        xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
-        "channel c: dataset p is float32[joined, 3] in the workflow file, the put says "
-        "float32[0:0, 0:4] (a joined put leaves dims[0] 0, or gives this rank's rows there)");
+    snprintf(w, sizeof(w),
+             "channel c: dataset p: step 0: rank %d puts float32[0:0, 0:4], the workflow file "
+             "declares float32[joined, 3] (a joined put leaves dims[0] 0, or gives this rank's "
+             "rows there)",
+             rank);
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH, w);
     desc_of(&d, 2); /* dims[0] neither 0 nor the rows */
     d.dims[0] = 5;
-    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
-                "the put says float32[0:5, 0:3] (a joined put leaves dims[0] 0");
+    snprintf(w, sizeof(w),
+             "step 0: rank %d puts float32[0:5, 0:3], the workflow file declares "
+             "float32[joined, 3] (a joined put leaves dims[0] 0",
+             rank);
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH, w);
     desc_of(&d, 2); /* another type */
     d.type = XFER_TYPE_FLOAT64;
-    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
-                "dataset p is float32[joined, 3] in the workflow file, the put says "
-                "float64[0:0, 0:3]");
+    snprintf(w, sizeof(w),
+             "dataset p: step 0: rank %d puts float64[0:0, 0:3], the workflow file declares "
+             "float32[joined, 3]",
+             rank);
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH, w);
     desc_of(&d, 6); /* one dimension: a flat run of values is not rows */
     d.ndims = 1;
     d.count[0] = 6;
     d.dims[0] = 0;
-    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH,
-                "dataset p is float32[joined, 3] in the workflow file, the put says float32[0:0]");
+    snprintf(w, sizeof(w),
+             "dataset p: step 0: rank %d puts float32[0:0], the workflow file declares "
+             "float32[joined, 3]",
+             rank);
+    MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH, w);
+    /* records whose layout is not the declared {a: int32, b: float64} (b at 8, 16 bytes) */
+    snprintf(w, sizeof(w),
+             "channel c: dataset r: step 0: field 1 of rank %d's record is b float64[1] at offset "
+             "4, the workflow file declares b float64[1] at offset 8",
+             rank);
+    bad_record(ch, f, 16, w);
+    f[1].offset = 8;
+    snprintf(w, sizeof(w),
+             "channel c: dataset r: step 0: rank %d's record has 2 fields in 24 bytes, the "
+             "workflow file declares 2 fields in 16 bytes",
+             rank);
+    bad_record(ch, f, 24, w);
 }
 
 /* The file of step @p s (transport: file, keep: true: they stay), a's steps on channel c of
@@ -150,6 +190,17 @@ static void sender(xfer_channel_t *ch, int rank, int nsteps, const char *dir)
     for (s = 0; s < (uint64_t) nsteps; s++) {
         if (s == 0)
             bad_puts(ch, rank);
+        if (s == 1) { /* the step named is this one */
+            xfer_dataset_desc_t d;
+            float blk[2 * WIDTH] = {0};
+            desc_of(&d, 1);
+            d.count[1] = d.dims[1] = WIDTH + 1;
+            snprintf(w, sizeof(w),
+                     "channel c: dataset p: step 1: rank %d puts float32[0:0, 0:4], the workflow "
+                     "file declares float32[joined, 3]",
+                     rank);
+            MT_XFER_ERR(xfer_put(ch, &d, blk), XFER_ERR_MISMATCH, w);
+        }
         if (s != 2 && !(s == 1 && rank == 0))
             put_rows(ch, rank, s, rows_of(s, rank, 0));
         put_x(ch, rank, s);
@@ -218,6 +269,16 @@ static void receiver(xfer_channel_t *ch, int nsteps, const char *dir)
             MT_XFER_ERR(xfer_get(ch, "p", got, sizeof(got), NULL), XFER_ERR_NOT_FOUND,
                         "channel c: a did not put dataset p in step 2");
         } else {
+            if (s == 1) { /* one value too small: refused, naming the step and the rank */
+                char w[256];
+                const size_t need = (size_t) (r0 + r1) * WIDTH * sizeof(float);
+                snprintf(w, sizeof(w),
+                         "channel c: dataset p: step 1: the buffer holds %zu bytes, rank 0's "
+                         "selection needs %zu",
+                         need - sizeof(float), need);
+                MT_XFER_ERR(xfer_get(ch, "p", got, need - sizeof(float), NULL),
+                            XFER_ERR_INVALID_ARG, w);
+            }
             memset(got, 0, sizeof(got));
             MT_XFER_OK(xfer_get(ch, "p", (r0 + r1) ? got : NULL,
                                 (size_t) (r0 + r1) * WIDTH * sizeof(float), &d));

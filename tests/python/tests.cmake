@@ -3,7 +3,7 @@
 # workflow API's behaviour (cases.py), Ctrl-C (interrupt.py), reference and memory leaks over
 # 1000 steps (refleak.py), the collectives with and without mpi4py (colls.py), couplings
 # across languages with xfer-synth (C) and synth.py (Python) in both directions, byte for byte,
-# and joined and record datasets (joined.py).
+# and joined and record datasets (joined.py) to and from C.
 #
 # Not under the sanitizers: an instrumented libxfer inside the uninstrumented python3 would need
 # the ASan runtime preloaded, and LeakSanitizer reports the interpreter's own allocations.
@@ -150,13 +150,15 @@ foreach(tr stream file)
           ENV XFER_TRANSPORT=${tr} XFER_TRANSPORT_DIR=${PY_DIR}/blocks-${tr}-c)
 endforeach()
 
-# ---- joined and record datasets (joined.py; support/joined_send.c, its sending side in C) ----
+# ---- joined and record datasets (joined.py; support/joined_send.c and joined_recv.c, its
+# sending and receiving sides in C) ----
 # A joined dataset's rows change every step (zeros, one rank holding every row, none), under
 # selection all and rows, P x Q 2x3 and 3x2, and user (joined.py's BOXES: boxes past the step's
 # rows, overlapping, empty, of some columns, every row) in both; records joined and fixed,
-# Python -> Python and C -> Python; over both transports.
+# Python -> Python, C -> Python and (all and rows) Python -> C; over both transports.
 set(PJ ${PY} ${PY_SRC}/joined.py)
 set(CJ $<TARGET_FILE:joined_send>)
+set(CJR $<TARGET_FILE:joined_recv>)
 set(_joined_transports stream)
 if(TARGET xfer_hdf5)
   list(APPEND _joined_transports file)
@@ -178,11 +180,19 @@ foreach(tr IN LISTS _joined_transports)
     set(name joined.c_to_py.${tr}.${sel}.p${p}q${q})
     py_mpmd(cmd ${yaml} ${p} ${q} A ${CJ} B ${PJ})
     py_test(${name} COMMAND ${cmd} ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-${name})
+    if(NOT sel STREQUAL "user") # (joined_recv takes all or rows)
+      set(name joined.py_to_c.${tr}.${sel}.p${p}q${q})
+      py_mpmd(cmd ${yaml} ${p} ${q} A ${PJ} B ${CJR})
+      py_test(${name} COMMAND ${cmd} ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-${name})
+    endif()
   endforeach()
 endforeach()
-# Negative control: one value of p changed in step 3 is caught.
+# Negative controls: one value of p changed in step 3 is caught (by Python, by C).
 py_mpmd(cmd ${PY_DIR}/joined-stream-all-p2q3.yaml 2 3 A ${PJ} --corrupt B ${PJ})
 py_test(negative.joined_corrupt COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 100
+        --contains "p step 3: data differs from the pattern" -- ${cmd})
+py_mpmd(cmd ${PY_DIR}/joined-stream-all-p2q3.yaml 2 3 A ${PJ} --corrupt B ${CJR})
+py_test(negative.joined_corrupt_to_c COMMAND ${PY} ${PY_SRC}/expect_fail.py --within 100
         --contains "p step 3: data differs from the pattern" -- ${cmd})
 
 # ---- datasets of variable shape (variable.py; XFER_VARIABLE_TRANSPORTS, tests/CMakeLists.txt) -

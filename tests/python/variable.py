@@ -129,8 +129,9 @@ def block_of(name, s, size, rank):
     return xfer.decompose(mode, shape_of(name, s), size, rank)
 
 
-def bad_puts(ch):
-    """Each refused at once, naming the dataset, with nothing staged (step 0)."""
+def bad_puts(ch, me):
+    """Each refused at once, naming the dataset (and where libxfer checks, the step and the
+    rank), with nothing staged (step 0)."""
     rows = ROWS[0]
     raises(xfer.InvalidArgumentError, ch.put, "g", np.zeros((2, 4), np.int32), start=(0, 0),
            contains=["dataset g has a variable shape, (variable, 4)", "shape=",
@@ -138,8 +139,8 @@ def bad_puts(ch):
     raises(xfer.InvalidArgumentError, ch.put, "g", np.zeros((2, 4), np.int32), start=(0, 0),
            shape=(rows,), contains=["shape: expected 2 integers, got 1"])
     raises(xfer.MismatchError, ch.put, "g", np.zeros((2, 5), np.int32), start=(0, 0),
-           shape=(rows, 5), contains=[f"dataset g is int32[variable, 4] in the workflow file, "
-                                      f"the put says int32[0:{rows}, 0:5]"])
+           shape=(rows, 5), contains=[f"dataset g: step 0: rank {me} puts int32[0:{rows}, 0:5], "
+                                      f"the workflow file declares int32[variable, 4]"])
     raises(xfer.InvalidArgumentError, ch.put, "g", np.zeros((2, 4), np.int32),
            start=(rows - 1, 0), shape=(rows, 4),
            contains=[f"dataset g: block start {rows - 1} count 2 in dimension 0 exceeds its "
@@ -194,7 +195,7 @@ def send(wf, ch, args):
     for s in range(STEPS):
         check(ch.begin_step() == xfer.StepStatus.OK, f"step {s} did not begin")
         if s == 0:
-            bad_puts(ch)
+            bad_puts(ch, me)
         if s == 1:
             refusals(ch, me, size, wf.component)
         put_g(ch, s, size, me, corrupt=args.corrupt and me == 0 and s == 3)

@@ -205,7 +205,8 @@ components:
 channels:
   - {name: c, from: a, to: b, transport: ${tp}${keep},
      datasets: [{name: p, type: float32, dims: [joined, 3], max_rows: 10},
-                {name: x, type: int32, dims: [4]}]}
+                {name: x, type: int32, dims: [4]},
+                {name: r, type: {a: int32, b: float64}, dims: [joined]}]}
 ")
   foreach(mode errors empty)
     set(arg "")
@@ -249,14 +250,15 @@ if(TARGET xfer_hdf5)
   list(APPEND VR_TRANSPORTS file)
 endif()
 
-# vr_workflow(<file> <transport> <p> <q> <half|full> <rotation>): components a (p ranks) and b
-# (q ranks); channel whole (selection: all, which the stream carries by its allgatherv plan):
+# vr_workflow(<file> <transport> <p> <q> <half|full> <rotation> [ARGS text]): components a (p
+# ranks) and b (q ranks), running xfer-synth with ARGS appended to its cmd; channel whole (selection: all, which the stream carries by its allgatherv plan):
 # [variable, 4] and [variable] beside a fixed dataset; channel parts (point to point): [variable,
 # variable], [variable, 4], [8, variable] and [variable, 2, 3] under rows, block, user and columns,
 # rotated by <rotation> so that the runs give each shape each selection. Full duplex adds a
 # variable dataset from b to each channel.
 set(VR_SELECTIONS rows block user columns)
 function(vr_workflow file tp p q duplex rot)
+  cmake_parse_arguments(W "" "ARGS" "" ${ARGN})
   foreach(k RANGE 3)
     math(EXPR at "(${k} + ${rot}) % 4")
     list(GET VR_SELECTIONS ${at} sel${k})
@@ -270,7 +272,7 @@ function(vr_workflow file tp p q duplex rot)
       - {name: back, type: int16, dims: [variable, 3], from: b, selection: ${sel1}}")
   endif()
   jn_keep(keep ${tp})
-  jn_head(head rt_variable_synth ${p} ${q} "xfer-synth")
+  jn_head(head rt_variable_synth ${p} ${q} "xfer-synth${W_ARGS}")
   file(WRITE ${file} "${head}
   - name: whole
     from: a
@@ -297,17 +299,18 @@ function(vr_workflow file tp p q duplex rot)
 ")
 endfunction()
 
-# rec_workflow(<file> <transport> <p> <q> <half|full> <selection>): records in a joined, a fixed
-# and a variable dataset (padding inside and at the end of each); full duplex adds a variable one
-# from b.
+# rec_workflow(<file> <transport> <p> <q> <half|full> <selection> [ARGS text]): records in a
+# joined, a fixed and a variable dataset (padding inside and at the end of each); full duplex adds
+# a variable one from b. ARGS: appended to xfer-synth's cmd.
 function(rec_workflow file tp p q duplex sel)
+  cmake_parse_arguments(W "" "ARGS" "" ${ARGN})
   set(back "")
   if(duplex STREQUAL "full")
     set(back "
       - {name: back, type: {k: int16, t: [float64, 2]}, dims: [variable], from: b}")
   endif()
   jn_keep(keep ${tp})
-  jn_head(head rt_records ${p} ${q} "xfer-synth")
+  jn_head(head rt_records ${p} ${q} "xfer-synth${W_ARGS}")
   file(WRITE ${file} "${head}
   - name: c
     from: a
@@ -399,6 +402,22 @@ foreach(tp IN LISTS VR_TRANSPORTS)
     jn_cmd(cmd ${tp} records.${name} ${f} NP ${p} ${q} ARGS --steps 6 --seed ${seed})
     rt_test(records.${tp}.${name} COMMAND ${cmd})
   endforeach()
+
+  # separate launches through xfer-run, full duplex, as joined.<tp>.separate above (files need no
+  # MPI connection; the stream only where the MPI connects jobs): variable shapes (every
+  # selection), and records in joined, fixed and variable datasets
+  if(TARGET xfer-run AND (tp STREQUAL "file" OR RT_SEPARATE))
+    set(f ${JN_DIR}/${tp}-variable-separate.yaml)
+    vr_workflow(${f} ${tp} 3 2 full 1 ARGS ", --steps, \"6\", --seed, \"7901\"")
+    rt_test(variable.${tp}.separate.full.p3q2.seed7901
+            COMMAND $<TARGET_FILE:xfer-run> --launch separate ${f}
+            ENV ${RT_SEP_ENV} XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/variable-separate)
+    set(f ${JN_DIR}/${tp}-records-separate.yaml)
+    rec_workflow(${f} ${tp} 2 3 full rows ARGS ", --steps, \"6\", --seed, \"7902\"")
+    rt_test(records.${tp}.separate.full.rows.p2q3.seed7902
+            COMMAND $<TARGET_FILE:xfer-run> --launch separate ${f}
+            ENV ${RT_SEP_ENV} XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/records-separate)
+  endif()
 endforeach()
 
 # Variable shapes (dims entries `variable`), both transports: shapes that grow and shrink (0 rows

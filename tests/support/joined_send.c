@@ -5,9 +5,9 @@
  * Puts, every step, whichever of joined.py's datasets the channel declares: p (float64
  * [joined, 3]), ids (int32 [joined]), parts (a struct particle array, [joined]) and grid (the
  * same struct, [7], this rank's rows of it), with joined.py's rows and values, written out
- * again here. The struct's layout is given with each put (xfer_dataset_desc_t.record, from
- * xfer_record_layout), which libxfer checks against the workflow file; the receiver (joined.py)
- * checks every field of every row.
+ * again in joined_pattern.h. The struct's layout is given with each put
+ * (xfer_dataset_desc_t.record, from xfer_record_layout), which libxfer checks against the workflow
+ * file; the receiver (joined.py) checks every field of every row.
  *
  *   joined_send [--steps N]       (XFER_CONFIG names the workflow file; the channel is "c")
  */
@@ -18,14 +18,7 @@
 
 #include <xfer/xfer.h>
 
-#define GRID 7
-
-struct particle {
-    int64_t id;
-    double pos[3];
-    float q;
-    int8_t kind;
-};
+#include "joined_pattern.h"
 
 static int me = -1;
 
@@ -33,28 +26,6 @@ static void die(const char *what)
 {
     fprintf(stderr, "joined_send: rank %d: %s: %s\n", me, what, xfer_last_error());
     MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-/* joined.py's rows_of */
-static uint64_t rows_of(int rank, int step, int nsenders)
-{
-    switch (step % 4) {
-    case 2:
-        return 0;
-    case 1:
-        return rank == nsenders - 1 ? 9 : 0;
-    default:
-        return (uint64_t) ((rank * 5 + step * 3) % 4);
-    }
-}
-
-static uint64_t first_row(int rank, int step, int nsenders)
-{
-    uint64_t f = 0;
-    int r;
-    for (r = 0; r < rank; r++)
-        f += rows_of(r, step, nsenders);
-    return f;
 }
 
 static int has(const xfer_cfg_channel_t *c, const char *name)
@@ -97,42 +68,28 @@ int main(int argc, char **argv)
         die("the record's layout is not struct particle's");
 
     for (s = 0; s < steps; s++) {
-        const uint64_t kp = rows_of(me, s, size), fp = first_row(me, s, size);
-        const uint64_t ki = rows_of(me, s + 1, size), fi = first_row(me, s + 1, size);
-        const uint64_t kr = rows_of(me, s + 2, size), fr = first_row(me, s + 2, size);
+        const uint64_t kp = jp_rows_of(me, s, size), fp = jp_first_row(me, s, size);
+        const uint64_t ki = jp_rows_of(me, s + 1, size), fi = jp_first_row(me, s + 1, size);
+        const uint64_t kr = jp_rows_of(me, s + 2, size), fr = jp_first_row(me, s + 2, size);
         double *p = calloc(3 * kp + 1, sizeof(*p));
         int32_t *ids = calloc(ki + 1, sizeof(*ids));
-        struct particle *parts = calloc(kr + 1, sizeof(*parts)), grid[GRID];
+        struct particle *parts = calloc(kr + 1, sizeof(*parts)), grid[JP_GRID];
         uint64_t g0, gc, i;
         int k;
         if (!p || !ids || !parts)
             die("out of memory");
         for (i = 0; i < kp; i++)
             for (k = 0; k < 3; k++)
-                p[3 * i + k] = s * 1000.0 + (double) (fp + i) * 3.0 + k + 0.5;
+                p[3 * i + k] = jp_p(s, fp + i, k);
         for (i = 0; i < ki; i++)
-            ids[i] = (int32_t) (s * 100000 + (int64_t) (fi + i));
-        for (i = 0; i < kr; i++) {
-            const int64_t id = s * 100000 + (int64_t) (fr + i);
-            parts[i].id = id;
-            parts[i].pos[0] = (double) id * 0.5;
-            parts[i].pos[1] = -(double) id;
-            parts[i].pos[2] = (double) id + 0.25;
-            parts[i].q = (float) (s + (double) (fr + i) / 4.0);
-            parts[i].kind = (int8_t) (id % 251 - 125);
-        }
-        if (xfer_decompose(XFER_SELECT_ROWS, 1, (const uint64_t[]){GRID}, size, me, &g0, &gc))
+            ids[i] = jp_id(s, fi + i);
+        for (i = 0; i < kr; i++)
+            parts[i] = jp_part(s, fr + i);
+        if (xfer_decompose(XFER_SELECT_ROWS, 1, (const uint64_t[]){JP_GRID}, size, me, &g0, &gc))
             die("xfer_decompose");
         memset(grid, 0, sizeof(grid));
-        for (i = 0; i < gc; i++) {
-            const int64_t g = (int64_t) (g0 + i);
-            grid[i].id = s * 10 + g;
-            grid[i].pos[0] = (double) g;
-            grid[i].pos[1] = (double) s;
-            grid[i].pos[2] = (double) (g * s);
-            grid[i].q = (float) ((double) g / 2.0);
-            grid[i].kind = (int8_t) (g - 3);
-        }
+        for (i = 0; i < gc; i++)
+            grid[i] = jp_grid(s, g0 + i);
         {
             xfer_dataset_desc_t dp = {.name = "p",
                                       .type = XFER_TYPE_FLOAT64,
@@ -149,7 +106,7 @@ int main(int argc, char **argv)
             xfer_dataset_desc_t dg = {.name = "grid",
                                       .type = XFER_TYPE_RECORD,
                                       .ndims = 1,
-                                      .dims = {GRID},
+                                      .dims = {JP_GRID},
                                       .start = {g0},
                                       .count = {gc},
                                       .record = &rec};

@@ -11,7 +11,7 @@
  * its selection into a buffer of exactly that size (or, with --bind, the buffer bound to it when
  * the selection fits there), compares every value (a record field by field), and a hyperslab
  * inside it. Once per run a get into a buffer one byte too small must fail with
- * XFER_ERR_INVALID_ARG and leave it untouched. */
+ * XFER_ERR_INVALID_ARG, naming the step, the rank and both sizes, and leave it untouched. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
@@ -118,20 +118,26 @@ void synth_same_u64(int i, uint64_t s, const char *what, int n, const uint64_t *
 }
 
 /* Once per run: a get into a buffer one byte smaller than the selection fails with
- * XFER_ERR_INVALID_ARG and writes nothing. */
-static void too_small_get(int i, const xfer_cfg_dataset_t *d, size_t bytes)
+ * XFER_ERR_INVALID_ARG, in words naming step @p s, the rank and both sizes, and writes
+ * nothing. */
+static void too_small_get(int i, const xfer_cfg_dataset_t *d, uint64_t s, size_t bytes)
 {
     unsigned char *t = synth_data_alloc(cfg->channels[i].name, d, bytes, 0, "a get too small");
+    char w[256];
     xfer_status_t st;
     size_t k;
     memset(t, 0xa5, bytes + 1);
+    snprintf(w, sizeof(w),
+             "channel %s: dataset %s: step %" PRIu64 ": the buffer holds %zu bytes, rank %d's "
+             "selection needs %zu",
+             cfg->channels[i].name, d->name, s, bytes - 1, crank, bytes);
     st = xfer_get(chs[i].h, d->name, t, bytes - 1, NULL);
-    if (st != XFER_ERR_INVALID_ARG || !strstr(xfer_last_error(), "the buffer holds")) {
+    if (st != XFER_ERR_INVALID_ARG || !strstr(xfer_last_error(), w)) {
         chs[i].end = END_WRONG;
         FAIL("channel %s dataset %s: a get into %zu bytes, for a selection of %zu: %s: %s "
-             "(expected XFER_ERR_INVALID_ARG: the buffer holds ...)",
+             "(expected XFER_ERR_INVALID_ARG: %s)",
              cfg->channels[i].name, d->name, bytes - 1, bytes, xfer_status_name(st),
-             xfer_last_error());
+             xfer_last_error(), w);
     }
     for (k = 0; k <= bytes; k++)
         if (t[k] != 0xa5) {
@@ -180,7 +186,7 @@ int synth_shape_get(int i, int j, uint64_t s, const uint64_t *dims, size_t cap,
 
     bytes = synth_box_bytes(cn, d, ecount);
     if (!small_checked && bytes > 0)
-        too_small_get(i, d, bytes);
+        too_small_get(i, d, s, bytes);
     in_bound = o.bind && bytes <= cap;
     got = in_bound ? bnd[BND(i, j, s)] : synth_data_alloc(cn, d, bytes, 0, "its selection");
     if (!in_bound)

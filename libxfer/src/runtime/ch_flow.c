@@ -537,3 +537,17 @@ uint64_t xfer_ch_step_label(xfer_channel_t *ch, uint64_t s)
     f->label_set = 1;
     return f->label;
 }
+
+uint64_t xfer_ch_step_now(const xfer_channel_t *ch)
+{
+    xfer_channel_t *c = (xfer_channel_t *) ch; /* (the label is cached on the channel) */
+    /* under a flow policy the application's step; a receiver's step that arrived, its
+     * sender's number (the step after the last one before it arrives) */
+    if (ch->flow.on)
+        return ch->flow.app;
+    if (ch->ops->has(c, ch->cur))
+        return xfer_ch_step_label(c, ch->cur);
+    if (ch->cur > 0 && ch->flow.label_set)
+        return ch->flow.label + 1;
+    return ch->cur;
+}

@@ -60,9 +60,10 @@ xfer_status_t xfer_ch_get_check(xfer_channel_t *ch, const char *dataset, const u
     *bytes = v * ds->esize;
     if (*bytes > bufsize || (v > 0 && !buf))
         return XFER_ERR(XFER_ERR_INVALID_ARG,
-                        "channel %s: dataset %s: the buffer holds %zu bytes, the selection needs "
-                        "%llu",
-                        ch->cfg->name, dataset, buf ? bufsize : 0, (unsigned long long) *bytes);
+                        "channel %s: dataset %s: step %llu: the buffer holds %zu bytes, rank %d's "
+                        "selection needs %llu",
+                        ch->cfg->name, dataset, (unsigned long long) xfer_ch_step_now(ch),
+                        buf ? bufsize : 0, ch->me, (unsigned long long) *bytes);
     *out = ds;
     return XFER_SUCCESS;
 out_err:

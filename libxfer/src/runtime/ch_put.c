@@ -18,18 +18,20 @@ static xfer_status_t record_check(const xfer_channel_t *ch, const xfer_rt_dset_t
         if (!b->name || strcmp(a->name, b->name) != 0 || a->type != b->type ||
             a->count != b->count || a->offset != b->offset)
             return XFER_ERR(XFER_ERR_MISMATCH,
-                            "channel %s: dataset %s: field %d of rank %d's record is %s %s[%u] at "
-                            "offset %zu, the workflow file declares %s %s[%u] at offset %zu",
-                            ch->cfg->name, ds->cfg->name, i, ch->me, b->name ? b->name : "(null)",
-                            xfer_type_name(b->type), (unsigned) b->count, b->offset, a->name,
-                            xfer_type_name(a->type), (unsigned) a->count, a->offset);
+                            "channel %s: dataset %s: step %llu: field %d of rank %d's record is "
+                            "%s %s[%u] at offset %zu, the workflow file declares %s %s[%u] at "
+                            "offset %zu",
+                            ch->cfg->name, ds->cfg->name, (unsigned long long) xfer_ch_step_now(ch),
+                            i, ch->me, b->name ? b->name : "(null)", xfer_type_name(b->type),
+                            (unsigned) b->count, b->offset, a->name, xfer_type_name(a->type),
+                            (unsigned) a->count, a->offset);
     }
     if (want->nfields != got->nfields || want->size != got->size)
         return XFER_ERR(XFER_ERR_MISMATCH,
-                        "channel %s: dataset %s: rank %d's record has %d fields in %zu bytes, the "
-                        "workflow file declares %d fields in %zu bytes",
-                        ch->cfg->name, ds->cfg->name, ch->me, got->nfields, got->size,
-                        want->nfields, want->size);
+                        "channel %s: dataset %s: step %llu: rank %d's record has %d fields in %zu "
+                        "bytes, the workflow file declares %d fields in %zu bytes",
+                        ch->cfg->name, ds->cfg->name, (unsigned long long) xfer_ch_step_now(ch),
+                        ch->me, got->nfields, got->size, want->nfields, want->size);
     return XFER_SUCCESS;
 }
 
@@ -81,10 +83,11 @@ static xfer_status_t joined_put_check(xfer_channel_t *ch, const xfer_dataset_des
         else
             snprintf(got, sizeof(got), "(%d dimensions)", d->ndims);
         return XFER_ERR(XFER_ERR_MISMATCH,
-                        "channel %s: dataset %s is %s%s in the workflow file, the put says %s%s "
-                        "(a joined put leaves dims[0] 0, or gives this rank's rows there)",
-                        ch->cfg->name, d->name, xfer_type_name(c->type), want,
-                        xfer_type_name(d->type), got);
+                        "channel %s: dataset %s: step %llu: rank %d puts %s%s, the workflow file "
+                        "declares %s%s (a joined put leaves dims[0] 0, or gives this rank's rows "
+                        "there)",
+                        ch->cfg->name, d->name, (unsigned long long) xfer_ch_step_now(ch), ch->me,
+                        xfer_type_name(d->type), got, xfer_type_name(c->type), want);
     }
     for (i = 0; i < d->ndims; i++)
         if (d->start[i] != 0)
@@ -92,7 +95,7 @@ static xfer_status_t joined_put_check(xfer_channel_t *ch, const xfer_dataset_des
                             "channel %s: dataset %s is joined: a put gives rank %d's rows as "
                             "count[0] and no start, but start[%d] is %llu in step %llu",
                             ch->cfg->name, d->name, ch->me, i, (unsigned long long) d->start[i],
-                            (unsigned long long) ch->cur);
+                            (unsigned long long) xfer_ch_step_now(ch));
     for (i = 1; i < d->ndims; i++)
         if (d->count[i] != c->dims[i]) {
             uint64_t z[XFER_MAX_DIMS] = {0};
@@ -101,8 +104,8 @@ static xfer_status_t joined_put_check(xfer_channel_t *ch, const xfer_dataset_des
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s is joined: each row is %s, but rank %d's "
                             "rows in step %llu are %s",
-                            ch->cfg->name, d->name, want, ch->me, (unsigned long long) ch->cur,
-                            got);
+                            ch->cfg->name, d->name, want, ch->me,
+                            (unsigned long long) xfer_ch_step_now(ch), got);
         }
     return XFER_SUCCESS;
 }
@@ -146,9 +149,10 @@ xfer_status_t xfer_ch_put_check(xfer_channel_t *ch, const xfer_dataset_desc_t *d
         else
             snprintf(got, sizeof(got), "(%d dimensions)", d->ndims);
         return XFER_ERR(XFER_ERR_MISMATCH,
-                        "channel %s: dataset %s is %s%s in the workflow file, the put says %s%s",
-                        ch->cfg->name, d->name, xfer_type_name(ds->cfg->type), want,
-                        xfer_type_name(d->type), got);
+                        "channel %s: dataset %s: step %llu: rank %d puts %s%s, the workflow file "
+                        "declares %s%s",
+                        ch->cfg->name, d->name, (unsigned long long) xfer_ch_step_now(ch), ch->me,
+                        xfer_type_name(d->type), got, xfer_type_name(ds->cfg->type), want);
     }
     for (i = 0; i < d->ndims; i++)
         if (!(i == 0 && ds->cfg->joined) &&

@@ -234,16 +234,7 @@ xfer_status_t xfer_channel_step(const xfer_channel_t *ch, uint64_t *step)
 {
     if (!ch || !step)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or output is NULL");
-    /* the sender's numbers: under a flow policy the application's step; a receiver's step
-     * that arrived, its sender's number (the step after the last one before it arrives) */
-    if (ch->flow.on)
-        *step = ch->flow.app;
-    else if (ch->ops->has((xfer_channel_t *) ch, ch->cur))
-        *step = xfer_ch_step_label((xfer_channel_t *) ch, ch->cur);
-    else if (ch->cur > 0 && ch->flow.label_set)
-        *step = ch->flow.label + 1;
-    else
-        *step = ch->cur;
+    *step = xfer_ch_step_now(ch);
     return xfer_done(XFER_SUCCESS);
 }
 

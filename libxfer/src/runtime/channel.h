@@ -275,6 +275,9 @@ void xfer_ch_flow_report(xfer_channel_t *ch, int force);
  * xfer.step attribute, or @p s itself when it has none (no policy). A sending side under a
  * policy: the application's step. */
 uint64_t xfer_ch_step_label(xfer_channel_t *ch, uint64_t s);
+/* The step the next put or get of @p ch belongs to, in the sender's numbers (xfer_channel_step):
+ * the step an error of a put or a get names. */
+uint64_t xfer_ch_step_now(const xfer_channel_t *ch);
 
 /* The hidden attribute that carries the sender's step number (ch_flow.c), and the room its
  * record takes beyond attributes_bytes in every step (ch_attr.c's record of a uint64). */

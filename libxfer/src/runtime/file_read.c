@@ -262,9 +262,10 @@ xfer_status_t xfer_file_read_step(xfer_channel_t *ch, uint64_t step, int *found)
         if (d->bound && (d->bound_size >= bytes || !d->dyn)) {
             if (d->bound_size < bytes) {
                 st = XFER_ERR(XFER_ERR_INVALID_ARG,
-                              "channel %s: dataset %s: the buffer bound on rank %d holds %zu "
-                              "bytes, the rank's selection needs %zu",
-                              ch->cfg->name, d->cfg->name, ch->me, d->bound_size, bytes);
+                              "channel %s: dataset %s: step %llu: the buffer bound on rank %d "
+                              "holds %zu bytes, the rank's selection needs %zu",
+                              ch->cfg->name, d->cfg->name, (unsigned long long) step, ch->me,
+                              d->bound_size, bytes);
                 goto out;
             }
             dst = d->bound;
