@@ -171,17 +171,20 @@ static int all_taken(xfer_channel_t *ch)
 }
 
 /* Side @p k's rank @p r's bytes of its dataset @p j in the step, padded (a per_step dataset's
- * blocks one after the other, each padded: its entry says). */
+ * blocks one after the other, each padded: its entry says), but for a side's only dataset:
+ * nothing follows it, and a joined one's rows then land concatenated in rank order. */
 static size_t block_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r, int j)
 {
     const xfer_rt_dset_t *d = dset_at(ch, k, j);
     uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS];
+    size_t b;
     if (per_step(d)) {
         const uint64_t *x = entry_at(ch, js->tab[k], k, r, j);
         return x[0] ? (size_t) x[2] : 0;
     }
     xfer_ch_jblock(ch, js, k, j, r, bs, bc);
-    return PAD8((size_t) xfer_ch_volume(d->cfg->ndims, bc) * d->esize);
+    b = (size_t) xfer_ch_volume(d->cfg->ndims, bc) * d->esize;
+    return ch->jn->nj[k] == 1 ? b : PAD8(b);
 }
 
 /* Side @p k's rank @p r's bytes in the plan: its block of each dataset, one after the other. */
