@@ -571,3 +571,54 @@ rt_mpmd(cmd ${f} NP 4 2 ARGS --steps 12 --seed 5
 rt_pass_test(joined.stream.reselect.p4q2 COMMAND ${cmd}
              EXPECT "group 1 rank 0: bytes [0-9]+\\|0 -> relay \\(was [a-z_]+\\).*group 1 rank 0: bytes [0-9]+\\|0 -> [a-z_]+ \\(was relay\\)"
              REJECT "point to point from now on")
+
+# The same plans receiving into bound buffers (one joined dataset per side: the plan's output is
+# the rows in rank order, docs/runtime.md, "Zero copy: bound buffers"): staged on virtual nodes
+# in full duplex, a second buffer bound for every other step; auto choosing again at every
+# recount, relay among its choices. Steps the buffer holds land there (xfer-synth: no copy out),
+# the others are copied; never point to point.
+set(f ${JN_DIR}/stream-hier-one-full.yaml)
+file(WRITE ${f} "workflow: rt_joined_hier_bind
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 3, cmd: [xfer-synth]}
+  - {name: b, nprocs: 5, cmd: [xfer-synth]}
+channels:
+  - name: c
+    from: a
+    to: b
+    duplex: full
+    selection: all
+    hierarchical: {enabled: true}
+    max_in_flight_steps: 2
+    datasets:
+      - {name: parts, type: float32, dims: [joined, 3], max_rows: 64}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: back, type: int16, dims: [joined, 2, 2], from: b, max_rows: 100}
+      - {name: steer, type: float64, dims: [4], from: b}
+")
+rt_mpmd(cmd ${f} NP 3 5 ARGS --steps 10 --seed 18 --bind-alternate
+        ENV XFER_NODE_SIZE=2 XFER_TRACE=1)
+rt_pass_test(joined.stream.hier.bind_alternate.one.full.p3q5 COMMAND ${cmd}
+             EXPECT "b: joined or variable: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\).*channel c at a: joined and variable datasets by hier:[a-z_]+"
+             REJECT "point to point")
+set(f ${JN_DIR}/stream-reselect-one.yaml)
+file(WRITE ${f} "workflow: rt_joined_reselect_bind
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 4, cmd: [xfer-synth]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth]}
+channels:
+  - name: c
+    from: a
+    to: b
+    selection: all
+    max_in_flight_steps: 2
+    datasets:
+      - {name: wide, type: float64, dims: [joined, 4096]}
+")
+rt_mpmd(cmd ${f} NP 4 2 ARGS --steps 12 --seed 5 --bind
+        ENV XFER_TRACE=2 XFER_ALPHA=1.8e-5 XFER_BETA=4e-8)
+rt_pass_test(joined.stream.reselect.bind.one.p4q2 COMMAND ${cmd}
+             EXPECT "b: joined or variable: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\).*group 1 rank 0: bytes [0-9]+\\|0 -> relay \\(was [a-z_]+\\)"
+             REJECT "point to point")
