@@ -28,7 +28,7 @@ puts come from the aligned dtype, from a dtype of the same layout with its field
 another order, and from a list of tuples.
 
   --steps N      steps (8)
-  --bind         receiver: bind a 6-row array to p (file transport): whole rows, or under user
+  --bind         receiver: bind a 6-row array to p: whole rows, or under user
                  with 2 receiving ranks rows of the declared box's columns (rank 1's 2); get
                  returns a view of its first elements when the step's selection fits, a new
                  array when not; rows of 4 are refused

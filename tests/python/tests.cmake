@@ -155,7 +155,8 @@ endforeach()
 # A joined dataset's rows change every step (zeros, one rank holding every row, none), under
 # selection all and rows, P x Q 2x3 and 3x2, and user (joined.py's BOXES: boxes past the step's
 # rows, overlapping, empty, of some columns, every row) in both; records joined and fixed,
-# Python -> Python, C -> Python and (all and rows) Python -> C; over both transports.
+# Python -> Python (the receivers with a bound array), C -> Python and (all and rows) Python -> C;
+# over both transports.
 set(PJ ${PY} ${PY_SRC}/joined.py)
 set(CJ $<TARGET_FILE:joined_send>)
 set(CJR $<TARGET_FILE:joined_recv>)
@@ -171,11 +172,7 @@ foreach(tr IN LISTS _joined_transports)
     set(yaml ${PY_DIR}/joined-${tr}-${sel}-p${p}q${q}.yaml)
     xfer_joined_workflow(${yaml} ${p} ${q} ${sel} ${tr})
     set(name joined.py_to_py.${tr}.${sel}.p${p}q${q})
-    set(bind "")
-    if(tr STREQUAL "file")
-      set(bind --bind)
-    endif()
-    py_mpmd(cmd ${yaml} ${p} ${q} A ${PJ} B ${PJ} ${bind})
+    py_mpmd(cmd ${yaml} ${p} ${q} A ${PJ} B ${PJ} --bind)
     py_test(${name} COMMAND ${cmd} ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-${name})
     set(name joined.c_to_py.${tr}.${sel}.p${p}q${q})
     py_mpmd(cmd ${yaml} ${p} ${q} A ${CJ} B ${PJ})
@@ -209,11 +206,7 @@ foreach(tr IN LISTS XFER_VARIABLE_TRANSPORTS)
     set(yaml ${PY_DIR}/variable-${tr}-p${p}q${q}.yaml)
     xfer_variable_workflow(${yaml} ${p} ${q} ${tr})
     set(name variable.py_to_py.${tr}.p${p}q${q})
-    set(bind "")
-    if(tr STREQUAL "file")
-      set(bind --bind)
-    endif()
-    py_mpmd(cmd ${yaml} ${p} ${q} A ${PV} B ${PV} ${bind})
+    py_mpmd(cmd ${yaml} ${p} ${q} A ${PV} B ${PV} --bind)
     py_test(${name} COMMAND ${cmd} ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-${name})
   endforeach()
   # Negative control: one value of g changed in step 3 is caught.

@@ -28,9 +28,9 @@ receiving rank checks Channel.datasets, that its selection is not known before a
 get_shape (its mode over the step's shape, xfer.decompose), selection() once the step is there,
 get into a new and a given array, a wrong output shape, and a box inside its selection.
 
-  --bind         receiver: bind arrays to g (16 x 4) and y (2) (file transport): get returns a
-                 view of their first elements when the step's selection fits, a new array when
-                 not; an array of another rank is refused
+  --bind         receiver: bind arrays to g (16 x 4) and y (2): get returns a view of their
+                 first elements when the step's selection fits, a new array when not; an array
+                 of another rank is refused
   --corrupt      sender rank 0 changes one value of g in step 3: the receiver must fail
 """
 import argparse

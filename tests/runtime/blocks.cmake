@@ -82,6 +82,13 @@ bk_test(step.all.p3q2 ${RT_DIR}/blocks-step-3x2-all.yaml NP 3 2
 bk_test(step.rows.zero.full.p3q2 ${RT_DIR}/blocks-step-3x2-rows-full.yaml NP 3 2
         ARGS --steps 5 --blocks 2x2 --move --decomp empty
         ARGS1 --steps 5 --blocks 1x3 --move --decomp empty)
+# blocks: per_step in bound buffers (one block per rank): sent from the caller's, received into
+# the receiver's, nothing copied in or out (xfer-synth checks both); a second buffer, wiped,
+# bound for every other step in full duplex
+bk_test(bind.step.all.p3q2 ${RT_DIR}/blocks-step-3x2-all.yaml NP 3 2 ARGS --steps 4 --bind
+        EXPECT "a: channel c: [0-9]+ steps, [0-9]+ bytes sent, [0-9]+ received, 0 copied in, [0-9]+ copied out")
+bk_test(bind_alternate.step.rows.full.p3q2 ${RT_DIR}/blocks-step-3x2-rows-full.yaml NP 3 2
+        ARGS --steps 4 --bind-alternate --decomp uneven)
 
 # refusals, each followed by the step put right: a put over a block of the same step, both
 # named; a hole and an overlap across ranks at the first step's commit (blocks: fixed) and at

@@ -38,12 +38,13 @@ function(jn_keep out tp)
   endif()
 endfunction()
 
-# jn_workflow(<file> <transport> <p> <q> <half|full> <selection> [MAX_ROWS n] [ARGS text]):
-# components a (p ranks) and b (q ranks), channel c: two joined datasets (parts: rows of 3;
-# ids: 1-D) beside a fixed one (plane); full duplex adds a joined and a fixed one from b. parts'
-# max_rows is the most rows xfer-synth ever puts in a step (10 per sender) unless MAX_ROWS.
+# jn_workflow(<file> <transport> <p> <q> <half|full> <selection> [MAX_ROWS n] [ARGS text]
+# [ONE]): components a (p ranks) and b (q ranks), channel c: two joined datasets (parts: rows of
+# 3; ids: 1-D; ONE: parts alone) beside a fixed one (plane); full duplex adds a joined and a
+# fixed one from b. parts' max_rows is the most rows xfer-synth ever puts in a step (10 per
+# sender) unless MAX_ROWS.
 function(jn_workflow file tp p q duplex sel)
-  cmake_parse_arguments(W "" "MAX_ROWS;ARGS" "" ${ARGN})
+  cmake_parse_arguments(W "ONE" "MAX_ROWS;ARGS" "" ${ARGN})
   math(EXPR max "10 * ${p}")
   if(W_MAX_ROWS)
     set(max ${W_MAX_ROWS})
@@ -53,6 +54,11 @@ function(jn_workflow file tp p q duplex sel)
     set(back "
       - {name: back, type: int16, dims: [joined, 2, 2], from: b}
       - {name: steer, type: float64, dims: [4], from: b}")
+  endif()
+  set(ids "
+      - {name: ids, type: int64, dims: [joined]}")
+  if(W_ONE)
+    set(ids "")
   endif()
   jn_keep(keep ${tp})
   jn_head(head rt_joined ${p} ${q} "xfer-synth${W_ARGS}")
@@ -66,20 +72,20 @@ function(jn_workflow file tp p q duplex sel)
     max_in_flight_steps: 2
     datasets:
       - {name: parts, type: float32, dims: [joined, 3], max_rows: ${max}}
-      - {name: plane, type: int32, dims: [13, 9]}
-      - {name: ids, type: int64, dims: [joined]}${back}
+      - {name: plane, type: int32, dims: [13, 9]}${ids}${back}
 ")
 endfunction()
 
-# jn_cmd(<out> <tp> <name> <cfg> NP p q ARGS ...): rt_mpmd with the step files in a directory
-# of the test's own
+# jn_cmd(<out> <tp> <name> <cfg> NP p q ARGS ... [ENV ...]): rt_mpmd with the step files in a
+# directory of the test's own
 function(jn_cmd out tp name cfg)
-  cmake_parse_arguments(J "" "" "NP;ARGS;ARGS1" ${ARGN})
+  cmake_parse_arguments(J "" "" "NP;ARGS;ARGS1;ENV" ${ARGN})
   set(a1 "")
   if(J_ARGS1)
     set(a1 ARGS1 ${J_ARGS1})
   endif()
-  rt_mpmd(cmd ${cfg} NP ${J_NP} ARGS ${J_ARGS} ${a1} ENV XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/${name})
+  rt_mpmd(cmd ${cfg} NP ${J_NP} ARGS ${J_ARGS} ${a1}
+          ENV XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/${name} ${J_ENV})
   set(${out} ${cmd} PARENT_SCOPE)
 endfunction()
 
@@ -165,19 +171,46 @@ foreach(tp IN LISTS RT_JOINED_TRANSPORTS)
          ARGS --steps 8 --seed 72 --put-order twice ${empty})
   rt_test(joined.${tp}.put_twice.p3q2.seed72 COMMAND ${cmd})
 
-  # bound buffers (the file transport's; the stream copies joined rows, and refuses a binding):
-  # senders put from theirs; a receiver's holds a typical step, so some steps' selections land
-  # there (xfer_get copies nothing) and larger ones in the library's buffer (xfer_get copies
-  # them out): both must happen
-  if(tp STREQUAL "file")
-    set(both "b: joined or variable: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\)")
-    jn_cmd(cmd ${tp} bind.p2q3 ${JN_DIR}/${tp}-p2q3-half-all.yaml NP 2 3
-           ARGS --steps 8 --seed 81 --bind ${empty})
-    rt_pass_test(joined.${tp}.bind.all.p2q3.seed81 COMMAND ${cmd} EXPECT "${both}")
-    jn_cmd(cmd ${tp} bind_alt.p3q2 ${JN_DIR}/${tp}-p3q2-full-rows.yaml NP 3 2
-           ARGS --steps 8 --seed 82 --bind-alternate ${empty})
-    rt_test(joined.${tp}.bind_alternate.full.p3q2.seed82 COMMAND ${cmd})
+  # bound buffers: senders put from theirs (sent or written from there: nothing copied in); a
+  # receiver's holds a typical step, so some steps' selections land there (xfer_get copies
+  # nothing, which xfer-synth checks with xfer_channel_stats) and larger ones in the library's
+  # buffer (xfer_get copies them out): both must happen. --bind-alternate binds a second
+  # buffer, wiped, for every other step during the step before it. Over the stream, with two
+  # joined datasets from a, the rows go point to point (the trace says why); with one per side
+  # (ONE) the allgatherv plan lands them in the bound buffer (and never goes point to point).
+  set(both "b: joined or variable: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\)")
+  set(copied_in "[ab]: channel c: [0-9]+ steps, [0-9]+ bytes sent, [0-9]+ received, [1-9][0-9]* copied in")
+  set(p2p "")
+  set(plan "")
+  set(trace "")
+  if(tp STREQUAL "stream") # (the trace is on stderr, after xfer-synth's lines)
+    set(p2p ".*channel c at [ab]: a bound buffer: joined and variable datasets go point to point")
+    set(plan "|point to point")
+    set(trace XFER_TRACE=1)
   endif()
+  jn_cmd(cmd ${tp} bind.p2q3 ${JN_DIR}/${tp}-p2q3-half-all.yaml NP 2 3
+         ARGS --steps 8 --seed 81 --bind ${empty} ENV ${trace})
+  rt_pass_test(joined.${tp}.bind.all.p2q3.seed81 COMMAND ${cmd} EXPECT "${both}${p2p}"
+               REJECT "${copied_in}")
+  jn_cmd(cmd ${tp} bind_alt.p3q2 ${JN_DIR}/${tp}-p3q2-full-rows.yaml NP 3 2
+         ARGS --steps 8 --seed 82 --bind-alternate ${empty})
+  rt_pass_test(joined.${tp}.bind_alternate.full.p3q2.seed82 COMMAND ${cmd}
+               EXPECT "b: joined or variable: [1-9][0-9]* gets from the bound buffer"
+               REJECT "${copied_in}")
+  jn_cmd(cmd ${tp} bind_alt.user.p2q3 ${JN_DIR}/${tp}-p2q3-half-user.yaml NP 2 3
+         ARGS --steps 8 --seed 83 --bind-alternate ${empty})
+  rt_pass_test(joined.${tp}.bind_alternate.user.p2q3.seed83 COMMAND ${cmd} EXPECT "${both}"
+               REJECT "${copied_in}")
+  jn_workflow(${JN_DIR}/${tp}-p3q2-half-all-one.yaml ${tp} 3 2 half all ONE)
+  jn_cmd(cmd ${tp} bind.one.p3q2 ${JN_DIR}/${tp}-p3q2-half-all-one.yaml NP 3 2
+         ARGS --steps 8 --seed 84 --bind ${empty} ENV ${trace})
+  rt_pass_test(joined.${tp}.bind.one.all.p3q2.seed84 COMMAND ${cmd} EXPECT "${both}"
+               REJECT "${copied_in}${plan}")
+  jn_workflow(${JN_DIR}/${tp}-p2q3-full-all-one.yaml ${tp} 2 3 full all ONE)
+  jn_cmd(cmd ${tp} bind_alt.one.full.p2q3 ${JN_DIR}/${tp}-p2q3-full-all-one.yaml NP 2 3
+         ARGS --steps 8 --seed 85 --bind-alternate ${empty} ENV ${trace})
+  rt_pass_test(joined.${tp}.bind_alternate.one.full.all.p2q3.seed85 COMMAND ${cmd}
+               EXPECT "${both}" REJECT "${copied_in}${plan}")
 
   # steps of no rows on every rank: valid, empty steps
   jn_cmd(cmd ${tp} empty.p2q3 ${JN_DIR}/${tp}-p2q3-half-rows.yaml NP 2 3 ARGS --steps 8 --seed 91)
@@ -376,14 +409,17 @@ foreach(tp IN LISTS VR_TRANSPORTS)
          ARGS --steps 6 --seed 7703 --put-order twice)
   rt_test(variable.${tp}.synth.put_twice.p2q3.seed7703 COMMAND ${cmd})
 
-  # bound buffers (transport: file; the stream copies variable blocks and refuses a binding): a
-  # receiver's holds a typical step, so some selections land there and larger ones are copied
-  if(tp STREQUAL "file")
-    set(both "b: joined or variable: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\)")
-    jn_cmd(cmd ${tp} variable.bind.p2q3 ${JN_DIR}/${tp}-variable-p2q3-half-3.yaml NP 2 3
-           ARGS --steps 6 --seed 7704 --bind)
-    rt_pass_test(variable.${tp}.synth.bind.p2q3.seed7704 COMMAND ${cmd} EXPECT "${both}")
-  endif()
+  # bound buffers: a receiver's holds a typical step, so some selections land there (nothing
+  # copied out) and larger ones are copied; senders put from theirs (nothing copied in); a
+  # second buffer, wiped, bound for every other step during the step before it, in full duplex
+  set(both "b: joined or variable: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\)")
+  jn_cmd(cmd ${tp} variable.bind.p2q3 ${JN_DIR}/${tp}-variable-p2q3-half-3.yaml NP 2 3
+         ARGS --steps 6 --seed 7704 --bind)
+  rt_pass_test(variable.${tp}.synth.bind.p2q3.seed7704 COMMAND ${cmd} EXPECT "${both}")
+  jn_cmd(cmd ${tp} variable.bind_alt.full.p3q2 ${JN_DIR}/${tp}-variable-p3q2-full-2.yaml NP 3 2
+         ARGS --steps 6 --seed 7705 --bind-alternate)
+  rt_pass_test(variable.${tp}.synth.bind_alternate.full.p3q2.seed7705 COMMAND ${cmd}
+               EXPECT "${both}")
 
   # records: fixed, joined and variable datasets of records, field by field
   foreach(case "2;3;half;all;7801" "4;2;half;user;7802" "1;1;half;block;7803"
@@ -418,6 +454,11 @@ foreach(tp IN LISTS VR_TRANSPORTS)
             COMMAND $<TARGET_FILE:xfer-run> --launch separate ${f}
             ENV ${RT_SEP_ENV} XFER_TRANSPORT_DIR=${JN_DIR}/${tp}/records-separate)
   endif()
+
+  # records in bound buffers, rebound every step (joined, fixed and variable datasets)
+  jn_cmd(cmd ${tp} records.bind_alt ${JN_DIR}/${tp}-records-p3q2-full-rows.yaml NP 3 2
+         ARGS --steps 6 --seed 7805 --bind-alternate)
+  rt_test(records.${tp}.bind_alternate.full.rows.p3q2.seed7805 COMMAND ${cmd})
 endforeach()
 
 # Variable shapes (dims entries `variable`), both transports: shapes that grow and shrink (0 rows
@@ -550,3 +591,54 @@ rt_mpmd(cmd ${f} NP 4 2 ARGS --steps 12 --seed 5
 rt_pass_test(joined.stream.reselect.p4q2 COMMAND ${cmd}
              EXPECT "group 1 rank 0: bytes [0-9]+\\|0 -> relay \\(was [a-z_]+\\).*group 1 rank 0: bytes [0-9]+\\|0 -> [a-z_]+ \\(was relay\\)"
              REJECT "point to point from now on")
+
+# The same plans receiving into bound buffers (one joined dataset per side: the plan's output is
+# the rows in rank order, docs/runtime.md, "Zero copy: bound buffers"): staged on virtual nodes
+# in full duplex, a second buffer bound for every other step; auto choosing again at every
+# recount, relay among its choices. Steps the buffer holds land there (xfer-synth: no copy out),
+# the others are copied; never point to point.
+set(f ${JN_DIR}/stream-hier-one-full.yaml)
+file(WRITE ${f} "workflow: rt_joined_hier_bind
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 3, cmd: [xfer-synth]}
+  - {name: b, nprocs: 5, cmd: [xfer-synth]}
+channels:
+  - name: c
+    from: a
+    to: b
+    duplex: full
+    selection: all
+    hierarchical: {enabled: true}
+    max_in_flight_steps: 2
+    datasets:
+      - {name: parts, type: float32, dims: [joined, 3], max_rows: 64}
+      - {name: plane, type: int32, dims: [13, 9]}
+      - {name: back, type: int16, dims: [joined, 2, 2], from: b, max_rows: 100}
+      - {name: steer, type: float64, dims: [4], from: b}
+")
+rt_mpmd(cmd ${f} NP 3 5 ARGS --steps 10 --seed 18 --bind-alternate
+        ENV XFER_NODE_SIZE=2 XFER_TRACE=1)
+rt_pass_test(joined.stream.hier.bind_alternate.one.full.p3q5 COMMAND ${cmd}
+             EXPECT "b: joined or variable: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\).*channel c at a: joined and variable datasets by hier:[a-z_]+"
+             REJECT "point to point")
+set(f ${JN_DIR}/stream-reselect-one.yaml)
+file(WRITE ${f} "workflow: rt_joined_reselect_bind
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 4, cmd: [xfer-synth]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth]}
+channels:
+  - name: c
+    from: a
+    to: b
+    selection: all
+    max_in_flight_steps: 2
+    datasets:
+      - {name: wide, type: float64, dims: [joined, 4096]}
+")
+rt_mpmd(cmd ${f} NP 4 2 ARGS --steps 12 --seed 5 --bind
+        ENV XFER_TRACE=2 XFER_ALPHA=1.8e-5 XFER_BETA=4e-8)
+rt_pass_test(joined.stream.reselect.bind.one.p4q2 COMMAND ${cmd}
+             EXPECT "b: joined or variable: [1-9][0-9]* gets from the bound buffer, [1-9][0-9]* copied \\(larger than it\\).*group 1 rank 0: bytes [0-9]+\\|0 -> relay \\(was [a-z_]+\\)"
+             REJECT "point to point")

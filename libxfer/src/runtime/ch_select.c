@@ -134,22 +134,15 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
     d = xfer_ch_find_dset(ch, dataset);
     if (!d)
         return xfer_ch_no_such_dataset(ch, dataset);
-    if ((d->dyn || d->cfg->blocks == XFER_BLOCKS_PER_STEP) && ch->jn)
-        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                        "channel %s: dataset %s is %s: over transport: stream its blocks are "
-                        "copied (a bound buffer is used by transport: file)",
-                        ch->cfg->name, dataset,
-                        d->cfg->joined     ? "joined"
-                        : d->cfg->variable ? "of variable shape"
-                                           : "of blocks: per_step");
     if (d->bound && fixed(ch)) { /* after step 0 began */
         if (d->out)
             return XFER_ERR(XFER_ERR_STATE,
                             "channel %s: dataset %s: after step 0, a sending rank's block is "
                             "sent from where each xfer_put gives it",
                             ch->cfg->name, dataset);
-        /* a buffer for the next step: where the step lands when its collective starts */
-        if (ch->setup && bufsize < xfer_ch_sel_bytes(d))
+        /* a buffer for the next step: where the step lands when its collective starts (a
+         * joined or variable step that it does not hold lands in the library's buffer) */
+        if (ch->setup && !d->dyn && bufsize < xfer_ch_sel_bytes(d))
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: the buffer bound on rank %d holds %zu bytes, "
                             "the rank's selection needs %zu",

@@ -38,7 +38,8 @@ static int can_start(xfer_channel_t *ch)
 
 /* Bound buffers of the step about to start: receiving datasets rebound during the previous
  * step move now (a bound receiver starts a step only once the previous one is released, so its
- * gets have read where it landed); the executor rebuilds its datatypes if anything moved. */
+ * gets have read where it landed); the executor rebuilds its datatypes if anything moved. The
+ * joined and variable datasets land where the slot's second phase finds them bound. */
 static void rebind(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 {
     int i, moved = 0;
@@ -46,14 +47,14 @@ static void rebind(xfer_channel_t *ch, xfer_rt_slot_t *sl)
         xfer_rt_dset_t *d = &ch->ds[i];
         if (!d->next_bound)
             continue;
-        moved |= d->next_bound != d->bound;
+        moved |= d->next_bound != d->bound && !xfer_ch_jroute(d);
         d->bound = d->next_bound;
         d->bound_size = d->next_bound_size;
         d->next_bound = NULL;
     }
     if (moved)
         xfer_ch_bound_refresh(ch);
-    if (sl->bound_gen != ch->path.bound_gen) {
+    if (sl->ex && sl->bound_gen != ch->path.bound_gen) {
         xfer_exec_remap(sl->ex, XFER_BUF_SEND, ch->path.seg[0], ch->path.nseg[0]);
         xfer_exec_remap(sl->ex, XFER_BUF_RECV, ch->path.seg[1], ch->path.nseg[1]);
         sl->bound_gen = ch->path.bound_gen;
@@ -68,7 +69,7 @@ static xfer_status_t start_next(xfer_channel_t *ch)
     sl->state = XFER_SLOT_ACTIVE;
     if (!xfer_ch_this_sends(ch)) /* (a sending rank's began at its fill) */
         xfer_ch_joined_reset(ch, sl);
-    if (sl->ex && (ch->path.bound_send || ch->path.bound_recv))
+    if (ch->path.bound_send || ch->path.bound_recv)
         rebind(ch, sl);
     sl->ex_done = sl->plan_done = 0;
     if (sl->ex) /* the direct schedule */

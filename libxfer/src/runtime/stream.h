@@ -89,14 +89,19 @@ typedef struct xfer_rt_jslot {
     /* side k's joined dataset j: the rows of its ranks below r at [j * (n_k + 1) + r], their
      * total at r = n_k (xfer_ch_jprefix, each time the table arrives) */
     uint64_t *pre[2];
-    /* sending: this rank's entries (W[side] words), and the copy of each dataset's block */
+    /* sending: this rank's entries (W[side] words), the copy of each dataset's block, and
+     * where each one's block of the step is sent from: its copy, or the caller's block when the
+     * dataset is bound (xfer_bind_buffer) */
     void **blk;
     size_t *blk_cap;
+    const void **from;
     uint64_t *mine;
     /* receiving: this rank's box of each such dataset it receives (its start and count, in
-     * XFER_MAX_DIMS words each), and where it lands */
+     * XFER_MAX_DIMS words each), the library's buffer of it, and where the step's box lands:
+     * there, or in the bound buffer when it holds the box */
     void **sel;
     size_t *sel_cap;
+    void **land;
     uint64_t *bs, *bc;
     MPI_Request *req;
     int nreq, ndone, cap_req; /* requests posted, completed (in order), room */
@@ -114,7 +119,8 @@ typedef struct xfer_rt_jslot {
     size_t *lb;   /* every rank of this side's bytes */
     char *rbuf;   /* every remote rank's rows */
     size_t rbuf_cap;
-    char *pack; /* this rank's rows of several datasets, one after the other */
+    char *rland; /* where the step's rows landed: rbuf, or the bound buffer (stream_jplan.c) */
+    char *pack;  /* this rank's rows of several datasets, one after the other */
     size_t pack_cap;
 } xfer_rt_jslot_t;
 
@@ -129,6 +135,7 @@ typedef struct xfer_rt_joined {
     MPI_Comm *comm; /* per slot: the rows' messages (duplicates of the intercommunicator) */
     int plans;      /* every joined dataset's mode is all: each slot has an allgatherv plan */
     int all_taken;  /* (after the set-up) every receiving rank takes every row of each */
+    int bound;      /* (after the set-up) a rank of either side bound one of them */
     xfer_rt_jslot_t *js;
 } xfer_rt_joined_t;
 

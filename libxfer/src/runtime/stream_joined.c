@@ -86,9 +86,11 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
         k = ch->side;
         if (!(js->blk = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(void *))) ||
             !(js->blk_cap = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(size_t))) ||
+            !(js->from = xfer_calloc((size_t) jn->nj[k] + 1, sizeof(void *))) ||
             !(js->mine = xfer_calloc((size_t) jn->W[k] + 1, sizeof(uint64_t))) ||
             !(js->sel = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(void *))) ||
             !(js->sel_cap = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(size_t))) ||
+            !(js->land = xfer_calloc((size_t) jn->nj[1 - k] + 1, sizeof(void *))) ||
             !(js->bs =
                   xfer_calloc(((size_t) jn->nj[1 - k] + 1) * XFER_MAX_DIMS, sizeof(uint64_t))) ||
             !(js->bc = xfer_calloc(((size_t) jn->nj[1 - k] + 1) * XFER_MAX_DIMS, sizeof(uint64_t))))
@@ -141,9 +143,11 @@ void xfer_ch_joined_free(xfer_channel_t *ch, int collective)
             MPI_Request_free(&js->breq); /* (abandoned by a failure) */
         xfer_free(js->blk);
         xfer_free(js->blk_cap);
+        xfer_free((void *) js->from);
         xfer_free(js->mine);
         xfer_free(js->sel);
         xfer_free(js->sel_cap);
+        xfer_free(js->land);
         xfer_free(js->bs);
         xfer_free(js->bc);
         xfer_free(js->req);
@@ -256,6 +260,13 @@ xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_
     /* a per_step dataset's block goes after the rank's others of the step (ch_blocks.c lays
      * them out: d->put) */
     const size_t at = per_step(d) && d->put.n && v ? d->put.pk[d->put.n - 1] : 0;
+    if (d->bound) {
+        /* sent from the caller's block (a bound dataset has one: ch_blocks.c), untouched until
+         * xfer_step_end returns (xfer_ch_stream_sent); an empty put adds nothing */
+        if (v > 0)
+            js->from[j] = block;
+        return XFER_SUCCESS;
+    }
     if (js->blk_cap[j] < at + PAD8(bytes)) { /* (padded: a plan may send it whole) */
         void *nb = xfer_realloc_array(js->blk[j], at + PAD8(bytes), 1);
         if (!nb)
@@ -268,6 +279,7 @@ xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_
         memcpy((char *) js->blk[j] + at, block, bytes);
         memset((char *) js->blk[j] + at + bytes, 0, PAD8(bytes) - bytes);
     }
+    js->from[j] = js->blk[j];
     ch->stats.bytes_copied_in += bytes;
     return XFER_SUCCESS;
 }
@@ -479,7 +491,8 @@ out_err:
 #define JBOX_TAG 32000 /* the box table's messages (the datasets' own: their indices) */
 
 /* This rank's blocks of each dataset its side sends, to every receiving rank whose box meets
- * them (a per_step dataset's blocks one after the other in the put's copy, each padded). */
+ * them, from the put's copy (a per_step dataset's blocks one after the other, each padded) or
+ * the caller's bound block. */
 static xfer_status_t post_sends(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Comm comm)
 {
     xfer_rt_joined_t *jn = ch->jn;
@@ -501,8 +514,8 @@ static xfer_status_t post_sends(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Com
             for (r = 0; r < nrecv && v; r++) {
                 box_of(d, r, nrecv, dims, rs, rcnt);
                 if (meet(nd, ms, mc, rs, rcnt, is, ic))
-                    XFER_CHECK_GOTO(post(ch, js, d, 1, (char *) js->blk[j] + off, ms, mc, is, ic, r,
-                                         jn->idx[k][j], comm),
+                    XFER_CHECK_GOTO(post(ch, js, d, 1, (char *) js->from[j] + off, ms, mc, is, ic,
+                                         r, jn->idx[k][j], comm),
                                     st, out);
             }
             off += PAD8((size_t) v * d->esize);
@@ -513,7 +526,9 @@ out:
 }
 
 /* This rank's box of each dataset the other side sends, from every sending rank whose blocks
- * meet it (the other side's box table arrived when it has per_step datasets). */
+ * meet it (the other side's box table arrived when it has per_step datasets): into the buffer
+ * bound to it when that holds the box (xfer_get into it then copies nothing), else into the
+ * library's. */
 static xfer_status_t post_recvs(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Comm comm)
 {
     xfer_rt_joined_t *jn = ch->jn;
@@ -532,7 +547,8 @@ static xfer_status_t post_recvs(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Com
         xfer_ch_jdims(ch, js, k, j, dims);
         box_of(d, ch->me, nrecv, dims, bs, bc);
         bytes = (size_t) xfer_ch_volume(nd, bc) * d->esize;
-        if (js->sel_cap[j] < bytes) {
+        js->land[j] = d->bound && bytes <= d->bound_size ? d->bound : NULL;
+        if (!js->land[j] && js->sel_cap[j] < bytes) {
             void *nb = xfer_realloc_array(js->sel[j], bytes, 1);
             if (!nb)
                 return XFER_ERR(XFER_ERR_NO_MEMORY,
@@ -541,12 +557,14 @@ static xfer_status_t post_recvs(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Com
             js->sel[j] = nb;
             js->sel_cap[j] = bytes;
         }
+        if (!js->land[j])
+            js->land[j] = js->sel[j];
         for (r = 0; r < nsend && bytes; r++)
             for (b = 0; b < xfer_ch_jnblk(ch, js->tab[k], k, r, j); b++) {
                 xfer_ch_jbox(ch, js, k, j, r, b, ms, mc);
                 if (meet(nd, ms, mc, bs, bc, is, ic))
                     XFER_CHECK_GOTO(
-                        post(ch, js, d, 0, js->sel[j], bs, bc, is, ic, r, jn->idx[k][j], comm), st,
+                        post(ch, js, d, 0, js->land[j], bs, bc, is, ic, r, jn->idx[k][j], comm), st,
                         out);
             }
     }
@@ -661,6 +679,7 @@ void xfer_ch_joined_reset(xfer_channel_t *ch, xfer_rt_slot_t *sl)
     js->state = J_IDLE;
     js->nreq = 0;
     js->by_plan = 0;
+    memset((void *) js->from, 0, (size_t) ch->jn->nj[ch->side] * sizeof(*js->from));
 }
 
 /* ---- a receiving rank's step ----------------------------------------------------------------- */
@@ -700,20 +719,18 @@ xfer_status_t xfer_ch_joined_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
         return XFER_ERR(XFER_ERR_NOT_FOUND, "channel %s: %s did not put dataset %s in step %llu",
                         ch->cfg->name, xfer_ch_peer_name(ch), ds->cfg->name,
                         (unsigned long long) s);
-    if (bytes > 0 && js->by_plan) {
-        xfer_ch_jplan_fetch(ch, js, ds, start, count, buf);
-        ch->stats.bytes_copied_out += bytes;
+    if (bytes == 0)
         return XFER_SUCCESS;
-    }
-    if (bytes > 0) {
-        const char *src = js->sel[j];
-        if (src != buf ||
-            memcmp(start, ds->sel_start, (size_t) ds->cfg->ndims * sizeof(uint64_t)) != 0 ||
-            memcmp(count, ds->sel_count, (size_t) ds->cfg->ndims * sizeof(uint64_t)) != 0) {
-            xfer_ch_copy_box(buf, start, count, src, ds->sel_start, ds->sel_count, ds->cfg->ndims,
-                             ds->esize);
-            ch->stats.bytes_copied_out += bytes;
-        }
-    }
+    /* the whole selection into the buffer it landed in (a bound one): nothing to copy */
+    if (buf == (js->by_plan ? (const void *) js->rland : js->land[j]) &&
+        memcmp(start, ds->sel_start, (size_t) ds->cfg->ndims * sizeof(uint64_t)) == 0 &&
+        memcmp(count, ds->sel_count, (size_t) ds->cfg->ndims * sizeof(uint64_t)) == 0)
+        return XFER_SUCCESS;
+    if (js->by_plan)
+        xfer_ch_jplan_fetch(ch, js, ds, start, count, buf);
+    else
+        xfer_ch_copy_box(buf, start, count, js->land[j], ds->sel_start, ds->sel_count,
+                         ds->cfg->ndims, ds->esize);
+    ch->stats.bytes_copied_out += bytes;
     return XFER_SUCCESS;
 }

@@ -149,8 +149,21 @@ out:
     return st;
 }
 
+/* Is the plan's output on a receiving rank of side @p k's datasets this rank's selection of
+ * them, as it lands: one joined dataset, whose ranks' rows (unpadded: block_bytes) arrive
+ * concatenated in rank order? (Then a buffer bound to it may receive the rows in place.) */
+static int lands_whole(const xfer_channel_t *ch, int k)
+{
+    return ch->jn->nj[k] == 1 && dset_at(ch, k, 0)->cfg->joined;
+}
+
 /* Does every receiving rank take every row of every joined dataset (its mode all, nothing
- * declared)? The same answer on every rank: the set-up's records carried every rule. */
+ * declared)? The same answer on every rank: the set-up's records carried every rule. When a
+ * rank bound one of these datasets (every rank knows it from the set-up's records), the plan
+ * carries the steps only if it moves each side's rows from where the puts give them to where
+ * they land (one joined dataset per side: lands_whole); otherwise they go point to point, which
+ * sends from the caller's block and lands any selection in place (subarray datatypes), as a
+ * bound fixed dataset takes the direct path. */
 static int all_taken(xfer_channel_t *ch)
 {
     xfer_rt_joined_t *jn = ch->jn;
@@ -167,21 +180,33 @@ static int all_taken(xfer_channel_t *ch)
                     d->jrule[(size_t) r * 2 * (size_t) nd + (size_t) nd] != XFER_SELECT_ALL)
                     jn->all_taken = -1;
         }
+    for (k = 0; jn->bound && jn->all_taken > 0 && k < 2; k++)
+        if (jn->nj[k] && !lands_whole(ch, k)) {
+            jn->all_taken = -1;
+            if (ch->me == 0 && xfer_trace_level() > 0)
+                xfer_log(XFER_LOG_TRACE,
+                         "channel %s at %s: a bound buffer: joined and variable datasets go "
+                         "point to point (the plan would stage them)",
+                         ch->cfg->name, xfer_ch_side_name(ch, ch->side));
+        }
     return jn->all_taken > 0;
 }
 
 /* Side @p k's rank @p r's bytes of its dataset @p j in the step, padded (a per_step dataset's
- * blocks one after the other, each padded: its entry says). */
+ * blocks one after the other, each padded: its entry says), but for a side's only dataset:
+ * nothing follows it, and a joined one's rows then land concatenated in rank order. */
 static size_t block_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r, int j)
 {
     const xfer_rt_dset_t *d = dset_at(ch, k, j);
     uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS];
+    size_t b;
     if (per_step(d)) {
         const uint64_t *x = entry_at(ch, js->tab[k], k, r, j);
         return x[0] ? (size_t) x[2] : 0;
     }
     xfer_ch_jblock(ch, js, k, j, r, bs, bc);
-    return PAD8((size_t) xfer_ch_volume(d->cfg->ndims, bc) * d->esize);
+    b = (size_t) xfer_ch_volume(d->cfg->ndims, bc) * d->esize;
+    return ch->jn->nj[k] == 1 ? b : PAD8(b);
 }
 
 /* Side @p k's rank @p r's bytes in the plan: its block of each dataset, one after the other. */
@@ -195,7 +220,9 @@ static size_t plan_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, in
 }
 
 /* The step by the slot's plan, when it carries it (*ok); else (more than int counts, or a shape
- * its algorithm does not take: the same verdict everywhere) the rows go point to point. */
+ * its algorithm does not take: the same verdict everywhere) the rows go point to point. A
+ * bound receiving buffer that holds every row of the step (lands_whole) receives them; a
+ * bound sending rank's rows go from its block. */
 static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
 {
     static char dummy[8];
@@ -203,6 +230,7 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
     const int k = ch->side, ko = 1 - k;
     size_t tot[2] = {0, 0}, off = 0;
     const void *sbuf = dummy;
+    const xfer_rt_dset_t *in = lands_whole(ch, ko) ? dset_at(ch, ko, 0) : NULL;
     xfer_status_t st = XFER_SUCCESS;
     int r, j;
 
@@ -218,7 +246,8 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
         return XFER_SUCCESS;
     for (r = 0; r < ch->nremote; r++)
         js->rd[r + 1] = js->rd[r] + js->rc[r];
-    if (js->rbuf_cap < tot[ko] + 8) {
+    js->rland = in && in->bound && tot[ko] > 0 && tot[ko] <= in->bound_size ? in->bound : NULL;
+    if (!js->rland && js->rbuf_cap < tot[ko] + 8) {
         char *nb = xfer_realloc_array(js->rbuf, tot[ko] + 8, 1);
         if (!nb)
             return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: %zu bytes of rows", ch->cfg->name,
@@ -226,8 +255,10 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
         js->rbuf = nb;
         js->rbuf_cap = tot[ko] + 8;
     }
-    if (jn->nj[k] == 1 && js->lb[ch->me]) { /* sent straight from the put's copy */
-        sbuf = js->blk[0];
+    if (!js->rland)
+        js->rland = js->rbuf;
+    if (jn->nj[k] == 1 && js->lb[ch->me]) { /* sent straight from the put's copy, or bound block */
+        sbuf = js->from[0];
     } else if (jn->nj[k] > 1 && js->lb[ch->me]) {
         if (js->pack_cap < js->lb[ch->me]) {
             char *nb = xfer_realloc_array(js->pack, js->lb[ch->me], 1);
@@ -240,12 +271,12 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
         for (j = 0; j < jn->nj[k]; j++) {
             const size_t b = block_bytes(ch, js, k, ch->me, j);
             if (b)
-                memcpy(js->pack + off, js->blk[j], b);
+                memcpy(js->pack + off, js->from[j], b);
             off += b;
         }
         sbuf = js->pack;
     }
-    st = xfer_plan_recount(js->plan, sbuf, (int) js->lb[ch->me], js->rbuf, js->rc, js->rd, js->lb);
+    st = xfer_plan_recount(js->plan, sbuf, (int) js->lb[ch->me], js->rland, js->rc, js->rd, js->lb);
     if (st == XFER_ERR_NOT_SUPPORTED) { /* for good: the plan cannot be used again */
         if (ch->me == 0 && xfer_trace_level() > 0)
             xfer_log(XFER_LOG_TRACE,
@@ -299,7 +330,7 @@ void xfer_ch_jplan_fetch(xfer_channel_t *ch, const xfer_rt_jslot_t *js, xfer_rt_
             xfer_ch_jbox(ch, js, k, j, r, b, bs, bc);
             v = xfer_ch_volume(nd, bc);
             if (v)
-                xfer_ch_copy_box(buf, start, count, js->rbuf + at, bs, bc, nd, ds->esize);
+                xfer_ch_copy_box(buf, start, count, js->rland + at, bs, bc, nd, ds->esize);
             at += PAD8((size_t) v * ds->esize);
         }
     }

@@ -15,8 +15,10 @@
 #include "mxn.h"
 #include "stream.h"
 
-/* The flags word of a rank's geometry record: what makes every rank choose the direct path. */
-enum { GEO_BOUND = 1, GEO_DIRECT = 2, GEO_NO_HYBRID = 4, GEO_NO_STAGE = 8 };
+/* The flags word of a rank's geometry record: what makes every rank choose the direct path
+ * (GEO_BOUND: a bound buffer of a dataset in the contributions), or the joined and variable
+ * datasets' point-to-point one (GEO_JBOUND: a bound buffer of one of those, stream_jplan.c). */
+enum { GEO_BOUND = 1, GEO_DIRECT = 2, GEO_NO_HYBRID = 4, GEO_NO_STAGE = 8, GEO_JBOUND = 16 };
 
 /* ---- the geometry ---------------------------------------------------------------------------- */
 
@@ -85,13 +87,14 @@ static size_t bound_len(const xfer_rt_dset_t *d)
     return d->out ? d->my_bytes : xfer_ch_sel_bytes(d);
 }
 
-/* Bound buffers must hold what they carry. */
+/* Bound buffers must hold what they carry (a joined or variable dataset's selection changes
+ * every step: a step it does not fit lands in the library's buffer, stream_joined.c). */
 static xfer_status_t check_bound(xfer_channel_t *ch)
 {
     int i;
     for (i = 0; i < ch->nds; i++) {
         const xfer_rt_dset_t *d = &ch->ds[i];
-        const size_t need = bound_len(d);
+        const size_t need = d->dyn ? 0 : bound_len(d);
         if (d->bound && d->bound_size < need)
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: the buffer bound on rank %d holds %zu bytes, "
@@ -111,13 +114,14 @@ void xfer_ch_bound_refresh(xfer_channel_t *ch)
     for (i = 0; i < ch->nds; i++) {
         const xfer_rt_dset_t *d = &ch->ds[i];
         const int dir = d->out ? 0 : 1;
-        if (d->bound)
+        if (d->bound && !xfer_ch_jroute(d))
             ch->path.seg[dir][n[dir]++].ptr = d->bound;
     }
     ch->path.bound_gen++;
 }
 
-/* The ranges of the contribution (0) and the receive area (1) that live in bound buffers. */
+/* The ranges of the contribution (0) and the receive area (1) that live in bound buffers (the
+ * datasets of the slots' second phase have none: stream_joined.c binds them itself). */
 static xfer_status_t bound_segments(xfer_channel_t *ch)
 {
     int i, k;
@@ -130,7 +134,7 @@ static xfer_status_t bound_segments(xfer_channel_t *ch)
         const xfer_rt_dset_t *d = &ch->ds[i];
         const int dir = d->out ? 0 : 1;
         xfer_exec_seg_t *g;
-        if (!d->bound)
+        if (!d->bound || xfer_ch_jroute(d))
             continue;
         g = &ch->path.seg[dir][ch->path.nseg[dir]++];
         g->ptr = d->bound;
@@ -252,6 +256,18 @@ static size_t plan_part(const xfer_channel_t *ch, int k, size_t bytes, size_t le
 
 /* ---- step 0 ---------------------------------------------------------------------------------- */
 
+/* This rank's bound buffers in its record's flags: of a dataset in the contributions
+ * (GEO_BOUND), of one that moves in the slots' second phase (GEO_JBOUND). */
+static uint64_t bound_flags(const xfer_channel_t *ch)
+{
+    uint64_t f = 0;
+    int i;
+    for (i = 0; i < ch->nds; i++)
+        if (ch->ds[i].bound)
+            f |= xfer_ch_jroute(&ch->ds[i]) ? GEO_JBOUND : GEO_BOUND;
+    return f;
+}
+
 /* This rank's own failure during set-up: the first one is kept, with its words, and voted. */
 static void own_failure(xfer_channel_t *ch, xfer_status_t st)
 {
@@ -315,7 +331,7 @@ xfer_status_t xfer_ch_setup_post(xfer_channel_t *ch)
         }
     }
     su->mine[len - 2] = (uint64_t) ch->node_key;
-    su->mine[len - 1] = (ch->path.bound_send || ch->path.bound_recv ? GEO_BOUND : 0) |
+    su->mine[len - 1] = bound_flags(ch) |
                         (xfer_env_long("XFER_RT_DIRECT", 0) > 0 ? GEO_DIRECT : 0) |
                         (xfer_env_long("XFER_RT_HYBRID", 1) == 0 ? GEO_NO_HYBRID : 0) |
                         (xfer_env_long("XFER_RT_NODE_STAGE", 1) == 0 ? GEO_NO_STAGE : 0);
@@ -596,6 +612,8 @@ static xfer_status_t after_exchange(xfer_channel_t *ch)
         su->flags |= (int) su->rem_all[(size_t) r * (size_t) len + (size_t) len - 1];
     }
     choose_path(ch, su->partial, su->flags, su->tot, su->plan_tot);
+    if (ch->jn)
+        ch->jn->bound = (su->flags & GEO_JBOUND) != 0;
     XFER_CHECK_GOTO(layout_path(ch), st, out);
     XFER_CHECK_GOTO(check_bound(ch), st, out);
     XFER_CHECK_GOTO(stages(ch, ch->lay.natural ? nat : NULL), st, out);
