@@ -69,6 +69,21 @@ channels:
   set_tests_properties(${P}.config.shapes.xfer_run_print PROPERTIES LABELS "unit;config"
                        TIMEOUT 60)
 
+  # policy latest: the sender's two holds counted per rank (a 64 x 64 float64 step, 32 KiB, over
+  # a's 4 ranks: 16 KiB each)
+  set(f ${XFER_CONFIG_SCRATCH}/latest-check.yaml)
+  file(WRITE ${f} "workflow: w
+components: [{name: a, nprocs: 4, cmd: [a]}, {name: b, nprocs: 2, cmd: [b]}]
+channels:
+  - {name: c, from: a, to: b, policy: latest, datasets: [{name: v, type: float64, dims: [64, 64]}]}
+")
+  add_test(NAME ${P}.config.latest.xfer_run_check
+           COMMAND ${CMAKE_COMMAND} "-DCMD=$<TARGET_FILE:xfer-run>;--check;${f}"
+                   "-DEXPECT=latest-check.yaml: channel c, a: policy latest: each rank of a also holds up to 2 copies of its own blocks of a step .16.0 KiB on each of its 4 ranks when the step is split evenly."
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/support/expect_pass.cmake)
+  set_tests_properties(${P}.config.latest.xfer_run_check PROPERTIES LABELS "unit;config"
+                       TIMEOUT 60)
+
   # joined datasets on a file channel: accepted. parts (max_rows 1000000 rows of 3 float64, 24
   # bytes each) counts as 24000000 bytes a step, 6000000 for each of b's 4 ranks under rows,
   # beside 256 bytes of grid (64 each); ids has no bound: a note says so, and it is not counted.

@@ -108,6 +108,17 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
                     user ? " (user selections: at most the whole)" : "", b, slots,
                     ch->max_in_flight_steps, at_max ? " (joined datasets at their max_rows)" : "",
                     unbounded_words[unbounded]);
+            if (k == 0 && ch->policy == XFER_POLICY_LATEST) { /* ch_flow.c: two holds */
+                const int p = cfg->components[from].nprocs;
+                char e[32];
+                xsize_human(e, sizeof(e), 2.0 * (double) step / p);
+                fprintf(out,
+                        "%s: channel %s, %s: policy latest: each rank of %s also holds up to 2 "
+                        "copies of its own blocks of a step (%s on each of its %d ranks when the "
+                        "step is split evenly)\n",
+                        cfg->path, ch->name, cfg->components[from].name, cfg->components[from].name,
+                        e, p);
+            }
             if (mem && (double) most * (slots + 1) > (double) mem) {
                 char m[32], need[32];
                 xsize_human(m, sizeof(m), (double) mem);
