@@ -24,13 +24,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "channel.h"
 
 enum { HOLD_FREE = 0, HOLD_PUTTING, HOLD_HELD };
 
-/* A round's verdict: 2 * (held steps dropped, oldest first) + (the newest sent). */
+/* A round's verdict: 2 * (held steps dropped, oldest first) + (the newest sent); or the reader
+ * is gone, as rank 0 knows it: every rank of the side stops sending at this same round. */
 #define VERDICT(drops, send) ((int64_t) (drops) *2 + ((send) ? 1 : 0))
+#define VERDICT_FAILED       ((int64_t) -1) /* xferd declared it failed */
+#define VERDICT_CLOSED       ((int64_t) -2) /* it closed the channel */
+#define VERDICT_CTL_LOST     ((int64_t) -3) /* the control plane is lost */
 
 #define PAD8(n) (((n) + 7) & ~(size_t) 7)
 
@@ -209,7 +214,12 @@ static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
     XFER_CHECK_GOTO(xfer_ch_end_step(ch, h->step), st, out);
     ch->flow.last_sent = (int64_t) h->step; /* (its step report went out with the commit) */
     xfer_ch_flow_report(ch, 1);
+    return XFER_SUCCESS;
 out:
+    /* not sent (the reader gone, say): what it put and set is forgotten, as for a step the
+     * application ends whose commit fails, so that the next step starts empty */
+    xfer_ch_attr_drop(ch);
+    xfer_ch_blocks_next(ch);
     return st;
 }
 
@@ -220,6 +230,32 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
     int64_t drops = v / 2;
     xfer_status_t st = XFER_SUCCESS;
 
+    if (ch->loss.lost) /* (this rank switched already: it only keeps the rounds' count) */
+        return XFER_SUCCESS;
+    if (v == VERDICT_FAILED || v == VERDICT_CTL_LOST) {
+        /* rank 0 sent this rank xferd's notice and its words before it gave this verdict: taken
+         * now if they were not yet (none is left unmatched) */
+        while (ch->me != 0 && !ch->health.peer_failed && !ch->health.ctl_lost &&
+               st == XFER_SUCCESS) {
+            note_t n = {0, 0};
+            XFER_MPI_GOTO(
+                MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local, MPI_STATUS_IGNORE),
+                st, out);
+            if (n.type == NOTE_FAIL)
+                st = xfer_ch_take_fail(ch, n.value, 0);
+        }
+        if (st != XFER_SUCCESS)
+            return st;
+        if (v == VERDICT_CTL_LOST) {
+            ch->health.ctl_lost = 1;
+            return xfer_ch_ctl_lost_error(ch);
+        }
+        ch->health.peer_failed = 1;
+        return xfer_ch_peer_failed_error(ch);
+    }
+    if (v == VERDICT_CLOSED)
+        return XFER_ERR(XFER_ERR_END_OF_STREAM, "channel %s: %s closed the channel", ch->cfg->name,
+                        xfer_ch_peer_name(ch));
     if (v < 0 || drops + v % 2 > f->n)
         return XFER_ERR(XFER_ERR_INTERNAL,
                         "channel %s: rank 0's verdict %lld on %d held steps of rank %d (policy: "
@@ -234,6 +270,7 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
         st = replay(ch, held(ch, 0));
         pop_oldest(ch);
     }
+out:
     return st;
 }
 
@@ -254,15 +291,53 @@ static xfer_status_t post_round(xfer_channel_t *ch, int send_newest, int *slot)
                                            0),
                         st, out);
     if (ch->me == 0) {
-        if (f->n > 0 && !met)
-            XFER_CHECK_GOTO(room_now(ch, &met), st, out);
-        f->rv[i] = f->n > 0 ? VERDICT(f->n - 1, met) : 0;
+        /* what xferd says of the reader first (a reader that died leaves no room, and a sender
+         * that holds its steps would never meet its failure) */
+        if (!ch->loss.lost)
+            XFER_CHECK_GOTO(xfer_ch_check_peer(ch), st, out);
+        if (ch->loss.lost)
+            f->rv[i] = ch->loss.closed ? VERDICT_CLOSED : VERDICT_FAILED;
+        else if (ch->health.peer_failed)
+            f->rv[i] = VERDICT_FAILED;
+        else if (ch->health.ctl_lost)
+            f->rv[i] = VERDICT_CTL_LOST;
+        else {
+            if (f->n > 0 && !met)
+                XFER_CHECK_GOTO(room_now(ch, &met), st, out);
+            f->rv[i] = f->n > 0 ? VERDICT(f->n - 1, met) : 0;
+        }
     }
     XFER_MPI_GOTO(MPI_Ibcast(&f->rv[i], 1, MPI_INT64_T, 0, f->comm, &f->rreq[i]), st, out);
     f->rounds++;
     *slot = i;
 out:
     return st;
+}
+
+/* A rank other than 0: rank 0's verdict of round @p i. Only rank 0 decides that the reader is
+ * gone (a rank that learns it first must not stop sending alone): the channel's own failure is
+ * not this wait's, which ends with the verdict (or the context's deadline). */
+static xfer_status_t await_verdict(xfer_channel_t *ch, int i)
+{
+    const double deadline = xfer_rt_deadline(ch->x);
+    const struct timespec nap = {0, XFER_RT_NAP_NS};
+    int flag = 0, busy;
+    for (;;) {
+        if (MPI_Test(&ch->flow.rreq[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return XFER_ERR(XFER_ERR_MPI, "channel %s: rank 0's verdict on held steps",
+                            ch->cfg->name);
+        if (flag)
+            return XFER_SUCCESS;
+        if (MPI_Wtime() > deadline)
+            return xfer_ch_wait_timeout_error(ch,
+                                              "waiting for rank 0's verdict on held steps "
+                                              "(policy: latest)",
+                                              NULL);
+        xfer_ch_progress_others(ch);
+        if (!ch->loss.lost)
+            (void) ch->ops->poll(ch, 0, &busy);
+        nanosleep(&nap, NULL);
+    }
 }
 
 /* A step's end: the round, carried out on every rank in this call (the others wait for rank 0's
@@ -273,14 +348,17 @@ static xfer_status_t round_now(xfer_channel_t *ch)
     int i;
     XFER_CHECK_GOTO(post_round(ch, 0, &i), st, out);
     if (ch->me != 0)
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, xfer_ch_req_done, &ch->flow.rreq[i],
-                                           "waiting for rank 0's verdict on held steps (policy: "
-                                           "latest)",
-                                           0),
-                        st, out);
+        XFER_CHECK_GOTO(await_verdict(ch, i), st, out);
     st = carry_out(ch, ch->flow.rv[i]);
 out:
     return st;
+}
+
+/* A step ended on a channel whose reader is gone (ch_loss.c): the round still (the side's
+ * other ranks may learn it only from rank 0's verdict). */
+static xfer_status_t layer_lost_end(xfer_channel_t *ch)
+{
+    return ch->flow.latest ? round_now(ch) : XFER_SUCCESS;
 }
 
 /* The reader is gone (ch_loss.c): the held steps are not sent (counted unsent). */
@@ -295,7 +373,7 @@ static void layer_lost(xfer_channel_t *ch, uint64_t *from)
     f->open = 0;
 }
 
-static const xfer_ch_layer_ops_t layer = {.lost = layer_lost};
+static const xfer_ch_layer_ops_t layer = {.lost = layer_lost, .lost_end = layer_lost_end};
 
 /* The hold of the step being put (after each round at most one step is held: two holds). */
 static xfer_rt_hold_t *hold_for_puts(xfer_channel_t *ch)
@@ -442,8 +520,10 @@ void xfer_ch_flow_flush_step(xfer_channel_t *ch, int *done)
     *done = 1;
     if (!f->latest || f->flush == 3)
         return;
-    if (ch->loss.lost || ch->health.failed || ch->health.finished) {
-        f->flush = 3; /* (its failure is the channel's own; it sits out the finish) */
+    /* (a failure of its own: it sits out the finish; a reader gone: the side's ranks still make
+     * the last round together, some may not know it yet) */
+    if (!ch->loss.lost && (ch->health.failed || ch->health.finished)) {
+        f->flush = 3;
         return;
     }
     *done = 0;
@@ -482,10 +562,11 @@ void xfer_ch_flow_flush_step(xfer_channel_t *ch, int *done)
             XFER_CHECK_GOTO(post_round(ch, 1, &f->last), st, out);
     }
     if (ch->me == 0) {
-        /* the last round once the newest held step has room (nothing held: at once) */
-        if (f->n > 0)
+        /* the last round once the newest held step has room (nothing held, or the reader gone:
+         * at once) */
+        if (f->n > 0 && !ch->loss.lost)
             XFER_CHECK_GOTO(room_now(ch, &met), st, out);
-        if (f->n > 0 && !met)
+        if (f->n > 0 && !ch->loss.lost && !met)
             goto out;
         XFER_CHECK_GOTO(post_round(ch, 1, &i), st, out);
         XFER_CHECK_GOTO(carry_out(ch, f->rv[i]), st, out);

@@ -186,7 +186,7 @@ xfer_status_t xfer_ch_loss_end(xfer_channel_t *ch)
         ch->flow.app++;
     ch->stats.steps++;
     ch->stats.steps_unsent++;
-    return XFER_SUCCESS;
+    return ch->above && ch->above->lost_end ? ch->above->lost_end(ch) : XFER_SUCCESS;
 }
 
 xfer_status_t xfer_ch_loss_poll(xfer_channel_t *ch, int *busy)

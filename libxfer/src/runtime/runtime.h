@@ -300,6 +300,9 @@ typedef struct xfer_rt_gather {
 typedef struct xfer_ch_layer_ops {
     /* the reader is gone (ch_loss.c): nothing held is sent; the oldest held step into *from */
     void (*lost)(struct xfer_channel *ch, uint64_t *from);
+    /* a step the application ends on a channel whose reader is gone: the layer's own part of it
+     * (policy latest: the round every rank of the side still makes) */
+    xfer_status_t (*lost_end)(struct xfer_channel *ch);
 } xfer_ch_layer_ops_t;
 
 struct xfer_channel {
