@@ -2,7 +2,8 @@
 # The control plane (docs/control-protocol.md): the message codec's unit test (no daemon), then,
 # once in the MPICH tree since nothing here uses MPI, xferd against its malformed-message corpus,
 # xferd's behaviour case by case, and the decoder under libFuzzer when clang is at hand.
-add_executable(test_ctl_proto control/test_proto.c)
+add_executable(test_ctl_proto control/test_proto.c control/test_proto_limits.c
+                              control/test_proto_tokens.c)
 target_compile_definitions(test_ctl_proto PRIVATE _GNU_SOURCE)
 target_link_libraries(test_ctl_proto PRIVATE libxfer::xfer xfer_warnings m)
 add_test(NAME ${P}.control.proto COMMAND test_ctl_proto)
