@@ -11,17 +11,7 @@
 
 #include <xfer/control.h>
 
-extern int fx_failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);               \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            fx_failures++;                                                                         \
-        }                                                                                          \
-    } while (0)
+#include "check.h"
 
 typedef struct fx_daemon {
     const char *xferd;

@@ -2,7 +2,8 @@
 # The control plane (docs/control-protocol.md): the message codec's unit test (no daemon), then,
 # once in the MPICH tree since nothing here uses MPI, xferd against its malformed-message corpus,
 # xferd's behaviour case by case, and the decoder under libFuzzer when clang is at hand.
-add_executable(test_ctl_proto control/test_proto.c)
+add_executable(test_ctl_proto control/test_proto.c control/test_proto_limits.c
+                              control/test_proto_tokens.c)
 target_compile_definitions(test_ctl_proto PRIVATE _GNU_SOURCE)
 target_link_libraries(test_ctl_proto PRIVATE libxfer::xfer xfer_warnings m)
 add_test(NAME ${P}.control.proto COMMAND test_ctl_proto)
@@ -17,11 +18,11 @@ if(P STREQUAL "mpich" AND TARGET xferd) # not again in the mpich-ch3 tree
   target_compile_definitions(xfer_ctl_fixture PUBLIC _GNU_SOURCE)
   target_link_libraries(xfer_ctl_fixture PUBLIC libxfer::xfer PkgConfig::XFER_TEST_ZMQ
                         PRIVATE xfer_warnings)
-  foreach(t test_ctl_corpus:test_corpus test_ctl_xferd:test_xferd)
-    string(REPLACE ":" ";" t ${t})
-    list(GET t 0 target)
-    list(GET t 1 src)
-    add_executable(${target} control/${src}.c)
+  add_executable(test_ctl_corpus control/test_corpus.c)
+  # test_xferd's cases by stage, and the client helpers they share
+  add_executable(test_ctl_xferd control/test_xferd.c control/xferd_client.c
+                                control/xferd_sessions.c control/xferd_life.c control/xferd_steps.c)
+  foreach(target test_ctl_corpus test_ctl_xferd)
     target_link_libraries(${target} PRIVATE xfer_ctl_fixture xfer_warnings)
     add_dependencies(${target} xferd)
   endforeach()
