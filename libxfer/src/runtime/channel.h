@@ -109,12 +109,16 @@ xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char 
  * until each says it is through (@p each), or until @p cond holds. With @p each, a channel that
  * fails drops out and the first failure is returned at the end, with its words; at the deadline
  * the late channels fail. Without it (an agreement of the component's ranks: @p cond), a
- * channel's failure is kept on the channel (fail_st, fail_why) for the agreement to carry. */
+ * channel's failure is kept on the channel (fail_st, fail_why) for the agreement to carry.
+ * With @p only (xfer_channel_close), that channel alone finishes: the others, which go on, get
+ * the passes of any wait on one channel (xfer_ch_progress_others: not forced, their errors left
+ * for their own calls). */
 typedef struct xfer_ch_wait_all {
     int (*each)(xfer_channel_t *ch);
     xfer_status_t (*cond)(struct xfer *x, void *arg, int *met);
     void *arg;
     const char *what;
+    xfer_channel_t *only;
 } xfer_ch_wait_all_t;
 xfer_status_t xfer_ch_wait_all(struct xfer *x, const xfer_ch_wait_all_t *w);
 /* One pass over the context's other channels (a wait on one channel must not starve them). */
@@ -158,14 +162,18 @@ static inline const uint64_t *xfer_ch_dims_of(const xfer_rt_dset_t *d)
 /* Bytes of this rank's selection of @p d (what lands here per step on the direct path). */
 size_t xfer_ch_sel_bytes(const xfer_rt_dset_t *d);
 
+/* A copy of the handle of a channel xfer_channel_close closed: every call on it fails with
+ * these words (channel.c). */
+xfer_status_t xfer_ch_closed_error(const xfer_channel_t *ch);
+
 /* The body of a public call on channel @p ch: @p call under the context's lock (the progress
- * thread, progress.c; no lock without it). */
+ * thread, progress.c; no lock without it); refused on a closed channel. */
 #define XFER_CH_LOCKED(ch, call)                                                                   \
     do {                                                                                           \
         struct xfer *x_ = (ch) ? (ch)->x : NULL;                                                   \
         xfer_status_t st_;                                                                         \
         xfer_rt_lock(x_);                                                                          \
-        st_ = xfer_rt_done(x_, (call));                                                            \
+        st_ = xfer_rt_done(x_, (ch) && (ch)->closed ? xfer_ch_closed_error(ch) : (call));          \
         xfer_rt_unlock(x_);                                                                        \
         return st_;                                                                                \
     } while (0)

@@ -337,6 +337,8 @@ struct xfer_channel {
     xfer_rt_health_t health; /* what failed or ended */
     int begun;  /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
     int ending; /* xfer_finalize ended it: its step 0 is set up with what it has */
+    int closed; /* xfer_channel_close ended it (channel.c): its handle is gone, its calls refused;
+                   xfer_finalize finishes it with the others, its end pass done */
     xfer_status_t end_st; /* ... and how its end went (channel.c), in these words */
     char end_why[512];
     struct xfer_file *file;    /* transport: file (file.h); NULL for the stream */
@@ -401,8 +403,9 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transpor
                                   MPI_Comm inter, int disconnect, xfer_channel_t **out);
 /* xfer_finalize's passes over every channel (channel.c): end (after a flow policy's flush; its
  * outcome: xfer_rt_channel_ended), drained, goodbye, parted, close; xfer_rt_channels_wait
- * progresses them all until a condition holds on each */
-xfer_status_t xfer_rt_channels_end(struct xfer *x);
+ * progresses them all until a condition holds on each. The end pass of @p only alone (NULL:
+ * every channel not ended yet) is xfer_channel_close's. */
+xfer_status_t xfer_rt_channels_end(struct xfer *x, xfer_channel_t *only);
 xfer_status_t xfer_rt_channel_ended(const xfer_channel_t *ch);
 xfer_status_t xfer_rt_channels_drain(struct xfer *x);
 xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch);
