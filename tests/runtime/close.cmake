@@ -63,6 +63,8 @@ set(cl_line "reader b closed the channel; on_reader_loss: continue: steps from [
 # goes on (its counters: every step ended, some unsent; rank 0's one line), from the file's key
 # and from XFER_ON_READER_LOSS
 cl_test(reader.fail.p2q3 ${RT_DIR}/close-2x3.yaml 2 3 ARGS --closer reader --loss fail --recv-ms 5)
+# ... before its first step: the sender (through files: its closed marker) still learns it
+cl_test(reader.first.fail.p3q2 ${RT_DIR}/close-3x2.yaml 3 2 ARGS --closer reader --loss fail --at 0)
 cl_test(reader.continue.p3q2 ${RT_DIR}/close-continue-3x2.yaml 3 2
         ARGS --closer reader --loss continue EXPECT "${cl_line}")
 cl_test(reader.continue.env.p2q3 ${RT_DIR}/close-2x3.yaml 2 3
