@@ -106,7 +106,8 @@ XFER_PUBLIC xfer_status_t xfer_channel_open(xfer_t *x, const char *channel, xfer
  * - a receiving side leaves the channel cleanly: the sender's next call on it sees the end, never
  *   XFER_ERR_PEER_FAILED: under on_reader_loss: fail its stream ends (XFER_STEP_END_OF_STREAM,
  *   XFER_ERR_END_OF_STREAM), under continue it goes on without sending, as when the reader
- *   calls xfer_finalize early. Steps still in flight are received for nobody.
+ *   calls xfer_finalize early. Steps still in flight are received for nobody, into the rank's
+ *   bound buffers too (xfer_bind_buffer): keep those until xfer_finalize.
  * - a sending side ends its stream: the receivers get every step it committed, then
  *   XFER_STEP_END_OF_STREAM. An uncommitted step's puts are dropped; under policy latest the held
  *   last step is sent first, which waits, as a put under policy block does, until the receivers
