@@ -77,9 +77,17 @@ cl_test(sender.p3q2 ${RT_DIR}/close-3x2.yaml 3 2 ARGS --closer sender)
 cl_test(sender.latest.p3q2 ${RT_DIR}/close-latest-3x2.yaml 3 2
         ARGS --closer sender --latest --at 6 --reader-waits --recv-ms 5)
 
-# Separate launches through xfer-run over files (any MPI), with xferd: the reader closes c1 under
-# continue and under fail
-if(TARGET xfer-run AND TARGET xferd AND TARGET xfer_hdf5)
+# Separate launches through xfer-run, with xferd: the reader closes c1 under continue and under
+# fail; over files (any MPI), and on the stream where the MPI connects separate jobs
+# (RT_SEPARATE: the closed channel's MPI_Comm_disconnect waits for both sides' xfer_finalize)
+set(cl_sep_transports "")
+if(TARGET xfer_hdf5)
+  list(APPEND cl_sep_transports file)
+endif()
+if(RT_SEPARATE)
+  list(APPEND cl_sep_transports stream)
+endif()
+if(TARGET xfer-run AND TARGET xferd)
   foreach(mode fail continue)
     file(GENERATE OUTPUT ${RT_DIR}/close-sep-${mode}.yaml CONTENT "workflow: rt_close_sep
 control: {heartbeat_ms: 250, timeout_ms: 60000}
@@ -96,9 +104,12 @@ channels:
     if(mode STREQUAL "continue")
       set(expect "${cl_line}")
     endif()
-    rt_pass_test(close.file.separate.reader.${mode} COMMAND $<TARGET_FILE:xfer-run>
-                 --launch separate --transport file ${RT_DIR}/close-sep-${mode}.yaml
-                 EXPECT "${expect}"
-                 ENV ${RT_SEP_ENV} XFER_TRANSPORT_DIR=${RT_DIR}/file-steps/close.separate.${mode})
+    foreach(tr IN LISTS cl_sep_transports)
+      rt_pass_test(close.${tr}.separate.reader.${mode} COMMAND $<TARGET_FILE:xfer-run>
+                   --launch separate --transport ${tr} ${RT_DIR}/close-sep-${mode}.yaml
+                   EXPECT "${expect}"
+                   ENV ${RT_SEP_ENV}
+                       XFER_TRANSPORT_DIR=${RT_DIR}/file-steps/close.separate.${mode})
+    endforeach()
   endforeach()
 endif()
