@@ -8,9 +8,13 @@
 add_executable(close_prog runtime/close_prog.c)
 target_link_libraries(close_prog PRIVATE xfer MPI::MPI_C xfer_warnings)
 
-# cl_workflow(<file> <p> <q> <channel keys>): channels c1 and c2 from a to b
+# cl_workflow(<file> <p> <q> <channel keys> [<dataset keys>]): channels c1 and c2 from a to b
 function(cl_workflow file p q keys)
   math(EXPR n "${p} * 8")
+  set(dkeys "")
+  if(ARGC GREATER 4)
+    set(dkeys ", ${ARGV4}")
+  endif()
   set(chans "")
   foreach(name c1 c2)
     string(APPEND chans "  - name: ${name}
@@ -18,7 +22,7 @@ function(cl_workflow file p q keys)
     to: b
     max_in_flight_steps: 2
 ${keys}    datasets:
-      - {name: v, type: int64, dims: [${n}]}
+      - {name: v, type: int64, dims: [${n}]${dkeys}}
 ")
   endforeach()
   file(WRITE ${file} "workflow: rt_close
@@ -57,6 +61,7 @@ cl_workflow(${RT_DIR}/close-2x3.yaml 2 3 "")
 cl_workflow(${RT_DIR}/close-3x2.yaml 3 2 "")
 cl_workflow(${RT_DIR}/close-continue-3x2.yaml 3 2 "    on_reader_loss: continue\n")
 cl_workflow(${RT_DIR}/close-latest-3x2.yaml 3 2 "    policy: latest\n")
+cl_workflow(${RT_DIR}/close-per_step-3x2.yaml 3 2 "" "blocks: per_step")
 
 set(cl_line "reader b closed the channel; on_reader_loss: continue: steps from [0-9]+ on are not sent")
 # The reader closes c1 at step 4: under fail a's stream ends (END_OF_STREAM), under continue a
@@ -65,6 +70,12 @@ set(cl_line "reader b closed the channel; on_reader_loss: continue: steps from [
 cl_test(reader.fail.p2q3 ${RT_DIR}/close-2x3.yaml 2 3 ARGS --closer reader --loss fail --recv-ms 5)
 # ... before its first step: the sender (through files: its closed marker) still learns it
 cl_test(reader.first.fail.p3q2 ${RT_DIR}/close-3x2.yaml 3 2 ARGS --closer reader --loss fail --at 0)
+# ... with blocks: per_step, whose every commit gathers the sender's blocks: its ranks agree on
+# the end there (a rank that saw it first would leave the others in the gather)
+cl_test(reader.per_step.fail.p3q2 ${RT_DIR}/close-per_step-3x2.yaml 3 2
+        ARGS --closer reader --loss fail --recv-ms 2)
+cl_test(reader.per_step.continue.p3q2 ${RT_DIR}/close-per_step-3x2.yaml 3 2
+        ARGS --closer reader --loss continue ENV XFER_ON_READER_LOSS=continue EXPECT "${cl_line}")
 cl_test(reader.continue.p3q2 ${RT_DIR}/close-continue-3x2.yaml 3 2
         ARGS --closer reader --loss continue EXPECT "${cl_line}")
 cl_test(reader.continue.env.p2q3 ${RT_DIR}/close-2x3.yaml 2 3
@@ -74,6 +85,7 @@ cl_test(reader.continue.env.p2q3 ${RT_DIR}/close-2x3.yaml 2 3
 # latest, with b reading nothing until a ended 6 steps (held step 5, some dropped), the held last
 # step is sent by the close
 cl_test(sender.p3q2 ${RT_DIR}/close-3x2.yaml 3 2 ARGS --closer sender)
+cl_test(sender.per_step.p3q2 ${RT_DIR}/close-per_step-3x2.yaml 3 2 ARGS --closer sender)
 cl_test(sender.latest.p3q2 ${RT_DIR}/close-latest-3x2.yaml 3 2
         ARGS --closer sender --latest --at 6 --reader-waits --recv-ms 5)
 

@@ -198,6 +198,8 @@ void xfer_ch_blocks_next(xfer_channel_t *ch); /* the step ended: its puts are fo
 /* Bytes of this rank's blocks of the first step one after the other (blocks: fixed), each padded
  * to 8 bytes but the last: what a contribution holds of them (0: none). */
 size_t xfer_ch_region(const xfer_rt_dset_t *d);
+/* Does the commit of step cur gather the side's blocks (blocks: per_step; fixed, the first)? */
+int xfer_ch_blocks_gather_due(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_blocks_open(xfer_channel_t *ch);
 void xfer_ch_blocks_free(xfer_channel_t *ch, int collective);
 void xfer_ch_blocks_release(xfer_rt_blocks_t *l);
@@ -228,6 +230,15 @@ xfer_status_t xfer_ch_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t
                                int *nsenders);
 /* Commit the step being filled, once (the sender's room first, XFER_TP_ROOM_AT_COMMIT). */
 xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch);
+/* Is the commit of step cur one the sending side's ranks make together (their blocks gathered,
+ * the stream's joined rows), on a transport whose ranks would otherwise each take the end of
+ * the stream where they learn it (not XFER_TP_COLLECTIVE_COMMIT)? Then no rank takes the end on
+ * its own before that commit: the side agrees on it there (ch_step.c), or a rank that learned it
+ * first would leave the others in the commit's exchange. */
+int xfer_ch_side_agrees(const xfer_channel_t *ch);
+/* Has the stream ended before step @p s, as this rank may say on its own (not before a commit
+ * the side agrees on)? */
+int xfer_ch_over_here(xfer_channel_t *ch, uint64_t s);
 /* Wait (resumable) for step @p s as xfer_ch_step_ready says. */
 xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s);
 

@@ -668,6 +668,7 @@ const xfer_transport_ops_t xfer_file_ops = {
     .stage = file_stage,
     .unput = file_unput,
     .commit = commit,
+    .side_commit = NULL,
     .release = file_release,
     .sent = NULL,
     .after_end = NULL,

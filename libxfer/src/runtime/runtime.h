@@ -281,7 +281,8 @@ typedef struct xfer_rt_health {
 
 /* The commit's check of a sending side's blocks (ch_blocks.c): every rank's blocks of the
  * fixed-shape datasets it checks (blocks: per_step ones at every commit, fixed ones at the first),
- * gathered on comm, a duplicate of ctl_local that nothing else uses. */
+ * gathered on comm, a duplicate of ctl_local that nothing else uses but the side's agreement on
+ * the end before such a commit (ch_step.c). */
 typedef struct xfer_rt_gather {
     MPI_Comm comm;
     int n;          /* datasets gathered at the last commit ... */
@@ -293,6 +294,7 @@ typedef struct xfer_rt_gather {
     size_t cap_box;
     int *rc, *rd;
     MPI_Request req;
+    int ended; /* the side's agreement on the end before a commit it makes together (ch_step.c) */
 } xfer_rt_gather_t;
 
 /* A layer above a channel's step state machine (ch_flow.c's flow policies), reached through its
@@ -326,11 +328,14 @@ struct xfer_channel {
     xfer_channel_stats_t stats;
     int nslots; /* the stream's slots (stream.h; none on the file transport) */
     struct xfer_rt_slot *slots;
-    int setup;               /* geometry exchanged and plans built */
-    xfer_rt_setup_t su;      /* how far step 0's set-up is (stream_setup.c) */
-    int node_key;            /* this rank's node among its component's (direct path staging) */
-    uint64_t cur;            /* step of the application's next put/get */
-    int cur_committed;       /* full duplex: the first get of the step committed it */
+    int setup;          /* geometry exchanged and plans built */
+    xfer_rt_setup_t su; /* how far step 0's set-up is (stream_setup.c) */
+    int node_key;       /* this rank's node among its component's (direct path staging) */
+    uint64_t cur;       /* step of the application's next put/get */
+    int cur_committed;  /* full duplex: the first get of the step committed it */
+    int committing; /* inside a commit the side agreed to make (ch_step.c): the step is committed
+                       whatever this rank learns of the end meanwhile, and the announcer ends its
+                       side (a reader's CLOSE) only after it */
     uint64_t committed;      /* steps this rank committed (sending side) */
     uint64_t started;        /* steps whose collective this rank started */
     xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (stream_notes.c) */
