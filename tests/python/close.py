@@ -12,7 +12,8 @@ the with block; --how close, by break and c1.close(). Then c1 is closed (closed 
 calls raise StateError, the loop's generator too, close() again does nothing) and c2 is read
 to its end with a for loop. Every element of every step is checked against close_prog's values
 (channel * 1e9 + step * 1e6 + global index). Sender (component a, --sender): K steps of c1 and c2,
-then c1.close(), then c2 to S steps. Exits 1 on a failed check.
+then c1.close(), then c2 to S steps. After finalize both channels are closed: close() does
+nothing, a call raises StateError. Exits 1 on a failed check.
 """
 import sys
 
@@ -120,6 +121,17 @@ def main():
         else:
             WHO = "b"
             reader(wf, how)
+    # after finalize: close() does nothing (finalize closed every channel), a call raises
+    for name in ("c1", "c2"):
+        ch = wf.channel(name)
+        ch.close()
+        check(ch.closed, f"{name} closed after finalize")
+        try:
+            ch.stats()
+        except xfer.StateError:
+            pass
+        else:
+            check(False, f"{name}: a call after finalize did not raise StateError")
 
 
 WHO, RANK = "?", -1
