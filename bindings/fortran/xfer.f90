@@ -58,8 +58,9 @@ module xfer
         integer(c_int) :: index = -1
     end type xfer_channel_t
 
-    public :: xfer_init, xfer_finalize, xfer_comm, xfer_channel_open, xfer_step_begin, &
-              xfer_step_end, xfer_put, xfer_get, xfer_get_box, xfer_select, xfer_selection, &
+    public :: xfer_init, xfer_finalize, xfer_comm, xfer_channel_open, xfer_channel_close, &
+              xfer_step_begin, xfer_step_end, xfer_put, xfer_get, xfer_get_box, xfer_select, &
+              xfer_selection, &
               xfer_put_attr, xfer_put_attr_string, xfer_get_attr, xfer_get_attr_string, &
               xfer_dataset_count, xfer_dataset_info, xfer_decompose, xfer_error_message, &
               xfer_status_name, xfer_get_shape, xfer_get_rows, xfer_record_offsets, xfer_offset
@@ -88,6 +89,10 @@ module xfer
             type(c_ptr), intent(out) :: h
             integer(c_int), intent(out) :: index
         end function c_channel_open
+        integer(c_int) function c_channel_close(h) bind(C, name='xfer_f_channel_close')
+            import :: c_int, c_ptr
+            type(c_ptr), intent(inout) :: h
+        end function c_channel_close
         integer(c_int) function c_step_begin(h, timeout_ms, status) bind(C, name='xfer_f_step_begin')
             import :: c_int, c_ptr
             type(c_ptr), value :: h
@@ -349,6 +354,20 @@ contains
         ch%x = x%p
         call finish(st, 'xfer_channel_open '//trim(name), ierr)
     end subroutine xfer_channel_open
+
+    !> Finish the channel now while the component's other channels go on (collective over the
+    !! component, xfer_channel_close): a reader leaves cleanly (its sender sees the end of the
+    !! stream, or goes on under on_reader_loss: continue), a sender ends its stream after its
+    !! last committed step. ch is reset; closing it again is an error (XFER_ERR_INVALID_ARG).
+    subroutine xfer_channel_close(ch, ierr)
+        type(xfer_channel_t), intent(inout) :: ch
+        integer, intent(out), optional :: ierr
+        integer(c_int) :: st
+        st = c_channel_close(ch%h)
+        ch%h = c_null_ptr
+        ch%index = -1
+        call finish(st, 'xfer_channel_close', ierr)
+    end subroutine xfer_channel_close
 
     !> Begin the current step, waiting at most timeout_ms (0: poll, -1: as long as the peer
     !! lives). status: XFER_STEP_OK, XFER_STEP_NOT_READY (call again) or XFER_STEP_END_OF_STREAM.

@@ -114,6 +114,12 @@ int xfer_f_channel_open(void *x, const char *name, void **ch, int *index)
     return XFER_SUCCESS;
 }
 
+int xfer_f_channel_close(void **ch)
+{
+    xfer_f_clear();
+    return xfer_f_lib(xfer_channel_close((xfer_channel_t **) ch));
+}
+
 int xfer_f_step_begin(void *ch, int timeout_ms, int *status)
 {
     xfer_step_status_t s = XFER_STEP_NOT_READY;

@@ -16,6 +16,7 @@ int xfer_f_init(const char *config, const char *component, int has_comm, MPI_Fin
 int xfer_f_finalize(void **x);
 int xfer_f_comm(void *x, MPI_Fint *comm);
 int xfer_f_channel_open(void *x, const char *name, void **ch, int *index);
+int xfer_f_channel_close(void **ch);
 int xfer_f_step_begin(void *ch, int timeout_ms, int *status);
 int xfer_f_step_end(void *ch);
 int xfer_f_put(void *x, void *ch, int index, const char *name, const CFI_cdesc_t *a,

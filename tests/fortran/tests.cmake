@@ -10,8 +10,9 @@ endif()
 add_executable(fsynth fortran/fsynth.f90 fortran/pattern.c)
 add_executable(fjoined fortran/fjoined.f90)
 add_executable(fvariable fortran/fvariable.f90)
+add_executable(fclose fortran/fclose.f90)
 target_include_directories(fsynth PRIVATE ${PROJECT_SOURCE_DIR}/tools)
-foreach(t fsynth fjoined fvariable)
+foreach(t fsynth fjoined fvariable fclose)
   target_link_libraries(${t} PRIVATE libxfer::xfer_fortran)
   target_compile_options(${t} PRIVATE $<$<COMPILE_LANGUAGE:Fortran>:-Wall -Werror
                                       -Wno-maybe-uninitialized>)
@@ -148,3 +149,19 @@ foreach(tr IN LISTS XFER_VARIABLE_TRANSPORTS)
   set_tests_properties(${P}.fortran.negative.variable_corrupt.${tr} PROPERTIES
                        PASS_REGULAR_EXPRESSION "g step 3: data differs")
 endforeach()
+
+# A reader that closes one channel early (fclose.f90, xfer_channel_close) and reads the other to
+# its end, close_prog (tests/runtime/close_prog.c) sending both; its stream on the closed one ends.
+if(TARGET close_prog)
+  file(WRITE ${F_DIR}/close-p2q3.yaml "workflow: f_close
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [x]}
+  - {name: b, nprocs: 3, cmd: [x]}
+channels:
+  - {name: c1, from: a, to: b, max_in_flight_steps: 2, datasets: [{name: v, type: int64, dims: [16]}]}
+  - {name: c2, from: a, to: b, max_in_flight_steps: 2, datasets: [{name: v, type: int64, dims: [16]}]}
+")
+  f_test(close.c_to_f.p2q3 ${F_DIR}/close-p2q3.yaml 2 3
+         A $<TARGET_FILE:close_prog> --closer reader --loss fail B $<TARGET_FILE:fclose>)
+endif()

@@ -216,6 +216,40 @@ foreach(tr IN LISTS XFER_VARIABLE_TRANSPORTS)
           ENV XFER_TRANSPORT_DIR=${PY_DIR}/steps-variable-corrupt-${tr})
 endforeach()
 
+# ---- one channel closed early (close.py with runtime/close_prog.c; docs/bindings.md) -----------
+# Python leaves c1's loop after 4 of 12 steps (by a channel's with block, or break and close())
+# and reads c2 to its end, close_prog's sender seeing c1 end (on_reader_loss: fail) or going on
+# (continue); Python's sender closes c1 after 4 steps for close_prog's reader. Stream and files.
+if(TARGET close_prog)
+  file(WRITE ${PY_DIR}/close.yaml "workflow: py_close
+launch: mpmd
+control: {timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [x]}
+  - {name: b, nprocs: 3, cmd: [x]}
+channels:
+  - {name: c1, from: a, to: b, max_in_flight_steps: 2, datasets: [{name: v, type: int64, dims: [16]}]}
+  - {name: c2, from: a, to: b, max_in_flight_steps: 2, datasets: [{name: v, type: int64, dims: [16]}]}
+")
+  set(CP $<TARGET_FILE:close_prog>)
+  set(PC ${PY} ${PY_SRC}/close.py)
+  foreach(tr stream file)
+    if(tr STREQUAL "file" AND NOT TARGET xfer_hdf5)
+      continue()
+    endif()
+    set(env XFER_TRANSPORT=${tr} XFER_TRANSPORT_DIR=${PY_DIR}/close-${tr})
+    py_mpmd(cmd ${PY_DIR}/close.yaml 2 3 A ${CP} --closer reader --loss fail --send-ms 2
+            B ${PC} --how with)
+    py_test(close.${tr}.with.fail.c_to_py COMMAND ${cmd} ENV ${env}-with)
+    py_mpmd(cmd ${PY_DIR}/close.yaml 2 3 A ${CP} --closer reader --loss continue
+            B ${PC} --how close)
+    py_test(close.${tr}.close.continue.c_to_py COMMAND ${cmd}
+            ENV ${env}-close XFER_ON_READER_LOSS=continue)
+    py_mpmd(cmd ${PY_DIR}/close.yaml 2 3 A ${PC} --sender B ${CP} --closer sender)
+    py_test(close.${tr}.sender.py_to_c COMMAND ${cmd} ENV ${env}-sender)
+  endforeach()
+endif()
+
 # ---- Ctrl-C, leaks ---------------------------------------------------------------------------
 file(WRITE ${PY_DIR}/one.yaml "workflow: one
 launch: mpmd

@@ -21,9 +21,10 @@ typedef struct {
     PyObject *held;                /* list: arrays a bound sender's puts gave in this step */
     PyObject *bound; /* dict: dataset -> [array of this step, array of the next or None] */
     int touched;     /* a step was begun or data put or got: the next bind is for the next step */
+    int closed;      /* close() ran (xfer_channel_close): every call but close() raises */
 } XpyChannel;
 
-/* The channel is open and its workflow not finalized; else an exception and 0. */
+/* The channel is open (not closed) and its workflow not finalized; else an exception and 0. */
 int xpy_ch_usable(XpyChannel *self);
 /* The dataset @p name of the channel, and whether this component sends it (NULL: an exception
  * naming the channel's datasets). */

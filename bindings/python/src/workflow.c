@@ -147,6 +147,10 @@ PyTypeObject XpyWorkflow_Type = {
 
 int xpy_ch_usable(XpyChannel *self)
 {
+    if (self->closed) {
+        xpy_error(XFER_ERR_STATE, "channel %s was closed (Channel.close)", self->name);
+        return 0;
+    }
     if (self->wf && !self->wf->x) {
         xpy_error(XFER_ERR_STATE, "channel %s: the workflow was finalized; the channel is closed",
                   self->name);
@@ -495,6 +499,36 @@ static PyObject *ch_attr_names(XpyChannel *self, PyObject *noargs)
     return list;
 }
 
+/* ---- Channel: close -------------------------------------------------------------------------- */
+
+/* xfer_channel_close. Idempotent (a context manager's exit may follow a close; a finalized
+ * workflow closed its channels). The arrays a bound receiver gave stay referenced: steps still
+ * in flight land in them for nobody until the workflow is finalized; once closed, a bound
+ * sender's blocks of the dropped step are let go. */
+static PyObject *ch_close(XpyChannel *self, PyObject *noargs)
+{
+    xfer_status_t st;
+    (void) noargs;
+    if (self->closed || (self->wf && !self->wf->x))
+        Py_RETURN_NONE;
+    if (!xpy_ch_usable(self))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS st = xfer_channel_close(&self->ch);
+    Py_END_ALLOW_THREADS self->closed = 1;
+    self->ch = NULL;
+    if (st != XFER_SUCCESS)
+        return xpy_raise(st, NULL);
+    if (PyList_SetSlice(self->held, 0, PyList_GET_SIZE(self->held), NULL) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *ch_get_closed(XpyChannel *self, void *closure)
+{
+    (void) closure;
+    return PyBool_FromLong(self->closed || (self->wf && !self->wf->x));
+}
+
 /* ---- Channel: the rest ---------------------------------------------------------------------- */
 
 static PyObject *ch_progress(XpyChannel *self, PyObject *noargs)
@@ -642,6 +676,9 @@ static PyMethodDef ch_methods[] = {
     {"attr_names", (PyCFunction) ch_attr_names, METH_NOARGS, "names of this step's attributes"},
     {"progress", (PyCFunction) ch_progress, METH_NOARGS,
      "Drive the transfers once without waiting; True while a step is in flight."},
+    {"close", (PyCFunction) ch_close, METH_NOARGS,
+     "Finish the channel now (xfer_channel_close; collective over the component's ranks) while "
+     "the others go on: a reader leaves cleanly, a sender ends its stream. Idempotent."},
     {"stats", (PyCFunction) ch_stats, METH_NOARGS,
      "steps and bytes moved and copied on this rank (steps sent, dropped by policy latest, held, "
      "received)"},
@@ -655,6 +692,8 @@ static PyGetSetDef ch_getset[] = {
     {"dataset_info", (getter) ch_get_datasets, NULL,
      "{name: (type name, dims, sent by this component)}", NULL},
     {"workflow", (getter) ch_get_workflow, NULL, "the Workflow the channel belongs to", NULL},
+    {"closed", (getter) ch_get_closed, NULL, "True once close() ran or the workflow finalized",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyTypeObject XpyChannel_Type = {

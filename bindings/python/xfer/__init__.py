@@ -382,7 +382,11 @@ class Channel(_core.Channel):
     Sending side: ``with ch.step() as s: s.put(name, block, start=...)``. Receiving side:
     ``for s in ch: s.get(name)``, which ends quietly at the end of the stream. Full duplex:
     both, in the same step. The lower-level calls (begin_step, put, get, end_step) are
-    methods of the channel too."""
+    methods of the channel too.
+
+    close() finishes the channel early while the workflow's other channels go on (a reader
+    leaves cleanly, a sender ends its stream); so does leaving ``with wf.channel(name) as ch:``
+    without an exception. Both are collective over the component's ranks."""
 
     def begin_step(self, timeout: Optional[float] = None) -> StepStatus:  # type: ignore[override]
         """Begin the current step, waiting at most `timeout` seconds (None: as long as the peer
@@ -404,8 +408,12 @@ class Channel(_core.Channel):
     def steps(self, timeout: Optional[float] = None) -> Iterator["Step"]:
         """The steps of the stream, each begun before it is given and ended when the loop
         asks for the next; the iteration ends at the end of the stream. A step that does not
-        begin within `timeout` raises NotReady. Leaving the loop early leaves the current step
-        begun (end it with end_step, or finalize)."""
+        begin within `timeout` raises NotReady. Leaving the loop early (break) leaves the
+        current step begun and the channel open: a later loop goes on from that step. To leave
+        the channel, close() it, or leave the loop inside ``with wf.channel(name) as ch:``
+        (collective: every rank of the component leaves at the same step). A break does not
+        close it by itself: it cannot be told from an exception that unwinds the loop on one
+        rank only, where a collective close would wait for the others for ever."""
         while True:
             st = self.begin_step(timeout)
             if st == StepStatus.END_OF_STREAM:
@@ -420,6 +428,15 @@ class Channel(_core.Channel):
 
     def __iter__(self) -> Iterator["Step"]:
         return self.steps()
+
+    def __enter__(self) -> "Channel":
+        return self
+
+    def __exit__(self, etype, value, tb) -> None:
+        # On an exception only this rank may be here: a collective close could hang (as
+        # Workflow.__exit__ leaves its finalize to the exit handler).
+        if etype is None:
+            self.close()
 
     def get_shape(self, name: str) -> Shape:  # type: ignore[override]
         """Dataset `name` in the current step, waiting for the step as get does: the step's dims
@@ -442,6 +459,8 @@ class Channel(_core.Channel):
         return Attributes(self)
 
     def __repr__(self) -> str:
+        if self.closed:
+            return f"<xfer.Channel {self.name!r} (closed)>"
         return f"<xfer.Channel {self.name!r} ({self.role}), step {self.step_index}>"
 
 

@@ -100,6 +100,28 @@ XFER_PUBLIC xfer_status_t xfer_channel_attach(xfer_t *x, const char *channel, MP
 /** Handle of channel @p channel (local; the channel was formed by xfer_init or attach). */
 XFER_PUBLIC xfer_status_t xfer_channel_open(xfer_t *x, const char *channel, xfer_channel_t **ch);
 
+/**
+ * Finish channel *@p ch now, as xfer_finalize() finishes it, while the component's other
+ * channels go on and the process continues (docs/runtime.md, "Closing a channel"):
+ * - a receiving side leaves the channel cleanly: the sender's next call on it sees the end, never
+ *   XFER_ERR_PEER_FAILED: under on_reader_loss: fail its stream ends (XFER_STEP_END_OF_STREAM,
+ *   XFER_ERR_END_OF_STREAM), under continue it goes on without sending, as when the reader
+ *   calls xfer_finalize early. Steps still in flight are received for nobody, into the rank's
+ *   bound buffers too (xfer_bind_buffer): keep those until xfer_finalize.
+ * - a sending side ends its stream: the receivers get every step it committed, then
+ *   XFER_STEP_END_OF_STREAM. An uncommitted step's puts are dropped; under policy latest the held
+ *   last step is sent first, which waits, as a put under policy block does, until the receivers
+ *   have room for it.
+ * - a full-duplex side does both: the peer's stream ends after the steps this side committed.
+ * Collective over the component's ranks (each calls it at the same point of its calls on the
+ * channel). Apart from that flush it waits for no peer: the parting (the peer's goodbye, the
+ * intercommunicators' frees) is xfer_finalize's, which finishes the closed channel with the
+ * others. Sets *@p ch to NULL; a call on another copy of the handle fails with XFER_ERR_STATE
+ * (a second close too), as does xfer_channel_open of the channel. XFER_ERR_INVALID_ARG when
+ * @p ch or *@p ch is NULL. Handles die with their context: none is valid after xfer_finalize.
+ */
+XFER_PUBLIC xfer_status_t xfer_channel_close(xfer_channel_t **ch);
+
 /** This component's role in @p ch. */
 XFER_PUBLIC xfer_status_t xfer_channel_role(const xfer_channel_t *ch, xfer_role_t *role);
 

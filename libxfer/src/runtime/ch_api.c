@@ -32,7 +32,7 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
 }
 
 /* A data call: the context's lock held (the progress thread waits), error handlers guarded, an
- * MPI failure explained. */
+ * MPI failure explained; refused on a closed channel. */
 #define DATA_CALL(ch, call)                                                                        \
     do {                                                                                           \
         xfer_errh_guard_t g_;                                                                      \
@@ -40,7 +40,8 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
         struct xfer *x_ = (ch) ? (ch)->x : NULL;                                                   \
         xfer_rt_lock(x_);                                                                          \
         xfer_errh_guard_begin(&g_);                                                                \
-        st_ = xfer_rt_done(x_, xfer_errh_guard_end(&g_, explain((ch), (call))));                   \
+        st_ = (ch) && (ch)->closed ? xfer_ch_closed_error(ch) : explain((ch), (call));             \
+        st_ = xfer_rt_done(x_, xfer_errh_guard_end(&g_, st_));                                     \
         xfer_rt_unlock(x_);                                                                        \
         return st_;                                                                                \
     } while (0)
@@ -56,7 +57,9 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
         struct xfer *x_ = (ch) ? (ch)->x : NULL;                                                   \
         xfer_rt_lock(x_);                                                                          \
         xfer_errh_guard_begin(&g_);                                                                \
-        if ((ch) && (ch)->loss.lost) {                                                             \
+        if ((ch) && (ch)->closed) {                                                                \
+            st_ = xfer_ch_closed_error(ch);                                                        \
+        } else if ((ch) && (ch)->loss.lost) {                                                      \
             st_ = (lost_call);                                                                     \
         } else {                                                                                   \
             xfer_ch_loss_snap((ch), &snap_);                                                       \

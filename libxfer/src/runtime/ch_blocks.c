@@ -450,6 +450,15 @@ out:
     return st;
 }
 
+int xfer_ch_blocks_gather_due(const xfer_channel_t *ch)
+{
+    int i;
+    for (i = 0; i < ch->nds; i++)
+        if (blocky(ch, &ch->ds[i]) && (per_step(&ch->ds[i]) || !ch->ds[i].fix_set))
+            return 1;
+    return 0;
+}
+
 void xfer_ch_blocks_next(xfer_channel_t *ch)
 {
     int i;
@@ -463,11 +472,15 @@ xfer_status_t xfer_ch_blocks_open(xfer_channel_t *ch)
 {
     xfer_rt_gather_t *g = &ch->gat;
     xfer_status_t st = XFER_SUCCESS;
-    int i, any = 0;
+    int i, any = 0, sends = 0;
     g->comm = MPI_COMM_NULL;
     g->req = MPI_REQUEST_NULL;
-    for (i = 0; i < ch->nds; i++)
+    for (i = 0; i < ch->nds; i++) {
         any |= blocky(ch, &ch->ds[i]);
+        sends |= xfer_ch_dset_side(ch, &ch->ds[i]) == ch->side;
+    }
+    if (!any && sends && ch->ops->side_commit) /* the agreement's communicator only */
+        goto dup;
     if (!any)
         return XFER_SUCCESS;
     g->which = xfer_calloc((size_t) ch->nds + 1, sizeof(int));
@@ -476,6 +489,7 @@ xfer_status_t xfer_ch_blocks_open(xfer_channel_t *ch)
     g->rd = xfer_calloc((size_t) ch->nlocal, sizeof(int));
     if (!g->which || !g->cnt || !g->rc || !g->rd)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: blocks", ch->cfg->name);
+dup:
     XFER_MPI_GOTO(MPI_Comm_dup(ch->ctl_local, &g->comm), st, out);
 out:
     return st;

@@ -194,7 +194,7 @@ static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
     xfer_status_t st;
     int i, met;
 
-    if (ch->health.ended || ch->ops->over(ch, ch->cur))
+    if (ch->health.ended || xfer_ch_over_here(ch, ch->cur))
         return ch->ops->ended(ch, ch->cur);
     XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
     ch->begun = 1; /* (its end then never waits: the room is there) */

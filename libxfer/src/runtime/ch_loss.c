@@ -9,8 +9,9 @@
  *              checked and dropped, steps begin and end and are counted (steps_unsent), and
  *              xfer_finalize finishes the channel without waiting for the reader. Rank 0 says
  *              so in one line on stderr.
- * Where it takes effect: the stream, at the call on which each rank learns it (its ranks share
- * no collective of the channel's steps, and nothing more is posted to the peer); the file
+ * Where it takes effect: the stream, at the call on which each rank learns it (nothing more is
+ * posted to the peer), but a reader's close, at a commit the side's ranks make together, at
+ * that commit, which they agree on first (ch_step.c, xfer_ch_side_agrees); the file
  * transport, whose commit is collective over the side, at the commit every rank agrees on
  * (file.c: the commit's agreement carries it), so no rank is left alone in a collective write. */
 #include <stdio.h>

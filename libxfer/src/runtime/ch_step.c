@@ -41,8 +41,51 @@ xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s)
     return wait_arrived(ch, &s, HUGE_VAL, 1, &met);
 }
 
+int xfer_ch_side_agrees(const xfer_channel_t *ch)
+{
+    if (!xfer_ch_this_sends(ch) || (ch->ops->flags & XFER_TP_COLLECTIVE_COMMIT))
+        return 0;
+    return xfer_ch_blocks_gather_due(ch) || (ch->ops->side_commit && ch->ops->side_commit(ch));
+}
+
+int xfer_ch_over_here(xfer_channel_t *ch, uint64_t s)
+{
+    return !xfer_ch_side_agrees(ch) && ch->ops->over(ch, s);
+}
+
+/* The side's verdict on the end, before a commit its ranks make together: a rank that knows the
+ * stream ended before step cur (the announcer, whose reader closed it; a full-duplex peer's end)
+ * ends it for every rank, at this step. Else every rank commits the step, whatever it learns
+ * meanwhile (ch->committing: a step past the end never runs). On the blocks' communicator
+ * (ch_blocks.c), whose collectives every rank makes in its commits' order. */
+static xfer_status_t agree_end(xfer_channel_t *ch)
+{
+    xfer_rt_gather_t *g = &ch->gat;
+    const xfer_ch_wait_t w = {.cond = xfer_ch_req_done,
+                              .arg = &g->req,
+                              .what = "agreeing on the end of the stream with this side's ranks",
+                              .until = HUGE_VAL,
+                              .need = UINT64_MAX,
+                              .resumable = 0,
+                              .force = 0};
+    xfer_status_t st = XFER_SUCCESS;
+    int met;
+    ch->committing = 1; /* (from here on the announcer keeps its side's end for after it) */
+    g->ended = ch->health.ended || ch->ops->over(ch, ch->cur);
+    XFER_MPI_GOTO(MPI_Iallreduce(MPI_IN_PLACE, &g->ended, 1, MPI_INT, MPI_MAX, g->comm, &g->req),
+                  st, out);
+    XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
+    if (g->ended) {
+        ch->committing = 0;
+        return ch->ops->ended(ch, ch->cur);
+    }
+out:
+    return st;
+}
+
 /* Commit the step being filled, once: a sender that did not begin it waits for room first
- * where its transport waits at the commit (XFER_TP_ROOM_AT_COMMIT); its blocks are checked
+ * where its transport waits at the commit (XFER_TP_ROOM_AT_COMMIT); the side agrees on the end
+ * first where its ranks commit together (xfer_ch_side_agrees); its blocks are checked
  * (ch_blocks.c) before the transport commits. */
 xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch)
 {
@@ -50,6 +93,15 @@ xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch)
     int met;
     if (ch->cur_committed)
         return XFER_SUCCESS;
+    if (xfer_ch_side_agrees(ch)) {
+        st = agree_end(ch);
+        if (st == XFER_SUCCESS)
+            st = xfer_ch_blocks_commit(ch);
+        if (st == XFER_SUCCESS)
+            st = ch->ops->commit(ch);
+        ch->committing = 0;
+        return st;
+    }
     if ((ch->ops->flags & XFER_TP_ROOM_AT_COMMIT) && !ch->begun) {
         st = wait_room(ch, "waiting for the receiver to catch up (max_in_flight_steps)", HUGE_VAL,
                        0, &met);
@@ -73,7 +125,7 @@ xfer_status_t xfer_ch_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, cons
     int of, pushed = 0;
 
     XFER_CHECK_GOTO(xfer_ch_put_check(ch, d, block, &ds, &v, &of), st, out);
-    if (ch->health.ended || ch->ops->over(ch, ch->cur))
+    if (ch->health.ended || xfer_ch_over_here(ch, ch->cur))
         return ch->ops->ended(ch, ch->cur);
     if (!ds->dyn) { /* the step's blocks of the rank: one more (the transport places it) */
         XFER_CHECK_GOTO(xfer_ch_block_push(ds, d, v, of), st, out);
@@ -132,7 +184,7 @@ xfer_status_t xfer_ch_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_s
         XFER_CHECK_GOTO(wait_arrived(ch, &s, until, 1, &met), st, out);
     if (!met)
         return XFER_SUCCESS;
-    if (ch->ops->over(ch, s)) {
+    if (xfer_ch_over_here(ch, s)) {
         ch->health.ended = 1;
         *status = XFER_STEP_END_OF_STREAM;
         return XFER_SUCCESS;

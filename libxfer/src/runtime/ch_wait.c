@@ -158,9 +158,16 @@ static int in_finish(const xfer_channel_t *ch)
     return ch && !ch->health.failed && !ch->health.finished && ch->ops->drained;
 }
 
+/* Does wait @p w finish channel @p ch (all of them, or its only one)? */
+static int finishes(const xfer_ch_wait_all_t *w, const xfer_channel_t *ch)
+{
+    return in_finish(ch) && (!w->only || ch == w->only);
+}
+
 xfer_status_t xfer_ch_wait_all(struct xfer *x, const xfer_ch_wait_all_t *w)
 {
     const double deadline = xfer_rt_deadline(x), t0 = MPI_Wtime();
+    const char *call = w->only ? "xfer_channel_close" : "xfer_finalize";
     double idle_since = t0;
     xfer_status_t first = XFER_SUCCESS, st;
     char msg[1024] = "";
@@ -175,10 +182,12 @@ xfer_status_t xfer_ch_wait_all(struct xfer *x, const xfer_ch_wait_all_t *w)
             if (met)
                 break;
         }
+        if (w->only) /* the channels that go on */
+            xfer_ch_progress_others(w->only);
         for (i = 0; i < x->nch; i++) {
             xfer_channel_t *ch = x->ch[i];
             int busy = 0;
-            if (!in_finish(ch))
+            if (!finishes(w, ch))
                 continue;
             if ((st = ch->ops->poll(ch, 1, &busy)) != XFER_SUCCESS) {
                 ch->health.failed = 1;
@@ -205,11 +214,10 @@ xfer_status_t xfer_ch_wait_all(struct xfer *x, const xfer_ch_wait_all_t *w)
         if (now > deadline) {
             if (!w->each)
                 return XFER_ERR(XFER_ERR_TIMEOUT,
-                                "xfer_finalize: %s: not every rank of component %s came within %d "
-                                "ms",
+                                "%s: %s: not every rank of component %s came within %d ms", call,
                                 w->what, x->cfg->components[x->comp].name, x->timeout_ms);
             for (i = 0; i < x->nch; i++)
-                if (in_finish(x->ch[i]) && !w->each(x->ch[i]))
+                if (finishes(w, x->ch[i]) && !w->each(x->ch[i]))
                     x->ch[i]->health.failed = 1;
             xfer_ch_wait_timeout_error(late, w->what, NULL);
             if (first == XFER_SUCCESS) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A channel's life cycle, whatever its transport: creation (its transport's open follows:
- * transport.h), the finish (ends, drain, goodbye, close) through its table, and the free; small
- * accessors. The stream's open is stream_open.c, its finish and free stream_finish.c. */
+ * transport.h), the finish (ends, drain, goodbye, close) through its table, one channel's early
+ * end (xfer_channel_close), and the free; small accessors. The stream's open is stream_open.c,
+ * its finish and free stream_finish.c. */
 #include "channel.h"
 
 xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transport_ops_t *ops,
@@ -105,15 +106,15 @@ static xfer_status_t channel_end(xfer_channel_t *ch)
 /* (1) Every channel ends at once, none waiting: one under a flow policy first sends the steps it
  * holds (ch_flow.c), the newest once its receivers have room, and ends as soon as that is done,
  * whatever the other channels wait for (its receivers may read it to its end before they read
- * another channel). */
+ * another channel). xfer_channel_close ends its channel alone (@p arg). */
 static xfer_status_t ended(struct xfer *x, void *arg, int *met)
 {
+    const xfer_channel_t *only = arg;
     int i, all = 1;
-    (void) arg;
     for (i = 0; i < x->nch; i++) {
         xfer_channel_t *ch = x->ch[i];
         int done = 1;
-        if (!ch || ch->ending)
+        if (!ch || ch->ending || (only && ch != only))
             continue;
         xfer_ch_flow_flush_step(ch, &done);
         if (!done) {
@@ -127,9 +128,10 @@ static xfer_status_t ended(struct xfer *x, void *arg, int *met)
     return XFER_SUCCESS;
 }
 
-xfer_status_t xfer_rt_channels_end(struct xfer *x)
+xfer_status_t xfer_rt_channels_end(struct xfer *x, xfer_channel_t *only)
 {
-    const xfer_ch_wait_all_t w = {.cond = ended, .what = "sending the steps flow policies hold"};
+    const xfer_ch_wait_all_t w = {
+        .cond = ended, .arg = only, .what = "sending the steps flow policies hold", .only = only};
     return xfer_ch_wait_all(x, &w);
 }
 
@@ -220,12 +222,69 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     *pch = NULL;
 }
 
+/* ---- xfer_channel_close: one channel ends now ----------------------------------------------
+ * Of the finish's passes, only the end waits for nothing but this component (the flush under
+ * policy latest: the receivers' room, as a put under policy block does); the others wait for the
+ * peer: its part of the steps in flight, its goodbye, MPI_Comm_disconnect. A wait for one
+ * channel's peer while the component's other channels go on could hold both components for
+ * ever (the peer waiting on another channel for what this one would send after the close), the
+ * very thing xfer_finalize's all-at-once passes avoid. So the channel ends here: its peer sees
+ * the end at its next call (a reader's close, CLOSE or the `closed` marker: on_reader_loss; a
+ * sender's, EOS or the `end` marker after its last step); the steps still in flight move in every
+ * pass over the context (a wait on another channel, the progress thread); and xfer_finalize
+ * finishes it with the other channels, its end pass done (docs/runtime.md, "Closing a
+ * channel"). */
+
+xfer_status_t xfer_ch_closed_error(const xfer_channel_t *ch)
+{
+    return XFER_ERR(XFER_ERR_STATE,
+                    "channel %s was closed (xfer_channel_close): this copy of its handle is no "
+                    "longer valid",
+                    ch->cfg->name);
+}
+
+xfer_status_t xfer_channel_close(xfer_channel_t **pch)
+{
+    xfer_channel_t *ch = pch ? *pch : NULL;
+    struct xfer *x;
+    xfer_errh_guard_t g;
+    xfer_status_t st;
+
+    if (!pch)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "xfer_channel_close: the handle's address is NULL");
+    if (!ch)
+        return XFER_ERR(XFER_ERR_INVALID_ARG,
+                        "xfer_channel_close: the channel handle is NULL (closed already? the "
+                        "close sets it to NULL)");
+    x = ch->x;
+    *pch = NULL;
+    xfer_rt_lock(x);
+    if (ch->closed) {
+        st = xfer_rt_done(x, XFER_ERR(XFER_ERR_STATE,
+                                      "xfer_channel_close: channel %s was closed already "
+                                      "(through another copy of its handle)",
+                                      ch->cfg->name));
+        goto out;
+    }
+    ch->closed = 1; /* whatever the end's outcome: the application is done with it */
+    xfer_errh_guard_begin(&g);
+    st = xfer_rt_channels_end(x, ch);
+    if (st == XFER_SUCCESS)
+        st = xfer_rt_channel_ended(ch);
+    st = xfer_rt_done(x, xfer_errh_guard_end(&g, st));
+out:
+    xfer_rt_unlock(x);
+    return st;
+}
+
 /* ---- small accessors --------------------------------------------------------------------- */
 
 xfer_status_t xfer_channel_role(const xfer_channel_t *ch, xfer_role_t *role)
 {
     if (!ch || !role)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or output is NULL");
+    if (ch->closed)
+        return xfer_ch_closed_error(ch);
     *role = ch->role;
     return xfer_done(XFER_SUCCESS);
 }
@@ -234,6 +293,8 @@ xfer_status_t xfer_channel_step(const xfer_channel_t *ch, uint64_t *step)
 {
     if (!ch || !step)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or output is NULL");
+    if (ch->closed)
+        return xfer_ch_closed_error(ch);
     *step = xfer_ch_step_now(ch);
     return xfer_done(XFER_SUCCESS);
 }
@@ -242,6 +303,8 @@ xfer_status_t xfer_channel_intercomm(const xfer_channel_t *ch, MPI_Comm *inter)
 {
     if (!ch || !inter)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel or output is NULL");
+    if (ch->closed)
+        return xfer_ch_closed_error(ch);
     *inter = ch->inter;
     return xfer_done(XFER_SUCCESS);
 }

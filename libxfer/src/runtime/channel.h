@@ -109,12 +109,16 @@ xfer_status_t xfer_ch_wait_req(xfer_channel_t *ch, MPI_Request *req, const char 
  * until each says it is through (@p each), or until @p cond holds. With @p each, a channel that
  * fails drops out and the first failure is returned at the end, with its words; at the deadline
  * the late channels fail. Without it (an agreement of the component's ranks: @p cond), a
- * channel's failure is kept on the channel (fail_st, fail_why) for the agreement to carry. */
+ * channel's failure is kept on the channel (fail_st, fail_why) for the agreement to carry.
+ * With @p only (xfer_channel_close), that channel alone finishes: the others, which go on, get
+ * the passes of any wait on one channel (xfer_ch_progress_others: not forced, their errors left
+ * for their own calls). */
 typedef struct xfer_ch_wait_all {
     int (*each)(xfer_channel_t *ch);
     xfer_status_t (*cond)(struct xfer *x, void *arg, int *met);
     void *arg;
     const char *what;
+    xfer_channel_t *only;
 } xfer_ch_wait_all_t;
 xfer_status_t xfer_ch_wait_all(struct xfer *x, const xfer_ch_wait_all_t *w);
 /* One pass over the context's other channels (a wait on one channel must not starve them). */
@@ -158,14 +162,18 @@ static inline const uint64_t *xfer_ch_dims_of(const xfer_rt_dset_t *d)
 /* Bytes of this rank's selection of @p d (what lands here per step on the direct path). */
 size_t xfer_ch_sel_bytes(const xfer_rt_dset_t *d);
 
+/* A copy of the handle of a channel xfer_channel_close closed: every call on it fails with
+ * these words (channel.c). */
+xfer_status_t xfer_ch_closed_error(const xfer_channel_t *ch);
+
 /* The body of a public call on channel @p ch: @p call under the context's lock (the progress
- * thread, progress.c; no lock without it). */
+ * thread, progress.c; no lock without it); refused on a closed channel. */
 #define XFER_CH_LOCKED(ch, call)                                                                   \
     do {                                                                                           \
         struct xfer *x_ = (ch) ? (ch)->x : NULL;                                                   \
         xfer_status_t st_;                                                                         \
         xfer_rt_lock(x_);                                                                          \
-        st_ = xfer_rt_done(x_, (call));                                                            \
+        st_ = xfer_rt_done(x_, (ch) && (ch)->closed ? xfer_ch_closed_error(ch) : (call));          \
         xfer_rt_unlock(x_);                                                                        \
         return st_;                                                                                \
     } while (0)
@@ -190,6 +198,8 @@ void xfer_ch_blocks_next(xfer_channel_t *ch); /* the step ended: its puts are fo
 /* Bytes of this rank's blocks of the first step one after the other (blocks: fixed), each padded
  * to 8 bytes but the last: what a contribution holds of them (0: none). */
 size_t xfer_ch_region(const xfer_rt_dset_t *d);
+/* Does the commit of step cur gather the side's blocks (blocks: per_step; fixed, the first)? */
+int xfer_ch_blocks_gather_due(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_blocks_open(xfer_channel_t *ch);
 void xfer_ch_blocks_free(xfer_channel_t *ch, int collective);
 void xfer_ch_blocks_release(xfer_rt_blocks_t *l);
@@ -220,6 +230,15 @@ xfer_status_t xfer_ch_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t
                                int *nsenders);
 /* Commit the step being filled, once (the sender's room first, XFER_TP_ROOM_AT_COMMIT). */
 xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch);
+/* Is the commit of step cur one the sending side's ranks make together (their blocks gathered,
+ * the stream's joined rows), on a transport whose ranks would otherwise each take the end of
+ * the stream where they learn it (not XFER_TP_COLLECTIVE_COMMIT)? Then no rank takes the end on
+ * its own before that commit: the side agrees on it there (ch_step.c), or a rank that learned it
+ * first would leave the others in the commit's exchange. */
+int xfer_ch_side_agrees(const xfer_channel_t *ch);
+/* Has the stream ended before step @p s, as this rank may say on its own (not before a commit
+ * the side agrees on)? */
+int xfer_ch_over_here(xfer_channel_t *ch, uint64_t s);
 /* Wait (resumable) for step @p s as xfer_ch_step_ready says. */
 xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s);
 

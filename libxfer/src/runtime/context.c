@@ -289,6 +289,11 @@ xfer_status_t xfer_channel_open(xfer_t *x, const char *channel, xfer_channel_t *
                         "channel %s has no intercommunicator yet (launch: user: "
                         "call xfer_channel_attach first)",
                         channel);
+    if (x->ch[i]->closed)
+        return XFER_ERR(XFER_ERR_STATE,
+                        "channel %s was closed (xfer_channel_close): a closed channel does not "
+                        "open again",
+                        channel);
     *ch = x->ch[i];
     return xfer_done(XFER_SUCCESS);
 out:
@@ -346,10 +351,11 @@ xfer_status_t xfer_finalize(xfer_t **px)
     /* From here on only this thread progresses the channels. */
     xfer_rt_progress_stop(x);
     /* Every channel finishes together (channel.c): no wait on one channel while the peer of
-     * another waits for this component's end of that one. */
-    first_error(xfer_rt_channels_end(x), &first, first_msg, sizeof(first_msg));
+     * another waits for this component's end of that one. A closed channel ended in its
+     * xfer_channel_close, which returned how; it takes the passes from the drain on. */
+    first_error(xfer_rt_channels_end(x, NULL), &first, first_msg, sizeof(first_msg));
     for (i = 0; i < x->nch; i++)
-        if (x->ch[i])
+        if (x->ch[i] && !x->ch[i]->closed)
             first_error(xfer_rt_channel_ended(x->ch[i]), &first, first_msg, sizeof(first_msg));
     first_error(xfer_rt_channels_drain(x), &first, first_msg, sizeof(first_msg));
     /* The ranks learned of failures at different moments: from here on each acts on what

@@ -607,10 +607,13 @@ xfer_status_t xfer_file_finish(xfer_channel_t *ch)
         xfer_file_path(ch, &f->own, "end", path, sizeof(path));
         st = xfer_file_write_marker(ch, path, f->run, extra);
     }
-    if (st == XFER_SUCCESS && ch->me == 0 && xfer_ch_this_recvs(ch) && f->peer.run[0]) {
-        /* a sender that waits for this side (keep: false) learns it stopped */
+    if (st == XFER_SUCCESS && ch->me == 0 && xfer_ch_this_recvs(ch) &&
+        (f->peer.run[0] || ch->x->run_id[0])) {
+        /* a sender that waits for this side (keep: false) learns it stopped; one of this run
+         * whose manifest this side never read (it closed before its first step) runs as the
+         * run's identity */
         xfer_file_path(ch, &f->own, "closed", path, sizeof(path));
-        st = xfer_file_write_marker(ch, path, f->peer.run, "");
+        st = xfer_file_write_marker(ch, path, f->peer.run[0] ? f->peer.run : ch->x->run_id, "");
     }
     if (failed && st != XFER_SUCCESS) { /* best effort: the disk that failed it may be full */
         xfer_clear_error();
@@ -665,6 +668,7 @@ const xfer_transport_ops_t xfer_file_ops = {
     .stage = file_stage,
     .unput = file_unput,
     .commit = commit,
+    .side_commit = NULL,
     .release = file_release,
     .sent = NULL,
     .after_end = NULL,

@@ -281,7 +281,8 @@ typedef struct xfer_rt_health {
 
 /* The commit's check of a sending side's blocks (ch_blocks.c): every rank's blocks of the
  * fixed-shape datasets it checks (blocks: per_step ones at every commit, fixed ones at the first),
- * gathered on comm, a duplicate of ctl_local that nothing else uses. */
+ * gathered on comm, a duplicate of ctl_local that nothing else uses but the side's agreement on
+ * the end before such a commit (ch_step.c). */
 typedef struct xfer_rt_gather {
     MPI_Comm comm;
     int n;          /* datasets gathered at the last commit ... */
@@ -293,6 +294,7 @@ typedef struct xfer_rt_gather {
     size_t cap_box;
     int *rc, *rd;
     MPI_Request req;
+    int ended; /* the side's agreement on the end before a commit it makes together (ch_step.c) */
 } xfer_rt_gather_t;
 
 /* A layer above a channel's step state machine (ch_flow.c's flow policies), reached through its
@@ -329,17 +331,22 @@ struct xfer_channel {
     xfer_channel_stats_t stats;
     int nslots; /* the stream's slots (stream.h; none on the file transport) */
     struct xfer_rt_slot *slots;
-    int setup;               /* geometry exchanged and plans built */
-    xfer_rt_setup_t su;      /* how far step 0's set-up is (stream_setup.c) */
-    int node_key;            /* this rank's node among its component's (direct path staging) */
-    uint64_t cur;            /* step of the application's next put/get */
-    int cur_committed;       /* full duplex: the first get of the step committed it */
+    int setup;          /* geometry exchanged and plans built */
+    xfer_rt_setup_t su; /* how far step 0's set-up is (stream_setup.c) */
+    int node_key;       /* this rank's node among its component's (direct path staging) */
+    uint64_t cur;       /* step of the application's next put/get */
+    int cur_committed;  /* full duplex: the first get of the step committed it */
+    int committing; /* inside a commit the side agreed to make (ch_step.c): the step is committed
+                       whatever this rank learns of the end meanwhile, and the announcer ends its
+                       side (a reader's CLOSE) only after it */
     uint64_t committed;      /* steps this rank committed (sending side) */
     uint64_t started;        /* steps whose collective this rank started */
     xfer_rt_proto_t proto;   /* the step protocol's notes and flow control (stream_notes.c) */
     xfer_rt_health_t health; /* what failed or ended */
     int begun;  /* xfer_step_begin said OK for step cur (xfer_step_end then never waits) */
     int ending; /* xfer_finalize ended it: its step 0 is set up with what it has */
+    int closed; /* xfer_channel_close ended it (channel.c): its handle is gone, its calls refused;
+                   xfer_finalize finishes it with the others, its end pass done */
     xfer_status_t end_st; /* ... and how its end went (channel.c), in these words */
     char end_why[512];
     struct xfer_file *file;    /* transport: file (file.h); NULL for the stream */
@@ -404,8 +411,9 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transpor
                                   MPI_Comm inter, int disconnect, xfer_channel_t **out);
 /* xfer_finalize's passes over every channel (channel.c): end (after a flow policy's flush; its
  * outcome: xfer_rt_channel_ended), drained, goodbye, parted, close; xfer_rt_channels_wait
- * progresses them all until a condition holds on each */
-xfer_status_t xfer_rt_channels_end(struct xfer *x);
+ * progresses them all until a condition holds on each. The end pass of @p only alone (NULL:
+ * every channel not ended yet) is xfer_channel_close's. */
+xfer_status_t xfer_rt_channels_end(struct xfer *x, xfer_channel_t *only);
 xfer_status_t xfer_rt_channel_ended(const xfer_channel_t *ch);
 xfer_status_t xfer_rt_channels_drain(struct xfer *x);
 xfer_status_t xfer_rt_channel_goodbye(xfer_channel_t *ch);

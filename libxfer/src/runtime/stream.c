@@ -229,10 +229,14 @@ xfer_status_t xfer_ch_ended(xfer_channel_t *ch, uint64_t step)
                     lim == 1 ? "" : "s");
 }
 
+/* The slot of step *arg is free, or the step will never run; not a step of a commit the side
+ * makes together (xfer_ch_side_agrees), whose end only the side's agreement says: its slot is
+ * freed, as every step before the end completes. */
 static xfer_status_t slot_free_cond(xfer_channel_t *ch, void *arg, int *met)
 {
     const uint64_t s = *(uint64_t *) arg;
-    *met = xfer_ch_slot_of(ch, s)->state == XFER_SLOT_FREE || xfer_ch_run_limit(ch) <= s;
+    *met = xfer_ch_slot_of(ch, s)->state == XFER_SLOT_FREE ||
+           (!ch->committing && !xfer_ch_side_agrees(ch) && xfer_ch_run_limit(ch) <= s);
     return XFER_SUCCESS;
 }
 
@@ -417,7 +421,7 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
         return xfer_ch_peer_failed_error(ch);
     if (ch->health.ctl_lost)
         return xfer_ch_ctl_lost_error(ch);
-    if (xfer_ch_run_limit(ch) <= ch->cur)
+    if (!ch->committing && xfer_ch_run_limit(ch) <= ch->cur) /* (agreed: committed anyway) */
         return xfer_ch_ended(ch, ch->cur);
     XFER_CHECK_GOTO(fill_slot(ch, &sl), st, out);
     /* joined rows: every sibling's counts, max_rows checked, before the step is announced */

@@ -235,6 +235,8 @@ xfer_status_t xfer_ch_joined_rule_in(xfer_channel_t *ch, xfer_rt_dset_t *d, int 
 xfer_status_t xfer_ch_joined_stage(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_dset_t *d,
                                    const void *block, uint64_t v);
 xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl);
+/* Does the commit gather this side's rows and shapes (transport.h, side_commit)? */
+int xfer_ch_joined_side_commit(const xfer_channel_t *ch);
 void xfer_ch_joined_table_out(xfer_channel_t *ch, xfer_rt_slot_t *sl);
 xfer_status_t xfer_ch_joined_progress(xfer_channel_t *ch, xfer_rt_slot_t *sl, int *done);
 void xfer_ch_joined_reset(xfer_channel_t *ch, xfer_rt_slot_t *sl);

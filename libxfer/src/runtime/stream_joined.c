@@ -390,6 +390,11 @@ static xfer_status_t box_table(xfer_channel_t *ch, xfer_rt_jslot_t *js)
  * in the one wait loop, every channel moving), checked alike on every rank, so that a step that
  * fails is refused before anything is sent and the ranks may put it right and commit again. The
  * commit is collective over the side's ranks already. */
+int xfer_ch_joined_side_commit(const xfer_channel_t *ch)
+{
+    return ch->jn && ch->jn->nj[ch->side] > 0;
+}
+
 xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 {
     xfer_rt_joined_t *jn = ch->jn;

@@ -107,7 +107,7 @@ xfer_status_t xfer_ch_poll_notes(xfer_channel_t *ch)
             }
         }
     }
-    if (ch->proto.close_seen)
+    if (ch->proto.close_seen && !ch->committing) /* (not inside a commit its side agreed on) */
         st = xfer_ch_end_own_side(ch);
     if (st == XFER_SUCCESS)
         st = xfer_ch_notes_reap(ch, 0);

@@ -32,6 +32,7 @@ const xfer_transport_ops_t xfer_stream_ops = {
     .stage = xfer_ch_stream_stage,
     .unput = xfer_ch_stream_unput,
     .commit = xfer_ch_commit,
+    .side_commit = xfer_ch_joined_side_commit,
     .release = xfer_ch_stream_release,
     .sent = xfer_ch_stream_sent,
     .after_end = xfer_ch_stream_after_end,

@@ -51,6 +51,10 @@ typedef struct xfer_transport_ops {
     void (*unput)(struct xfer_channel *ch, struct xfer_rt_dset *ds);
     /* Commit the step being filled (sending side; once per step: ch->cur_committed). */
     xfer_status_t (*commit)(struct xfer_channel *ch);
+    /* Does the commit of step cur exchange something among the sending side's ranks (the
+     * stream's joined and variable datasets: their rows and shapes)? NULL: never. The side then
+     * agrees on the end of the stream before it (ch_step.c), unless XFER_TP_COLLECTIVE_COMMIT. */
+    int (*side_commit)(const struct xfer_channel *ch);
     /* Let step cur go (receiving side, xfer_step_end). */
     xfer_status_t (*release)(struct xfer_channel *ch);
     /* xfer_step_end, before the step counts as ended (NULL: nothing): the stream waits until a
