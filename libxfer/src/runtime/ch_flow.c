@@ -162,6 +162,33 @@ static void pop_oldest(xfer_channel_t *ch)
     ch->flow.n--;
 }
 
+/* Is @p st a reader gone under on_reader_loss: continue that this call must not take, since the
+ * side commits collectively (the file transport)? There the commit every rank agrees on takes
+ * it, at the same step on every rank (ch_loss.c); a rank that took it alone, in a round's wait or
+ * a held step's wait for room, would leave the others in that commit, or waiting for its
+ * verdicts. Rank 0 knows first (xferd), the others from its notice, at different calls. */
+static int loss_at_commit(xfer_channel_t *ch, xfer_status_t st)
+{
+    if (st != XFER_ERR_PEER_FAILED || !xfer_ch_loss_known(ch) ||
+        !(ch->ops->flags & XFER_TP_COLLECTIVE_COMMIT))
+        return 0;
+    xfer_clear_error();
+    return 1;
+}
+
+/* Rank 0's verdict of a round (or an earlier round's broadcast, done): the side's own ranks, so
+ * a reader gone under continue does not end this wait where the commit takes it. */
+static xfer_status_t wait_verdict(xfer_channel_t *ch, MPI_Request *req, const char *what)
+{
+    xfer_status_t st = xfer_ch_wait_until(ch, xfer_ch_req_done, req, what, 0);
+    if (loss_at_commit(ch, st)) {
+        if (MPI_Wait(req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return XFER_ERR(XFER_ERR_MPI, "channel %s: %s", ch->cfg->name, what);
+        st = XFER_SUCCESS;
+    }
+    return st;
+}
+
 /* The transport has room for a step now (a pass over the channel first: the notes that give it
  * may have arrived). */
 static xfer_status_t room_now(xfer_channel_t *ch, int *met)
@@ -191,7 +218,11 @@ static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
 
     if (ch->health.ended || ch->ops->over(ch, ch->cur))
         return ch->ops->ended(ch, ch->cur);
-    XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
+    st = xfer_ch_wait(ch, &w, &met);
+    if (loss_at_commit(ch, st)) /* (as xfer_ch_commit_step: the commit takes it) */
+        st = XFER_SUCCESS;
+    if (st != XFER_SUCCESS)
+        goto out;
     ch->begun = 1; /* (its end then never waits: the room is there) */
     for (i = 0; i < h->nput; i++) {
         const xfer_rt_hput_t *p = &h->put[i];
@@ -210,6 +241,12 @@ static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
     ch->flow.last_sent = (int64_t) h->step; /* (its step report went out with the commit) */
     xfer_ch_flow_report(ch, 1);
 out:
+    if (st != XFER_SUCCESS) {
+        /* not sent: what was put of the held step goes (it is no step of the application, whose
+         * next puts, to the transport or not, would meet its blocks) */
+        xfer_ch_attr_drop(ch);
+        xfer_ch_blocks_next(ch);
+    }
     return st;
 }
 
@@ -232,7 +269,10 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
     }
     if (v % 2) {
         st = replay(ch, held(ch, 0));
-        pop_oldest(ch);
+        /* not sent because the reader is gone (on_reader_loss: continue): it stays held, and
+         * the switch counts it unsent with the others (layer_lost) */
+        if (st == XFER_SUCCESS || !ch->loss.cont)
+            pop_oldest(ch);
     }
     return st;
 }
@@ -248,14 +288,19 @@ static xfer_status_t post_round(xfer_channel_t *ch, int send_newest, int *slot)
     int met = send_newest;
 
     if (f->rreq[i] != MPI_REQUEST_NULL)
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, xfer_ch_req_done, &f->rreq[i],
-                                           "broadcasting a verdict on held steps (policy: "
-                                           "latest)",
-                                           0),
-                        st, out);
+        XFER_CHECK_GOTO(
+            wait_verdict(ch, &f->rreq[i], "broadcasting a verdict on held steps (policy: latest)"),
+            st, out);
     if (ch->me == 0) {
-        if (f->n > 0 && !met)
-            XFER_CHECK_GOTO(room_now(ch, &met), st, out);
+        if (f->n > 0 && !met) {
+            st = room_now(ch, &met);
+            if (loss_at_commit(ch, st)) { /* sent: its commit takes the loss on every rank */
+                st = XFER_SUCCESS;
+                met = 1;
+            }
+            if (st != XFER_SUCCESS)
+                goto out;
+        }
         f->rv[i] = f->n > 0 ? VERDICT(f->n - 1, met) : 0;
     }
     XFER_MPI_GOTO(MPI_Ibcast(&f->rv[i], 1, MPI_INT64_T, 0, f->comm, &f->rreq[i]), st, out);
@@ -273,10 +318,8 @@ static xfer_status_t round_now(xfer_channel_t *ch)
     int i;
     XFER_CHECK_GOTO(post_round(ch, 0, &i), st, out);
     if (ch->me != 0)
-        XFER_CHECK_GOTO(xfer_ch_wait_until(ch, xfer_ch_req_done, &ch->flow.rreq[i],
-                                           "waiting for rank 0's verdict on held steps (policy: "
-                                           "latest)",
-                                           0),
+        XFER_CHECK_GOTO(wait_verdict(ch, &ch->flow.rreq[i],
+                                     "waiting for rank 0's verdict on held steps (policy: latest)"),
                         st, out);
     st = carry_out(ch, ch->flow.rv[i]);
 out:
