@@ -127,7 +127,7 @@ if(TARGET xfer-run AND TARGET xferd)
                        $<TARGET_FILE:xfer-run> ${RT_DIR}/flow-synth.${tr}.${kind}.${shape}.p${p}q${q}
                        ${p} ${q} ${kind} ${shape} ${tr})
       set_tests_properties(${name} PROPERTIES TIMEOUT 180 LABELS "mpi;workflow"
-                           ENVIRONMENT "${XFER_MPIEXEC_ENV}")
+                           ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
     endforeach()
   endforeach()
 endif()
