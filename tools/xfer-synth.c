@@ -10,6 +10,7 @@
  *              [--skip DATASET] [--get DATASET] [--exit-after K] [--stall-after K]
  *              [--mpi-thread single|multiple]
  *              [--kill-after K] [--sigstop-after K] [--fault-rank R] [--compute-ms MS]
+ *              [--recv-ms MS]
  *              [--begin TIMEOUT_MS [--deadline-ms MS]] [--quiet] [--report-time]
  *              [--seed S] [--orders phased|file|random] [--delay-ms MAX] [--stop-after K]
  *              [--fault kill|stop:RANK:STEP:begin|commit|end] [--report] [--no-empty-steps]
@@ -51,6 +52,15 @@
  * (type: {field: type, ...}), in fixed, joined and variable datasets, hold the pattern field by
  * field and are compared so (padding is not data). A failure of a run that draws from the seed
  * ends with (seed S).
+ *
+ * Flow policies (tools/synth/flow.c): under `policy: latest` or `stride: N` (the file's, or
+ * XFER_POLICY and XFER_STRIDE) a receiver checks each step it reads against the sender's number
+ * the step says it is, and the order the policy promises (stride: 0, N, 2N, ... each one; latest:
+ * strictly increasing multiples of the stride), reads to the end of the stream, and its result
+ * line carries the counters of xfer_channel_stats (sent, dropped, held, unsent on the sending
+ * side; received, the first and last step and whether the end came on the receiving one) for
+ * tools/xfer-chaos and the tests to hold against the peer's. --recv-ms: each step received
+ * takes that long to "analyse" before its release (a reader slower than its sender).
  *
  * Several blocks per rank (tools/synth/blocks.c): --blocks KxL puts each fixed-shape block as a
  * K x L grid of uneven blocks, --move moves the blocks of `blocks: per_step` datasets from rank
@@ -111,6 +121,7 @@ void synth_print_results(void)
 {
     int i;
     static const char *const roles[] = {"send", "recv", "full"};
+    char flow[256];
     if (results_printed)
         return;
     results_printed = 1;
@@ -131,7 +142,8 @@ void synth_print_results(void)
         printf(" end=%s", end_names[c->end]);
         if (c->end == END_FAILED)
             printf(" status=%s", xfer_status_name(c->st));
-        printf("\n");
+        synth_flow_result(i, flow, sizeof(flow));
+        printf("%s\n", flow);
     }
     fflush(stdout);
 }
@@ -235,6 +247,7 @@ static void parse_options(int argc, char **argv)
         O_MOVE,
         O_BAD_BLOCKS,
         O_BAD_STEP,
+        O_RECV_MS,
         O_VERSION
     };
     static const struct option longopts[] = {{"steps", required_argument, NULL, O_STEPS},
@@ -248,6 +261,7 @@ static void parse_options(int argc, char **argv)
                                              {"kill-after", required_argument, NULL, O_KILL},
                                              {"sigstop-after", required_argument, NULL, O_STOP},
                                              {"compute-ms", required_argument, NULL, O_COMPUTE},
+                                             {"recv-ms", required_argument, NULL, O_RECV_MS},
                                              {"begin", required_argument, NULL, O_BEGIN},
                                              {"select", required_argument, NULL, O_SELECT},
                                              {"deadline-ms", required_argument, NULL, O_DEADLINE},
@@ -283,7 +297,8 @@ static void parse_options(int argc, char **argv)
                    "                  [--component NAME] [--skip DATASET] [--get DATASET]\n"
                    "                  [--exit-after K] [--stall-after K] [--kill-after K]\n"
                    "                  [--sigstop-after K] [--fault-rank R] [--report-time]\n"
-                   "                  [--compute-ms MS] [--put-order forward|reverse|twice]\n"
+                   "                  [--compute-ms MS] [--recv-ms MS]\n"
+                   "                  [--put-order forward|reverse|twice]\n"
                    "                  [--begin TIMEOUT_MS [--deadline-ms MS]]\n"
                    "                  [--select overlap|mixed|corner|none|all] [--attrs]\n"
                    "                  [--bind | --bind-alternate]\n"
@@ -334,6 +349,9 @@ static void parse_options(int argc, char **argv)
             break;
         case O_COMPUTE:
             o.compute_ms = (int) xfer_cli_long(prog, "--compute-ms", optarg, 0, 1 << 30);
+            break;
+        case O_RECV_MS:
+            o.recv_ms = (int) xfer_cli_long(prog, "--recv-ms", optarg, 0, 1 << 30);
             break;
         case O_BEGIN:
             o.begin_ms = (int) xfer_cli_long(prog, "--begin", optarg, -1, 1 << 30);
@@ -610,6 +628,12 @@ static void expect_end(void)
         memset(seen, 0, (size_t) cfg->ncomponents);
         if (waits_for(cfg->channels[i].from, comp, seen))
             continue;
+        if (synth_flow_on(i)) { /* steps it has not read yet may still come, then the end */
+            synth_flow_drain(i, (uint64_t) o.steps);
+            if (chs[i].end == END_EOS)
+                chs[i].end = END_OK;
+            continue;
+        }
         d = &cfg->channels[i].datasets[0];
         n = synth_box_bytes(cfg->channels[i].name, d, d->dims);
         if (o.begin_ms >= -1) { /* a status, not an error */
@@ -632,6 +656,7 @@ static void expect_end(void)
                      cfg->channels[i].name, o.steps, ss == XFER_STEP_OK ? "OK" : "?");
             }
             chs[i].end = END_OK;
+            chs[i].saw_end = 1;
             continue;
         }
         buf = synth_data_alloc(cfg->channels[i].name, d, n, 0, "the get at the end of the stream");
@@ -644,6 +669,7 @@ static void expect_end(void)
                  cfg->channels[i].name, o.steps, xfer_status_name(st), xfer_last_error());
         }
         chs[i].end = END_OK;
+        chs[i].saw_end = 1;
     }
     free(seen);
 }
@@ -695,6 +721,7 @@ int main(int argc, char **argv)
             XCHECK(xfer_channel_role(chs[i].h, &chs[i].role));
             own++;
         }
+    synth_flow_open();
     synth_decl = xchecked(calloc((size_t) cfg->nchannels * NDS_MAX + 1, sizeof(*synth_decl)));
     print_seed();
     declare_selections();
@@ -730,6 +757,7 @@ int main(int argc, char **argv)
     else
         expect_end();
     end_all(END_OK);
+    synth_flow_check_counts();
     for (i = 0; !o.quiet && crank == 0 && i < cfg->nchannels; i++) {
         xfer_channel_stats_t cs;
         if (!chs[i].h)

@@ -14,9 +14,18 @@ if(NOT Python3_Interpreter_FOUND)
 endif()
 add_test(NAME ${P}.chaos.batch
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_BINARY_DIR}/tools/xfer-chaos
-                 --batch ${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos-seeds.txt
+                 --batch ${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos-seeds.txt --flows none
                  --bindir ${CMAKE_BINARY_DIR}/tools)
 set_tests_properties(${P}.chaos.batch PROPERTIES TIMEOUT 900 LABELS "mpi;chaos"
+                     RUN_SERIAL TRUE ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+# Seeds whose workflows draw flow policies (policy latest, strides, readers slower than their
+# senders, a reader killed under on_reader_loss: continue): the oracle accepts steps latest
+# drops and a stride skips, nothing else.
+add_test(NAME ${P}.chaos.flows
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_BINARY_DIR}/tools/xfer-chaos
+                 --batch ${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos-flow-seeds.txt --flows always
+                 --bindir ${CMAKE_BINARY_DIR}/tools)
+set_tests_properties(${P}.chaos.flows PROPERTIES TIMEOUT 600 LABELS "mpi;chaos"
                      RUN_SERIAL TRUE ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
 # The oracle itself, on made-up runs (no MPI): a good run passes; a missing step, wrong data,
 # a hang, a crash, a missing result, a message that does not name the failed component and a

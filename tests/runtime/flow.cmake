@@ -104,6 +104,34 @@ fl_test(latest.channels.sequential.p2q2 ${RT_DIR}/flow-latest-2ch-2x2.yaml 2 2
 # policy block, no stride: every step, the counters
 fl_test(block.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2 ARGS --steps 6 --recv-ms 5 --expect block)
 
+# xfer-synth under a flow policy through xfer-run (runtime/flow_synth_test.sh): fixed, joined and
+# variable datasets with attributes, every byte checked against the sender's step number, the
+# order each policy promises and both sides' counters; a reader 10 times slower than its sender
+# (slow) and one in a cycle of channels (cycle), on the stream and through files.
+if(TARGET xfer-run AND TARGET xferd)
+  set(fs_transports stream)
+  if(TARGET xfer_hdf5)
+    list(APPEND fs_transports file)
+  endif()
+  foreach(tr ${fs_transports})
+    foreach(case latest:slow:2:3 latest:slow:3:2 latest:slow:1:1 stride:slow:2:3 stride:slow:3:2
+                 stride:slow:1:1 latest_stride:slow:2:3 latest:cycle:2:3 stride:cycle:3:2)
+      string(REPLACE ":" ";" f "${case}")
+      list(GET f 0 kind)
+      list(GET f 1 shape)
+      list(GET f 2 p)
+      list(GET f 3 q)
+      set(name ${P}.workflow.flow.synth.${tr}.${kind}.${shape}.p${p}q${q})
+      add_test(NAME ${name}
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/flow_synth_test.sh
+                       $<TARGET_FILE:xfer-run> ${RT_DIR}/flow-synth.${tr}.${kind}.${shape}.p${p}q${q}
+                       ${p} ${q} ${kind} ${shape} ${tr})
+      set_tests_properties(${name} PROPERTIES TIMEOUT 180 LABELS "mpi;workflow"
+                           ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+    endforeach()
+  endforeach()
+endif()
+
 # What xferd shows of a flow policy (op "flow"; docs/xferctl.md): flow_prog through xfer-run
 # with a daemon of the test's own, status --json, status and watch against flow_prog's counts,
 # and again after two restarts of xferd from its journal; nothing of it under policy block;

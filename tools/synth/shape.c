@@ -188,7 +188,7 @@ int synth_shape_get(int i, int j, uint64_t s, const uint64_t *dims, size_t cap,
     if (!small_checked && bytes > 0)
         too_small_get(i, d, s, bytes);
     in_bound = o.bind && bytes <= cap;
-    got = in_bound ? bnd[BND(i, j, s)] : synth_data_alloc(cn, d, bytes, 0, "its selection");
+    got = in_bound ? bnd[RBND(i, j, 0)] : synth_data_alloc(cn, d, bytes, 0, "its selection");
     if (!in_bound)
         memset(got, 0x5a, bytes + 1); /* exactly its size: the byte after it stays */
     want = synth_data_alloc(cn, d, bytes, 0, "the pattern it is compared with");
@@ -232,7 +232,7 @@ int synth_shape_get(int i, int j, uint64_t s, const uint64_t *dims, size_t cap,
         goto out;
     checked += synth_vol(nd, ecount) + nh;
     if (o.bind == 2) { /* the next step lands in the other buffer, wiped first */
-        char *next = bnd[BND(i, j, s + 1)];
+        char *next = bnd[RBND(i, j, 1)];
         memset(next, 0, cap);
         CHCALL(ok, i, s, xfer_bind_buffer(chs[i].h, d->name, next, cap));
     }

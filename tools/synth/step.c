@@ -30,6 +30,7 @@ int synth_ch_result(int i, uint64_t s, xfer_status_t st, const char *what, doubl
     }
     if (st == XFER_ERR_END_OF_STREAM) {
         c->end = END_EOS;
+        c->saw_end = c->role != XFER_ROLE_SEND;
         c->eos_where = what;
         return 0;
     }
@@ -334,12 +335,15 @@ static void step_done(int i, uint64_t s)
     chan_t *c = &chs[i];
     c->steps++;
     if (o.report) {
-        printf("xfer-synth-step component=%s rank=%d channel=%s role=%s step=%" PRIu64 "\n", me,
-               crank, cfg->channels[i].name,
+        printf("xfer-synth-step component=%s rank=%d channel=%s role=%s step=%" PRIu64, me, crank,
+               cfg->channels[i].name,
                roles[c->role == XFER_ROLE_SEND   ? 0
                      : c->role == XFER_ROLE_RECV ? 1
                                                  : 2],
                s);
+        if (synth_flow_on(i)) /* the sender's number of the step read */
+            printf(" sender=%" PRIu64, c->q);
+        printf("\n");
         fflush(stdout);
     }
     if (c->role != XFER_ROLE_RECV)
@@ -509,7 +513,8 @@ static int get_dataset(int i, int j, uint64_t s)
     if (d->variable)
         return synth_variable_get(i, j, s);
     whole = synth_box_bytes(cn, d, d->dims);
-    got = o.bind ? bnd[BND(i, j, s)] : synth_data_alloc(cn, d, whole, 0, "the dataset as received");
+    got =
+        o.bind ? bnd[RBND(i, j, 0)] : synth_data_alloc(cn, d, whole, 0, "the dataset as received");
     want = synth_data_alloc(cn, d, whole, 0, "the pattern it is compared with");
     memset(&out, 0, sizeof(out));
     /* what this rank receives: the whole dataset, or its selection */
@@ -526,6 +531,9 @@ static int get_dataset(int i, int j, uint64_t s)
              "(xfer_get copied %" PRIu64 " bytes)",
              cfg->channels[i].name, d->name, s, cs1.bytes_copied_out - cs0.bytes_copied_out);
     }
+    if (!chs[i].has_q) /* the first get of a step a flow policy sent says which it is */
+        synth_flow_adopt(i, out.step);
+    s = chs[i].q;
     synth_fill(d, d->dims, i, j, s, out.start, out.count, want);
     held = synth_vol(d->ndims, out.count);
     if (out.step != s) {
@@ -541,7 +549,7 @@ static int get_dataset(int i, int j, uint64_t s)
     if (o.bind == 2) {
         /* the next step lands in the other buffer: wipe it first, so that only the step itself
          * can make it match */
-        char *next = bnd[BND(i, j, s + 1)];
+        char *next = bnd[RBND(i, j, 1)];
         memset(next, 0, held * es);
         CHCALL(ok, i, s, xfer_bind_buffer(chs[i].h, d->name, next, held * es));
     }
@@ -556,15 +564,22 @@ out:
 static int get_channel(int i, uint64_t s)
 {
     const int n = cfg->channels[i].ndatasets;
-    int *ord = xchecked(calloc((size_t) n + 1, sizeof(*ord))), jj, ok;
-    ok = check_attrs(i, s);
+    int *ord, jj, ok;
+    /* the sender's number of this step (a flow policy sends only some of its steps) keys what
+     * is checked; the orders drawn stay this rank's own */
+    if (!synth_flow_learn(i, s))
+        return 0;
+    ord = xchecked(calloc((size_t) n + 1, sizeof(*ord)));
+    ok = check_attrs(i, chs[i].has_q ? chs[i].q : s);
     for (jj = 0; jj < n; jj++)
         ord[jj] = jj;
     if (o.orders == ORD_RANDOM)
         shuffle(ord, n, synth_draw(R_DSORDER, (uint64_t) comp, (uint64_t) crank, s, (uint64_t) i));
     for (jj = 0; ok && jj < n; jj++)
-        ok = get_dataset(i, ord[jj], s);
+        ok = get_dataset(i, ord[jj], chs[i].has_q ? chs[i].q : s);
     free(ord);
+    if (ok && o.recv_ms > 0) /* an analysis of the step, before its release */
+        synth_nap_ms(o.recv_ms);
     if (ok)
         chs[i].got++; /* (a release that fails later does not undo it) */
     if (ok && o.get) {
@@ -585,6 +600,15 @@ static void end_channel(int i, uint64_t s)
         step_done(i, s);
 }
 
+void synth_flow_drain(int i, uint64_t s)
+{
+    for (; synth_live(i); s++) {
+        at_step = (long long) s;
+        if (get_channel(i, s))
+            end_channel(i, s);
+    }
+}
+
 /* The channels of @p role class (send: this side only sends; else: it receives) in the order
  * of this step: the file's, or (--orders random) one drawn for the component and step, the
  * same on all its ranks. Full-duplex channels keep one order per step that every component
@@ -595,7 +619,7 @@ static int step_order(int *ord, int send, uint64_t s, uint64_t what)
     int i, n = 0, nf = 0, k;
     int *full = xchecked(calloc((size_t) cfg->nchannels + 1, sizeof(*full)));
     for (i = 0; i < cfg->nchannels; i++)
-        if (synth_live(i) && (chs[i].role == XFER_ROLE_SEND) == send)
+        if (synth_live(i) && (chs[i].role == XFER_ROLE_SEND) == send && synth_flow_reads(i, s))
             ord[n++] = i;
     if (o.orders == ORD_RANDOM) {
         shuffle(ord, n, synth_draw(R_ORDER, (uint64_t) comp, what, s, 0));
@@ -628,6 +652,8 @@ void synth_run_step(uint64_t s)
     if (o.orders == ORD_FILE) { /* each channel whole, in the file's order */
         for (i = 0; i < nch; i++) {
             if (synth_live(i) && chs[i].role != XFER_ROLE_RECV && !put_channel(i, s))
+                continue;
+            if (!synth_flow_reads(i, s)) /* a stride's step it does not send */
                 continue;
             if (synth_live(i) && chs[i].role != XFER_ROLE_SEND && !get_channel(i, s))
                 continue;
@@ -671,6 +697,8 @@ void synth_begin_step(uint64_t s)
     for (i = 0; o.begin_ms >= -1 && i < cfg->nchannels; i++) {
         const double t0 = MPI_Wtime();
         xfer_step_status_t ss = XFER_STEP_NOT_READY;
+        if (!synth_flow_reads(i, s)) /* a stride's step it does not send */
+            continue;
         while (synth_live(i) && ss == XFER_STEP_NOT_READY) {
             CHCALL(ok, i, s, xfer_step_begin(chs[i].h, o.begin_ms, &ss));
             if (ok && ss == XFER_STEP_NOT_READY)
@@ -682,6 +710,7 @@ void synth_begin_step(uint64_t s)
         }
         if (synth_live(i) && ss == XFER_STEP_END_OF_STREAM) {
             chs[i].end = END_EOS;
+            chs[i].saw_end = chs[i].role != XFER_ROLE_SEND;
             chs[i].eos_where = "xfer_step_begin";
         }
     }

@@ -57,6 +57,7 @@ typedef struct opts {
     int64_t bad_step;       /* --bad-step: the step it spoils (-1: its kind's) */
     int report;             /* a line per completed step and channel */
     int no_empty_steps; /* joined datasets: a step of no rows gets one (a runtime without them) */
+    int recv_ms;        /* each step received on a channel "analyses" this long after its gets */
 } opts_t;
 
 /* How a channel ended for this rank (the results' end=). */
@@ -70,6 +71,15 @@ typedef struct chan {
     uint64_t got;          /* steps whose data this rank received whole and found right */
     xfer_status_t st;      /* the failure (END_FAILED) */
     const char *eos_where; /* the call that met the end of the stream */
+    /* flow policies (tools/synth/flow.c): the sending side's policy and stride as the library
+     * decides them (the file, then XFER_POLICY and XFER_STRIDE) */
+    int latest;              /* policy: latest */
+    uint64_t stride;         /* stride (1: every step) */
+    int eager;               /* receiving side: read every step of its own (else every stride-th) */
+    int has_q;               /* the current step's sender number is known (q) */
+    uint64_t q;              /* receiving side: the sender's number of the step being read */
+    int64_t first_q, last_q; /* the first and last steps received (-1: none yet) */
+    int saw_end;             /* receiving side: the end of the stream came */
 } chan_t;
 
 /* The run's state (tools/xfer-synth.c) */
@@ -89,6 +99,8 @@ extern uint64_t synth_not_ready;
  * (--bind-alternate: odd steps use a second set of nchannels * NDS_MAX after the first) */
 #define NDS_MAX      (2 * XFER_MAX_DATASETS) /* datasets a channel may have */
 #define BND(i, j, s) ((o.bind == 2 && ((s) &1) ? cfg->nchannels * NDS_MAX : 0) + (i) *NDS_MAX + (j))
+/* A receiving side's: by the steps it read (a policy may send only some of the sender's) */
+#define RBND(i, j, next) BND((i), (j), chs[i].got + (next))
 
 /* Print "xfer-synth: COMPONENT rank R: [step S: ]MESSAGE", every channel's results, and exit(1)
  * (the launcher stops the other ranks; MPI_Abort can lose the output). */
@@ -137,7 +149,8 @@ enum {
     R_JSELECT,
     R_VSHAPE,
     R_VBLOCK,
-    R_VSELECT
+    R_VSELECT,
+    R_FLOW
 };
 uint64_t synth_draw(uint64_t what, uint64_t a, uint64_t b, uint64_t c, uint64_t d);
 
@@ -241,6 +254,23 @@ int synth_variable_get(int i, int j, uint64_t s);
 int synth_blocks_on(void);
 int synth_blocks_put(int i, int j, uint64_t s);
 int synth_blocks_end(int i, uint64_t s);
+
+/* Flow policies (tools/synth/flow.c). Each channel's policy and stride, the file's and then
+ * the environment's overrides, parsed as ch_flow.c does, and whether a reader reads every step
+ * of its own (its sender never waits for it through other channels) or every stride-th; does
+ * channel i read in this rank's step s; receiving side, the sender's number of the step being
+ * read: adopt @p q (from xfer_channel_step or a get's desc.step) and check it against the order
+ * the policy promises; the receiving side's step number (s when the policy sends every step) for
+ * the data checks; a line's counters; the counters' own identities at the end. */
+void synth_flow_open(void);
+int synth_flow_on(int i);
+int synth_flow_reads(int i, uint64_t s);
+void synth_flow_adopt(int i, uint64_t q);
+int synth_flow_learn(int i, uint64_t s);
+void synth_flow_result(int i, char *line, size_t len);
+void synth_flow_check_counts(void);
+/* After its last step: read channel i (from this rank's step s on) to the end of its stream. */
+void synth_flow_drain(int i, uint64_t s);
 
 /* The step-status API (--begin): begin each channel's step s, polling with the timeout. */
 void synth_begin_step(uint64_t s);
