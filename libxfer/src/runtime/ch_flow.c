@@ -266,10 +266,8 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
         ch->stats.steps_dropped++;
         xfer_ch_flow_report(ch, 0);
     }
-    if (v % 2) {
-        st = replay(ch, held(ch, 0));
-        pop_oldest(ch);
-    }
+    if (v % 2 && (st = replay(ch, held(ch, 0))) == XFER_SUCCESS)
+        pop_oldest(ch); /* (one not sent stays held: the reader's loss counts it unsent) */
 out:
     return st;
 }
