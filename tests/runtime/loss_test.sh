@@ -22,6 +22,13 @@ dir=$(mktemp -d /tmp/loss-test-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 cfg=$dir/loss.yaml
 args="--steps, \"$steps\", --send-ms, \"15\", --seed, \"$seed\", --rank, \"1\", --leave, $leave"
+# Under XFER_POLICY=latest the reader gets fewer steps than the sender ends (step 0 and the last
+# one at least): it leaves at the first or second step it gets, from the seed.
+if [ "${XFER_POLICY:-}" = latest ]; then
+    at=$((1 + seed % 2))
+    echo "policy latest: b leaves at step $at"
+    args="--steps, \"$steps\", --send-ms, \"15\", --at, \"$at\", --rank, \"1\", --leave, $leave"
+fi
 cat >"$cfg" <<YAML
 workflow: rt_loss
 control: {heartbeat_ms: 250, timeout_ms: 60000}
