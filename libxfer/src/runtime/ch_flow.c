@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "channel.h"
 
@@ -317,25 +316,16 @@ out:
  * not this wait's, which ends with the verdict (or the context's deadline). */
 static xfer_status_t await_verdict(xfer_channel_t *ch, int i)
 {
-    const double deadline = xfer_rt_deadline(ch->x);
-    const struct timespec nap = {0, XFER_RT_NAP_NS};
-    int flag = 0, busy;
-    for (;;) {
-        if (MPI_Test(&ch->flow.rreq[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return XFER_ERR(XFER_ERR_MPI, "channel %s: rank 0's verdict on held steps",
-                            ch->cfg->name);
-        if (flag)
-            return XFER_SUCCESS;
-        if (MPI_Wtime() > deadline)
-            return xfer_ch_wait_timeout_error(ch,
-                                              "waiting for rank 0's verdict on held steps "
-                                              "(policy: latest)",
-                                              NULL);
-        xfer_ch_progress_others(ch);
-        if (!ch->loss.lost)
-            (void) ch->ops->poll(ch, 0, &busy);
-        nanosleep(&nap, NULL);
-    }
+    const xfer_ch_wait_t w = {.cond = xfer_ch_req_done,
+                              .arg = &ch->flow.rreq[i],
+                              .what = "waiting for rank 0's verdict on held steps (policy: latest)",
+                              .until = HUGE_VAL,
+                              .need = UINT64_MAX,
+                              .resumable = 0,
+                              .force = 0,
+                              .aside = 1};
+    int met;
+    return xfer_ch_wait(ch, &w, &met);
 }
 
 /* A step's end: the round, carried out on every rank in this call (the others wait for rank 0's

@@ -94,6 +94,8 @@ typedef struct xfer_ch_wait {
     int resumable;    /* entered without changing anything: the application's interrupt check
                          (xfer_set_interrupt) may end it with XFER_ERR_INTERRUPTED */
     int force;        /* a wait on this very channel's steps (ops->poll) */
+    int aside;        /* the channel's own failure is not this wait's: its poll's status is
+                         ignored (and a channel whose reader is gone is not polled) */
 } xfer_ch_wait_t;
 /* Wait until w->cond holds (*met 1) or w->until passes (*met 0, success). Liveness bounds it: a
  * failed peer or a lost control plane is an error, and so is the timeout in XFER_LIVE_CLOCK. */
