@@ -55,6 +55,9 @@ int xpy_exceptions_add(PyObject *m)
         {XFER_ERR_IO, "FileSystemError", PyExc_OSError,
          "A file system operation failed: a full disk (ENOSPC), a quota, an I/O error. The "
          "message names the file and the cause."},
+        {XFER_ERR_SPILL_FULL, "SpillFullError", NULL,
+         "on_reader_loss: spill reached spill.max_steps or spill.max_bytes with no reader "
+         "attached: the step was not committed (nothing was lost); attach a reader or stop."},
         {XFER_ERR_INTERRUPTED, "InterruptedWaitError", PyExc_InterruptedError,
          "A wait was interrupted; the Python exception of the signal (KeyboardInterrupt) is "
          "raised instead of this one."},

@@ -80,14 +80,14 @@ else:
 
 from ._core import (ConfigError, EndOfStream, FileSystemError, InterruptedWaitError,  # noqa: E402
                     InvalidArgumentError, MismatchError, MPIError, NotFoundError, PeerFailedError,
-                    PeerTimeoutError, StateError, TooLargeError, XferError)
+                    PeerTimeoutError, SpillFullError, StateError, TooLargeError, XferError)
 
 __all__ = [
     "init", "Workflow", "Channel", "Step", "StepStatus", "Dataset", "Shape", "Attributes", "Comm",
     "intercomm_create", "allgather_inter", "allgatherv_inter", "algorithms", "decompose",
     "load_config", "mpi_initialized", "XferError", "InvalidArgumentError", "NotFoundError",
     "MismatchError", "PeerTimeoutError", "PeerFailedError", "StateError", "ConfigError",
-    "MPIError", "TooLargeError", "FileSystemError", "EndOfStream", "NotReady",
+    "MPIError", "TooLargeError", "FileSystemError", "SpillFullError", "EndOfStream", "NotReady",
     "InterruptedWaitError", "STATUS",
     "LIBXFER_VERSION", "MPI_FLAVOR",
 ]

@@ -180,10 +180,26 @@ typedef enum xfer_flow_policy {
 
 /** What a channel's sender does when its reader fails (channels[].on_reader_loss). */
 typedef enum xfer_reader_loss {
-    XFER_LOSS_FAIL = 0,    /**< the sender's calls fail (XFER_ERR_PEER_FAILED): nothing is lost
-                                silently */
-    XFER_LOSS_CONTINUE = 1 /**< the sender goes on: its later steps are not sent */
+    XFER_LOSS_FAIL = 0,     /**< the sender's calls fail (XFER_ERR_PEER_FAILED): nothing is lost
+                                 silently */
+    XFER_LOSS_CONTINUE = 1, /**< the sender goes on: its later steps are not sent */
+    XFER_LOSS_SPILL = 2     /**< the sender goes on: its later steps go to step files (the file
+                                 transport's) until a reader attaches and reads them */
 } xfer_reader_loss_t;
+
+/** Where a reader that attaches to a running channel begins (channels[].start). */
+typedef enum xfer_reader_start {
+    XFER_START_OLDEST = 0, /**< the oldest step still kept (history, spill, kept step files) */
+    XFER_START_LATEST = 1, /**< the next step the sender commits */
+    XFER_START_AUTO = 2    /**< as given: oldest where steps are kept, else latest (resolved at
+                                load: the loaded configuration holds oldest or latest) */
+} xfer_reader_start_t;
+
+/** How much a channel's sender spills while no reader is attached (channels[].spill). */
+typedef struct xfer_cfg_spill {
+    int max_steps;      /**< steps spilled at most (>= 1) */
+    uint64_t max_bytes; /**< bytes of step files spilled at most (0: no bound but max_steps) */
+} xfer_cfg_spill_t;
 
 /** The file transport's settings of a channel. */
 typedef struct xfer_cfg_file {
@@ -208,7 +224,11 @@ typedef struct xfer_cfg_channel {
     xfer_cfg_file_t file;              /**< the file transport's settings */
     xfer_flow_policy_t policy;         /**< when the receivers lag: block or latest */
     int stride;                        /**< only every stride-th step is sent (>= 1) */
-    xfer_reader_loss_t on_reader_loss; /**< when the reader fails: fail or continue */
+    xfer_reader_loss_t on_reader_loss; /**< when the reader fails: fail, continue or spill */
+    xfer_cfg_spill_t spill;            /**< on_reader_loss: spill's bounds */
+    xfer_reader_start_t start;         /**< where a reader that attaches later begins */
+    int history;                       /**< steps the sender keeps for readers that attach
+                                            later (0 .. 64) */
 } xfer_cfg_channel_t;
 
 /** One component: an MPI application of the workflow. */

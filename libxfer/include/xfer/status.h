@@ -42,7 +42,10 @@ extern "C" {
     X(XFER_ERR_PROTOCOL, -18, "malformed or out-of-order control message")                         \
     X(XFER_ERR_DENIED, -19, "refused: wrong workflow token or key")                                \
     X(XFER_ERR_INTERRUPTED, -20, "interrupted by the application: nothing changed, call again")    \
-    X(XFER_ERR_IO, -21, "a file system operation failed (full disk, quota, I/O error)")
+    X(XFER_ERR_IO, -21, "a file system operation failed (full disk, quota, I/O error)")            \
+    X(XFER_ERR_SPILL_FULL, -22,                                                                    \
+      "on_reader_loss: spill reached its bound with no reader attached: the step was not "         \
+      "committed")
 
 typedef enum xfer_status {
 #define XFER_STATUS_ENUM_(name, value, desc) name = value,

@@ -188,6 +188,57 @@ const char *xfer_cfg_algorithm_doc(char *buf, size_t size)
     return buf;
 }
 
+/* A reader that attaches to a running channel (docs/runtime.md, "Readers that attach late or
+ * come back"): the keys that say what it finds agree with each other. `start: auto` is resolved
+ * here: oldest where the sender keeps steps (history, spill, the file transport's kept files),
+ * else latest. */
+static xfer_status_t check_lifecycle(cfg_parser_t *p, xfer_cfg_channel_t *ch)
+{
+    const int kept_files = ch->transport == XFER_TRANSPORT_FILE && ch->file.keep;
+    const int spill = ch->on_reader_loss == XFER_LOSS_SPILL;
+    xfer_status_t ret = XFER_SUCCESS;
+
+    if (spill && ch->policy == XFER_POLICY_LATEST && !xfer_cfg_bad(p, "on_reader_loss") &&
+        !xfer_cfg_bad(p, "policy"))
+        ret = xfer_cfg_fail_key(p, "on_reader_loss",
+                                "on_reader_loss: spill keeps every step for a reader that comes "
+                                "back, and policy: latest drops steps: choose one (spill with "
+                                "policy: block, or latest with on_reader_loss: continue)");
+    if (ch->history > 0 && ch->on_reader_loss != XFER_LOSS_CONTINUE &&
+        !xfer_cfg_bad(p, "history") && !xfer_cfg_bad(p, "on_reader_loss")) {
+        ret = xfer_cfg_fail_key(
+            p, "history",
+            "history: %d keeps steps for a reader that attaches later, which needs "
+            "on_reader_loss: continue (%s)",
+            ch->history,
+            spill ? "spill keeps every step already"
+                  : "under fail the sender waits for its reader");
+        if (xfer_cfg_fatal(p, ret))
+            return ret;
+    }
+    if (ch->history > 0 && ch->policy == XFER_POLICY_LATEST && !xfer_cfg_bad(p, "history") &&
+        !xfer_cfg_bad(p, "policy")) {
+        ret = xfer_cfg_fail_key(p, "history",
+                                "history: %d keeps the last steps sent, and policy: latest "
+                                "drops steps a reader has not begun: use one or the other",
+                                ch->history);
+        if (xfer_cfg_fatal(p, ret))
+            return ret;
+    }
+    if (ch->start == XFER_START_OLDEST && ch->history == 0 && !spill && !kept_files &&
+        !xfer_cfg_bad(p, "start")) {
+        ret = xfer_cfg_fail_key(p, "start",
+                                "start: oldest needs steps kept for a reader that attaches "
+                                "later: history: K (K >= 1), on_reader_loss: spill, or the file "
+                                "transport with file.keep: true");
+        if (xfer_cfg_fatal(p, ret))
+            return ret;
+    }
+    if (ch->start == XFER_START_AUTO)
+        ch->start = ch->history > 0 || spill || kept_files ? XFER_START_OLDEST : XFER_START_LATEST;
+    return ret;
+}
+
 /* Every rule is applied that the values it needs allow; the errors are all reported. */
 xfer_status_t xfer_cfg_check_channel(cfg_parser_t *p, void *base, const void *parent)
 {
@@ -223,8 +274,19 @@ xfer_status_t xfer_cfg_check_channel(cfg_parser_t *p, void *base, const void *pa
                                     ch->stride);
         else if (ch->on_reader_loss != XFER_LOSS_FAIL && !xfer_cfg_bad(p, "on_reader_loss"))
             ret = xfer_cfg_fail_key(p, "on_reader_loss",
-                                    "on_reader_loss: continue needs a half-duplex channel (in a "
-                                    "full-duplex one each side reads the other's steps)");
+                                    "on_reader_loss: %s needs a half-duplex channel (in a "
+                                    "full-duplex one each side reads the other's steps)",
+                                    ch->on_reader_loss == XFER_LOSS_SPILL ? "spill" : "continue");
+        else if (ch->history > 0 && !xfer_cfg_bad(p, "history"))
+            ret = xfer_cfg_fail_key(p, "history",
+                                    "history: %d needs a half-duplex channel (no reader attaches "
+                                    "to a full-duplex one later)",
+                                    ch->history);
+        if (xfer_cfg_fatal(p, ret))
+            return ret;
+    }
+    if ((st = check_lifecycle(p, ch)) != XFER_SUCCESS) {
+        ret = st;
         if (xfer_cfg_fatal(p, ret))
             return ret;
     }

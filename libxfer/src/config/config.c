@@ -59,8 +59,15 @@ static const cfg_enum_t transport_names[] = {
 static const cfg_enum_t policy_names[] = {
     {"block", XFER_POLICY_BLOCK}, {"latest", XFER_POLICY_LATEST}, {NULL, 0}};
 
-static const cfg_enum_t loss_names[] = {
-    {"fail", XFER_LOSS_FAIL}, {"continue", XFER_LOSS_CONTINUE}, {NULL, 0}};
+static const cfg_enum_t loss_names[] = {{"fail", XFER_LOSS_FAIL},
+                                        {"continue", XFER_LOSS_CONTINUE},
+                                        {"spill", XFER_LOSS_SPILL},
+                                        {NULL, 0}};
+
+static const cfg_enum_t start_names[] = {{"oldest", XFER_START_OLDEST},
+                                         {"latest", XFER_START_LATEST},
+                                         {"auto", XFER_START_AUTO},
+                                         {NULL, 0}};
 
 static const cfg_enum_t enabled_names[] = {{"auto", -1}, {"true", 1}, {"false", 0}, {NULL, 0}};
 
@@ -249,6 +256,35 @@ static const cfg_key_t file_keys[] = {
             "with it (docs/runtime.md, \"Stream or file\")"},
 };
 
+#define SP_(f) offsetof(xfer_cfg_spill_t, f)
+static const cfg_key_t spill_keys[] = {
+    {.key = "max_steps",
+     .kind = CFG_INT,
+     .dflt = "1000",
+     .off = SP_(max_steps),
+     .min = 1,
+     .max = 1000000000,
+     .doc = "the most steps spilled while no reader is attached; the sender's commit of one more "
+            "fails (XFER_ERR_SPILL_FULL) naming the bound, and the step is not lost: it was not "
+            "committed"},
+    {.key = "max_bytes",
+     .kind = CFG_U64,
+     .off = SP_(max_bytes),
+     .min = 1,
+     .max = (int64_t) 1 << 62,
+     .set_only = 1,
+     .dflt_doc = "no bound but max_steps",
+     .doc = "the most bytes of step files spilled while no reader is attached (as max_steps)"},
+};
+
+static const cfg_table_t spill_table = {
+    .path = "channels[].spill",
+    .keys = spill_keys,
+    .nkeys = NKEYS(spill_keys),
+    .doc = "on_reader_loss: spill's bounds (ignored under fail and continue): while no reader is "
+           "attached the sender's steps go to the file transport's step files "
+           "(channels[].file.dir), up to these bounds."};
+
 static const cfg_table_t file_table = {
     .path = "channels[].file",
     .keys = file_keys,
@@ -322,9 +358,33 @@ static const cfg_key_t channel_keys[] = {
      .off = CH_(on_reader_loss),
      .names = loss_names,
      .doc = "what the sender does when its reader fails (dies, stalls past the heartbeat "
-            "timeout): fail, its calls fail with XFER_ERR_PEER_FAILED; continue, it goes on, its "
-            "later steps are not sent (xfer-run does not stop the other components for it; "
-            "XFER_ON_READER_LOSS overrides it for every channel; half duplex only)"},
+            "timeout) or leaves: fail, its calls fail with XFER_ERR_PEER_FAILED; continue, it goes "
+            "on, its later steps are not sent; spill, it goes on, its later steps go to step "
+            "files (bounded by `spill`) that a reader attaching later reads first (xfer-run does "
+            "not stop the other components for it; XFER_ON_READER_LOSS overrides it for every "
+            "channel; half duplex only)"},
+    {.key = "spill",
+     .kind = CFG_MAP,
+     .off = CH_(spill),
+     .sub = &spill_table,
+     .doc = "on_reader_loss: spill's bounds"},
+    {.key = "start",
+     .kind = CFG_ENUM,
+     .dflt = "auto",
+     .off = CH_(start),
+     .names = start_names,
+     .doc = "where a reader that attaches to the running channel (started late, or restarted) "
+            "begins: oldest, the oldest step kept (needs history, on_reader_loss: spill, or the "
+            "file transport's kept files); latest, the next step the sender commits; auto, "
+            "oldest where steps are kept, else latest (half duplex only)"},
+    {.key = "history",
+     .kind = CFG_INT,
+     .dflt = "0",
+     .off = CH_(history),
+     .min = 0,
+     .max = 64,
+     .doc = "steps the sender keeps (copies of its blocks) for a reader that attaches later "
+            "with start: oldest; needs on_reader_loss: continue (half duplex only)"},
     {.key = "selection",
      .kind = CFG_ENUM,
      .dflt = "all",

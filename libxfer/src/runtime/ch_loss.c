@@ -23,6 +23,10 @@ xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
 {
     const char *e = xfer_env_str("XFER_ON_READER_LOSS");
     int cont = ch->cfg->on_reader_loss == XFER_LOSS_CONTINUE;
+    if (ch->cfg->on_reader_loss == XFER_LOSS_SPILL)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "channel %s: on_reader_loss: spill is not available in this build yet",
+                        ch->cfg->name);
     if (e) {
         if (strcmp(e, "fail") == 0)
             cont = 0;
