@@ -735,6 +735,7 @@ int main(int argc, char **argv)
     test_defaults();
     test_errors();
     test_algorithm_flags();
+    test_flow_keys();
     test_every_error();
     test_cannot_open();
     test_api(argv[2]);

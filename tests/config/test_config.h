@@ -24,5 +24,6 @@ void test_every_error(void);
 void test_cannot_open(void);
 void test_shapes(void);
 void test_algorithm_flags(void); /* test_config_algos.c */
+void test_flow_keys(void);       /* test_config_flow.c */
 
 #endif /* TEST_CONFIG_H */

@@ -4,7 +4,7 @@
 # example of config/. The unit test writes its scratch files into its working directory.
 add_executable(test_config config/test_config.c config/test_config_errors.c
                            config/test_config_shapes.c
-                           config/test_config_algos.c)
+                           config/test_config_algos.c config/test_config_flow.c)
 target_link_libraries(test_config PRIVATE xfer_internal)
 
 set(XFER_CONFIG_SCRATCH ${CMAKE_CURRENT_BINARY_DIR}/config-scratch)

@@ -4,12 +4,12 @@
  * reader's steps are not its own: each step read carries the sender's number (xfer_channel_step
  * once it arrived, a get's desc.step), and that number, not the reader's count, keys the pattern,
  * the shapes drawn from the seed and the attributes. Here: each channel's policy and stride as
- * the library decides them (the file, then XFER_POLICY and XFER_STRIDE, parsed as
- * libxfer/src/runtime/ch_flow.c's env_overrides does; the library refused a bad value at
- * xfer_init, so none is met here), the order each policy promises (block with a stride: 0, N,
- * 2N, ... every one; latest: strictly increasing multiples of the stride), and the counters of
- * xfer_channel_stats in each rank's result line, which tools/xfer-chaos and the tests hold
- * against the peer's (what a sender sent and held, its readers received; docs/testing.md).
+ * the library decides them (xfer_config_channel_flow: the file, then XFER_POLICY and
+ * XFER_STRIDE; the library refused a bad value at xfer_init, so none is met here), the order each
+ * policy promises (block with a stride: 0, N, 2N, ... every one; latest: strictly increasing
+ * multiples of the stride), and the counters of xfer_channel_stats in each rank's result line,
+ * which tools/xfer-chaos and the tests hold against the peer's (what a sender sent and held, its
+ * readers received; docs/testing.md).
  *
  * When a reader reads: a reader whose sender never waits for it through the workflow's other
  * channels reads every step of its own, as soon as a newer step came (a slow analysis beside a
@@ -27,23 +27,16 @@
 #define XFER_XALLOC_EXIT 1
 #include "common/xalloc.h"
 
-/* Channel k's policy and stride in force: the file's, then the environment's (ch_flow.c: every
- * half-duplex channel of the process; a full-duplex channel has neither). */
+/* Channel k's policy and stride in force, as the library applies them. */
 static void flow_of(int k, int *latest, uint64_t *stride)
 {
-    const xfer_cfg_channel_t *c = &cfg->channels[k];
-    const char *p = getenv("XFER_POLICY"), *s = getenv("XFER_STRIDE");
-    *latest = c->policy == XFER_POLICY_LATEST;
-    *stride = c->stride > 1 ? (uint64_t) c->stride : 1;
-    if (c->duplex != XFER_DUPLEX_HALF) {
-        *latest = 0;
-        *stride = 1;
-        return;
+    xfer_channel_flow_t f;
+    if (xfer_config_channel_flow(cfg, k, &f) != XFER_SUCCESS) {
+        fprintf(stderr, "xfer-synth: %s\n", xfer_last_error());
+        exit(2);
     }
-    if (p && *p)
-        *latest = strcmp(p, "latest") == 0;
-    if (s && *s)
-        *stride = strtoull(s, NULL, 10);
+    *latest = f.policy == XFER_POLICY_LATEST;
+    *stride = (uint64_t) f.stride;
 }
 
 /* May component @p from wait for component @p to through channels other than @p skip? A

@@ -303,6 +303,24 @@ XFER_PUBLIC xfer_status_t xfer_config_free(xfer_config_t **cfg);
 XFER_PUBLIC xfer_status_t xfer_config_component(const xfer_config_t *cfg, const char *name,
                                                 int *index);
 
+/** A channel's flow and reader-loss settings in effect: the workflow file's keys after the
+ * environment's overrides, as the library applies them on both sides and xfer-run reads them. */
+typedef struct xfer_channel_flow {
+    xfer_flow_policy_t policy;         /**< block or latest (XFER_POLICY) */
+    int stride;                        /**< only every stride-th step is sent (XFER_STRIDE) */
+    xfer_reader_loss_t on_reader_loss; /**< fail, continue or spill (XFER_ON_READER_LOSS) */
+    xfer_reader_start_t start;         /**< where a reader that attaches later begins: oldest
+                                            or latest, never auto */
+    int history;                       /**< steps the sender keeps for such a reader */
+} xfer_channel_flow_t;
+
+/** Channel @p index's settings in effect (xfer_channel_flow_t): its keys, then the environment's
+ * XFER_POLICY, XFER_STRIDE and XFER_ON_READER_LOSS for a half-duplex channel (a full-duplex one
+ * has block, 1 and fail: the keys are half duplex only). XFER_ERR_CONFIG names a bad value of
+ * a variable. */
+XFER_PUBLIC xfer_status_t xfer_config_channel_flow(const xfer_config_t *cfg, int index,
+                                                   xfer_channel_flow_t *flow);
+
 /** Index of the channel called @p name; XFER_ERR_NOT_FOUND when there is none. */
 XFER_PUBLIC xfer_status_t xfer_config_channel(const xfer_config_t *cfg, const char *name,
                                               int *index);

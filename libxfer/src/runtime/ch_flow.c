@@ -19,7 +19,6 @@
  *                step end, not while it computes.
  * Receivers see the sender's step numbers: every step of a flow carries the hidden attribute
  * xfer.step (ch_attr.c), read when the step arrived (xfer_ch_step_label). */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,49 +41,25 @@ static const xfer_ch_layer_ops_t layer; /* (below) */
 
 /* ---- set-up --------------------------------------------------------------------------------- */
 
-/* An environment override of a channel's key: XFER_POLICY, XFER_STRIDE. */
-static xfer_status_t env_overrides(int *latest, uint64_t *stride)
-{
-    const char *p = xfer_env_str("XFER_POLICY"), *s = xfer_env_str("XFER_STRIDE");
-    if (p) {
-        if (strcmp(p, "block") == 0)
-            *latest = 0;
-        else if (strcmp(p, "latest") == 0)
-            *latest = 1;
-        else
-            return XFER_ERR(XFER_ERR_CONFIG, "XFER_POLICY=%s: block or latest", p);
-    }
-    if (s) {
-        char *end;
-        unsigned long long v;
-        errno = 0;
-        v = strtoull(s, &end, 10);
-        if (errno || end == s || *end || v < 1 || v > 1000000 || s[0] == '-')
-            return XFER_ERR(XFER_ERR_CONFIG, "XFER_STRIDE=%s: a whole number from 1 to 1000000", s);
-        *stride = v;
-    }
-    return XFER_SUCCESS;
-}
-
 xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch)
 {
     xfer_rt_flow_t *f = &ch->flow;
+    xfer_channel_flow_t eff;
     xfer_status_t st;
-    int latest = ch->cfg->policy == XFER_POLICY_LATEST, i;
-    uint64_t stride = (uint64_t) ch->cfg->stride;
+    int i;
 
     f->comm = f->fin = MPI_COMM_NULL;
     f->agree = MPI_REQUEST_NULL;
     f->last_sent = -1;
     for (i = 0; i < XFER_RT_ROUNDS; i++)
         f->rreq[i] = MPI_REQUEST_NULL;
-    XFER_CHECK_GOTO(env_overrides(&latest, &stride), st, out);
-    /* a full-duplex step moves both ways at once (the file refuses these keys there) */
+    /* the keys after XFER_POLICY and XFER_STRIDE; a full-duplex channel has none of them */
+    XFER_CHECK_GOTO(xfer_config_channel_flow(ch->x->cfg, ch->index, &eff), st, out);
     if (ch->role != XFER_ROLE_SEND)
         return XFER_SUCCESS;
-    f->latest = latest;
-    f->stride = stride;
-    f->on = latest || stride > 1;
+    f->latest = eff.policy == XFER_POLICY_LATEST;
+    f->stride = (uint64_t) eff.stride;
+    f->on = f->latest || f->stride > 1;
     ch->above = f->on ? &layer : NULL;
     if (f->latest) {
         XFER_MPI_GOTO(MPI_Comm_dup(ch->x->comm, &f->comm), st, out);
