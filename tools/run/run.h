@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* xfer-run's modules (tools/run/): what they share. xfer-run.c parses the options and runs the
  * stages: plan.c builds the launch plan, with launch.c's launcher command lines; supervise.c
- * runs it, with proc.c (descendants, signals, spawning) and output.c (prefixed output); util.c
+ * runs it, with proc.c (descendants, signals, spawning), output.c (prefixed output) and
+ * verdicts.c (xferd's verdicts, the failure reports); util.c
  * has the small helpers, memory.c the --check memory estimate. */
 #ifndef XFER_RUN_H
 #define XFER_RUN_H

@@ -47,9 +47,22 @@ typedef struct runner {
     size_t exits_len;
 } runner_t;
 
-/* supervise.c: collect ended processes; act on the signals that arrived (sig_pipe) */
+/* supervise.c: collect ended processes; act on the signals that arrived (sig_pipe); send
+ * @p sig to every launch and start the stop's clock */
 void reap(runner_t *r);
 void handle_signals(runner_t *r);
+void stop_jobs(runner_t *r, int sig);
+
+/* verdicts.c: xferd's verdicts and the run's failure reports */
+void report_exit(runner_t *r, int j, int code); /* a job's components ended: tell xferd */
+/* Do running peers of component @p failed hold a session with xferd (they fail on their own)? */
+int peers_registered(runner_t *r, int failed);
+/* A reader the others go on without (said in one line): 1; else 0 (its failure is the run's). */
+int reader_lost(runner_t *r, int c, const char *how);
+void how_ended(int code, char *how, size_t len); /* "exit code N", "signal S, Name" */
+void report_first(runner_t *r, int c, int code); /* the run's first failure, in one line */
+void report_errors(runner_t *r); /* an MPMD launch failed: each component's first error */
+void watch_xferd(runner_t *r, int64_t now); /* every WATCH_MS: a component that stopped beating */
 
 /* daemons.c: start ompi-server (separate launches, Open MPI) and xferd, each waited for
  * (bounded) until it serves; 0 or -1 (said) */
