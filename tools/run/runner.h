@@ -43,6 +43,9 @@ typedef struct runner {
     unsigned char *ended; /* per component: its end was reported to xferd already */
     unsigned char *lost;  /* per component: a reader the others go on without (separate) */
     int readers_lost;     /* how many: the run's status is EXIT_READER_LOST if nothing else */
+    int env_written;      /* RUN_DIR/RUN_ENV_FILE, for --attach (late.c) */
+    int64_t hold_at;      /* a component started later (--attach) runs: asked again then */
+    int held;             /* said so */
     char exits_buf[1024];
     size_t exits_len;
 } runner_t;
@@ -63,6 +66,10 @@ void how_ended(int code, char *how, size_t len); /* "exit code N", "signal S, Na
 void report_first(runner_t *r, int c, int code); /* the run's first failure, in one line */
 void report_errors(runner_t *r); /* an MPMD launch failed: each component's first error */
 void watch_xferd(runner_t *r, int64_t now); /* every WATCH_MS: a component that stopped beating */
+/* Once every launch here ended: components xferd says are running, started into the run by
+ * another xfer-run (--attach), the first one's name into @p name. xferd and ompi-server stay
+ * for them. */
+int others_running(runner_t *r, char *name, size_t len);
 
 /* daemons.c: start ompi-server (separate launches, Open MPI) and xferd, each waited for
  * (bounded) until it serves; 0 or -1 (said) */

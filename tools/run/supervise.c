@@ -228,6 +228,28 @@ static void stop_xferd(runner_t *r)
     xfer_ctl_msg_free(&req);
 }
 
+/* Every launch here ended, but xferd says a component another xfer-run started into this run
+ * (--attach) is running: xferd and ompi-server, which it uses, stay until it ends (asked every
+ * WATCH_MS; its end, or xferd's verdict on it, ends the hold). Not while stopping. */
+static int holds_run(runner_t *r, int64_t now)
+{
+    char name[256] = "";
+    if (r->stop_at || r->xferd <= 0 || r->xferd_stopped || !r->ctl)
+        return 0;
+    if (r->hold_at && now < r->hold_at)
+        return 1;
+    r->hold_at = 0;
+    if (!others_running(r, name, sizeof(name)))
+        return 0;
+    if (!r->held)
+        run_note("component %s, started into this run by another xfer-run (--attach), is running: "
+                 "%s until it ends",
+                 name, r->server > 0 ? "xferd and ompi-server stay" : "xferd stays");
+    r->held = 1;
+    r->hold_at = now + WATCH_MS;
+    return 1;
+}
+
 /* Supervise until every launcher has exited, the output is drained and no descendant is left. */
 static void supervise(runner_t *r, struct pollfd *pfd)
 {
@@ -250,7 +272,9 @@ static void supervise(runner_t *r, struct pollfd *pfd)
             stop_jobs(r, SIGTERM);
         if (r->stop_due && !r->stop_at && r->running > 0)
             deadline = earlier(deadline, r->stop_due);
-        if (r->running == 0) {
+        if (r->running == 0 && holds_run(r, now)) {
+            deadline = earlier(deadline, r->hold_at); /* a component started later runs */
+        } else if (r->running == 0) {
             if (r->server > 0 && !r->server_stopped) {
                 r->server_stopped = 1;
                 kill(-r->server, SIGTERM);
@@ -390,8 +414,29 @@ int run_workflow(const plan_t *pl, const opts_t *o)
         if (!r.stop_at)
             r.stop_at = now_ms();
     }
-    if (!r.stop_at) { /* where the run lives, and how to watch it */
+    if (!r.stop_at && pl->env_file) { /* for --attach */
+        if (write_run_env(pl) == 0) {
+            r.env_written = 1;
+        } else {
+            r.result = EXIT_USAGE;
+            r.stop_at = now_ms();
+        }
+    }
+    if (!r.stop_at && pl->attach >= 0) {
+        run_verbose("attaching %s to the run in %s (run id %s)",
+                    pl->cfg->components[pl->attach].name, pl->run_dir, pl->run_id);
+        if (pl->cwd && chdir(pl->cwd) != 0) /* relative paths (file.dir) mean the run's */
+            run_note("cannot work in the run's directory %s (%s): relative paths of the "
+                     "workflow file mean this one",
+                     pl->cwd, strerror(errno));
+    } else if (!r.stop_at) { /* where the run lives, and how to watch it */
         char *ep_default = xasprintf("ipc://%s/xferd.sock", pl->run_dir);
+        for (j = 0; j < pl->cfg->ncomponents; j++)
+            if (pl->absent[j])
+                run_note("component %s is not launched (--without); start it into this run "
+                         "with: xfer-run --attach %s --run-dir %s %s",
+                         pl->cfg->components[j].name, pl->cfg->components[j].name, pl->run_dir,
+                         pl->config_path);
         if (!pl->endpoint)
             run_note("run directory %s (no control plane: nothing to watch)", pl->run_dir);
         else if (!strcmp(pl->endpoint, ep_default))
@@ -404,19 +449,20 @@ int run_workflow(const plan_t *pl, const opts_t *o)
         free(ep_default);
     }
     if (!r.stop_at && !pl->slurm) { /* srun ends a step itself when a task fails */
-        char *fifo = xasprintf("%s/" EXITS_FIFO, pl->run_dir);
-        unlink(fifo);
+        unlink(pl->exits);
         /* O_RDWR: the FIFO never reports an end of file while no wrapper writes */
-        if (mkfifo(fifo, 0600) != 0 ||
-            (r.exits_fd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+        if (mkfifo(pl->exits, 0600) != 0 ||
+            (r.exits_fd = open(pl->exits, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
             run_note("cannot make %s (%s): a process that ends before MPI_Init may leave the "
                      "others waiting",
-                     fifo, strerror(errno));
-        free(fifo);
+                     pl->exits, strerror(errno));
     }
     for (j = 0; j < r.njobs && !r.stop_at; j++) {
         job_t *jb = &r.jobs[j];
         int po[2] = {-1, -1}, pe[2] = {-1, -1}, rc;
+
+        if (!pl->lines[j].n)
+            continue; /* not launched here (--without, --attach) */
 
         handle_signals(&r); /* a signal now: start no more */
         if (r.stop_at)
@@ -502,17 +548,20 @@ out:
     free(r.lost);
     free(pfd);
     if (r.exits_fd >= 0) {
-        char *fifo = xasprintf("%s/" EXITS_FIFO, pl->run_dir);
         close_fd(&r.exits_fd);
-        unlink(fifo);
-        free(fifo);
+        unlink(pl->exits);
     }
     xfer_ctl_close(&r.ctl);
     close_fd(&devnull);
     if (r.result < 0 && r.readers_lost) {
-        run_note("the run completed without %d reader%s (on_reader_loss: continue): exit status %d",
+        run_note("the run completed without %d reader%s (on_reader_loss: continue or spill): "
+                 "exit status %d",
                  r.readers_lost, r.readers_lost == 1 ? "" : "s", EXIT_READER_LOST);
-        return EXIT_READER_LOST;
+        r.result = EXIT_READER_LOST;
     }
-    return r.result < 0 ? 0 : r.result;
+    if (r.result < 0)
+        r.result = 0;
+    if (pl->env_file && r.env_written) /* --attach: no run to join any more */
+        end_run_env(pl, r.result);
+    return r.result;
 }

@@ -78,10 +78,22 @@ int peers_registered(runner_t *r, int failed)
  * it was told of)? Then that one failed first and @p c's exit is the consequence: its name and
  * xferd's reason into @p who and @p why. The first error a rank of @p c reported (it may have
  * died before its own words came out) into @p err ("" if none). */
+/* Is @p name a component this xfer-run launched (not one --without left out, nor, under
+ * --attach, the run's others)? */
+static int launched_here(const plan_t *pl, const char *name)
+{
+    int c;
+    for (c = 0; c < pl->cfg->ncomponents; c++)
+        if (strcmp(pl->cfg->components[c].name, name) == 0)
+            return !pl->absent || !pl->absent[c];
+    return 0;
+}
+
 /* The earliest failure in xferd's status reply @p rep of another component than @p skip (NULL:
- * any): its name into @p who and xferd's reason into @p why. 0: none. */
-static int first_failure(const xfer_ctl_msg_t *rep, const char *skip, char *who, size_t wlen,
-                         char *why, size_t ylen)
+ * any; @p pl: of the components launched here only): its name into @p who and xferd's reason
+ * into @p why. 0: none. */
+static int first_failure(const xfer_ctl_msg_t *rep, const char *skip, const plan_t *pl, char *who,
+                         size_t wlen, char *why, size_t ylen)
 {
     int64_t best = INT64_MAX;
     int i, found = 0;
@@ -90,7 +102,7 @@ static int first_failure(const xfer_ctl_msg_t *rep, const char *skip, char *who,
         const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "failures", i);
         const char *name = xfer_ctl_str(it, "component", "");
         const int64_t at = xfer_ctl_int(it, "at_ms", INT64_MAX);
-        if ((skip && strcmp(name, skip) == 0) || at >= best)
+        if ((skip && strcmp(name, skip) == 0) || at >= best || (pl && !launched_here(pl, name)))
             continue;
         best = at;
         snprintf(who, wlen, "%s", name);
@@ -116,20 +128,20 @@ static int failed_before(runner_t *r, int c, char *who, size_t wlen, char *why, 
             if (strcmp(xfer_ctl_str(it, "name", ""), mine) == 0)
                 snprintf(err, elen, "%s", xfer_ctl_str(it, "error", ""));
         }
-        found = first_failure(rep, mine, who, wlen, why, ylen);
+        found = first_failure(rep, mine, NULL, who, wlen, why, ylen);
     }
     xfer_ctl_msg_free(&req);
     xfer_ctl_msg_free(&rep);
     return found;
 }
 
-/* A component that only reads channels with on_reader_loss: continue failed (separate launches:
- * its own launch ended, or it stalled): the others go on without it. 1: so (said in one line);
- * 0: its failure is the run's. */
+/* A component that only reads channels with on_reader_loss: continue or spill failed (separate
+ * launches: its own launch ended, or it stalled): the others go on without it. 1: so (said in
+ * one line); 0: its failure is the run's (under --attach it is the only one). */
 int reader_lost(runner_t *r, int c, const char *how)
 {
     char names[512];
-    if (!r->report_components || !r->lost || r->result >= 0 || r->stop_at)
+    if (!r->report_components || !r->lost || r->result >= 0 || r->stop_at || r->pl->attach >= 0)
         return 0;
     if (r->lost[c])
         return 1;
@@ -137,9 +149,8 @@ int reader_lost(runner_t *r, int c, const char *how)
         return 0;
     r->lost[c] = 1;
     r->readers_lost++;
-    run_error("component %s failed (%s); it only reads, on_reader_loss: continue (channel%s %s): "
-              "the others go on",
-              r->pl->cfg->components[c].name, how, strchr(names, ',') ? "s" : "", names);
+    run_error("component %s failed (%s); it only reads, on_reader_loss: %s: the others go on",
+              r->pl->cfg->components[c].name, how, names);
     return 1;
 }
 
@@ -158,7 +169,13 @@ void report_first(runner_t *r, int c, int code)
     const char *name = r->pl->cfg->components[c].name;
     char who[256], why[512], how[96], err[1200];
     how_ended(code, how, sizeof(how));
-    if (failed_before(r, c, who, sizeof(who), why, sizeof(why), err, sizeof(err)))
+    if (r->pl->attach >= 0) { /* alone: the run's other failures are not its */
+        (void) failed_before(r, c, who, sizeof(who), why, sizeof(why), err, sizeof(err));
+        if (err[0])
+            run_error("component %s failed (%s): its first error: %s", name, how, err);
+        else
+            run_error("component %s failed (%s)", name, how);
+    } else if (failed_before(r, c, who, sizeof(who), why, sizeof(why), err, sizeof(err)))
         run_error("component %s failed (xferd: %s); %s then ended (%s); stopping the others", who,
                   why, name, how);
     else if (err[0])
@@ -211,10 +228,13 @@ void watch_xferd(runner_t *r, int64_t now)
         return;
     if (xfer_ctl_request(r->ctl, req, WATCH_MS / 2, &rep) == XFER_SUCCESS) {
         answered = 1;
-        (void) first_failure(rep, NULL, who, sizeof(who), why, sizeof(why));
+        /* a component started elsewhere (--without, then --attach) is its xfer-run's */
+        (void) first_failure(rep, NULL, r->pl, who, sizeof(who), why, sizeof(why));
         for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
-            const char *state = xfer_ctl_str(xfer_ctl_item(rep, "components", i), "state", "");
-            alive += !strcmp(state, "waiting") || !strcmp(state, "running");
+            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
+            const char *state = xfer_ctl_str(it, "state", "");
+            alive += launched_here(r->pl, xfer_ctl_str(it, "name", "")) &&
+                     (!strcmp(state, "waiting") || !strcmp(state, "running"));
         }
     }
     xfer_ctl_msg_free(&req);
@@ -242,4 +262,23 @@ void watch_xferd(runner_t *r, int64_t now)
         run_note("no component is left running; stopping the run");
         stop_jobs(r, SIGTERM);
     }
+}
+
+int others_running(runner_t *r, char *name, size_t len)
+{
+    xfer_ctl_msg_t *req = NULL, *rep = NULL;
+    int i, n = 0;
+    if (!r->ctl || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
+        return 0;
+    if (xfer_ctl_request(r->ctl, req, WATCH_MS / 2, &rep) == XFER_SUCCESS)
+        for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
+            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
+            if (strcmp(xfer_ctl_str(it, "state", ""), "running") != 0)
+                continue;
+            if (!n++)
+                snprintf(name, len, "%s", xfer_ctl_str(it, "name", ""));
+        }
+    xfer_ctl_msg_free(&req);
+    xfer_ctl_msg_free(&rep);
+    return n;
 }
