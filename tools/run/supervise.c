@@ -414,7 +414,7 @@ int run_workflow(const plan_t *pl, const opts_t *o)
         if (!r.stop_at)
             r.stop_at = now_ms();
     }
-    if (!r.stop_at && pl->env_file) { /* for --attach */
+    if (!r.stop_at && pl->env_file && pl->attach < 0) { /* for --attach (not its own) */
         if (write_run_env(pl) == 0) {
             r.env_written = 1;
         } else {
