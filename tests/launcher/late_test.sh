@@ -58,9 +58,9 @@ expect_none() {
 
 # wait_for DESCRIPTION COMMAND...: until COMMAND succeeds (60 s at most: a hung run fails)
 wait_for() {
-    local what=$1 i
+    local what=$1 _
     shift
-    for i in $(seq 1200); do
+    for _ in $(seq 1200); do
         "$@" && return 0
         sleep 0.05
     done
