@@ -235,6 +235,22 @@ file)
     end_main
     expect_rc 0
     expect "$work/main.out" "^\[a\] xfer-synth-result component=a rank=[01] channel=c role=send steps=6 end=ok sent=6 " 2
+    # a ends while b still reads: the run's xferd stays until b ends (b says bye to it). With 3
+    # steps in flight a's last step waits for b's release of step 2; b, 500 ms per step, then
+    # has 3 steps (1.5 s) left to read, and a cannot end before b attached
+    sed 's/max_in_flight_steps: 1/max_in_flight_steps: 3/; s/--decomp, uneven\]/--decomp, uneven, --recv-ms, "500"]/' \
+        late_file.yaml >"$work/hold.yaml"
+    rm -rf "$rd" "$work/steps"
+    start_main --without b --run-dir "$rd" "$work/hold.yaml"
+    wait_for "a's second step file" test -e "$work/steps/launcher-late-file/c/a.000001.h5"
+    wait_for "the run's xfer-run.env" test -e "$rd/xfer-run.env"
+    run --attach b --run-dir "$rd" "$work/hold.yaml"
+    expect_rc 0
+    expect "$work/out" "^\[b\] xfer-synth-result component=b rank=[01] channel=c role=recv steps=6 got=6 end=ok " 2
+    end_main
+    expect_rc 0
+    expect "$work/main.err" "^xfer-run: component b, started into this run by another xfer-run \(--attach\), is running: xferd stays until it ends\$" 1
+    expect "$work/main.err" "^xferd: component b said bye\$" 1
     ;;
 *)
     fail "unknown case $kase"
