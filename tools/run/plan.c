@@ -503,7 +503,7 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
             python_free(&py);
         }
     }
-    if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE && !pl->slurm) {
+    if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE && !pl->slurm && !o->attach) {
         char *server = find_in_path("ompi-server");
         if (!server) {
             run_error("launch separate with Open MPI needs ompi-server in PATH");
