@@ -59,12 +59,19 @@ static void usage(FILE *f)
             "                          heartbeats or failure notices)\n"
             "  --no-yield              never preload the UCX yield helper (MPICH ch4:ucx\n"
             "                          with more processes than cores; also XFER_RUN_YIELD=0)\n"
+            "  --without COMPONENT     launch the workflow without this reader (repeatable):\n"
+            "                          it starts later, with --attach; the others get\n"
+            "                          XFER_ABSENT\n"
+            "  --attach COMPONENT      start this reader alone into the workflow running in\n"
+            "                          --run-dir DIR (late, or back after it died)\n"
             "  -v, --verbose           say what xfer-run chooses and why (launch mode, yield\n"
             "                          helper, Python interpreters)\n"
             "  -q, --quiet             no output prefixes, no launcher notes\n"
             "  -h, --help              this text\n"
             "  --version               version and MPI flavour\n\n"
-            "exit status: 0 all components succeeded; the first failing component's code;\n"
+            "exit status: 0 all components succeeded; the first failing component's code\n"
+            "(--attach: its code); 1 xferd declared a running component failed; 3 a reader of\n"
+            "channels with on_reader_loss: continue or spill failed, the others completed;\n"
             "124 walltime exceeded; 128+N signal N; 2 usage, configuration or start errors\n",
             XFER_RUN_MPIEXEC);
 }
@@ -90,7 +97,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
         O_SRUNFLAGS,
         O_HET,
         O_TRANSPORT,
-        O_NOYIELD
+        O_NOYIELD,
+        O_WITHOUT,
+        O_ATTACH
     };
     static const struct option longopts[] = {{"check", no_argument, NULL, O_CHECK},
                                              {"print-config", no_argument, NULL, O_PRINT},
@@ -109,6 +118,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
                                              {"slurm-het", no_argument, NULL, O_HET},
                                              {"transport", required_argument, NULL, O_TRANSPORT},
                                              {"no-yield", no_argument, NULL, O_NOYIELD},
+                                             {"without", required_argument, NULL, O_WITHOUT},
+                                             {"attach", required_argument, NULL, O_ATTACH},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"verbose", no_argument, NULL, 'v'},
                                              {"help", no_argument, NULL, 'h'},
@@ -146,6 +157,23 @@ static int parse_args(int argc, char **argv, opts_t *o)
             break;
         case O_CHECK:
             o->check = 1;
+            break;
+        case O_WITHOUT:
+            if (!o->without) /* at most one per argument */
+                o->without = calloc((size_t) argc, sizeof(char *));
+            if (!o->without) {
+                run_error("out of memory");
+                return -1;
+            }
+            o->without[o->nwithout++] = optarg;
+            break;
+        case O_ATTACH:
+            if (o->attach && strcmp(o->attach, optarg) != 0) {
+                run_error("--attach %s and --attach %s: one component at a time", o->attach,
+                          optarg);
+                return -1;
+            }
+            o->attach = optarg;
             break;
         case O_PRINT:
             o->print_config = 1;
@@ -252,8 +280,10 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "--exec-prefixed") == 0)
         return exec_prefixed(argc, argv);
     rc = parse_args(argc, argv, &o);
-    if (rc != 0)
+    if (rc != 0) {
+        free(o.without);
         return rc > 0 ? 0 : EXIT_USAGE;
+    }
 
     st = xfer_config_load(o.file, &cfg);
     if (st != XFER_SUCCESS) {
@@ -262,6 +292,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s\n", msg);
         else
             fprintf(stderr, "%s: %s\n", o.file, xfer_status_string(st));
+        free(o.without);
         return EXIT_USAGE;
     }
     rc = 0;
@@ -309,7 +340,8 @@ int main(int argc, char **argv)
         if (pl.xferd.n)
             print_command(&pl.rootenv, &pl.xferd);
         for (i = 0; i < pl.nlines; i++)
-            print_command(&pl.rootenv, &pl.lines[i]);
+            if (pl.lines[i].n) /* (an absent component has none) */
+                print_command(&pl.rootenv, &pl.lines[i]);
         for (i = 0; i < (int) pl.mp_lines.n; i++) /* what --multi-prog's file would hold */
             printf("  %s\n", pl.mp_lines.v[i]);
         goto plan_out;
@@ -323,5 +355,6 @@ out:
     if (fflush(stdout) != 0 && rc == 0)
         rc = EXIT_USAGE;
     xfer_config_free(&cfg);
+    free(o.without);
     return rc;
 }

@@ -61,6 +61,25 @@ if(TARGET xfer-run)
                        XFER_TEST_PYPATH=${XFER_PYTHON_BUILD_DIR})
   endif()
 
+  # Late and returning components (--without, --attach; launcher/late_test.sh): the refusals
+  # and commands, --check's history and spill, shell components attached into a run, and a
+  # real reader of a kept file channel attached after its sender ran.
+  function(xfer_late_test kase)
+    set(test ${P}.launcher.late.${kase})
+    add_test(NAME ${test}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launcher/late_test.sh ${kase}
+                     $<TARGET_FILE:xfer-run> ${XFER_MPI_FLAVOR}
+                     ${CMAKE_CURRENT_BINARY_DIR}/launcher/late.${kase} ${ARGN})
+    set_tests_properties(${test} PROPERTIES LABELS "launcher" TIMEOUT 180
+                         ENVIRONMENT "XFER_RUN_MPIEXEC_FLAGS=${xfer_launcher_flags};XFER_TEST_MPICH_DEVICE=${XFER_MPICH_DEVICE};${rank_env}")
+  endfunction()
+  xfer_late_test(errors)
+  xfer_late_test(check)
+  xfer_late_test(attach)
+  if(TARGET xfer-synth AND TARGET xfer_hdf5)
+    xfer_late_test(file $<TARGET_FILE_DIR:xfer-synth>)
+  endif()
+
   foreach(mode mpmd separate)
     xfer_launcher_test(mpi.${mode} mpi ${mode} $<TARGET_FILE_DIR:launcher_mpi_hello>
                        ENV ${rank_env})

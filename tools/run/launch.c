@@ -47,6 +47,10 @@ void add_context(const plan_t *pl, int c, const char *cmd, strv_t *s)
         if (pl->token_file)
             add_env(s, pl->openmpi, "XFER_CONTROL_TOKEN_FILE", pl->token_file);
     }
+    if (pl->absent_names) /* --without: their senders start detached (late.c) */
+        add_env(s, pl->openmpi, "XFER_ABSENT", pl->absent_names);
+    if (pl->attach >= 0) /* the wrappers report to this xfer-run, not to the run's */
+        add_env(s, pl->openmpi, "XFER_RUN_EXITS", pl->exits);
     for (i = 0; i < k->nenv; i++) {
         const char *eq = strchr(k->env[i], '=');
         char *name;
@@ -101,7 +105,7 @@ void add_launcher(const plan_t *pl, const opts_t *o, strv_t *s)
     }
     if (pl->openmpi && !oversubscribe)
         sv_push(s, "--oversubscribe"); /* more ranks than cores is the normal case here */
-    if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE) {
+    if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE && pl->uri) {
         sv_push(s, "--ompi-server");
         sv_take(s, xasprintf("file:%s", pl->uri));
     }
@@ -195,6 +199,8 @@ static void add_srun_command(const plan_t *pl, int c, const char *cmd, int het, 
         if (pl->token_file)
             sv_take(s, xasprintf("XFER_CONTROL_TOKEN_FILE=%s", pl->token_file));
     }
+    if (pl->absent_names)
+        sv_take(s, xasprintf("XFER_ABSENT=%s", pl->absent_names));
     /* Open MPI in a heterogeneous step: its shared-memory transport crashed (2 of 2) */
     if (het && pl->openmpi && !getenv("OMPI_MCA_btl"))
         sv_push(s, "OMPI_MCA_btl=self,tcp");
@@ -231,6 +237,8 @@ int slurm_lines(plan_t *pl, const opts_t *o, const char *const *cmds)
         pl->nlines = cfg->ncomponents;
         pl->lines = xchecked(calloc((size_t) cfg->ncomponents, sizeof(strv_t)));
         for (c = 0; c < cfg->ncomponents; c++) {
+            if (pl->absent[c])
+                continue; /* not launched here (--without, --attach) */
             add_srun(pl, o, &pl->lines[c]);
             sv_push(&pl->lines[c], "-n");
             sv_take(&pl->lines[c], xasprintf("%d", cfg->components[c].nprocs));

@@ -45,6 +45,49 @@ static void shape_notes(const xfer_config_t *cfg, FILE *out)
         }
 }
 
+/* What channel @p c's sender keeps for readers that attach later (docs/runtime.md): history: K
+ * copies of each rank's blocks of its last K steps, in memory; spill: the steps committed while
+ * no reader is attached, in step files, bounded by spill.max_steps and spill.max_bytes. @p step:
+ * a step's bytes. */
+static void kept_steps(const xfer_config_t *cfg, int c, uint64_t step, uint64_t mem, FILE *out,
+                       FILE *err, int *warnings)
+{
+    const xfer_cfg_channel_t *ch = &cfg->channels[c];
+    const char *from = cfg->components[ch->from].name, *to = cfg->components[ch->to].name;
+    const int p = cfg->components[ch->from].nprocs;
+    char a[32], b[32], m[32];
+
+    if (ch->history > 0) {
+        const double each = (double) ch->history * (double) step / p;
+        xsize_human(a, sizeof(a), each);
+        fprintf(out,
+                "%s: channel %s, %s: history %d: each rank of %s also holds %d copies of its own "
+                "blocks of a step, the last %d steps for readers that attach later (%s on each "
+                "of its %d ranks when the step is split evenly)\n",
+                cfg->path, ch->name, from, ch->history, from, ch->history, ch->history, a, p);
+        if (mem && each > (double) mem) {
+            xsize_human(m, sizeof(m), (double) mem);
+            fprintf(err,
+                    "%s: warning: channel %s: history %d holds %s on a rank of %s, more than this "
+                    "host's %s: lower history, or run %s on more ranks\n",
+                    cfg->path, ch->name, ch->history, a, from, m, from);
+            (*warnings)++;
+        }
+    }
+    if (ch->on_reader_loss == XFER_LOSS_SPILL) {
+        const double all = (double) ch->spill.max_steps * (double) step;
+        const int by_bytes = ch->spill.max_bytes && (double) ch->spill.max_bytes < all;
+        xsize_human(a, sizeof(a), (double) step);
+        xsize_human(b, sizeof(b), by_bytes ? (double) ch->spill.max_bytes : all);
+        fprintf(out,
+                "%s: channel %s, %s -> %s: on_reader_loss: spill: while %s is detached, %s "
+                "writes its steps to step files, up to %d steps (spill.max_steps) of %s each: at "
+                "most %s on disk%s; the commit of one more fails (XFER_ERR_SPILL_FULL)\n",
+                cfg->path, ch->name, from, to, to, from, ch->spill.max_steps, a, b,
+                by_bytes ? " (spill.max_bytes)" : "");
+    }
+}
+
 int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
 {
     static const char *const unbounded_words[4] = {
@@ -119,6 +162,8 @@ int xfer_run_memory_check(const xfer_config_t *cfg, FILE *out, FILE *err)
                         cfg->path, ch->name, cfg->components[from].name, cfg->components[from].name,
                         e, p);
             }
+            if (k == 0)
+                kept_steps(cfg, c, step, mem, out, err, &warnings);
             if (mem && (double) most * (slots + 1) > (double) mem) {
                 char m[32], need[32];
                 xsize_human(m, sizeof(m), (double) mem);

@@ -5,7 +5,9 @@
  * note, not counted) times the slots
  * (max_in_flight_steps + 1), printed to @p out; a warning to @p err when a rank, or all ranks
  * of the receiving component on one host, would need more than this host's memory (a cluster's
- * nodes may differ: the check uses the host it runs on). Returns the number of warnings. */
+ * nodes may differ: the check uses the host it runs on). A sender's steps kept for readers that
+ * attach later: history (K copies of its blocks per step, per rank) and spill (on disk, up to
+ * spill.max_steps steps or spill.max_bytes). Returns the number of warnings. */
 #ifndef XFER_RUN_MEMORY_H
 #define XFER_RUN_MEMORY_H
 

@@ -193,14 +193,17 @@ static void forward_signal(int sig)
 }
 
 /* An abnormal end of process @p pid of component @p name, for xfer-run (supervise.c reads
- * RUN_DIR/exits.fifo): "NAME PID CODE[ IMPORT_ERROR]". Best effort: no reader, no report. */
+ * RUN_DIR/exits.fifo, or XFER_RUN_EXITS: --attach's own): "NAME PID CODE[ IMPORT_ERROR]". Best
+ * effort: no reader, no report. */
 static void report_end(const char *name, pid_t pid, int code, const char *import_err)
 {
-    const char *dir = getenv("XFER_RUN_DIR");
+    const char *dir = getenv("XFER_RUN_DIR"), *own = getenv("XFER_RUN_EXITS");
     char path[4096], line[128 + IMPORT_ERR_MAX]; /* under PIPE_BUF: one atomic write */
     int fd, n;
 
-    if (!dir || snprintf(path, sizeof path, "%s/" EXITS_FIFO, dir) >= (int) sizeof path)
+    if (own && *own)
+        snprintf(path, sizeof path, "%s", own);
+    else if (!dir || snprintf(path, sizeof path, "%s/" EXITS_FIFO, dir) >= (int) sizeof path)
         return;
     if ((fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
         return;

@@ -54,51 +54,77 @@ static xfer_launch_t auto_launch(int slurm)
     return mode;
 }
 
-int loss_continue(const xfer_config_t *cfg, int k)
+xfer_reader_loss_t loss_policy(const xfer_config_t *cfg, int k)
 {
     const char *e = getenv("XFER_ON_READER_LOSS");
-    if (cfg->channels[k].duplex != XFER_DUPLEX_HALF)
-        return 0;
     if (e && *e)
-        return strcmp(e, "continue") == 0;
-    return cfg->channels[k].on_reader_loss == XFER_LOSS_CONTINUE;
+        return !strcmp(e, "continue") ? XFER_LOSS_CONTINUE
+               : !strcmp(e, "spill")  ? XFER_LOSS_SPILL
+                                      : XFER_LOSS_FAIL;
+    return cfg->channels[k].on_reader_loss;
+}
+
+int loss_detachable(const xfer_config_t *cfg, int k)
+{
+    return cfg->channels[k].duplex == XFER_DUPLEX_HALF && loss_policy(cfg, k) != XFER_LOSS_FAIL;
+}
+
+const char *loss_word(xfer_reader_loss_t loss)
+{
+    return loss == XFER_LOSS_CONTINUE ? "continue" : loss == XFER_LOSS_SPILL ? "spill" : "fail";
 }
 
 int reader_expendable(const xfer_config_t *cfg, int c, char *names, size_t len)
 {
+    static const xfer_reader_loss_t policies[2] = {XFER_LOSS_CONTINUE, XFER_LOSS_SPILL};
     size_t o = 0;
-    int k, n = 0;
+    int k, p, n = 0;
     if (len)
         names[0] = '\0';
     for (k = 0; k < cfg->nchannels; k++) {
         const xfer_cfg_channel_t *ch = &cfg->channels[k];
-        if (ch->from != c && ch->to != c)
-            continue;
-        if (ch->to != c || !loss_continue(cfg, k))
+        if ((ch->from == c || ch->to == c) && (ch->to != c || !loss_detachable(cfg, k)))
             return 0; /* it sends, or a sender of its fails for it */
-        if (o < len)
-            o += (size_t) snprintf(names + o, len - o, "%s%s", n ? ", " : "", ch->name);
-        n++;
     }
+    /* "continue (channel c)", "continue (channels c, d), spill (channel e)" */
+    for (p = 0; p < 2; p++) {
+        int m = 0, first = -1;
+        for (k = 0; k < cfg->nchannels; k++)
+            if (cfg->channels[k].to == c && loss_policy(cfg, k) == policies[p] && !m++)
+                first = k;
+        for (k = first; m > 0 && k < cfg->nchannels; k++) {
+            if (cfg->channels[k].to != c || loss_policy(cfg, k) != policies[p])
+                continue;
+            if (o < len)
+                o += (size_t) snprintf(names + o, len - o, "%s%s%s%s",
+                                       k == first && n ? "), "
+                                       : k == first    ? ""
+                                                       : ", ",
+                                       k == first ? loss_word(policies[p]) : "",
+                                       k == first ? (m > 1 ? " (channels " : " (channel ") : "",
+                                       cfg->channels[k].name);
+            n++;
+        }
+    }
+    if (n && o < len)
+        snprintf(names + o, len - o, ")");
     return n > 0;
 }
 
-/* The channels that ask on_reader_loss: continue (their first name into @p first), and whether
- * every channel travels through files (which connect nothing: separate launches work with any
- * MPI). */
-static int loss_channels(const opts_t *o, const xfer_config_t *cfg, const char **first,
-                         int *all_file)
+/* The detachable channels (continue or spill: their first into @p first), and whether every
+ * channel travels through files (which connect nothing: separate launches work with any MPI). */
+static int loss_channels(const opts_t *o, const xfer_config_t *cfg, int *first, int *all_file)
 {
     int k, n = 0;
-    *first = NULL;
+    *first = -1;
     *all_file = 1;
     for (k = 0; k < cfg->nchannels; k++) {
         const int file = o->transport ? strcmp(o->transport, "file") == 0
                                       : cfg->channels[k].transport == XFER_TRANSPORT_FILE;
         *all_file &= file;
-        if (loss_continue(cfg, k)) {
+        if (loss_detachable(cfg, k)) {
             if (!n)
-                *first = cfg->channels[k].name;
+                *first = k;
             n++;
         }
     }
@@ -118,28 +144,49 @@ static int choose_launch(const opts_t *o, const xfer_config_t *cfg, int slurm, x
                   "with mpiexec");
         return -1;
     }
+    if (o->nwithout && want == XFER_LAUNCH_MPMD) {
+        run_error("--without %s: a component started later cannot join one MPMD job (mpiexec "
+                  "starts its processes together, and ends all of them when one dies); use "
+                  "--launch separate (or auto)",
+                  o->without[0]);
+        return -1;
+    }
     *mode = want == XFER_LAUNCH_AUTO ? auto_launch(slurm) : want;
     /* One MPMD job cannot lose a component: when one of its processes dies, mpiexec (Hydra,
-     * Open MPI) ends all of it. A reader the senders may lose needs separate launches: the MPI
-     * connects them (what auto_launch found), or every channel travels through files. */
+     * Open MPI) ends all of it; nor can a component join it later. A reader the senders may
+     * lose, or that starts later, needs separate launches: the MPI connects them (what
+     * auto_launch found), or every channel travels through files. */
     if (want == XFER_LAUNCH_AUTO) {
-        const char *first;
-        int all_file, n = loss_channels(o, cfg, &first, &all_file);
-        if (n && *mode == XFER_LAUNCH_SEPARATE)
-            run_verbose("launch auto: separate also keeps a reader's loss from ending the run "
-                        "(channel %s asks on_reader_loss: continue)",
-                        first);
-        else if (n && all_file && !slurm) {
+        int first, all_file, n = loss_channels(o, cfg, &first, &all_file);
+        const char *name = n ? cfg->channels[first].name : "";
+        const char *loss = n ? loss_word(loss_policy(cfg, first)) : "";
+        if (o->nwithout && *mode == XFER_LAUNCH_SEPARATE) {
+            run_verbose("launch auto: separate also lets --without %s start later", o->without[0]);
+        } else if (o->nwithout) {
             *mode = XFER_LAUNCH_SEPARATE;
-            run_verbose("launch auto: separate (channel %s asks on_reader_loss: continue, and one "
-                        "MPMD job cannot lose a component; every channel travels through files, "
+            run_verbose("launch auto: separate (--without %s: a component started later cannot "
+                        "join one MPMD job)",
+                        o->without[0]);
+            if (!all_file)
+                run_note("launch auto: separate for --without %s, but this MPI cannot connect "
+                         "separate launches: channels over the stream will fail to connect "
+                         "(transport: file on every channel works with any MPI)",
+                         o->without[0]);
+        } else if (n && *mode == XFER_LAUNCH_SEPARATE) {
+            run_verbose("launch auto: separate also keeps a reader's loss from ending the run "
+                        "(channel %s asks on_reader_loss: %s)",
+                        name, loss);
+        } else if (n && all_file && !slurm) {
+            *mode = XFER_LAUNCH_SEPARATE;
+            run_verbose("launch auto: separate (channel %s asks on_reader_loss: %s, and one MPMD "
+                        "job cannot lose a component; every channel travels through files, "
                         "which connect nothing, so separate launches work with this MPI)",
-                        first);
+                        name, loss);
         } else if (n) {
-            run_note("launch auto: mpmd: channel %s asks on_reader_loss: continue, but in one "
-                     "MPMD job the death of a process ends the whole job, and this MPI cannot "
-                     "connect separate launches (transport: file on every channel can)",
-                     first);
+            run_note("launch auto: mpmd: channel %s asks on_reader_loss: %s, but in one MPMD job "
+                     "the death of a process ends the whole job, and this MPI cannot connect "
+                     "separate launches (transport: file on every channel can)",
+                     name, loss);
         }
     }
     if (slurm && *mode == XFER_LAUNCH_SEPARATE && strcmp(XFER_MPI_FLAVOR, "openmpi") == 0) {
@@ -233,10 +280,27 @@ static int setup_run_dir(plan_t *pl, const opts_t *o)
 
     if (o->run_dir || pl->cfg->run_dir[0]) {
         const char *d = o->run_dir ? o->run_dir : pl->cfg->run_dir;
+        struct stat sb;
         /* relative to the working directory, which the ranks share: the runtime, started
          * without xfer-run, reads the file's run_dir the same way */
         pl->run_dir = abs_path(d);
-        return o->dry_run ? 0 : make_dir(pl->run_dir);
+        if (o->attach && stat(pl->run_dir, &sb) != 0) {
+            run_error("--attach %s: run directory %s: %s (the running workflow's, which xfer-run "
+                      "printed at its start)",
+                      o->attach, pl->run_dir, strerror(errno));
+            return -1;
+        }
+        if (o->attach && !S_ISDIR(sb.st_mode)) {
+            run_error("--attach %s: run directory %s: not a directory", o->attach, pl->run_dir);
+            return -1;
+        }
+        return o->dry_run || o->attach ? 0 : make_dir(pl->run_dir);
+    }
+    if (o->attach) {
+        run_error("--attach %s: which run? give its run directory: --run-dir DIR (xfer-run "
+                  "printed it at the start of the run)",
+                  o->attach);
+        return -1;
     }
     if (!tmp || !*tmp)
         tmp = "/tmp";
@@ -395,8 +459,15 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
     memset(pl, 0, sizeof *pl);
     pl->cfg = cfg;
     pl->openmpi = strcmp(XFER_MPI_FLAVOR, "openmpi") == 0;
-    if (choose_launcher(o, pl) != 0 || choose_launch(o, cfg, pl->slurm, &pl->mode) != 0)
+    pl->transport = o->transport;
+    if (choose_launcher(o, pl) != 0 || plan_late(pl, o) != 0)
         return -1;
+    if (o->attach) { /* one component alone, whatever the run's mode */
+        pl->mode = XFER_LAUNCH_SEPARATE;
+        run_verbose("--attach %s: a launch of its own", o->attach);
+    } else if (choose_launch(o, cfg, pl->slurm, &pl->mode) != 0) {
+        return -1;
+    }
     pl->self = self_exe();
     self_dir = dir_of(pl->self);
     pl->config_path = abs_path(o->file);
@@ -416,6 +487,8 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
     for (c = 0; c < cfg->ncomponents; c++) {
         char *why = NULL;
         py_interp_t py;
+        if (pl->absent[c])
+            continue; /* not launched here: its command may live elsewhere */
         cmds[c] = resolve_command(cfg->components[c].argv[0], self_dir, yaml_dir, &why);
         if (!cmds[c]) {
             run_error("component %s: %s", cfg->components[c].name, why);
@@ -430,7 +503,7 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
             python_free(&py);
         }
     }
-    if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE && !pl->slurm) {
+    if (pl->openmpi && pl->mode == XFER_LAUNCH_SEPARATE && !pl->slurm && !o->attach) {
         char *server = find_in_path("ompi-server");
         if (!server) {
             run_error("launch separate with Open MPI needs ompi-server in PATH");
@@ -450,15 +523,21 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
         pl->run_id = xasprintf("xfer-run-%s-%ld-%lld.%09ld", host, (long) getpid(),
                                (long long) ts.tv_sec, ts.tv_nsec);
     }
-    pl->transport = o->transport;
     pl->transport_dir = getenv("XFER_TRANSPORT_DIR");
     if (pl->transport_dir && !*pl->transport_dir)
         pl->transport_dir = NULL;
+    if (o->attach && attach_env(pl, o) != 0)
+        goto out;
+    if (!o->attach)
+        pl->env_file = xasprintf("%s/" RUN_ENV_FILE, pl->run_dir);
+    pl->exits = o->attach
+                    ? xasprintf("%s/exits.%s.%ld.fifo", pl->run_dir, o->attach, (long) getpid())
+                    : xasprintf("%s/" EXITS_FIFO, pl->run_dir);
     if (pl->server.n) {
         pl->uri = xasprintf("%s/ompi-server.uri", pl->run_dir);
         sv_push(&pl->server, pl->uri);
     }
-    if (plan_daemon(pl, o, self_dir) != 0)
+    if (!o->attach && plan_daemon(pl, o, self_dir) != 0) /* attach: the run's (attach_env) */
         goto out;
     if (pl->openmpi && geteuid() == 0) {
         /* Open MPI refuses to run as root without these; set for xfer-run's children */
@@ -496,9 +575,11 @@ int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg)
             add_context(pl, c, cmds[c], &pl->lines[0]);
         }
     } else {
-        pl->nlines = cfg->ncomponents;
+        pl->nlines = cfg->ncomponents; /* an absent component's line stays empty */
         pl->lines = xchecked(calloc((size_t) cfg->ncomponents, sizeof(strv_t)));
         for (c = 0; c < cfg->ncomponents; c++) {
+            if (pl->absent[c])
+                continue;
             add_launcher(pl, o, &pl->lines[c]);
             add_context(pl, c, cmds[c], &pl->lines[c]);
         }
@@ -528,13 +609,16 @@ void free_plan(plan_t *pl, int keep_run_dir)
 {
     int i;
 
-    if (pl->run_dir_tmp) {
+    if (pl->run_dir_tmp && pl->absent_names) {
+        /* --without: the component started later needs it, and the step files there */
+        run_note("run directory kept for the components started later: %s", pl->run_dir);
+    } else if (pl->run_dir_tmp) {
         if (keep_run_dir)
             run_note("run directory kept: %s", pl->run_dir);
         else
             nftw(pl->run_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    } else if (pl->uri) {
-        unlink(pl->uri); /* stale once the server is gone */
+    } else if (pl->uri && pl->attach < 0) {
+        unlink(pl->uri); /* stale once the server is gone (--attach: the run's own) */
     }
     for (i = 0; i < pl->nlines; i++)
         sv_free(&pl->lines[i]);
@@ -561,6 +645,12 @@ void free_plan(plan_t *pl, int keep_run_dir)
         for (i = 0; i < pl->cfg->ncomponents; i++)
             free(pl->python[i]);
     free(pl->python);
+    free(pl->absent);
+    free(pl->absent_names);
+    free(pl->env_file);
+    free(pl->cwd);
+    free(pl->exits);
+    sv_free(&pl->run_env);
 }
 
 static void print_quoted(const char *s)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* xfer-run's modules (tools/run/): what they share. xfer-run.c parses the options and runs the
  * stages: plan.c builds the launch plan, with launch.c's launcher command lines; supervise.c
- * runs it, with proc.c (descendants, signals, spawning) and output.c (prefixed output); util.c
+ * runs it, with proc.c (descendants, signals, spawning), output.c (prefixed output) and
+ * verdicts.c (xferd's verdicts, the failure reports); util.c
  * has the small helpers, memory.c the --check memory estimate. */
 #ifndef XFER_RUN_H
 #define XFER_RUN_H
@@ -21,7 +22,7 @@ enum {
     EXIT_FAILED = 1,      /* xferd declared a running component failed (it stopped beating) */
     EXIT_USAGE = 2,       /* bad options, invalid file, command not found, start failure */
     EXIT_READER_LOST = 3, /* a component that only reads channels with on_reader_loss: continue
-                             failed; the others completed (supervise.c) */
+                             or spill failed; the others completed (supervise.c) */
     EXIT_WALLTIME = 124   /* --walltime exceeded */
 };
 
@@ -74,7 +75,10 @@ typedef struct opts {
     const char *transport;  /* stream | file for every channel (default: $XFER_TRANSPORT) */
     double walltime;
     int check, print_config, dry_run, keep_run_dir, no_daemon, slurm_het;
-    int no_yield; /* --no-yield: never preload the UCX yield helper (yield.c) */
+    int no_yield;         /* --no-yield: never preload the UCX yield helper (yield.c) */
+    const char **without; /* --without: components not launched (late.c) */
+    int nwithout;
+    const char *attach; /* --attach: the one component started into a running workflow */
 } opts_t;
 
 typedef struct plan {
@@ -110,6 +114,16 @@ typedef struct plan {
     int hb_timeout_ms; /* xferd's failure detection bound */
     char *yield_lib;   /* the UCX yield helper every MPI process preloads (NULL: none) */
     char **python;     /* per component: the Python interpreter it runs (NULL: not Python) */
+    /* late and returning components (late.c) */
+    unsigned char *absent; /* per component: not launched by this xfer-run (--without, --attach) */
+    char *absent_names;    /* XFER_ABSENT: --without's components, comma separated (NULL: none) */
+    int attach;            /* --attach: the component started into a running workflow; -1 */
+    char *env_file;        /* RUN_DIR/RUN_ENV_FILE: what the components get, for --attach */
+    char *cwd;             /* --attach: the running workflow's working directory */
+    long run_pid;          /* --attach: that run's xfer-run (0: unknown) */
+    strv_t run_env;        /* --attach: RUN_ENV_FILE's NAME=value lines */
+    char *exits;           /* the wrappers report ends here: RUN_DIR/EXITS_FIFO, or under --attach
+                              a FIFO of its own (XFER_RUN_EXITS), the run's being its xfer-run's */
 } plan_t;
 
 /* util.c: small helpers: messages, allocation, argument vectors, time, descriptors, paths */
@@ -150,10 +164,13 @@ int spawn(char *const argv[], int in_fd, int out_fd, int err_fd, pid_t *pid_out)
  * beside xfer-run, then in PATH. NULL with the reason in *why (caller frees both). */
 char *resolve_command(const char *cmd, const char *self_dir, const char *yaml_dir, char **why);
 int build_plan(plan_t *pl, const opts_t *o, const xfer_config_t *cfg);
-/* Does channel @p k ask on_reader_loss: continue (XFER_ON_READER_LOSS overrides the file)? */
-int loss_continue(const xfer_config_t *cfg, int k);
-/* May component @p c fail without stopping the others: it only reads, on half-duplex channels
- * that all ask on_reader_loss: continue? Their names into @p names. */
+/* Channel @p k's on_reader_loss (XFER_ON_READER_LOSS overrides the file's); detachable: a
+ * half-duplex channel whose sender goes on without its reader (continue or spill). */
+xfer_reader_loss_t loss_policy(const xfer_config_t *cfg, int k);
+int loss_detachable(const xfer_config_t *cfg, int k);
+const char *loss_word(xfer_reader_loss_t loss); /* "fail", "continue", "spill" */
+/* May component @p c fail without stopping the others: it only reads, on detachable channels?
+ * Their policy and names into @p names ("continue (channel c)", "spill (channels c, d)"). */
 int reader_expendable(const xfer_config_t *cfg, int c, char *names, size_t len);
 void free_plan(plan_t *pl, int keep_run_dir);
 void print_command(const strv_t *env, const strv_t *cmd);
@@ -191,6 +208,15 @@ int xfer_run_python_check(const xfer_config_t *cfg, const char *file, FILE *out,
 char *mpich_device(const char *version); /* "ch4:ucx" from MPI_Get_library_version's text */
 int plan_yield(plan_t *pl, const opts_t *o, const char *self_dir);
 char *yield_preload(const plan_t *pl, int c); /* component c's LD_PRELOAD, helper added */
+
+/* late.c: components that start later or come back (--without, --attach, RUN_ENV_FILE) */
+#define RUN_ENV_FILE "xfer-run.env"
+int plan_late(plan_t *pl, const opts_t *o);   /* the components not launched; -1: refused */
+int attach_env(plan_t *pl, const opts_t *o);  /* --attach: the running workflow's RUN_ENV_FILE */
+int write_run_env(const plan_t *pl);          /* at start, once xferd serves */
+void end_run_env(const plan_t *pl, int code); /* at the end: XFER_RUN_ENDED */
+int attach_run_alive(const plan_t *pl);       /* is the run attached to still running? */
+int channel_file(const plan_t *pl, int k);    /* channel k travels through files */
 
 /* supervise.c: running the plan: servers, xferd, the launches, supervision to the end */
 int run_workflow(const plan_t *pl, const opts_t *o);

@@ -43,13 +43,33 @@ typedef struct runner {
     unsigned char *ended; /* per component: its end was reported to xferd already */
     unsigned char *lost;  /* per component: a reader the others go on without (separate) */
     int readers_lost;     /* how many: the run's status is EXIT_READER_LOST if nothing else */
+    int env_written;      /* RUN_DIR/RUN_ENV_FILE, for --attach (late.c) */
+    int64_t hold_at;      /* a component started later (--attach) runs: asked again then */
+    int held;             /* said so */
     char exits_buf[1024];
     size_t exits_len;
 } runner_t;
 
-/* supervise.c: collect ended processes; act on the signals that arrived (sig_pipe) */
+/* supervise.c: collect ended processes; act on the signals that arrived (sig_pipe); send
+ * @p sig to every launch and start the stop's clock */
 void reap(runner_t *r);
 void handle_signals(runner_t *r);
+void stop_jobs(runner_t *r, int sig);
+
+/* verdicts.c: xferd's verdicts and the run's failure reports */
+void report_exit(runner_t *r, int j, int code); /* a job's components ended: tell xferd */
+/* Do running peers of component @p failed hold a session with xferd (they fail on their own)? */
+int peers_registered(runner_t *r, int failed);
+/* A reader the others go on without (said in one line): 1; else 0 (its failure is the run's). */
+int reader_lost(runner_t *r, int c, const char *how);
+void how_ended(int code, char *how, size_t len); /* "exit code N", "signal S, Name" */
+void report_first(runner_t *r, int c, int code); /* the run's first failure, in one line */
+void report_errors(runner_t *r); /* an MPMD launch failed: each component's first error */
+void watch_xferd(runner_t *r, int64_t now); /* every WATCH_MS: a component that stopped beating */
+/* Once every launch here ended: components xferd says are running, started into the run by
+ * another xfer-run (--attach), the first one's name into @p name. xferd and ompi-server stay
+ * for them. */
+int others_running(runner_t *r, char *name, size_t len);
 
 /* daemons.c: start ompi-server (separate launches, Open MPI) and xferd, each waited for
  * (bounded) until it serves; 0 or -1 (said) */

@@ -20,7 +20,7 @@
 #include "run.h"
 #include "runner.h"
 
-static void stop_jobs(runner_t *r, int sig)
+void stop_jobs(runner_t *r, int sig)
 {
     int j;
 
@@ -28,179 +28,6 @@ static void stop_jobs(runner_t *r, int sig)
         if (r->jobs[j].pid > 0)
             kill(-r->jobs[j].pid, sig);
     r->stop_at = now_ms();
-}
-
-/* Tell xferd that a job's components ended: it declares those that did not say goodbye failed
- * and notifies their peers. */
-static void report_exit(runner_t *r, int j, int code)
-{
-    int c, c0 = j, c1 = j + 1;
-
-    if (!r->ctl)
-        return;
-    if (!r->report_components) { /* mpmd: the one job held every component */
-        c0 = 0;
-        c1 = r->pl->cfg->ncomponents;
-    }
-    for (c = c0; c < c1; c++) {
-        xfer_ctl_msg_t *m = NULL;
-        if (r->ended && r->ended[c])
-            continue; /* its wrapper's report came first */
-        if (xfer_ctl_msg_new("exited", &m) != XFER_SUCCESS ||
-            xfer_ctl_set_str(m, "component", r->pl->cfg->components[c].name) != XFER_SUCCESS ||
-            xfer_ctl_set_int(m, "code", code) != XFER_SUCCESS ||
-            xfer_ctl_send(r->ctl, m) != XFER_SUCCESS)
-            run_note("cannot report the exit of %s to xferd: %s", r->pl->cfg->components[c].name,
-                     xfer_last_error());
-        xfer_ctl_msg_free(&m);
-    }
-}
-
-/* After component @p failed failed: do running peers of it hold a session with xferd? They
- * then learn of the failure from xferd and end with an error naming it; give them that
- * chance before stopping them. */
-static int peers_registered(runner_t *r, int failed)
-{
-    const xfer_config_t *cfg = r->pl->cfg;
-    xfer_ctl_msg_t *req = NULL, *rep = NULL;
-    int i, k, n = 0;
-
-    if (!r->ctl || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
-        return 0;
-    if (xfer_ctl_request(r->ctl, req, 1000, &rep) == XFER_SUCCESS) {
-        for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
-            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
-            const char *name = xfer_ctl_str(it, "name", "");
-            if (strcmp(xfer_ctl_str(it, "state", ""), "running") != 0)
-                continue;
-            for (k = 0; k < cfg->nchannels; k++) {
-                const xfer_cfg_channel_t *ch = &cfg->channels[k];
-                int other = ch->from == failed ? ch->to : ch->to == failed ? ch->from : -1;
-                if (other >= 0 && strcmp(cfg->components[other].name, name) == 0 &&
-                    (r->report_components ? r->jobs[other].pid > 0 : r->running > 0)) {
-                    n++;
-                    break;
-                }
-            }
-        }
-    }
-    xfer_ctl_msg_free(&req);
-    xfer_ctl_msg_free(&rep);
-    return n;
-}
-
-/* Did xferd declare another component than @p c failed already (a stall it detected, a failure
- * it was told of)? Then that one failed first and @p c's exit is the consequence: its name and
- * xferd's reason into @p who and @p why. The first error a rank of @p c reported (it may have
- * died before its own words came out) into @p err ("" if none). */
-/* The earliest failure in xferd's status reply @p rep of another component than @p skip (NULL:
- * any): its name into @p who and xferd's reason into @p why. 0: none. */
-static int first_failure(const xfer_ctl_msg_t *rep, const char *skip, char *who, size_t wlen,
-                         char *why, size_t ylen)
-{
-    int64_t best = INT64_MAX;
-    int i, found = 0;
-
-    for (i = 0; i < xfer_ctl_nitems(rep, "failures"); i++) {
-        const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "failures", i);
-        const char *name = xfer_ctl_str(it, "component", "");
-        const int64_t at = xfer_ctl_int(it, "at_ms", INT64_MAX);
-        if ((skip && strcmp(name, skip) == 0) || at >= best)
-            continue;
-        best = at;
-        snprintf(who, wlen, "%s", name);
-        snprintf(why, ylen, "%s", xfer_ctl_str(it, "reason", "declared failed"));
-        found = 1;
-    }
-    return found;
-}
-
-static int failed_before(runner_t *r, int c, char *who, size_t wlen, char *why, size_t ylen,
-                         char *err, size_t elen)
-{
-    const char *mine = r->pl->cfg->components[c].name;
-    xfer_ctl_msg_t *req = NULL, *rep = NULL;
-    int i, found = 0;
-
-    err[0] = '\0';
-    if (!r->ctl || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
-        return 0;
-    if (xfer_ctl_request(r->ctl, req, 1000, &rep) == XFER_SUCCESS) {
-        for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
-            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
-            if (strcmp(xfer_ctl_str(it, "name", ""), mine) == 0)
-                snprintf(err, elen, "%s", xfer_ctl_str(it, "error", ""));
-        }
-        found = first_failure(rep, mine, who, wlen, why, ylen);
-    }
-    xfer_ctl_msg_free(&req);
-    xfer_ctl_msg_free(&rep);
-    return found;
-}
-
-/* A component that only reads channels with on_reader_loss: continue failed (separate launches:
- * its own launch ended, or it stalled): the others go on without it. 1: so (said in one line);
- * 0: its failure is the run's. */
-static int reader_lost(runner_t *r, int c, const char *how)
-{
-    char names[512];
-    if (!r->report_components || !r->lost || r->result >= 0 || r->stop_at)
-        return 0;
-    if (r->lost[c])
-        return 1;
-    if (!reader_expendable(r->pl->cfg, c, names, sizeof(names)))
-        return 0;
-    r->lost[c] = 1;
-    r->readers_lost++;
-    run_error("component %s failed (%s); it only reads, on_reader_loss: continue (channel%s %s): "
-              "the others go on",
-              r->pl->cfg->components[c].name, how, strchr(names, ',') ? "s" : "", names);
-    return 1;
-}
-
-static void how_ended(int code, char *how, size_t len)
-{
-    if (code > 128)
-        snprintf(how, len, "signal %d, %s", code - 128, strsignal(code - 128));
-    else
-        snprintf(how, len, "exit code %d", code);
-}
-
-/* The run's first failure, in one line: @p c ended with @p code (> 128: a signal), unless xferd
- * declared another component failed before it. */
-static void report_first(runner_t *r, int c, int code)
-{
-    const char *name = r->pl->cfg->components[c].name;
-    char who[256], why[512], how[96], err[1200];
-    how_ended(code, how, sizeof(how));
-    if (failed_before(r, c, who, sizeof(who), why, sizeof(why), err, sizeof(err)))
-        run_error("component %s failed (xferd: %s); %s then ended (%s); stopping the others", who,
-                  why, name, how);
-    else if (err[0])
-        run_error("component %s failed (%s): its first error: %s; stopping the others", name, how,
-                  err);
-    else
-        run_error("component %s failed (%s); stopping the others", name, how);
-}
-
-/* One launch of every component ended in failure (MPMD: MPI_Abort may have ended it, the
- * component's own words with it): the first error each component's ranks reported to xferd. */
-static void report_errors(runner_t *r)
-{
-    xfer_ctl_msg_t *req = NULL, *rep = NULL;
-    int i;
-    if (!r->ctl || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
-        return;
-    if (xfer_ctl_request(r->ctl, req, 1000, &rep) == XFER_SUCCESS)
-        for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
-            const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
-            const char *err = xfer_ctl_str(it, "error", "");
-            if (err[0])
-                run_error("component %s failed: its first error: %s", xfer_ctl_str(it, "name", "?"),
-                          err);
-        }
-    xfer_ctl_msg_free(&req);
-    xfer_ctl_msg_free(&rep);
 }
 
 void reap(runner_t *r)
@@ -317,62 +144,6 @@ static void component_ended(runner_t *r, int c, int code, const char *import_err
         stop_jobs(r, SIGTERM);
 }
 
-/* A component that stopped beating (a hung or stopped process, a lost node) ends no launch:
- * its peers that wait for it fail on their own (xferd tells them), and one that computes
- * learns it at its next call, however long that takes; but once every other component is done
- * (in one MPMD launch every other process then waits for it in MPI_Finalize) or failed, nothing
- * would end the run. So xfer-run reads xferd's verdicts every second: the first one about a
- * component still running is the run's first failure (said at once, exit status 1); when no
- * component is left waiting or running, the run stops (SIGTERM, then SIGKILL, which a stopped
- * process does not hold off). */
-static void watch_xferd(runner_t *r, int64_t now)
-{
-    const xfer_config_t *cfg = r->pl->cfg;
-    xfer_ctl_msg_t *req = NULL, *rep = NULL;
-    char who[256] = "", why[512] = "";
-    int i, c = -1, alive = 0, answered = 0;
-
-    if (!r->ctl || r->xferd <= 0 || r->running == 0 || r->stop_at || r->stop_due ||
-        (r->result >= 0 && !r->hung) || now < r->watch_at)
-        return;
-    r->watch_at = now + WATCH_MS;
-    if (xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
-        return;
-    if (xfer_ctl_request(r->ctl, req, WATCH_MS / 2, &rep) == XFER_SUCCESS) {
-        answered = 1;
-        (void) first_failure(rep, NULL, who, sizeof(who), why, sizeof(why));
-        for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
-            const char *state = xfer_ctl_str(xfer_ctl_item(rep, "components", i), "state", "");
-            alive += !strcmp(state, "waiting") || !strcmp(state, "running");
-        }
-    }
-    xfer_ctl_msg_free(&req);
-    xfer_ctl_msg_free(&rep);
-    if (!answered)
-        return;
-    if (r->result < 0) {
-        for (i = 0; who[0] && i < cfg->ncomponents; i++)
-            if (strcmp(cfg->components[i].name, who) == 0)
-                c = i;
-        if (c < 0 || (r->ended && r->ended[c]))
-            return; /* (an exit xfer-run reported itself: its own path names it) */
-        if (!r->lost[c]) {
-            char how[600];
-            snprintf(how, sizeof(how), "xferd: %s", why);
-            if (!reader_lost(r, c, how)) {
-                r->result = EXIT_FAILED;
-                r->hung = 1;
-                run_error("component %s failed (xferd: %s); its peers fail as they meet it", who,
-                          why);
-            }
-        }
-    }
-    if (alive == 0) {
-        run_note("no component is left running; stopping the run");
-        stop_jobs(r, SIGTERM);
-    }
-}
-
 /* Lines "NAME PID CODE[ IMPORT_ERROR]" from the wrappers (output.c). */
 static void read_exits(runner_t *r)
 {
@@ -457,6 +228,28 @@ static void stop_xferd(runner_t *r)
     xfer_ctl_msg_free(&req);
 }
 
+/* Every launch here ended, but xferd says a component another xfer-run started into this run
+ * (--attach) is running: xferd and ompi-server, which it uses, stay until it ends (asked every
+ * WATCH_MS; its end, or xferd's verdict on it, ends the hold). Not while stopping. */
+static int holds_run(runner_t *r, int64_t now)
+{
+    char name[256] = "";
+    if (r->stop_at || r->xferd <= 0 || r->xferd_stopped || !r->ctl)
+        return 0;
+    if (r->hold_at && now < r->hold_at)
+        return 1;
+    r->hold_at = 0;
+    if (!others_running(r, name, sizeof(name)))
+        return 0;
+    if (!r->held)
+        run_note("component %s, started into this run by another xfer-run (--attach), is running: "
+                 "%s until it ends",
+                 name, r->server > 0 ? "xferd and ompi-server stay" : "xferd stays");
+    r->held = 1;
+    r->hold_at = now + WATCH_MS;
+    return 1;
+}
+
 /* Supervise until every launcher has exited, the output is drained and no descendant is left. */
 static void supervise(runner_t *r, struct pollfd *pfd)
 {
@@ -479,7 +272,9 @@ static void supervise(runner_t *r, struct pollfd *pfd)
             stop_jobs(r, SIGTERM);
         if (r->stop_due && !r->stop_at && r->running > 0)
             deadline = earlier(deadline, r->stop_due);
-        if (r->running == 0) {
+        if (r->running == 0 && holds_run(r, now)) {
+            deadline = earlier(deadline, r->hold_at); /* a component started later runs */
+        } else if (r->running == 0) {
             if (r->server > 0 && !r->server_stopped) {
                 r->server_stopped = 1;
                 kill(-r->server, SIGTERM);
@@ -619,8 +414,29 @@ int run_workflow(const plan_t *pl, const opts_t *o)
         if (!r.stop_at)
             r.stop_at = now_ms();
     }
-    if (!r.stop_at) { /* where the run lives, and how to watch it */
+    if (!r.stop_at && pl->env_file && pl->attach < 0) { /* for --attach (not its own) */
+        if (write_run_env(pl) == 0) {
+            r.env_written = 1;
+        } else {
+            r.result = EXIT_USAGE;
+            r.stop_at = now_ms();
+        }
+    }
+    if (!r.stop_at && pl->attach >= 0) {
+        run_verbose("attaching %s to the run in %s (run id %s)",
+                    pl->cfg->components[pl->attach].name, pl->run_dir, pl->run_id);
+        if (pl->cwd && chdir(pl->cwd) != 0) /* relative paths (file.dir) mean the run's */
+            run_note("cannot work in the run's directory %s (%s): relative paths of the "
+                     "workflow file mean this one",
+                     pl->cwd, strerror(errno));
+    } else if (!r.stop_at) { /* where the run lives, and how to watch it */
         char *ep_default = xasprintf("ipc://%s/xferd.sock", pl->run_dir);
+        for (j = 0; j < pl->cfg->ncomponents; j++)
+            if (pl->absent[j])
+                run_note("component %s is not launched (--without); start it into this run "
+                         "with: xfer-run --attach %s --run-dir %s %s",
+                         pl->cfg->components[j].name, pl->cfg->components[j].name, pl->run_dir,
+                         pl->config_path);
         if (!pl->endpoint)
             run_note("run directory %s (no control plane: nothing to watch)", pl->run_dir);
         else if (!strcmp(pl->endpoint, ep_default))
@@ -633,19 +449,20 @@ int run_workflow(const plan_t *pl, const opts_t *o)
         free(ep_default);
     }
     if (!r.stop_at && !pl->slurm) { /* srun ends a step itself when a task fails */
-        char *fifo = xasprintf("%s/" EXITS_FIFO, pl->run_dir);
-        unlink(fifo);
+        unlink(pl->exits);
         /* O_RDWR: the FIFO never reports an end of file while no wrapper writes */
-        if (mkfifo(fifo, 0600) != 0 ||
-            (r.exits_fd = open(fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+        if (mkfifo(pl->exits, 0600) != 0 ||
+            (r.exits_fd = open(pl->exits, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
             run_note("cannot make %s (%s): a process that ends before MPI_Init may leave the "
                      "others waiting",
-                     fifo, strerror(errno));
-        free(fifo);
+                     pl->exits, strerror(errno));
     }
     for (j = 0; j < r.njobs && !r.stop_at; j++) {
         job_t *jb = &r.jobs[j];
         int po[2] = {-1, -1}, pe[2] = {-1, -1}, rc;
+
+        if (!pl->lines[j].n)
+            continue; /* not launched here (--without, --attach) */
 
         handle_signals(&r); /* a signal now: start no more */
         if (r.stop_at)
@@ -731,17 +548,20 @@ out:
     free(r.lost);
     free(pfd);
     if (r.exits_fd >= 0) {
-        char *fifo = xasprintf("%s/" EXITS_FIFO, pl->run_dir);
         close_fd(&r.exits_fd);
-        unlink(fifo);
-        free(fifo);
+        unlink(pl->exits);
     }
     xfer_ctl_close(&r.ctl);
     close_fd(&devnull);
     if (r.result < 0 && r.readers_lost) {
-        run_note("the run completed without %d reader%s (on_reader_loss: continue): exit status %d",
+        run_note("the run completed without %d reader%s (on_reader_loss: continue or spill): "
+                 "exit status %d",
                  r.readers_lost, r.readers_lost == 1 ? "" : "s", EXIT_READER_LOST);
-        return EXIT_READER_LOST;
+        r.result = EXIT_READER_LOST;
     }
-    return r.result < 0 ? 0 : r.result;
+    if (r.result < 0)
+        r.result = 0;
+    if (pl->env_file && r.env_written) /* --attach: no run to join any more */
+        end_run_env(pl, r.result);
+    return r.result;
 }
