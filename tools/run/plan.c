@@ -56,12 +56,10 @@ static xfer_launch_t auto_launch(int slurm)
 
 xfer_reader_loss_t loss_policy(const xfer_config_t *cfg, int k)
 {
-    const char *e = getenv("XFER_ON_READER_LOSS");
-    if (e && *e)
-        return !strcmp(e, "continue") ? XFER_LOSS_CONTINUE
-               : !strcmp(e, "spill")  ? XFER_LOSS_SPILL
-                                      : XFER_LOSS_FAIL;
-    return cfg->channels[k].on_reader_loss;
+    xfer_channel_flow_t f; /* the library's reading of the file and XFER_ON_READER_LOSS */
+    if (xfer_config_channel_flow(cfg, k, &f) != XFER_SUCCESS)
+        return XFER_LOSS_FAIL; /* a bad variable: the components refuse it at xfer_init */
+    return f.on_reader_loss;
 }
 
 int loss_detachable(const xfer_config_t *cfg, int k)
