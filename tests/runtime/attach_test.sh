@@ -134,6 +134,7 @@ ghost)
     sh -c 'exit 0' &
     gone=$!
     wait "$gone"
+    mkdir -p "$dir/run"
     printf 'no-such-port\n%s %s\n' "$gone" "$(hostname)" >"$dir/run/c.attach.tmp"
     mv "$dir/run/c.attach.tmp" "$dir/run/c.attach"
     ;;
