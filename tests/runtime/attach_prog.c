@@ -11,6 +11,8 @@
  * that the numbers increase strictly; rank 0 prints "attach_prog: b: got step N" for each, and
  * at the end of the stream "attach_prog: b: N steps, first F, last L, steps_received R". With
  * --kill-at K, rank 1 of b kills itself with SIGKILL when it got its K-th step (counted from 1).
+ * For bench/attach-bench.sh, wall-clock times (ms): rank 0's entry into xfer_init, b's first
+ * step, the SIGKILL, and a's first step not sent.
  * Any error: its status and words, exit 1. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -24,6 +26,13 @@
 #include <xfer/xfer.h>
 
 #define PER_RANK 8
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void nap_ms(int ms)
 {
@@ -48,6 +57,7 @@ static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms)
     xfer_channel_t *ch;
     xfer_channel_stats_t cs;
     int64_t v[PER_RANK];
+    uint64_t unsent = 0;
     int s, i;
     XCALL("a", xfer_channel_open(x, "c", &ch));
     for (s = 0; s < steps; s++) {
@@ -65,6 +75,10 @@ static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms)
         XCALL("a", xfer_put(ch, &d, v));
         XCALL("a", xfer_step_end(ch));
         if (rank == 0) {
+            XCALL("a", xfer_channel_stats(ch, &cs));
+            if (cs.steps_unsent > unsent && unsent == 0) /* (the bench's time of going on) */
+                printf("attach_prog: a: unsent from step %d at %" PRId64 " ms\n", s, wall_ms());
+            unsent = cs.steps_unsent;
             printf("attach_prog: a: step %d ended\n", s);
             fflush(stdout);
         }
@@ -95,7 +109,8 @@ static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at)
         XCALL("b", xfer_get(ch, "v", all, (size_t) n * sizeof(int64_t), &d));
         for (i = 0; i < n; i++)
             if (all[i] != (int64_t) d.step * 1000000 + i) {
-                fprintf(stderr, "attach_prog: b rank %d: step %" PRIu64 ": v[%d] = %" PRId64
+                fprintf(stderr,
+                        "attach_prog: b rank %d: step %" PRIu64 ": v[%d] = %" PRId64
                         ", expected %" PRId64 "\n",
                         rank, d.step, i, all[i], (int64_t) d.step * 1000000 + i);
                 exit(1);
@@ -109,13 +124,16 @@ static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at)
             first = (int64_t) d.step;
         last = (int64_t) d.step;
         got++;
+        if (rank == 0 && got == 1)
+            printf("attach_prog: b: first step at %" PRId64 " ms\n", wall_ms());
         if (rank == 0) {
             printf("attach_prog: b: got step %" PRIu64 "\n", d.step);
             fflush(stdout);
         }
         XCALL("b", xfer_step_end(ch));
         if (kill_at > 0 && got == kill_at && rank == 1) {
-            printf("attach_prog: b rank 1: SIGKILL after step %" PRIu64 "\n", d.step);
+            printf("attach_prog: b rank 1: SIGKILL after step %" PRIu64 " at %" PRId64 " ms\n",
+                   d.step, wall_ms());
             fflush(stdout);
             raise(SIGKILL);
         }
@@ -145,6 +163,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--kill-at"))
             kill_at = atoi(argv[i + 1]);
     }
+    if (rank == 0) /* (before the announcement, which xfer_init makes) */
+        printf("attach_prog: %s: init at %" PRId64 " ms\n", comp ? comp : "?", wall_ms());
     XCALL(comp ? comp : "?", xfer_init(NULL, NULL, MPI_COMM_WORLD, &x));
     if (comp && !strcmp(comp, "a"))
         rc = send_steps(x, rank, size, steps, send_ms);

@@ -25,6 +25,7 @@ dir=$(mktemp -d /tmp/attach-test-XXXXXX)
 pids=""
 cleanup() {
     for p in $pids; do kill -9 "$p" 2>/dev/null; done
+    [ -n "${ATTACH_OUT:-}" ] && cp "$dir"/*.out "$ATTACH_OUT"/ 2>/dev/null # (bench/attach-bench.sh)
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -55,6 +56,7 @@ if [ "$flavour" = openmpi ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     ompi-server --no-daemonize -r "$dir/uri" &
     pids="$pids $!"
+    disown $! # (its end by the cleanup's kill is no news)
     for _ in $(seq 500); do # (a bounded wait for a file: 20 ms polls)
         [ -s "$dir/uri" ] && break
         sleep 0.02

@@ -208,8 +208,7 @@ xfer_status_t xfer_rt_attach_form(struct xfer *x, int index, MPI_Comm *inter, in
     if (rank == 0 && !gone) { /* (a bounded wait for a file another job writes) */
         const double deadline = MPI_Wtime() + 1e-3 * x->timeout_ms;
         const struct timespec nap = {0, 10 * 1000 * 1000};
-        while (!(found = take(c->name, reader, path, port, sizeof(port))) &&
-               MPI_Wtime() < deadline)
+        while (!(found = take(c->name, reader, path, port, sizeof(port))) && MPI_Wtime() < deadline)
             nanosleep(&nap, NULL);
     }
     XFER_MPI_GOTO(MPI_Bcast(&found, 1, MPI_INT, 0, x->comm), st, out);
@@ -320,8 +319,7 @@ xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch)
     /* the side connects, then forms the channel's stream anew with the reader (collective) */
     st = xfer_rt_agree(l->comm, connect_reader(x, c, l->comm, port, &inter));
     if (st == XFER_SUCCESS)
-        st = xfer_rt_agree(l->comm,
-                           xfer_rt_channel_new(x, ch->index, ch->ops, inter, 1, &fresh));
+        st = xfer_rt_agree(l->comm, xfer_rt_channel_new(x, ch->index, ch->ops, inter, 1, &fresh));
     if (st == XFER_SUCCESS) {
         inter = MPI_COMM_NULL; /* (the channel owns it) */
         st = xfer_rt_agree(l->comm, fresh->ops->open(fresh));
