@@ -204,3 +204,18 @@ if(TARGET xfer-run AND TARGET xferd)
     endforeach()
   endforeach()
 endif()
+
+# Readers that attach late or come back on the stream (docs/runtime.md, "Readers that attach late
+# or come back"): runtime/attach_prog.c launched by hand, one mpiexec per component, without
+# xferd, checked by runtime/attach_test.sh (the seed is printed; ATTACH_SEED repeats it).
+add_executable(attach_prog runtime/attach_prog.c)
+target_link_libraries(attach_prog PRIVATE xfer MPI::MPI_C xfer_warnings)
+if(RT_SEPARATE)
+  foreach(mode late kill twice ghost)
+    add_test(NAME ${P}.workflow.attach.stream.${mode}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/attach_test.sh ${MPIEXEC_EXECUTABLE}
+                     $<TARGET_FILE:attach_prog> ${XFER_MPI_FLAVOR} ${mode})
+    set_tests_properties(${P}.workflow.attach.stream.${mode} PROPERTIES TIMEOUT 200 RUN_SERIAL TRUE
+                         LABELS "mpi;workflow;loss;attach")
+  endforeach()
+endif()

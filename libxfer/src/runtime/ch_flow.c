@@ -593,5 +593,5 @@ uint64_t xfer_ch_step_now(const xfer_channel_t *ch)
         return xfer_ch_step_label(c, ch->cur);
     if (ch->cur > 0 && ch->flow.label_set)
         return ch->flow.label + 1;
-    return ch->cur;
+    return ch->loss.base + ch->cur; /* (a sender's, after a reader attached: ch_attach.c) */
 }

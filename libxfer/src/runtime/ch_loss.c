@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "channel.h"
+#include "transport.h"
 
 xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
 {
@@ -37,6 +38,18 @@ xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
     }
     /* a full-duplex side reads too (the file refuses the key there; the variable is ignored) */
     ch->loss.cont = cont && ch->role == XFER_ROLE_SEND;
+    ch->loss.comm = MPI_COMM_NULL;
+    ch->loss.enter = MPI_REQUEST_NULL;
+    if (ch->loss.cont && ch->cfg->history > 0 && ch->ops == &xfer_stream_ops)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "channel %s: history: %d over the stream is not built yet: use "
+                        "transport: file",
+                        ch->cfg->name, ch->cfg->history);
+    if (ch->loss.cont && ch->ops == &xfer_stream_ops && xfer_rt_detachable(ch->x, ch->index)) {
+        if (MPI_Comm_dup(ch->x->comm, &ch->loss.comm) != MPI_SUCCESS)
+            return XFER_ERR(XFER_ERR_MPI, "channel %s: the side's rounds", ch->cfg->name);
+        ch->loss.attachable = 1;
+    }
     return XFER_SUCCESS;
 }
 
@@ -59,6 +72,10 @@ int xfer_ch_loss_known(xfer_channel_t *ch)
  * explained into it), or its close (the only end of stream a half-duplex sender meets). */
 static int reader_gone(const xfer_channel_t *ch, xfer_status_t st)
 {
+    /* without xferd an attachable side has only the MPI's word, or its silence past
+     * control.timeout_ms (docs/runtime.md, "Readers that attach late or come back") */
+    if (ch->loss.attachable && (st == XFER_ERR_MPI || st == XFER_ERR_TIMEOUT))
+        return 1;
     if (st == XFER_ERR_PEER_FAILED)
         return ch->health.peer_failed;
     return st == XFER_ERR_END_OF_STREAM;
@@ -68,7 +85,8 @@ static int reader_gone(const xfer_channel_t *ch, xfer_status_t st)
 static void lose(xfer_channel_t *ch, int closed)
 {
     xfer_rt_loss_t *l = &ch->loss;
-    uint64_t from = ch->flow.on ? ch->flow.app : ch->cur;
+    uint64_t from = ch->flow.on ? ch->flow.app : ch->loss.base + ch->cur;
+    char why[600];
     l->lost = 1;
     l->closed = closed;
     ch->health.ended = 0; /* (the sender's calls go on; the transport is not touched again) */
@@ -81,6 +99,12 @@ static void lose(xfer_channel_t *ch, int closed)
     if (ch->above)
         ch->above->lost(ch, &from);
     l->from = from;
+    if (ch->x->use_ctl)
+        snprintf(why, sizeof(why), "xferd: %s",
+                 ch->health.peer_why[0] ? ch->health.peer_why : "declared failed");
+    else
+        snprintf(why, sizeof(why), "%s", xfer_last_error());
+    xfer_ch_attach_enter(ch, 0);
     if (ch->me == 0) {
         if (closed)
             fprintf(stderr,
@@ -89,11 +113,10 @@ static void lose(xfer_channel_t *ch, int closed)
                     ch->cfg->name, xfer_ch_peer_name(ch), (unsigned long long) from);
         else
             fprintf(stderr,
-                    "libxfer: channel %s: reader %s failed (xferd: %s); on_reader_loss: "
-                    "continue: steps from %llu on are not sent\n",
-                    ch->cfg->name, xfer_ch_peer_name(ch),
-                    ch->health.peer_why[0] ? ch->health.peer_why : "declared failed",
-                    (unsigned long long) from);
+                    "libxfer: channel %s: reader %s failed (%s); on_reader_loss: "
+                    "continue: steps from %llu on are not sent%s\n",
+                    ch->cfg->name, xfer_ch_peer_name(ch), why, (unsigned long long) from,
+                    l->attachable ? " until a reader attaches" : "");
         fflush(stderr);
     }
     xfer_clear_error();
@@ -191,6 +214,8 @@ xfer_status_t xfer_ch_loss_end(xfer_channel_t *ch)
         ch->flow.app++;
     ch->stats.steps++;
     ch->stats.steps_unsent++;
+    if (ch->loss.attachable)
+        return xfer_ch_attach_round(ch); /* a reader that announced itself attaches here */
     return ch->above && ch->above->lost_end ? ch->above->lost_end(ch) : XFER_SUCCESS;
 }
 

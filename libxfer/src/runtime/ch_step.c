@@ -202,7 +202,7 @@ xfer_status_t xfer_ch_step_end(xfer_channel_t *ch)
     if (!ch)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
-    XFER_CHECK_GOTO(xfer_ch_end_step(ch, ch->cur), st, out);
+    XFER_CHECK_GOTO(xfer_ch_end_step(ch, ch->loss.base + ch->cur), st, out);
     ch->stats.steps++;
 out:
     return st;
@@ -216,7 +216,7 @@ xfer_status_t xfer_ch_end_step(xfer_channel_t *ch, uint64_t label)
     if (ch->health.ended)
         return ch->ops->ended(ch, ch->cur);
     if (xfer_ch_this_sends(ch)) {
-        if (ch->above && !ch->cur_committed)
+        if ((ch->above || ch->loss.attaches) && !ch->cur_committed) /* the sender's number */
             XFER_CHECK_GOTO(xfer_ch_attr_label(ch, label), st, out);
         XFER_CHECK_GOTO(xfer_ch_commit_step(ch), st, out);
         ch->stats.steps_sent++;

@@ -78,6 +78,7 @@ xfer_status_t xfer_rt_channel_new(struct xfer *x, int index, const xfer_transpor
     XFER_MPI_GOTO(MPI_Comm_dup(x->comm, &ch->ctl_local), st, fail);
     XFER_CHECK_GOTO(xfer_ch_blocks_open(ch), st, fail);
     XFER_CHECK_GOTO(xfer_ch_flow_open(ch), st, fail);
+    ch->loss.comm = MPI_COMM_NULL;
     XFER_CHECK_GOTO(xfer_ch_loss_open(ch), st, fail);
     *out = ch;
     return XFER_SUCCESS;
@@ -192,6 +193,8 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
     xfer_ch_flow_free(ch, collective);
     xfer_ch_blocks_free(ch, collective);
     xfer_ch_notes_reap(ch, collective);
+    if (collective && ch->loss.comm != MPI_COMM_NULL) /* (ch_attach.c's rounds) */
+        MPI_Comm_free(&ch->loss.comm);
     for (i = 0; i < ch->proto.nout; i++)
         xfer_free(ch->proto.out[i]); /* abandoned after a failure */
     xfer_free(ch->proto.out);

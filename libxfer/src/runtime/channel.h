@@ -269,6 +269,10 @@ xfer_status_t xfer_ch_loss_finish(xfer_channel_t *ch, xfer_status_t st);
 int xfer_ch_loss_take(xfer_channel_t *ch, xfer_status_t st);
 /* The transport's commit asks: is the reader known gone on this rank (continue only)? */
 int xfer_ch_loss_known(xfer_channel_t *ch);
+/* ch_attach.c: a detached sending side's rounds, and a channel that starts detached */
+void xfer_ch_attach_enter(xfer_channel_t *ch, int final);
+xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch);
+xfer_status_t xfer_ch_attach_detached(xfer_channel_t *ch);
 
 /* ch_flow.c: policy latest and stride on a channel's sending side (runtime.h, xfer_rt_flow_t) */
 xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch); /* the keys, their XFER_POLICY/STRIDE */

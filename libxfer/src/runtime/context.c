@@ -207,7 +207,12 @@ xfer_status_t xfer_init(const char *yaml_path, const char *component, MPI_Comm c
         st = xfer_rt_agree(x->comm, st);
         if (st != XFER_SUCCESS)
             goto fail;
-        st = setup_channel(x, i, inter, disconnect);
+        if (inter == MPI_COMM_NULL) /* a detachable channel whose reader is absent */
+            st = xfer_rt_channel_new(x, i, &xfer_stream_ops, MPI_COMM_NULL, 0, &x->ch[i]);
+        if (inter == MPI_COMM_NULL && st == XFER_SUCCESS)
+            st = xfer_ch_attach_detached(x->ch[i]);
+        if (inter != MPI_COMM_NULL)
+            st = setup_channel(x, i, inter, disconnect);
         st = xfer_rt_agree(x->comm, st);
         if (st != XFER_SUCCESS)
             goto fail;

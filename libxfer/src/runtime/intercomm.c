@@ -126,7 +126,7 @@ out:
 
 /* ---- watchdog: MPI_Comm_accept/connect cannot time out by themselves ----------------------- */
 
-typedef struct watch {
+typedef struct xfer_rt_watch {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int done;
@@ -183,9 +183,27 @@ static void watch_end(watch_t *w)
     pthread_mutex_destroy(&w->mu);
 }
 
+xfer_rt_watch_t *xfer_rt_watch_begin(int timeout_ms, const char *what)
+{
+    watch_t *w = xfer_calloc(1, sizeof(*w));
+    if (w && watch_begin(w, timeout_ms, what) != 0) {
+        xfer_free(w);
+        w = NULL;
+    }
+    return w;
+}
+
+void xfer_rt_watch_end(xfer_rt_watch_t *w)
+{
+    if (!w)
+        return;
+    watch_end(w);
+    xfer_free(w);
+}
+
 /* ---- port files --------------------------------------------------------------------------- */
 
-static void run_dir(const struct xfer *x, char *buf, size_t len)
+void xfer_rt_run_dir(const struct xfer *x, char *buf, size_t len)
 {
     const char *env = xfer_env_str("XFER_RUN_DIR");
     if (env)
@@ -291,7 +309,7 @@ static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, i
 
     memset(port, 0, sizeof(port));
     XFER_MPI_GOTO(MPI_Comm_rank(x->comm, &rank), st, out);
-    run_dir(x, dir, sizeof(dir));
+    xfer_rt_run_dir(x, dir, sizeof(dir));
     snprintf(path, sizeof(path), "%s/%s.port", dir, c->name);
     if (rank == 0) {
         if (accepting) {
@@ -386,6 +404,8 @@ xfer_status_t xfer_rt_form(struct xfer *x, int index, MPI_Comm *inter, int *disc
     int rc;
 
     *disconnect = 0;
+    if (x->launch == XFER_LAUNCH_SEPARATE && xfer_rt_detachable(x, index))
+        return xfer_rt_attach_form(x, index, inter, disconnect);
     if (x->launch == XFER_LAUNCH_SEPARATE)
         return form_separate(x, index, inter, disconnect);
     snprintf(what, sizeof(what), "channel %s: forming the intercommunicator with component %s",

@@ -258,6 +258,20 @@ typedef struct xfer_rt_loss {
     int lost;      /* the reader is gone: nothing more goes onto the channel */
     int closed;    /* it closed the channel (a clean leave), rather than failed */
     uint64_t from; /* the application's first step not sent */
+    /* A reader that attaches late or comes back (ch_attach.c): the stream between separate
+     * launches without xferd, policy block, stride 1. */
+    int attachable; /* this sending side takes readers that announce themselves */
+    int never;      /* no reader attached yet (XFER_ABSENT, or none came at xfer_init) */
+    int attaches;   /* readers attached after the first join */
+    uint64_t base;  /* the application's step of the stream's step 0 (since the last attach) */
+    MPI_Comm comm;  /* the side's rounds while detached (a duplicate of the component's) */
+    /* Ranks learn of a loss at different steps: the side first agrees where its rounds begin
+     * (an MPI_Iallreduce each rank posts when it learns; ch_attach.c). */
+    int entered;          /* 0: not posted; 1: posted; 2: agreed (first_round is known) */
+    MPI_Request enter;    /* ... the agreement */
+    uint64_t enter_in[2]; /* this rank's steps ended when it learned, and whether it finalizes */
+    uint64_t enter_out[2];
+    uint64_t first_round; /* the first step end (steps ended) at which the side holds a round */
 } xfer_rt_loss_t;
 
 /* What failed or ended on a channel. */
@@ -402,7 +416,18 @@ xfer_status_t xfer_rt_transport(const struct xfer *x, int index, xfer_transport_
 
 /* intercomm.c */
 xfer_status_t xfer_rt_launch_mode(struct xfer *x, const char *component);
+/* Forms channel @p index's intercommunicator; *@p inter stays MPI_COMM_NULL when the channel
+ * starts detached (a detachable channel whose reader is absent: ch_attach.c). */
 xfer_status_t xfer_rt_form(struct xfer *x, int index, MPI_Comm *inter, int *disconnect);
+void xfer_rt_run_dir(const struct xfer *x, char *buf, size_t len);
+/* The watchdog of MPI_Comm_accept/connect (intercomm.c): on expiry it says @p what and ends the
+ * process with exit code 124. */
+typedef struct xfer_rt_watch xfer_rt_watch_t;
+xfer_rt_watch_t *xfer_rt_watch_begin(int timeout_ms, const char *what);
+void xfer_rt_watch_end(xfer_rt_watch_t *w);
+/* ch_attach.c: readers that attach late or come back (docs/runtime.md) */
+int xfer_rt_detachable(const struct xfer *x, int index);
+xfer_status_t xfer_rt_attach_form(struct xfer *x, int index, MPI_Comm *inter, int *disconnect);
 
 /* channel.c (the channel's other files: channel.h) */
 /* A channel of transport @p ops (its ops->open makes the transport's state); the file's has no

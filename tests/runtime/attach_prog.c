@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Readers that attach late or come back on the stream (docs/runtime.md), for
+ * runtime/attach_test.sh: component a sends channel c, component b receives it.
+ *
+ *   attach_prog --steps S [--send-ms A] [--kill-at K]
+ *
+ * a puts dataset v (int64, 8 per rank: step * 1000000 + global index) in each of its S steps,
+ * napping A ms in each; rank 0 prints "attach_prog: a: step N ended" after each step and, at
+ * the end, every rank "attach_prog: a rank R: S steps ended, SENT sent, UNSENT unsent". b checks
+ * every byte of each step it gets against the step number xfer_get reports (the sender's), and
+ * that the numbers increase strictly; rank 0 prints "attach_prog: b: got step N" for each, and
+ * at the end of the stream "attach_prog: b: N steps, first F, last L, steps_received R". With
+ * --kill-at K, rank 1 of b kills itself with SIGKILL when it got its K-th step (counted from 1).
+ * For bench/attach-bench.sh, wall-clock times (ms): rank 0's entry into xfer_init, b's first
+ * step, the SIGKILL, and a's first step not sent.
+ * Any error: its status and words, exit 1. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <xfer/xfer.h>
+
+#define PER_RANK 8
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000L};
+    while (ms > 0 && nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+#define XCALL(who, call)                                                                           \
+    do {                                                                                           \
+        const xfer_status_t st_ = (call);                                                          \
+        if (st_ != XFER_SUCCESS) {                                                                 \
+            fprintf(stderr, "attach_prog: %s: %s: %s: %s\n", who, #call, xfer_status_name(st_),    \
+                    xfer_last_error());                                                            \
+            fflush(stderr);                                                                        \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms)
+{
+    xfer_channel_t *ch;
+    xfer_channel_stats_t cs;
+    int64_t v[PER_RANK];
+    uint64_t unsent = 0;
+    int s, i;
+    XCALL("a", xfer_channel_open(x, "c", &ch));
+    for (s = 0; s < steps; s++) {
+        xfer_dataset_desc_t d;
+        memset(&d, 0, sizeof(d));
+        d.name = "v";
+        d.type = XFER_TYPE_INT64;
+        d.ndims = 1;
+        d.dims[0] = (uint64_t) size * PER_RANK;
+        d.start[0] = (uint64_t) rank * PER_RANK;
+        d.count[0] = PER_RANK;
+        for (i = 0; i < PER_RANK; i++)
+            v[i] = (int64_t) s * 1000000 + (int64_t) d.start[0] + i;
+        nap_ms(send_ms);
+        XCALL("a", xfer_put(ch, &d, v));
+        XCALL("a", xfer_step_end(ch));
+        if (rank == 0) {
+            XCALL("a", xfer_channel_stats(ch, &cs));
+            if (cs.steps_unsent > unsent && unsent == 0) /* (the bench's time of going on) */
+                printf("attach_prog: a: unsent from step %d at %" PRId64 " ms\n", s, wall_ms());
+            unsent = cs.steps_unsent;
+            printf("attach_prog: a: step %d ended\n", s);
+            fflush(stdout);
+        }
+    }
+    XCALL("a", xfer_channel_stats(ch, &cs));
+    printf("attach_prog: a rank %d: %" PRIu64 " steps ended, %" PRIu64 " sent, %" PRIu64
+           " unsent\n",
+           rank, cs.steps, cs.steps_sent, cs.steps_unsent);
+    fflush(stdout);
+    (void) size;
+    return 0;
+}
+
+static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at)
+{
+    xfer_channel_t *ch;
+    xfer_channel_stats_t cs;
+    const int n = nsend * PER_RANK;
+    int64_t *all = calloc((size_t) n, sizeof(int64_t)), first = -1, last = -1;
+    int got = 0, i;
+    XCALL("b", xfer_channel_open(x, "c", &ch));
+    for (;;) {
+        xfer_step_status_t ss;
+        xfer_dataset_desc_t d;
+        XCALL("b", xfer_step_begin(ch, -1, &ss));
+        if (ss == XFER_STEP_END_OF_STREAM)
+            break;
+        XCALL("b", xfer_get(ch, "v", all, (size_t) n * sizeof(int64_t), &d));
+        for (i = 0; i < n; i++)
+            if (all[i] != (int64_t) d.step * 1000000 + i) {
+                fprintf(stderr,
+                        "attach_prog: b rank %d: step %" PRIu64 ": v[%d] = %" PRId64
+                        ", expected %" PRId64 "\n",
+                        rank, d.step, i, all[i], (int64_t) d.step * 1000000 + i);
+                exit(1);
+            }
+        if ((int64_t) d.step <= last) {
+            fprintf(stderr, "attach_prog: b rank %d: step %" PRIu64 " after step %" PRId64 "\n",
+                    rank, d.step, last);
+            exit(1);
+        }
+        if (first < 0)
+            first = (int64_t) d.step;
+        last = (int64_t) d.step;
+        got++;
+        if (rank == 0 && got == 1)
+            printf("attach_prog: b: first step at %" PRId64 " ms\n", wall_ms());
+        if (rank == 0) {
+            printf("attach_prog: b: got step %" PRIu64 "\n", d.step);
+            fflush(stdout);
+        }
+        XCALL("b", xfer_step_end(ch));
+        if (kill_at > 0 && got == kill_at && rank == 1) {
+            printf("attach_prog: b rank 1: SIGKILL after step %" PRIu64 " at %" PRId64 " ms\n",
+                   d.step, wall_ms());
+            fflush(stdout);
+            raise(SIGKILL);
+        }
+    }
+    XCALL("b", xfer_channel_stats(ch, &cs));
+    printf("attach_prog: b rank %d: %d steps, first %" PRId64 ", last %" PRId64
+           ", steps_received %" PRIu64 "\n",
+           rank, got, first, last, cs.steps_received);
+    fflush(stdout);
+    free(all);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int steps = 40, send_ms = 20, kill_at = 0, rank, size, i, rc;
+    const char *comp = getenv("XFER_COMPONENT");
+    xfer_t *x = NULL;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--steps"))
+            steps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--send-ms"))
+            send_ms = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--kill-at"))
+            kill_at = atoi(argv[i + 1]);
+    }
+    if (rank == 0) /* (before the announcement, which xfer_init makes) */
+        printf("attach_prog: %s: init at %" PRId64 " ms\n", comp ? comp : "?", wall_ms());
+    XCALL(comp ? comp : "?", xfer_init(NULL, NULL, MPI_COMM_WORLD, &x));
+    if (comp && !strcmp(comp, "a"))
+        rc = send_steps(x, rank, size, steps, send_ms);
+    else
+        rc = recv_steps(x, rank, 2, kill_at);
+    XCALL(comp ? comp : "?", xfer_finalize(&x));
+    printf("attach_prog: %s rank %d: finalized\n", comp ? comp : "?", rank);
+    fflush(stdout);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Readers that attach late or come back on the stream (docs/runtime.md, "Readers that attach
+# late or come back"), separate launches without xferd, by hand (one mpiexec per component; Open
+# MPI meets through its own ompi-server, MPICH ch3 by the announcement files alone):
+#   attach_test.sh MPIEXEC ATTACH_PROG openmpi|mpich late|kill|twice|ghost
+# Component a (2 ranks) sends channel c to b (2 ranks), on_reader_loss: continue, S steps.
+#   late   a starts with XFER_ABSENT=b; b is launched once a ended step L (from the seed): b gets
+#          strictly increasing steps from its attach step to S-1, byte for byte, and a's rank 0
+#          says where it attached;
+#   kill   b is there from the start, its rank 1 kills itself with SIGKILL after its K-th step
+#          (seed); a second b is launched when the first one's mpiexec returned: it gets the
+#          steps from its attach step to S-1; a ends all S steps, exit 0;
+#   twice  kill, twice over: two detach/attach cycles in one run;
+#   ghost  a starts with XFER_ABSENT=b; a stale announcement (a pid that is gone) is laid down
+#          when a ended step L: a says it is gone, attaches nothing, ends all S steps, exit 0.
+# Every random choice comes from the printed seed (ATTACH_SEED repeats it). No sleep stands in for
+# an event: each launch waits for a line of a's output or for the previous job to end (polled).
+set -u
+mpiexec=$1 prog=$2 flavour=$3 mode=$4
+steps=${ATTACH_STEPS:-150}
+seed=${ATTACH_SEED:-$((RANDOM % 10000))}
+echo "seed $seed (ATTACH_SEED=$seed repeats it); $mode, $steps steps, $flavour"
+dir=$(mktemp -d /tmp/attach-test-XXXXXX)
+pids=""
+cleanup() {
+    for p in $pids; do kill -9 "$p" 2>/dev/null; done
+    [ -n "${ATTACH_OUT:-}" ] && cp "$dir"/*.out "$ATTACH_OUT"/ 2>/dev/null # (bench/attach-bench.sh)
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+fails=0
+fail() {
+    echo "FAIL (seed $seed): $*"
+    fails=$((fails + 1))
+}
+cat >"$dir/w.yaml" <<YAML
+workflow: rt_attach
+launch: separate
+run_dir: $dir/run
+control: {timeout_ms: 3000}
+components:
+  - {name: a, nprocs: 2, cmd: [attach_prog]}
+  - {name: b, nprocs: 2, cmd: [attach_prog]}
+channels:
+  - name: c
+    from: a
+    to: b
+    max_in_flight_steps: 2
+    on_reader_loss: continue
+    transport: stream
+    datasets: [{name: v, type: int64, dims: [16]}]
+YAML
+mx=("$mpiexec" -np 2)
+if [ "$flavour" = openmpi ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    ompi-server --no-daemonize -r "$dir/uri" &
+    pids="$pids $!"
+    disown $! # (its end by the cleanup's kill is no news)
+    for _ in $(seq 500); do # (a bounded wait for a file: 20 ms polls)
+        [ -s "$dir/uri" ] && break
+        sleep 0.02
+    done
+    [ -s "$dir/uri" ] || { echo "FAIL: ompi-server wrote no URI"; exit 1; }
+    mx=("$mpiexec" --oversubscribe --ompi-server "file:$dir/uri" -np 2)
+fi
+export XFER_CONFIG=$dir/w.yaml XFER_LAUNCH=separate XFER_RUN_DIR=$dir/run
+unset XFER_CONTROL_ENDPOINT XFER_ON_READER_LOSS XFER_POLICY XFER_STRIDE
+# wait (bounded) until a's output has line $1, or a ended
+wait_line() {
+    local i
+    for i in $(seq 6000); do
+        grep -q "$1" "$dir/a.out" 2>/dev/null && return 0
+        kill -0 "$apid" 2>/dev/null || return 1
+        sleep 0.01 # (poll interval: a file another job writes)
+    done
+    return 1
+}
+# a reader; $1: its name, $2...: attach_prog arguments
+reader() {
+    local name=$1
+    shift
+    XFER_COMPONENT=b XFER_TIMEOUT_MS=60000 timeout -k 5 120 "${mx[@]}" "$prog" "$@" \
+        >"$dir/$name.out" 2>&1
+    echo "$name: exit $?"
+    sed "s/^/  $name| /" "$dir/$name.out" | grep -v "got step" | head -40
+}
+# the steps a reader got from its first to its end: strictly increasing (the reader checks),
+# every one from its attach step on, the last one included
+check_reader() {
+    local name=$1 from
+    from=$(sed -nE 's/^attach_prog: b: got step ([0-9]+)$/\1/p' "$dir/$name.out" | head -1)
+    [ -n "$from" ] || { fail "$name got no step"; return; }
+    n=$(grep -c "^attach_prog: b: got step" "$dir/$name.out")
+    grep -q "^attach_prog: b rank 0: $n steps, first $from, last $((steps - 1)), steps_received $n$" \
+        "$dir/$name.out" || fail "$name: not every step from $from to $((steps - 1)) ($n got)"
+    grep -q "^attach_prog: b rank 1: $n steps, first $from, last $((steps - 1)), steps_received $n$" \
+        "$dir/$name.out" || fail "$name: rank 1 did not get what rank 0 got"
+    echo "$name got steps $from..$((steps - 1)) ($n)"
+}
+attached_at() { # the step a's rank 0 says the $1-th attach happened at
+    sed -nE 's/^libxfer: channel c: reader b attached at step ([0-9]+) \(start: latest\)$/\1/p' \
+        "$dir/a.out" | sed -n "${1}p"
+}
+
+aenv=()
+case $mode in late | ghost) aenv=(XFER_ABSENT=b) ;; esac
+env "${aenv[@]}" XFER_COMPONENT=a XFER_TIMEOUT_MS=3000 timeout -k 5 150 "${mx[@]}" "$prog" \
+    --steps "$steps" --send-ms 20 >"$dir/a.out" 2>&1 &
+apid=$!
+pids="$pids $apid"
+at=$((5 + seed % 30))
+case $mode in
+late)
+    wait_line "^attach_prog: a: step $at ended" || fail "a did not reach step $at"
+    reader b1
+    check_reader b1
+    [ "$(attached_at 1)" = "$(sed -nE 's/^attach_prog: b: got step ([0-9]+)$/\1/p' "$dir/b1.out" | head -1)" ] ||
+        fail "b1's first step is not the one a attached it at ($(attached_at 1))"
+    ;;
+kill | twice)
+    cycles=1
+    [ "$mode" = twice ] && cycles=2
+    for c in $(seq "$cycles"); do
+        k=$((2 + (seed / c) % 15))
+        echo "reader b$c is killed after its ${k}th step"
+        reader "b$c" --kill-at "$k"
+        grep -q "SIGKILL after step" "$dir/b$c.out" || fail "b$c was not killed"
+    done
+    reader b9
+    check_reader b9
+    [ -n "$(attached_at "$cycles")" ] || fail "a did not say b attached $cycles times"
+    ;;
+ghost)
+    wait_line "^attach_prog: a: step $at ended" || fail "a did not reach step $at"
+    sh -c 'exit 0' &
+    gone=$!
+    wait "$gone"
+    mkdir -p "$dir/run"
+    printf 'no-such-port\n%s %s\n' "$gone" "$(hostname)" >"$dir/run/c.attach.tmp"
+    mv "$dir/run/c.attach.tmp" "$dir/run/c.attach"
+    ;;
+esac
+wait "$apid"
+arc=$?
+sed 's/^/  a| /' "$dir/a.out" | grep -v "step [0-9]* ended"
+[ "$arc" -eq 0 ] || fail "a exited $arc"
+for r in 0 1; do
+    grep -q "^attach_prog: a rank $r: $steps steps ended" "$dir/a.out" ||
+        fail "rank $r of a did not end all $steps steps"
+done
+case $mode in
+ghost)
+    grep -q "^libxfer: channel c: reader b announced itself (pid [0-9]*) and is gone: not attached$" \
+        "$dir/a.out" || fail "a did not say the announced reader is gone"
+    grep -q "attached at step" "$dir/a.out" && fail "a attached a reader that is gone"
+    ;;
+esac
+[ "$fails" -eq 0 ] && echo "ok" || exit 1
