@@ -59,9 +59,9 @@ int loss_continue(const xfer_config_t *cfg, int k)
     const char *e = getenv("XFER_ON_READER_LOSS");
     if (cfg->channels[k].duplex != XFER_DUPLEX_HALF)
         return 0;
-    if (e && *e)
-        return strcmp(e, "continue") == 0;
-    return cfg->channels[k].on_reader_loss == XFER_LOSS_CONTINUE;
+    if (e && *e) /* (spill goes on as continue does) */
+        return strcmp(e, "continue") == 0 || strcmp(e, "spill") == 0;
+    return cfg->channels[k].on_reader_loss != XFER_LOSS_FAIL;
 }
 
 int reader_expendable(const xfer_config_t *cfg, int c, char *names, size_t len)

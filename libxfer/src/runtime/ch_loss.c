@@ -19,24 +19,49 @@
 
 #include "channel.h"
 
+/* Does the channel run under policy latest (the file's key, or XFER_POLICY)? */
+static int latest_policy(const xfer_channel_t *ch)
+{
+    const char *e = xfer_env_str("XFER_POLICY");
+    if (e)
+        return strcmp(e, "latest") == 0;
+    return ch->cfg->policy == XFER_POLICY_LATEST;
+}
+
 xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
 {
     const char *e = xfer_env_str("XFER_ON_READER_LOSS");
-    int cont = ch->cfg->on_reader_loss == XFER_LOSS_CONTINUE;
-    if (ch->cfg->on_reader_loss == XFER_LOSS_SPILL)
-        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                        "channel %s: on_reader_loss: spill is not available in this build yet",
-                        ch->cfg->name);
+    const int file = ch->ops == &xfer_file_ops;
+    xfer_reader_loss_t mode = ch->cfg->on_reader_loss;
     if (e) {
         if (strcmp(e, "fail") == 0)
-            cont = 0;
+            mode = XFER_LOSS_FAIL;
         else if (strcmp(e, "continue") == 0)
-            cont = 1;
+            mode = XFER_LOSS_CONTINUE;
+        else if (strcmp(e, "spill") == 0)
+            mode = XFER_LOSS_SPILL;
         else
-            return XFER_ERR(XFER_ERR_CONFIG, "XFER_ON_READER_LOSS=%s: fail or continue", e);
+            return XFER_ERR(XFER_ERR_CONFIG, "XFER_ON_READER_LOSS=%s: fail, continue or spill", e);
     }
-    /* a full-duplex side reads too (the file refuses the key there; the variable is ignored) */
-    ch->loss.cont = cont && ch->role == XFER_ROLE_SEND;
+    if (ch->cfg->duplex == XFER_DUPLEX_FULL) /* (the file refuses the key there; the variable is
+                                                ignored) */
+        return XFER_SUCCESS;
+    if (mode == XFER_LOSS_SPILL && !file)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "channel %s: on_reader_loss: spill over the stream is not built yet: use "
+                        "transport: file",
+                        ch->cfg->name);
+    if (mode == XFER_LOSS_SPILL && ch->flow.latest)
+        return XFER_ERR(XFER_ERR_CONFIG,
+                        "channel %s: on_reader_loss: spill keeps every step for a reader that "
+                        "comes back, and policy: latest (XFER_POLICY) drops steps: choose one",
+                        ch->cfg->name);
+    ch->loss.cont = mode != XFER_LOSS_FAIL && ch->role == XFER_ROLE_SEND;
+    ch->loss.spill = mode == XFER_LOSS_SPILL && ch->role == XFER_ROLE_SEND;
+    /* a reader of a file channel may attach late or come back (file_attach.c); under policy
+     * latest the rounds take the reader's loss (ch_flow.c), and nothing attaches again. Both
+     * sides decide it alike (the receiver has no flow layer: the policy read here) */
+    ch->loss.detach = mode != XFER_LOSS_FAIL && file && !latest_policy(ch);
     return XFER_SUCCESS;
 }
 
