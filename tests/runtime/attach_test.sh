@@ -6,7 +6,7 @@
 # Component a (2 ranks) sends channel c to b (2 ranks) through files; every byte b gets is
 # checked (attach_prog.c), and the steps b's runs released, in their order, are compared with
 # what MODE promises. Random choices come from a printed seed (ATTACH_SEED repeats it).
-#   kill    on_reader_loss: spill, keep: true, under xfer-run and xferd: rank 1 of b kills itself
+#   kill    on_reader_loss: spill, keep: true, under xfer-run and xferd: rank 0 of b kills itself
 #           with SIGKILL after K steps (K from the seed); a goes on once xferd declares b failed
 #           (checked: within 3 x heartbeat_timeout_ms of the death, xferd's 2 x and a loaded
 #           machine's slack), spills, and waits at step G for a b started again by hand, which
@@ -58,7 +58,9 @@ disk) loss=spill keep=true extra="" steps=20 ;;
 esac
 leave=$([ "$mode" = close ] && echo close || echo kill)
 a_args="--steps, \"$steps\", --send-ms, \"20\", --gate, $dir/gate, --gate-step, \"$gate\""
-b_args="--steps, \"$steps\", --leave-at, \"$k\", --leave, $leave, --rank, \"1\", --log, $dir/log1"
+# (rank 0 is the one that dies: it writes both the `released` marker and the log, so the two
+# agree; a rank 1 that died would let the launcher kill rank 0 between the two)
+b_args="--steps, \"$steps\", --leave-at, \"$k\", --leave, $leave, --rank, \"0\", --log, $dir/log1"
 cat >"$cfg" <<YAML
 workflow: rt_attach
 control: {heartbeat_ms: 250, heartbeat_timeout_ms: 1000, timeout_ms: 60000}
@@ -139,7 +141,7 @@ kill | close)
     [ "$(wc -l <"$dir/log1")" -eq "$k" ] || fail "the first b released $(wc -l <"$dir/log1") steps, not $k"
     if [ "$mode" = kill ]; then
         [ "$rc" -eq 3 ] || fail "xfer-run exited $rc, not 3 (a reader failed; the sender completed)"
-        died=$(sed -nE 's/^\[b\] attach_prog: b rank 1: SIGKILL after [0-9]+ steps at ([0-9]+) ms$/\1/p' "$out")
+        died=$(sed -nE 's/^\[b\] attach_prog: b rank 0: SIGKILL after [0-9]+ steps at ([0-9]+) ms$/\1/p' "$out")
         on=$(sed -nE 's/^\[a\] attach_prog: a rank 0: longest step call [0-9]+ ms \(step [0-9]+\), ended at ([0-9]+) ms$/\1/p' "$out")
         if [ -n "$died" ] && [ -n "$on" ]; then
             echo "the sender went on $((on - died)) ms after the reader's death"

@@ -9,6 +9,12 @@
  *              checked and dropped, steps begin and end and are counted (steps_unsent), and
  *              xfer_finalize finishes the channel without waiting for the reader. Rank 0 says
  *              so in one line on stderr.
+ *   spill      (the file transport) as continue, but the steps committed while no reader is
+ *              attached are still written, up to spill's bounds, for a reader that comes back.
+ * On the file transport continue and spill make the channel detachable (loss.detach): the
+ * transport takes the reader's loss, close and return itself, at the commits its side agrees on
+ * (file_attach.c), and the switch below is never made; under policy latest the rounds take the
+ * loss as on the stream, and nothing attaches again.
  * Where it takes effect: the stream, at the call on which each rank learns it (nothing more is
  * posted to the peer), but a reader's close, at a commit the side's ranks make together, at
  * that commit, which they agree on first (ch_step.c, xfer_ch_side_agrees); the file

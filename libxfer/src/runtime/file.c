@@ -10,7 +10,8 @@
  *    it; keep: true, the files stay and the receiver's rank 0 writes RECEIVER.released; a
  *    receiver not launched with this run, which may run later, holds nothing until it reads);
  *  - a sending side learns that the receiver closed at its next commit, which all its ranks
- *    agree on (a local check could split the side's collective write). */
+ *    agree on (a local check could split the side's collective write); under on_reader_loss:
+ *    continue or spill, that agreement also detaches and attaches readers (file_attach.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

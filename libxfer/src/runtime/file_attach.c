@@ -55,11 +55,15 @@ static int listed(const char *list, const char *name)
 static void loss_tail(const xfer_channel_t *ch, uint64_t from, char *buf, size_t len)
 {
     const unsigned long long s = (unsigned long long) from;
+    char bytes[64] = "";
+    if (ch->cfg->spill.max_bytes)
+        snprintf(bytes, sizeof(bytes), ", spill.max_bytes %llu",
+                 (unsigned long long) ch->cfg->spill.max_bytes);
     if (ch->loss.spill)
         snprintf(buf, len,
                  "spill: steps from %llu on are spilled to %s until a reader attaches "
-                 "(spill.max_steps %d)",
-                 s, ch->file->dir, ch->cfg->spill.max_steps);
+                 "(spill.max_steps %d%s)",
+                 s, ch->file->dir, ch->cfg->spill.max_steps, bytes);
     else if (ch->cfg->history > 0)
         snprintf(buf, len,
                  "continue: steps from %llu on are not sent (the last %d kept in %s for a reader "
@@ -237,9 +241,13 @@ xfer_status_t xfer_file_att_agree(xfer_channel_t *ch, uint64_t *mask)
         if (xfer_file_marker_value(path, f->run, "reader", inc, sizeof(inc)) && inc[0] &&
             strcmp(inc, a->inc) != 0) {
             (void) xfer_file_marker_value(path, f->run, "first", val, sizeof(val));
-            if (a->attached && !a->inc[0] && !(v[1] & (EV_CLOSED | EV_FAILED)) &&
-                strcmp(val, "1") == 0) {
-                v[1] |= EV_ADOPT; /* the run's first reader, attached from step 0 */
+            if (a->attached && !a->inc[0] && strcmp(val, "1") == 0) {
+                /* the run's first reader, attached from step 0 (if it failed or closed already,
+                 * known by its incarnation, so that it is not attached again) */
+                if (!(v[1] & (EV_CLOSED | EV_FAILED)))
+                    v[1] |= EV_ADOPT;
+                else
+                    snprintf(a->inc, sizeof(a->inc), "%s", inc);
             } else {
                 v[1] |= EV_ATTACH;
                 v[2] = begin_of(ch);
