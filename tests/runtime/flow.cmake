@@ -217,5 +217,33 @@ if(RT_SEPARATE)
                      $<TARGET_FILE:attach_prog> ${XFER_MPI_FLAVOR} ${mode})
     set_tests_properties(${P}.workflow.attach.stream.${mode} PROPERTIES TIMEOUT 200 RUN_SERIAL TRUE
                          LABELS "mpi;workflow;loss;attach")
+    endforeach()
+endif()
+
+# Readers that attach late or come back, on the file transport (docs/runtime.md, "Readers that
+# attach late or come back"): runtime/file_attach_prog.c checked by runtime/file_attach_test.sh, on any
+# MPI (the file transport connects nothing). kill/close: a reader that dies (SIGKILL, under
+# xfer-run and xferd, spill, keep: true) or closes the channel (keep: false) and a second one
+# started by hand: every step released once across both, in order; latest/oldest: a late reader
+# (XFER_ABSENT) with start: latest, or history: 4 and start: oldest; full: spill.max_steps reached,
+# XFER_ERR_SPILL_FULL and the step committed again once a reader attached; disk: the spill's disk
+# fills (the LD_PRELOAD shim of workflow.file.full_disk.*). The seed is printed (ATTACH_SEED).
+add_executable(file_attach_prog runtime/file_attach_prog.c)
+target_link_libraries(file_attach_prog PRIVATE xfer MPI::MPI_C xfer_warnings)
+if(TARGET xfer-run AND TARGET xferd AND TARGET xfer_hdf5)
+  foreach(mode kill close latest oldest full disk)
+    set(shim "")
+    if(mode STREQUAL "disk")
+      if(NOT TARGET xfer_test_full_disk)
+        continue()
+      endif()
+      set(shim $<TARGET_FILE:xfer_test_full_disk>)
+    endif()
+    add_test(NAME ${P}.workflow.attach.file.${mode}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/file_attach_test.sh ${mode}
+                     $<TARGET_FILE:xfer-run> $<TARGET_FILE:file_attach_prog> ${XFER_MPIEXEC} ${shim})
+    set_tests_properties(${P}.workflow.attach.file.${mode} PROPERTIES TIMEOUT 200
+                         LABELS "mpi;workflow;control;loss" SKIP_RETURN_CODE 77
+                         ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
   endforeach()
 endif()

@@ -80,7 +80,8 @@ xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
     int r, value;
-    if (ch->health.peer_failed || ch->health.ctl_lost || !ch->x->ctl || ch->me != 0)
+    if (ch->health.peer_failed || ch->health.ctl_lost || !ch->x->ctl || ch->me != 0 ||
+        ch->loss.away)
         return XFER_SUCCESS;
     if (xfer_rt_ctl_failed(ch->x, ch->peer, ch->health.peer_why, sizeof(ch->health.peer_why))) {
         ch->health.peer_failed = 1;

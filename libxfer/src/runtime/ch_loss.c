@@ -9,6 +9,12 @@
  *              checked and dropped, steps begin and end and are counted (steps_unsent), and
  *              xfer_finalize finishes the channel without waiting for the reader. Rank 0 says
  *              so in one line on stderr.
+ *   spill      (the file transport) as continue, but the steps committed while no reader is
+ *              attached are still written, up to spill's bounds, for a reader that comes back.
+ * On the file transport continue and spill make the channel detachable (loss.detach): the
+ * transport takes the reader's loss, close and return itself, at the commits its side agrees on
+ * (file_attach.c), and the switch below is never made; under policy latest the rounds take the
+ * loss as on the stream, and nothing attaches again.
  * Where it takes effect: the stream, at the call on which each rank learns it (nothing more is
  * posted to the peer), but a reader's close, at a commit the side's ranks make together, at
  * that commit, which they agree on first (ch_step.c, xfer_ch_side_agrees); the file
@@ -22,30 +28,41 @@
 
 xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
 {
-    const char *e = xfer_env_str("XFER_ON_READER_LOSS");
-    int cont = ch->cfg->on_reader_loss == XFER_LOSS_CONTINUE;
-    if (ch->cfg->on_reader_loss == XFER_LOSS_SPILL)
-        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                        "channel %s: on_reader_loss: spill is not available in this build yet",
-                        ch->cfg->name);
-    if (e) {
-        if (strcmp(e, "fail") == 0)
-            cont = 0;
-        else if (strcmp(e, "continue") == 0)
-            cont = 1;
-        else
-            return XFER_ERR(XFER_ERR_CONFIG, "XFER_ON_READER_LOSS=%s: fail or continue", e);
-    }
-    /* a full-duplex side reads too (the file refuses the key there; the variable is ignored) */
-    ch->loss.cont = cont && ch->role == XFER_ROLE_SEND;
+    const int file = ch->ops == &xfer_file_ops;
+    xfer_channel_flow_t eff; /* the file's keys after XFER_ON_READER_LOSS and XFER_POLICY */
+    xfer_reader_loss_t mode;
+    xfer_status_t st;
+
     ch->loss.comm = MPI_COMM_NULL;
     ch->loss.enter = MPI_REQUEST_NULL;
-    if (ch->loss.cont && ch->cfg->history > 0 && ch->ops == &xfer_stream_ops)
+    if ((st = xfer_config_channel_flow(ch->x->cfg, ch->index, &eff)) != XFER_SUCCESS)
+        return st;
+    /* a full-duplex channel has none (the file refuses the key there; the variable is ignored) */
+    mode = eff.on_reader_loss;
+    if (ch->cfg->duplex == XFER_DUPLEX_FULL || mode == XFER_LOSS_FAIL)
+        return XFER_SUCCESS;
+    if (mode == XFER_LOSS_SPILL && !file)
+        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                        "channel %s: on_reader_loss: spill over the stream is not built yet: use "
+                        "transport: file",
+                        ch->cfg->name);
+    if (mode == XFER_LOSS_SPILL && eff.policy == XFER_POLICY_LATEST)
+        return XFER_ERR(XFER_ERR_CONFIG,
+                        "channel %s: on_reader_loss: spill keeps every step for a reader that "
+                        "comes back, and policy: latest (XFER_POLICY) drops steps: choose one",
+                        ch->cfg->name);
+    ch->loss.cont = ch->role == XFER_ROLE_SEND;
+    ch->loss.spill = mode == XFER_LOSS_SPILL && ch->role == XFER_ROLE_SEND;
+    /* a reader of a file channel may attach late or come back (file_attach.c); under policy
+     * latest the rounds take the reader's loss (ch_flow.c), and nothing attaches again. Both
+     * sides decide it alike (xfer_config_channel_flow reads the policy on either) */
+    ch->loss.detach = file && eff.policy != XFER_POLICY_LATEST;
+    if (ch->loss.cont && ch->cfg->history > 0 && !file)
         return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
                         "channel %s: history: %d over the stream is not built yet: use "
                         "transport: file",
                         ch->cfg->name, ch->cfg->history);
-    if (ch->loss.cont && ch->ops == &xfer_stream_ops && xfer_rt_detachable(ch->x, ch->index)) {
+    if (ch->loss.cont && !file && xfer_rt_detachable(ch->x, ch->index)) {
         if (MPI_Comm_dup(ch->x->comm, &ch->loss.comm) != MPI_SUCCESS)
             return XFER_ERR(XFER_ERR_MPI, "channel %s: the side's rounds", ch->cfg->name);
         ch->loss.attachable = 1;

@@ -219,7 +219,11 @@ xfer_status_t xfer_ch_end_step(xfer_channel_t *ch, uint64_t label)
         if ((ch->above || ch->loss.attaches) && !ch->cur_committed) /* the sender's number */
             XFER_CHECK_GOTO(xfer_ch_attr_label(ch, label), st, out);
         XFER_CHECK_GOTO(xfer_ch_commit_step(ch), st, out);
-        ch->stats.steps_sent++;
+        if (ch->loss.unsent) /* no reader attached, nothing kept (file_attach.c) */
+            ch->stats.steps_unsent++;
+        else
+            ch->stats.steps_sent++;
+        ch->loss.unsent = 0;
     }
     if (xfer_ch_this_recvs(ch)) {
         XFER_CHECK_GOTO(ch->ops->release(ch), st, out);

@@ -518,6 +518,17 @@ int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len)
     return failed;
 }
 
+void xfer_rt_ctl_forget(struct xfer *x, int comp)
+{
+    xfer_rt_ctl_t *c = x->ctl;
+    if (!c || comp < 0 || comp >= c->ncomp)
+        return;
+    pthread_mutex_lock(&c->lock);
+    free(c->reason[comp]);
+    c->reason[comp] = NULL;
+    pthread_mutex_unlock(&c->lock);
+}
+
 int xfer_rt_ctl_lost(struct xfer *x, char *why, size_t len)
 {
     xfer_rt_ctl_t *c = x->ctl;

@@ -10,7 +10,8 @@
  *    it; keep: true, the files stay and the receiver's rank 0 writes RECEIVER.released; a
  *    receiver not launched with this run, which may run later, holds nothing until it reads);
  *  - a sending side learns that the receiver closed at its next commit, which all its ranks
- *    agree on (a local check could split the side's collective write). */
+ *    agree on (a local check could split the side's collective write); under on_reader_loss:
+ *    continue or spill, that agreement also detaches and attaches readers (file_attach.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +28,10 @@
 
 /* ---- waits ------------------------------------------------------------------------------- */
 
-/* The peer's failure, as the control plane reports it: rank 0 asks xferd and tells its side's
- * other ranks (NOTE_FAIL on the side's own communicator, the only notes a file channel has). */
-static xfer_status_t check_peer(xfer_channel_t *ch)
+/* The peer's failure, as the control plane reports it (file.h): rank 0 asks xferd and tells its
+ * side's other ranks (NOTE_FAIL on the side's own communicator, the only notes a file channel
+ * has). */
+xfer_status_t xfer_file_check_peer(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
     if (ch->me == 0) {
@@ -63,7 +65,7 @@ out:
 static xfer_status_t file_poll(xfer_channel_t *ch, int force, int *busy)
 {
     *busy = 0;
-    return force ? check_peer(ch) : XFER_SUCCESS;
+    return force ? xfer_file_check_peer(ch) : XFER_SUCCESS;
 }
 
 static const char *file_where(const xfer_channel_t *ch)
@@ -140,10 +142,10 @@ out:
 static xfer_status_t recv_cond(xfer_channel_t *ch, void *arg, int *met)
 {
     xfer_file_t *f = ch->file;
-    const uint64_t s = *(const uint64_t *) arg;
+    uint64_t s = *(const uint64_t *) arg;
     char path[1200];
     xfer_status_t st;
-    int found, i;
+    int found, i, again = 2;
 
     *met = f->have && f->have_step == s;
     if (*met)
@@ -156,17 +158,29 @@ static xfer_status_t recv_cond(xfer_channel_t *ch, void *arg, int *met)
     for (i = 0; i < ch->nds; i++) /* fixed for the run from here on */
         if (!ch->ds[i].out)
             XFER_CHECK_GOTO(xfer_ch_own_selection(ch, &ch->ds[i]), st, out);
-    XFER_CHECK_GOTO(xfer_file_read_step(ch, s, &found), st, out);
-    if (found) {
-        f->have = 1;
-        f->have_step = s;
-        ch->started = s + 1;
-        *met = 1;
-        return XFER_SUCCESS;
+    if (ch->loss.detach) { /* where this reader begins (file_attach.c) */
+        XFER_CHECK_GOTO(xfer_file_att_reader(ch, &s, &found), st, out);
+        *(uint64_t *) arg = s;
+        if (!found)
+            return XFER_SUCCESS;
     }
-    if (f->peer_end < 0) { /* written after the last step's file: checked after it */
-        xfer_file_path(ch, &f->peer, "end", path, sizeof(path));
-        (void) xfer_file_read_marker(ch, path, f->peer.run, &f->peer_end);
+    while (again--) {
+        XFER_CHECK_GOTO(xfer_file_read_step(ch, s, &found), st, out);
+        if (found) {
+            f->have = 1;
+            f->have_step = s;
+            ch->started = s + 1;
+            *met = 1;
+            return XFER_SUCCESS;
+        }
+        if (f->peer_end < 0) { /* written after the last step's file: checked after it */
+            xfer_file_path(ch, &f->peer, "end", path, sizeof(path));
+            (void) xfer_file_read_marker(ch, path, f->peer.run, &f->peer_end);
+        }
+        /* a step not kept for this reader is skipped (its number is the sender's) */
+        if (!ch->loss.detach || !xfer_file_att_gap(ch, &s))
+            break;
+        *(uint64_t *) arg = s;
     }
     *met = f->peer_end >= 0 && s >= (uint64_t) f->peer_end;
 out:
@@ -186,6 +200,8 @@ static xfer_status_t send_cond(xfer_channel_t *ch, void *arg, int *met)
     int64_t released = 0;
     (void) arg;
     *met = 1;
+    if (ch->loss.detach) /* (a reader that may come and go: its room counts from its attach) */
+        return xfer_file_att_room(ch, met);
     if (s <= w)
         return XFER_SUCCESS;
     if (f->keep) {
@@ -321,19 +337,12 @@ out:
     return st;
 }
 
-/* Commit the step being filled: every rank of the side writes its part of the step's file. */
-static xfer_status_t commit(xfer_channel_t *ch)
+/* The commit's agreement (v: the datasets put, then what rank 0 found): the reader closed (1)
+ * or, under on_reader_loss: continue, failed (2), so that every rank stops at this step. */
+static xfer_status_t agree_loss(xfer_channel_t *ch, uint64_t v[2])
 {
-    xfer_file_t *f = ch->file;
-    uint64_t v[2], bytes = 0, whole = 0, len;
-    char *attrs = NULL;
+    const xfer_file_t *f = ch->file;
     xfer_status_t st = XFER_SUCCESS;
-    int i, j;
-
-    if (ch->cur_committed)
-        return XFER_SUCCESS;
-    v[0] = f->mask; /* (the core waited for room: XFER_TP_ROOM_AT_COMMIT) */
-    v[1] = 0;
     if (ch->me == 0) {
         char path[1200];
         xfer_file_path(ch, &f->peer, "closed", path, sizeof(path));
@@ -342,31 +351,54 @@ static xfer_status_t commit(xfer_channel_t *ch)
     /* on_reader_loss: continue: whether the reader failed, as this rank knows it now (rank 0
      * asks xferd); the agreement makes every rank stop sending at this same step (ch_loss.c) */
     if (ch->loss.cont) {
-        if (check_peer(ch) != XFER_SUCCESS)
+        if (xfer_file_check_peer(ch) != XFER_SUCCESS)
             xfer_clear_error();
         if (xfer_ch_loss_known(ch))
             v[1] |= 2;
     }
     XFER_MPI_GOTO(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_BOR, ch->ctl_local), st, out);
-    if (v[1] & 2) {
+    if (v[1] & 2 && ch->me != 0 && !ch->health.peer_failed) {
         /* rank 0 knew, and sent every other rank the notice and its words before it came here:
          * taken now, none is left unmatched */
-        if (ch->me != 0 && !ch->health.peer_failed) {
-            note_t n = {0, 0};
-            while (!ch->health.peer_failed && st == XFER_SUCCESS) {
-                XFER_MPI_GOTO(MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local,
-                                       MPI_STATUS_IGNORE),
-                              st, out);
-                if (n.type == NOTE_FAIL)
-                    st = xfer_ch_take_fail(ch, n.value, 0);
-            }
+        note_t n = {0, 0};
+        while (!ch->health.peer_failed && st == XFER_SUCCESS) {
+            XFER_MPI_GOTO(
+                MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local, MPI_STATUS_IGNORE),
+                st, out);
+            if (n.type == NOTE_FAIL)
+                st = xfer_ch_take_fail(ch, n.value, 0);
         }
-        ch->health.peer_failed = 1;
-        return xfer_ch_peer_failed_error(ch);
     }
-    if (v[1]) {
-        f->closed_seen = 1;
-        return ended(ch, ch->cur);
+out:
+    return st;
+}
+
+/* Commit the step being filled: every rank of the side writes its part of the step's file. */
+static xfer_status_t commit(xfer_channel_t *ch)
+{
+    xfer_file_t *f = ch->file;
+    uint64_t v[2], bytes = 0, whole = 0, len;
+    char *attrs = NULL;
+    xfer_status_t st = XFER_SUCCESS;
+    int i, j, write = 1;
+
+    if (ch->cur_committed)
+        return XFER_SUCCESS;
+    v[0] = f->mask; /* (the core waited for room: XFER_TP_ROOM_AT_COMMIT) */
+    v[1] = 0;
+    if (ch->loss.detach) {
+        /* a reader that may come and go: its loss, close or announcement (file_attach.c) */
+        XFER_CHECK_GOTO(xfer_file_att_agree(ch, &v[0]), st, out);
+    } else {
+        XFER_CHECK_GOTO(agree_loss(ch, v), st, out);
+        if (v[1] & 2) {
+            ch->health.peer_failed = 1;
+            return xfer_ch_peer_failed_error(ch);
+        }
+        if (v[1]) {
+            f->closed_seen = 1;
+            return ended(ch, ch->cur);
+        }
     }
     XFER_CHECK_GOTO(gather_rows(ch), st, out);
     XFER_CHECK_GOTO(gather_shapes(ch), st, out);
@@ -381,11 +413,6 @@ static xfer_status_t commit(xfer_channel_t *ch)
             goto out;
         XFER_MPI_GOTO(MPI_Bcast(attrs, (int) len, MPI_BYTE, 0, ch->ctl_local), st, out);
     }
-    st = xfer_file_write_step(ch, v[0], attrs, (size_t) len);
-    if (st != XFER_SUCCESS) {
-        ch->health.failed = 1;
-        goto out;
-    }
     for (i = 0, j = 0; i < ch->nds; i++) {
         const xfer_rt_dset_t *d = &ch->ds[i];
         uint64_t rows, first;
@@ -399,9 +426,21 @@ static xfer_status_t commit(xfer_channel_t *ch)
                      d->esize;
         }
     }
-    ch->stats.bytes_sent += bytes;
-    if (ch->me == 0)
-        xfer_rt_ctl_step(ch->x, ch->index, ch->side, ch->cur, whole);
+    /* no reader attached: the step is spilled, kept in history's ring, or not written at all;
+     * beyond spill's bounds it is refused (not committed: the application may commit it again) */
+    if (ch->loss.detach)
+        XFER_CHECK_GOTO(xfer_file_att_keep(ch, whole, &write), st, out);
+    if (write && (st = xfer_file_write_step(ch, v[0], attrs, (size_t) len)) != XFER_SUCCESS) {
+        ch->health.failed = 1;
+        goto out;
+    }
+    if (ch->loss.detach)
+        XFER_CHECK_GOTO(xfer_file_att_kept(ch, write), st, out);
+    if (write) {
+        ch->stats.bytes_sent += bytes;
+        if (ch->me == 0)
+            xfer_rt_ctl_step(ch->x, ch->index, ch->side, ch->cur, whole);
+    }
     ch->committed = ch->cur + 1;
     ch->cur_committed = 1;
     f->mask = 0;
@@ -461,6 +500,8 @@ xfer_status_t xfer_file_open(xfer_channel_t *ch)
         if (ch->me == 0)
             st = xfer_file_start_receiver(ch);
         st = xfer_rt_agree(x->comm, st);
+        if (st == XFER_SUCCESS && !xfer_ch_this_sends(ch))
+            st = xfer_file_att_open(ch); /* (a reader that may attach late: its incarnation) */
     }
     if (st != XFER_SUCCESS || !xfer_ch_this_sends(ch))
         return st;
@@ -479,6 +520,8 @@ xfer_status_t xfer_file_open(xfer_channel_t *ch)
     if (ch->me == 0)
         st = xfer_file_start_side(ch);
     st = xfer_rt_agree(x->comm, st);
+    if (st == XFER_SUCCESS) /* attached to the reader launched with it, or absent */
+        st = xfer_rt_agree(x->comm, xfer_file_att_open(ch));
 out:
     return st;
 }
@@ -592,7 +635,7 @@ xfer_status_t xfer_file_finish(xfer_channel_t *ch)
     xfer_file_t *f = ch->file;
     const int failed = ch->health.failed;
     xfer_status_t st = XFER_SUCCESS;
-    char path[1200], extra[64];
+    char path[1200], extra[192];
 
     /* A failed channel still says it ends (its failure was reported when it happened): a
      * receiver would otherwise wait for a step that never comes, for ever in one MPMD job. Every
@@ -613,7 +656,9 @@ xfer_status_t xfer_file_finish(xfer_channel_t *ch)
          * whose manifest this side never read (it closed before its first step) runs as the
          * run's identity */
         xfer_file_path(ch, &f->own, "closed", path, sizeof(path));
-        st = xfer_file_write_marker(ch, path, f->peer.run[0] ? f->peer.run : ch->x->run_id, "");
+        snprintf(extra, sizeof(extra), "reader %s\n", f->att.me);
+        st = xfer_file_write_marker(ch, path, f->peer.run[0] ? f->peer.run : ch->x->run_id,
+                                    ch->loss.detach ? extra : "");
     }
     if (failed && st != XFER_SUCCESS) { /* best effort: the disk that failed it may be full */
         xfer_clear_error();

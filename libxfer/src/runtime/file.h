@@ -7,8 +7,11 @@
  *   DIR/WORKFLOW/CHANNEL/SENDER.run       the sending side's manifest: run id, datasets
  *   DIR/WORKFLOW/CHANNEL/SENDER.NNNNNN.h5 step NNNNNN of SENDER
  *   DIR/WORKFLOW/CHANNEL/SENDER.end       SENDER sent N steps and no more
- *   DIR/WORKFLOW/CHANNEL/RECEIVER.closed  RECEIVER stopped reading (run id)
- * file.c: the step protocol over those files; file_io.c: paths, the adapter, the files. */
+ *   DIR/WORKFLOW/CHANNEL/RECEIVER.closed  RECEIVER stopped reading (run id, its incarnation)
+ *   DIR/WORKFLOW/CHANNEL/RECEIVER.attach  RECEIVER (an incarnation) asks to attach
+ *   DIR/WORKFLOW/CHANNEL/SENDER.attached  the sender's answer: where the reader begins
+ * file.c: the step protocol over those files; file_io.c: paths, the adapter, the files;
+ * file_attach.c: readers that attach late or come back (on_reader_loss: continue, spill). */
 #ifndef XFER_RT_FILE_H
 #define XFER_RT_FILE_H
 
@@ -21,6 +24,22 @@ typedef struct xfer_file_side {
     const char *name; /* the component's name */
     char run[128];    /* the run id its manifest holds ("": not read yet) */
 } xfer_file_side_t;
+
+/* A reader that attaches late or comes back (file_attach.c). */
+typedef struct xfer_file_att {
+    /* sending side, alike on every rank (changed only at a commit its ranks agree on) */
+    int attached;      /* a reader is attached: its releases give the sender room */
+    char inc[128];     /* rank 0: the attached reader's incarnation ("": not announced yet) */
+    uint64_t at, from; /* it attached at step `at` and began at `from` (room counts from them) */
+    uint64_t det;      /* the first step committed while no reader was attached */
+    uint64_t spilled, spilled_bytes; /* steps (and bytes) spilled since */
+    /* receiving side */
+    char me[128];  /* this reader's incarnation */
+    int told;      /* rank 0 announced it (RECEIVER.attach) */
+    int first;     /* 1: the run's first reader; 0: it comes back; -1: not known yet */
+    int answered;  /* where it begins is known: */
+    uint64_t upto; /* a missing step file below this step is a gap (not kept), skipped */
+} xfer_file_att_t;
 
 typedef struct xfer_file {
     const struct xfer_adapter_ops *ops;
@@ -54,12 +73,43 @@ typedef struct xfer_file {
     char *attrs;         /* the step's attributes, encoded as xfer_put_attr encodes them */
     size_t attrs_len, attrs_cap;
     int64_t peer_end; /* steps the peer sent in all (-1: it has not ended) */
+    xfer_file_att_t att;
 } xfer_file_t;
 
 /* file.c: the channel calls of a file channel */
 xfer_status_t xfer_file_open(xfer_channel_t *ch);
+/* The peer's failure as xferd reports it (rank 0 asks, the side's other ranks hear from it). */
+xfer_status_t xfer_file_check_peer(xfer_channel_t *ch);
 xfer_status_t xfer_file_finish(xfer_channel_t *ch);
 void xfer_file_free(xfer_channel_t *ch, int collective);
+
+/* file_attach.c: readers that attach late or come back (ch->loss.detach) */
+/* Either side, at the channel's open (collective over the component): the sender starts
+ * attached (its reader launched with it) or, named in XFER_ABSENT, detached; a reader draws
+ * its incarnation. */
+xfer_status_t xfer_file_att_open(xfer_channel_t *ch);
+/* Sending side, the commit's agreement (collective over the side): the reader's loss, close or
+ * announcement, acted on by every rank at this step; *@p mask: the datasets put on any rank. */
+xfer_status_t xfer_file_att_agree(xfer_channel_t *ch, uint64_t *mask);
+/* Sending side, before the step's file is written: *@p write 0 when nothing is kept for a
+ * reader not attached (continue without history); XFER_ERR_SPILL_FULL beyond spill's bounds
+ * (@p bytes: the step's data). */
+xfer_status_t xfer_file_att_keep(xfer_channel_t *ch, uint64_t bytes, int *write);
+/* Sending side, the step written (@p wrote) or not: spill's count, history's ring. */
+xfer_status_t xfer_file_att_kept(xfer_channel_t *ch, int wrote);
+/* Sending side: may step cur be written? At once with no reader attached; else within
+ * max_in_flight_steps of the steps it released since it began (its backlog counted as its
+ * progress, not held against the sender), or once it closed. */
+xfer_status_t xfer_file_att_room(xfer_channel_t *ch, int *met);
+/* Receiving rank: its announcement and the sender's answer; then step *@p s (moved on past
+ * the steps not kept for it). *@p ready 0: not yet known where it begins. */
+xfer_status_t xfer_file_att_reader(xfer_channel_t *ch, uint64_t *s, int *ready);
+/* Receiving rank: step *@p s has no file; 1 when it never will (not kept): *@p s moved on to
+ * the next one there is (or the end). */
+int xfer_file_att_gap(xfer_channel_t *ch, uint64_t *s);
+/* A marker of run @p run at @p path: 1 when there, its line @p key into @p val ("": none). */
+int xfer_file_marker_value(const char *path, const char *run, const char *key, char *val,
+                           size_t len);
 
 #define META_GROUP  "/.xfer"    /* the step's identity: run, step, sender, datasets put */
 #define JOINED_ROWS "xfer_rows" /* a joined dataset's attribute: each sending rank's rows */

@@ -318,6 +318,24 @@ int xfer_file_read_marker(const xfer_channel_t *ch, const char *path, const char
     return ok;
 }
 
+int xfer_file_marker_value(const char *path, const char *run, const char *key, char *val,
+                           size_t len)
+{
+    char *text = slurp(path, 4096), v[160];
+    int ok = 0;
+    if (len)
+        val[0] = '\0';
+    if (!text)
+        return 0;
+    if (line_value(text, "run", v, sizeof(v)) && strcmp(v, run) == 0) {
+        ok = 1;
+        if (!line_value(text, key, val, len) && len)
+            val[0] = '\0';
+    }
+    xfer_free(text);
+    return ok;
+}
+
 /* ---- the manifest ------------------------------------------------------------------------ */
 
 /* "dataset NAME TYPE[d0,d1,...]" of dataset @p i, as both sides write it. */
@@ -341,7 +359,8 @@ static int is_side_file(const char *file, const char *name)
     if (strncmp(file, name, nl) != 0 || file[nl] != '.')
         return 0;
     p = file + nl + 1;
-    if (!strcmp(p, "run") || !strcmp(p, "end") || !strcmp(p, "run.tmp") || !strcmp(p, "end.tmp"))
+    if (!strcmp(p, "run") || !strcmp(p, "end") || !strcmp(p, "run.tmp") || !strcmp(p, "end.tmp") ||
+        !strcmp(p, "attached") || !strcmp(p, "attached.tmp"))
         return 1;
     if (*p < '0' || *p > '9')
         return 0;

@@ -15,8 +15,9 @@ xfer_status_t xfer_rt_done(struct xfer *x, xfer_status_t st)
         xfer_clear_error(); /* no stale words after a success */
         return st;
     }
-    if (st == XFER_ERR_END_OF_STREAM || st == XFER_ERR_INTERRUPTED || !x || !x->use_ctl)
-        return st; /* what a loop expects, or nobody to tell */
+    if (st == XFER_ERR_END_OF_STREAM || st == XFER_ERR_INTERRUPTED || st == XFER_ERR_SPILL_FULL ||
+        !x || !x->use_ctl)
+        return st; /* what a loop expects (a full spill: commit again), or nobody to tell */
     snprintf(text, sizeof(text), "%s", xfer_last_error());
     {
         char line[1200];

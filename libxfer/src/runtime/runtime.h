@@ -254,7 +254,14 @@ typedef struct xfer_rt_flow {
  * under `on_reader_loss: continue` the reader's failure (xferd's verdict) or its early close
  * ends the channel for the sender, whose calls then succeed and send nothing. */
 typedef struct xfer_rt_loss {
-    int cont;      /* the sending side of a half-duplex channel with on_reader_loss: continue */
+    int cont;      /* the sending side of a half-duplex channel with on_reader_loss: continue
+                      (or spill) */
+    int spill;     /* ... with on_reader_loss: spill (the file transport only) */
+    int detach;    /* either side of a file channel whose reader may attach late or come back
+                      (continue or spill, not policy latest): file_attach.c, not lose() */
+    int unsent;    /* the step just committed was not kept for anybody (file_attach.c) */
+    int away;      /* detach: no reader attached now; xferd's verdict on the one that was is
+                      not asked again until one attaches (ch_health.c) */
     int lost;      /* the reader is gone: nothing more goes onto the channel */
     int closed;    /* it closed the channel (a clean leave), rather than failed */
     uint64_t from; /* the application's first step not sent */
@@ -473,6 +480,9 @@ void xfer_rt_ctl_error(struct xfer *x, const char *text);
 xfer_status_t xfer_rt_done(struct xfer *x, xfer_status_t st);
 /* rank 0: xferd declared component @p comp failed (its reason in @p why) */
 int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len);
+/* Forget xferd's verdict on component @p comp (rank 0's view): a reader that failed came back
+ * (the file transport's attach, file_attach.c); a later failure of it is noted again. */
+void xfer_rt_ctl_forget(struct xfer *x, int comp);
 /* rank 0: the control plane is gone (shut down, or silent for more than timeout_ms): nothing
  * tells a computing peer from a dead one any more (why in @p why) */
 int xfer_rt_ctl_lost(struct xfer *x, char *why, size_t len);
