@@ -475,10 +475,12 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
 #ifdef GS_WITH_HDF5
+        /* the files' steps are this run's, 0, 1, 2, ... (an analysis restarted into a running
+         * workflow begins at a later channel step: the simulated time tells them apart) */
         if (h5)
-            h5_write_step(&hv, d.step, r0, nr, u, v, &stats, time);
+            h5_write_step(&hv, step, r0, nr, u, v, &stats, time);
         if (ph5)
-            h5_write_particles(d.step, parts.p, parts.first, parts.n, parts.total, time);
+            h5_write_particles(step, parts.p, parts.first, parts.n, parts.total, time);
 #endif
         XCHECK(xfer_step_end(ch));
         step++;
