@@ -82,7 +82,8 @@ xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch)
     int r, value;
     if (ch->health.peer_failed || ch->health.ctl_lost || !ch->x->ctl || ch->me != 0)
         return XFER_SUCCESS;
-    if (xfer_rt_ctl_failed(ch->x, ch->peer, ch->health.peer_why, sizeof(ch->health.peer_why))) {
+    if (xfer_rt_ctl_failed_since(ch->x, ch->peer, ch->health.peer_session, ch->health.peer_why,
+                                 sizeof(ch->health.peer_why))) {
         ch->health.peer_failed = 1;
         value = ch->peer;
     } else if (xfer_rt_ctl_lost(ch->x, ch->health.ctl_why, sizeof(ch->health.ctl_why))) {
