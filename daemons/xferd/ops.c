@@ -118,6 +118,16 @@ static void op_register(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg
             c->name, c->session, c->pid, xferd_safe(c->host ? c->host : "", sh, sizeof(sh)));
         return;
     }
+    if (c->state == XFERD_RUNNING) {
+        /* the old incarnation is gone: its peers hear of it before the new one is known (a
+         * sender that runs on acts on the failure, then on the new one's attach) */
+        char why[400];
+        snprintf(why, sizeof(why),
+                 "session %" PRId64 " (pid %" PRId64
+                 ") replaced by a new registration (pid %" PRId64 " on %s)",
+                 c->session, c->pid, pid, xferd_safe(host, sh, sizeof(sh)));
+        xferd_declare_failure(d, k, why); /* (journaled before the registration) */
+    }
     session = d->gen * XFERD_SLOTS + k + 1;
     r = xferd_rec_new("register");
     if (r && (st = xfer_ctl_set_str(r, "component", c->name)) == XFER_SUCCESS &&
@@ -129,8 +139,6 @@ static void op_register(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg
         xferd_res_err(res, "internal", "cannot journal the registration of %s", c->name);
         return;
     }
-    if (c->state == XFERD_RUNNING)
-        xferd_log(d, XFERD_WARN, "component %s: session %" PRId64 " replaced", c->name, c->session);
     xferd_lookups_drop_comp(d, k);
     xferd_apply_register(d, k, session, nprocs, pid, host);
     c->peer = *peer;
@@ -218,6 +226,43 @@ static void op_lookup(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t
         l->deadline = xferd_now_ms() + (wait < XFERD_MAX_WAIT ? wait : XFERD_MAX_WAIT);
         res->deferred = 1;
     }
+}
+
+/* A reader offers to attach to a sender that runs on (docs/runtime.md, "Readers that attach
+ * late or come back"): its port is kept for its session and offered to the sender's live
+ * session (xferd_deliver_notices), at most once per sender session. */
+void xferd_op_attach(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req,
+                     xferd_res_t *res, int *who)
+{
+    const char *port = xfer_ctl_str(req, "port", "");
+    int k = session_comp(d, peer, req, res), side = 0, i;
+    xfer_ctl_msg_t *r;
+    xfer_status_t st = XFER_ERR_NO_MEMORY;
+
+    if (k < 0)
+        return;
+    *who = k;
+    if ((i = request_chan(d, req, k, &side, res)) < 0)
+        return;
+    if (side != 1) {
+        xferd_res_err(res, "order", "component %s sends on channel %s: %s attaches",
+                      d->comp[k].name, d->chan[i].name, d->comp[d->chan[i].to].name);
+        return;
+    }
+    r = xferd_rec_new("attach");
+    if (r && (st = xfer_ctl_set_str(r, "channel", d->chan[i].name)) == XFER_SUCCESS &&
+        (st = xfer_ctl_set_int(r, "session", d->comp[k].session)) == XFER_SUCCESS &&
+        (st = xfer_ctl_set_str(r, "port", port)) == XFER_SUCCESS)
+        st = xfer_ctl_set_bool(r, "anew", 1);
+    if (xferd_rec_journal(d, r, st, 1) != XFER_SUCCESS) {
+        xferd_res_err(res, "internal", "cannot journal the attach of %s", d->comp[k].name);
+        return;
+    }
+    xferd_apply_attach(&d->chan[i], d->comp[k].session, port);
+    xferd_apply_anew(&d->chan[i]); /* (the sender reports its new stream's steps from 0) */
+    xferd_log(d, XFERD_INFO, "channel %s: %s (session %" PRId64 ") offers to attach",
+              d->chan[i].name, d->comp[k].name, d->comp[k].session);
+    xferd_deliver_notices(d, d->chan[i].from);
 }
 
 /* A progress report (step, ack): the session's component, the channel it names and the side
@@ -545,6 +590,8 @@ void xferd_request(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *r
         xferd_op_error(d, req, &res);
     else if (strcmp(op, "publish") == 0)
         op_publish(d, peer, req, &res, &who);
+    else if (strcmp(op, "attach") == 0)
+        xferd_op_attach(d, peer, req, &res, &who);
     else if (strcmp(op, "lookup") == 0)
         op_lookup(d, peer, req, &res, reply, &who);
     else if (strcmp(op, "step") == 0)

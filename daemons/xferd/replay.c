@@ -39,6 +39,7 @@ int xferd_apply_record(xferd_t *d, const xfer_ctl_msg_t *rec)
             xferd_apply_register(d, k, s, xfer_ctl_int(rec, "nprocs", 1),
                                  xfer_ctl_int(rec, "pid", 0), xfer_ctl_str(rec, "host", ""));
         c->state = (xferd_cstate_t) cs;
+        c->failed_session = xfer_ctl_int(rec, "failed_session", 0);
         xferd_set_str(&c->reason, xfer_ctl_str(rec, "reason", NULL));
         return 1;
     }
@@ -50,7 +51,7 @@ int xferd_apply_record(xferd_t *d, const xfer_ctl_msg_t *rec)
         const char *reason = xfer_ctl_str(rec, "reason", "");
         int64_t at = xfer_ctl_int(rec, "at_ms", 0);
         if (op[6] == '\0') { /* "failed": the state change */
-            xferd_apply_failed(d, k, reason, at);
+            xferd_apply_failed(d, k, reason, at, xfer_ctl_int(rec, "session", 0));
         } else if (d->nfail < XFERD_MAX_FAILURES) { /* "failure": history only */
             d->fail[d->nfail].comp = k;
             d->fail[d->nfail].reason = strdup(reason);
@@ -61,6 +62,14 @@ int xferd_apply_record(xferd_t *d, const xfer_ctl_msg_t *rec)
     }
     if (i < 0)
         return 0;
+    if (strcmp(op, "attach") == 0) { /* a reader's offer; "told": the sender's session told */
+        xferd_apply_attach(&d->chan[i], xfer_ctl_int(rec, "session", 0),
+                           xfer_ctl_str(rec, "port", NULL));
+        d->chan[i].attach_told = xfer_ctl_int(rec, "told", 0);
+        if (xfer_ctl_bool(rec, "anew", 0)) /* (the offer itself; not its snapshot) */
+            xferd_apply_anew(&d->chan[i]);
+        return 1;
+    }
     if (strcmp(op, "publish") == 0) {
         xferd_set_str(&d->chan[i].port, xfer_ctl_str(rec, "port", ""));
         return 1;
@@ -151,6 +160,8 @@ xfer_status_t xferd_snapshot(xferd_t *d, xfer_status_t (*put)(void *ctx, xfer_ct
         SET(xfer_ctl_set_str(r, "host", c->host ? c->host : ""));
         if (c->reason)
             SET(xfer_ctl_set_str(r, "reason", c->reason));
+        if (c->failed_session)
+            SET(xfer_ctl_set_int(r, "failed_session", c->failed_session));
         SET(put(ctx, r));
         xfer_ctl_msg_free(&r);
     }
@@ -158,7 +169,7 @@ xfer_status_t xferd_snapshot(xferd_t *d, xfer_status_t (*put)(void *ctx, xfer_ct
     for (int i = 0; i < d->nchan; i++) {
         const xferd_chan_t *ch = &d->chan[i];
         if (!ch->port && ch->step[0] < 0 && ch->step[1] < 0 && !ch->acked[0] && !ch->acked[1] &&
-            !ch->bytes && !ch->flow[0] && !ch->flow[1])
+            !ch->bytes && !ch->flow[0] && !ch->flow[1] && !ch->attach_port)
             continue;
         SET(xfer_ctl_msg_new("chan", &r));
         SET(xfer_ctl_set_str(r, "channel", ch->name));
@@ -182,6 +193,15 @@ xfer_status_t xferd_snapshot(xferd_t *d, xfer_status_t (*put)(void *ctx, xfer_ct
         }
         SET(put(ctx, r));
         xfer_ctl_msg_free(&r);
+        if (ch->attach_port) { /* after its chan record: a reader's offer to attach */
+            SET(xfer_ctl_msg_new("attach", &r));
+            SET(xfer_ctl_set_str(r, "channel", ch->name));
+            SET(xfer_ctl_set_int(r, "session", ch->attach_session));
+            SET(xfer_ctl_set_str(r, "port", ch->attach_port));
+            SET(xfer_ctl_set_int(r, "told", ch->attach_told));
+            SET(put(ctx, r));
+            xfer_ctl_msg_free(&r);
+        }
     }
 #undef SET
 out:

@@ -4,6 +4,7 @@
  * operations (ops.c), which journal each one before they apply it, and the journal's replay
  * (replay.c); here too are the journal records, the failure notices and the lookup answers.
  * Neither ops.c nor replay.c is called from here. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,8 +74,10 @@ void xferd_state_free(xferd_t *d)
         free(d->comp[i].reason);
         xferd_liveness_reset(&d->comp[i], 0);
     }
-    for (int i = 0; d->chan && i < d->nchan; i++)
+    for (int i = 0; d->chan && i < d->nchan; i++) {
         free(d->chan[i].port);
+        free(d->chan[i].attach_port);
+    }
     for (int i = 0; d->fail && i < d->nfail; i++)
         free(d->fail[i].reason);
     free(d->comp);
@@ -135,18 +138,40 @@ void xferd_apply_register(xferd_t *d, int k, int64_t session, int64_t nprocs, in
     c->peer.len = 0;
     if (session / XFERD_SLOTS >= d->gen)
         d->gen = session / XFERD_SLOTS + 1;
-    /* a new instance publishes anew */
-    for (int i = 0; i < d->nchan; i++)
+    /* a new instance publishes anew, and offers anew to attach */
+    for (int i = 0; i < d->nchan; i++) {
         if (d->chan[i].from == k)
             xferd_set_str(&d->chan[i].port, NULL);
+        if (d->chan[i].to == k)
+            xferd_apply_attach(&d->chan[i], 0, NULL);
+    }
 }
 
-void xferd_apply_failed(xferd_t *d, int k, const char *reason, int64_t at_ms)
+void xferd_apply_anew(xferd_chan_t *ch)
+{
+    for (int s = 0; s < 2; s++) {
+        ch->step[s] = -1;
+        ch->acked[s] = ch->released[s] = 0;
+    }
+}
+
+void xferd_apply_attach(xferd_chan_t *ch, int64_t session, const char *port)
+{
+    xferd_set_str(&ch->attach_port, port);
+    ch->attach_session = port ? session : 0;
+    ch->attach_told = 0;
+}
+
+void xferd_apply_failed(xferd_t *d, int k, const char *reason, int64_t at_ms, int64_t session)
 {
     xferd_comp_t *c = &d->comp[k];
 
     c->state = XFERD_FAILED;
+    c->failed_session = session;
     xferd_set_str(&c->reason, reason);
+    for (int i = 0; i < d->nchan; i++) /* its offers to attach end with it */
+        if (d->chan[i].to == k)
+            xferd_apply_attach(&d->chan[i], 0, NULL);
     if (d->nfail < XFERD_MAX_FAILURES) {
         d->fail[d->nfail].comp = k;
         d->fail[d->nfail].reason = strdup(reason);
@@ -217,7 +242,8 @@ static void send_failure(xferd_t *d, int to, int failed, const char *reason)
 
     if (xfer_ctl_msg_new("failure", &n) == XFER_SUCCESS &&
         xfer_ctl_set_str(n, "component", d->comp[failed].name) == XFER_SUCCESS &&
-        xfer_ctl_set_str(n, "reason", reason) == XFER_SUCCESS) {
+        xfer_ctl_set_str(n, "reason", reason) == XFER_SUCCESS &&
+        xfer_ctl_set_int(n, "session", d->comp[failed].failed_session) == XFER_SUCCESS) {
         xferd_log(d, XFERD_INFO, "failure notice: %s told that %s failed", d->comp[to].name,
                   d->comp[failed].name);
         xferd_send(d, &d->comp[to].peer, n);
@@ -225,8 +251,37 @@ static void send_failure(xferd_t *d, int to, int failed, const char *reason)
     xfer_ctl_msg_free(&n);
 }
 
+/* A live reader's offer to attach (its channel @p i) to the sender's session, once; journaled,
+ * so that a restarted daemon does not offer a port whose accept may be over. */
+static void send_offer(xferd_t *d, int i)
+{
+    xferd_chan_t *ch = &d->chan[i];
+    const xferd_comp_t *s = &d->comp[ch->from], *r = &d->comp[ch->to];
+    xfer_ctl_msg_t *n = NULL, *rec = xferd_rec_new("attach");
+    xfer_status_t st = XFER_ERR_NO_MEMORY;
+
+    if (rec && (st = xfer_ctl_set_str(rec, "channel", ch->name)) == XFER_SUCCESS &&
+        (st = xfer_ctl_set_int(rec, "session", ch->attach_session)) == XFER_SUCCESS &&
+        (st = xfer_ctl_set_str(rec, "port", ch->attach_port)) == XFER_SUCCESS)
+        st = xfer_ctl_set_int(rec, "told", s->session);
+    if (xferd_rec_journal(d, rec, st, 0) != XFER_SUCCESS)
+        return; /* (offered again at the sender's next request) */
+    ch->attach_told = s->session;
+    if (xfer_ctl_msg_new("attaching", &n) == XFER_SUCCESS &&
+        xfer_ctl_set_str(n, "channel", ch->name) == XFER_SUCCESS &&
+        xfer_ctl_set_str(n, "component", r->name) == XFER_SUCCESS &&
+        xfer_ctl_set_int(n, "session", ch->attach_session) == XFER_SUCCESS &&
+        xfer_ctl_set_str(n, "port", ch->attach_port) == XFER_SUCCESS) {
+        xferd_log(d, XFERD_INFO, "channel %s: %s told that %s (session %" PRId64 ") attaches",
+                  ch->name, s->name, r->name, ch->attach_session);
+        xferd_send(d, &s->peer, n);
+    }
+    xfer_ctl_msg_free(&n);
+}
+
 /* Failure notices component @p y has not had yet: the current failure of each failed peer, once
- * per session. Waits until the session's routing id is known (after a daemon restart). */
+ * per session; then the offers to attach to its channels of readers alive now. Waits until the
+ * session's routing id is known (after a daemon restart). */
 void xferd_deliver_notices(xferd_t *d, int y)
 {
     xferd_comp_t *c = &d->comp[y];
@@ -240,6 +295,13 @@ void xferd_deliver_notices(xferd_t *d, int y)
             send_failure(d, y, x, d->fail[k].reason);
     }
     c->notified = d->nfail;
+    for (int i = 0; i < d->nchan; i++) {
+        const xferd_chan_t *ch = &d->chan[i];
+        const xferd_comp_t *r = &d->comp[ch->to];
+        if (ch->from == y && ch->attach_port && ch->attach_told != c->session &&
+            r->state == XFERD_RUNNING && r->session == ch->attach_session)
+            send_offer(d, i);
+    }
 }
 
 static void lookup_remove(xferd_t *d, int i)
@@ -275,12 +337,13 @@ void xferd_declare_failure(xferd_t *d, int k, const char *reason)
     char sr[256];
 
     if (r && (st = xfer_ctl_set_str(r, "component", d->comp[k].name)) == XFER_SUCCESS &&
-        (st = xfer_ctl_set_str(r, "reason", reason)) == XFER_SUCCESS)
+        (st = xfer_ctl_set_str(r, "reason", reason)) == XFER_SUCCESS &&
+        (st = xfer_ctl_set_int(r, "session", d->comp[k].session)) == XFER_SUCCESS)
         st = xfer_ctl_set_int(r, "at_ms", at);
     /* a failure is declared even when the journal cannot keep it */
     xferd_rec_journal(d, r, st, 1);
     recorded = d->nfail;
-    xferd_apply_failed(d, k, reason, at);
+    xferd_apply_failed(d, k, reason, at, d->comp[k].session);
     recorded = d->nfail > recorded;
     xferd_log(d, XFERD_WARN, "component %s failed: %s", d->comp[k].name,
               xferd_safe(reason, sr, sizeof(sr)));

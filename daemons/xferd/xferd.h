@@ -46,12 +46,13 @@ typedef struct xferd_comp {
     int64_t session; /* 0: never registered */
     int64_t nprocs, pid;
     char *host;
-    char *reason;      /* why it failed */
-    int64_t last_seen; /* monotonic ms of the last request of its session; -1 never */
-    int unconfirmed;   /* running as read back from the journal, not heard from since */
-    int last_failure;  /* index into failures of its latest failure, -1 none */
-    int notified;      /* failures[0 .. notified) were considered for its session */
-    xferd_peer_t peer; /* who last spoke for its session */
+    char *reason;           /* why it failed */
+    int64_t failed_session; /* the session (incarnation) it was last declared failed in; 0 none */
+    int64_t last_seen;      /* monotonic ms of the last request of its session; -1 never */
+    int unconfirmed;        /* running as read back from the journal, not heard from since */
+    int last_failure;       /* index into failures of its latest failure, -1 none */
+    int notified;           /* failures[0 .. notified) were considered for its session */
+    xferd_peer_t peer;      /* who last spoke for its session */
     /* ranks.c: the other ranks' beats, the first error a rank reported */
     int64_t registered; /* monotonic ms of its registration (or the daemon's restart) */
     int64_t *rank_seen; /* [nprocs]: each rank's last beat (-1: none yet); NULL: none came */
@@ -78,6 +79,10 @@ typedef struct xferd_chan {
     int flow[2];
     int64_t app_step[2], dropped[2], skipped[2];
     int64_t rate_sec[XFERD_RATE_SLOTS], rate_bytes[XFERD_RATE_SLOTS];
+    /* A reader that attaches (docs/control-protocol.md, "attach"): the port it accepts on and
+     * its session; the sender's session told of it (0: not yet). */
+    char *attach_port;
+    int64_t attach_session, attach_told;
 } xferd_chan_t;
 
 typedef struct xferd_failure {
@@ -162,7 +167,11 @@ void xferd_set_str(char **dst, const char *s);
 /* The state changes, live (ops.c, once journaled) and replayed (replay.c). */
 void xferd_apply_register(xferd_t *d, int k, int64_t session, int64_t nprocs, int64_t pid,
                           const char *host);
-void xferd_apply_failed(xferd_t *d, int k, const char *reason, int64_t at_ms);
+void xferd_apply_failed(xferd_t *d, int k, const char *reason, int64_t at_ms, int64_t session);
+/* Reader @p session of channel @p ch offers @p port (NULL: its offer ends). */
+void xferd_apply_attach(xferd_chan_t *ch, int64_t session, const char *port);
+/* A reader attaches: the channel's stream is formed anew, its steps on the wire count from 0. */
+void xferd_apply_anew(xferd_chan_t *ch);
 void xferd_apply_step(xferd_chan_t *ch, int side, int64_t step, int64_t total);
 void xferd_apply_ack(xferd_chan_t *ch, int side, int64_t acked);
 void xferd_apply_flow(xferd_chan_t *ch, int side, int64_t app_step, int64_t dropped,
@@ -171,7 +180,8 @@ void xferd_apply_flow(xferd_chan_t *ch, int side, int64_t app_step, int64_t drop
 xfer_ctl_msg_t *xferd_rec_new(const char *op);
 /* Journal @p r (consumed) unless @p built failed; XFER_SUCCESS or the failure, logged. */
 xfer_status_t xferd_rec_journal(xferd_t *d, xfer_ctl_msg_t *r, xfer_status_t built, int sync);
-/* The failure notices component @p y has not had yet. */
+/* The failure notices component @p y has not had yet, and the offers of readers that attach to
+ * its channels (while they are alive). */
 void xferd_deliver_notices(xferd_t *d, int y);
 /* Answer pending lookup @p i (with @p port when it is published) and drop it. */
 void xferd_lookup_answer(xferd_t *d, int i, const xferd_res_t *res, const char *port);
@@ -201,6 +211,10 @@ xfer_status_t xferd_journal_append(xferd_t *d, const xfer_ctl_msg_t *rec, int sy
 /* Compact when the journal has grown a lot; called between requests (state and journal agree). */
 void xferd_journal_maintain(xferd_t *d);
 void xferd_journal_close(xferd_t *d);
+
+/* ops.c: a reader that attaches to a sender that runs on (docs/control-protocol.md) */
+void xferd_op_attach(xferd_t *d, const xferd_peer_t *peer, const xfer_ctl_msg_t *req,
+                     xferd_res_t *res, int *who);
 
 /* ranks.c: the ranks of each component, their beats and the errors they report */
 void xferd_op_beat(xferd_t *d, const xfer_ctl_msg_t *req, xferd_res_t *res);

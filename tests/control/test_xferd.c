@@ -3,8 +3,8 @@
  *   test_xferd CASE --xferd PATH
  * main() here picks the case; each case starts its own daemon in a scratch directory. The cases,
  * by stage: xferd_sessions.c (basic, order, auth, endpoint, curve), xferd_life.c (liveness,
- * ranks, exited, stop, sigterm, restart), xferd_steps.c (ahead, flow); the client helpers they
- * share: xferd_client.c. */
+ * ranks, exited, stop, sigterm, restart), xferd_steps.c (ahead, flow), xferd_attach.c (attach); the
+ * client helpers they share: xferd_client.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -60,6 +60,8 @@ int main(int argc, char **argv)
         case_ahead();
     else if (strcmp(c, "flow") == 0)
         case_flow();
+    else if (strcmp(c, "attach") == 0)
+        case_attach();
     else
         CHECK(0, "unknown case \"%s\"", c);
     fx_cleanup(&D);

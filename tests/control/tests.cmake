@@ -21,7 +21,8 @@ if(P STREQUAL "mpich" AND TARGET xferd) # not again in the mpich-ch3 tree
   add_executable(test_ctl_corpus control/test_corpus.c)
   # test_xferd's cases by stage, and the client helpers they share
   add_executable(test_ctl_xferd control/test_xferd.c control/xferd_client.c
-                                control/xferd_sessions.c control/xferd_life.c control/xferd_steps.c)
+                                control/xferd_sessions.c control/xferd_life.c control/xferd_steps.c
+                                control/xferd_attach.c)
   foreach(target test_ctl_corpus test_ctl_xferd)
     target_link_libraries(${target} PRIVATE xfer_ctl_fixture xfer_warnings)
     add_dependencies(${target} xferd)
@@ -34,7 +35,7 @@ if(P STREQUAL "mpich" AND TARGET xferd) # not again in the mpich-ch3 tree
   set_tests_properties(${P}.control.corpus PROPERTIES LABELS "control" TIMEOUT 120
                        ENVIRONMENT "${XFER_TEST_RANK_ENV}")
   foreach(c basic order auth liveness ranks exited stop sigterm restart endpoint curve ahead
-                  flow)
+                  flow attach)
     add_test(NAME ${P}.control.xferd.${c} COMMAND test_ctl_xferd ${c} --xferd $<TARGET_FILE:xferd>)
     set_tests_properties(${P}.control.xferd.${c} PROPERTIES LABELS "control" TIMEOUT 120
                          ENVIRONMENT "${XFER_TEST_RANK_ENV}")

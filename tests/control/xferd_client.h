@@ -87,6 +87,8 @@ void case_ranks(void);
 void case_exited(void);
 void case_stop(int by_signal);
 void case_restart(void);
+/* xferd_attach.c: readers that attach to a sender that runs on */
+void case_attach(void);
 /* xferd_steps.c: step accounting */
 void case_ahead(void);
 void case_flow(void);

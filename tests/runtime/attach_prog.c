@@ -2,7 +2,7 @@
 /* Readers that attach late or come back on the stream (docs/runtime.md), for
  * runtime/attach_test.sh: component a sends channel c, component b receives it.
  *
- *   attach_prog --steps S [--send-ms A] [--kill-at K]
+ *   attach_prog --steps S [--send-ms A] [--kill-at K] [--kill-file F]
  *
  * a puts dataset v (int64, 8 per rank: step * 1000000 + global index) in each of its S steps,
  * napping A ms in each; rank 0 prints "attach_prog: a: step N ended" after each step and, at
@@ -10,7 +10,9 @@
  * every byte of each step it gets against the step number xfer_get reports (the sender's), and
  * that the numbers increase strictly; rank 0 prints "attach_prog: b: got step N" for each, and
  * at the end of the stream "attach_prog: b: N steps, first F, last L, steps_received R". With
- * --kill-at K, rank 1 of b kills itself with SIGKILL when it got its K-th step (counted from 1).
+ * --kill-at K, rank 1 of b kills itself with SIGKILL when it got its K-th step (counted from 1);
+ * --kill-file F: K read from file F when it exists (a command line that stays the same: xfer-run
+ * --attach starts the workflow file's).
  * For bench/attach-bench.sh, wall-clock times (ms): rank 0's entry into xfer_init, b's first
  * step, the SIGKILL, and a's first step not sent.
  * Any error: its status and words, exit 1. */
@@ -162,6 +164,13 @@ int main(int argc, char **argv)
             send_ms = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--kill-at"))
             kill_at = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--kill-file")) {
+            FILE *f = fopen(argv[i + 1], "r");
+            if (f && fscanf(f, "%d", &kill_at) != 1)
+                kill_at = 0;
+            if (f)
+                fclose(f);
+        }
     }
     if (rank == 0) /* (before the announcement, which xfer_init makes) */
         printf("attach_prog: %s: init at %" PRId64 " ms\n", comp ? comp : "?", wall_ms());

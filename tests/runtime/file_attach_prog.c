@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Readers that attach late or come back (docs/runtime.md), for runtime/file_attach_test.sh: component
- * a sends channel c, component b receives it.
+/* Readers that attach late or come back (docs/runtime.md), for runtime/file_attach_test.sh:
+ * component a sends channel c, component b receives it.
  *
  *   file_attach_prog --steps S [--send-ms A] [--recv-ms B] [--leave-at K --leave kill|close]
  *               [--rank R] [--gate PATH --gate-step G] [--log PATH]

@@ -246,4 +246,15 @@ if(TARGET xfer-run AND TARGET xferd AND TARGET xfer_hdf5)
                          LABELS "mpi;workflow;control;loss" SKIP_RETURN_CODE 77
                          ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
   endforeach()
+  # the same through xfer-run and its xferd (--without b, then --attach b; runtime/
+  # attach_xferd_test.sh): the reader's offer goes through xferd, its loss is xferd's verdict
+  if(TARGET xfer-run AND TARGET xferd)
+    foreach(mode late kill)
+      add_test(NAME ${P}.workflow.attach.stream.xferd.${mode}
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/attach_xferd_test.sh
+                       $<TARGET_FILE:xfer-run> $<TARGET_FILE:attach_prog> ${XFER_MPI_FLAVOR} ${mode})
+      set_tests_properties(${P}.workflow.attach.stream.xferd.${mode} PROPERTIES TIMEOUT 260
+                           RUN_SERIAL TRUE LABELS "mpi;workflow;loss;attach")
+    endforeach()
+  endif()
 endif()

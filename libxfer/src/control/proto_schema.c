@@ -58,6 +58,7 @@ static const opspec_t op_table[] = {
       {"host", STR_}}},
     {"error", OP_REQUEST, {SESSION, {"rank", XFER_CTL_INT, 0, INT64_MAX}, {"text", STR_}}},
     {"publish", OP_REQUEST, {SESSION, CHANNEL, {"port", STR_}}},
+    {"attach", OP_REQUEST, {SESSION, CHANNEL, {"port", STR_}}},
     {"lookup", OP_REQUEST, {SESSION, CHANNEL, {"wait_ms", XFER_CTL_INT, 0, INT64_MAX}}},
     {"step",
      OP_REQUEST,
@@ -83,6 +84,9 @@ static const opspec_t op_table[] = {
     {"reply", OP_REPLY, {{"id", XFER_CTL_INT, 0, INT64_MAX}, {"ok", XFER_CTL_BOOL, 0, 0}}},
     {"failure", OP_NOTICE, {{"component", STR_}, {"reason", STR_}}},
     {"shutdown", OP_NOTICE, {{"reason", STR_}}},
+    {"attaching",
+     OP_NOTICE,
+     {CHANNEL, {"component", STR_}, {"session", XFER_CTL_INT, 1, INT64_MAX}, {"port", STR_}}},
 };
 
 static const fspec_t request_fields[] = {

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Readers that attach late or come back, on the stream (docs/runtime.md, "Readers that attach
  * late or come back"). A detachable channel (half duplex, on_reader_loss: continue, separate
- * launches, no xferd, policy block, stride 1) joins in the other direction than form_separate:
- * the reader opens a port, announces it in <run dir>/<channel>.attach (port, pid, host) and
- * waits in MPI_Comm_accept (bounded by its own watchdog); the sender connects. Measured on Open
- * MPI 4.1.4 and MPICH ch3: an accept whose reader never connects, or died connecting, waits for
- * ever on both, while a connect is only started on an announcement of a reader this host sees
- * alive (and MPICH bounds it by the info key "timeout"); so the sender never waits for a reader
- * that may not come.
- *   At xfer_init the sender waits for an announcement up to control.timeout_ms (none when
- *   XFER_ABSENT names the reader), then goes on detached with one line from rank 0.
- *   While detached (never attached, or the reader failed), every step's end is a round: rank 0
- *   looks for an announcement, one MPI_Bcast tells the side, and on one the side connects in
+ * launches, policy block, stride 1) joins in the other direction than form_separate: the reader
+ * opens a port, announces it (with xferd: an "attach" request, which xferd offers to the
+ * sender's session while it holds the reader alive; without: <run dir>/<channel>.attach, port,
+ * pid, host) and waits in MPI_Comm_accept (bounded by its own watchdog); the sender connects.
+ * Measured on Open MPI 4.1.4 and MPICH ch3: an accept whose reader never connects, or died
+ * connecting, waits for ever on both, while a connect is only started on an announcement of a
+ * reader this host sees alive (and MPICH bounds it by the info key "timeout"); so the sender never
+ * waits for a reader that may not come. At xfer_init the sender waits for an announcement up to
+ * control.timeout_ms (none when XFER_ABSENT names the reader), then goes on detached with one line
+ * from rank 0. While detached (never attached, or the reader failed), every step's end is a round:
+ * rank 0 looks for an announcement, one MPI_Bcast tells the side, and on one the side connects in
  *   that same call, forms a new stream for this channel alone (the open's handshake and plans,
  *   stream_open.c) and moves it under the application's handle; the old one is dropped locally,
  *   never waited on. Step numbers stay the sender's: every step after an attach carries the
@@ -39,7 +39,7 @@ int xfer_rt_detachable(const struct xfer *x, int index)
     xfer_transport_t t;
     if (loss)
         cont = strcmp(loss, "continue") == 0;
-    if (!cont || c->duplex == XFER_DUPLEX_FULL || x->launch != XFER_LAUNCH_SEPARATE || x->use_ctl)
+    if (!cont || c->duplex == XFER_DUPLEX_FULL || x->launch != XFER_LAUNCH_SEPARATE)
         return 0;
     if (xfer_rt_transport(x, index, &t) != XFER_SUCCESS || t != XFER_TRANSPORT_STREAM)
         return 0;
@@ -106,6 +106,20 @@ static int take(const char *channel, const char *reader, const char *path, char 
     return 1;
 }
 
+/* Rank 0 of the sender: a reader's offer, from xferd when the run has one (it offers only a
+ * live reader's, and drops it when that reader is declared failed; *@p session: the reader's
+ * session), else from the run directory. */
+static int take_offer(struct xfer *x, int index, char *port, size_t len, int64_t *session)
+{
+    const xfer_cfg_channel_t *c = &x->cfg->channels[index];
+    char dir[512], path[1024];
+    *session = 0;
+    if (x->use_ctl)
+        return xfer_rt_ctl_take_offer(x, index, port, len, session);
+    attach_path(x, index, dir, sizeof(dir), path, sizeof(path));
+    return take(c->name, x->cfg->components[c->to].name, path, port, len);
+}
+
 /* Collective over @p comm: connect to the reader's port (MPICH bounds it by "timeout"). */
 static xfer_status_t connect_reader(struct xfer *x, const xfer_cfg_channel_t *c, MPI_Comm comm,
                                     const char *port, MPI_Comm *inter)
@@ -151,9 +165,11 @@ static xfer_status_t offer(struct xfer *x, int index, MPI_Comm *inter, int *disc
 
     XFER_MPI_GOTO(MPI_Comm_rank(x->comm, &rank), st, out);
     attach_path(x, index, dir, sizeof(dir), path, sizeof(path));
+    if (x->use_ctl)
+        snprintf(path, sizeof(path), "xferd");
     if (rank == 0) {
         xfer_errh_guard_t g;
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        if (!x->use_ctl && mkdir(dir, 0700) != 0 && errno != EEXIST)
             st = XFER_ERR(XFER_ERR_INVALID_ARG, "channel %s: cannot create run directory %s: %s",
                           c->name, dir, strerror(errno));
         xfer_errh_guard_begin(&g); /* MPI_Open_port reports on no communicator */
@@ -165,7 +181,7 @@ static xfer_status_t offer(struct xfer *x, int index, MPI_Comm *inter, int *disc
                           c->name);
         st = xfer_errh_guard_end(&g, st);
         if (st == XFER_SUCCESS)
-            st = announce(path, port);
+            st = x->use_ctl ? xfer_rt_ctl_attach(x, index, port) : announce(path, port);
         status = (int) st;
         if (st != XFER_SUCCESS)
             snprintf(msg, sizeof(msg), "%s", xfer_last_error());
@@ -176,8 +192,8 @@ static xfer_status_t offer(struct xfer *x, int index, MPI_Comm *inter, int *disc
         return rank == 0 ? (xfer_status_t) status : xfer_err_raw((xfer_status_t) status, "%s", msg);
     }
     snprintf(what, sizeof(what),
-             "channel %s: announced to component %s (%s), waiting for it to connect at its next "
-             "step",
+             "channel %s: announced to component %s (through %s), waiting for it to connect at "
+             "its next step",
              c->name, peer, path);
     if (!(w = xfer_rt_watch_begin(x->timeout_ms, what)))
         return XFER_ERR(XFER_ERR_INTERNAL, "cannot start the connection watchdog");
@@ -196,19 +212,20 @@ xfer_status_t xfer_rt_attach_form(struct xfer *x, int index, MPI_Comm *inter, in
 {
     const xfer_cfg_channel_t *c = &x->cfg->channels[index];
     const char *reader = x->cfg->components[c->to].name;
-    char dir[512], path[1024], port[MPI_MAX_PORT_NAME + 1] = "";
+    char port[MPI_MAX_PORT_NAME + 1] = "";
     int found = 0, rank = 0, gone;
+    int64_t session = 0;
     xfer_status_t st = XFER_SUCCESS;
 
     if (c->from != x->comp)
         return offer(x, index, inter, disconnect);
     XFER_MPI_GOTO(MPI_Comm_rank(x->comm, &rank), st, out);
-    attach_path(x, index, dir, sizeof(dir), path, sizeof(path));
     gone = absent(reader);
-    if (rank == 0 && !gone) { /* (a bounded wait for a file another job writes) */
+    if (rank == 0 && !gone) { /* (a bounded wait for an offer another job makes) */
         const double deadline = MPI_Wtime() + 1e-3 * x->timeout_ms;
         const struct timespec nap = {0, 10 * 1000 * 1000};
-        while (!(found = take(c->name, reader, path, port, sizeof(port))) && MPI_Wtime() < deadline)
+        while (!(found = take_offer(x, index, port, sizeof(port), &session)) &&
+               MPI_Wtime() < deadline)
             nanosleep(&nap, NULL);
     }
     XFER_MPI_GOTO(MPI_Bcast(&found, 1, MPI_INT, 0, x->comm), st, out);
@@ -298,10 +315,11 @@ xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch)
     struct xfer *x = ch->x;
     const xfer_cfg_channel_t *c = ch->cfg;
     const char *reader = xfer_ch_peer_name(ch);
-    char dir[512], path[1024], port[MPI_MAX_PORT_NAME + 1] = "";
+    char port[MPI_MAX_PORT_NAME + 1] = "";
     xfer_channel_t *fresh = NULL;
     MPI_Comm inter = MPI_COMM_NULL;
     int found = 0;
+    int64_t session = 0;
     xfer_status_t st;
 
     if (!l->attachable || l->closed || !l->lost)
@@ -309,10 +327,8 @@ xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch)
     XFER_CHECK_GOTO(entered(ch), st, out);
     if (l->entered != 2 || ch->stats.steps < l->first_round)
         return XFER_SUCCESS;
-    if (ch->me == 0) {
-        attach_path(x, ch->index, dir, sizeof(dir), path, sizeof(path));
-        found = take(c->name, reader, path, port, sizeof(port));
-    }
+    if (ch->me == 0)
+        found = take_offer(x, ch->index, port, sizeof(port), &session);
     XFER_MPI_GOTO(MPI_Bcast(&found, 1, MPI_INT, 0, l->comm), st, out);
     if (!found)
         return XFER_SUCCESS;
@@ -322,6 +338,8 @@ xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch)
         st = xfer_rt_agree(l->comm, xfer_rt_channel_new(x, ch->index, ch->ops, inter, 1, &fresh));
     if (st == XFER_SUCCESS) {
         inter = MPI_COMM_NULL; /* (the channel owns it) */
+        /* xferd's verdicts on this incarnation only, from the open on (rank 0 asks xferd) */
+        fresh->health.peer_session = session;
         st = xfer_rt_agree(l->comm, fresh->ops->open(fresh));
     }
     if (st != XFER_SUCCESS) {

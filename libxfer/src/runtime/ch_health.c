@@ -78,12 +78,12 @@ xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait)
  * tells the other ranks of its side; their pending and later calls fail with PEER_FAILED. */
 xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch)
 {
-    xfer_status_t st = XFER_SUCCESS;
-    int r, value;
+    int value;
     if (ch->health.peer_failed || ch->health.ctl_lost || !ch->x->ctl || ch->me != 0 ||
         ch->loss.away)
         return XFER_SUCCESS;
-    if (xfer_rt_ctl_failed(ch->x, ch->peer, ch->health.peer_why, sizeof(ch->health.peer_why))) {
+    if (xfer_rt_ctl_failed_since(ch->x, ch->peer, ch->health.peer_session, ch->health.peer_why,
+                                 sizeof(ch->health.peer_why))) {
         ch->health.peer_failed = 1;
         value = ch->peer;
     } else if (xfer_rt_ctl_lost(ch->x, ch->health.ctl_why, sizeof(ch->health.ctl_why))) {
@@ -92,12 +92,23 @@ xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch)
     } else {
         return XFER_SUCCESS;
     }
+    return xfer_ch_tell_side(ch, value);
+}
+
+xfer_status_t xfer_ch_tell_side(xfer_channel_t *ch, int value)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    int r;
+    if (ch->proto.why_req) /* (told once) */
+        return XFER_SUCCESS;
     /* the other ranks get the notice and its words (they report them as their own) */
     ch->proto.why_req = xfer_calloc((size_t) ch->nlocal, sizeof(MPI_Request));
     if (!ch->proto.why_req && ch->nlocal > 1)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: failure notice", ch->cfg->name);
-    for (r = 1; r < ch->nlocal && st == XFER_SUCCESS; r++) {
+    for (r = 0; r < ch->nlocal && st == XFER_SUCCESS; r++) {
         const char *why = value >= 0 ? ch->health.peer_why : ch->health.ctl_why;
+        if (r == ch->me)
+            continue;
         st = xfer_ch_note_send(ch, ch->ctl_local, r, NOTE_FAIL, value);
         if (st == XFER_SUCCESS &&
             MPI_Isend(why, (int) strlen(why) + 1, MPI_CHAR, r, XFER_WHY_TAG, ch->ctl_local,
@@ -173,6 +184,12 @@ xfer_status_t xfer_ch_ctl_lost_error(const xfer_channel_t *ch)
 xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch)
 {
     const char *why = ch->health.peer_why[0] ? ch->health.peer_why : "declared failed";
+    if (!ch->x->use_ctl) /* a rank of this side met the failure and told the others */
+        return xfer_err_raw(XFER_ERR_PEER_FAILED,
+                            "channel %s: component %s failed (%s): %s rank %d learned it from "
+                            "its side",
+                            ch->cfg->name, xfer_ch_peer_name(ch), why,
+                            xfer_ch_side_name(ch, ch->side), ch->me);
     if (xfer_ch_this_recvs(ch))
         return xfer_err_raw(XFER_ERR_PEER_FAILED,
                             "channel %s: component %s failed (xferd: %s): step %llu did not "

@@ -121,6 +121,14 @@ static void lose(xfer_channel_t *ch, int closed)
                  ch->health.peer_why[0] ? ch->health.peer_why : "declared failed");
     else
         snprintf(why, sizeof(why), "%s", xfer_last_error());
+    /* Without xferd each rank meets the loss alone (Open MPI: its own control.timeout_ms, one
+     * after the other): the first one tells the others, which stop waiting for the reader. */
+    if (l->attachable && !closed && !ch->x->use_ctl && !ch->health.peer_failed) {
+        snprintf(ch->health.peer_why, sizeof(ch->health.peer_why), "%s rank %d: %.200s",
+                 xfer_ch_side_name(ch, ch->side), ch->me, why);
+        if (xfer_ch_tell_side(ch, ch->peer) != XFER_SUCCESS)
+            xfer_clear_error(); /* (the others then meet it themselves) */
+    }
     xfer_ch_attach_enter(ch, 0);
     if (ch->me == 0) {
         if (closed)

@@ -23,7 +23,8 @@
 /* A note's type: 1 .. 7 are the stream's step protocol (stream.h); this one is the core's. */
 enum {
     NOTE_FAIL = 8 /* rank 0 -> its own side: xferd declared the peer failed (value: its index),
-                     or the control plane is lost (-1) */
+                     or the control plane is lost (-1); without xferd, any rank of an attachable
+                     sending side -> the others: it met its reader's loss */
 };
 
 typedef struct note {
@@ -40,6 +41,10 @@ typedef struct note {
 xfer_status_t xfer_ch_note_send(xfer_channel_t *ch, MPI_Comm c, int dest, int type, int64_t value);
 xfer_status_t xfer_ch_notes_reap(xfer_channel_t *ch, int wait);
 xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch);
+/* Tell this side's other ranks (NOTE_FAIL and its words, health.peer_why for @p value >= 0,
+ * else ctl_why), once: rank 0 with xferd's verdict; without xferd, the rank of an attachable
+ * sending side that met its reader's loss first (ch_loss.c). */
+xfer_status_t xfer_ch_tell_side(xfer_channel_t *ch, int value);
 /* A NOTE_FAIL of @p value from rank @p src of this side arrived: the failure, and its words. */
 xfer_status_t xfer_ch_take_fail(xfer_channel_t *ch, int64_t value, int src);
 /* After an MPI failure: xferd's verdict on the peer, awaited at most *@p wait_ms (set here);

@@ -40,25 +40,74 @@ struct xfer_rt_ctl {
     atomic_int shutdown; /* the daemon said it stops */
     atomic_llong heard;  /* when xferd was last heard from, either connection (xfer_now_ms) */
     char endpoint[256];
-    pthread_mutex_t lock; /* guards reason[] */
-    char **reason;        /* per component: why xferd declared it failed (NULL: alive) */
+    pthread_mutex_t lock;    /* guards reason[], failed_session[], offer[] */
+    char **reason;           /* per component: why xferd declared it failed (NULL: alive) */
+    int64_t *failed_session; /* ... and the session (incarnation) it failed in (0: unknown) */
+    struct ctl_offer {       /* per channel: a reader's offer to attach (xferd's "attaching") */
+        char *port;          /* NULL: none */
+        int64_t session;     /* the reader's session */
+    } * offer;
     const xfer_config_t *cfg;
     double main_polled; /* when the main thread last read its own connection */
 };
 
+/* Is the reader's offer @p o of a session declared failed? (under c->lock) */
+static int offer_dead(const xfer_rt_ctl_t *c, int comp, const struct ctl_offer *o)
+{
+    return c->reason[comp] &&
+           (c->failed_session[comp] == 0 || c->failed_session[comp] >= o->session);
+}
+
+/* A failure notice: the verdict on the component's incarnation named by "session" (a daemon
+ * before it sends none: the verdict stands for every incarnation). A later incarnation's verdict
+ * replaces an earlier one's; the offers of the failed incarnation are dropped. */
 static void note_failure(xfer_rt_ctl_t *c, const xfer_config_t *cfg, const xfer_ctl_msg_t *m)
 {
     const char *comp = xfer_ctl_str(m, "component", "");
     const char *why = xfer_ctl_str(m, "reason", "no reason given");
-    int i;
+    const int64_t session = xfer_ctl_int(m, "session", 0);
+    int i, j;
     for (i = 0; i < cfg->ncomponents; i++) {
         if (strcmp(cfg->components[i].name, comp) != 0)
             continue;
         pthread_mutex_lock(&c->lock);
-        if (!c->reason[i])
+        if (!c->reason[i] || (c->failed_session[i] > 0 && session > c->failed_session[i])) {
+            free(c->reason[i]);
             c->reason[i] = xfer_strdup(why);
+            c->failed_session[i] = session;
+        }
+        for (j = 0; j < cfg->nchannels; j++)
+            if (cfg->channels[j].to == i && c->offer[j].port && offer_dead(c, i, &c->offer[j])) {
+                free(c->offer[j].port);
+                c->offer[j].port = NULL;
+            }
         pthread_mutex_unlock(&c->lock);
         atomic_fetch_add(&c->nfailed, 1);
+        return;
+    }
+}
+
+/* A reader offers to attach to a channel of ours (xferd only offers a live one's). */
+static void note_offer(xfer_rt_ctl_t *c, const xfer_config_t *cfg, const xfer_ctl_msg_t *m)
+{
+    const char *name = xfer_ctl_str(m, "channel", ""), *port = xfer_ctl_str(m, "port", "");
+    const struct ctl_offer o = {NULL, xfer_ctl_int(m, "session", 0)};
+    int j;
+    for (j = 0; j < cfg->nchannels; j++) {
+        char *copy;
+        if (strcmp(cfg->channels[j].name, name) != 0)
+            continue;
+        copy = xfer_strdup(port);
+        pthread_mutex_lock(&c->lock);
+        if (copy && !offer_dead(c, cfg->channels[j].to, &o) &&
+            (!c->offer[j].port || o.session >= c->offer[j].session)) {
+            free(c->offer[j].port);
+            c->offer[j].port = copy;
+            c->offer[j].session = o.session;
+            copy = NULL;
+        }
+        pthread_mutex_unlock(&c->lock);
+        free(copy);
         return;
     }
 }
@@ -69,6 +118,8 @@ static void on_notice(xfer_rt_ctl_t *c, const xfer_ctl_msg_t *m)
 {
     if (strcmp(xfer_ctl_op(m), "failure") == 0)
         note_failure(c, c->cfg, m);
+    else if (strcmp(xfer_ctl_op(m), "attaching") == 0)
+        note_offer(c, c->cfg, m);
     else if (strcmp(xfer_ctl_op(m), "shutdown") == 0)
         atomic_store(&c->shutdown, 1);
 }
@@ -260,7 +311,9 @@ static xfer_status_t leader_start(struct xfer *x, const char *endpoint)
     c->ncomp = cfg->ncomponents;
     c->cfg = cfg;
     c->reason = xfer_calloc((size_t) c->ncomp, sizeof(*c->reason));
-    if (!c->reason) {
+    c->failed_session = xfer_calloc((size_t) c->ncomp, sizeof(*c->failed_session));
+    c->offer = xfer_calloc((size_t) cfg->nchannels + 1, sizeof(*c->offer));
+    if (!c->reason || !c->failed_session || !c->offer) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "control plane");
         goto out;
     }
@@ -363,7 +416,11 @@ void xfer_rt_ctl_stop(struct xfer *x, int clean)
     xfer_ctl_close(&c->hb);
     for (i = 0; c->reason && i < c->ncomp; i++)
         free(c->reason[i]);
+    for (i = 0; c->offer && i < c->cfg->nchannels; i++)
+        free(c->offer[i].port);
     xfer_free(c->reason);
+    xfer_free(c->failed_session);
+    xfer_free(c->offer);
     pthread_mutex_destroy(&c->lock);
     xfer_free(c);
     x->ctl = NULL;
@@ -405,6 +462,51 @@ xfer_status_t xfer_rt_ctl_publish(struct xfer *x, int index, const char *port)
 out:
     xfer_ctl_msg_free(&req);
     return st;
+}
+
+/* A reader offers its port to the channel's sender; asked again like publish. */
+xfer_status_t xfer_rt_ctl_attach(struct xfer *x, int index, const char *port)
+{
+    const double deadline = xfer_now_ms() + x->timeout_ms;
+    xfer_ctl_msg_t *req = NULL;
+    xfer_status_t st;
+    XFER_CHECK_GOTO(channel_req(x, "attach", index, &req), st, out);
+    XFER_CHECK_GOTO(xfer_ctl_set_str(req, "port", port), st, out);
+    for (;;) {
+        const double left = deadline - xfer_now_ms();
+        st = xfer_ctl_request(x->ctl->main, req, left < CTL_ASK_MS ? (int) left + 1 : CTL_ASK_MS,
+                              NULL);
+        if (st != XFER_ERR_TIMEOUT || xfer_now_ms() >= deadline)
+            break;
+    }
+    if (st != XFER_SUCCESS)
+        st = xfer_err_raw(st, "channel %s: offering to attach through xferd at %s: %s",
+                          x->cfg->channels[index].name, x->ctl->endpoint, xfer_last_error());
+out:
+    xfer_ctl_msg_free(&req);
+    return st;
+}
+
+int xfer_rt_ctl_take_offer(struct xfer *x, int index, char *port, size_t len, int64_t *session)
+{
+    xfer_rt_ctl_t *c = x->ctl;
+    int found = 0;
+    if (!c)
+        return 0;
+    if (xfer_now_ms() - c->main_polled > CTL_SLICE_MS)
+        drain_main(c);
+    pthread_mutex_lock(&c->lock);
+    if (c->offer[index].port) {
+        found = strlen(c->offer[index].port) < len;
+        if (found) {
+            memcpy(port, c->offer[index].port, strlen(c->offer[index].port) + 1);
+            *session = c->offer[index].session;
+        }
+        free(c->offer[index].port);
+        c->offer[index].port = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return found;
 }
 
 xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, char *port, size_t len)
@@ -500,6 +602,11 @@ void xfer_rt_ctl_flow(struct xfer *x, int index, int side, int64_t app_step, uin
 
 int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len)
 {
+    return xfer_rt_ctl_failed_since(x, comp, 0, why, len);
+}
+
+int xfer_rt_ctl_failed_since(struct xfer *x, int comp, int64_t since, char *why, size_t len)
+{
     xfer_rt_ctl_t *c = x->ctl;
     int failed = 0;
     if (!c)
@@ -509,7 +616,8 @@ int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len)
     if (atomic_load(&c->nfailed) == 0 || comp < 0 || comp >= c->ncomp)
         return 0;
     pthread_mutex_lock(&c->lock);
-    if (c->reason[comp]) {
+    if (c->reason[comp] &&
+        (since == 0 || c->failed_session[comp] == 0 || c->failed_session[comp] >= since)) {
         failed = 1;
         if (why && len)
             snprintf(why, len, "%s", c->reason[comp]);

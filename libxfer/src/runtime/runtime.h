@@ -266,7 +266,7 @@ typedef struct xfer_rt_loss {
     int closed;    /* it closed the channel (a clean leave), rather than failed */
     uint64_t from; /* the application's first step not sent */
     /* A reader that attaches late or comes back (ch_attach.c): the stream between separate
-     * launches without xferd, policy block, stride 1. */
+     * launches, policy block, stride 1. */
     int attachable; /* this sending side takes readers that announce themselves */
     int never;      /* no reader attached yet (XFER_ABSENT, or none came at xfer_init) */
     int attaches;   /* readers attached after the first join */
@@ -287,6 +287,7 @@ typedef struct xfer_rt_health {
     int ended;             /* the application was told the channel ended */
     int finished;          /* xfer_finalize completed this channel */
     int peer_failed;       /* xferd declared the peer component failed */
+    int64_t peer_session;  /* the peer's incarnation attached to (its xferd session; 0: first) */
     int ctl_lost;          /* the control plane is gone: the peer's liveness is unknown */
     char peer_why[256];    /* why (the leader knows; other ranks learn it by NOTE_FAIL) */
     char ctl_why[256];     /* why the control plane is lost (the leader's words) */
@@ -483,6 +484,14 @@ int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len);
 /* Forget xferd's verdict on component @p comp (rank 0's view): a reader that failed came back
  * (the file transport's attach, file_attach.c); a later failure of it is noted again. */
 void xfer_rt_ctl_forget(struct xfer *x, int comp);
+/* The same, for the incarnation of @p comp whose session is @p since (0: any): a component that
+ * failed and came back (a new session) is alive again for the channels attached to it since. */
+int xfer_rt_ctl_failed_since(struct xfer *x, int comp, int64_t since, char *why, size_t len);
+/* A reader of channel @p index offers @p port through xferd ("attach"). */
+xfer_status_t xfer_rt_ctl_attach(struct xfer *x, int index, const char *port);
+/* Rank 0 of a sender: a live reader's offer to attach to channel @p index, taken (1), with the
+ * reader's session; 0 none. */
+int xfer_rt_ctl_take_offer(struct xfer *x, int index, char *port, size_t len, int64_t *session);
 /* rank 0: the control plane is gone (shut down, or silent for more than timeout_ms): nothing
  * tells a computing peer from a dead one any more (why in @p why) */
 int xfer_rt_ctl_lost(struct xfer *x, char *why, size_t len);
