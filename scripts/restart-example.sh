@@ -34,7 +34,8 @@ if [[ -z "${XFER_EXAMPLE_NO_BUILD:-}" ]]; then
     echo "== building $tree"
     bash scripts/build.sh "$flavour" --dir "$tree" >/dev/null
 fi
-bin="$src/$tree/tools"
+[[ "$tree" == /* ]] || tree="$src/$tree"
+bin="$tree/tools"
 [[ -x "$bin/xfer-run" ]] || die "no $bin/xfer-run"
 if [[ "$flavour" == openmpi ]]; then
     export OMPI_MCA_mpi_yield_when_idle=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -57,7 +58,11 @@ while (($(rows "$csv") < kill_after)); do
     ((SECONDS < deadline)) || die "the analysis wrote no $kill_after steps in 300 s"
     sleep 0.1 # poll the file ten times a second
 done
-pids=$(pgrep -f "gray-scott-analysis.*restart-output/analysis" || true)
+pids=""
+for p in $(pgrep -f "gray-scott-analysis.*restart-output/analysis" || true); do
+    # this run's only (its working directory), not another run's on the machine
+    [[ "$(readlink "/proc/$p/cwd" 2>/dev/null)" == "$PWD" ]] && pids="$pids $p"
+done
 [[ -n "$pids" ]] || die "no analysis process to kill"
 echo "== the analysis wrote $(rows "$csv") steps: kill -9 $(echo $pids)"
 kill -KILL $pids

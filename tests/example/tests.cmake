@@ -218,6 +218,17 @@ if(TARGET xfer_python AND NOT XFER_ENABLE_SANITIZERS)
 endif()
 
 # ---- negative control: the comparison must fail on perturbed statistics ----------------------
+# The analysis killed with SIGKILL mid-run and started again into the running workflow (xfer-run
+# --attach) under on_reader_loss: spill over step files: scripts/restart-example.sh checks that
+# the two runs' stats.csv hold every one of the 20 steps, in order, none twice but the one the
+# killed run may have written and not finished, and that xfer-run exits 3 (docs/example.md).
+if(TARGET xfer_hdf5)
+  add_test(NAME ${P}.example.restart
+           COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/restart-example.sh)
+  set_tests_properties(${P}.example.restart PROPERTIES TIMEOUT 600 LABELS "example;mpi;loss"
+                       ENVIRONMENT "XFER_EXAMPLE_NO_BUILD=1;XFER_EXAMPLE_BUILD=${PROJECT_BINARY_DIR};XFER_EXAMPLE_FLAVOR=${XFER_MPI_FLAVOR};WORK=${EX_DIR}/restart;${XFER_MPIEXEC_ENV}")
+endif()
+
 add_test(NAME ${P}.example.compare_negative COMMAND ${EX_CHECK} negative --out ${EX_DIR}/mpmd-p4q3)
 set_tests_properties(${P}.example.compare_negative PROPERTIES TIMEOUT 60 LABELS "example"
                      FIXTURES_REQUIRED ${P}.example.outputs)
