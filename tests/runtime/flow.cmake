@@ -217,12 +217,23 @@ if(RT_SEPARATE)
                      $<TARGET_FILE:attach_prog> ${XFER_MPI_FLAVOR} ${mode})
     set_tests_properties(${P}.workflow.attach.stream.${mode} PROPERTIES TIMEOUT 200 RUN_SERIAL TRUE
                          LABELS "mpi;workflow;loss;attach")
+  endforeach()
+  # the same through xfer-run and its xferd (--without b, then --attach b; runtime/
+  # attach_xferd_test.sh): the reader's offer goes through xferd, its loss is xferd's verdict
+  if(TARGET xfer-run AND TARGET xferd)
+    foreach(mode late kill)
+      add_test(NAME ${P}.workflow.attach.stream.xferd.${mode}
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/attach_xferd_test.sh
+                       $<TARGET_FILE:xfer-run> $<TARGET_FILE:attach_prog> ${XFER_MPI_FLAVOR} ${mode})
+      set_tests_properties(${P}.workflow.attach.stream.xferd.${mode} PROPERTIES TIMEOUT 260
+                           RUN_SERIAL TRUE LABELS "mpi;workflow;loss;attach")
     endforeach()
+  endif()
 endif()
 
 # Readers that attach late or come back, on the file transport (docs/runtime.md, "Readers that
-# attach late or come back"): runtime/file_attach_prog.c checked by runtime/file_attach_test.sh, on any
-# MPI (the file transport connects nothing). kill/close: a reader that dies (SIGKILL, under
+# attach late or come back"): runtime/file_attach_prog.c checked by runtime/file_attach_test.sh,
+# on any MPI (the file transport connects nothing). kill/close: a reader that dies (SIGKILL, under
 # xfer-run and xferd, spill, keep: true) or closes the channel (keep: false) and a second one
 # started by hand: every step released once across both, in order; latest/oldest: a late reader
 # (XFER_ABSENT) with start: latest, or history: 4 and start: oldest; full: spill.max_steps reached,
@@ -246,15 +257,4 @@ if(TARGET xfer-run AND TARGET xferd AND TARGET xfer_hdf5)
                          LABELS "mpi;workflow;control;loss" SKIP_RETURN_CODE 77
                          ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
   endforeach()
-  # the same through xfer-run and its xferd (--without b, then --attach b; runtime/
-  # attach_xferd_test.sh): the reader's offer goes through xferd, its loss is xferd's verdict
-  if(TARGET xfer-run AND TARGET xferd)
-    foreach(mode late kill)
-      add_test(NAME ${P}.workflow.attach.stream.xferd.${mode}
-               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/attach_xferd_test.sh
-                       $<TARGET_FILE:xfer-run> $<TARGET_FILE:attach_prog> ${XFER_MPI_FLAVOR} ${mode})
-      set_tests_properties(${P}.workflow.attach.stream.xferd.${mode} PROPERTIES TIMEOUT 260
-                           RUN_SERIAL TRUE LABELS "mpi;workflow;loss;attach")
-    endforeach()
-  endif()
 endif()
