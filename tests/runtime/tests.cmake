@@ -546,6 +546,38 @@ rt_mxn_yaml(f 3 2 half block)
 rt_mpmd(cmd ${f} NP 3 2 ARGS --steps 5 --bind-alternate --begin -1)
 rt_pass_test(mpmd.bind.alternate.half.p3q2 COMMAND ${cmd}
              EXPECT "b: channel c: 5 steps, 0 bytes sent, [0-9]+ received, 0 copied in")
+# A bound sender's xfer_step_end waits until its part of the step is sent, and step 0 cannot be
+# sent before every receiving rank posted its part of the set-up. These receivers wait on
+# another channel first (for a step their sender commits after the bound one), which must post
+# it: a cycle of channels c (a -> b) and d (b -> a), each side committing before it gets
+# (xfer-synth --orders random, seed 5 of xfer-synth's random tester), and two channels a -> b
+# that b reads in the other order at step 0 (seed 3). Both hung at step 0.
+file(WRITE ${RT_DIR}/bind-cycle.yaml "workflow: bind_cycle
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth]}
+  - {name: b, nprocs: 3, cmd: [xfer-synth]}
+channels:
+  - {name: c, from: a, to: b, max_in_flight_steps: 2,
+     datasets: [{name: v, type: int32, dims: [12, 5]}]}
+  - {name: d, from: b, to: a, datasets: [{name: w, type: float64, dims: [7]}]}
+")
+rt_mpmd(cmd ${RT_DIR}/bind-cycle.yaml NP 2 3
+        ARGS --steps 17 --seed 5 --orders random --attrs --bind-alternate)
+rt_pass_test(mpmd.bind.cycle.p2q3 COMMAND ${cmd}
+             EXPECT "b: channel d: 17 steps, [0-9]+ bytes sent, 0 received, 0 copied in")
+file(WRITE ${RT_DIR}/bind-two.yaml "workflow: bind_two
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth]}
+channels:
+  - {name: c, from: a, to: b, datasets: [{name: v, type: int32, dims: [12, 5]}]}
+  - {name: e, from: a, to: b, datasets: [{name: w, type: float64, dims: [7]}]}
+")
+rt_mpmd(cmd ${RT_DIR}/bind-two.yaml NP 2 2 ARGS --steps 4 --seed 3 --orders random --bind)
+rt_pass_test(mpmd.bind.two_channels.p2q2 COMMAND ${cmd}
+             EXPECT "a: channel e: 4 steps, [0-9]+ bytes sent, 0 received, 0 copied in")
+set_tests_properties(${P}.workflow.mpmd.bind.cycle.p2q3 ${P}.workflow.mpmd.bind.two_channels.p2q2
+                     PROPERTIES TIMEOUT 60)
 
 # per-step attributes on the allgatherv path too (whole datasets), and their bound
 rt_mxn_yaml(f 3 2 full all)

@@ -93,6 +93,7 @@ xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch)
     int met;
     if (ch->cur_committed)
         return XFER_SUCCESS;
+    ch->x->began = 1; /* (runtime.h) */
     if (xfer_ch_side_agrees(ch)) {
         st = agree_end(ch);
         if (st == XFER_SUCCESS)
@@ -222,6 +223,7 @@ xfer_status_t xfer_ch_end_step(xfer_channel_t *ch, uint64_t label)
         ch->stats.steps_sent++;
     }
     if (xfer_ch_this_recvs(ch)) {
+        ch->x->began = 1; /* (a release of a step not read: runtime.h) */
         XFER_CHECK_GOTO(ch->ops->release(ch), st, out);
         ch->stats.steps_received++;
     }

@@ -79,6 +79,8 @@ xfer_status_t xfer_ch_wait(xfer_channel_t *ch, const xfer_ch_wait_t *w, int *met
     xfer_status_t st, cst;
 
     *met = 0;
+    if (w->force && !ch->ending) /* a wait on the channel: this rank's step 0 began (runtime.h) */
+        ch->x->began = 1;
     for (;;) {
         double now;
         int busy = 0;

@@ -389,6 +389,12 @@ struct xfer {
      * (xfer-run sets it); "" when none is known */
     char run_id[128];
     int nreported; /* errors this rank reported to xferd (xfer_rt_done) */
+    /* This rank's step 0 began, on every channel at once: at its first commit or first call that
+     * waits, on any channel (ch_step.c, ch_wait.c). Its selections and first bindings of the
+     * channels it only receives on are fixed from then on (ch_select.c), and it posts its part of
+     * their step 0 set-up (stream.c): a bound sender's xfer_step_end waits for that part, and the
+     * rank may be waiting on another channel for a step that sender commits after it. */
+    int began;
 };
 
 /* rt_util.c: what the channels ask of their context (no channel function is called back). */
