@@ -503,8 +503,8 @@ void xfer_ch_blocks_free(xfer_channel_t *ch, int collective)
         xfer_ch_blocks_release(&ch->ds[i].put);
         xfer_ch_blocks_release(&ch->ds[i].fix);
     }
-    if (g->req != MPI_REQUEST_NULL && g->comm != MPI_COMM_NULL)
-        MPI_Request_free(&g->req); /* (abandoned by a failure) */
+    if (g->comm != MPI_COMM_NULL)
+        xfer_ch_abandon_coll(&g->req); /* (abandoned by a failure) */
     if (collective && g->comm != MPI_COMM_NULL)
         MPI_Comm_free(&g->comm);
     xfer_free(g->which);

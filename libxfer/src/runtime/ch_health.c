@@ -256,3 +256,16 @@ xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st)
     }
     return st;
 }
+
+void xfer_ch_abandon_coll(MPI_Request *req)
+{
+    xfer_errh_guard_t g;
+    int done = 0, rc;
+    if (*req == MPI_REQUEST_NULL)
+        return;
+    xfer_errh_guard_begin(&g); /* (MPICH reports a failed request through MPI_COMM_WORLD's) */
+    rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    (void) xfer_errh_guard_end(&g, XFER_SUCCESS);
+    if (rc != MPI_SUCCESS || !done)
+        *req = MPI_REQUEST_NULL; /* (pending, or failed: MPI_Finalize's) */
+}

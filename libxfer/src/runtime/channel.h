@@ -59,6 +59,11 @@ typedef struct xfer_errh_guard {
 } xfer_errh_guard_t;
 void xfer_errh_guard_begin(xfer_errh_guard_t *g);
 xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st);
+/* A nonblocking collective's request abandoned after a failure (a peer gone): freed if it
+ * completed, else left to MPI_Finalize, since MPI makes freeing or cancelling a pending one
+ * erroneous (Open MPI's MPI_Request_free refuses it with MPI_ERR_REQUEST, fatal under the
+ * default error handler). *@p req is MPI_REQUEST_NULL after it. */
+void xfer_ch_abandon_coll(MPI_Request *req);
 
 /* ch_layout.c */
 int xfer_ch_this_sends(const xfer_channel_t *ch);
