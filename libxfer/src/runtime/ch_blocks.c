@@ -248,7 +248,8 @@ static xfer_status_t wait_gather(xfer_channel_t *ch, const char *what)
                               .until = HUGE_VAL,
                               .need = UINT64_MAX,
                               .resumable = 0,
-                              .force = 0};
+                              .force = 0,
+                              .side = 1};
     int met;
     return xfer_ch_wait(ch, &w, &met);
 }

@@ -10,9 +10,13 @@
  *              xfer_finalize finishes the channel without waiting for the reader. Rank 0 says
  *              so in one line on stderr.
  * Where it takes effect: the stream, at the call on which each rank learns it (nothing more is
- * posted to the peer), but a reader's close, at a commit the side's ranks make together, at
- * that commit, which they agree on first (ch_step.c, xfer_ch_side_agrees); the file
- * transport, whose commit is collective over the side, at the commit every rank agrees on
+ * posted to the peer), but where a step's commit is an exchange among the side's ranks (ch_step.c,
+ * xfer_ch_side_agrees) at such a commit, which they agree on first: a reader's close, and its
+ * failure, which each rank learns on its own (rank 0 from xferd, the others from rank 0), so
+ * that no rank leaves the others' exchange behind. A rank that switched alone before (at a put,
+ * a begin, a commit's end) still says so at the side's next such commit, where the others
+ * switch with it; the side's exchanges of a commit it agreed on complete on every rank. The file
+ * transport, whose commit is collective over the side: at the commit every rank agrees on
  * (file.c: the commit's agreement carries it), so no rank is left alone in a collective write. */
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +47,7 @@ void xfer_ch_loss_snap(const xfer_channel_t *ch, xfer_ch_loss_snap_t *snap)
         return;
     snap->cur = ch->cur;
     snap->steps = ch->stats.steps;
+    snap->sent = ch->stats.steps_sent;
     snap->app = ch->flow.app;
 }
 
@@ -60,11 +65,12 @@ static int reader_gone(const xfer_channel_t *ch, xfer_status_t st)
     return st == XFER_ERR_END_OF_STREAM;
 }
 
-/* The switch: nothing more goes onto the channel from step `from` of the application on. */
-static void lose(xfer_channel_t *ch, int closed)
+/* The switch: nothing more goes onto the channel from step `from` of the application on (the
+ * step in hand, or the next one when @p past: its commit went through). */
+static void lose(xfer_channel_t *ch, int closed, int past)
 {
     xfer_rt_loss_t *l = &ch->loss;
-    uint64_t from = ch->flow.on ? ch->flow.app : ch->cur;
+    uint64_t from = (ch->flow.on ? ch->flow.app : ch->cur) + (past ? 1 : 0);
     l->lost = 1;
     l->closed = closed;
     ch->health.ended = 0; /* (the sender's calls go on; the transport is not touched again) */
@@ -109,7 +115,7 @@ int xfer_ch_loss_take(xfer_channel_t *ch, xfer_status_t st)
     }
     if (!reader_gone(ch, st))
         return 0;
-    lose(ch, st == XFER_ERR_END_OF_STREAM);
+    lose(ch, st == XFER_ERR_END_OF_STREAM, 0);
     return 1;
 }
 
@@ -122,7 +128,7 @@ xfer_status_t xfer_ch_loss_after(xfer_channel_t *ch, xfer_status_t st, int at,
     if (st == XFER_SUCCESS) {
         /* the stream: a reader that closed ends the sender's steps at its begin */
         if (at == XFER_LOSS_AT_BEGIN && status && *status == XFER_STEP_END_OF_STREAM) {
-            lose(ch, 1);
+            lose(ch, 1, 0);
             *status = XFER_STEP_OK;
         }
         return st;
@@ -140,14 +146,18 @@ xfer_status_t xfer_ch_loss_after(xfer_channel_t *ch, xfer_status_t st, int at,
     }
     /* (whether the step's commit went through before the failure) */
     committed = ch->cur != snap->cur || ch->cur_committed;
-    lose(ch, st == XFER_ERR_END_OF_STREAM);
+    lose(ch, st == XFER_ERR_END_OF_STREAM,
+         at == XFER_LOSS_AT_END && committed &&
+             (ch->flow.on ? ch->flow.app == snap->app : ch->cur == snap->cur));
     if (at == XFER_LOSS_AT_END && ch->stats.steps == snap->steps) {
-        /* the step ended for the application; unsent unless its commit went through */
+        /* the step ended for the application; sent if its commit went through, else unsent */
         ch->stats.steps++;
         if (ch->flow.on && ch->flow.app == snap->app)
             ch->flow.app++;
         if (!committed)
             ch->stats.steps_unsent++;
+        else if (ch->stats.steps_sent == snap->sent) /* (it failed once it went through) */
+            ch->stats.steps_sent++;
         xfer_ch_attr_drop(ch);
         xfer_ch_blocks_next(ch);
     }
@@ -177,10 +187,23 @@ xfer_status_t xfer_ch_loss_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_s
     return XFER_SUCCESS;
 }
 
+/* Does this step's end of a rank whose reader is gone owe its side the word (xfer_ch_agree_lost)?
+ * A reader that failed, not agreed on yet, at a step whose commit the side makes together (one a
+ * stride sends; policy latest: rank 0's round says it to every rank at once). */
+static int owes_word(const xfer_channel_t *ch)
+{
+    if (ch->loss.closed || ch->loss.agreed || !xfer_ch_side_agrees(ch))
+        return 0;
+    return !ch->flow.on || (!ch->flow.latest && !xfer_ch_flow_skips(ch));
+}
+
 xfer_status_t xfer_ch_loss_end(xfer_channel_t *ch)
 {
+    xfer_status_t st;
     if (ch->health.finished)
         return XFER_ERR(XFER_ERR_STATE, "channel %s was finalized", ch->cfg->name);
+    if (owes_word(ch) && (st = xfer_ch_agree_lost(ch)) != XFER_SUCCESS)
+        return st;
     xfer_ch_attr_drop(ch);
     xfer_ch_blocks_next(ch);
     if (ch->flow.on)

@@ -257,6 +257,8 @@ typedef struct xfer_rt_loss {
     int cont;      /* the sending side of a half-duplex channel with on_reader_loss: continue */
     int lost;      /* the reader is gone: nothing more goes onto the channel */
     int closed;    /* it closed the channel (a clean leave), rather than failed */
+    int agreed;    /* the side agreed that the reader failed, at a commit its ranks make together
+                      (ch_step.c): until then a rank that switched alone still says so there */
     uint64_t from; /* the application's first step not sent */
 } xfer_rt_loss_t;
 

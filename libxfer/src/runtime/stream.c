@@ -420,7 +420,10 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     if (ch->cur_committed)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
-    if (ch->health.peer_failed) /* nobody to deliver it to: not committed */
+    /* nobody to deliver it to: not committed; but a commit the side agreed on (ch->committing)
+     * makes its side's exchanges on every rank (a rank that learns it now switches after them,
+     * ch_loss.c) */
+    if (ch->health.peer_failed && !(ch->committing && ch->loss.cont))
         return xfer_ch_peer_failed_error(ch);
     if (ch->health.ctl_lost)
         return xfer_ch_ctl_lost_error(ch);
