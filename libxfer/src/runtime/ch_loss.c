@@ -18,10 +18,28 @@
  * switch with it; the side's exchanges of a commit it agreed on complete on every rank. The file
  * transport, whose commit is collective over the side: at the commit every rank agrees on
  * (file.c: the commit's agreement carries it), so no rank is left alone in a collective write. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "channel.h"
+
+/* The stream under continue: the MPI library may write to a dead reader's connection before
+ * xferd declares it failed (Open MPI's TCP transport between separate jobs does, writev to a
+ * closed socket), and SIGPIPE's default action would end the very sender the loss is to spare.
+ * Ignored then, process-wide, unless the application chose its own disposition; the write fails
+ * instead, and so does the step's collective, which the loss takes (docs/runtime.md). */
+static void spare_sigpipe(void)
+{
+    struct sigaction sa;
+    if (sigaction(SIGPIPE, NULL, &sa) != 0 || (sa.sa_flags & SA_SIGINFO) ||
+        sa.sa_handler != SIG_DFL)
+        return;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    (void) sigaction(SIGPIPE, &sa, NULL); /* (a failure leaves the default: nothing worse) */
+}
 
 xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
 {
@@ -37,6 +55,8 @@ xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
     }
     /* a full-duplex side reads too (the file refuses the key there; the variable is ignored) */
     ch->loss.cont = cont && ch->role == XFER_ROLE_SEND;
+    if (ch->loss.cont && ch->ctl_inter != MPI_COMM_NULL) /* (the stream) */
+        spare_sigpipe();
     return XFER_SUCCESS;
 }
 
