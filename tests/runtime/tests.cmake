@@ -495,9 +495,12 @@ if(RT_SEPARATE)
   rt_mxn_yaml(f 2 3 full perdataset)
   rt_test(separate.mxn.hybrid.p2q3 COMMAND ${RT_SEPARATE} ${f} ENV ${RT_SEP_ENV})
 endif()
-# Steps beyond MPI's int counts (the direct path cuts messages of 1 GiB): 2.5 GiB per rank
-# (1 x 1), and 2.5 GiB in all with each consumer holding its half (2 x 2, rows). Each needs
-# about 8 GiB of memory at its peak: they run one at a time, and only where 20 GiB are.
+# Steps beyond MPI's int counts (the direct path cuts messages of 1 GiB): 2 GiB and a half MiB
+# (2^28 + 2^16 + 1 float64) per rank (1 x 1), and in all with each consumer holding its half
+# (2 x 2, rows): past INT_MAX bytes in every count that 2.5 GiB was past, each message over
+# 1 GiB cut (1 x 1: two of 1 GiB and the rest; 2 x 2: each half, 1 GiB and the rest), with a
+# fifth fewer bytes to fill, move and check than 2.5 GiB had. Each needs about 7 GiB of memory
+# at its peak: they run one at a time, and only where 20 GiB are.
 file(STRINGS /proc/meminfo rt_memtotal REGEX "^MemTotal:")
 string(REGEX MATCH "[0-9]+" rt_memkb "${rt_memtotal}")
 if(XFER_ENABLE_SANITIZERS)
@@ -514,7 +517,7 @@ components:
   - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
 channels:
   - {name: c, from: a, to: b, max_in_flight_steps: 1, selection: rows,
-     datasets: [{name: big, type: float64, dims: [335544320]}]}
+     datasets: [{name: big, type: float64, dims: [268500993]}]}
 ")
     rt_mpmd(cmd ${f} NP ${p} ${q} ARGS --steps 1)
     rt_pass_test(mpmd.large.p${p}q${q} COMMAND ${cmd}
