@@ -10,9 +10,12 @@ target_link_libraries(test_config PRIVATE xfer_internal)
 set(XFER_CONFIG_SCRATCH ${CMAKE_CURRENT_BINARY_DIR}/config-scratch)
 file(MAKE_DIRECTORY ${XFER_CONFIG_SCRATCH})
 
+# (each test that runs the unit test a directory of its own: its scratch files have fixed names,
+# and ctest -j runs config.unit beside valgrind.test_config)
+file(MAKE_DIRECTORY ${XFER_CONFIG_SCRATCH}/unit ${XFER_CONFIG_SCRATCH}/valgrind)
 add_test(NAME ${P}.config.unit COMMAND test_config --src ${PROJECT_SOURCE_DIR})
 set_tests_properties(${P}.config.unit PROPERTIES LABELS "unit;config" TIMEOUT 300
-                     WORKING_DIRECTORY ${XFER_CONFIG_SCRATCH})
+                     WORKING_DIRECTORY ${XFER_CONFIG_SCRATCH}/unit)
 
 # Each invalid file announces its error on its first line: "# expect: <line>:<col>: ...".
 file(GLOB XFER_INVALID_CONFIGS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/configs/*.yaml)
@@ -140,7 +143,7 @@ if(XFER_VALGRIND AND NOT XFER_ENABLE_SANITIZERS)
                    --suppressions=${CMAKE_CURRENT_SOURCE_DIR}/support/valgrind.supp
                    $<TARGET_FILE:test_config> --src ${PROJECT_SOURCE_DIR})
   set_tests_properties(${P}.valgrind.test_config PROPERTIES LABELS "valgrind;unit;config"
-                       TIMEOUT 600 WORKING_DIRECTORY ${XFER_CONFIG_SCRATCH})
+                       TIMEOUT 600 WORKING_DIRECTORY ${XFER_CONFIG_SCRATCH}/valgrind)
   add_test(NAME ${P}.valgrind.test_config_oom
            COMMAND ${XFER_VALGRIND} -q --error-exitcode=99 --leak-check=full
                    --errors-for-leak-kinds=definite,indirect --num-callers=50

@@ -203,6 +203,17 @@ if(TARGET xfer-run AND TARGET xferd)
       endforeach()
     endforeach()
   endforeach()
+  # the death of a reader while three sender ranks commit together (joined, variable and
+  # per_step datasets: each commit an exchange among them), four seeds: the side switches at one
+  # commit it agrees on, every rank sends the same steps, none crashes on what another left
+  if(RT_SEPARATE)
+    add_test(NAME ${P}.workflow.loss.stream.continue.kill.joined
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/loss_synth_test.sh
+                     $<TARGET_FILE:xfer-run> ${RT_DIR}/loss-joined 4)
+    set_tests_properties(${P}.workflow.loss.stream.continue.kill.joined PROPERTIES TIMEOUT 600
+                         LABELS "mpi;workflow;control;loss"
+                         ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+  endif()
 endif()
 
 # Readers that attach late or come back on the stream (docs/runtime.md, "Readers that attach late

@@ -125,7 +125,9 @@ midrun_wait() { # midrun_wait PATTERN SECONDS [APP_STEP]: app_step0 beyond APP_S
 
 [ "$mode" = midrun ] || start_daemon
 targs=()
-[ "$transport" = file ] && targs=(--transport file)
+# the step files in the test's own directory, not ./xfer-steps of ctest's working directory,
+# which file.latest and file.stride share (same workflow and channel names) under ctest -j
+[ "$transport" = file ] && targs=(--transport file) && export XFER_TRANSPORT_DIR="$work/steps"
 timeout -k 10 150 "$xr" --launch mpmd "${targs[@]}" --run-dir "$work/rd" "$work/wf.yaml" \
     >"$work/out" 2>&1 &
 xrpid=$!

@@ -495,9 +495,12 @@ if(RT_SEPARATE)
   rt_mxn_yaml(f 2 3 full perdataset)
   rt_test(separate.mxn.hybrid.p2q3 COMMAND ${RT_SEPARATE} ${f} ENV ${RT_SEP_ENV})
 endif()
-# Steps beyond MPI's int counts (the direct path cuts messages of 1 GiB): 2.5 GiB per rank
-# (1 x 1), and 2.5 GiB in all with each consumer holding its half (2 x 2, rows). Each needs
-# about 8 GiB of memory at its peak: they run one at a time, and only where 20 GiB are.
+# Steps beyond MPI's int counts (the direct path cuts messages of 1 GiB): 2 GiB and a half MiB
+# (2^28 + 2^16 + 1 float64) per rank (1 x 1), and in all with each consumer holding its half
+# (2 x 2, rows): past INT_MAX bytes in every count that 2.5 GiB was past, each message over
+# 1 GiB cut (1 x 1: two of 1 GiB and the rest; 2 x 2: each half, 1 GiB and the rest), with a
+# fifth fewer bytes to fill, move and check than 2.5 GiB had. Each needs about 7 GiB of memory
+# at its peak: they run one at a time, and only where 20 GiB are.
 file(STRINGS /proc/meminfo rt_memtotal REGEX "^MemTotal:")
 string(REGEX MATCH "[0-9]+" rt_memkb "${rt_memtotal}")
 if(XFER_ENABLE_SANITIZERS)
@@ -514,7 +517,7 @@ components:
   - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
 channels:
   - {name: c, from: a, to: b, max_in_flight_steps: 1, selection: rows,
-     datasets: [{name: big, type: float64, dims: [335544320]}]}
+     datasets: [{name: big, type: float64, dims: [268500993]}]}
 ")
     rt_mpmd(cmd ${f} NP ${p} ${q} ARGS --steps 1)
     rt_pass_test(mpmd.large.p${p}q${q} COMMAND ${cmd}
@@ -546,6 +549,38 @@ rt_mxn_yaml(f 3 2 half block)
 rt_mpmd(cmd ${f} NP 3 2 ARGS --steps 5 --bind-alternate --begin -1)
 rt_pass_test(mpmd.bind.alternate.half.p3q2 COMMAND ${cmd}
              EXPECT "b: channel c: 5 steps, 0 bytes sent, [0-9]+ received, 0 copied in")
+# A bound sender's xfer_step_end waits until its part of the step is sent, and step 0 cannot be
+# sent before every receiving rank posted its part of the set-up. These receivers wait on
+# another channel first (for a step their sender commits after the bound one), which must post
+# it: a cycle of channels c (a -> b) and d (b -> a), each side committing before it gets
+# (xfer-synth --orders random, seed 5 of xfer-synth's random tester), and two channels a -> b
+# that b reads in the other order at step 0 (seed 3). Both hung at step 0.
+file(WRITE ${RT_DIR}/bind-cycle.yaml "workflow: bind_cycle
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth]}
+  - {name: b, nprocs: 3, cmd: [xfer-synth]}
+channels:
+  - {name: c, from: a, to: b, max_in_flight_steps: 2,
+     datasets: [{name: v, type: int32, dims: [12, 5]}]}
+  - {name: d, from: b, to: a, datasets: [{name: w, type: float64, dims: [7]}]}
+")
+rt_mpmd(cmd ${RT_DIR}/bind-cycle.yaml NP 2 3
+        ARGS --steps 17 --seed 5 --orders random --attrs --bind-alternate)
+rt_pass_test(mpmd.bind.cycle.p2q3 COMMAND ${cmd}
+             EXPECT "b: channel d: 17 steps, [0-9]+ bytes sent, 0 received, 0 copied in")
+file(WRITE ${RT_DIR}/bind-two.yaml "workflow: bind_two
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth]}
+  - {name: b, nprocs: 2, cmd: [xfer-synth]}
+channels:
+  - {name: c, from: a, to: b, datasets: [{name: v, type: int32, dims: [12, 5]}]}
+  - {name: e, from: a, to: b, datasets: [{name: w, type: float64, dims: [7]}]}
+")
+rt_mpmd(cmd ${RT_DIR}/bind-two.yaml NP 2 2 ARGS --steps 4 --seed 3 --orders random --bind)
+rt_pass_test(mpmd.bind.two_channels.p2q2 COMMAND ${cmd}
+             EXPECT "a: channel e: 4 steps, [0-9]+ bytes sent, 0 received, 0 copied in")
+set_tests_properties(${P}.workflow.mpmd.bind.cycle.p2q3 ${P}.workflow.mpmd.bind.two_channels.p2q2
+                     PROPERTIES TIMEOUT 60)
 
 # per-step attributes on the allgatherv path too (whole datasets), and their bound
 rt_mxn_yaml(f 3 2 full all)
@@ -567,18 +602,20 @@ rt_fail_test(mpmd.mxn.fail.user_undeclared COMMAND ${cmd} MAXTIME 60
 # ---- liveness, not a clock (docs/runtime.md) and the step-status API ------------------------
 # A producer that computes longer than control.timeout_ms between steps is alive: one MPMD job
 # without xferd (the job shares its processes' fate), and through xfer-run with xferd (its
-# heartbeats say so), the issue's figures: 4000 ms of computing, timeout_ms 2000.
+# heartbeats say so), the issue's figures: 4000 ms of computing, timeout_ms 2000. Two steps: the
+# gap before step 0 (the consumer waits in step 0's set-up) and the one between steps (it waits
+# for a step of a channel set up); a third gap would be the second again.
 file(WRITE ${RT_DIR}/live.yaml "workflow: rt_live
 control: {heartbeat_ms: 200, timeout_ms: 2000}
 components:
-  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"3\", --compute-ms, \"4000\"]}
-  - {name: b, nprocs: 3, cmd: [xfer-synth, --steps, \"3\", --begin, \"-1\"]}
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"2\", --compute-ms, \"4000\"]}
+  - {name: b, nprocs: 3, cmd: [xfer-synth, --steps, \"2\", --begin, \"-1\"]}
 channels:
   - {name: c, from: a, to: b, max_in_flight_steps: 1,
      datasets: [{name: x, type: float64, dims: [1000]}, {name: y, type: int32, dims: [6, 7]}]}
 ")
-rt_mpmd(cmd ${RT_DIR}/live.yaml NP 2 3 ARGS --steps 3 --compute-ms 4000 ARGS1 --steps 3)
-rt_pass_test(mpmd.live.compute_gap COMMAND ${cmd} EXPECT "b: 3 steps, [0-9]+ elements checked")
+rt_mpmd(cmd ${RT_DIR}/live.yaml NP 2 3 ARGS --steps 2 --compute-ms 4000 ARGS1 --steps 2)
+rt_pass_test(mpmd.live.compute_gap COMMAND ${cmd} EXPECT "b: 2 steps, [0-9]+ elements checked")
 # NOT_READY: the consumer polls (timeout 0) while the producer computes, and still checks
 # every byte; the end of the stream is a status
 rt_mpmd(cmd ${RT_DIR}/live.yaml NP 2 3 ARGS --steps 4 --compute-ms 300
@@ -605,7 +642,7 @@ channels:
                ${RT_DIR}/reports.yaml EXPECT "b: 300 steps, [0-9]+ elements checked"
                REJECT " refused: " ENV ${RT_SEP_ENV})
   rt_pass_test(xferd.live.compute_gap COMMAND $<TARGET_FILE:xfer-run> --launch mpmd
-               ${RT_DIR}/live.yaml EXPECT "b: 3 steps, [0-9]+ elements checked" ENV ${RT_SEP_ENV})
+               ${RT_DIR}/live.yaml EXPECT "b: 2 steps, [0-9]+ elements checked" ENV ${RT_SEP_ENV})
   # a stall that silences the heartbeats too (SIGSTOP of the producer's rank 0): the consumer
   # fails with XFER_ERR_PEER_FAILED naming it within 2 x the heartbeat timeout (1000 ms)
   file(WRITE ${RT_DIR}/stop-a.yaml "workflow: rt_stop_a

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Isomorphic schedules (seed-isomorphic §6-9, §12-13): the figures of the digest's table, and a
  * symbolic run of every algorithm on small tori (Moore, von Neumann, asymmetric, long offsets,
- * duplicates, self offsets, s > p, extents 1 and 2, random neighbourhoods). */
+ * duplicates, self offsets, s > p, extents 1 and 2, random neighbourhoods). `--quick`: the first
+ * 100 of the 300 random neighbourhoods (the valgrind run checks memory behaviour on fewer, the
+ * plain run covers them all). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,11 +205,11 @@ static void test_shapes(void)
     }
 }
 
-static void test_random(void)
+static void test_random(int count)
 {
     static int off[30 * 4];
     unsigned seed = 12345;
-    for (int k = 0; k < 300; k++) {
+    for (int k = 0; k < count; k++) {
         int d = 1 + (int) (next_rand(&seed) % 4), s = 1 + (int) (next_rand(&seed) % 30), dims[4];
         char what[64];
         for (int j = 0; j < d; j++)
@@ -365,11 +367,12 @@ static void test_stencil(void)
            "ndims 0 accepted");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const int quick = argc == 2 && strcmp(argv[1], "--quick") == 0;
     test_table();
     test_shapes();
-    test_random();
+    test_random(quick ? 100 : 300);
     test_verify_fails();
     test_engine_sim_fails();
     test_stencil();

@@ -257,7 +257,8 @@ XFER_PUBLIC xfer_status_t xfer_decompose(xfer_selection_mode_t mode, int ndims,
  * Declare the box of dataset @p dataset this rank receives (start[d] .. start[d] + count[d] - 1;
  * NULL start and count: the whole dataset; a count of 0: nothing). Overrides the channel's
  * `selection` mode for this rank and is required under `selection: user`. Only before step 0
- * begins (the selections are fixed for the run, like the senders' decomposition): later,
+ * begins, which is at this rank's first commit or first call that waits, on any of its channels
+ * (the selections are fixed for the run, like the senders' decomposition): later,
  * XFER_ERR_STATE. Local.
  */
 XFER_PUBLIC xfer_status_t xfer_select(xfer_channel_t *ch, const char *dataset,
@@ -287,8 +288,8 @@ XFER_PUBLIC xfer_status_t xfer_selection_of(xfer_channel_t *ch, const char *data
  *   a time: the next step lands only once this one is released. Binding again during a step
  *   (after step 0) gives the buffer the next step lands in: one buffer per step, or two in
  *   turn, still without a copy.
- * The first binding comes before step 0 begins, like selections; the step then takes the
- * direct path.
+ * The first binding comes before step 0 begins (at this rank's first commit or first call that
+ * waits, on any channel), like selections; the step then takes the direct path.
  */
 XFER_PUBLIC xfer_status_t xfer_bind_buffer(xfer_channel_t *ch, const char *dataset, void *buf,
                                            size_t bufsize);

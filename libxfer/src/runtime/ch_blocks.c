@@ -248,7 +248,8 @@ static xfer_status_t wait_gather(xfer_channel_t *ch, const char *what)
                               .until = HUGE_VAL,
                               .need = UINT64_MAX,
                               .resumable = 0,
-                              .force = 0};
+                              .force = 0,
+                              .side = 1};
     int met;
     return xfer_ch_wait(ch, &w, &met);
 }
@@ -503,8 +504,8 @@ void xfer_ch_blocks_free(xfer_channel_t *ch, int collective)
         xfer_ch_blocks_release(&ch->ds[i].put);
         xfer_ch_blocks_release(&ch->ds[i].fix);
     }
-    if (g->req != MPI_REQUEST_NULL && g->comm != MPI_COMM_NULL)
-        MPI_Request_free(&g->req); /* (abandoned by a failure) */
+    if (g->comm != MPI_COMM_NULL)
+        xfer_ch_abandon_coll(&g->req); /* (abandoned by a failure) */
     if (collective && g->comm != MPI_COMM_NULL)
         MPI_Comm_free(&g->comm);
     xfer_free(g->which);

@@ -207,18 +207,8 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
     if (ch->loss.lost) /* (this rank switched already: it only keeps the rounds' count) */
         return XFER_SUCCESS;
     if (v == VERDICT_FAILED || v == VERDICT_CTL_LOST) {
-        /* rank 0 sent this rank xferd's notice and its words before it gave this verdict: taken
-         * now if they were not yet (none is left unmatched) */
-        while (ch->me != 0 && !ch->health.peer_failed && !ch->health.ctl_lost &&
-               st == XFER_SUCCESS) {
-            note_t n = {0, 0};
-            XFER_MPI_GOTO(
-                MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local, MPI_STATUS_IGNORE),
-                st, out);
-            if (n.type == NOTE_FAIL)
-                st = xfer_ch_take_fail(ch, n.value, 0);
-        }
-        if (st != XFER_SUCCESS)
+        /* rank 0 sent this rank xferd's notice and its words before it gave this verdict */
+        if ((st = xfer_ch_take_notice(ch)) != XFER_SUCCESS)
             return st;
         if (v == VERDICT_CTL_LOST) {
             ch->health.ctl_lost = 1;
@@ -242,7 +232,6 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
     }
     if (v % 2 && (st = replay(ch, held(ch, 0))) == XFER_SUCCESS)
         pop_oldest(ch); /* (one not sent stays held: the reader's loss counts it unsent) */
-out:
     return st;
 }
 

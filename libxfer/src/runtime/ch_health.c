@@ -135,6 +135,21 @@ out:
     return st;
 }
 
+xfer_status_t xfer_ch_take_notice(xfer_channel_t *ch)
+{
+    xfer_status_t st = XFER_SUCCESS;
+    while (ch->me != 0 && !ch->health.peer_failed && !ch->health.ctl_lost && st == XFER_SUCCESS) {
+        note_t n = {0, 0};
+        XFER_MPI_GOTO(
+            MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local, MPI_STATUS_IGNORE), st,
+            out);
+        if (n.type == NOTE_FAIL)
+            st = xfer_ch_take_fail(ch, n.value, 0);
+    }
+out:
+    return st;
+}
+
 /* An MPI failure on a channel with a control plane: wait (bounded by twice xferd's detection
  * time, *wait_ms) for xferd's verdict on the peer: the leader asks its connection, the other
  * ranks wait for the leader's NOTE_FAIL. 1: the peer failed (ch->health.peer_why says why). */
@@ -273,4 +288,17 @@ xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st)
         MPI_Errhandler_free(&g->self);
     }
     return st;
+}
+
+void xfer_ch_abandon_coll(MPI_Request *req)
+{
+    xfer_errh_guard_t g;
+    int done = 0, rc;
+    if (*req == MPI_REQUEST_NULL)
+        return;
+    xfer_errh_guard_begin(&g); /* (MPICH reports a failed request through MPI_COMM_WORLD's) */
+    rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    (void) xfer_errh_guard_end(&g, XFER_SUCCESS);
+    if (rc != MPI_SUCCESS || !done)
+        *req = MPI_REQUEST_NULL; /* (pending, or failed: MPI_Finalize's) */
 }

@@ -16,15 +16,37 @@
  * (file_attach.c), and the switch below is never made; under policy latest the rounds take the
  * loss as on the stream, and nothing attaches again.
  * Where it takes effect: the stream, at the call on which each rank learns it (nothing more is
- * posted to the peer), but a reader's close, at a commit the side's ranks make together, at
- * that commit, which they agree on first (ch_step.c, xfer_ch_side_agrees); the file
- * transport, whose commit is collective over the side, at the commit every rank agrees on
+ * posted to the peer), but where a step's commit is an exchange among the side's ranks (ch_step.c,
+ * xfer_ch_side_agrees) at such a commit, which they agree on first: a reader's close, and its
+ * failure, which each rank learns on its own (rank 0 from xferd, the others from rank 0), so
+ * that no rank leaves the others' exchange behind. A rank that switched alone before (at a put,
+ * a begin, a commit's end) still says so at the side's next such commit, where the others
+ * switch with it; the side's exchanges of a commit it agreed on complete on every rank. The file
+ * transport, whose commit is collective over the side: at the commit every rank agrees on
  * (file.c: the commit's agreement carries it), so no rank is left alone in a collective write. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "channel.h"
 #include "transport.h"
+
+/* The stream under continue: the MPI library may write to a dead reader's connection before
+ * xferd declares it failed (Open MPI's TCP transport between separate jobs does, writev to a
+ * closed socket), and SIGPIPE's default action would end the very sender the loss is to spare.
+ * Ignored then, process-wide, unless the application chose its own disposition; the write fails
+ * instead, and so does the step's collective, which the loss takes (docs/runtime.md). */
+static void spare_sigpipe(void)
+{
+    struct sigaction sa;
+    if (sigaction(SIGPIPE, NULL, &sa) != 0 || (sa.sa_flags & SA_SIGINFO) ||
+        sa.sa_handler != SIG_DFL)
+        return;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    (void) sigaction(SIGPIPE, &sa, NULL); /* (a failure leaves the default: nothing worse) */
+}
 
 xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
 {
@@ -67,6 +89,8 @@ xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
             return XFER_ERR(XFER_ERR_MPI, "channel %s: the side's rounds", ch->cfg->name);
         ch->loss.attachable = 1;
     }
+    if (ch->loss.cont && !file) /* (the stream) */
+        spare_sigpipe();
     return XFER_SUCCESS;
 }
 
@@ -77,6 +101,7 @@ void xfer_ch_loss_snap(const xfer_channel_t *ch, xfer_ch_loss_snap_t *snap)
         return;
     snap->cur = ch->cur;
     snap->steps = ch->stats.steps;
+    snap->sent = ch->stats.steps_sent;
     snap->app = ch->flow.app;
 }
 
@@ -98,11 +123,12 @@ static int reader_gone(const xfer_channel_t *ch, xfer_status_t st)
     return st == XFER_ERR_END_OF_STREAM;
 }
 
-/* The switch: nothing more goes onto the channel from step `from` of the application on. */
-static void lose(xfer_channel_t *ch, int closed)
+/* The switch: nothing more goes onto the channel from step `from` of the application on (the
+ * step in hand, or the next one when @p past: its commit went through). */
+static void lose(xfer_channel_t *ch, int closed, int past)
 {
     xfer_rt_loss_t *l = &ch->loss;
-    uint64_t from = ch->flow.on ? ch->flow.app : ch->loss.base + ch->cur;
+    uint64_t from = (ch->flow.on ? ch->flow.app : ch->loss.base + ch->cur) + (past ? 1 : 0);
     char why[600];
     l->lost = 1;
     l->closed = closed;
@@ -161,7 +187,7 @@ int xfer_ch_loss_take(xfer_channel_t *ch, xfer_status_t st)
     }
     if (!reader_gone(ch, st))
         return 0;
-    lose(ch, st == XFER_ERR_END_OF_STREAM);
+    lose(ch, st == XFER_ERR_END_OF_STREAM, 0);
     return 1;
 }
 
@@ -174,7 +200,7 @@ xfer_status_t xfer_ch_loss_after(xfer_channel_t *ch, xfer_status_t st, int at,
     if (st == XFER_SUCCESS) {
         /* the stream: a reader that closed ends the sender's steps at its begin */
         if (at == XFER_LOSS_AT_BEGIN && status && *status == XFER_STEP_END_OF_STREAM) {
-            lose(ch, 1);
+            lose(ch, 1, 0);
             *status = XFER_STEP_OK;
         }
         return st;
@@ -192,14 +218,18 @@ xfer_status_t xfer_ch_loss_after(xfer_channel_t *ch, xfer_status_t st, int at,
     }
     /* (whether the step's commit went through before the failure) */
     committed = ch->cur != snap->cur || ch->cur_committed;
-    lose(ch, st == XFER_ERR_END_OF_STREAM);
+    lose(ch, st == XFER_ERR_END_OF_STREAM,
+         at == XFER_LOSS_AT_END && committed &&
+             (ch->flow.on ? ch->flow.app == snap->app : ch->cur == snap->cur));
     if (at == XFER_LOSS_AT_END && ch->stats.steps == snap->steps) {
-        /* the step ended for the application; unsent unless its commit went through */
+        /* the step ended for the application; sent if its commit went through, else unsent */
         ch->stats.steps++;
         if (ch->flow.on && ch->flow.app == snap->app)
             ch->flow.app++;
         if (!committed)
             ch->stats.steps_unsent++;
+        else if (ch->stats.steps_sent == snap->sent) /* (it failed once it went through) */
+            ch->stats.steps_sent++;
         xfer_ch_attr_drop(ch);
         xfer_ch_blocks_next(ch);
     }
@@ -229,10 +259,23 @@ xfer_status_t xfer_ch_loss_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_s
     return XFER_SUCCESS;
 }
 
+/* Does this step's end of a rank whose reader is gone owe its side the word (xfer_ch_agree_lost)?
+ * A reader that failed, not agreed on yet, at a step whose commit the side makes together (one a
+ * stride sends; policy latest: rank 0's round says it to every rank at once). */
+static int owes_word(const xfer_channel_t *ch)
+{
+    if (ch->loss.closed || ch->loss.agreed || !xfer_ch_side_agrees(ch))
+        return 0;
+    return !ch->flow.on || (!ch->flow.latest && !xfer_ch_flow_skips(ch));
+}
+
 xfer_status_t xfer_ch_loss_end(xfer_channel_t *ch)
 {
+    xfer_status_t st;
     if (ch->health.finished)
         return XFER_ERR(XFER_ERR_STATE, "channel %s was finalized", ch->cfg->name);
+    if (owes_word(ch) && (st = xfer_ch_agree_lost(ch)) != XFER_SUCCESS)
+        return st;
     xfer_ch_attr_drop(ch);
     xfer_ch_blocks_next(ch);
     if (ch->flow.on)

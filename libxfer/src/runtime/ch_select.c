@@ -70,10 +70,12 @@ size_t xfer_ch_sel_bytes(const xfer_rt_dset_t *d)
     return (size_t) xfer_ch_volume(d->cfg->ndims, d->sel_count) * d->esize;
 }
 
-/* Step 0's set-up began on this rank: its selections and bound buffers are fixed. */
+/* Step 0's set-up began on this rank: its selections and bound buffers are fixed. A channel it
+ * only receives on: once its step 0 began on any channel (runtime.h, x->began). */
 static int fixed(const xfer_channel_t *ch)
 {
-    return ch->setup || ch->su.state != XFER_SU_IDLE || ch->cur > 0 || ch->begun || ch->started > 0;
+    return ch->setup || ch->su.state != XFER_SU_IDLE || ch->cur > 0 || ch->begun ||
+           ch->started > 0 || (!xfer_ch_this_sends(ch) && ch->x->began);
 }
 
 static xfer_status_t select_locked(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
@@ -95,8 +97,8 @@ static xfer_status_t select_locked(xfer_channel_t *ch, const char *dataset, cons
     if (fixed(ch))
         return XFER_ERR(XFER_ERR_STATE,
                         "channel %s: dataset %s: selections are fixed once step 0 began (at this "
-                        "rank's first commit or first call that waits for a step of the channel); "
-                        "call xfer_select before it",
+                        "rank's first commit or first call that waits, on any channel); call "
+                        "xfer_select before it",
                         ch->cfg->name, dataset);
     if ((start == NULL) != (count == NULL))
         return XFER_ERR(XFER_ERR_INVALID_ARG,
@@ -141,8 +143,11 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
                             "sent from where each xfer_put gives it",
                             ch->cfg->name, dataset);
         /* a buffer for the next step: where the step lands when its collective starts (a
-         * joined or variable step that it does not hold lands in the library's buffer) */
-        if (ch->setup && !d->dyn && bufsize < xfer_ch_sel_bytes(d))
+         * joined or variable step that it does not hold lands in the library's buffer); a
+         * selection is known once fixed (before step 0's set-up on this channel too, when the
+         * rank's step 0 began on another one) */
+        if (!d->dyn && (ch->setup || d->sel_declared || d->sel_resolved) &&
+            bufsize < xfer_ch_sel_bytes(d))
             return XFER_ERR(XFER_ERR_INVALID_ARG,
                             "channel %s: dataset %s: the buffer bound on rank %d holds %zu bytes, "
                             "the rank's selection needs %zu",
@@ -153,8 +158,9 @@ static xfer_status_t bind_buffer_locked(xfer_channel_t *ch, const char *dataset,
     }
     if (fixed(ch) || ch->committed > 0 || d->put_now || d->fix_set || d->declared)
         return XFER_ERR(XFER_ERR_STATE,
-                        "channel %s: dataset %s: bind a buffer before step 0 begins (and before "
-                        "its first put)",
+                        "channel %s: dataset %s: bind a buffer before step 0 begins (at this "
+                        "rank's first commit or first call that waits, on any channel) and before "
+                        "its first put",
                         ch->cfg->name, dataset);
     if (!d->bound && d->out)
         ch->path.bound_send++;

@@ -53,12 +53,16 @@ int xfer_ch_over_here(xfer_channel_t *ch, uint64_t s)
     return !xfer_ch_side_agrees(ch) && ch->ops->over(ch, s);
 }
 
-/* The side's verdict on the end, before a commit its ranks make together: a rank that knows the
- * stream ended before step cur (the announcer, whose reader closed it; a full-duplex peer's end)
- * ends it for every rank, at this step. Else every rank commits the step, whatever it learns
- * meanwhile (ch->committing: a step past the end never runs). On the blocks' communicator
- * (ch_blocks.c), whose collectives every rank makes in its commits' order. */
-static xfer_status_t agree_end(xfer_channel_t *ch)
+/* What a rank brings to its side's agreement before a commit its ranks make together, or-ed
+ * over the side: the stream ended (the announcer's reader closed it; a full-duplex peer's end),
+ * the reader failed (known under on_reader_loss: continue, ch_loss.c). */
+enum { AGREE_ENDED = 1, AGREE_LOST = 2 };
+
+/* Post this rank's word @p mine and wait for the side's, *@p all. On the blocks' communicator
+ * (ch_blocks.c), whose collectives every rank makes in its commits' order: every rank of the side
+ * posts it, one whose reader is gone too (xfer_ch_agree_lost), so none waits for the reader's
+ * failure here, which would leave the others' exchange behind. */
+static xfer_status_t agree(xfer_channel_t *ch, int mine, int *all)
 {
     xfer_rt_gather_t *g = &ch->gat;
     const xfer_ch_wait_t w = {.cond = xfer_ch_req_done,
@@ -67,18 +71,56 @@ static xfer_status_t agree_end(xfer_channel_t *ch)
                               .until = HUGE_VAL,
                               .need = UINT64_MAX,
                               .resumable = 0,
-                              .force = 0};
+                              .force = 0,
+                              .aside = ch->loss.lost,
+                              .side = 1};
     xfer_status_t st = XFER_SUCCESS;
     int met;
-    ch->committing = 1; /* (from here on the announcer keeps its side's end for after it) */
-    g->ended = ch->health.ended || ch->ops->over(ch, ch->cur);
-    XFER_MPI_GOTO(MPI_Iallreduce(MPI_IN_PLACE, &g->ended, 1, MPI_INT, MPI_MAX, g->comm, &g->req),
+    g->ended = mine;
+    XFER_MPI_GOTO(MPI_Iallreduce(MPI_IN_PLACE, &g->ended, 1, MPI_INT, MPI_BOR, g->comm, &g->req),
                   st, out);
     XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
-    if (g->ended) {
+    *all = g->ended;
+out:
+    return st;
+}
+
+/* The side's verdict on the end, before a commit its ranks make together: a rank that knows the
+ * stream ended before step cur ends it for every rank, at this step, and so does one that knows
+ * the reader failed (under on_reader_loss: continue every rank then switches here, none alone
+ * in the side's exchanges that follow). Else every rank commits the step, whatever it learns
+ * meanwhile (ch->committing: a step past the end never runs; the side's exchanges of the commit
+ * complete on every rank). */
+static xfer_status_t agree_end(xfer_channel_t *ch)
+{
+    xfer_status_t st;
+    int all = 0;
+    ch->committing = 1; /* (from here on the announcer keeps its side's end for after it) */
+    XFER_CHECK_GOTO(agree(ch,
+                          (ch->health.ended || ch->ops->over(ch, ch->cur) ? AGREE_ENDED : 0) |
+                              (xfer_ch_loss_known(ch) ? AGREE_LOST : 0),
+                          &all),
+                    st, out);
+    if (all & AGREE_LOST) { /* (only under continue: a rank that knew it said so) */
+        ch->committing = 0;
+        ch->loss.agreed = 1;
+        XFER_CHECK_GOTO(xfer_ch_take_notice(ch), st, out);
+        return xfer_ch_peer_failed_error(ch); /* taken by the sending call (ch_loss.c) */
+    }
+    if (all & AGREE_ENDED) {
         ch->committing = 0;
         return ch->ops->ended(ch, ch->cur);
     }
+out:
+    return st;
+}
+
+xfer_status_t xfer_ch_agree_lost(xfer_channel_t *ch)
+{
+    xfer_status_t st;
+    int all = 0;
+    XFER_CHECK_GOTO(agree(ch, AGREE_LOST, &all), st, out);
+    ch->loss.agreed = 1;
 out:
     return st;
 }
@@ -93,6 +135,7 @@ xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch)
     int met;
     if (ch->cur_committed)
         return XFER_SUCCESS;
+    ch->x->began = 1; /* (runtime.h) */
     if (xfer_ch_side_agrees(ch)) {
         st = agree_end(ch);
         if (st == XFER_SUCCESS)
@@ -226,6 +269,7 @@ xfer_status_t xfer_ch_end_step(xfer_channel_t *ch, uint64_t label)
         ch->loss.unsent = 0;
     }
     if (xfer_ch_this_recvs(ch)) {
+        ch->x->began = 1; /* (a release of a step not read: runtime.h) */
         XFER_CHECK_GOTO(ch->ops->release(ch), st, out);
         ch->stats.steps_received++;
     }

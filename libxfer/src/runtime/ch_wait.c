@@ -79,13 +79,15 @@ xfer_status_t xfer_ch_wait(xfer_channel_t *ch, const xfer_ch_wait_t *w, int *met
     xfer_status_t st, cst;
 
     *met = 0;
+    if (w->force && !ch->ending) /* a wait on the channel: this rank's step 0 began (runtime.h) */
+        ch->x->began = 1;
     for (;;) {
         double now;
         int busy = 0;
         /* this channel last: its failure's words stay its own (xfer-chaos seeds 1520, 1570) */
         xfer_ch_progress_others(ch);
         st = w->aside && ch->loss.lost ? XFER_SUCCESS : o->poll(ch, w->force, &busy);
-        if (w->aside)
+        if (w->aside || (w->side && st == XFER_ERR_PEER_FAILED && xfer_ch_loss_known(ch)))
             st = XFER_SUCCESS;
         /* what the wait is for counts first: a step that arrived before its sender failed is
          * delivered (docs/runtime.md, "What a receiver gets when its sender dies") */

@@ -47,6 +47,11 @@ xfer_status_t xfer_ch_check_peer(xfer_channel_t *ch);
 xfer_status_t xfer_ch_tell_side(xfer_channel_t *ch, int value);
 /* A NOTE_FAIL of @p value from rank @p src of this side arrived: the failure, and its words. */
 xfer_status_t xfer_ch_take_fail(xfer_channel_t *ch, int64_t value, int src);
+/* A rank other than 0 that its side's verdict tells the peer failed (rank 0's round under policy
+ * latest, the side's agreement at a commit): rank 0 sent it xferd's notice and its words before
+ * any rank could know, taken now if they were not yet, so that none is left unmatched (rank 0's
+ * other notes on the channel no longer matter: it is lost). */
+xfer_status_t xfer_ch_take_notice(xfer_channel_t *ch);
 /* After an MPI failure: xferd's verdict on the peer, awaited at most *@p wait_ms (set here);
  * 1 when the peer failed. */
 int xfer_ch_await_verdict(xfer_channel_t *ch, int *wait_ms);
@@ -64,6 +69,11 @@ typedef struct xfer_errh_guard {
 } xfer_errh_guard_t;
 void xfer_errh_guard_begin(xfer_errh_guard_t *g);
 xfer_status_t xfer_errh_guard_end(xfer_errh_guard_t *g, xfer_status_t st);
+/* A nonblocking collective's request abandoned after a failure (a peer gone): freed if it
+ * completed, else left to MPI_Finalize, since MPI makes freeing or cancelling a pending one
+ * erroneous (Open MPI's MPI_Request_free refuses it with MPI_ERR_REQUEST, fatal under the
+ * default error handler). *@p req is MPI_REQUEST_NULL after it. */
+void xfer_ch_abandon_coll(MPI_Request *req);
 
 /* ch_layout.c */
 int xfer_ch_this_sends(const xfer_channel_t *ch);
@@ -101,6 +111,9 @@ typedef struct xfer_ch_wait {
     int force;        /* a wait on this very channel's steps (ops->poll) */
     int aside;        /* the channel's own failure is not this wait's: its poll's status is
                          ignored (and a channel whose reader is gone is not polled) */
+    int side;         /* an exchange among the sending side's ranks, which every one of them
+                         completes: the reader's failure known under on_reader_loss: continue
+                         does not end it (ch_loss.c) */
 } xfer_ch_wait_t;
 /* Wait until w->cond holds (*met 1) or w->until passes (*met 0, success). Liveness bounds it: a
  * failed peer or a lost control plane is an error, and so is the timeout in XFER_LIVE_CLOCK. */
@@ -243,6 +256,10 @@ xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch);
  * its own before that commit: the side agrees on it there (ch_step.c), or a rank that learned it
  * first would leave the others in the commit's exchange. */
 int xfer_ch_side_agrees(const xfer_channel_t *ch);
+/* A rank whose reader is gone (ch_loss.c), at a step whose commit its side makes together: its
+ * word that the reader failed, in the agreement its side's other ranks make there (they switch
+ * at this step with it). Collective over the side. */
+xfer_status_t xfer_ch_agree_lost(xfer_channel_t *ch);
 /* Has the stream ended before step @p s, as this rank may say on its own (not before a commit
  * the side agrees on)? */
 int xfer_ch_over_here(xfer_channel_t *ch, uint64_t s);
@@ -252,7 +269,8 @@ xfer_status_t xfer_ch_wait_step(xfer_channel_t *ch, uint64_t s);
 /* ch_loss.c: on_reader_loss on a channel's sending side (runtime.h, xfer_rt_loss_t) */
 enum { XFER_LOSS_AT_PUT, XFER_LOSS_AT_BEGIN, XFER_LOSS_AT_END, XFER_LOSS_AT_POLL };
 typedef struct xfer_ch_loss_snap {
-    uint64_t cur, steps, app; /* before a sending call: ch->cur, stats.steps, flow.app */
+    uint64_t cur, steps, sent, app; /* before a sending call: ch->cur, stats.steps and
+                                       steps_sent, flow.app */
 } xfer_ch_loss_snap_t;
 xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch); /* the key, XFER_ON_READER_LOSS */
 void xfer_ch_loss_snap(const xfer_channel_t *ch, xfer_ch_loss_snap_t *snap);

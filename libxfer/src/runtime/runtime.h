@@ -264,6 +264,8 @@ typedef struct xfer_rt_loss {
                       not asked again until one attaches (ch_health.c) */
     int lost;      /* the reader is gone: nothing more goes onto the channel */
     int closed;    /* it closed the channel (a clean leave), rather than failed */
+    int agreed;    /* the side agreed that the reader failed, at a commit its ranks make together
+                      (ch_step.c): until then a rank that switched alone still says so there */
     uint64_t from; /* the application's first step not sent */
     /* A reader that attaches late or comes back (ch_attach.c): the stream between separate
      * launches, policy block, stride 1. */
@@ -411,6 +413,12 @@ struct xfer {
      * (xfer-run sets it); "" when none is known */
     char run_id[128];
     int nreported; /* errors this rank reported to xferd (xfer_rt_done) */
+    /* This rank's step 0 began, on every channel at once: at its first commit or first call that
+     * waits, on any channel (ch_step.c, ch_wait.c). Its selections and first bindings of the
+     * channels it only receives on are fixed from then on (ch_select.c), and it posts its part of
+     * their step 0 set-up (stream.c): a bound sender's xfer_step_end waits for that part, and the
+     * rank may be waiting on another channel for a step that sender commits after it. */
+    int began;
 };
 
 /* rt_util.c: what the channels ask of their context (no channel function is called back). */

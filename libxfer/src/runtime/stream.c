@@ -93,14 +93,17 @@ static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 }
 
 /* May this rank post its part of step 0's set-up now (stream_setup.c)? A sending rank posts at its
- * first commit (its blocks are fixed then), a receive-only rank at its first call that waits for
- * a step of this very channel (@p force: its selections are fixed then), every rank in
- * xfer_finalize once it ended the channel. */
+ * first commit (its blocks are fixed then), a receive-only rank once its step 0 began on any
+ * channel (x->began: its selections are fixed then) or at a wait on this very channel
+ * (@p force), every rank in xfer_finalize once it ended the channel. Not at its first call on
+ * this channel only: a sender that sends from a bound buffer waits in xfer_step_end for this
+ * part, while this rank may wait on another channel for a step that sender commits later (a
+ * cycle of channels, two channels read in the other order: xfer-synth --bind, seeds 5 and 3). */
 static int may_post(const xfer_channel_t *ch, int force)
 {
     if (ch->ending)
         return 1;
-    return xfer_ch_this_sends(ch) ? ch->committed > 0 : force;
+    return xfer_ch_this_sends(ch) ? ch->committed > 0 : force || ch->x->began;
 }
 
 /* A step's collective failed: the steps before it are still delivered, a wait for it or a later
@@ -417,7 +420,10 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     if (ch->cur_committed)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
-    if (ch->health.peer_failed) /* nobody to deliver it to: not committed */
+    /* nobody to deliver it to: not committed; but a commit the side agreed on (ch->committing)
+     * makes its side's exchanges on every rank (a rank that learns it now switches after them,
+     * ch_loss.c) */
+    if (ch->health.peer_failed && !(ch->committing && ch->loss.cont))
         return xfer_ch_peer_failed_error(ch);
     if (ch->health.ctl_lost)
         return xfer_ch_ctl_lost_error(ch);

@@ -415,7 +415,8 @@ xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl)
                                   .until = HUGE_VAL,
                                   .need = UINT64_MAX,
                                   .resumable = 0,
-                                  .force = 0};
+                                  .force = 0,
+                                  .side = 1};
         XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
     }
     xfer_ch_jprefix(ch, js, ch->side);

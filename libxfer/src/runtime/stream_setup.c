@@ -672,9 +672,8 @@ void xfer_ch_setup_release(xfer_channel_t *ch)
     xfer_rt_setup_t *su = &ch->su;
     int i;
     for (i = 0; i < 2; i++)
-        if (su->req[i] != MPI_REQUEST_NULL && su->state != XFER_SU_IDLE &&
-            su->state != XFER_SU_DONE)
-            MPI_Request_free(&su->req[i]); /* abandoned after a failure */
+        if (su->state != XFER_SU_IDLE && su->state != XFER_SU_DONE)
+            xfer_ch_abandon_coll(&su->req[i]); /* abandoned after a failure */
     xfer_free(su->mine);
     xfer_free(su->own_all);
     xfer_free(su->rem_all);
