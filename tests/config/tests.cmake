@@ -159,8 +159,14 @@ endif()
 # loader (fuzz_load.c) fails the test. The rest of the library (the algorithm registry) comes
 # uninstrumented from xfer_internal. Like control.fuzz: the fuzzer carries its own ASan+UBSan,
 # so it is registered in the normal tree only, and once (it does not depend on the flavour).
+# The suite replays the seeds and fuzzes 10 s beyond them; the search itself is a soak, 5 minutes
+# in the sweeps' tree (scripts/sweeps.sh, -DXFER_SWEEP_TESTS=ON: label fuzz).
 find_program(XFER_CLANG NAMES clang clang-16 clang-15 clang-14)
-set(XFER_FUZZ_SECONDS 30 CACHE STRING "seconds each fuzz test runs its fuzzer")
+if(XFER_SWEEP_TESTS)
+  set(XFER_FUZZ_SECONDS 300 CACHE STRING "seconds each fuzz test runs its fuzzer")
+else()
+  set(XFER_FUZZ_SECONDS 10 CACHE STRING "seconds each fuzz test runs its fuzzer")
+endif()
 if(XFER_CLANG AND NOT XFER_ENABLE_SANITIZERS AND XFER_FLAVOUR_FREE_TESTS)
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(XFER_FUZZ_LIBS REQUIRED yaml-0.1 libzmq msgpack)
