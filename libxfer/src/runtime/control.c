@@ -437,14 +437,14 @@ out:
     return st;
 }
 
-/* Publishing is idempotent (the same session, channel and port): without a reply within
- * CTL_ASK_MS it is sent again, until x->timeout_ms. */
-xfer_status_t xfer_rt_ctl_publish(struct xfer *x, int index, const char *port)
+/* An idempotent request about channel @p index's port (op publish or attach: the same session,
+ * channel and port): without a reply within CTL_ASK_MS it is sent again, until x->timeout_ms. */
+static xfer_status_t port_request(struct xfer *x, const char *op, int index, const char *port)
 {
     const double deadline = xfer_now_ms() + x->timeout_ms;
     xfer_ctl_msg_t *req = NULL;
     xfer_status_t st;
-    XFER_CHECK_GOTO(channel_req(x, "publish", index, &req), st, out);
+    XFER_CHECK_GOTO(channel_req(x, op, index, &req), st, out);
     XFER_CHECK_GOTO(xfer_ctl_set_str(req, "port", port), st, out);
     for (;;) {
         const double left = deadline - xfer_now_ms();
@@ -453,37 +453,30 @@ xfer_status_t xfer_rt_ctl_publish(struct xfer *x, int index, const char *port)
         if (st != XFER_ERR_TIMEOUT || xfer_now_ms() >= deadline)
             break;
     }
+out:
+    xfer_ctl_msg_free(&req);
+    return st;
+}
+
+xfer_status_t xfer_rt_ctl_publish(struct xfer *x, int index, const char *port)
+{
+    xfer_status_t st = port_request(x, "publish", index, port);
     if (st == XFER_ERR_TIMEOUT)
         st = xfer_err_raw(st, "channel %s: publishing the port: xferd did not answer within %d ms",
                           x->cfg->channels[index].name, x->timeout_ms);
     else if (st != XFER_SUCCESS)
         st = xfer_err_raw(st, "channel %s: publishing the port with xferd: %s",
                           x->cfg->channels[index].name, xfer_last_error());
-out:
-    xfer_ctl_msg_free(&req);
     return st;
 }
 
 /* A reader offers its port to the channel's sender; asked again like publish. */
 xfer_status_t xfer_rt_ctl_attach(struct xfer *x, int index, const char *port)
 {
-    const double deadline = xfer_now_ms() + x->timeout_ms;
-    xfer_ctl_msg_t *req = NULL;
-    xfer_status_t st;
-    XFER_CHECK_GOTO(channel_req(x, "attach", index, &req), st, out);
-    XFER_CHECK_GOTO(xfer_ctl_set_str(req, "port", port), st, out);
-    for (;;) {
-        const double left = deadline - xfer_now_ms();
-        st = xfer_ctl_request(x->ctl->main, req, left < CTL_ASK_MS ? (int) left + 1 : CTL_ASK_MS,
-                              NULL);
-        if (st != XFER_ERR_TIMEOUT || xfer_now_ms() >= deadline)
-            break;
-    }
+    xfer_status_t st = port_request(x, "attach", index, port);
     if (st != XFER_SUCCESS)
         st = xfer_err_raw(st, "channel %s: offering to attach through xferd at %s: %s",
                           x->cfg->channels[index].name, x->ctl->endpoint, xfer_last_error());
-out:
-    xfer_ctl_msg_free(&req);
     return st;
 }
 
