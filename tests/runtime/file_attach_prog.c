@@ -28,32 +28,11 @@
 
 #include <xfer/xfer.h>
 
+#include "../support/prog.h"
+
 #define PER_RANK 8
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void nap_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long) (ms % 1000) * 1000000L};
-    while (ms > 0 && nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-#define XCALL(who, call)                                                                           \
-    do {                                                                                           \
-        const xfer_status_t st_ = (call);                                                          \
-        if (st_ != XFER_SUCCESS) {                                                                 \
-            fprintf(stderr, "attach_prog: %s: %s: %s: %s\n", who, #call, xfer_status_name(st_),    \
-                    xfer_last_error());                                                            \
-            fflush(stderr);                                                                        \
-            _exit(1);                                                                              \
-        }                                                                                          \
-    } while (0)
+#define XCALL(who, call) PROG_XCALL("attach_prog", who, call, _exit)
 
 typedef struct opts {
     int steps, send_ms, recv_ms, leave_at, leave_kill, victim, gate_step;
