@@ -203,7 +203,7 @@ typedef struct xfer_cfg_spill {
 
 /** The file transport's settings of a channel. */
 typedef struct xfer_cfg_file {
-    char *dir; /**< where the step files go; "": $XFER_RUN_DIR/steps, else ./xfer-steps */
+    char *dir; /**< where the step files go; "": ./xfer-steps; XFER_TRANSPORT_DIR overrides */
     int keep;  /**< 1: keep every step file; 0: the receiver removes each once released */
 } xfer_cfg_file_t;
 

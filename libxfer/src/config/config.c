@@ -241,7 +241,7 @@ static const cfg_key_t file_keys[] = {
     {.key = "dir",
      .kind = CFG_STR,
      .dflt = "",
-     .dflt_doc = "$XFER_RUN_DIR/steps (xfer-run's run directory), else ./xfer-steps",
+     .dflt_doc = "./xfer-steps (in the working directory of each component)",
      .off = FI_(dir),
      .doc = "the directory of the step files: DIR/WORKFLOW/CHANNEL/SENDER.NNNNNN.h5 (XFER_"
             "TRANSPORT_DIR overrides it)"},
