@@ -223,10 +223,12 @@ endif()
 # the two runs' stats.csv hold every one of the 20 steps, in order, none twice but the one the
 # killed run may have written and not finished, and that xfer-run exits 3 (docs/example.md).
 if(TARGET xfer_hdf5)
+  # (xfer-run hands its environment to the ranks: ex_env carries the sanitizers' options and
+  # preloads, as for example.xfer_run above)
   add_test(NAME ${P}.example.restart
            COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/restart-example.sh)
   set_tests_properties(${P}.example.restart PROPERTIES TIMEOUT 600 LABELS "example;mpi;loss"
-                       ENVIRONMENT "XFER_EXAMPLE_NO_BUILD=1;XFER_EXAMPLE_BUILD=${PROJECT_BINARY_DIR};XFER_EXAMPLE_FLAVOR=${XFER_MPI_FLAVOR};WORK=${EX_DIR}/restart;${XFER_MPIEXEC_ENV}")
+                       ENVIRONMENT "XFER_EXAMPLE_NO_BUILD=1;XFER_EXAMPLE_BUILD=${PROJECT_BINARY_DIR};XFER_EXAMPLE_FLAVOR=${XFER_MPI_FLAVOR};WORK=${EX_DIR}/restart;${XFER_MPIEXEC_ENV};${ex_env}")
 endif()
 
 add_test(NAME ${P}.example.compare_negative COMMAND ${EX_CHECK} negative --out ${EX_DIR}/mpmd-p4q3)
