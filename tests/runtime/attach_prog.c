@@ -2,7 +2,7 @@
 /* Readers that attach late or come back on the stream (docs/runtime.md), for
  * runtime/attach_test.sh: component a sends channel c, component b receives it.
  *
- *   attach_prog --steps S [--send-ms A] [--kill-at K] [--kill-file F]
+ *   attach_prog --steps S [--send-ms A] [--kill-at K] [--kill-file F] [--retry-full 1]
  *
  * a puts dataset v (int64, 8 per rank: step * 1000000 + global index) in each of its S steps,
  * napping A ms in each; rank 0 prints "attach_prog: a: step N ended" after each step and, at
@@ -15,6 +15,9 @@
  * --attach starts the workflow file's).
  * For bench/attach-bench.sh, wall-clock times (ms): rank 0's entry into xfer_init, b's first
  * step, the SIGKILL, and a's first step not sent.
+ * With --retry-full 1 (on_reader_loss: spill), a step end that XFER_ERR_SPILL_FULL refuses is
+ * said once on each rank of a ("attach_prog: a rank R: step N: XFER_ERR_SPILL_FULL: words") and
+ * ended again every 10 ms until it goes (a reader attached).
  * Any error: its status and words, exit 1. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -33,7 +36,32 @@
 
 #define XCALL(who, call) PROG_XCALL("attach_prog", who, call, exit)
 
-static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms)
+/* xfer_step_end, again every 10 ms while spill's bound refuses it (with @p retry). */
+static void end_step(xfer_channel_t *ch, int rank, int s, int retry)
+{
+    xfer_status_t st;
+    int said = 0;
+    while ((st = xfer_step_end(ch)) == XFER_ERR_SPILL_FULL && retry) {
+        if (!said) {
+            printf("attach_prog: a rank %d: step %d: XFER_ERR_SPILL_FULL: %s\n", rank, s,
+                   xfer_last_error());
+            fflush(stdout);
+        }
+        said = 1;
+        nap_ms(10);
+    }
+    if (st != XFER_SUCCESS) {
+        fprintf(stderr, "attach_prog: a: xfer_step_end: %s: %s\n", xfer_status_name(st),
+                xfer_last_error());
+        exit(1);
+    }
+    if (said) {
+        printf("attach_prog: a rank %d: step %d ended after XFER_ERR_SPILL_FULL\n", rank, s);
+        fflush(stdout);
+    }
+}
+
+static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms, int retry)
 {
     xfer_channel_t *ch;
     xfer_channel_stats_t cs;
@@ -54,7 +82,7 @@ static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms)
             v[i] = (int64_t) s * 1000000 + (int64_t) d.start[0] + i;
         nap_ms(send_ms);
         XCALL("a", xfer_put(ch, &d, v));
-        XCALL("a", xfer_step_end(ch));
+        end_step(ch, rank, s, retry);
         if (rank == 0) {
             XCALL("a", xfer_channel_stats(ch, &cs));
             if (cs.steps_unsent > unsent && unsent == 0) /* (the bench's time of going on) */
@@ -130,7 +158,7 @@ static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at)
 
 int main(int argc, char **argv)
 {
-    int steps = 40, send_ms = 20, kill_at = 0, rank, size, i, rc;
+    int steps = 40, send_ms = 20, kill_at = 0, retry = 0, rank, size, i, rc;
     const char *comp = getenv("XFER_COMPONENT");
     xfer_t *x = NULL;
     MPI_Init(&argc, &argv);
@@ -141,6 +169,8 @@ int main(int argc, char **argv)
             steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--send-ms"))
             send_ms = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--retry-full"))
+            retry = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--kill-at"))
             kill_at = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--kill-file")) {
@@ -155,7 +185,7 @@ int main(int argc, char **argv)
         printf("attach_prog: %s: init at %" PRId64 " ms\n", comp ? comp : "?", wall_ms());
     XCALL(comp ? comp : "?", xfer_init(NULL, NULL, MPI_COMM_WORLD, &x));
     if (comp && !strcmp(comp, "a"))
-        rc = send_steps(x, rank, size, steps, send_ms);
+        rc = send_steps(x, rank, size, steps, send_ms, retry);
     else
         rc = recv_steps(x, rank, 2, kill_at);
     XCALL(comp ? comp : "?", xfer_finalize(&x));

@@ -222,7 +222,7 @@ endif()
 add_executable(attach_prog runtime/attach_prog.c)
 target_link_libraries(attach_prog PRIVATE xfer MPI::MPI_C xfer_warnings)
 if(RT_SEPARATE)
-  foreach(mode late kill twice ghost)
+  foreach(mode late kill twice ghost spill spill.late history full)
     add_test(NAME ${P}.workflow.attach.stream.${mode}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/attach_test.sh ${MPIEXEC_EXECUTABLE}
                      $<TARGET_FILE:attach_prog> ${XFER_MPI_FLAVOR} ${mode})
