@@ -3,6 +3,7 @@
  * runtime/attach_test.sh: component a sends channel c, component b receives it.
  *
  *   attach_prog --steps S [--send-ms A] [--kill-at K] [--kill-file F] [--retry-full 1]
+ *               [--joined 1]
  *
  * a puts dataset v (int64, 8 per rank: step * 1000000 + global index) in each of its S steps,
  * napping A ms in each; rank 0 prints "attach_prog: a: step N ended" after each step and, at
@@ -15,6 +16,9 @@
  * --attach starts the workflow file's).
  * For bench/attach-bench.sh, wall-clock times (ms): rank 0's entry into xfer_init, b's first
  * step, the SIGKILL, and a's first step not sent.
+ * With --joined 1 a also puts joined dataset j (int64, dims [joined]): rank r's rows of step N
+ * are (N + r) % 4, row i holds N * 1000000 + r * 1000 + i; and sets attribute "n" (uint64) to N;
+ * b checks both every step (the rows, every value, the attribute).
  * With --retry-full 1 (on_reader_loss: spill), a step end that XFER_ERR_SPILL_FULL refuses is
  * said once on each rank of a ("attach_prog: a rank R: step N: XFER_ERR_SPILL_FULL: words") and
  * ended again every 10 ms until it goes (a reader attached).
@@ -61,7 +65,65 @@ static void end_step(xfer_channel_t *ch, int rank, int s, int retry)
     }
 }
 
-static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms, int retry)
+#define JROWS(step, r) ((uint64_t) (((step) + (r)) % 4))
+
+/* a's joined rows of step @p s and its attribute (--joined) */
+static void put_joined(xfer_channel_t *ch, int rank, int s)
+{
+    int64_t rows[4];
+    uint64_t n = (uint64_t) s, i;
+    xfer_dataset_desc_t d;
+    memset(&d, 0, sizeof(d));
+    d.name = "j";
+    d.type = XFER_TYPE_INT64;
+    d.ndims = 1;
+    d.count[0] = JROWS(s, rank);
+    for (i = 0; i < d.count[0]; i++)
+        rows[i] = (int64_t) s * 1000000 + rank * 1000 + (int64_t) i;
+    XCALL("a", xfer_put(ch, &d, rows));
+    XCALL("a", xfer_put_attr(ch, "n", XFER_TYPE_UINT64, 1, &n));
+}
+
+/* b's check of step @p step's joined rows and attribute (--joined) */
+static void check_joined(xfer_channel_t *ch, int rank, int nsend, uint64_t step)
+{
+    int64_t all[4 * 64];
+    uint64_t rows[64], n = 0, total = 0;
+    xfer_dataset_desc_t d;
+    xfer_type_t t;
+    size_t cnt = 0;
+    int ns = 0, r, at = 0;
+    uint64_t i;
+    XCALL("b", xfer_get_rows(ch, "j", rows, nsend, &ns));
+    for (r = 0; r < ns; r++) {
+        if (rows[r] != JROWS(step, r)) {
+            fprintf(stderr,
+                    "attach_prog: b rank %d: step %" PRIu64 ": j: rank %d put %" PRIu64
+                    " rows, expected %" PRIu64 "\n",
+                    rank, step, r, rows[r], JROWS(step, r));
+            exit(1);
+        }
+        total += rows[r];
+    }
+    XCALL("b", xfer_get(ch, "j", all, sizeof(all), &d));
+    for (r = 0; r < ns; r++)
+        for (i = 0; i < rows[r]; i++, at++)
+            if (all[at] != (int64_t) step * 1000000 + r * 1000 + (int64_t) i) {
+                fprintf(stderr, "attach_prog: b rank %d: step %" PRIu64 ": j[%d] = %" PRId64 "\n",
+                        rank, step, at, all[at]);
+                exit(1);
+            }
+    XCALL("b", xfer_get_attr(ch, "n", &t, &cnt, &n, sizeof(n)));
+    if (d.dims[0] != total || n != step || cnt != 1) {
+        fprintf(stderr,
+                "attach_prog: b rank %d: step %" PRIu64 ": j has %" PRIu64
+                " rows (expected %" PRIu64 "), attribute n %" PRIu64 "\n",
+                rank, step, d.dims[0], total, n);
+        exit(1);
+    }
+}
+
+static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms, int retry, int joined)
 {
     xfer_channel_t *ch;
     xfer_channel_stats_t cs;
@@ -82,6 +144,8 @@ static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms, int
             v[i] = (int64_t) s * 1000000 + (int64_t) d.start[0] + i;
         nap_ms(send_ms);
         XCALL("a", xfer_put(ch, &d, v));
+        if (joined)
+            put_joined(ch, rank, s);
         end_step(ch, rank, s, retry);
         if (rank == 0) {
             XCALL("a", xfer_channel_stats(ch, &cs));
@@ -101,7 +165,7 @@ static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms, int
     return 0;
 }
 
-static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at)
+static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at, int joined)
 {
     xfer_channel_t *ch;
     xfer_channel_stats_t cs;
@@ -124,6 +188,8 @@ static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at)
                         rank, d.step, i, all[i], (int64_t) d.step * 1000000 + i);
                 exit(1);
             }
+        if (joined)
+            check_joined(ch, rank, nsend, d.step);
         if ((int64_t) d.step <= last) {
             fprintf(stderr, "attach_prog: b rank %d: step %" PRIu64 " after step %" PRId64 "\n",
                     rank, d.step, last);
@@ -158,7 +224,7 @@ static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at)
 
 int main(int argc, char **argv)
 {
-    int steps = 40, send_ms = 20, kill_at = 0, retry = 0, rank, size, i, rc;
+    int steps = 40, send_ms = 20, kill_at = 0, retry = 0, joined = 0, rank, size, i, rc;
     const char *comp = getenv("XFER_COMPONENT");
     xfer_t *x = NULL;
     MPI_Init(&argc, &argv);
@@ -169,6 +235,8 @@ int main(int argc, char **argv)
             steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--send-ms"))
             send_ms = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--joined"))
+            joined = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--retry-full"))
             retry = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--kill-at"))
@@ -185,9 +253,9 @@ int main(int argc, char **argv)
         printf("attach_prog: %s: init at %" PRId64 " ms\n", comp ? comp : "?", wall_ms());
     XCALL(comp ? comp : "?", xfer_init(NULL, NULL, MPI_COMM_WORLD, &x));
     if (comp && !strcmp(comp, "a"))
-        rc = send_steps(x, rank, size, steps, send_ms, retry);
+        rc = send_steps(x, rank, size, steps, send_ms, retry, joined);
     else
-        rc = recv_steps(x, rank, 2, kill_at);
+        rc = recv_steps(x, rank, 2, kill_at, joined);
     XCALL(comp ? comp : "?", xfer_finalize(&x));
     printf("attach_prog: %s rank %d: finalized\n", comp ? comp : "?", rank);
     fflush(stdout);

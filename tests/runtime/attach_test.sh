@@ -25,6 +25,8 @@
 #   full   late, under spill with spill.max_steps M (from the seed): every rank of a gets
 #          XFER_ERR_SPILL_FULL at step M and ends it again every 10 ms; b, launched then,
 #          attaches at that end and gets every step from 0.
+# The kept steps' modes (spill, spill.late, history, full) also send a joined dataset whose rows
+# change every step and an attribute (attach_prog --joined 1): b checks them every step.
 # Every random choice comes from the printed seed (ATTACH_SEED repeats it). No sleep stands in for
 # an event: each launch waits for a line of a's output or for the previous job to end (polled).
 set -u
@@ -45,7 +47,10 @@ fail() {
     echo "FAIL (seed $seed): $*"
     fails=$((fails + 1))
 }
-loss=continue keys="" hist=$((2 + seed % 4)) maxs=$((3 + seed % 5))
+loss=continue keys="" hist=$((2 + seed % 4)) maxs=$((3 + seed % 5)) jds="" joined=0
+case $mode in # (the kept steps' modes: a joined dataset and an attribute too, checked by b)
+spill | spill.late | history | full) jds=", {name: j, type: int64, dims: [joined]}" joined=1 ;;
+esac
 case $mode in
 spill | spill.late) loss=spill keys="    spill: {max_steps: 1000}" ;;
 full) loss=spill keys="    spill: {max_steps: $maxs}" ;;
@@ -67,7 +72,7 @@ channels:
     max_in_flight_steps: 2
     on_reader_loss: $loss
     transport: stream
-    datasets: [{name: v, type: int64, dims: [16]}]
+    datasets: [{name: v, type: int64, dims: [16]}$jds]
 $keys
 YAML
 mx=("$mpiexec" -np 2)
@@ -100,7 +105,7 @@ wait_line() {
 reader() {
     local name=$1
     shift
-    XFER_COMPONENT=b XFER_TIMEOUT_MS=60000 timeout -k 5 120 "${mx[@]}" "$prog" "$@" \
+    XFER_COMPONENT=b XFER_TIMEOUT_MS=60000 timeout -k 5 120 "${mx[@]}" "$prog" --joined $joined "$@" \
         >"$dir/$name.out" 2>&1
     echo "$name: exit $?"
     sed "s/^/  $name| /" "$dir/$name.out" | grep -v "got step" | head -40
@@ -134,7 +139,7 @@ first_of() { sed -nE 's/^attach_prog: b: got step ([0-9]+)$/\1/p' "$dir/$1.out" 
 aenv=()
 case $mode in late | ghost | spill.late | history | full) aenv=(XFER_ABSENT=b) ;; esac
 env "${aenv[@]}" XFER_COMPONENT=a XFER_TIMEOUT_MS=3000 timeout -k 5 150 "${mx[@]}" "$prog" \
-    --steps "$steps" --send-ms 20 --retry-full 1 >"$dir/a.out" 2>&1 &
+    --steps "$steps" --send-ms 20 --retry-full 1 --joined $joined >"$dir/a.out" 2>&1 &
 apid=$!
 pids="$pids $apid"
 at=$((5 + seed % 30))
