@@ -18,6 +18,7 @@
  * number, then the application's steps go on. A replayed step counts as sent, once. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,20 +244,24 @@ out:
     return st;
 }
 
+/* (write(2), not stdio: what a full disk refuses is seen at once, whole) */
 static xfer_status_t write_rec(xfer_channel_t *ch, uint64_t label, const char *rec, size_t len)
 {
     char path[900];
-    FILE *f;
-    int e = 0;
+    size_t done = 0;
+    int fd, e = 0;
     file_of(ch, label, path, sizeof(path));
-    if (!(f = fopen(path, "wb")))
+    if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
         e = errno;
-    else {
-        if (fwrite(rec, 1, len, f) != len)
-            e = errno ? errno : EIO;
-        if (fclose(f) != 0 && !e)
+    while (fd >= 0 && !e && done < len) {
+        const ssize_t n = write(fd, rec + done, len - done);
+        if (n < 0 && errno != EINTR)
             e = errno;
+        else if (n > 0)
+            done += (size_t) n;
     }
+    if (fd >= 0 && close(fd) != 0 && !e)
+        e = errno;
     if (!e)
         return XFER_SUCCESS;
     unlink(path);

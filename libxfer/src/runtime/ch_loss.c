@@ -286,8 +286,9 @@ static int owes_word(const xfer_channel_t *ch)
     return !ch->flow.on || (!ch->flow.latest && !xfer_ch_flow_skips(ch));
 }
 
-/* spill's bound refused step stats.steps (@p st, its words): a reader that announced itself
- * attaches all the same, and gets it after the kept steps; else the refusal stands. */
+/* spill's bound, or the disk, refused step stats.steps (@p st, its words): a reader that
+ * announced itself attaches all the same, and gets it after the kept steps; else the refusal
+ * stands (the step did not end: its end may be called again). */
 static xfer_status_t refused(xfer_channel_t *ch, xfer_status_t st)
 {
     char why[1024];
@@ -311,7 +312,8 @@ xfer_status_t xfer_ch_loss_end(xfer_channel_t *ch)
     /* kept steps (spill, history): the step's record, to its file under spill */
     if ((st = xfer_ch_keep_attrs(ch)) != XFER_SUCCESS)
         return st;
-    if ((st = xfer_ch_keep_spill(ch, &on_disk)) == XFER_ERR_SPILL_FULL)
+    st = xfer_ch_keep_spill(ch, &on_disk);
+    if (st == XFER_ERR_SPILL_FULL || st == XFER_ERR_IO) /* (every rank: the side agreed) */
         return refused(ch, st);
     if (st != XFER_SUCCESS)
         return st;
