@@ -21,7 +21,8 @@
  * b checks both every step (the rows, every value, the attribute).
  * With --retry-full 1 (on_reader_loss: spill), a step end that XFER_ERR_SPILL_FULL refuses is
  * said once on each rank of a ("attach_prog: a rank R: step N: XFER_ERR_SPILL_FULL: words") and
- * ended again every 10 ms until it goes (a reader attached).
+ * ended again every 10 ms until it goes (a reader attached); one that XFER_ERR_IO refuses (the
+ * spill's disk is full) is said ("... step N: XFER_ERR_IO: words") and a stops there, cleanly.
  * Any error: its status and words, exit 1. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -40,8 +41,9 @@
 
 #define XCALL(who, call) PROG_XCALL("attach_prog", who, call, exit)
 
-/* xfer_step_end, again every 10 ms while spill's bound refuses it (with @p retry). */
-static void end_step(xfer_channel_t *ch, int rank, int s, int retry)
+/* xfer_step_end, again every 10 ms while spill's bound refuses it (with @p retry); 1 when the
+ * spill's disk refused it (with @p retry: said, and the sender stops). */
+static int end_step(xfer_channel_t *ch, int rank, int s, int retry)
 {
     xfer_status_t st;
     int said = 0;
@@ -54,6 +56,11 @@ static void end_step(xfer_channel_t *ch, int rank, int s, int retry)
         said = 1;
         nap_ms(10);
     }
+    if (st == XFER_ERR_IO && retry) {
+        printf("attach_prog: a rank %d: step %d: XFER_ERR_IO: %s\n", rank, s, xfer_last_error());
+        fflush(stdout);
+        return 1;
+    }
     if (st != XFER_SUCCESS) {
         fprintf(stderr, "attach_prog: a: xfer_step_end: %s: %s\n", xfer_status_name(st),
                 xfer_last_error());
@@ -63,6 +70,7 @@ static void end_step(xfer_channel_t *ch, int rank, int s, int retry)
         printf("attach_prog: a rank %d: step %d ended after XFER_ERR_SPILL_FULL\n", rank, s);
         fflush(stdout);
     }
+    return 0;
 }
 
 #define JROWS(step, r) ((uint64_t) (((step) + (r)) % 4))
@@ -146,7 +154,8 @@ static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms, int
         XCALL("a", xfer_put(ch, &d, v));
         if (joined)
             put_joined(ch, rank, s);
-        end_step(ch, rank, s, retry);
+        if (end_step(ch, rank, s, retry))
+            break; /* (the spill's disk is full: the sender stops, cleanly) */
         if (rank == 0) {
             XCALL("a", xfer_channel_stats(ch, &cs));
             if (cs.steps_unsent > unsent && unsent == 0) /* (the bench's time of going on) */

@@ -4,7 +4,7 @@
 # late or come back"), separate launches without xferd, by hand (one mpiexec per component; Open
 # MPI meets through its own ompi-server, MPICH ch3 by the announcement files alone):
 #   attach_test.sh MPIEXEC ATTACH_PROG openmpi|mpich late|kill|twice|ghost|spill|spill.late|
-#                  history|full
+#                  history|full|disk [FULL_DISK_SHIM]
 # Component a (2 ranks) sends channel c to b (2 ranks), on_reader_loss: continue, S steps.
 #   late   a starts with XFER_ABSENT=b; b is launched once a ended step L (from the seed): b gets
 #          strictly increasing steps from its attach step to S-1, byte for byte, and a's rank 0
@@ -25,12 +25,15 @@
 #   full   late, under spill with spill.max_steps M (from the seed): every rank of a gets
 #          XFER_ERR_SPILL_FULL at step M and ends it again every 10 ms; b, launched then,
 #          attaches at that end and gets every step from 0.
-# The kept steps' modes (spill, spill.late, history, full) also send a joined dataset whose rows
+#   disk   a under spill with XFER_ABSENT=b, its spill files on a disk that fills (the
+#          LD_PRELOAD shim of workflow.file.full_disk.*): every rank of a gets XFER_ERR_IO at the
+#          same step, naming its file, and stops there; a exits 0, no spill file is left.
+# The kept steps' modes (spill, spill.late, history, full, disk) also send a joined dataset whose rows
 # change every step and an attribute (attach_prog --joined 1): b checks them every step.
 # Every random choice comes from the printed seed (ATTACH_SEED repeats it). No sleep stands in for
 # an event: each launch waits for a line of a's output or for the previous job to end (polled).
 set -u
-mpiexec=$1 prog=$2 flavour=$3 mode=$4
+mpiexec=$1 prog=$2 flavour=$3 mode=$4 shim=${5:-}
 steps=${ATTACH_STEPS:-150}
 seed=${ATTACH_SEED:-$((RANDOM % 10000))}
 echo "seed $seed (ATTACH_SEED=$seed repeats it); $mode, $steps steps, $flavour"
@@ -49,10 +52,10 @@ fail() {
 }
 loss=continue keys="" hist=$((2 + seed % 4)) maxs=$((3 + seed % 5)) jds="" joined=0
 case $mode in # (the kept steps' modes: a joined dataset and an attribute too, checked by b)
-spill | spill.late | history | full) jds=", {name: j, type: int64, dims: [joined]}" joined=1 ;;
+spill | spill.late | history | full | disk) jds=", {name: j, type: int64, dims: [joined]}" joined=1 ;;
 esac
 case $mode in
-spill | spill.late) loss=spill keys="    spill: {max_steps: 1000}" ;;
+spill | spill.late | disk) loss=spill keys="    spill: {max_steps: 1000}" ;;
 full) loss=spill keys="    spill: {max_steps: $maxs}" ;;
 history) keys="    history: $hist
     start: oldest" ;;
@@ -137,7 +140,18 @@ attached_oldest() { # "A F L": the step a's rank 0 says the first attach happene
 first_of() { sed -nE 's/^attach_prog: b: got step ([0-9]+)$/\1/p' "$dir/$1.out" | head -1; }
 
 aenv=()
-case $mode in late | ghost | spill.late | history | full) aenv=(XFER_ABSENT=b) ;; esac
+case $mode in late | ghost | spill.late | history | full | disk) aenv=(XFER_ABSENT=b) ;; esac
+if [ "$mode" = disk ]; then
+    [ -n "$shim" ] || {
+        echo "SKIP: no full-disk shim"
+        exit 77
+    }
+    truncate -s 8192 "$dir/counter"
+    mkdir -p "$dir/steps"
+    # a step's spill file holds about 600 bytes on each rank: some 10 steps fit, not 150
+    aenv+=(XFER_TEST_FULL_DIR="$dir/steps" XFER_TEST_FULL_BYTES=12000
+        XFER_TEST_FULL_COUNTER="$dir/counter" LD_PRELOAD="$shim")
+fi
 env "${aenv[@]}" XFER_COMPONENT=a XFER_TIMEOUT_MS=3000 timeout -k 5 150 "${mx[@]}" "$prog" \
     --steps "$steps" --send-ms 20 --retry-full 1 --joined $joined >"$dir/a.out" 2>&1 &
 apid=$!
@@ -213,6 +227,7 @@ arc=$?
 sed 's/^/  a| /' "$dir/a.out" | grep -v "step [0-9]* ended"
 [ "$arc" -eq 0 ] || fail "a exited $arc"
 for r in 0 1; do
+    [ "$mode" = disk ] && break
     grep -q "^attach_prog: a rank $r: $steps steps ended" "$dir/a.out" ||
         fail "rank $r of a did not end all $steps steps"
 done
@@ -231,6 +246,17 @@ full)
         grep -q "^attach_prog: a rank $r: step $maxs ended after XFER_ERR_SPILL_FULL$" "$dir/a.out" ||
             fail "rank $r of a did not end step $maxs once b attached"
     done
+    ;;
+disk) # every rank at the same step, its own file named; the steps before it ended
+    io=$(sed -nE 's/^attach_prog: a rank 0: step ([0-9]+): XFER_ERR_IO: .*$/\1/p' "$dir/a.out")
+    [ -n "$io" ] && [ "$io" -gt 0 ] || fail "a's rank 0 did not get XFER_ERR_IO"
+    for r in 0 1; do
+        grep -q "^attach_prog: a rank $r: step $io: XFER_ERR_IO: .*cannot write $dir/steps/rt_attach/c/spill\.a\.[01]\.$io: No space left on device" "$dir/a.out" ||
+            fail "rank $r of a did not get XFER_ERR_IO naming the file at step $io"
+        grep -q "^attach_prog: a rank $r: $io steps ended, 0 sent, $io unsent$" "$dir/a.out" ||
+            fail "rank $r of a did not end the $io steps before it"
+    done
+    echo "XFER_ERR_IO at step $io"
     ;;
 history)
     sent=$((steps - want))
