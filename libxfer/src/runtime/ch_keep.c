@@ -490,8 +490,3 @@ lost:
     /* the new reader went away in turn: detached again, what is kept stays */
     return xfer_ch_loss_take(ch, st) ? XFER_SUCCESS : st;
 }
-
-int xfer_ch_keep_count(const xfer_channel_t *ch)
-{
-    return ch->keep.on ? ch->keep.n : 0;
-}

@@ -320,7 +320,6 @@ xfer_status_t xfer_ch_keep_ended(xfer_channel_t *ch, int sent, uint64_t idx, int
  * then with @p pending the step in hand (its end was refused by spill's bound), which ends. */
 xfer_status_t xfer_ch_keep_replay(xfer_channel_t *ch, int pending);
 uint64_t xfer_ch_keep_first(const xfer_channel_t *ch); /* the oldest kept step's number */
-int xfer_ch_keep_count(const xfer_channel_t *ch);
 
 /* ch_flow.c: policy latest and stride on a channel's sending side (runtime.h, xfer_rt_flow_t) */
 xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch); /* the keys, their XFER_POLICY/STRIDE */
