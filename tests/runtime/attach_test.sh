@@ -3,7 +3,8 @@
 # Readers that attach late or come back on the stream (docs/runtime.md, "Readers that attach
 # late or come back"), separate launches without xferd, by hand (one mpiexec per component; Open
 # MPI meets through its own ompi-server, MPICH ch3 by the announcement files alone):
-#   attach_test.sh MPIEXEC ATTACH_PROG openmpi|mpich late|kill|twice|ghost
+#   attach_test.sh MPIEXEC ATTACH_PROG openmpi|mpich late|kill|twice|ghost|spill|spill.late|
+#                  history|full|disk [FULL_DISK_SHIM]
 # Component a (2 ranks) sends channel c to b (2 ranks), on_reader_loss: continue, S steps.
 #   late   a starts with XFER_ABSENT=b; b is launched once a ended step L (from the seed): b gets
 #          strictly increasing steps from its attach step to S-1, byte for byte, and a's rank 0
@@ -13,11 +14,26 @@
 #          steps from its attach step to S-1; a ends all S steps, exit 0;
 #   twice  kill, twice over: two detach/attach cycles in one run;
 #   ghost  a starts with XFER_ABSENT=b; a stale announcement (a pid that is gone) is laid down
-#          when a ended step L: a says it is gone, attaches nothing, ends all S steps, exit 0.
+#          when a ended step L: a says it is gone, attaches nothing, ends all S steps, exit 0;
+#   spill  as kill, under on_reader_loss: spill: b1 (killed) and b9 get, together, every step
+#          once, in order, byte for byte, but for the steps b1 got whose release had not reached
+#          a, which b9 gets again: at most max_in_flight_steps + 1 (2 + 1 here); a's steps all
+#          count as sent, once;
+#   spill.late  late, under spill: b gets every step from 0;
+#   history     late, under continue with history: H (from the seed), start: oldest: b gets the
+#          H steps before its attach step, then every later one;
+#   full   late, under spill with spill.max_steps M (from the seed): every rank of a gets
+#          XFER_ERR_SPILL_FULL at step M and ends it again every 10 ms; b, launched then,
+#          attaches at that end and gets every step from 0.
+#   disk   a under spill with XFER_ABSENT=b, its spill files on a disk that fills (the
+#          LD_PRELOAD shim of workflow.file.full_disk.*): every rank of a gets XFER_ERR_IO at the
+#          same step, naming its file, and stops there; a exits 0, no spill file is left.
+# The kept steps' modes (spill, spill.late, history, full, disk) also send a joined dataset whose rows
+# change every step and an attribute (attach_prog --joined 1): b checks them every step.
 # Every random choice comes from the printed seed (ATTACH_SEED repeats it). No sleep stands in for
 # an event: each launch waits for a line of a's output or for the previous job to end (polled).
 set -u
-mpiexec=$1 prog=$2 flavour=$3 mode=$4
+mpiexec=$1 prog=$2 flavour=$3 mode=$4 shim=${5:-}
 steps=${ATTACH_STEPS:-150}
 seed=${ATTACH_SEED:-$((RANDOM % 10000))}
 echo "seed $seed (ATTACH_SEED=$seed repeats it); $mode, $steps steps, $flavour"
@@ -34,6 +50,16 @@ fail() {
     echo "FAIL (seed $seed): $*"
     fails=$((fails + 1))
 }
+loss=continue keys="" hist=$((2 + seed % 4)) maxs=$((3 + seed % 5)) jds="" joined=0
+case $mode in # (the kept steps' modes: a joined dataset and an attribute too, checked by b)
+spill | spill.late | history | full | disk) jds=", {name: j, type: int64, dims: [joined]}" joined=1 ;;
+esac
+case $mode in
+spill | spill.late | disk) loss=spill keys="    spill: {max_steps: 1000}" ;;
+full) loss=spill keys="    spill: {max_steps: $maxs}" ;;
+history) keys="    history: $hist
+    start: oldest" ;;
+esac
 cat >"$dir/w.yaml" <<YAML
 workflow: rt_attach
 launch: separate
@@ -47,9 +73,10 @@ channels:
     from: a
     to: b
     max_in_flight_steps: 2
-    on_reader_loss: continue
+    on_reader_loss: $loss
     transport: stream
-    datasets: [{name: v, type: int64, dims: [16]}]
+    datasets: [{name: v, type: int64, dims: [16]}$jds]
+$keys
 YAML
 mx=("$mpiexec" -np 2)
 if [ "$flavour" = openmpi ]; then
@@ -65,6 +92,7 @@ if [ "$flavour" = openmpi ]; then
     mx=("$mpiexec" --oversubscribe --ompi-server "file:$dir/uri" -np 2)
 fi
 export XFER_CONFIG=$dir/w.yaml XFER_LAUNCH=separate XFER_RUN_DIR=$dir/run
+export XFER_TRANSPORT_DIR=$dir/steps # (spill's files)
 unset XFER_CONTROL_ENDPOINT XFER_ON_READER_LOSS XFER_POLICY XFER_STRIDE
 # wait (bounded) until a's output has line $1, or a ended
 wait_line() {
@@ -80,7 +108,7 @@ wait_line() {
 reader() {
     local name=$1
     shift
-    XFER_COMPONENT=b XFER_TIMEOUT_MS=60000 timeout -k 5 120 "${mx[@]}" "$prog" "$@" \
+    XFER_COMPONENT=b XFER_TIMEOUT_MS=60000 timeout -k 5 120 "${mx[@]}" "$prog" --joined $joined "$@" \
         >"$dir/$name.out" 2>&1
     echo "$name: exit $?"
     sed "s/^/  $name| /" "$dir/$name.out" | grep -v "got step" | head -40
@@ -103,10 +131,29 @@ attached_at() { # the step a's rank 0 says the $1-th attach happened at
         "$dir/a.out" | sed -n "${1}p"
 }
 
+attached_oldest() { # "A F L": the step a's rank 0 says the first attach happened at, and the
+    # kept steps it replays first (from spill or history; F = A when nothing was kept)
+    sed -nE -e 's/^libxfer: channel c: reader b attached at step ([0-9]+) \(start: oldest: steps ([0-9]+)\.\.([0-9]+) from (spill|history) first\)$/\1 \2 \3/p' \
+        -e 's/^libxfer: channel c: reader b attached at step ([0-9]+) \(start: oldest: nothing kept before it\)$/\1 \1 -/p' \
+        "$dir/a.out" | head -1
+}
+first_of() { sed -nE 's/^attach_prog: b: got step ([0-9]+)$/\1/p' "$dir/$1.out" | head -1; }
+
 aenv=()
-case $mode in late | ghost) aenv=(XFER_ABSENT=b) ;; esac
+case $mode in late | ghost | spill.late | history | full | disk) aenv=(XFER_ABSENT=b) ;; esac
+if [ "$mode" = disk ]; then
+    [ -n "$shim" ] || {
+        echo "SKIP: no full-disk shim"
+        exit 77
+    }
+    truncate -s 8192 "$dir/counter"
+    mkdir -p "$dir/steps"
+    # a step's spill file holds about 600 bytes on each rank: some 10 steps fit, not 150
+    aenv+=(XFER_TEST_FULL_DIR="$dir/steps" XFER_TEST_FULL_BYTES=12000
+        XFER_TEST_FULL_COUNTER="$dir/counter" LD_PRELOAD="$shim")
+fi
 env "${aenv[@]}" XFER_COMPONENT=a XFER_TIMEOUT_MS=3000 timeout -k 5 150 "${mx[@]}" "$prog" \
-    --steps "$steps" --send-ms 20 >"$dir/a.out" 2>&1 &
+    --steps "$steps" --send-ms 20 --retry-full 1 --joined $joined >"$dir/a.out" 2>&1 &
 apid=$!
 pids="$pids $apid"
 at=$((5 + seed % 30))
@@ -131,6 +178,40 @@ kill | twice)
     check_reader b9
     [ -n "$(attached_at "$cycles")" ] || fail "a did not say b attached $cycles times"
     ;;
+spill)
+    k=$((2 + seed % 15))
+    echo "reader b1 is killed after its ${k}th step"
+    reader b1 --kill-at "$k"
+    grep -q "SIGKILL after step" "$dir/b1.out" || fail "b1 was not killed"
+    reader b9
+    check_reader b9
+    # b1 got 0..l1, each once (the reader checks the order and the bytes); b9 from f9
+    n1=$(grep -c "^attach_prog: b: got step" "$dir/b1.out")
+    l1=$(sed -nE 's/^attach_prog: b: got step ([0-9]+)$/\1/p' "$dir/b1.out" | tail -1)
+    f9=$(first_of b9)
+    [ "$(first_of b1)" = 0 ] && [ "$n1" -eq $((l1 + 1)) ] || fail "b1 did not get 0..$l1 once each"
+    [ "$f9" -le $((l1 + 1)) ] || fail "steps $((l1 + 1))..$((f9 - 1)) reached no reader"
+    [ $((l1 + 1 - f9)) -le 3 ] ||
+        fail "b9 got $((l1 + 1 - f9)) steps b1 got: more than max_in_flight_steps + 1"
+    echo "b1 got steps 0..$l1, b9 $f9..$((steps - 1)): $((l1 + 1 - f9)) again"
+    read -r aat afrom _ <<<"$(attached_oldest)"
+    [ -n "$aat" ] && [ "$afrom" = "$f9" ] || fail "a did not say it replays from step $f9 ($aat $afrom)"
+    ;;
+spill.late | history | full)
+    if [ "$mode" = full ]; then
+        wait_line "^attach_prog: a rank 0: step $maxs: XFER_ERR_SPILL_FULL" ||
+            fail "a's rank 0 did not get XFER_ERR_SPILL_FULL at step $maxs"
+    else
+        wait_line "^attach_prog: a: step $at ended" || fail "a did not reach step $at"
+    fi
+    reader b1
+    check_reader b1
+    read -r aat afrom _ <<<"$(attached_oldest)"
+    want=0
+    [ "$mode" = history ] && want=$((aat > hist ? aat - hist : 0))
+    [ -n "$aat" ] && [ "$afrom" = "$want" ] && [ "$(first_of b1)" = "$want" ] ||
+        fail "b1 got steps from $(first_of b1), a attached it at $aat replaying from $afrom: not $want"
+    ;;
 ghost)
     wait_line "^attach_prog: a: step $at ended" || fail "a did not reach step $at"
     sh -c 'exit 0' &
@@ -146,10 +227,44 @@ arc=$?
 sed 's/^/  a| /' "$dir/a.out" | grep -v "step [0-9]* ended"
 [ "$arc" -eq 0 ] || fail "a exited $arc"
 for r in 0 1; do
+    [ "$mode" = disk ] && break
     grep -q "^attach_prog: a rank $r: $steps steps ended" "$dir/a.out" ||
         fail "rank $r of a did not end all $steps steps"
 done
+[ -n "$(find "$dir/steps" -name 'spill.*' 2>/dev/null)" ] && fail "a left spill files behind"
 case $mode in
+spill | spill.late | full) # (every step replayed counts as sent once)
+    for r in 0 1; do
+        grep -q "^attach_prog: a rank $r: $steps steps ended, $steps sent, 0 unsent$" "$dir/a.out" ||
+            fail "rank $r of a did not count all $steps steps sent once"
+    done
+    ;;&
+full)
+    for r in 0 1; do
+        grep -q "^attach_prog: a rank $r: step $maxs: XFER_ERR_SPILL_FULL: channel c: on_reader_loss: spill: .*spill.max_steps, $maxs steps" "$dir/a.out" ||
+            fail "rank $r of a did not get XFER_ERR_SPILL_FULL at step $maxs"
+        grep -q "^attach_prog: a rank $r: step $maxs ended after XFER_ERR_SPILL_FULL$" "$dir/a.out" ||
+            fail "rank $r of a did not end step $maxs once b attached"
+    done
+    ;;
+disk) # every rank at the same step, its own file named; the steps before it ended
+    io=$(sed -nE 's/^attach_prog: a rank 0: step ([0-9]+): XFER_ERR_IO: .*$/\1/p' "$dir/a.out")
+    [ -n "$io" ] && [ "$io" -gt 0 ] || fail "a's rank 0 did not get XFER_ERR_IO"
+    for r in 0 1; do
+        grep -q "^attach_prog: a rank $r: step $io: XFER_ERR_IO: .*cannot write $dir/steps/rt_attach/c/spill\.a\.[01]\.$io: No space left on device" "$dir/a.out" ||
+            fail "rank $r of a did not get XFER_ERR_IO naming the file at step $io"
+        grep -q "^attach_prog: a rank $r: $io steps ended, 0 sent, $io unsent$" "$dir/a.out" ||
+            fail "rank $r of a did not end the $io steps before it"
+    done
+    echo "XFER_ERR_IO at step $io"
+    ;;
+history)
+    sent=$((steps - want))
+    for r in 0 1; do
+        grep -q "^attach_prog: a rank $r: $steps steps ended, $sent sent, $want unsent$" "$dir/a.out" ||
+            fail "rank $r of a did not count $sent sent, $want unsent"
+    done
+    ;;
 ghost)
     grep -q "^libxfer: channel c: reader b announced itself (pid [0-9]*) and is gone: not attached$" \
         "$dir/a.out" || fail "a did not say the announced reader is gone"

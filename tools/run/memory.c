@@ -47,8 +47,8 @@ static void shape_notes(const xfer_config_t *cfg, FILE *out)
 
 /* What channel @p c's sender keeps for readers that attach later (docs/runtime.md): history: K
  * copies of each rank's blocks of its last K steps, in memory; spill: the steps committed while
- * no reader is attached, in step files, bounded by spill.max_steps and spill.max_bytes. @p step:
- * a step's bytes. */
+ * no reader is attached, in step files, bounded by spill.max_steps and spill.max_bytes (on the
+ * stream also the steps the reader has not released, in memory). @p step: a step's bytes. */
 static void kept_steps(const xfer_config_t *cfg, int c, uint64_t step, uint64_t mem, FILE *out,
                        FILE *err, int *warnings)
 {
@@ -85,6 +85,15 @@ static void kept_steps(const xfer_config_t *cfg, int c, uint64_t step, uint64_t 
                 "most %s on disk%s; the commit of one more fails (XFER_ERR_SPILL_FULL)\n",
                 cfg->path, ch->name, from, to, to, from, ch->spill.max_steps, a, b,
                 by_bytes ? " (spill.max_bytes)" : "");
+        if (ch->transport == XFER_TRANSPORT_STREAM) { /* (ch_keep.c) */
+            xsize_human(m, sizeof(m), (double) (ch->max_in_flight_steps + 1) * (double) step / p);
+            fprintf(out,
+                    "%s: channel %s, %s: on_reader_loss: spill over the stream: each rank of %s "
+                    "also holds in memory the steps %s has not released, at most %d "
+                    "(max_in_flight_steps + 1: %s on each of its %d ranks when the step is split "
+                    "evenly), and writes them too once %s is lost\n",
+                    cfg->path, ch->name, from, from, to, ch->max_in_flight_steps + 1, m, p, to);
+        }
     }
 }
 

@@ -283,7 +283,8 @@ static const cfg_table_t spill_table = {
     .nkeys = NKEYS(spill_keys),
     .doc = "on_reader_loss: spill's bounds (ignored under fail and continue): while no reader is "
            "attached the sender's steps go to the file transport's step files "
-           "(channels[].file.dir), up to these bounds."};
+           "(channels[].file.dir), or on the stream to one spill file per step and rank in the "
+           "same folder, up to these bounds (over the whole sending side)."};
 
 static const cfg_table_t file_table = {
     .path = "channels[].file",
@@ -360,7 +361,9 @@ static const cfg_key_t channel_keys[] = {
      .doc = "what the sender does when its reader fails (dies, stalls past the heartbeat "
             "timeout) or leaves: fail, its calls fail with XFER_ERR_PEER_FAILED; continue, it goes "
             "on, its later steps are not sent; spill, it goes on, its later steps go to step "
-            "files (bounded by `spill`) that a reader attaching later reads first (xfer-run does "
+            "files (bounded by `spill`) that a reader attaching later reads first (on the stream "
+            "the sender keeps them, and the steps its reader had not released, and sends them "
+            "first to the reader that attaches; xfer-run does "
             "not stop the other components for it; XFER_ON_READER_LOSS overrides it for every "
             "channel; half duplex only)"},
     {.key = "spill",

@@ -48,8 +48,9 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
 
 /* A sending call: as a data call, and once explained, a failure that says the reader is gone
  * (on_reader_loss: continue) is taken as the end of what this channel sends (ch_loss.c); a
- * channel whose reader is gone answers without its transport. */
-#define SEND_CALL(ch, at, status, lost_call, call)                                                 \
+ * channel whose reader is gone answers without its transport. @p kept, once the call succeeded:
+ * what the channel keeps of it for a reader that attaches (ch_keep.c). */
+#define SEND_CALL(ch, at, status, lost_call, call, kept)                                           \
     do {                                                                                           \
         xfer_errh_guard_t g_;                                                                      \
         xfer_status_t st_;                                                                         \
@@ -66,6 +67,8 @@ static xfer_status_t explain(xfer_channel_t *ch, xfer_status_t st)
             st_ = explain((ch), (call));                                                           \
             st_ = xfer_ch_loss_after((ch), st_, (at), &snap_, (status));                           \
         }                                                                                          \
+        if (st_ == XFER_SUCCESS)                                                                   \
+            st_ = (kept);                                                                          \
         st_ = xfer_rt_done(x_, xfer_errh_guard_end(&g_, st_));                                     \
         xfer_rt_unlock(x_);                                                                        \
         return st_;                                                                                \
@@ -80,20 +83,22 @@ static int flow(const xfer_channel_t *ch)
 xfer_status_t xfer_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block)
 {
     SEND_CALL(ch, XFER_LOSS_AT_PUT, NULL, xfer_ch_loss_put(ch, d, block),
-              flow(ch) ? xfer_ch_flow_put(ch, d, block) : xfer_ch_put(ch, d, block));
+              flow(ch) ? xfer_ch_flow_put(ch, d, block) : xfer_ch_put(ch, d, block),
+              xfer_ch_keep_put(ch, d, block));
 }
 
 xfer_status_t xfer_step_begin(xfer_channel_t *ch, int timeout_ms, xfer_step_status_t *status)
 {
     SEND_CALL(ch, XFER_LOSS_AT_BEGIN, status, xfer_ch_loss_begin(ch, timeout_ms, status),
               flow(ch) ? xfer_ch_flow_begin(ch, timeout_ms, status)
-                       : xfer_ch_step_begin(ch, timeout_ms, status));
+                       : xfer_ch_step_begin(ch, timeout_ms, status),
+              XFER_SUCCESS);
 }
 
 xfer_status_t xfer_step_end(xfer_channel_t *ch)
 {
     SEND_CALL(ch, XFER_LOSS_AT_END, NULL, xfer_ch_loss_end(ch),
-              flow(ch) ? xfer_ch_flow_end(ch) : xfer_ch_step_end(ch));
+              flow(ch) ? xfer_ch_flow_end(ch) : xfer_ch_step_end(ch), XFER_SUCCESS);
 }
 
 xfer_status_t xfer_get_selection(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
@@ -123,5 +128,5 @@ xfer_status_t xfer_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t *r
 xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy)
 {
     SEND_CALL(ch, XFER_LOSS_AT_POLL, NULL, xfer_ch_loss_poll(ch, busy),
-              xfer_ch_channel_progress(ch, busy));
+              xfer_ch_channel_progress(ch, busy), XFER_SUCCESS);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Readers that attach late or come back, on the stream (docs/runtime.md, "Readers that attach
- * late or come back"). A detachable channel (half duplex, on_reader_loss: continue, separate
- * launches, policy block, stride 1) joins in the other direction than form_separate: the reader
- * opens a port, announces it (with xferd: an "attach" request, which xferd offers to the
+ * late or come back"). A detachable channel (half duplex, on_reader_loss: continue or spill,
+ * separate launches, policy block, stride 1) joins in the other direction than form_separate: the
+ * reader opens a port, announces it (with xferd: an "attach" request, which xferd offers to the
  * sender's session while it holds the reader alive; without: <run dir>/<channel>.attach, port,
  * pid, host) and waits in MPI_Comm_accept (bounded by its own watchdog); the sender connects.
  * Measured on Open MPI 4.1.4 and MPICH ch3: an accept whose reader never connects, or died
@@ -34,11 +34,11 @@ int xfer_rt_detachable(const struct xfer *x, int index)
 {
     const xfer_cfg_channel_t *c = &x->cfg->channels[index];
     const char *loss = xfer_env_str("XFER_ON_READER_LOSS"), *pol = xfer_env_str("XFER_POLICY");
-    int cont = c->on_reader_loss == XFER_LOSS_CONTINUE;
+    int cont = c->on_reader_loss == XFER_LOSS_CONTINUE || c->on_reader_loss == XFER_LOSS_SPILL;
     long stride = xfer_env_long("XFER_STRIDE", c->stride);
     xfer_transport_t t;
     if (loss)
-        cont = strcmp(loss, "continue") == 0;
+        cont = strcmp(loss, "continue") == 0 || strcmp(loss, "spill") == 0;
     if (!cont || c->duplex == XFER_DUPLEX_FULL || x->launch != XFER_LAUNCH_SEPARATE)
         return 0;
     if (xfer_rt_transport(x, index, &t) != XFER_SUCCESS || t != XFER_TRANSPORT_STREAM)
@@ -208,6 +208,15 @@ out:
     return st;
 }
 
+/* The channel's on_reader_loss (continue or spill: detachable), after XFER_ON_READER_LOSS. */
+static const char *loss_word(const xfer_cfg_channel_t *c)
+{
+    const char *e = xfer_env_str("XFER_ON_READER_LOSS");
+    if (e)
+        return strcmp(e, "spill") == 0 ? "spill" : "continue";
+    return c->on_reader_loss == XFER_LOSS_SPILL ? "spill" : "continue";
+}
+
 xfer_status_t xfer_rt_attach_form(struct xfer *x, int index, MPI_Comm *inter, int *disconnect)
 {
     const xfer_cfg_channel_t *c = &x->cfg->channels[index];
@@ -234,13 +243,13 @@ xfer_status_t xfer_rt_attach_form(struct xfer *x, int index, MPI_Comm *inter, in
             if (gone)
                 fprintf(stderr,
                         "libxfer: channel %s: reader %s is absent (XFER_ABSENT); "
-                        "on_reader_loss: continue: detached until it attaches\n",
-                        c->name, reader);
+                        "on_reader_loss: %s: detached until it attaches\n",
+                        c->name, reader, loss_word(c));
             else
                 fprintf(stderr,
                         "libxfer: channel %s: no reader %s within %d ms; on_reader_loss: "
-                        "continue: detached until it attaches\n",
-                        c->name, reader, x->timeout_ms);
+                        "%s: detached until it attaches\n",
+                        c->name, reader, x->timeout_ms, loss_word(c));
             fflush(stderr);
         }
         return XFER_SUCCESS; /* *inter stays MPI_COMM_NULL: the channel starts detached */
@@ -288,16 +297,32 @@ static xfer_status_t entered(xfer_channel_t *ch)
     return XFER_SUCCESS;
 }
 
+xfer_status_t xfer_ch_attach_due(xfer_channel_t *ch, int ahead, int *due)
+{
+    xfer_rt_loss_t *l = &ch->loss;
+    xfer_status_t st = XFER_SUCCESS;
+    *due = 0;
+    if (!l->attachable || l->closed || !l->lost)
+        return XFER_SUCCESS;
+    XFER_CHECK_GOTO(entered(ch), st, out);
+    *due = l->entered == 2 && ch->stats.steps + (uint64_t) ahead >= l->first_round;
+out:
+    return st;
+}
+
 /* Move the new stream @p fresh under the application's handle @p ch; the old state ends in
  * @p fresh, freed locally (its reader is gone: nothing is waited on). */
 static void transplant(xfer_channel_t *ch, xfer_channel_t *fresh)
 {
     xfer_channel_t old = *ch;
     MPI_Comm spare = fresh->loss.comm;
+    xfer_rt_keep_t none = fresh->keep; /* (empty: the kept steps stay with the handle) */
     *ch = *fresh;
     *fresh = old;
     ch->stats = old.stats;
     ch->loss = old.loss;
+    ch->keep = old.keep;
+    fresh->keep = none;
     ch->loss.lost = 0;
     ch->loss.never = 0;
     ch->loss.attaches++;
@@ -309,7 +334,7 @@ static void transplant(xfer_channel_t *ch, xfer_channel_t *fresh)
         MPI_Comm_free(&fresh->loss.comm);
 }
 
-xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch)
+xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch, int pending)
 {
     xfer_rt_loss_t *l = &ch->loss;
     struct xfer *x = ch->x;
@@ -325,7 +350,7 @@ xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch)
     if (!l->attachable || l->closed || !l->lost)
         return XFER_SUCCESS;
     XFER_CHECK_GOTO(entered(ch), st, out);
-    if (l->entered != 2 || ch->stats.steps < l->first_round)
+    if (l->entered != 2 || ch->stats.steps + (uint64_t) pending < l->first_round)
         return XFER_SUCCESS;
     if (ch->me == 0)
         found = take_offer(x, ch->index, port, sizeof(port), &session);
@@ -355,11 +380,26 @@ xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch)
     transplant(ch, fresh);
     xfer_rt_channel_free(&fresh, 0);
     if (ch->me == 0) {
-        fprintf(stderr, "libxfer: channel %s: reader %s attached at step %llu (start: latest)\n",
-                c->name, reader, (unsigned long long) ch->loss.base);
+        const uint64_t at = ch->loss.base, from = xfer_ch_keep_first(ch);
+        if (!ch->keep.on)
+            fprintf(stderr,
+                    "libxfer: channel %s: reader %s attached at step %llu (start: latest)\n",
+                    c->name, reader, (unsigned long long) at);
+        else if (from < at)
+            fprintf(stderr,
+                    "libxfer: channel %s: reader %s attached at step %llu (start: oldest: steps "
+                    "%llu..%llu from %s first)\n",
+                    c->name, reader, (unsigned long long) at, (unsigned long long) from,
+                    (unsigned long long) at - 1, ch->keep.spill ? "spill" : "history");
+        else
+            fprintf(stderr,
+                    "libxfer: channel %s: reader %s attached at step %llu (start: oldest: nothing "
+                    "kept before it)\n",
+                    c->name, reader, (unsigned long long) at);
         fflush(stderr);
     }
-    return XFER_SUCCESS;
+    /* the kept steps first (start: oldest), each with its own number; then the step in hand */
+    return xfer_ch_keep_replay(ch, pending);
 out:
     return st;
 }

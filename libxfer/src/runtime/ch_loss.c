@@ -9,8 +9,9 @@
  *              checked and dropped, steps begin and end and are counted (steps_unsent), and
  *              xfer_finalize finishes the channel without waiting for the reader. Rank 0 says
  *              so in one line on stderr.
- *   spill      (the file transport) as continue, but the steps committed while no reader is
- *              attached are still written, up to spill's bounds, for a reader that comes back.
+ *   spill      as continue, but the steps committed while no reader is attached are still
+ *              kept, up to spill's bounds, for a reader that comes back: written by the file
+ *              transport, kept by the stream's sending side and replayed (ch_keep.c).
  * On the file transport continue and spill make the channel detachable (loss.detach): the
  * transport takes the reader's loss, close and return itself, at the commits its side agrees on
  * (file_attach.c), and the switch below is never made; under policy latest the rounds take the
@@ -63,11 +64,6 @@ xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
     mode = eff.on_reader_loss;
     if (ch->cfg->duplex == XFER_DUPLEX_FULL || mode == XFER_LOSS_FAIL)
         return XFER_SUCCESS;
-    if (mode == XFER_LOSS_SPILL && !file)
-        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                        "channel %s: on_reader_loss: spill over the stream is not built yet: use "
-                        "transport: file",
-                        ch->cfg->name);
     if (mode == XFER_LOSS_SPILL && eff.policy == XFER_POLICY_LATEST)
         return XFER_ERR(XFER_ERR_CONFIG,
                         "channel %s: on_reader_loss: spill keeps every step for a reader that "
@@ -79,19 +75,27 @@ xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
      * latest the rounds take the reader's loss (ch_flow.c), and nothing attaches again. Both
      * sides decide it alike (xfer_config_channel_flow reads the policy on either) */
     ch->loss.detach = file && eff.policy != XFER_POLICY_LATEST;
-    if (ch->loss.cont && ch->cfg->history > 0 && !file)
-        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                        "channel %s: history: %d over the stream is not built yet: use "
-                        "transport: file",
-                        ch->cfg->name, ch->cfg->history);
     if (ch->loss.cont && !file && xfer_rt_detachable(ch->x, ch->index)) {
         if (MPI_Comm_dup(ch->x->comm, &ch->loss.comm) != MPI_SUCCESS)
             return XFER_ERR(XFER_ERR_MPI, "channel %s: the side's rounds", ch->cfg->name);
         ch->loss.attachable = 1;
     }
+    /* the stream keeps steps only for a reader that can attach (ch_keep.c) */
+    if (ch->loss.cont && !file && (ch->loss.spill || eff.history > 0)) {
+        if (!ch->loss.attachable)
+            return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
+                            "channel %s: %s over the stream keeps steps for a reader that attaches "
+                            "late or comes back, and only a channel between separate launches "
+                            "(launch: separate) with policy: block and stride: 1 takes one: "
+                            "use transport: file, or on_reader_loss: continue without history",
+                            ch->cfg->name, ch->loss.spill ? "on_reader_loss: spill" : "history");
+        XFER_CHECK_GOTO(xfer_ch_keep_open(ch, &eff), st, out);
+    }
     if (ch->loss.cont && !file) /* (the stream) */
         spare_sigpipe();
     return XFER_SUCCESS;
+out:
+    return st;
 }
 
 void xfer_ch_loss_snap(const xfer_channel_t *ch, xfer_ch_loss_snap_t *snap)
@@ -162,12 +166,21 @@ static void lose(xfer_channel_t *ch, int closed, int past)
                     "libxfer: channel %s: reader %s closed the channel; on_reader_loss: continue: "
                     "steps from %llu on are not sent\n",
                     ch->cfg->name, xfer_ch_peer_name(ch), (unsigned long long) from);
+        else if (ch->keep.on && ch->keep.spill)
+            fprintf(stderr,
+                    "libxfer: channel %s: reader %s failed (%s); on_reader_loss: spill: steps "
+                    "from %llu on are kept, and %llu before them it had not released (spilled "
+                    "to %s, spill.max_steps %d) until a reader attaches\n",
+                    ch->cfg->name, xfer_ch_peer_name(ch), why, (unsigned long long) from,
+                    (unsigned long long) (from - XFER_MIN(from, xfer_ch_keep_first(ch))),
+                    ch->keep.dir, ch->cfg->spill.max_steps);
         else
             fprintf(stderr,
                     "libxfer: channel %s: reader %s failed (%s); on_reader_loss: "
-                    "continue: steps from %llu on are not sent%s\n",
+                    "continue: steps from %llu on are not sent%s%s\n",
                     ch->cfg->name, xfer_ch_peer_name(ch), why, (unsigned long long) from,
-                    l->attachable ? " until a reader attaches" : "");
+                    l->attachable ? " until a reader attaches" : "",
+                    ch->keep.on ? " (history: the last steps kept for it)" : "");
         fflush(stderr);
     }
     xfer_clear_error();
@@ -223,15 +236,19 @@ xfer_status_t xfer_ch_loss_after(xfer_channel_t *ch, xfer_status_t st, int at,
              (ch->flow.on ? ch->flow.app == snap->app : ch->cur == snap->cur));
     if (at == XFER_LOSS_AT_END && ch->stats.steps == snap->steps) {
         /* the step ended for the application; sent if its commit went through, else unsent */
-        ch->stats.steps++;
         if (ch->flow.on && ch->flow.app == snap->app)
             ch->flow.app++;
         if (!committed)
             ch->stats.steps_unsent++;
         else if (ch->stats.steps_sent == snap->sent) /* (it failed once it went through) */
             ch->stats.steps_sent++;
+        /* (kept as it stands: its attributes were taken at the start of its end) */
+        st = xfer_ch_keep_ended(ch, committed, committed ? snap->cur : UINT64_MAX, 0);
+        ch->stats.steps++;
         xfer_ch_attr_drop(ch);
         xfer_ch_blocks_next(ch);
+        if (st != XFER_SUCCESS)
+            return st;
     }
     if (status)
         *status = XFER_STEP_OK;
@@ -269,12 +286,38 @@ static int owes_word(const xfer_channel_t *ch)
     return !ch->flow.on || (!ch->flow.latest && !xfer_ch_flow_skips(ch));
 }
 
+/* spill's bound, or the disk, refused step stats.steps (@p st, its words): a reader that
+ * announced itself attaches all the same, and gets it after the kept steps; else the refusal
+ * stands (the step did not end: its end may be called again). */
+static xfer_status_t refused(xfer_channel_t *ch, xfer_status_t st)
+{
+    char why[1024];
+    xfer_status_t rt;
+    snprintf(why, sizeof(why), "%s", xfer_last_error());
+    if ((rt = xfer_ch_attach_round(ch, 1)) != XFER_SUCCESS)
+        return rt;
+    if (!ch->loss.lost)
+        return XFER_SUCCESS; /* (ended on the new stream: xfer_ch_keep_replay) */
+    return xfer_err_raw(st, "%s", why);
+}
+
 xfer_status_t xfer_ch_loss_end(xfer_channel_t *ch)
 {
     xfer_status_t st;
+    int on_disk = 0;
     if (ch->health.finished)
         return XFER_ERR(XFER_ERR_STATE, "channel %s was finalized", ch->cfg->name);
     if (owes_word(ch) && (st = xfer_ch_agree_lost(ch)) != XFER_SUCCESS)
+        return st;
+    /* kept steps (spill, history): the step's record, to its file under spill */
+    if ((st = xfer_ch_keep_attrs(ch)) != XFER_SUCCESS)
+        return st;
+    st = xfer_ch_keep_spill(ch, &on_disk);
+    if (st == XFER_ERR_SPILL_FULL || st == XFER_ERR_IO) /* (every rank: the side agreed) */
+        return refused(ch, st);
+    if (st != XFER_SUCCESS)
+        return st;
+    if ((st = xfer_ch_keep_ended(ch, 0, UINT64_MAX, on_disk)) != XFER_SUCCESS)
         return st;
     xfer_ch_attr_drop(ch);
     xfer_ch_blocks_next(ch);
@@ -283,7 +326,7 @@ xfer_status_t xfer_ch_loss_end(xfer_channel_t *ch)
     ch->stats.steps++;
     ch->stats.steps_unsent++;
     if (ch->loss.attachable)
-        return xfer_ch_attach_round(ch); /* a reader that announced itself attaches here */
+        return xfer_ch_attach_round(ch, 0); /* a reader that announced itself attaches here */
     return ch->above && ch->above->lost_end ? ch->above->lost_end(ch) : XFER_SUCCESS;
 }
 

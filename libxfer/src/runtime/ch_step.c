@@ -245,7 +245,9 @@ xfer_status_t xfer_ch_step_end(xfer_channel_t *ch)
     if (!ch)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "channel is NULL");
     XFER_CHECK_GOTO(xfer_ch_check_usable(ch), st, out);
+    XFER_CHECK_GOTO(xfer_ch_keep_attrs(ch), st, out); /* (steps kept for a reader: ch_keep.c) */
     XFER_CHECK_GOTO(xfer_ch_end_step(ch, ch->loss.base + ch->cur), st, out);
+    st = xfer_ch_keep_ended(ch, 1, ch->cur - 1, 0);
     ch->stats.steps++;
 out:
     return st;

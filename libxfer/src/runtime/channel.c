@@ -191,6 +191,7 @@ void xfer_rt_channel_free(xfer_channel_t **pch, int collective)
         ch->ops->free(ch, collective);
     xfer_free(ch->attr_out.buf);
     xfer_ch_flow_free(ch, collective);
+    xfer_ch_keep_free(ch);
     xfer_ch_blocks_free(ch, collective);
     xfer_ch_notes_reap(ch, collective);
     if (collective && ch->loss.comm != MPI_COMM_NULL) /* (ch_attach.c's rounds) */

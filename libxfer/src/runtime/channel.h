@@ -294,8 +294,32 @@ int xfer_ch_loss_take(xfer_channel_t *ch, xfer_status_t st);
 int xfer_ch_loss_known(xfer_channel_t *ch);
 /* ch_attach.c: a detached sending side's rounds, and a channel that starts detached */
 void xfer_ch_attach_enter(xfer_channel_t *ch, int final);
-xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch);
+/* A detached step's end: will the side hold a round once stats.steps + @p ahead steps ended
+ * (collective: the side's agreement on where its rounds begin, the first time)? */
+xfer_status_t xfer_ch_attach_due(xfer_channel_t *ch, int ahead, int *due);
+/* @p pending: the step in hand did not end (spill's bound); a reader that attaches gets it. */
+xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch, int pending);
 xfer_status_t xfer_ch_attach_detached(xfer_channel_t *ch);
+
+/* ch_keep.c: the steps a detachable stream's sending side keeps (spill, history: K) for a reader
+ * that attaches, replayed at its attach (start: oldest) */
+xfer_status_t xfer_ch_keep_open(xfer_channel_t *ch, const xfer_channel_flow_t *eff);
+void xfer_ch_keep_free(xfer_channel_t *ch);
+/* A put the application made (xfer_put succeeded): kept with the step being put. */
+xfer_status_t xfer_ch_keep_put(xfer_channel_t *ch, const xfer_dataset_desc_t *d, const void *block);
+/* The step's attributes, as they stand at its end (the step number left out). */
+xfer_status_t xfer_ch_keep_attrs(xfer_channel_t *ch);
+/* spill, a detached step's end, before it is counted: the bounds (collective over the side from
+ * its first round on), then this rank's kept steps to their files (*@p on_disk); the side agrees
+ * on the outcome. XFER_ERR_SPILL_FULL, XFER_ERR_IO: the step does not end on any rank. */
+xfer_status_t xfer_ch_keep_spill(xfer_channel_t *ch, int *on_disk);
+/* The application's step stats.steps ended (before it is counted): kept; @p sent: counted sent,
+ * as step @p idx of the stream attached now (UINT64_MAX: not sent). */
+xfer_status_t xfer_ch_keep_ended(xfer_channel_t *ch, int sent, uint64_t idx, int on_disk);
+/* A reader attached (ch_attach.c, after the transplant): the kept steps replayed, oldest first,
+ * then with @p pending the step in hand (its end was refused by spill's bound), which ends. */
+xfer_status_t xfer_ch_keep_replay(xfer_channel_t *ch, int pending);
+uint64_t xfer_ch_keep_first(const xfer_channel_t *ch); /* the oldest kept step's number */
 
 /* ch_flow.c: policy latest and stride on a channel's sending side (runtime.h, xfer_rt_flow_t) */
 xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch); /* the keys, their XFER_POLICY/STRIDE */

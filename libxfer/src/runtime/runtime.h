@@ -256,7 +256,7 @@ typedef struct xfer_rt_flow {
 typedef struct xfer_rt_loss {
     int cont;      /* the sending side of a half-duplex channel with on_reader_loss: continue
                       (or spill) */
-    int spill;     /* ... with on_reader_loss: spill (the file transport only) */
+    int spill;     /* ... with on_reader_loss: spill */
     int detach;    /* either side of a file channel whose reader may attach late or come back
                       (continue or spill, not policy latest): file_attach.c, not lose() */
     int unsent;    /* the step just committed was not kept for anybody (file_attach.c) */
@@ -282,6 +282,38 @@ typedef struct xfer_rt_loss {
     uint64_t enter_out[2];
     uint64_t first_round; /* the first step end (steps ended) at which the side holds a round */
 } xfer_rt_loss_t;
+
+/* The steps a detachable stream's sending side keeps for a reader that attaches late or comes
+ * back (ch_keep.c): on_reader_loss: spill (the steps its reader has not released, and every step
+ * ended while detached, on disk then) or history: K (the last K ended, in memory); replayed at
+ * the attach (start: oldest). A step is one record: what the application put, and its
+ * attributes. */
+typedef struct xfer_rt_kept {
+    uint64_t label; /* the application's step */
+    uint64_t idx;   /* its step on the stream now attached (UINT64_MAX: not sent on it) */
+    int sent;       /* counted in steps_sent (else in steps_unsent) */
+    int on_disk;    /* its record is in a spill file (rec NULL) */
+    char *rec;      /* the record (ch_keep.c) */
+    size_t len;
+} xfer_rt_kept_t;
+
+typedef struct xfer_rt_keep {
+    int on;            /* this sending side keeps steps (spill or history, start: oldest) */
+    int spill;         /* on_reader_loss: spill (else history) */
+    int history;       /* history: K */
+    xfer_rt_kept_t *e; /* oldest first: consecutive steps, the last ended one last */
+    int n, cap;
+    uint64_t next;     /* the application's step after the last one kept */
+    char *pend;        /* the record of the step being put: its puts, then its attributes */
+    size_t plen, pcap; /* ... its bytes, its room */
+    size_t pputs;      /* ... the bytes of its puts (the attributes follow) */
+    uint32_t pnput;
+    /* spill's bounds, over the whole side, since the reader was lost */
+    uint64_t spilled, spilled_bytes;
+    uint64_t unsynced, unsynced_bytes; /* this rank's steps ended before the side's first round */
+    int synced;                        /* the side added them up at its first round */
+    char dir[768];                     /* the spill files' */
+} xfer_rt_keep_t;
 
 /* What failed or ended on a channel. */
 typedef struct xfer_rt_health {
@@ -378,6 +410,7 @@ struct xfer_channel {
     xfer_rt_gather_t gat;      /* the sending side's blocks at a commit (ch_blocks.c) */
     xfer_rt_flow_t flow;       /* policy and stride (ch_flow.c) */
     xfer_rt_loss_t loss;       /* on_reader_loss (ch_loss.c) */
+    xfer_rt_keep_t keep;       /* steps kept for a reader that attaches (ch_keep.c) */
 };
 
 /* What tells a peer that computes from one that is gone (docs/runtime.md, "Liveness"). */
