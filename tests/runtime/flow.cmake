@@ -101,6 +101,11 @@ fl_test(latest.channels.p2q2 ${RT_DIR}/flow-latest-2ch-2x2.yaml 2 2
 # holds its last step for receivers that read nothing of it yet
 fl_test(latest.channels.sequential.p2q2 ${RT_DIR}/flow-latest-2ch-2x2.yaml 2 2
         ARGS --steps 20 --recv-ms 5 --channels 2 --reverse --sequential --expect latest)
+# a step's end refused 150 times over (a hole in the blocks) before it goes through whole: the
+# library's step number labels it once (under a flow policy each end labels the step). (Under
+# policy latest a step's blocks are checked when it is sent, not at its end: docs/runtime.md)
+fl_test(stride.refused.p2q3 ${RT_DIR}/flow-stride-2x3.yaml 2 3
+        ARGS --steps 7 --refuse 150 --expect stride:3)
 # policy block, no stride: every step, the counters
 fl_test(block.p2q2 ${RT_DIR}/flow-block-2x2.yaml 2 2 ARGS --steps 6 --recv-ms 5 --expect block)
 

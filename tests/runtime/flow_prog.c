@@ -5,7 +5,7 @@
  *
  *   flow_prog --steps S [--send-ms A] [--recv-ms B] [--begin] [--reader-waits]
  *             [--channels K [--reverse] [--sequential]] [--app-collective]
- *             --expect block|stride:N|latest [--stride N (latest with a stride)]
+ *             [--refuse R] --expect block|stride:N|latest [--stride N (latest with a stride)]
  *
  * a puts dataset v (int64, 8 per rank: step * 1000000 + global index) and attribute t (the
  * step) in each of its S steps, napping A ms in each; b gets every step that comes, napping B ms,
@@ -22,7 +22,9 @@
  * its end before the next, which only a sender that never waits for its reader lets through, and
  * whose finish ends each channel whatever the others wait for. --app-collective: a's ranks call
  * MPI_Allreduce on their own communicator after every step, as a simulation does between its
- * outputs (a held step's collective commit must not wait for a rank inside it). Prints one line per
+ * outputs (a held step's collective commit must not wait for a rank inside it). --refuse R: a's
+ * end of step 0 is refused R times first (half a block each time), then goes through whole.
+ * Prints one line per
  * rank; exit 0 when every check holds.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -70,9 +72,30 @@ static void nap_ms(int ms)
 
 typedef struct opts {
     int steps, send_ms, recv_ms, begin, reader_waits, nch, reverse, sequential, app_coll;
-    int latest;
+    int latest, refuse;
     uint64_t stride;
 } opts_t;
+
+/* --refuse R: put half of this rank's block and end the step, R times: each end is refused
+ * (a hole: XFER_ERR_INVALID_ARG), forgets the puts and leaves the step open, with the step's
+ * own attributes as they were (the library's step number too: labelled once, whatever the
+ * number of ends). */
+static void refused_ends(xfer_channel_t *ch, const xfer_dataset_desc_t *whole, const int64_t *v,
+                         int rank, int r)
+{
+    xfer_dataset_desc_t half = *whole;
+    xfer_status_t st;
+    int i;
+    half.count[0] = PER_RANK / 2;
+    for (i = 0; i < r; i++) {
+        XCALL(xfer_put(ch, &half, v));
+        st = xfer_step_end(ch);
+        CHECK(st == XFER_ERR_INVALID_ARG,
+              "rank %d: step 0's end %d of a half block gave status %d (%s), not "
+              "XFER_ERR_INVALID_ARG",
+              rank, i + 1, (int) st, xfer_last_error());
+    }
+}
 
 static void sender(xfer_channel_t **chs, MPI_Comm comp, const opts_t *o, int64_t *counts)
 {
@@ -108,6 +131,8 @@ static void sender(xfer_channel_t **chs, MPI_Comm comp, const opts_t *o, int64_t
             d.count[0] = PER_RANK;
             for (k = 0; k < PER_RANK; k++)
                 v[k] = (int64_t) s * 1000000 + rank * PER_RANK + k;
+            if (s == 0) /* step 0's end refused R times over (a hole), then ended whole */
+                refused_ends(ch, &d, v, rank, o->refuse);
             XCALL(xfer_put(ch, &d, v));
             memset(v, 0xff, sizeof(v)); /* the library kept its own copy (or sent it) */
             XCALL(xfer_put_attr(ch, "t", XFER_TYPE_INT64, 1, &t));
@@ -241,6 +266,8 @@ int main(int argc, char **argv)
             o.steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--send-ms") && i + 1 < argc)
             o.send_ms = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--refuse") && i + 1 < argc)
+            o.refuse = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--recv-ms") && i + 1 < argc)
             o.recv_ms = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--begin"))

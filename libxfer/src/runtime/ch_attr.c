@@ -133,11 +133,28 @@ out:
     return st;
 }
 
+/* Drop the step's value of attribute @p name, if it has one. */
+static void unset(xfer_channel_t *ch, const char *name)
+{
+    size_t o = 0;
+    rec_t r;
+    while (o < ch->attr_out.len && parse(ch->attr_out.buf + o, ch->attr_out.len - o, &r)) {
+        if (strcmp(r.name, name) == 0) {
+            memmove(ch->attr_out.buf + o, ch->attr_out.buf + o + r.len,
+                    ch->attr_out.len - o - r.len);
+            ch->attr_out.len -= r.len;
+            return;
+        }
+        o += r.len;
+    }
+}
+
 xfer_status_t xfer_ch_attr_label(xfer_channel_t *ch, uint64_t label)
 {
     const size_t nl = sizeof(XFER_CH_LABEL) - 1, need = rec_len(nl, sizeof(label));
     xfer_status_t st;
     XFER_CHECK_GOTO(out_area(ch), st, out);
+    unset(ch, XFER_CH_LABEL); /* (a step end called again after a refused commit) */
     if (need > XFER_CH_LABEL_BYTES || ch->attr_out.len + need > ch->lay.attr_cap)
         return XFER_ERR(XFER_ERR_INTERNAL, "channel %s: no room for the step's number",
                         ch->cfg->name);
@@ -152,9 +169,8 @@ out:
 static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_type_t type,
                          size_t count, const void *values, size_t bytes)
 {
-    size_t nl, need, o = 0;
+    size_t nl, need;
     xfer_status_t st;
-    rec_t r;
     char *p;
 
     if (!ch || !name || (bytes && !values))
@@ -188,16 +204,7 @@ static xfer_status_t put(xfer_channel_t *ch, const char *name, int kind, xfer_ty
         return XFER_SUCCESS;
     if (ch->flow.latest)
         ch->flow.open = 1; /* (a held step is not replayed over these: ch_flow.c) */
-    /* drop an earlier value of the name */
-    while (o < ch->attr_out.len && parse(ch->attr_out.buf + o, ch->attr_out.len - o, &r)) {
-        if (strcmp(r.name, name) == 0) {
-            memmove(ch->attr_out.buf + o, ch->attr_out.buf + o + r.len,
-                    ch->attr_out.len - o - r.len);
-            ch->attr_out.len -= r.len;
-            break;
-        }
-        o += r.len;
-    }
+    unset(ch, name);       /* an earlier value of the name */
     need = rec_len(nl, bytes);
     if (ch->attr_out.len + need > ch->lay.attr_user)
         return XFER_ERR(XFER_ERR_TOO_LARGE,
