@@ -7,7 +7,8 @@
  *
  * a puts dataset v (int64, 8 per rank: step * 1000000 + global index) in each of its S steps,
  * napping A ms in each; rank 0 prints "attach_prog: a: step N ended" after each step and, at
- * the end, every rank "attach_prog: a rank R: S steps ended, SENT sent, UNSENT unsent". b checks
+ * the end, every rank "attach_prog: a rank R: S steps ended, SENT sent, UNSENT unsent" (and fails
+ * unless the counters say S steps, each sent or unsent). b checks
  * every byte of each step it gets against the step number xfer_get reports (the sender's), and
  * that the numbers increase strictly; rank 0 prints "attach_prog: b: got step N" for each, and
  * at the end of the stream "attach_prog: b: N steps, first F, last L, steps_received R". With
@@ -171,6 +172,13 @@ static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms, int
            rank, cs.steps, cs.steps_sent, cs.steps_unsent);
     fflush(stdout);
     (void) size;
+    if (cs.steps != (uint64_t) s || cs.steps_sent + cs.steps_unsent != cs.steps) {
+        fprintf(stderr,
+                "attach_prog: a rank %d: FAIL: %d steps ended, the counters say %" PRIu64
+                " steps, %" PRIu64 " sent + %" PRIu64 " unsent\n",
+                rank, s, cs.steps, cs.steps_sent, cs.steps_unsent);
+        return 1;
+    }
     return 0;
 }
 
