@@ -231,7 +231,7 @@ latest | oldest | full | disk)
     full)
         [ "$rca" -eq 0 ] || fail "a exited $rca"
         seq_check 0 $((steps - 1)) "$dir/log2"
-        grep -q "a rank 0: step $max: XFER_ERR_SPILL_FULL: channel c: on_reader_loss: spill: reader b is not attached and spill.max_steps, $max steps, were spilled since step 0: step $max is not committed (nothing is lost: commit it again once a reader attached, or raise spill.max_steps)$" "$dir/outa" ||
+        grep -q "a rank 0: step $max: XFER_ERR_SPILL_FULL: channel c: on_reader_loss: spill: reader b is not attached and spill.max_steps, $max steps, were spilled since step 0: step $max is not committed (nothing is lost: end it again once a reader attached, or raise spill.max_steps)$" "$dir/outa" ||
             fail "a's commit of step $max did not fail with XFER_ERR_SPILL_FULL in its words"
         grep -q "libxfer: channel c: reader b attached at step $max (start: oldest: steps 0..$((max - 1)) from spill first)$" "$dir/outa" ||
             fail "a did not say that b attached at step $max beginning with step 0"

@@ -224,18 +224,27 @@ endif()
 # Readers that attach late or come back on the stream (docs/runtime.md, "Readers that attach late
 # or come back"): runtime/attach_prog.c launched by hand, one mpiexec per component, without
 # xferd, checked by runtime/attach_test.sh (the seed is printed; ATTACH_SEED repeats it).
+# The LD_PRELOAD library under which a disk fills, for mode disk ("" for the others; "none" when
+# this build has no such library).
+function(fl_disk_shim mode out)
+  set(shim "")
+  if(mode STREQUAL "disk")
+    set(shim none)
+    if(TARGET xfer_test_full_disk)
+      set(shim $<TARGET_FILE:xfer_test_full_disk>)
+    endif()
+  endif()
+  set(${out} "${shim}" PARENT_SCOPE)
+endfunction()
 add_executable(attach_prog runtime/attach_prog.c)
 target_link_libraries(attach_prog PRIVATE xfer MPI::MPI_C xfer_warnings)
 if(RT_SEPARATE)
   # spill, spill.late, history, full, disk: the steps the sender keeps (ch_keep.c); disk: its
   # spill files on a disk that fills (the LD_PRELOAD shim of workflow.file.full_disk.*)
   foreach(mode late kill twice ghost spill spill.late history full disk)
-    set(shim "")
-    if(mode STREQUAL "disk")
-      if(NOT TARGET xfer_test_full_disk)
-        continue()
-      endif()
-      set(shim $<TARGET_FILE:xfer_test_full_disk>)
+    fl_disk_shim(${mode} shim)
+    if(shim STREQUAL "none")
+      continue()
     endif()
     add_test(NAME ${P}.workflow.attach.stream.${mode}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/attach_test.sh ${MPIEXEC_EXECUTABLE}
@@ -268,12 +277,9 @@ add_executable(file_attach_prog runtime/file_attach_prog.c)
 target_link_libraries(file_attach_prog PRIVATE xfer MPI::MPI_C xfer_warnings)
 if(TARGET xfer-run AND TARGET xferd AND TARGET xfer_hdf5)
   foreach(mode kill close latest oldest full disk)
-    set(shim "")
-    if(mode STREQUAL "disk")
-      if(NOT TARGET xfer_test_full_disk)
-        continue()
-      endif()
-      set(shim $<TARGET_FILE:xfer_test_full_disk>)
+    fl_disk_shim(${mode} shim)
+    if(shim STREQUAL "none")
+      continue()
     endif()
     add_test(NAME ${P}.workflow.attach.file.${mode}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/file_attach_test.sh ${mode}

@@ -310,7 +310,6 @@ out:
 xfer_status_t xfer_ch_keep_spill(xfer_channel_t *ch, int *on_disk)
 {
     xfer_rt_keep_t *k = &ch->keep;
-    const xfer_cfg_spill_t *b = &ch->cfg->spill;
     const uint64_t label = ch->stats.steps;
     uint64_t v[2], s;
     xfer_status_t st;
@@ -340,24 +339,9 @@ xfer_status_t xfer_ch_keep_spill(xfer_channel_t *ch, int *on_disk)
     }
     k->spilled_bytes += v[0];
     k->unsynced = k->unsynced_bytes = 0;
-    if (k->spilled + 1 > (uint64_t) b->max_steps)
-        return XFER_ERR(XFER_ERR_SPILL_FULL,
-                        "channel %s: on_reader_loss: spill: reader %s is not attached and "
-                        "spill.max_steps, %d steps, were spilled since it was lost: step %llu is "
-                        "not committed (nothing is lost: end it again once a reader attached, or "
-                        "raise spill.max_steps)",
-                        ch->cfg->name, xfer_ch_peer_name(ch), b->max_steps,
-                        (unsigned long long) label);
-    if (b->max_bytes && k->spilled_bytes + v[1] > b->max_bytes)
-        return XFER_ERR(XFER_ERR_SPILL_FULL,
-                        "channel %s: on_reader_loss: spill: reader %s is not attached and the "
-                        "%llu steps spilled since it was lost hold %llu bytes: step %llu (%llu "
-                        "bytes) would pass spill.max_bytes, %llu, and is not committed (nothing "
-                        "is lost: end it again once a reader attached, or raise "
-                        "spill.max_bytes)",
-                        ch->cfg->name, xfer_ch_peer_name(ch), (unsigned long long) k->spilled,
-                        (unsigned long long) k->spilled_bytes, (unsigned long long) label,
-                        (unsigned long long) v[1], (unsigned long long) b->max_bytes);
+    XFER_CHECK_GOTO(
+        xfer_ch_spill_bounds(ch, k->spilled, k->spilled_bytes, ch->loss.from, label, v[1]), st,
+        out);
     /* every rank writes, then the side agrees: a step one rank could not write is not ended on
      * any (the others' files of it go) */
     st = xfer_rt_agree(ch->loss.comm, write_all(ch, label));

@@ -290,6 +290,11 @@ xfer_status_t xfer_ch_loss_poll(xfer_channel_t *ch, int *busy);
 xfer_status_t xfer_ch_loss_finish(xfer_channel_t *ch, xfer_status_t st);
 /* Would this error of @p ch be absorbed (the reader is gone)? Switches the channel if so. */
 int xfer_ch_loss_take(xfer_channel_t *ch, xfer_status_t st);
+/* spill's bounds (either transport): XFER_ERR_SPILL_FULL in words when step @p step, of @p bytes
+ * over the side, would pass them, @p spilled steps holding @p held bytes having been spilled
+ * since step @p since; else XFER_SUCCESS. */
+xfer_status_t xfer_ch_spill_bounds(const xfer_channel_t *ch, uint64_t spilled, uint64_t held,
+                                   uint64_t since, uint64_t step, uint64_t bytes);
 /* The transport's commit asks: is the reader known gone on this rank (continue only)? */
 int xfer_ch_loss_known(xfer_channel_t *ch);
 /* ch_attach.c: a detached sending side's rounds, and a channel that starts detached */

@@ -285,7 +285,6 @@ out:
 xfer_status_t xfer_file_att_keep(xfer_channel_t *ch, uint64_t bytes, int *write)
 {
     const xfer_file_att_t *a = &ch->file->att;
-    const xfer_cfg_spill_t *b = &ch->cfg->spill;
     *write = 1;
     if (a->attached)
         return XFER_SUCCESS;
@@ -293,26 +292,7 @@ xfer_status_t xfer_file_att_keep(xfer_channel_t *ch, uint64_t bytes, int *write)
         *write = ch->cfg->history > 0;
         return XFER_SUCCESS;
     }
-    if (a->spilled + 1 > (uint64_t) b->max_steps)
-        return XFER_ERR(XFER_ERR_SPILL_FULL,
-                        "channel %s: on_reader_loss: spill: reader %s is not attached and "
-                        "spill.max_steps, %d steps, were spilled since step %llu: step %llu is "
-                        "not committed (nothing is lost: commit it again once a reader attached, "
-                        "or raise spill.max_steps)",
-                        ch->cfg->name, xfer_ch_peer_name(ch), b->max_steps,
-                        (unsigned long long) a->det, (unsigned long long) ch->cur);
-    if (b->max_bytes && a->spilled_bytes + bytes > b->max_bytes)
-        return XFER_ERR(XFER_ERR_SPILL_FULL,
-                        "channel %s: on_reader_loss: spill: reader %s is not attached and "
-                        "the %llu steps spilled since step %llu hold %llu bytes: step %llu (%llu "
-                        "bytes) would pass spill.max_bytes, %llu, and is not committed (nothing "
-                        "is lost: commit it again once a reader attached, or raise "
-                        "spill.max_bytes)",
-                        ch->cfg->name, xfer_ch_peer_name(ch), (unsigned long long) a->spilled,
-                        (unsigned long long) a->det, (unsigned long long) a->spilled_bytes,
-                        (unsigned long long) ch->cur, (unsigned long long) bytes,
-                        (unsigned long long) b->max_bytes);
-    return XFER_SUCCESS;
+    return xfer_ch_spill_bounds(ch, a->spilled, a->spilled_bytes, a->det, ch->cur, bytes);
 }
 
 xfer_status_t xfer_file_att_kept(xfer_channel_t *ch, int wrote)
