@@ -207,6 +207,15 @@ if(TARGET xfer-run AND TARGET xferd)
                              ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV};XFER_POLICY=latest")
       endforeach()
     endforeach()
+    # a reader rank that stalls (SIGSTOP: its heartbeats stop too) under continue: xferd
+    # declares it failed, the sender goes on, xfer-run stops the stalled reader once the rest
+    # completed and exits 3
+    add_test(NAME ${P}.workflow.loss.${tr}.continue.stop
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/loss_test.sh
+                     $<TARGET_FILE:xfer-run> $<TARGET_FILE:loss_prog> continue stop ${tr} auto)
+    set_tests_properties(${P}.workflow.loss.${tr}.continue.stop PROPERTIES TIMEOUT 200
+                         LABELS "mpi;workflow;control;loss"
+                         ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
   endforeach()
   # the death of a reader while three sender ranks commit together (joined, variable and
   # per_step datasets: each commit an exchange among them), four seeds: the side switches at one

@@ -3,7 +3,7 @@
  * runtime/loss_test.sh under xfer-run: component a sends channel c, component b receives it.
  *
  *   loss_prog --steps S [--send-ms A] [--recv-ms B] [--at K | --seed N] [--rank R]
- *             [--leave kill|finalize]
+ *             [--leave kill|finalize|stop]
  *
  * a puts dataset v (int64, 8 per rank: step * 1000000 + global index) in each of its S steps,
  * napping A ms in each, and counts its steps; at the end each rank prints
@@ -11,7 +11,9 @@
  * time (ms) at which its first step went unsent ("unsent from step K at T ms"). b checks every
  * byte of each step it gets, napping B ms; at step K (given, or drawn from seed N in [1, S/2],
  * printed) rank R of b kills itself with SIGKILL (--leave kill, the default; the time printed
- * first) or every rank of b leaves cleanly: xfer_finalize, exit 0 (--leave finalize).
+ * first) or every rank of b leaves cleanly: xfer_finalize, exit 0 (--leave finalize), or rank R
+ * stops itself with SIGSTOP (--leave stop: a reader that stalls, its heartbeats too, until the
+ * test sends SIGCONT or SIGKILL; the time printed first).
  * A reader's close reaches a under on_reader_loss: fail as the end of its stream (a status
  * END_OF_STREAM, or XFER_ERR_END_OF_STREAM): a says "the reader closed the channel at step K"
  * and stops its loop. Any other error of a's is printed with its status and words; a then exits
@@ -37,7 +39,8 @@
 
 int main(int argc, char **argv)
 {
-    int steps = 20, send_ms = 0, recv_ms = 0, at = -1, victim = 0, leave_kill = 1, provided;
+    int steps = 20, send_ms = 0, recv_ms = 0, at = -1, victim = 0, leave_kill = 1, leave_stop = 0,
+        provided;
     int crank, csize, i, s;
     long seed = -1;
     xfer_t *x = NULL;
@@ -59,9 +62,10 @@ int main(int argc, char **argv)
             seed = atol(argv[++i]);
         else if (!strcmp(argv[i], "--rank") && i + 1 < argc)
             victim = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--leave") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--leave") && i + 1 < argc) {
             leave_kill = strcmp(argv[++i], "finalize") != 0;
-        else {
+            leave_stop = strcmp(argv[i], "stop") == 0;
+        } else {
             fprintf(stderr, "loss_prog: unknown argument %s\n", argv[i]);
             return 2;
         }
@@ -127,17 +131,20 @@ int main(int argc, char **argv)
     } else {
         if (crank == 0 && at >= 0)
             printf("loss_prog: seed %ld: b leaves at step %d (%s, rank %d)\n", seed, at,
-                   leave_kill ? "SIGKILL" : "xfer_finalize", victim);
+                   leave_stop   ? "SIGSTOP"
+                   : leave_kill ? "SIGKILL"
+                                : "xfer_finalize",
+                   victim);
         fflush(stdout);
         for (s = 0;; s++) {
             xfer_step_status_t ss;
             xfer_dataset_desc_t d;
             size_t n;
             if (s == at && leave_kill && crank == victim) {
-                printf("loss_prog: b rank %d: SIGKILL at step %d at %" PRId64 " ms\n", crank, s,
-                       wall_ms());
+                printf("loss_prog: b rank %d: %s at step %d at %" PRId64 " ms\n", crank,
+                       leave_stop ? "SIGSTOP" : "SIGKILL", s, wall_ms());
                 fflush(stdout);
-                kill(getpid(), SIGKILL);
+                kill(getpid(), leave_stop ? SIGSTOP : SIGKILL);
             }
             if (s == at && !leave_kill) {
                 XCALL("b", xfer_finalize(&x));

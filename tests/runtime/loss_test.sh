@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # A reader that dies or leaves mid-stream under xfer-run (tests/runtime/flow.cmake,
 # workflow.loss.*; docs/runtime.md, "Readers that fail or leave"):
-#   loss_test.sh XFER_RUN LOSS_PROG continue|fail kill|finalize stream|file [LAUNCH]
+#   loss_test.sh XFER_RUN LOSS_PROG continue|fail kill|finalize|stop stream|file [LAUNCH]
 # Component a (2 ranks) sends channel c to b (2 ranks) for S steps; b leaves at a step drawn
 # from a seed (LOSS_SEED, else random; printed): rank 1 of b kills itself with SIGKILL, or b
 # calls xfer_finalize. Checks:
@@ -10,6 +10,8 @@
 #     naming the channel, b and why; xfer-run says b failed and the others go on, exits 3; the
 #     time from b's death to a's first unsent step is printed (ms);
 #   fail, kill: a fails with XFER_ERR_PEER_FAILED naming b; xfer-run exits non-zero (not 3);
+#   continue, stop: rank 1 of b stops itself (SIGSTOP, its heartbeats too): as kill, xferd's
+#     verdict says it sent no heartbeat, and xfer-run stops it once the rest completed;
 #   continue, finalize: a ends all S steps, rank 0 says b closed the channel; exit 0;
 #   fail, finalize: a's stream ends (the reader closed it), cleanly; exit 0.
 # No process of the run is left once xfer-run has returned.
@@ -79,6 +81,21 @@ continue.kill)
         echo "the sender went on $((on - died)) ms after the reader's death ($transport)"
     else
         fail "no death time of b or no first unsent step of a"
+    fi
+    ;;
+continue.stop)
+    all_steps
+    n=$(grep -Ec "$line_re failed \(xferd: rank 1 \(pid [0-9]+\) sent no heartbeat for [0-9]+ ms .*\); on_reader_loss: continue: steps from [0-9]+ on are not sent( until a reader attaches)?$" "$out")
+    [ "$n" -eq 1 ] || fail "$n lines from a saying that b stalled (1 expected)"
+    grep -Eq "^xfer-run: (error: )?component b failed \(xferd: rank 1 .*no heartbeat.*\); it only reads, on_reader_loss: continue \(channel c\): the others go on$" "$out" ||
+        fail "xfer-run did not say that b stalled and the others go on"
+    [ "$rc" -eq 3 ] || fail "xfer-run exited $rc, not 3 (a reader failed; the senders completed)"
+    died=$(sed -nE 's/^\[b\] loss_prog: b rank 1: SIGSTOP at step [0-9]+ at ([0-9]+) ms$/\1/p' "$out")
+    on=$(sed -nE 's/^\[a\] loss_prog: a rank 0: unsent from step [0-9]+ at ([0-9]+) ms$/\1/p' "$out")
+    if [ -n "$died" ] && [ -n "$on" ]; then
+        echo "the sender went on $((on - died)) ms after the reader stalled ($transport)"
+    else
+        fail "no stall time of b or no first unsent step of a"
     fi
     ;;
 fail.kill)

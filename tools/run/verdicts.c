@@ -141,10 +141,11 @@ static int failed_before(runner_t *r, int c, char *who, size_t wlen, char *why, 
 int reader_lost(runner_t *r, int c, const char *how)
 {
     char names[512];
+    if (r->lost && r->lost[c]) /* (lost before: its end now, xfer-run's stop of a reader that
+                                  stalled say, is that loss's) */
+        return 1;
     if (!r->report_components || !r->lost || r->result >= 0 || r->stop_at || r->pl->attach >= 0)
         return 0;
-    if (r->lost[c])
-        return 1;
     if (!reader_expendable(r->pl->cfg, c, names, sizeof(names)))
         return 0;
     r->lost[c] = 1;
