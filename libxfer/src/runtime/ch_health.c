@@ -138,13 +138,16 @@ out:
 xfer_status_t xfer_ch_take_notice(xfer_channel_t *ch)
 {
     xfer_status_t st = XFER_SUCCESS;
+    /* (from any rank: without xferd the rank that met the reader's loss first told the others,
+     * rank 0 among them, whose verdict then says it; ch_loss.c) */
     while (ch->me != 0 && !ch->health.peer_failed && !ch->health.ctl_lost && st == XFER_SUCCESS) {
         note_t n = {0, 0};
+        MPI_Status s;
         XFER_MPI_GOTO(
-            MPI_Recv(&n, 2, MPI_INT64_T, 0, XFER_NOTE_TAG, ch->ctl_local, MPI_STATUS_IGNORE), st,
+            MPI_Recv(&n, 2, MPI_INT64_T, MPI_ANY_SOURCE, XFER_NOTE_TAG, ch->ctl_local, &s), st,
             out);
         if (n.type == NOTE_FAIL)
-            st = xfer_ch_take_fail(ch, n.value, 0);
+            st = xfer_ch_take_fail(ch, n.value, s.MPI_SOURCE);
     }
 out:
     return st;

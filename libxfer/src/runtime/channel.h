@@ -49,8 +49,9 @@ xfer_status_t xfer_ch_tell_side(xfer_channel_t *ch, int value);
 xfer_status_t xfer_ch_take_fail(xfer_channel_t *ch, int64_t value, int src);
 /* A rank other than 0 that its side's verdict tells the peer failed (rank 0's round under policy
  * latest, the side's agreement at a commit): rank 0 sent it xferd's notice and its words before
- * any rank could know, taken now if they were not yet, so that none is left unmatched (rank 0's
- * other notes on the channel no longer matter: it is lost). */
+ * any rank could know (without xferd: the rank that met the loss first), taken now if they were
+ * not yet, so that none is left unmatched (the other notes on the channel no longer matter: it
+ * is lost). */
 xfer_status_t xfer_ch_take_notice(xfer_channel_t *ch);
 /* After an MPI failure: xferd's verdict on the peer, awaited at most *@p wait_ms (set here);
  * 1 when the peer failed. */
