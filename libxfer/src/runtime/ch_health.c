@@ -223,6 +223,15 @@ xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch)
                         xfer_ch_side_name(ch, ch->side), ch->me);
 }
 
+void xfer_ch_fail_keep(xfer_channel_t *ch, xfer_status_t st)
+{
+    ch->health.failed = 1;
+    if (ch->health.fail_why[0] || st == XFER_SUCCESS)
+        return;
+    ch->health.fail_st = st;
+    snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
+}
+
 /* A channel failed earlier: in the progress thread (its words were kept) or in a call. */
 xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch)
 {

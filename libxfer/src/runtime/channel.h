@@ -59,6 +59,10 @@ int xfer_ch_await_verdict(xfer_channel_t *ch, int *wait_ms);
 xfer_status_t xfer_ch_peer_failed_error(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_ctl_lost_error(const xfer_channel_t *ch);
 xfer_status_t xfer_ch_check_usable(xfer_channel_t *ch);
+/* The channel failed with @p st: marked so, the first failure's status and words kept for its
+ * later calls (xfer_ch_failed_error), whichever poll met it (a wait on another channel, a side
+ * exchange whose condition held, the progress thread). */
+void xfer_ch_fail_keep(xfer_channel_t *ch, xfer_status_t st);
 xfer_status_t xfer_ch_failed_error(const xfer_channel_t *ch);
 xfer_rt_dset_t *xfer_ch_find_dset(xfer_channel_t *ch, const char *name);
 xfer_status_t xfer_ch_no_such_dataset(xfer_channel_t *ch, const char *name);

@@ -79,7 +79,7 @@ static xfer_status_t start_next(xfer_channel_t *ch)
     ch->started++;
 out:
     if (st != XFER_SUCCESS)
-        ch->health.failed = 1;
+        xfer_ch_fail_keep(ch, st);
     return st;
 }
 
@@ -410,6 +410,22 @@ static uint64_t step_bytes(const xfer_channel_t *ch, uint64_t mask)
     return b;
 }
 
+/* A commit the side agreed on (ch->committing, on_reader_loss: continue) whose rank met the
+ * reader's loss, @p st, before the side's exchange of the step (joined rows): the exchange is
+ * made, as every other rank of the side makes it, and the commit fails with @p st and its words
+ * (the loss is taken by the sending call, ch_loss.c; the step is not committed). */
+static xfer_status_t late_failure(xfer_channel_t *ch, xfer_status_t st)
+{
+    char why[1024];
+    xfer_rt_slot_t *sl;
+    snprintf(why, sizeof(why), "%s", xfer_last_error());
+    xfer_clear_error();
+    if (fill_slot(ch, &sl) == XFER_SUCCESS)
+        (void) xfer_ch_joined_commit(ch, sl); /* (the slot is never announced) */
+    xfer_clear_error();
+    return xfer_err_raw(st, "%s", why);
+}
+
 xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
 {
     xfer_rt_slot_t *sl;
@@ -419,7 +435,13 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
 
     if (ch->cur_committed)
         return XFER_SUCCESS;
-    XFER_CHECK_GOTO(xfer_ch_poll_notes(ch), st, out);
+    if ((st = xfer_ch_poll_notes(ch)) != XFER_SUCCESS) {
+        /* (ch3 fails a note to a dead reader at once) a commit the side agreed on under
+         * continue makes its side's exchange first, as the other ranks do, then fails */
+        if (!(ch->committing && ch->loss.cont))
+            goto out;
+        return late_failure(ch, st);
+    }
     /* nobody to deliver it to: not committed; but a commit the side agreed on (ch->committing)
      * makes its side's exchanges on every rank (a rank that learns it now switches after them,
      * ch_loss.c) */
