@@ -29,8 +29,12 @@ for i in $(seq "$n"); do
     k=$(sed -nE 's/^attach_prog: b rank 1: SIGKILL after step [0-9]+ at ([0-9]+) ms$/\1/p' "$tmp/$i/b1.out")
     g=$(sed -nE 's/^attach_prog: a: unsent from step [0-9]+ at ([0-9]+) ms$/\1/p' "$tmp/$i/a.out")
     echo $((t1 - t0)) >>"$tmp/attach"
-    echo $((g - k)) >>"$tmp/going"
-    echo "run $i: re-attach $((t1 - t0)) ms, going on $((g - k)) ms"
+    if [ -n "$g" ] && [ -n "$k" ]; then # (spill: a counts no step unsent before the replay)
+        echo $((g - k)) >>"$tmp/going"
+        echo "run $i: re-attach $((t1 - t0)) ms, going on $((g - k)) ms"
+    else
+        echo "run $i: re-attach $((t1 - t0)) ms"
+    fi
 done
 stats() { sort -n "$1" | awk '{v[NR]=$1} END {if (NR) printf "min %d median %d max %d (n=%d)\n", v[1], v[int((NR+1)/2)], v[NR], NR}'; }
 {
