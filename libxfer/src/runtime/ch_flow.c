@@ -153,47 +153,33 @@ out:
     return st;
 }
 
+/* Put @p i of held step @p arg. */
+static void held_put(const xfer_channel_t *ch, void *arg, int i, xfer_dataset_desc_t *d,
+                     const void **block)
+{
+    const xfer_rt_hold_t *h = arg;
+    const xfer_rt_hput_t *p = &h->put[i];
+    d->name = ch->ds[p->ds].cfg->name;
+    d->type = p->type;
+    d->ndims = p->ndims;
+    memcpy(d->dims, p->dims, sizeof(d->dims));
+    memcpy(d->start, p->start, sizeof(d->start));
+    memcpy(d->count, p->count, sizeof(d->count));
+    *block = p->bytes ? h->data + p->at : NULL;
+}
+
 /* Hand held step @p h to the transport as the application put it: the puts, the attributes, the
  * step's end. Waits for room: on rank 0 there is (its verdict said so); elsewhere the notes
  * that say so, and this rank's own part of earlier steps, may still be on their way. */
 static xfer_status_t replay(xfer_channel_t *ch, xfer_rt_hold_t *h)
 {
-    const xfer_ch_wait_t w = {.cond = ch->ops->room,
-                              .arg = NULL,
-                              .what = "sending a held step (policy: latest)",
-                              .until = HUGE_VAL,
-                              .need = 0,
-                              .resumable = 0,
-                              .force = 1};
     xfer_status_t st;
-    int i, met;
-
-    if (ch->health.ended || xfer_ch_over_here(ch, ch->cur))
-        return ch->ops->ended(ch, ch->cur);
-    XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
-    ch->begun = 1; /* (its end then never waits: the room is there) */
-    for (i = 0; i < h->nput; i++) {
-        const xfer_rt_hput_t *p = &h->put[i];
-        xfer_dataset_desc_t d;
-        memset(&d, 0, sizeof(d));
-        d.name = ch->ds[p->ds].cfg->name;
-        d.type = p->type;
-        d.ndims = p->ndims;
-        memcpy(d.dims, p->dims, sizeof(d.dims));
-        memcpy(d.start, p->start, sizeof(d.start));
-        memcpy(d.count, p->count, sizeof(d.count));
-        XFER_CHECK_GOTO(xfer_ch_put(ch, &d, p->bytes ? h->data + p->at : NULL), st, out);
-    }
-    XFER_CHECK_GOTO(xfer_ch_attr_restore(ch, h->attrs, h->attr_len), st, out);
-    XFER_CHECK_GOTO(xfer_ch_end_step(ch, h->step), st, out);
+    XFER_CHECK_GOTO(xfer_ch_send_recorded(ch, "sending a held step (policy: latest)", h->nput,
+                                          held_put, h, h->attrs, h->attr_len, h->step),
+                    st, out);
     ch->flow.last_sent = (int64_t) h->step; /* (its step report went out with the commit) */
     xfer_ch_flow_report(ch, 1);
-    return XFER_SUCCESS;
 out:
-    /* not sent (the reader gone, say): what it put and set is forgotten, as for a step the
-     * application ends whose commit fails, so that the next step starts empty */
-    xfer_ch_attr_drop(ch);
-    xfer_ch_blocks_next(ch);
     return st;
 }
 

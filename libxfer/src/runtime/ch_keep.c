@@ -381,52 +381,46 @@ static xfer_status_t load(xfer_channel_t *ch, const xfer_rt_kept_t *e, char **re
     return XFER_SUCCESS;
 }
 
+/* A walk over a kept record's puts (kput_t then the block, one after the other), in order. */
+typedef struct kwalk {
+    const char *rec;
+    size_t o; /* the offset of put `at` */
+    int at;
+} kwalk_t;
+
+/* Put @p i of the record @p arg walks (the puts are asked for in order). */
+static void kept_put(const xfer_channel_t *ch, void *arg, int i, xfer_dataset_desc_t *d,
+                     const void **block)
+{
+    kwalk_t *w = arg;
+    kput_t p;
+    memcpy(&p, w->rec + w->o, sizeof(p));
+    for (; w->at < i; w->at++) {
+        w->o += sizeof(p) + PAD8((size_t) p.bytes);
+        memcpy(&p, w->rec + w->o, sizeof(p));
+    }
+    d->name = ch->ds[p.ds].cfg->name;
+    d->type = (xfer_type_t) p.type;
+    d->ndims = p.ndims;
+    memcpy(d->dims, p.dims, sizeof(d->dims));
+    memcpy(d->start, p.start, sizeof(d->start));
+    memcpy(d->count, p.count, sizeof(d->count));
+    *block = p.bytes ? w->rec + w->o + sizeof(p) : NULL;
+}
+
 /* One kept step onto the stream, as the application gave it, numbered base + cur; waits for
  * room like any step (policy block: the reader catching up). */
 static xfer_status_t send_rec(xfer_channel_t *ch, const char *rec)
 {
-    const xfer_ch_wait_t w = {.cond = ch->ops->room,
-                              .arg = NULL,
-                              .what = "replaying a kept step to a reader that attached",
-                              .until = HUGE_VAL,
-                              .need = 0,
-                              .resumable = 0,
-                              .force = 1};
+    kwalk_t w = {rec, sizeof(khdr_t), 0};
     khdr_t h;
-    size_t o = sizeof(h);
-    xfer_status_t st;
-    uint32_t i;
-    int met;
-
     memcpy(&h, rec, sizeof(h));
     if (h.magic != KEEP_MAGIC)
         return XFER_ERR(XFER_ERR_INTERNAL, "channel %s: a kept step's record is damaged",
                         ch->cfg->name);
-    if (ch->health.ended || xfer_ch_over_here(ch, ch->cur))
-        return ch->ops->ended(ch, ch->cur);
-    XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
-    ch->begun = 1; /* (its end then never waits: the room is there) */
-    for (i = 0; i < h.nput; i++) {
-        kput_t p;
-        xfer_dataset_desc_t d;
-        memcpy(&p, rec + o, sizeof(p));
-        memset(&d, 0, sizeof(d));
-        d.name = ch->ds[p.ds].cfg->name;
-        d.type = (xfer_type_t) p.type;
-        d.ndims = p.ndims;
-        memcpy(d.dims, p.dims, sizeof(d.dims));
-        memcpy(d.start, p.start, sizeof(d.start));
-        memcpy(d.count, p.count, sizeof(d.count));
-        XFER_CHECK_GOTO(xfer_ch_put(ch, &d, p.bytes ? rec + o + sizeof(p) : NULL), st, out);
-        o += sizeof(p) + PAD8((size_t) p.bytes);
-    }
-    XFER_CHECK_GOTO(xfer_ch_attr_restore(ch, rec + h.puts_len, (size_t) h.attr_len), st, out);
-    XFER_CHECK_GOTO(xfer_ch_end_step(ch, ch->loss.base + ch->cur), st, out);
-    return XFER_SUCCESS;
-out:
-    xfer_ch_attr_drop(ch); /* (not sent: the next step starts empty) */
-    xfer_ch_blocks_next(ch);
-    return st;
+    return xfer_ch_send_recorded(ch, "replaying a kept step to a reader that attached",
+                                 (int) h.nput, kept_put, &w, rec + h.puts_len, (size_t) h.attr_len,
+                                 ch->loss.base + ch->cur);
 }
 
 uint64_t xfer_ch_keep_first(const xfer_channel_t *ch)

@@ -427,3 +427,39 @@ xfer_status_t xfer_ch_get_rows(xfer_channel_t *ch, const char *dataset, uint64_t
 out:
     return st;
 }
+
+xfer_status_t xfer_ch_send_recorded(xfer_channel_t *ch, const char *what, int nput,
+                                    xfer_ch_rec_put_fn put, void *arg, const char *attrs,
+                                    size_t attr_len, uint64_t label)
+{
+    const xfer_ch_wait_t w = {.cond = ch->ops->room,
+                              .arg = NULL,
+                              .what = what,
+                              .until = HUGE_VAL,
+                              .need = 0,
+                              .resumable = 0,
+                              .force = 1};
+    xfer_status_t st;
+    int i, met;
+
+    if (ch->health.ended || xfer_ch_over_here(ch, ch->cur))
+        return ch->ops->ended(ch, ch->cur);
+    XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
+    ch->begun = 1; /* (its end then never waits: the room is there) */
+    for (i = 0; i < nput; i++) {
+        xfer_dataset_desc_t d;
+        const void *block;
+        memset(&d, 0, sizeof(d));
+        put(ch, arg, i, &d, &block);
+        XFER_CHECK_GOTO(xfer_ch_put(ch, &d, block), st, out);
+    }
+    XFER_CHECK_GOTO(xfer_ch_attr_restore(ch, attrs, attr_len), st, out);
+    XFER_CHECK_GOTO(xfer_ch_end_step(ch, label), st, out);
+    return XFER_SUCCESS;
+out:
+    /* not sent (the reader gone, say): what it put and set is forgotten, as for a step the
+     * application ends whose commit fails, so that the next step starts empty */
+    xfer_ch_attr_drop(ch);
+    xfer_ch_blocks_next(ch);
+    return st;
+}

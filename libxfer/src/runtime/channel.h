@@ -244,6 +244,16 @@ xfer_status_t xfer_ch_step_end(xfer_channel_t *ch);
  * xfer_step_end's body, and a held step's replay (ch_flow.c). @p label: the sender's number of
  * the step, carried with it under a flow policy. */
 xfer_status_t xfer_ch_end_step(xfer_channel_t *ch, uint64_t label);
+/* Put @p i of a recorded step: its descriptor into *@p d (zeroed), its block into *@p block. */
+typedef void (*xfer_ch_rec_put_fn)(const xfer_channel_t *ch, void *arg, int i,
+                                   xfer_dataset_desc_t *d, const void **block);
+/* A step recorded as the application gave it (policy latest's held steps, ch_flow.c; the kept
+ * steps of a reader that attaches, ch_keep.c) onto the transport: room first (a wait named
+ * @p what), then its @p nput puts, its attributes, its end numbered @p label. Not sent: what it
+ * put and set is forgotten, and the next step starts empty. */
+xfer_status_t xfer_ch_send_recorded(xfer_channel_t *ch, const char *what, int nput,
+                                    xfer_ch_rec_put_fn put, void *arg, const char *attrs,
+                                    size_t attr_len, uint64_t label);
 xfer_status_t xfer_ch_get(xfer_channel_t *ch, const char *dataset, const uint64_t start[],
                           const uint64_t count[], void *buf, size_t bufsize,
                           xfer_dataset_desc_t *out);
