@@ -213,7 +213,7 @@ if(TARGET xfer-run AND TARGET xferd)
     add_test(NAME ${P}.workflow.loss.${tr}.continue.stop
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/loss_test.sh
                      $<TARGET_FILE:xfer-run> $<TARGET_FILE:loss_prog> continue stop ${tr} auto)
-    set_tests_properties(${P}.workflow.loss.${tr}.continue.stop PROPERTIES TIMEOUT 200
+    set_tests_properties(${P}.workflow.loss.${tr}.continue.stop PROPERTIES TIMEOUT 200 RUN_SERIAL TRUE
                          LABELS "mpi;workflow;control;loss"
                          ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
   endforeach()
