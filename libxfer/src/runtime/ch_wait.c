@@ -37,11 +37,8 @@ void xfer_ch_progress_background(xfer_channel_t *ch, int *active)
         return;
     xfer_errh_guard_begin(&g);
     st = xfer_errh_guard_end(&g, ch->ops->poll(ch, 0, &busy));
-    if (st != XFER_SUCCESS && !ch->health.peer_failed && !ch->health.ctl_lost) {
-        ch->health.failed = 1;
-        ch->health.fail_st = st;
-        snprintf(ch->health.fail_why, sizeof(ch->health.fail_why), "%s", xfer_last_error());
-    }
+    if (st != XFER_SUCCESS && !ch->health.peer_failed && !ch->health.ctl_lost)
+        xfer_ch_fail_keep(ch, st);
     *active |= busy;
 }
 
