@@ -379,6 +379,7 @@ xfer_status_t xfer_ch_attach_round(xfer_channel_t *ch, int pending)
     }
     transplant(ch, fresh);
     xfer_rt_channel_free(&fresh, 0);
+    XFER_CHECK_GOTO(xfer_ch_keep_agree(ch, l->comm), st, out);
     if (ch->me == 0) {
         const uint64_t at = ch->loss.base, from = xfer_ch_keep_first(ch);
         if (!ch->keep.on)

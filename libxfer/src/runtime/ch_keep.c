@@ -190,16 +190,25 @@ static int done_with(const xfer_channel_t *ch, const xfer_rt_kept_t *e)
     return e->label + (uint64_t) k->history < k->next;
 }
 
-static void trim(xfer_channel_t *ch)
+/* The front @p i kept steps go. */
+static void drop_front(xfer_channel_t *ch, int i)
 {
     xfer_rt_keep_t *k = &ch->keep;
-    int i = 0;
-    while (i < k->n && done_with(ch, &k->e[i]))
-        drop(ch, &k->e[i++]);
+    int j;
+    for (j = 0; j < i; j++)
+        drop(ch, &k->e[j]);
     if (i > 0) {
         memmove(k->e, k->e + i, (size_t) (k->n - i) * sizeof(*k->e));
         k->n -= i;
     }
+}
+
+static void trim(xfer_channel_t *ch)
+{
+    int i = 0;
+    while (i < ch->keep.n && done_with(ch, &ch->keep.e[i]))
+        i++;
+    drop_front(ch, i);
 }
 
 xfer_status_t xfer_ch_keep_ended(xfer_channel_t *ch, int sent, uint64_t idx, int on_disk)
@@ -426,6 +435,25 @@ static xfer_status_t send_rec(xfer_channel_t *ch, const char *rec)
 uint64_t xfer_ch_keep_first(const xfer_channel_t *ch)
 {
     return ch->keep.on && ch->keep.n > 0 ? ch->keep.e[0].label : ch->stats.steps;
+}
+
+xfer_status_t xfer_ch_keep_agree(xfer_channel_t *ch, MPI_Comm side)
+{
+    xfer_rt_keep_t *k = &ch->keep;
+    uint64_t first = xfer_ch_keep_first(ch);
+    xfer_status_t st = XFER_SUCCESS;
+    int i = 0;
+    if (!k->on)
+        return XFER_SUCCESS;
+    /* A reader's releases reach rank 0 of the side, which passes them on: a rank the loss cut off
+     * first may still keep a step the reader released (the side's ranks one step apart). The
+     * furthest rank knows best. */
+    XFER_MPI_GOTO(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_UINT64_T, MPI_MAX, side), st, out);
+    while (i < k->n && k->e[i].label < first)
+        i++;
+    drop_front(ch, i);
+out:
+    return st;
 }
 
 xfer_status_t xfer_ch_keep_replay(xfer_channel_t *ch, int pending)
