@@ -127,6 +127,31 @@ static int reader_gone(const xfer_channel_t *ch, xfer_status_t st)
     return st == XFER_ERR_END_OF_STREAM;
 }
 
+int xfer_ch_loss_is_reader(const xfer_channel_t *ch, xfer_status_t st)
+{
+    return ch->loss.cont && !ch->loss.lost && reader_gone(ch, st);
+}
+
+int xfer_ch_loss_defer(xfer_channel_t *ch, xfer_status_t st)
+{
+    xfer_rt_loss_t *l = &ch->loss;
+    if (!xfer_ch_loss_is_reader(ch, st))
+        return 0;
+    if (l->late_st == XFER_SUCCESS) {
+        l->late_st = st;
+        snprintf(l->late_why, sizeof(l->late_why), "%s", xfer_last_error());
+    }
+    xfer_clear_error();
+    return 1;
+}
+
+xfer_status_t xfer_ch_loss_late(const xfer_channel_t *ch)
+{
+    if (ch->loss.lost || ch->loss.late_st == XFER_SUCCESS)
+        return XFER_SUCCESS;
+    return xfer_err_raw(ch->loss.late_st, "%s", ch->loss.late_why);
+}
+
 /* The switch: nothing more goes onto the channel from step `from` of the application on (the
  * step in hand, or the next one when @p past: its commit went through). */
 static void lose(xfer_channel_t *ch, int closed, int past)
@@ -136,6 +161,7 @@ static void lose(xfer_channel_t *ch, int closed, int past)
     char why[600];
     l->lost = 1;
     l->closed = closed;
+    l->late_st = XFER_SUCCESS;
     ch->health.ended = 0; /* (the sender's calls go on; the transport is not touched again) */
     ch->cur_committed = 0;
     /* A failed reader: the channel sits out xfer_finalize's passes and its frees are local (the

@@ -138,10 +138,17 @@ xfer_status_t xfer_ch_commit_step(xfer_channel_t *ch)
     ch->x->began = 1; /* (runtime.h) */
     if (xfer_ch_side_agrees(ch)) {
         st = agree_end(ch);
-        if (st == XFER_SUCCESS)
+        if (st == XFER_SUCCESS) {
             st = xfer_ch_blocks_commit(ch);
-        if (st == XFER_SUCCESS)
-            st = ch->ops->commit(ch);
+            if (st == XFER_SUCCESS)
+                st = ch->ops->commit(ch);
+            /* The side agreed to commit the step, and its other ranks may have: a reader's loss
+             * this rank meets now counts the step committed here too (sent to a reader that was
+             * gone; kept for the next one under spill), and the loss begins at the next step on
+             * every rank (ch_loss.c). */
+            if (st != XFER_SUCCESS && xfer_ch_loss_is_reader(ch, st))
+                ch->cur_committed = 1;
+        }
         ch->committing = 0;
         return st;
     }

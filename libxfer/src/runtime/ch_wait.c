@@ -74,8 +74,11 @@ xfer_status_t xfer_ch_wait(xfer_channel_t *ch, const xfer_ch_wait_t *w, int *met
     double idle_since = t0, asked = t0;
     long nap_ns = o->nap_min_ns;
     xfer_status_t st, cst;
+    int peer_off = 0; /* (the reader's loss met in a wait on the side: deferred) */
 
     *met = 0;
+    if (!w->side && (st = xfer_ch_loss_late(ch)) != XFER_SUCCESS)
+        return st;
     if (w->force && !ch->ending) /* a wait on the channel: this rank's step 0 began (runtime.h) */
         ch->x->began = 1;
     for (;;) {
@@ -83,9 +86,15 @@ xfer_status_t xfer_ch_wait(xfer_channel_t *ch, const xfer_ch_wait_t *w, int *met
         int busy = 0;
         /* this channel last: its failure's words stay its own (xfer-chaos seeds 1520, 1570) */
         xfer_ch_progress_others(ch);
-        st = w->aside && ch->loss.lost ? XFER_SUCCESS : o->poll(ch, w->force, &busy);
+        st = (w->aside && ch->loss.lost) || peer_off ? XFER_SUCCESS : o->poll(ch, w->force, &busy);
         if (w->aside || (w->side && st == XFER_ERR_PEER_FAILED && xfer_ch_loss_known(ch)))
             st = XFER_SUCCESS;
+        /* the side's ranks wait for each other whatever became of the reader (ch3 fails a
+         * send to a dead reader at once, on one rank): the loss waits for the next call */
+        if (st != XFER_SUCCESS && w->side && xfer_ch_loss_defer(ch, st)) {
+            peer_off = 1;
+            st = XFER_SUCCESS;
+        }
         /* what the wait is for counts first: a step that arrived before its sender failed is
          * delivered (docs/runtime.md, "What a receiver gets when its sender dies") */
         if ((cst = w->cond(ch, w->arg, met)) != XFER_SUCCESS)

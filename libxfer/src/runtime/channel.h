@@ -312,6 +312,14 @@ xfer_status_t xfer_ch_spill_bounds(const xfer_channel_t *ch, uint64_t spilled, u
                                    uint64_t since, uint64_t step, uint64_t bytes);
 /* The transport's commit asks: is the reader known gone on this rank (continue only)? */
 int xfer_ch_loss_known(xfer_channel_t *ch);
+/* Does @p st say that the reader is gone, under on_reader_loss: continue or spill, not taken
+ * yet? */
+int xfer_ch_loss_is_reader(const xfer_channel_t *ch, xfer_status_t st);
+/* A wait for the side's own ranks met @p st (ch_wait.c): 1 if it is the reader's loss under
+ * on_reader_loss: continue or spill, kept for later (the wait goes on); 0: it stands. */
+int xfer_ch_loss_defer(xfer_channel_t *ch, xfer_status_t st);
+/* The loss deferred so, with its words, until it is taken (else XFER_SUCCESS). */
+xfer_status_t xfer_ch_loss_late(const xfer_channel_t *ch);
 /* ch_attach.c: a detached sending side's rounds, and a channel that starts detached */
 void xfer_ch_attach_enter(xfer_channel_t *ch, int final);
 /* A detached step's end: will the side hold a round once stats.steps + @p ahead steps ended
@@ -340,6 +348,8 @@ xfer_status_t xfer_ch_keep_ended(xfer_channel_t *ch, int sent, uint64_t idx, int
  * then with @p pending the step in hand (its end was refused by spill's bound), which ends. */
 xfer_status_t xfer_ch_keep_replay(xfer_channel_t *ch, int pending);
 uint64_t xfer_ch_keep_first(const xfer_channel_t *ch); /* the oldest kept step's number */
+/* Before the replay, collective over the side @p side: every rank keeps from the same step. */
+xfer_status_t xfer_ch_keep_agree(xfer_channel_t *ch, MPI_Comm side);
 
 /* ch_flow.c: policy latest and stride on a channel's sending side (runtime.h, xfer_rt_flow_t) */
 xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch); /* the keys, their XFER_POLICY/STRIDE */

@@ -267,6 +267,11 @@ typedef struct xfer_rt_loss {
     int agreed;    /* the side agreed that the reader failed, at a commit its ranks make together
                       (ch_step.c): until then a rank that switched alone still says so there */
     uint64_t from; /* the application's first step not sent */
+    /* The reader's loss met in a wait for the side's own ranks (ch_wait.c): that wait completes,
+     * as it does on the others; the loss is taken at the channel's next wait on the reader, or
+     * at the commit, which makes the side's exchanges first (ch_loss.c, xfer_ch_loss_defer). */
+    xfer_status_t late_st;
+    char late_why[512];
     /* A reader that attaches late or comes back (ch_attach.c): the stream between separate
      * launches, policy block, stride 1. */
     int attachable; /* this sending side takes readers that announce themselves */

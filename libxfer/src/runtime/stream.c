@@ -413,7 +413,7 @@ static uint64_t step_bytes(const xfer_channel_t *ch, uint64_t mask)
 /* A commit the side agreed on (ch->committing, on_reader_loss: continue) whose rank met the
  * reader's loss, @p st, before the side's exchange of the step (joined rows): the exchange is
  * made, as every other rank of the side makes it, and the commit fails with @p st and its words
- * (the loss is taken by the sending call, ch_loss.c; the step is not committed). */
+ * (the step counts as committed all the same: ch_step.c, xfer_ch_commit_step). */
 static xfer_status_t late_failure(xfer_channel_t *ch, xfer_status_t st)
 {
     char why[1024];
@@ -435,9 +435,11 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
 
     if (ch->cur_committed)
         return XFER_SUCCESS;
-    if ((st = xfer_ch_poll_notes(ch)) != XFER_SUCCESS) {
-        /* (ch3 fails a note to a dead reader at once) a commit the side agreed on under
-         * continue makes its side's exchange first, as the other ranks do, then fails */
+    if ((st = xfer_ch_loss_late(ch)) != XFER_SUCCESS ||
+        (st = xfer_ch_poll_notes(ch)) != XFER_SUCCESS) {
+        /* (ch3 fails a note to a dead reader at once; or a wait on the side met it) a commit
+         * the side agreed on under continue makes its side's exchange first, as the other
+         * ranks do, then fails */
         if (!(ch->committing && ch->loss.cont))
             goto out;
         return late_failure(ch, st);
