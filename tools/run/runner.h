@@ -34,10 +34,11 @@ typedef struct runner {
     int hung;         /* the first failure was xferd's verdict on a running component */
     const plan_t *pl;
     int devnull;
-    int result;        /* exit code, fixed by the first cause; -1 while none */
-    int64_t stop_at;   /* when the stop signal went out (0: not stopping) */
-    int64_t walltime;  /* deadline (0: none) */
-    int64_t leftovers; /* when the launch ended with processes left (0: not yet) */
+    int result;         /* exit code, fixed by the first cause; -1 while none */
+    int64_t stop_at;    /* when the stop signal went out (0: not stopping) */
+    int64_t done_since; /* since when only components that said bye are left (watch_xferd) */
+    int64_t walltime;   /* deadline (0: none) */
+    int64_t leftovers;  /* when the launch ended with processes left (0: not yet) */
     const char *walltime_text;
     int exits_fd;         /* RUN_DIR/EXITS_FIFO: the wrappers report abnormal ends (output.c) */
     unsigned char *ended; /* per component: its end was reported to xferd already */

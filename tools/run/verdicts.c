@@ -206,6 +206,37 @@ void report_errors(runner_t *r)
     xfer_ctl_msg_free(&rep);
 }
 
+/* No launched component waits or runs any more, by xferd's word: the launches of the ones that
+ * did not say bye (failed, and stopped or hung) are stopped. One whose component said bye (done)
+ * ends on its own, with its own exit code, unless the stop's SIGKILL comes first
+ * (KILL_AFTER_MS); with only such launches left, they are stopped LEFTOVER_GRACE_MS later. */
+static void stop_left(runner_t *r, const unsigned char *done, int64_t now)
+{
+    const xfer_config_t *cfg = r->pl->cfg;
+    int j, k, any = 0;
+    for (j = 0; j < r->njobs; j++) {
+        int ended = 0;
+        for (k = 0; k < cfg->ncomponents; k++)
+            ended |= done[k] && strcmp(cfg->components[k].name, r->jobs[j].name) == 0;
+        if (r->jobs[j].pid > 0 && !ended) {
+            if (!any++)
+                run_note("no component is left running; stopping the run");
+            kill(-r->jobs[j].pid, SIGTERM);
+        }
+    }
+    if (any) {
+        r->stop_at = now; /* (the clock for SIGKILL) */
+        return;
+    }
+    if (!r->done_since)
+        r->done_since = now;
+    if (now < r->done_since + LEFTOVER_GRACE_MS)
+        return;
+    run_note("the components that said bye did not exit within %d ms; stopping them",
+             LEFTOVER_GRACE_MS);
+    stop_jobs(r, SIGTERM);
+}
+
 /* A component that stopped beating (a hung or stopped process, a lost node) ends no launch:
  * its peers that wait for it fail on their own (xferd tells them), and one that computes
  * learns it at its next call, however long that takes; but once every other component is done
@@ -219,14 +250,17 @@ void watch_xferd(runner_t *r, int64_t now)
     const xfer_config_t *cfg = r->pl->cfg;
     xfer_ctl_msg_t *req = NULL, *rep = NULL;
     char who[256] = "", why[512] = "";
+    unsigned char *done = calloc((size_t) cfg->ncomponents + 1, 1);
     int i, c = -1, alive = 0, answered = 0;
 
     if (!r->ctl || r->xferd <= 0 || r->running == 0 || r->stop_at || r->stop_due ||
         (r->result >= 0 && !r->hung) || now < r->watch_at)
         return;
     r->watch_at = now + WATCH_MS;
-    if (xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
+    if (!done || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS) {
+        free(done);
         return;
+    }
     if (xfer_ctl_request(r->ctl, req, WATCH_MS / 2, &rep) == XFER_SUCCESS) {
         answered = 1;
         /* a component started elsewhere (--without, then --attach) is its xfer-run's */
@@ -234,20 +268,28 @@ void watch_xferd(runner_t *r, int64_t now)
         for (i = 0; i < xfer_ctl_nitems(rep, "components"); i++) {
             const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
             const char *state = xfer_ctl_str(it, "state", "");
-            alive += launched_here(r->pl, xfer_ctl_str(it, "name", "")) &&
+            const char *name = xfer_ctl_str(it, "name", "");
+            int k;
+            alive += launched_here(r->pl, name) &&
                      (!strcmp(state, "waiting") || !strcmp(state, "running"));
+            for (k = 0; k < cfg->ncomponents && !strcmp(state, "done"); k++)
+                done[k] |= strcmp(cfg->components[k].name, name) == 0;
         }
     }
     xfer_ctl_msg_free(&req);
     xfer_ctl_msg_free(&rep);
-    if (!answered)
+    if (!answered) {
+        free(done);
         return;
+    }
     if (r->result < 0) {
         for (i = 0; who[0] && i < cfg->ncomponents; i++)
             if (strcmp(cfg->components[i].name, who) == 0)
                 c = i;
-        if (c < 0 || (r->ended && r->ended[c]))
+        if (c < 0 || (r->ended && r->ended[c])) {
+            free(done);
             return; /* (an exit xfer-run reported itself: its own path names it) */
+        }
         if (!r->lost[c]) {
             char how[600];
             snprintf(how, sizeof(how), "xferd: %s", why);
@@ -259,10 +301,9 @@ void watch_xferd(runner_t *r, int64_t now)
             }
         }
     }
-    if (alive == 0) {
-        run_note("no component is left running; stopping the run");
-        stop_jobs(r, SIGTERM);
-    }
+    if (alive == 0)
+        stop_left(r, done, now);
+    free(done);
 }
 
 int others_running(runner_t *r, char *name, size_t len)
