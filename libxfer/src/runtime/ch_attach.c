@@ -19,6 +19,7 @@
  *   Ranks learn of a loss at different steps: before its first round the side agrees, once, from
  *   which step end on it holds rounds (ch_loss.c posts the agreement when a rank learns). */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,7 +160,7 @@ static xfer_status_t offer(struct xfer *x, int index, MPI_Comm *inter, int *disc
     const xfer_cfg_channel_t *c = &x->cfg->channels[index];
     const char *peer = x->cfg->components[c->from].name;
     char dir[512], path[1024], what[1400], port[MPI_MAX_PORT_NAME + 1] = "", msg[1024] = "";
-    int status = XFER_SUCCESS, rank = 0, rc;
+    int status = XFER_SUCCESS, rank = 0, rc, bound;
     xfer_status_t st = XFER_SUCCESS;
     xfer_rt_watch_t *w;
 
@@ -191,11 +192,16 @@ static xfer_status_t offer(struct xfer *x, int index, MPI_Comm *inter, int *disc
         XFER_MPI_GOTO(MPI_Bcast(msg, (int) sizeof(msg), MPI_CHAR, 0, x->comm), st, out);
         return rank == 0 ? (xfer_status_t) status : xfer_err_raw((xfer_status_t) status, "%s", msg);
     }
+    /* Every component forms its channels in the workflow's order, each within
+     * control.timeout_ms of reaching it: the sender may come to this one only after the channels
+     * before it (chaos.flows seed 1027: a sender still forming an earlier channel through
+     * ompi-server when a bound of control.timeout_ms ended its reader). */
+    bound = x->timeout_ms > INT_MAX / (index + 1) ? INT_MAX : x->timeout_ms * (index + 1);
     snprintf(what, sizeof(what),
              "channel %s: announced to component %s (through %s), waiting for it to connect at "
              "its next step",
              c->name, peer, path);
-    if (!(w = xfer_rt_watch_begin(x->timeout_ms, what)))
+    if (!(w = xfer_rt_watch_begin(bound, what)))
         return XFER_ERR(XFER_ERR_INTERNAL, "cannot start the connection watchdog");
     rc = MPI_Comm_accept(port, MPI_INFO_NULL, 0, x->comm, inter);
     xfer_rt_watch_end(w);
