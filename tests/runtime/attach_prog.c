@@ -3,15 +3,17 @@
  * runtime/attach_test.sh: component a sends channel c, component b receives it.
  *
  *   attach_prog --steps S [--send-ms A] [--kill-at K] [--kill-file F] [--retry-full 1]
- *               [--joined 1]
+ *               [--joined 1] [--recv-ms B]
  *
  * a puts dataset v (int64, 8 per rank: step * 1000000 + global index) in each of its S steps,
  * napping A ms in each; rank 0 prints "attach_prog: a: step N ended" after each step and, at
- * the end, every rank "attach_prog: a rank R: S steps ended, SENT sent, UNSENT unsent" (and fails
- * unless the counters say S steps, each sent or unsent). b checks
- * every byte of each step it gets against the step number xfer_get reports (the sender's), and
- * that the numbers increase strictly; rank 0 prints "attach_prog: b: got step N" for each, and
- * at the end of the stream "attach_prog: b: N steps, first F, last L, steps_received R". With
+ * the end, every rank "attach_prog: a rank R: S steps ended, SENT sent, UNSENT unsent" and
+ * "attach_prog: a rank R: DROPPED dropped, HELD held" (policy latest: xfer_finalize sends the
+ * held one; and fails unless the counters say S steps, each sent, dropped, held or unsent). b,
+ * napping B ms in each step it got, checks every byte of each step it gets against the step number
+ * xfer_get reports (the sender's), and that the numbers increase strictly; rank 0 prints
+ * "attach_prog: b: got step N" for each, and at the end of the stream "attach_prog: b: N steps,
+ * first F, last L, steps_received R". With
  * --kill-at K, rank 1 of b kills itself with SIGKILL when it got its K-th step (counted from 1);
  * --kill-file F: K read from file F when it exists (a command line that stays the same: xfer-run
  * --attach starts the workflow file's).
@@ -170,19 +172,23 @@ static int send_steps(xfer_t *x, int rank, int size, int steps, int send_ms, int
     printf("attach_prog: a rank %d: %" PRIu64 " steps ended, %" PRIu64 " sent, %" PRIu64
            " unsent\n",
            rank, cs.steps, cs.steps_sent, cs.steps_unsent);
+    printf("attach_prog: a rank %d: %" PRIu64 " dropped, %" PRIu64 " held\n", rank,
+           cs.steps_dropped, cs.steps_held);
     fflush(stdout);
     (void) size;
-    if (cs.steps != (uint64_t) s || cs.steps_sent + cs.steps_unsent != cs.steps) {
+    if (cs.steps != (uint64_t) s ||
+        cs.steps_sent + cs.steps_dropped + cs.steps_held + cs.steps_unsent != cs.steps) {
         fprintf(stderr,
                 "attach_prog: a rank %d: FAIL: %d steps ended, the counters say %" PRIu64
-                " steps, %" PRIu64 " sent + %" PRIu64 " unsent\n",
-                rank, s, cs.steps, cs.steps_sent, cs.steps_unsent);
+                " steps, %" PRIu64 " sent + %" PRIu64 " dropped + %" PRIu64 " held + %" PRIu64
+                " unsent\n",
+                rank, s, cs.steps, cs.steps_sent, cs.steps_dropped, cs.steps_held, cs.steps_unsent);
         return 1;
     }
     return 0;
 }
 
-static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at, int joined)
+static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at, int joined, int recv_ms)
 {
     xfer_channel_t *ch;
     xfer_channel_stats_t cs;
@@ -222,6 +228,7 @@ static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at, int joined)
             printf("attach_prog: b: got step %" PRIu64 "\n", d.step);
             fflush(stdout);
         }
+        nap_ms(recv_ms);
         XCALL("b", xfer_step_end(ch));
         if (kill_at > 0 && got == kill_at && rank == 1) {
             printf("attach_prog: b rank 1: SIGKILL after step %" PRIu64 " at %" PRId64 " ms\n",
@@ -241,7 +248,8 @@ static int recv_steps(xfer_t *x, int rank, int nsend, int kill_at, int joined)
 
 int main(int argc, char **argv)
 {
-    int steps = 40, send_ms = 20, kill_at = 0, retry = 0, joined = 0, rank, size, i, rc;
+    int steps = 40, send_ms = 20, recv_ms = 0, kill_at = 0, retry = 0, joined = 0, rank, size, i,
+        rc;
     const char *comp = getenv("XFER_COMPONENT");
     xfer_t *x = NULL;
     MPI_Init(&argc, &argv);
@@ -252,6 +260,8 @@ int main(int argc, char **argv)
             steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--send-ms"))
             send_ms = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--recv-ms"))
+            recv_ms = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--joined"))
             joined = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--retry-full"))
@@ -272,7 +282,7 @@ int main(int argc, char **argv)
     if (comp && !strcmp(comp, "a"))
         rc = send_steps(x, rank, size, steps, send_ms, retry, joined);
     else
-        rc = recv_steps(x, rank, 2, kill_at, joined);
+        rc = recv_steps(x, rank, 2, kill_at, joined, recv_ms);
     XCALL(comp ? comp : "?", xfer_finalize(&x));
     printf("attach_prog: %s rank %d: finalized\n", comp ? comp : "?", rank);
     fflush(stdout);

@@ -4,7 +4,7 @@
 # late or come back"), separate launches without xferd, by hand (one mpiexec per component; Open
 # MPI meets through its own ompi-server, MPICH ch3 by the announcement files alone):
 #   attach_test.sh MPIEXEC ATTACH_PROG openmpi|mpich late|kill|twice|ghost|spill|spill.late|
-#                  history|full|disk [FULL_DISK_SHIM]
+#                  history|full|disk|latest.late|latest.kill [FULL_DISK_SHIM]
 # Component a (2 ranks) sends channel c to b (2 ranks), on_reader_loss: continue, S steps.
 #   late   a starts with XFER_ABSENT=b; b is launched once a ended step L (from the seed): b gets
 #          strictly increasing steps from its attach step to S-1, byte for byte, and a's rank 0
@@ -28,6 +28,12 @@
 #   disk   a under spill with XFER_ABSENT=b, its spill files on a disk that fills (the
 #          LD_PRELOAD shim of workflow.file.full_disk.*): every rank of a gets XFER_ERR_IO at the
 #          same step, naming its file, and stops there; a exits 0, no spill file is left.
+#   latest.late, latest.kill  late and kill under policy: latest, with readers slower than a
+#          (each naps 50 ms a step, a 20): a reader gets strictly increasing steps from its
+#          attach step on, byte for byte, the last one (S-1) included; every rank of a ends all
+#          S steps, each sent, dropped, held (the last, which xfer_finalize sends) or unsent, the
+#          same counts on both ranks (late: the reader got every step a sent and the held one,
+#          and the ones before its attach are unsent).
 # The kept steps' modes (spill, spill.late, history, full, disk) also send a joined dataset whose rows
 # change every step and an attribute (attach_prog --joined 1): b checks them every step.
 # Every random choice comes from the printed seed (ATTACH_SEED repeats it). No sleep stands in for
@@ -35,6 +41,9 @@
 set -u
 mpiexec=$1 prog=$2 flavour=$3 mode=$4 shim=${5:-}
 steps=${ATTACH_STEPS:-150}
+# (latest.kill: the sender's loss of b1 is its silence for control.timeout_ms, 3 s, while it
+# steps on: 400 steps of 20 ms leave room for b9)
+[ "$mode" = latest.kill ] && steps=${ATTACH_STEPS:-400}
 seed=${ATTACH_SEED:-$((RANDOM % 10000))}
 echo "seed $seed (ATTACH_SEED=$seed repeats it); $mode, $steps steps, $flavour"
 dir=$(mktemp -d /tmp/attach-test-XXXXXX)
@@ -50,7 +59,7 @@ fail() {
     echo "FAIL (seed $seed): $*"
     fails=$((fails + 1))
 }
-loss=continue keys="" hist=$((2 + seed % 4)) maxs=$((3 + seed % 5)) jds="" joined=0
+loss=continue keys="" rms=0 hist=$((2 + seed % 4)) maxs=$((3 + seed % 5)) jds="" joined=0
 case $mode in # (the kept steps' modes: a joined dataset and an attribute too, checked by b)
 spill | spill.late | history | full | disk) jds=", {name: j, type: int64, dims: [joined]}" joined=1 ;;
 esac
@@ -59,6 +68,7 @@ spill | spill.late | disk) loss=spill keys="    spill: {max_steps: 1000}" ;;
 full) loss=spill keys="    spill: {max_steps: $maxs}" ;;
 history) keys="    history: $hist
     start: oldest" ;;
+latest.*) keys="    policy: latest" rms=50 ;;
 esac
 cat >"$dir/w.yaml" <<YAML
 workflow: rt_attach
@@ -108,7 +118,8 @@ wait_line() {
 reader() {
     local name=$1
     shift
-    XFER_COMPONENT=b XFER_TIMEOUT_MS=60000 timeout -k 5 120 "${mx[@]}" "$prog" --joined $joined "$@" \
+    XFER_COMPONENT=b XFER_TIMEOUT_MS=60000 timeout -k 5 120 "${mx[@]}" "$prog" --joined $joined \
+        --recv-ms $rms "$@" \
         >"$dir/$name.out" 2>&1
     echo "$name: exit $?"
     sed "s/^/  $name| /" "$dir/$name.out" | grep -v "got step" | head -40
@@ -140,7 +151,7 @@ attached_oldest() { # "A F L": the step a's rank 0 says the first attach happene
 first_of() { sed -nE 's/^attach_prog: b: got step ([0-9]+)$/\1/p' "$dir/$1.out" | head -1; }
 
 aenv=()
-case $mode in late | ghost | spill.late | history | full | disk) aenv=(XFER_ABSENT=b) ;; esac
+case $mode in late | ghost | spill.late | history | full | disk | latest.late) aenv=(XFER_ABSENT=b) ;; esac
 if [ "$mode" = disk ]; then
     [ -n "$shim" ] || {
         echo "SKIP: no full-disk shim"
@@ -165,7 +176,15 @@ late)
     [ "$(attached_at 1)" = "$(sed -nE 's/^attach_prog: b: got step ([0-9]+)$/\1/p' "$dir/b1.out" | head -1)" ] ||
         fail "b1's first step is not the one a attached it at ($(attached_at 1))"
     ;;
-kill | twice)
+latest.late) # (its first step: the attach step or a later one, under latest)
+    wait_line "^attach_prog: a: step $at ended" || fail "a did not reach step $at"
+    reader b1
+    check_reader b1
+    aat=$(attached_at 1)
+    [ -n "$aat" ] && [ "$(first_of b1)" -ge "$aat" ] ||
+        fail "b1's first step $(first_of b1) is before the one a attached it at ($aat)"
+    ;;
+kill | twice | latest.kill)
     cycles=1
     [ "$mode" = twice ] && cycles=2
     for c in $(seq "$cycles"); do
@@ -176,7 +195,10 @@ kill | twice)
     done
     reader b9
     check_reader b9
-    [ -n "$(attached_at "$cycles")" ] || fail "a did not say b attached $cycles times"
+    aat=$(attached_at "$cycles")
+    [ -n "$aat" ] || fail "a did not say b attached $cycles times"
+    [ "$mode" = latest.kill ] && { [ "$(first_of b9)" -ge "${aat:-0}" ] ||
+        fail "b9's first step $(first_of b9) is before the one a attached it at ($aat)"; }
     ;;
 spill)
     k=$((2 + seed % 15))
@@ -264,6 +286,23 @@ history)
         grep -q "^attach_prog: a rank $r: $steps steps ended, $sent sent, $want unsent$" "$dir/a.out" ||
             fail "rank $r of a did not count $sent sent, $want unsent"
     done
+    ;;
+latest.*) # every step sent, dropped, held or unsent (attach_prog checks), alike on both ranks
+    c0=$(sed -nE 's/^attach_prog: a rank 0: ([0-9]+ steps ended, .*)$/\1/p' "$dir/a.out")
+    d0=$(sed -nE 's/^attach_prog: a rank 0: ([0-9]+ dropped, [0-9]+ held)$/\1/p' "$dir/a.out")
+    for r in 0 1; do
+        grep -q "^attach_prog: a rank $r: $c0$" "$dir/a.out" &&
+            grep -q "^attach_prog: a rank $r: $d0$" "$dir/a.out" ||
+            fail "rank $r of a counted otherwise than rank 0 ($c0, $d0)"
+    done
+    read -r _ _ _ sent _ unsent _ <<<"$c0"
+    read -r _ _ held _ <<<"$d0"
+    echo "a: $c0, $d0"
+    if [ "$mode" = latest.late ]; then
+        [ $((sent + held)) = "$(grep -c "^attach_prog: b: got step" "$dir/b1.out")" ] ||
+            fail "a sent $sent steps and held $held, b1 got $(grep -c "^attach_prog: b: got step" "$dir/b1.out")"
+        [ "$unsent" = "$aat" ] || fail "a counted $unsent unsent, not the $aat before the attach"
+    fi
     ;;
 ghost)
     grep -q "^libxfer: channel c: reader b announced itself (pid [0-9]*) and is gone: not attached$" \

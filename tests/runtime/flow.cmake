@@ -249,8 +249,9 @@ add_executable(attach_prog runtime/attach_prog.c)
 target_link_libraries(attach_prog PRIVATE xfer MPI::MPI_C xfer_warnings)
 if(RT_SEPARATE)
   # spill, spill.late, history, full, disk: the steps the sender keeps (ch_keep.c); disk: its
-  # spill files on a disk that fills (the LD_PRELOAD shim of workflow.file.full_disk.*)
-  foreach(mode late kill twice ghost spill spill.late history full disk)
+  # spill files on a disk that fills (the LD_PRELOAD shim of workflow.file.full_disk.*);
+  # latest.late, latest.kill: under policy: latest (ch_flow.c's rounds across the attach)
+  foreach(mode late kill twice ghost spill spill.late history full disk latest.late latest.kill)
     fl_disk_shim(${mode} shim)
     if(shim STREQUAL "none")
       continue()

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Readers that attach late or come back, on the stream (docs/runtime.md, "Readers that attach
  * late or come back"). A detachable channel (half duplex, on_reader_loss: continue or spill,
- * separate launches, policy block, stride 1) joins in the other direction than form_separate: the
+ * separate launches, stride 1, any policy) joins in the other direction than form_separate: the
  * reader opens a port, announces it (with xferd: an "attach" request, which xferd offers to the
  * sender's session while it holds the reader alive; without: <run dir>/<channel>.attach, port,
  * pid, host) and waits in MPI_Comm_accept (bounded by its own watchdog); the sender connects.
@@ -34,7 +34,7 @@
 int xfer_rt_detachable(const struct xfer *x, int index)
 {
     const xfer_cfg_channel_t *c = &x->cfg->channels[index];
-    const char *loss = xfer_env_str("XFER_ON_READER_LOSS"), *pol = xfer_env_str("XFER_POLICY");
+    const char *loss = xfer_env_str("XFER_ON_READER_LOSS");
     int cont = c->on_reader_loss == XFER_LOSS_CONTINUE || c->on_reader_loss == XFER_LOSS_SPILL;
     long stride = xfer_env_long("XFER_STRIDE", c->stride);
     xfer_transport_t t;
@@ -44,9 +44,7 @@ int xfer_rt_detachable(const struct xfer *x, int index)
         return 0;
     if (xfer_rt_transport(x, index, &t) != XFER_SUCCESS || t != XFER_TRANSPORT_STREAM)
         return 0;
-    if (pol ? strcmp(pol, "latest") == 0 : c->policy == XFER_POLICY_LATEST)
-        return 0;
-    return stride <= 1;
+    return stride <= 1; /* (policy latest too: its rounds carry over, transplant below) */
 }
 
 /* ---- the announcement: <run dir>/<channel>.attach -------------------------------------------- */
@@ -317,24 +315,34 @@ out:
 }
 
 /* Move the new stream @p fresh under the application's handle @p ch; the old state ends in
- * @p fresh, freed locally (its reader is gone: nothing is waited on). */
+ * @p fresh, freed locally (its reader is gone: nothing is waited on). The flow state stays with
+ * the handle (policy latest: its rounds' communicators, the broadcasts rank 0 may still have in
+ * flight on them and the rounds' count, the same on every rank of the side; nothing is held, the
+ * loss counted the held steps unsent): the new stream's own, never used, is freed here, as every
+ * rank of the side is. */
 static void transplant(xfer_channel_t *ch, xfer_channel_t *fresh)
 {
     xfer_channel_t old = *ch;
     MPI_Comm spare = fresh->loss.comm;
     xfer_rt_keep_t none = fresh->keep; /* (empty: the kept steps stay with the handle) */
+    xfer_rt_flow_t unused = fresh->flow;
     *ch = *fresh;
     *fresh = old;
     ch->stats = old.stats;
     ch->loss = old.loss;
     ch->keep = old.keep;
+    ch->flow = old.flow;
     fresh->keep = none;
+    fresh->flow = unused;
+    if (unused.comm != MPI_COMM_NULL && MPI_Comm_free(&fresh->flow.comm) != MPI_SUCCESS)
+        fresh->flow.comm = MPI_COMM_NULL; /* (left to the MPI: nothing waits on it) */
+    if (unused.fin != MPI_COMM_NULL && MPI_Comm_free(&fresh->flow.fin) != MPI_SUCCESS)
+        fresh->flow.fin = MPI_COMM_NULL;
     ch->loss.lost = 0;
     ch->loss.never = 0;
     ch->loss.attaches++;
     ch->loss.base = old.stats.steps;
     ch->loss.entered = 0;
-    ch->flow.app = old.flow.app;
     fresh->loss.comm = spare;
     if (spare != MPI_COMM_NULL) /* (the new one's duplicate: every rank of the side is here) */
         MPI_Comm_free(&fresh->loss.comm);

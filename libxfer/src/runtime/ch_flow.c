@@ -221,6 +221,35 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
     return st;
 }
 
+/* Rank 0 of a side that takes readers back, without xferd: has the reader been silent (no room
+ * for the newest held step, @p met) for more than @p limit_ms? Under policy block the wait for
+ * room is bounded by control.timeout_ms, and its end is the reader's loss; under latest nothing
+ * waits, so that the rounds alone would never meet the death of a reader without xferd. */
+static int silent(xfer_channel_t *ch, int met, double limit_ms)
+{
+    xfer_rt_flow_t *f = &ch->flow;
+    const double now = xfer_now_ms();
+    if (met || f->n == 0 || !ch->loss.attachable || ch->x->use_ctl || ch->loss.lost) {
+        f->stall_ms = 0;
+        return 0;
+    }
+    if (f->stall_ms == 0)
+        f->stall_ms = now;
+    return now - f->stall_ms > limit_ms;
+}
+
+/* ... then it is lost, on rank 0 first (ch_loss.c tells the side's other ranks, and the verdict
+ * of this round says so to all of them). */
+static void lose_silent(xfer_channel_t *ch)
+{
+    (void) XFER_ERR(XFER_ERR_TIMEOUT,
+                    "channel %s: %s took no step within %d ms (policy: latest: the newest held "
+                    "step found no room)",
+                    ch->cfg->name, xfer_ch_peer_name(ch), ch->x->timeout_ms);
+    (void) xfer_ch_loss_take(ch, XFER_ERR_TIMEOUT);
+    ch->flow.stall_ms = 0;
+}
+
 /* Post this round's broadcast (rank 0: its verdict, the newest step sent with @p send_newest or
  * when the transport has room now; an earlier round's broadcast from the same slot done first:
  * rank 0 runs at most XFER_RT_ROUNDS rounds ahead of the others). *@p slot: the round's. */
@@ -251,7 +280,9 @@ static xfer_status_t post_round(xfer_channel_t *ch, int send_newest, int *slot)
         else {
             if (f->n > 0 && !met)
                 XFER_CHECK_GOTO(room_now(ch, &met), st, out);
-            f->rv[i] = f->n > 0 ? VERDICT(f->n - 1, met) : 0;
+            if (silent(ch, met, ch->x->timeout_ms))
+                lose_silent(ch);
+            f->rv[i] = ch->loss.lost ? VERDICT_FAILED : f->n > 0 ? VERDICT(f->n - 1, met) : 0;
         }
     }
     XFER_MPI_GOTO(MPI_Ibcast(&f->rv[i], 1, MPI_INT64_T, 0, f->comm, &f->rreq[i]), st, out);
@@ -293,10 +324,15 @@ out:
 }
 
 /* A step ended on a channel whose reader is gone (ch_loss.c): the round still (the side's
- * other ranks may learn it only from rank 0's verdict). */
+ * other ranks may learn it only from rank 0's verdict), counted as the side's other ranks count
+ * theirs (a rank that switched a round before the others, or a reader that attaches later: the
+ * finish agrees on the count). */
 static xfer_status_t layer_lost_end(xfer_channel_t *ch)
 {
-    return ch->flow.latest ? round_now(ch) : XFER_SUCCESS;
+    if (!ch->flow.latest)
+        return XFER_SUCCESS;
+    ch->flow.sealed++;
+    return round_now(ch);
 }
 
 /* The reader is gone (ch_loss.c): the held steps are not sent (counted unsent). */
@@ -306,9 +342,11 @@ static void layer_lost(xfer_channel_t *ch, uint64_t *from)
     if (f->n > 0)
         *from = held(ch, 0)->step;
     ch->stats.steps_unsent += (uint64_t) f->n;
-    /* (a round's broadcast may stay posted: the channel's frees are local from here on) */
+    /* (a round's broadcast may stay posted: the channel's frees are local from here on, or a
+     * reader attaches and the rounds go on, ch_attach.c) */
     f->n = 0;
     f->open = 0;
+    f->stall_ms = 0;
 }
 
 static const xfer_ch_layer_ops_t layer = {.lost = layer_lost, .lost_end = layer_lost_end};
@@ -504,6 +542,9 @@ void xfer_ch_flow_flush_step(xfer_channel_t *ch, int *done)
          * at once) */
         if (f->n > 0 && !ch->loss.lost)
             XFER_CHECK_GOTO(room_now(ch, &met), st, out);
+        /* (a silent reader: within half the finish's own bound, which the other ranks wait in) */
+        if (silent(ch, met, 0.5 * ch->x->timeout_ms))
+            lose_silent(ch);
         if (f->n > 0 && !ch->loss.lost && !met)
             goto out;
         XFER_CHECK_GOTO(post_round(ch, 1, &i), st, out);

@@ -15,7 +15,8 @@
  * On the file transport continue and spill make the channel detachable (loss.detach): the
  * transport takes the reader's loss, close and return itself, at the commits its side agrees on
  * (file_attach.c), and the switch below is never made; under policy latest the rounds take the
- * loss as on the stream, and nothing attaches again.
+ * loss as on the stream, and nothing attaches again to a file channel (a stream channel's reader
+ * does: ch_attach.c).
  * Where it takes effect: the stream, at the call on which each rank learns it (nothing more is
  * posted to the peer), but where a step's commit is an exchange among the side's ranks (ch_step.c,
  * xfer_ch_side_agrees) at such a commit, which they agree on first: a reader's close, and its
@@ -69,11 +70,17 @@ xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
                         "channel %s: on_reader_loss: spill keeps every step for a reader that "
                         "comes back, and policy: latest (XFER_POLICY) drops steps: choose one",
                         ch->cfg->name);
+    if (eff.history > 0 && eff.policy == XFER_POLICY_LATEST) /* (XFER_POLICY over the file) */
+        return XFER_ERR(XFER_ERR_CONFIG,
+                        "channel %s: history: %d keeps the last steps sent, and policy: latest "
+                        "(XFER_POLICY) drops steps: choose one",
+                        ch->cfg->name, eff.history);
     ch->loss.cont = ch->role == XFER_ROLE_SEND;
     ch->loss.spill = mode == XFER_LOSS_SPILL && ch->role == XFER_ROLE_SEND;
     /* a reader of a file channel may attach late or come back (file_attach.c); under policy
-     * latest the rounds take the reader's loss (ch_flow.c), and nothing attaches again. Both
-     * sides decide it alike (xfer_config_channel_flow reads the policy on either) */
+     * latest the rounds take the reader's loss (ch_flow.c), and nothing attaches again to a file
+     * channel (a stream channel's reader attaches: ch_attach.c). Both sides decide it alike
+     * (xfer_config_channel_flow reads the policy on either) */
     ch->loss.detach = file && eff.policy != XFER_POLICY_LATEST;
     if (ch->loss.cont && !file && xfer_rt_detachable(ch->x, ch->index)) {
         if (MPI_Comm_dup(ch->x->comm, &ch->loss.comm) != MPI_SUCCESS)
@@ -86,7 +93,7 @@ xfer_status_t xfer_ch_loss_open(xfer_channel_t *ch)
             return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
                             "channel %s: %s over the stream keeps steps for a reader that attaches "
                             "late or comes back, and only a channel between separate launches "
-                            "(launch: separate) with policy: block and stride: 1 takes one: "
+                            "(launch: separate) with stride: 1 takes one: "
                             "use transport: file, or on_reader_loss: continue without history",
                             ch->cfg->name, ch->loss.spill ? "on_reader_loss: spill" : "history");
         XFER_CHECK_GOTO(xfer_ch_keep_open(ch, &eff), st, out);
@@ -351,9 +358,13 @@ xfer_status_t xfer_ch_loss_end(xfer_channel_t *ch)
         ch->flow.app++;
     ch->stats.steps++;
     ch->stats.steps_unsent++;
+    /* the layer's part first (policy latest: the side's round, which every rank makes at each
+     * step end, lost or not, whose ranks learn of the loss at different rounds) */
+    if (ch->above && ch->above->lost_end && (st = ch->above->lost_end(ch)) != XFER_SUCCESS)
+        return st;
     if (ch->loss.attachable)
         return xfer_ch_attach_round(ch, 0); /* a reader that announced itself attaches here */
-    return ch->above && ch->above->lost_end ? ch->above->lost_end(ch) : XFER_SUCCESS;
+    return XFER_SUCCESS;
 }
 
 xfer_status_t xfer_ch_loss_poll(xfer_channel_t *ch, int *busy)

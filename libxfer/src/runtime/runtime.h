@@ -236,6 +236,10 @@ typedef struct xfer_rt_flow {
                                (its verdict awaited), 3 done */
     int last;               /* the last round's slot (a rank other than 0) */
     xfer_status_t flush_st; /* its outcome */
+    /* latest, rank 0 of a side that takes readers back without xferd (ch_attach.c): since when
+     * (xfer_now_ms) the newest held step has found no room (0: it has); a reader silent for
+     * control.timeout_ms is lost, as under policy block (ch_flow.c) */
+    double stall_ms;
     /* receiving: the sender's number of the step that arrived last (label_of: its wire step) */
     uint64_t label_of, label;
     int label_set;
@@ -273,7 +277,7 @@ typedef struct xfer_rt_loss {
     xfer_status_t late_st;
     char late_why[512];
     /* A reader that attaches late or comes back (ch_attach.c): the stream between separate
-     * launches, policy block, stride 1. */
+     * launches, stride 1 (policy block or latest). */
     int attachable; /* this sending side takes readers that announce themselves */
     int never;      /* no reader attached yet (XFER_ABSENT, or none came at xfer_init) */
     int attaches;   /* readers attached after the first join */
