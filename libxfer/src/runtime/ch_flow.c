@@ -216,8 +216,28 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
         ch->stats.steps_dropped++;
         xfer_ch_flow_report(ch, 0);
     }
-    if (v % 2 && (st = replay(ch, held(ch, 0))) == XFER_SUCCESS)
-        pop_oldest(ch); /* (one not sent stays held: the reader's loss counts it unsent) */
+    if (v % 2) {
+        const uint64_t sent = ch->stats.steps_sent;
+        st = f->gone_here ? XFER_ERR_PEER_FAILED : replay(ch, held(ch, 0));
+        if (st == XFER_SUCCESS) {
+            pop_oldest(ch);
+        } else if (f->gone_here || xfer_ch_loss_is_reader(ch, st)) {
+            /* The round sends it on every rank of the side: a reader's loss this rank meets
+             * while sending it (ch3 fails a send to a dead reader at once) counts it sent here
+             * too, as the others count it; and only rank 0 switches the side, at a round:
+             * another rank tells it and goes on, its sends failing, until the verdict that the
+             * reader is gone. */
+            if (ch->stats.steps_sent == sent)
+                ch->stats.steps_sent++;
+            pop_oldest(ch);
+            if (ch->me != 0) {
+                if (!f->gone_here)
+                    xfer_ch_loss_tell(ch);
+                f->gone_here = 1;
+                st = XFER_SUCCESS;
+            }
+        } /* (else it stays held: a loss counts it unsent) */
+    }
     return st;
 }
 
@@ -347,6 +367,7 @@ static void layer_lost(xfer_channel_t *ch, uint64_t *from)
     f->n = 0;
     f->open = 0;
     f->stall_ms = 0;
+    f->gone_here = 0;
 }
 
 static const xfer_ch_layer_ops_t layer = {.lost = layer_lost, .lost_end = layer_lost_end};

@@ -159,6 +159,26 @@ xfer_status_t xfer_ch_loss_late(const xfer_channel_t *ch)
     return xfer_err_raw(ch->loss.late_st, "%s", ch->loss.late_why);
 }
 
+/* Without xferd each rank meets the loss alone (Open MPI: its own control.timeout_ms, one after
+ * the other): the first one tells the others (@p why), which stop waiting for the reader. */
+static void tell(xfer_channel_t *ch, const char *why)
+{
+    if (!ch->loss.attachable || ch->x->use_ctl || ch->health.peer_failed)
+        return;
+    snprintf(ch->health.peer_why, sizeof(ch->health.peer_why), "%s rank %d: %.200s",
+             xfer_ch_side_name(ch, ch->side), ch->me, why);
+    if (xfer_ch_tell_side(ch, ch->peer) != XFER_SUCCESS)
+        xfer_clear_error(); /* (the others then meet it themselves) */
+}
+
+void xfer_ch_loss_tell(xfer_channel_t *ch)
+{
+    char why[600];
+    snprintf(why, sizeof(why), "%s", xfer_last_error());
+    tell(ch, why);
+    xfer_clear_error();
+}
+
 /* The switch: nothing more goes onto the channel from step `from` of the application on (the
  * step in hand, or the next one when @p past: its commit went through). */
 static void lose(xfer_channel_t *ch, int closed, int past)
@@ -184,14 +204,8 @@ static void lose(xfer_channel_t *ch, int closed, int past)
                  ch->health.peer_why[0] ? ch->health.peer_why : "declared failed");
     else
         snprintf(why, sizeof(why), "%s", xfer_last_error());
-    /* Without xferd each rank meets the loss alone (Open MPI: its own control.timeout_ms, one
-     * after the other): the first one tells the others, which stop waiting for the reader. */
-    if (l->attachable && !closed && !ch->x->use_ctl && !ch->health.peer_failed) {
-        snprintf(ch->health.peer_why, sizeof(ch->health.peer_why), "%s rank %d: %.200s",
-                 xfer_ch_side_name(ch, ch->side), ch->me, why);
-        if (xfer_ch_tell_side(ch, ch->peer) != XFER_SUCCESS)
-            xfer_clear_error(); /* (the others then meet it themselves) */
-    }
+    if (!closed)
+        tell(ch, why);
     xfer_ch_attach_enter(ch, 0);
     if (ch->me == 0) {
         if (closed)

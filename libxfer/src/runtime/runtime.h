@@ -240,6 +240,9 @@ typedef struct xfer_rt_flow {
      * (xfer_now_ms) the newest held step has found no room (0: it has); a reader silent for
      * control.timeout_ms is lost, as under policy block (ch_flow.c) */
     double stall_ms;
+    int gone_here; /* a rank other than 0 met the reader's loss sending a held step: it sends no
+                      more, counting what rounds send as sent, until rank 0's verdict switches the
+                      side (ch_flow.c, carry_out) */
     /* receiving: the sender's number of the step that arrived last (label_of: its wire step) */
     uint64_t label_of, label;
     int label_set;
