@@ -34,8 +34,9 @@
 #          S steps, each sent, dropped, held (the last, which xfer_finalize sends) or unsent, the
 #          same counts on both ranks (late: the reader got every step a sent and the held one,
 #          and the ones before its attach are unsent).
-# The kept steps' modes (spill, spill.late, history, full, disk) also send a joined dataset whose rows
-# change every step and an attribute (attach_prog --joined 1): b checks them every step.
+# The kept steps' modes (spill, spill.late, history, full, disk) and twice also send a joined
+# dataset whose rows change every step and an attribute (attach_prog --joined 1): b checks them
+# every step (twice: the side's agreement on each of two losses, at its joined exchanges).
 # Every random choice comes from the printed seed (ATTACH_SEED repeats it). No sleep stands in for
 # an event: each launch waits for a line of a's output or for the previous job to end (polled).
 set -u
@@ -60,8 +61,8 @@ fail() {
     fails=$((fails + 1))
 }
 loss=continue keys="" rms=0 hist=$((2 + seed % 4)) maxs=$((3 + seed % 5)) jds="" joined=0
-case $mode in # (the kept steps' modes: a joined dataset and an attribute too, checked by b)
-spill | spill.late | history | full | disk) jds=", {name: j, type: int64, dims: [joined]}" joined=1 ;;
+case $mode in # (the kept steps' modes and twice: a joined dataset and an attribute, checked by b)
+spill | spill.late | history | full | disk | twice) jds=", {name: j, type: int64, dims: [joined]}" joined=1 ;;
 esac
 case $mode in
 spill | spill.late | disk) loss=spill keys="    spill: {max_steps: 1000}" ;;

@@ -340,6 +340,8 @@ static void transplant(xfer_channel_t *ch, xfer_channel_t *fresh)
         fresh->flow.fin = MPI_COMM_NULL;
     ch->loss.lost = 0;
     ch->loss.never = 0;
+    ch->loss.agreed = 0; /* (the next loss is agreed on anew at a commit the side makes together) */
+    ch->loss.late_st = XFER_SUCCESS;
     ch->loss.attaches++;
     ch->loss.base = old.stats.steps;
     ch->loss.entered = 0;
