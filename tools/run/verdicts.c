@@ -250,13 +250,14 @@ void watch_xferd(runner_t *r, int64_t now)
     const xfer_config_t *cfg = r->pl->cfg;
     xfer_ctl_msg_t *req = NULL, *rep = NULL;
     char who[256] = "", why[512] = "";
-    unsigned char *done = calloc((size_t) cfg->ncomponents + 1, 1);
+    unsigned char *done;
     int i, c = -1, alive = 0, answered = 0;
 
     if (!r->ctl || r->xferd <= 0 || r->running == 0 || r->stop_at || r->stop_due ||
         (r->result >= 0 && !r->hung) || now < r->watch_at)
         return;
     r->watch_at = now + WATCH_MS;
+    done = calloc((size_t) cfg->ncomponents + 1, 1); /* (per component: it said bye) */
     if (!done || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS) {
         free(done);
         return;
