@@ -234,6 +234,7 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
                 if (!f->gone_here)
                     xfer_ch_loss_tell(ch);
                 f->gone_here = 1;
+                ch->loss.late_st = XFER_SUCCESS; /* (taken by the verdict, not before it) */
                 st = XFER_SUCCESS;
             }
         } /* (else it stays held: a loss counts it unsent) */

@@ -77,8 +77,8 @@ xfer_status_t xfer_ch_wait(xfer_channel_t *ch, const xfer_ch_wait_t *w, int *met
     int peer_off = 0; /* (the reader's loss met in a wait on the side: deferred) */
 
     *met = 0;
-    if (!w->side && (st = xfer_ch_loss_late(ch)) != XFER_SUCCESS)
-        return st;
+    if (!w->side && !w->aside && (st = xfer_ch_loss_late(ch)) != XFER_SUCCESS)
+        return st;               /* (a wait on the reader: the loss a wait on the side met) */
     if (w->force && !ch->ending) /* a wait on the channel: this rank's step 0 began (runtime.h) */
         ch->x->began = 1;
     for (;;) {
