@@ -43,6 +43,7 @@ typedef struct runner {
     int exits_fd;         /* RUN_DIR/EXITS_FIFO: the wrappers report abnormal ends (output.c) */
     unsigned char *ended; /* per component: its end was reported to xferd already */
     unsigned char *lost;  /* per component: a reader the others go on without (separate) */
+    unsigned char *bye;   /* per component: it said bye to xferd (watch_xferd) */
     int readers_lost;     /* how many: the run's status is EXIT_READER_LOST if nothing else */
     int env_written;      /* RUN_DIR/RUN_ENV_FILE, for --attach (late.c) */
     int64_t hold_at;      /* a component started later (--attach) runs: asked again then */

@@ -387,9 +387,10 @@ int run_workflow(const plan_t *pl, const opts_t *o)
 
     r.ended = calloc((size_t) pl->cfg->ncomponents, 1);
     r.lost = calloc((size_t) pl->cfg->ncomponents, 1);
+    r.bye = calloc((size_t) pl->cfg->ncomponents, 1);
     r.jobs = calloc((size_t) r.njobs, sizeof(job_t));
     pfd = calloc((size_t) (2 + 2 * r.njobs), sizeof *pfd);
-    if (!r.jobs || !pfd || !r.ended || !r.lost) {
+    if (!r.jobs || !pfd || !r.ended || !r.lost || !r.bye) {
         run_error("out of memory");
         r.result = EXIT_USAGE;
         goto out;
@@ -546,6 +547,7 @@ out:
     free(r.jobs);
     free(r.ended);
     free(r.lost);
+    free(r.bye);
     free(pfd);
     if (r.exits_fd >= 0) {
         close_fd(&r.exits_fd);

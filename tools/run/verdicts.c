@@ -78,15 +78,22 @@ int peers_registered(runner_t *r, int failed)
  * it was told of)? Then that one failed first and @p c's exit is the consequence: its name and
  * xferd's reason into @p who and @p why. The first error a rank of @p c reported (it may have
  * died before its own words came out) into @p err ("" if none). */
+/* The index of component @p name, or -1 (a launch of several: "mpiexec", "srun"). */
+static int comp_of(const xfer_config_t *cfg, const char *name)
+{
+    int c;
+    for (c = 0; c < cfg->ncomponents; c++)
+        if (strcmp(cfg->components[c].name, name) == 0)
+            return c;
+    return -1;
+}
+
 /* Is @p name a component this xfer-run launched (not one --without left out, nor, under
  * --attach, the run's others)? */
 static int launched_here(const plan_t *pl, const char *name)
 {
-    int c;
-    for (c = 0; c < pl->cfg->ncomponents; c++)
-        if (strcmp(pl->cfg->components[c].name, name) == 0)
-            return !pl->absent || !pl->absent[c];
-    return 0;
+    const int c = comp_of(pl->cfg, name);
+    return c >= 0 && (!pl->absent || !pl->absent[c]);
 }
 
 /* The earliest failure in xferd's status reply @p rep of another component than @p skip (NULL:
@@ -210,15 +217,12 @@ void report_errors(runner_t *r)
  * did not say bye (failed, and stopped or hung) are stopped. One whose component said bye (done)
  * ends on its own, with its own exit code, unless the stop's SIGKILL comes first
  * (KILL_AFTER_MS); with only such launches left, they are stopped LEFTOVER_GRACE_MS later. */
-static void stop_left(runner_t *r, const unsigned char *done, int64_t now)
+static void stop_left(runner_t *r, int64_t now)
 {
-    const xfer_config_t *cfg = r->pl->cfg;
-    int j, k, any = 0;
+    int j, any = 0;
     for (j = 0; j < r->njobs; j++) {
-        int ended = 0;
-        for (k = 0; k < cfg->ncomponents; k++)
-            ended |= done[k] && strcmp(cfg->components[k].name, r->jobs[j].name) == 0;
-        if (r->jobs[j].pid > 0 && !ended) {
+        const int c = comp_of(r->pl->cfg, r->jobs[j].name);
+        if (r->jobs[j].pid > 0 && !(c >= 0 && r->bye[c])) {
             if (!any++)
                 run_note("no component is left running; stopping the run");
             kill(-r->jobs[j].pid, SIGTERM);
@@ -250,18 +254,14 @@ void watch_xferd(runner_t *r, int64_t now)
     const xfer_config_t *cfg = r->pl->cfg;
     xfer_ctl_msg_t *req = NULL, *rep = NULL;
     char who[256] = "", why[512] = "";
-    unsigned char *done;
     int i, c = -1, alive = 0, answered = 0;
 
     if (!r->ctl || r->xferd <= 0 || r->running == 0 || r->stop_at || r->stop_due ||
         (r->result >= 0 && !r->hung) || now < r->watch_at)
         return;
     r->watch_at = now + WATCH_MS;
-    done = calloc((size_t) cfg->ncomponents + 1, 1); /* (per component: it said bye) */
-    if (!done || xfer_ctl_msg_new("status", &req) != XFER_SUCCESS) {
-        free(done);
+    if (xfer_ctl_msg_new("status", &req) != XFER_SUCCESS)
         return;
-    }
     if (xfer_ctl_request(r->ctl, req, WATCH_MS / 2, &rep) == XFER_SUCCESS) {
         answered = 1;
         /* a component started elsewhere (--without, then --attach) is its xfer-run's */
@@ -270,27 +270,21 @@ void watch_xferd(runner_t *r, int64_t now)
             const xfer_ctl_msg_t *it = xfer_ctl_item(rep, "components", i);
             const char *state = xfer_ctl_str(it, "state", "");
             const char *name = xfer_ctl_str(it, "name", "");
-            int k;
+            const int k = comp_of(cfg, name);
             alive += launched_here(r->pl, name) &&
                      (!strcmp(state, "waiting") || !strcmp(state, "running"));
-            for (k = 0; k < cfg->ncomponents && !strcmp(state, "done"); k++)
-                done[k] |= strcmp(cfg->components[k].name, name) == 0;
+            if (k >= 0)
+                r->bye[k] = strcmp(state, "done") == 0;
         }
     }
     xfer_ctl_msg_free(&req);
     xfer_ctl_msg_free(&rep);
-    if (!answered) {
-        free(done);
+    if (!answered)
         return;
-    }
     if (r->result < 0) {
-        for (i = 0; who[0] && i < cfg->ncomponents; i++)
-            if (strcmp(cfg->components[i].name, who) == 0)
-                c = i;
-        if (c < 0 || (r->ended && r->ended[c])) {
-            free(done);
+        c = who[0] ? comp_of(cfg, who) : -1;
+        if (c < 0 || (r->ended && r->ended[c]))
             return; /* (an exit xfer-run reported itself: its own path names it) */
-        }
         if (!r->lost[c]) {
             char how[600];
             snprintf(how, sizeof(how), "xferd: %s", why);
@@ -303,8 +297,7 @@ void watch_xferd(runner_t *r, int64_t now)
         }
     }
     if (alive == 0)
-        stop_left(r, done, now);
-    free(done);
+        stop_left(r, now);
 }
 
 int others_running(runner_t *r, char *name, size_t len)
