@@ -188,6 +188,7 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
 {
     xfer_rt_flow_t *f = &ch->flow;
     int64_t drops = v / 2;
+    uint64_t sent;
     xfer_status_t st = XFER_SUCCESS;
 
     if (ch->loss.lost) /* (this rank switched already: it only keeps the rounds' count) */
@@ -216,30 +217,30 @@ static xfer_status_t carry_out(xfer_channel_t *ch, int64_t v)
         ch->stats.steps_dropped++;
         xfer_ch_flow_report(ch, 0);
     }
-    if (v % 2) {
-        const uint64_t sent = ch->stats.steps_sent;
-        st = f->gone_here ? XFER_ERR_PEER_FAILED : replay(ch, held(ch, 0));
-        if (st == XFER_SUCCESS) {
-            pop_oldest(ch);
-        } else if (f->gone_here || xfer_ch_loss_is_reader(ch, st)) {
-            /* The round sends it on every rank of the side: a reader's loss this rank meets
-             * while sending it (ch3 fails a send to a dead reader at once) counts it sent here
-             * too, as the others count it; and only rank 0 switches the side, at a round:
-             * another rank tells it and goes on, its sends failing, until the verdict that the
-             * reader is gone. */
-            if (ch->stats.steps_sent == sent)
-                ch->stats.steps_sent++;
-            pop_oldest(ch);
-            if (ch->me != 0) {
-                if (!f->gone_here)
-                    xfer_ch_loss_tell(ch);
-                f->gone_here = 1;
-                ch->loss.late_st = XFER_SUCCESS; /* (taken by the verdict, not before it) */
-                st = XFER_SUCCESS;
-            }
-        } /* (else it stays held: a loss counts it unsent) */
+    sent = ch->stats.steps_sent;
+    if (v % 2 == 0)
+        return XFER_SUCCESS;
+    if (!f->gone_here) {
+        st = replay(ch, held(ch, 0));
+        if (st == XFER_SUCCESS || !xfer_ch_loss_is_reader(ch, st)) {
+            if (st == XFER_SUCCESS) /* (else it stays held: a loss counts it unsent) */
+                pop_oldest(ch);
+            return st;
+        }
     }
-    return st;
+    /* The round sends it on every rank of the side: a reader's loss this rank met sending it (ch3
+     * fails a send to a dead reader at once) counts it sent here too, as the others count it; and
+     * only rank 0 switches the side, at a round: another rank tells it and sends no more until
+     * the verdict that the reader is gone. */
+    if (ch->stats.steps_sent == sent)
+        ch->stats.steps_sent++;
+    pop_oldest(ch);
+    if (ch->me == 0)
+        return st;
+    if (!f->gone_here)
+        xfer_ch_loss_tell(ch);
+    f->gone_here = 1;
+    return XFER_SUCCESS;
 }
 
 /* Rank 0 of a side that takes readers back, without xferd: has the reader been silent (no room

@@ -177,6 +177,7 @@ void xfer_ch_loss_tell(xfer_channel_t *ch)
     snprintf(why, sizeof(why), "%s", xfer_last_error());
     tell(ch, why);
     xfer_clear_error();
+    ch->loss.late_st = XFER_SUCCESS; /* (not deferred either: the side's switch takes it) */
 }
 
 /* The switch: nothing more goes onto the channel from step `from` of the application on (the

@@ -439,19 +439,12 @@ xfer_status_t xfer_ch_send_recorded(xfer_channel_t *ch, const char *what, int np
                                     xfer_ch_rec_put_fn put, void *arg, const char *attrs,
                                     size_t attr_len, uint64_t label)
 {
-    const xfer_ch_wait_t w = {.cond = ch->ops->room,
-                              .arg = NULL,
-                              .what = what,
-                              .until = HUGE_VAL,
-                              .need = 0,
-                              .resumable = 0,
-                              .force = 1};
     xfer_status_t st;
-    int i, met;
+    int i;
 
     if (ch->health.ended || xfer_ch_over_here(ch, ch->cur))
         return ch->ops->ended(ch, ch->cur);
-    XFER_CHECK_GOTO(xfer_ch_wait(ch, &w, &met), st, out);
+    XFER_CHECK_GOTO(xfer_ch_wait_until(ch, ch->ops->room, NULL, what, 0), st, out);
     ch->begun = 1; /* (its end then never waits: the room is there) */
     for (i = 0; i < nput; i++) {
         xfer_dataset_desc_t d;

@@ -316,7 +316,8 @@ int xfer_ch_loss_known(xfer_channel_t *ch);
  * yet? */
 int xfer_ch_loss_is_reader(const xfer_channel_t *ch, xfer_status_t st);
 /* The reader's loss this rank met (the last error's words) told to the side's other ranks,
- * without xferd, and not taken here (policy latest: rank 0's round switches the side). */
+ * without xferd, and neither taken nor deferred here (policy latest: rank 0's round switches
+ * the side). */
 void xfer_ch_loss_tell(xfer_channel_t *ch);
 /* A wait for the side's own ranks met @p st (ch_wait.c): 1 if it is the reader's loss under
  * on_reader_loss: continue or spill, kept for later (the wait goes on); 0: it stands. */
