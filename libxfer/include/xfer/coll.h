@@ -87,6 +87,15 @@ typedef enum xfer_hier_auto {
                                    automatic inner choice): as algorithm "hier:<name>" */
 } xfer_hier_auto_t;
 
+/** Whether auto learns from the calls it times: calls of one signature (intercommunicator,
+ *  group sizes, direction, size class) try the algorithms the cost model cannot tell apart, and
+ *  keep the one measured fastest on every rank (docs/PERFORMANCE.md, "auto that learns"). */
+typedef enum xfer_coll_learn {
+    XFER_COLL_LEARN_FROM_ENV = 0, /**< XFER_LEARN (0: off), else on */
+    XFER_COLL_LEARN_OFF = 1,      /**< the model's (or the tuning file's) choice, every call */
+    XFER_COLL_LEARN_ON = 2        /**< learn */
+} xfer_coll_learn_t;
+
 /** xfer_coll_opts_t.timeout_ms: XFER_TIMEOUT_MS, else no bound. */
 #define XFER_TIMEOUT_FROM_ENV 0
 /** xfer_coll_opts_t.timeout_ms: no bound, whatever XFER_TIMEOUT_MS says. */
@@ -105,9 +114,9 @@ typedef enum xfer_hier_auto {
  * layout (@c struct_size to @c timeout_ms) or implausibly large (a struct that was never
  * initialised) makes the call return XFER_ERR_INVALID_ARG.
  *
- * Precedence: built-in default < environment (XFER_ALGORITHM, XFER_FALLBACK, XFER_CHECK,
- * XFER_TIMEOUT_MS, XFER_HIER_SENDERS, XFER_HIER_SYNC, XFER_INTRA_ALLGATHER) < a field set here.
- * A value outside its enumeration, a negative hier_senders or a timeout_ms below
+ * Precedence: built-in default < environment (XFER_ALGORITHM, XFER_FALLBACK, XFER_LEARN,
+ * XFER_CHECK, XFER_TIMEOUT_MS, XFER_HIER_SENDERS, XFER_HIER_SYNC, XFER_INTRA_ALLGATHER) < a field
+ * set here. A value outside its enumeration, a negative hier_senders or a timeout_ms below
  * #XFER_TIMEOUT_NONE returns XFER_ERR_INVALID_ARG naming the field.
  */
 typedef struct xfer_coll_opts {
@@ -126,6 +135,11 @@ typedef struct xfer_coll_opts {
     xfer_intra_allgather_t intra_allgather; /**< see xfer_intra_allgather_t; must be alike
                                                  within a group */
     xfer_hier_auto_t hier_auto;             /**< see xfer_hier_auto_t */
+    xfer_coll_learn_t learn;                /**< see xfer_coll_learn_t; must be alike in both
+                                                 groups */
+    int once; /**< nonzero: a plan that will be started once (a nonblocking call made into a
+                   plan). auto learns for it as for a blocking call, at its creation, instead of
+                   trying candidates over the plan's own starts */
 } xfer_coll_opts_t;
 
 /**
@@ -145,6 +159,11 @@ static inline xfer_status_t xfer_coll_opts_init(xfer_coll_opts_t *opts)
 }
 
 /** @} */
+
+/** The name of the algorithm the calling thread's last completed collective operation ran
+ *  ("fc_full", "hier:direct", ...): with auto, what it chose for that call. The string stays
+ *  valid while libxfer is initialised. */
+XFER_PUBLIC xfer_status_t xfer_last_op_algorithm(const char **name);
 
 /** Timing of the calling rank's last collective operation (all times MPI_Wtime seconds). */
 typedef struct xfer_op_stats {

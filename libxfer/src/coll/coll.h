@@ -13,6 +13,7 @@
 #include "hier.h"
 #include "../sched/sched.h"
 #include "../select/select.h"
+#include "../select/selector.h"
 #include "../topo/topo.h"
 
 enum { XFER_CALL_ALLGATHER = 1, XFER_CALL_ALLGATHERV = 2 };
@@ -53,6 +54,8 @@ typedef struct xfer_resolved_opts {
                                     parity), for recounts (xfer_plan_recount) */
     int reselect; /* auto's choice: a flat plan's recount chooses again for the new counts, among
                      the algorithms that never split the groups (xfer_plan_recount) */
+    int learn;    /* xfer_coll_learn_t: FROM_ENV leaves it to the selector (XFER_LEARN) */
+    int once;     /* the plan is started once: it learns at its creation, as a blocking call */
 } xfer_resolved_opts_t;
 
 typedef struct xfer_dtype_info {
@@ -95,10 +98,22 @@ struct xfer_plan {
     unsigned char *stage_send, *stage_recv, *tmp;
     MPI_Request native_req;       /* native: the MPI library's request */
     xfer_exec_task_t native_task; /* native: the schedule's one task */
-    int active;
+    int active;                   /* the caller's operation: started, not yet completed */
+    int running;       /* this plan's executor runs (for a learning plan, the plan p->run does) */
     xfer_hier_t *hier; /* node-hierarchical staging state (its schedule is sched) */
     char name[64];     /* algorithm name reported by xfer_plan_algorithm */
     xfer_op_stats_t stats;
+
+    /* auto's learning (plan_learn.c) */
+    xfer_selector_t *sel;
+    xfer_pick_t pick;   /* a plan made for one call: where its time goes */
+    xfer_learn_t learn; /* a persistent plan's own state over its starts */
+    xfer_learn_carrier_t carrier;
+    struct xfer_plan **alt; /* the other candidates' plans (learn.cand[1..]), built alike */
+    int nalt;
+    struct xfer_plan *run; /* the plan running the current (or last) start: this or an alt */
+    int run_slot;
+    double learn_ref; /* the volume the plan's times are scaled to */
 };
 
 /* Resolve options (NULL allowed) against the environment. */
@@ -107,6 +122,36 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *opts, xfer_resolved_opts
 /* The plan's algorithm (p->algo, and p->opts.hier for node staging): the one named in its
  * options, or auto's choice. Sets p->name. Collective when a hierarchy is weighed. */
 xfer_status_t xfer_plan_select(xfer_plan_t *p);
+
+/* Does auto learn for this plan (opts.learn, else the selector's XFER_LEARN)? */
+int xfer_plan_learns(const xfer_plan_t *p);
+
+/* ---- a persistent plan's learning over its starts (plan_learn.c) ---- */
+
+/* The plan named @p algo for @p call, persistent, without the check handshake: a learning plan's
+ * other candidate. Collective over both groups. */
+xfer_status_t xfer_plan_create_forced(const xfer_call_t *call, const xfer_coll_opts_t *opts,
+                                      const char *algo, xfer_plan_t **out);
+
+/* After @p p is prepared: its other candidates' plans. Collective over both groups. */
+xfer_status_t xfer_plan_learn_build(xfer_plan_t *p, const xfer_call_t *call,
+                                    const xfer_coll_opts_t *opts);
+
+/* At a start: the agreement the last start carried is applied, a due one posted, and the plan
+ * that runs this start chosen (p or an alt). */
+xfer_status_t xfer_plan_learn_begin(xfer_plan_t *p, xfer_plan_t **run);
+
+/* The carried agreement of the running start: *@p done when it completed (or there is none). */
+xfer_status_t xfer_plan_learn_progress(xfer_plan_t *p, int blocking, int *done);
+
+/* A start of @p p ran for @p seconds (its plan p->run). */
+void xfer_plan_learn_record(xfer_plan_t *p, double seconds);
+
+/* Learning ends (after a recount one candidate cannot take): the plan runs candidate 0. */
+void xfer_plan_learn_stop(xfer_plan_t *p);
+
+/* The other candidates' plans go (with @p mpi, their communicators too). */
+void xfer_plan_learn_release(xfer_plan_t *p, int mpi);
 
 /* Build a plan for @p call. Collective over both groups. */
 xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *opts,

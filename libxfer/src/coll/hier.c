@@ -430,7 +430,7 @@ static xfer_status_t geometry(xfer_plan_t *p)
         xfer_model_t m;
         const char *name;
         double predicted;
-        xfer_model_init(&m, t->nnodes, t->max_ppn, t->tuning);
+        m = *xfer_selector_base_model(p->sel);
         XFER_CHECK_GOTO(xfer_hier_predict(t, &p->shape, &m, h->sync, &predicted, &name), st, out);
         h->direct = strcmp(name, "direct") == 0;
         h->inner = h->direct ? NULL : xfer_algo_find(name);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../core/core.h"
+#include "../select/selector.h"
 #include "coll.h"
 
 /* ---- options -------------------------------------------------------------------------------- */
@@ -107,7 +108,6 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *user, xfer_resolved_opts
     xfer_status_t st;
     xfer_coll_opts_t opts;
     const xfer_coll_opts_t *u = &opts; /* read only this copy, never past user->struct_size */
-    const char *env;
 
     memset(o, 0, sizeof(*o));
     st = opts_copy(user, &opts);
@@ -118,13 +118,7 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *user, xfer_resolved_opts
                         (int) u->duplex);
     o->duplex = u->duplex;
 
-    o->algorithm = u->algorithm;
-    if (!o->algorithm) {
-        o->algorithm = xfer_env_str("XFER_ALGORITHM");
-        o->algorithm_from_env = o->algorithm != NULL;
-    }
-    if (o->algorithm && strcmp(o->algorithm, "auto") == 0)
-        o->algorithm = NULL;
+    o->algorithm = xfer_select_named(u->algorithm, &o->algorithm_from_env);
     if (o->algorithm && strncmp(o->algorithm, "hier", 4) == 0 &&
         (o->algorithm[4] == '\0' || o->algorithm[4] == ':')) {
         o->hier = 1;
@@ -155,13 +149,9 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *user, xfer_resolved_opts
         o->fallback_warn = 1;
         break;
     case XFER_FALLBACK_FROM_ENV:
-        env = xfer_env_str("XFER_FALLBACK");
-        if (env && strcmp(env, "warn") == 0)
-            o->fallback_warn = 1;
-        else if (env && strcmp(env, "error") != 0)
-            return XFER_ERR(XFER_ERR_INVALID_ARG, "XFER_FALLBACK=\"%s\": expected warn or error",
-                            env);
-        o->fallback_from_env = env != NULL;
+        st = xfer_select_fallback_env(&o->fallback_warn, &o->fallback_from_env);
+        if (st != XFER_SUCCESS)
+            return st;
         break;
     default:
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->fallback has an invalid value %d",
@@ -213,6 +203,17 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *user, xfer_resolved_opts
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->check has an invalid value %d",
                         (int) u->check);
     }
+    switch (u->learn) {
+    case XFER_COLL_LEARN_FROM_ENV: /* the selector reads XFER_LEARN */
+    case XFER_COLL_LEARN_OFF:
+    case XFER_COLL_LEARN_ON:
+        o->learn = u->learn;
+        break;
+    default:
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->learn has an invalid value %d",
+                        (int) u->learn);
+    }
+    o->once = u->once != 0;
     if (u->timeout_ms < XFER_TIMEOUT_NONE)
         return XFER_ERR(XFER_ERR_INVALID_ARG,
                         "opts->timeout_ms is %d: expected > 0, XFER_TIMEOUT_NONE (-1) or "

@@ -396,7 +396,8 @@ out:
 }
 
 static xfer_status_t plan_create(const xfer_call_t *call, const xfer_coll_opts_t *opts,
-                                 int persistent, size_t win_s, size_t win_r, xfer_plan_t **out)
+                                 int persistent, size_t win_s, size_t win_r, const char *force,
+                                 xfer_plan_t **out)
 {
     xfer_status_t st, local_err;
     xfer_plan_t *p;
@@ -410,10 +411,21 @@ static xfer_status_t plan_create(const xfer_call_t *call, const xfer_coll_opts_t
     p->persistent = persistent;
     p->native_req = MPI_REQUEST_NULL;
     p->merged = MPI_COMM_NULL;
+    p->carrier.req = MPI_REQUEST_NULL;
+    p->run = p;
     XFER_CHECK_GOTO(xfer_opts_resolve(opts, &p->opts), st, fail);
     p->opts.win_s_min = win_s;
     p->opts.win_r_min = win_r;
+    if (force) { /* a learning plan's other candidate: exactly this algorithm, flat */
+        p->opts.algorithm = force;
+        p->opts.algorithm_from_env = p->opts.fallback_from_env = p->opts.fallback_warn = 0;
+        p->opts.hier = 0;
+        p->opts.hier_inner = NULL;
+        p->opts.check = 0;
+        p->opts.learn = XFER_COLL_LEARN_OFF;
+    }
     XFER_CHECK_GOTO(xfer_topo_get(call->inter, &p->topo), st, fail);
+    XFER_CHECK_GOTO(xfer_selector_get(p->topo, &p->sel), st, fail);
 
     /* From here on every rank makes the same collective calls even when its own arguments are
      * wrong, if XFER_CHECK asks for it, so that all ranks learn of the error together. */
@@ -449,6 +461,8 @@ static xfer_status_t plan_create(const xfer_call_t *call, const xfer_coll_opts_t
         goto fail;
     }
     XFER_CHECK_GOTO(prepare(p), st, fail);
+    if (persistent)
+        XFER_CHECK_GOTO(xfer_plan_learn_build(p, call, opts), st, fail);
     *out = p;
     return XFER_SUCCESS;
 fail:
@@ -459,13 +473,19 @@ fail:
 xfer_status_t xfer_plan_create(const xfer_call_t *call, const xfer_coll_opts_t *opts,
                                int persistent, xfer_plan_t **out)
 {
-    return plan_create(call, opts, persistent, 0, 0, out);
+    return plan_create(call, opts, persistent, 0, 0, NULL, out);
 }
 
 xfer_status_t xfer_plan_create_reserved(const xfer_call_t *call, const xfer_coll_opts_t *opts,
                                         size_t win_s, size_t win_r, xfer_plan_t **out)
 {
-    return plan_create(call, opts, 1, win_s, win_r, out);
+    return plan_create(call, opts, 1, win_s, win_r, NULL, out);
+}
+
+xfer_status_t xfer_plan_create_forced(const xfer_call_t *call, const xfer_coll_opts_t *opts,
+                                      const char *algo, xfer_plan_t **out)
+{
+    return plan_create(call, opts, 1, 0, 0, algo, out);
 }
 
 /* ---- execution ---------------------------------------------------------------------------- */
@@ -520,6 +540,8 @@ static void record_stats(xfer_plan_t *p)
                          (p->shape.total[1 - p->topo->group] > 0 ? 2 : 0);
     }
     last_stats = p->stats;
+    xfer_select_last_set(p->name);
+    xfer_pick_record(&p->pick, p->stats.t_exit - p->stats.t_enter);
     if (p->hier && xfer_trace_level() >= 2)
         xfer_log(XFER_LOG_DEBUG,
                  "hier group %d rank %d (node %d slot %d%s) epoch %ld: %.6f s in call, intra "
@@ -530,13 +552,11 @@ static void record_stats(xfer_plan_t *p)
                  p->stats.wait_s);
 }
 
-static xfer_status_t plan_start(xfer_plan_t *p)
+static xfer_status_t run_start(xfer_plan_t *p)
 {
     xfer_status_t st = XFER_SUCCESS;
     int pos = 0;
 
-    if (p->active)
-        return XFER_ERR(XFER_ERR_STATE, "the plan is already active: call xfer_wait first");
     memset(&p->stats, 0, sizeof(p->stats));
     p->stats.t_enter = MPI_Wtime();
     p->stats.leader = 1;
@@ -548,14 +568,54 @@ static xfer_status_t plan_start(xfer_plan_t *p)
         xfer_exec_bind_node(&p->exec, p->hier->win, xfer_hier_begin(p));
     xfer_exec_bind(&p->exec, p->send_ptr, p->recv_ptr, p->tmp);
     XFER_CHECK_GOTO(xfer_exec_start(&p->exec, p->opts.timeout_ms), st, out);
+    p->running = 1;
+out:
+    return st;
+}
+
+/* Drive the operation of the plan that runs it; never blocks unless @p blocking. */
+static xfer_status_t run_progress(xfer_plan_t *p, int blocking, int *done)
+{
+    xfer_status_t st = XFER_SUCCESS;
+
+    *done = 0;
+    if (!p->running) {
+        *done = 1;
+        return XFER_SUCCESS;
+    }
+    st = xfer_exec_progress(&p->exec, blocking, done);
+    if (st != XFER_SUCCESS) {
+        p->running = 0;
+        goto out;
+    }
+    if (*done) {
+        p->running = 0;
+        record_stats(p);
+        st = unpack_result(p);
+    }
+out:
+    return st;
+}
+
+/* A start of @p p: a learning plan runs the candidate its state chooses (plan_learn.c). */
+static xfer_status_t plan_start(xfer_plan_t *p)
+{
+    xfer_status_t st;
+    xfer_plan_t *r = p;
+
+    if (p->active)
+        return XFER_ERR(XFER_ERR_STATE, "the plan is already active: call xfer_wait first");
+    if (p->persistent)
+        XFER_CHECK_GOTO(xfer_plan_learn_begin(p, &r), st, out);
+    XFER_CHECK_GOTO(run_start(r), st, out);
     p->active = 1;
 out:
     return st;
 }
 
-/* Drive the plan's operation; never blocks unless @p blocking. */
 static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
 {
+    xfer_plan_t *r = p->run ? p->run : p;
     xfer_status_t st = XFER_SUCCESS;
 
     *done = 0;
@@ -563,17 +623,19 @@ static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
         *done = 1;
         return XFER_SUCCESS;
     }
-    st = xfer_exec_progress(&p->exec, blocking, done);
-    if (st != XFER_SUCCESS) {
-        p->active = 0;
-        goto out;
+    if (r->running) {
+        st = run_progress(r, blocking, done);
+        if (st != XFER_SUCCESS || !*done)
+            goto out;
+        if (r != p) /* an alt's statistics are the call's */
+            p->stats = r->stats;
+        if (p->persistent)
+            xfer_plan_learn_record(p, r->stats.t_exit - r->stats.t_enter);
     }
-    if (*done) {
-        p->active = 0;
-        record_stats(p);
-        st = unpack_result(p);
-    }
+    st = xfer_plan_learn_progress(p, blocking, done);
 out:
+    if (st != XFER_SUCCESS || *done)
+        p->active = 0;
     return st;
 }
 
@@ -618,6 +680,13 @@ static void plan_release(xfer_plan_t *p, int mpi)
 {
     int i;
 
+    if (p->carrier.req != MPI_REQUEST_NULL) {
+        /* a carried agreement still runs (the plan failed in its start): MPI may write into the
+         * plan, which therefore stays */
+        xfer_log(XFER_LOG_DEBUG, "plan with an agreement in flight left to MPI_Finalize");
+        return;
+    }
+    xfer_plan_learn_release(p, mpi);
     if (p->exec_ready)
         xfer_exec_fini(&p->exec);
     xfer_hier_release(&p->hier, mpi);
@@ -665,7 +734,7 @@ xfer_status_t xfer_plan_algorithm(const xfer_plan_t *p, const char **name)
 {
     if (!p || !name)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "plan or name is NULL");
-    *name = p->name;
+    *name = p->run ? p->run->name : p->name;
     return XFER_SUCCESS;
 }
 

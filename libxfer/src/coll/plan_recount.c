@@ -59,7 +59,7 @@ static void reselect(xfer_plan_t *p)
     xfer_model_t m;
     char how[512], what[80] = "";
 
-    xfer_model_init(&m, p->topo->nnodes, p->topo->max_ppn, p->topo->tuning);
+    m = *xfer_selector_base_model(p->sel);
     m.exclude = XFER_ALGO_SPLITS | XFER_ALGO_NATIVE;
     p->algo = xfer_select_auto(&p->shape, &m, how, sizeof(how), NULL);
     snprintf(p->name, sizeof(p->name), "%s", p->algo->name);
@@ -71,9 +71,9 @@ static void reselect(xfer_plan_t *p)
              p->topo->rank, p->shape.total[0], p->shape.total[1], p->algo->name, what, how);
 }
 
-xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, void *rbuf,
-                                const int rcounts[], const int rdispls[],
-                                const size_t local_bytes[])
+static xfer_status_t recount_one(xfer_plan_t *p, const void *sbuf, int scount, void *rbuf,
+                                 const int rcounts[], const int rdispls[],
+                                 const size_t local_bytes[])
 {
     const int g = p->topo->group, o = 1 - g, nr = p->topo->n[o];
     xfer_sched_t *old = NULL;
@@ -171,5 +171,28 @@ out:
         xfer_free(old_cnt[i]);
         xfer_free(old_pre[i]);
     }
+    return st;
+}
+
+xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, void *rbuf,
+                                const int rcounts[], const int rdispls[],
+                                const size_t local_bytes[])
+{
+    xfer_status_t st;
+    int k;
+
+    /* a plan that chooses again for each recount's counts follows the model, not its starts */
+    if (p->opts.reselect && p->nalt > 0)
+        xfer_plan_learn_stop(p);
+    st = recount_one(p, sbuf, scount, rbuf, rcounts, rdispls, local_bytes);
+
+    /* a learning plan's other candidates never split the groups: whether one can take the
+     * counts is the same on every rank, and so is the end of the learning */
+    for (k = 0; st == XFER_SUCCESS && k < p->nalt; k++)
+        if (recount_one(p->alt[k], sbuf, scount, rbuf, rcounts, rdispls, local_bytes) !=
+            XFER_SUCCESS) {
+            xfer_plan_learn_stop(p);
+            break;
+        }
     return st;
 }

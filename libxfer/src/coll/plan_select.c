@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A plan's algorithm: the named one, or auto's choice (measured, modelled, flat or node
- * staging), traced with XFER_TRACE. Split from plan.c. */
+/* A plan's algorithm: the named one, or auto's choice (measured, modelled, learned, flat or node
+ * staging), traced with XFER_TRACE. The selector (select/selector.h) owns the environment, the
+ * tuning file, the model and the learning; this file applies them to a plan. */
 #include <limits.h>
 #include <string.h>
 #include "../core/core.h"
@@ -86,6 +87,42 @@ out:
     return st;
 }
 
+int xfer_plan_learns(const xfer_plan_t *p)
+{
+    return p->opts.learn == XFER_COLL_LEARN_ON ||
+           (p->opts.learn == XFER_COLL_LEARN_FROM_ENV && xfer_selector_learns(p->sel));
+}
+
+/* auto learns: a plan made for one call takes the signature's choice for this call (agreeing
+ * first when a decision is due); a persistent plan keeps its own state over its starts, with the
+ * other candidates' plans beside it (plan_learn.c), which never split the groups, so that a
+ * recount's verdict on them is the same on every rank. */
+static xfer_status_t learn_choice(xfer_plan_t *p, xfer_model_t *m, char *how, size_t len)
+{
+    int cand[XFER_LEARN_MAX], n, measured, k, keep = 1;
+    char why[16];
+
+    if (!p->persistent || p->opts.once) {
+        xfer_status_t st = xfer_selector_pick(p->sel, &p->shape, m, &p->pick, how, len);
+        if (st == XFER_SUCCESS)
+            p->algo = p->pick.algo;
+        return st;
+    }
+    n = xfer_select_candidates(&p->shape, m, cand, why, sizeof(why), &measured);
+    for (k = 1; k < n; k++)
+        if (!(xfer_algo_at(cand[k])->flags & (XFER_ALGO_SPLITS | XFER_ALGO_NATIVE)))
+            cand[keep++] = cand[k];
+    xfer_selector_seed(p->sel, &p->shape, m, cand, keep, &p->learn);
+    p->algo = xfer_algo_at(p->learn.cand[0]);
+    if (p->learn.ncand > 1) {
+        size_t w = strlen(how);
+        if (w < len)
+            snprintf(how + w, len - w, "; learning over its starts among %d candidates",
+                     p->learn.ncand);
+    }
+    return XFER_SUCCESS;
+}
+
 xfer_status_t xfer_plan_select(xfer_plan_t *p)
 {
     const xfer_shape_t *s = &p->shape;
@@ -93,7 +130,8 @@ xfer_status_t xfer_plan_select(xfer_plan_t *p)
     const char *why = "";
     char how[512];
 
-    if (p->topo->env_mismatch && (p->opts.algorithm_from_env || p->opts.fallback_from_env))
+    if (xfer_selector_env_mismatch(p->sel) &&
+        (p->opts.algorithm_from_env || p->opts.fallback_from_env))
         return XFER_ERR(XFER_ERR_MISMATCH,
                         "XFER_ALGORITHM or XFER_FALLBACK differ between the environments of the "
                         "two groups; set them alike (or pass options explicitly)");
@@ -156,21 +194,24 @@ xfer_status_t xfer_plan_select(xfer_plan_t *p)
     } else {
         xfer_model_t m;
         int measured;
-        if (p->topo->model_mismatch)
-            return XFER_ERR(XFER_ERR_MISMATCH,
-                            "auto: the ranks' XFER_TUNING files or XFER_ALPHA/XFER_BETA/XFER_GAMMA "
-                            "differ, so they would choose differently; give every rank of both "
-                            "groups the same (or name the algorithm)");
-        xfer_model_init(&m, p->topo->nnodes, p->topo->max_ppn, p->topo->tuning);
+        xfer_status_t st = xfer_selector_model(p->sel, &m);
+        if (st != XFER_SUCCESS)
+            return st;
         p->algo = xfer_select_auto(s, &m, how, sizeof(how), &measured);
         if (p->topo->hier_possible && !p->opts.no_auto_hier && !measured) {
-            xfer_status_t st = measured_hier(p, &m, how, sizeof(how), &measured);
+            st = measured_hier(p, &m, how, sizeof(how), &measured);
             if (st != XFER_SUCCESS)
                 return st;
         }
         /* a measured choice stands; otherwise weigh staging (same on every rank: topo.c) */
         if (p->topo->hier_possible && !p->opts.no_auto_hier && !measured) {
-            xfer_status_t st = consider_hier(p, &m, how, sizeof(how));
+            st = consider_hier(p, &m, how, sizeof(how));
+            if (st != XFER_SUCCESS)
+                return st;
+        }
+        /* flat: learn among the candidates the model cannot separate */
+        if (!p->opts.hier && xfer_plan_learns(p)) {
+            st = learn_choice(p, &m, how, sizeof(how));
             if (st != XFER_SUCCESS)
                 return st;
         }

@@ -134,8 +134,9 @@ int xp_report(const char *fn, MPI_Comm comm, xfer_status_t st)
 }
 
 /* The plan of an allgather (@p v 0: @p rcount) or an allgatherv (@p rcounts, @p displs) that
- * runs behind a request; failures are reported as @p fn's. */
-static int build(const char *fn, int v, const void *sbuf, int scount, MPI_Datatype stype,
+ * runs behind a request; failures are reported as @p fn's. A nonblocking call's plan runs
+ * @p once: auto learns for it as for a blocking call, the persistent ones over their starts. */
+static int build(const char *fn, int v, int once, const void *sbuf, int scount, MPI_Datatype stype,
                  void *rbuf, int rcount, const int *rcounts, const int *displs, MPI_Datatype rtype,
                  MPI_Comm comm, xfer_plan_t **plan)
 {
@@ -143,6 +144,7 @@ static int build(const char *fn, int v, const void *sbuf, int scount, MPI_Dataty
     xfer_status_t st;
 
     flat_opts(&o);
+    o.once = once;
     if (v)
         XP_ENGINE(st = xfer_allgatherv_inter_init(sbuf, scount, stype, rbuf, rcounts, displs, rtype,
                                                   comm, &o, plan));
@@ -158,7 +160,8 @@ static int start(const char *fn, int v, const void *sbuf, int scount, MPI_Dataty
                  MPI_Comm comm, MPI_Request *request)
 {
     xfer_plan_t *plan = NULL;
-    int rc = build(fn, v, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype, comm, &plan);
+    int rc =
+        build(fn, v, 1, sbuf, scount, stype, rbuf, rcount, rcounts, displs, rtype, comm, &plan);
 
     *request = MPI_REQUEST_NULL;
     return rc == MPI_SUCCESS ? xp_nonblocking(&plan, comm, fn, request) : rc;
@@ -244,7 +247,7 @@ int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
         return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
                                    info, request);
     *request = MPI_REQUEST_NULL;
-    rc = build("MPI_Allgather_init", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+    rc = build("MPI_Allgather_init", 0, 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
                NULL, recvtype, comm, &plan);
     return rc == MPI_SUCCESS ? xp_persistent(&plan, comm, "MPI_Allgather_init", request) : rc;
 }
@@ -260,7 +263,7 @@ int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
         return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                     recvtype, comm, info, request);
     *request = MPI_REQUEST_NULL;
-    rc = build("MPI_Allgatherv_init", 1, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+    rc = build("MPI_Allgatherv_init", 1, 0, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
                displs, recvtype, comm, &plan);
     return rc == MPI_SUCCESS ? xp_persistent(&plan, comm, "MPI_Allgatherv_init", request) : rc;
 }

@@ -7,23 +7,17 @@
 #include <string.h>
 
 #include "../coll/coll.h"
-#include "../select/select.h"
+#include "../select/selector.h"
 #include "../topo/topo.h"
 #include "stream.h"
 
-/* Precedence: file < environment. A ring topology keeps the automatic choice on rings; the
- * plan's selector does not know the workflow's topology, so the registry names the ring
- * algorithm for the duplex mode now. */
+/* Precedence: file < environment (the selector reads it). */
 static void name_algorithm(xfer_channel_t *ch)
 {
     const xfer_cfg_channel_t *c = ch->cfg;
-    const char *env_alg = xfer_env_str("XFER_ALGORITHM");
-    const xfer_algo_t *ring;
-    snprintf(ch->algorithm, sizeof(ch->algorithm), "%s", env_alg ? env_alg : c->algorithm);
-    if (!env_alg && strcmp(c->algorithm, "auto") == 0 &&
-        ch->x->cfg->topology == XFER_TOPOLOGY_RING &&
-        (ring = xfer_select_ring_default(c->duplex == XFER_DUPLEX_FULL)))
-        snprintf(ch->algorithm, sizeof(ch->algorithm), "%s", ring->name);
+    xfer_select_channel_algorithm(c->algorithm, ch->x->cfg->topology == XFER_TOPOLOGY_RING,
+                                  c->duplex == XFER_DUPLEX_FULL, ch->algorithm,
+                                  sizeof(ch->algorithm));
 }
 
 /* One line per dataset, the same text on both sides when they agree. */

@@ -92,22 +92,6 @@ const xfer_algo_t *xfer_select_ring_default(int full_duplex)
     return NULL;
 }
 
-void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn, const xfer_tuning_t *tuning)
-{
-    const char *topo;
-    m->tuning = tuning;
-    m->alpha = xfer_env_double("XFER_ALPHA", tuning && tuning->alpha > 0 ? tuning->alpha : 2e-6);
-    m->beta = xfer_env_double("XFER_BETA", tuning && tuning->beta > 0 ? tuning->beta : 1e-10);
-    m->gamma = xfer_env_double("XFER_GAMMA", tuning && tuning->gamma > 0 ? tuning->gamma : 2.5e-10);
-    m->exclude = 0;
-    m->nnodes = nnodes > 0 ? nnodes : 1;
-    m->max_ppn = max_ppn > 0 ? max_ppn : 1;
-    topo = xfer_env_str("XFER_TOPOLOGY");
-    m->ring = topo && strcmp(topo, "ring") == 0;
-    if (topo && !m->ring && strcmp(topo, "fully_connected") != 0)
-        xfer_log(XFER_LOG_WARN, "XFER_TOPOLOGY=\"%s\": expected fully_connected or ring", topo);
-}
-
 double xfer_algo_predict(const xfer_algo_t *al, const xfer_shape_t *s, const xfer_model_t *m)
 {
     double t = al->cost(s, m->alpha, m->beta);

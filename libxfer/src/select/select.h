@@ -48,8 +48,4 @@ const xfer_tuning_best_t *xfer_select_measured(const xfer_shape_t *shape, const 
 const xfer_algo_t *xfer_select_auto(const xfer_shape_t *shape, const xfer_model_t *m, char *why,
                                     size_t whylen, int *measured);
 
-/* Model parameters: XFER_ALPHA, XFER_BETA, XFER_GAMMA when set, else @p tuning's measured
- * values when it has them, else defaults; XFER_TOPOLOGY; the node count. @p tuning may be NULL. */
-void xfer_model_init(xfer_model_t *m, int nnodes, int max_ppn, const xfer_tuning_t *tuning);
-
 #endif /* XFER_SELECT_H */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "../core/core.h"
-#include "../select/tuning.h"
 #include "shwin.h"
 #include "topo.h"
 
@@ -103,7 +102,8 @@ static void topo_free(xfer_topo_t *t)
     if (!t)
         return;
     hier_module_free(t);
-    xfer_tuning_free(&t->tuning);
+    if (t->selector_free)
+        t->selector_free(t->selector);
     for (s = t->subs; s; s = n) {
         n = s->next;
         xfer_comm_release(&s->comm);
@@ -172,12 +172,6 @@ out:
     return st;
 }
 
-/* An unset variable hashes as the empty string. */
-static uint64_t str_hash(const char *s)
-{
-    return xfer_fnv1a(XFER_FNV_OFFSET, s, s ? strlen(s) : 0);
-}
-
 /* How many shared-memory nodes the two groups span and the most ranks on one of them: the
  * cost model charges node-shared memory traffic when ranks share a node. */
 static xfer_status_t count_nodes(xfer_topo_t *t)
@@ -210,9 +204,6 @@ static xfer_status_t topo_create(MPI_Comm inter, xfer_topo_t **out)
     xfer_status_t st = XFER_SUCCESS;
     xfer_topo_t *t;
     int lsize, rsize, lrank;
-    unsigned long long h[4], hmin[4], hmax[4];
-    xfer_status_t tuned = XFER_SUCCESS;
-    const char *tuning = xfer_env_str("XFER_TUNING");
 
     *out = NULL;
     t = xfer_calloc(1, sizeof(*t));
@@ -241,29 +232,6 @@ static xfer_status_t topo_create(MPI_Comm inter, xfer_topo_t **out)
     XFER_MPI_GOTO(MPI_Comm_set_errhandler(t->local, MPI_ERRORS_RETURN), st, fail);
     XFER_CHECK_GOTO(count_nodes(t), st, fail);
 
-    /* Both groups must select algorithms alike; different XFER_ALGORITHM or XFER_FALLBACK
-     * settings in the two jobs would make them run different schedules and hang. */
-    h[0] = (unsigned long long) str_hash(xfer_env_str("XFER_ALGORITHM"));
-    h[1] = (unsigned long long) str_hash(xfer_env_str("XFER_FALLBACK"));
-    /* ... and auto must see the same model: the tuning file's contents and the variables that
-     * override it. A file one rank cannot read fails the topology on every rank. */
-    if (tuning && *tuning)
-        tuned = xfer_tuning_load(tuning, &t->tuning);
-    h[2] = (unsigned long long) (t->tuning ? t->tuning->hash : 0) ^
-           str_hash(xfer_env_str("XFER_ALPHA")) ^ (str_hash(xfer_env_str("XFER_BETA")) << 1) ^
-           (str_hash(xfer_env_str("XFER_GAMMA")) << 2);
-    h[3] = tuned != XFER_SUCCESS;
-    XFER_MPI_GOTO(MPI_Allreduce(h, hmin, 4, MPI_UNSIGNED_LONG_LONG, MPI_MIN, t->merged), st, fail);
-    XFER_MPI_GOTO(MPI_Allreduce(h, hmax, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, t->merged), st, fail);
-    if (hmax[3]) {
-        st = tuned != XFER_SUCCESS
-                 ? tuned
-                 : XFER_ERR(XFER_ERR_CONFIG, "another rank could not load XFER_TUNING (its error "
-                                             "names the problem)");
-        goto fail;
-    }
-    t->env_mismatch = hmin[0] != hmax[0] || hmin[1] != hmax[1];
-    t->model_mismatch = hmin[2] != hmax[2];
     *out = t;
     return XFER_SUCCESS;
 fail:

@@ -79,12 +79,13 @@ typedef struct xfer_topo {
     int rank;        /* rank in the local group */
     int n[2];        /* group sizes */
     int merged_rank;
-    int nnodes;                 /* shared-memory nodes spanned by both groups */
-    int max_ppn;                /* most ranks (of either group) on one node */
-    int hier_possible;          /* several ranks share nodes on several nodes, or virtual nodes */
-    struct xfer_tuning *tuning; /* XFER_TUNING, loaded when the topology is made (or NULL) */
-    int model_mismatch; /* ranks differ in XFER_TUNING's contents or XFER_ALPHA/BETA/GAMMA */
-    int env_mismatch;   /* the groups were launched with different XFER_ALGORITHM/XFER_FALLBACK */
+    int nnodes;        /* shared-memory nodes spanned by both groups */
+    int max_ppn;       /* most ranks (of either group) on one node */
+    int hier_possible; /* several ranks share nodes on several nodes, or virtual nodes */
+    /* the selector (select/selector.h), which keeps its state here: made on first use by
+     * select/, freed with the topology through the function it leaves */
+    struct xfer_selector *selector;
+    void (*selector_free)(struct xfer_selector *);
     xfer_subcomm_t *subs;
     struct xfer_topo *next_live; /* registry of live contexts, for MPI_Finalize */
 
