@@ -86,8 +86,9 @@ unsigned char xb_pattern(int group, int rank, long i)
     return (unsigned char) (group * 97 + rank * 31 + i * 7 + (i >> 10));
 }
 
-/* "name[+barrier|+flags][+sN][+impi|+iring]" -> options (fallback: error): node sync, senders
- * per node, the group-internal allgather. @p name receives the base name. */
+/* "name[+barrier|+flags][+sN][+impi|+iring][+model|+learn]" -> options (fallback: error): node
+ * sync, senders per node, the group-internal allgather, whether auto learns (+model: the cost
+ * model's or the tuning file's choice, every call). @p name receives the base name. */
 static void algo_opts(const char *spec, xfer_coll_opts_t *o, char *name, size_t len)
 {
     char *plus;
@@ -102,6 +103,10 @@ static void algo_opts(const char *spec, xfer_coll_opts_t *o, char *name, size_t 
             o->intra_allgather = XFER_INTRA_ALLGATHER_MPI;
         else if (!strcmp(plus, "+iring"))
             o->intra_allgather = XFER_INTRA_ALLGATHER_RING;
+        else if (!strcmp(plus, "+model"))
+            o->learn = XFER_COLL_LEARN_OFF;
+        else if (!strcmp(plus, "+learn"))
+            o->learn = XFER_COLL_LEARN_ON;
         else if (plus[1] == 's')
             o->hier_senders = atoi(plus + 2);
         *plus = '\0';

@@ -106,6 +106,7 @@ struct xfer_plan {
 
     /* auto's learning (plan_learn.c) */
     xfer_selector_t *sel;
+    int learn_due;      /* xfer_plan_select left the learned choice to be made */
     xfer_pick_t pick;   /* a plan made for one call: where its time goes */
     xfer_learn_t learn; /* a persistent plan's own state over its starts */
     xfer_learn_carrier_t carrier;
@@ -125,6 +126,10 @@ xfer_status_t xfer_plan_select(xfer_plan_t *p);
 
 /* Does auto learn for this plan (opts.learn, else the selector's XFER_LEARN)? */
 int xfer_plan_learns(const xfer_plan_t *p);
+
+/* auto's learned choice, after xfer_plan_select and the argument check (when xfer_plan_select
+ * left p->learn_due): collective over both groups when an agreement is due. */
+xfer_status_t xfer_plan_select_learned(xfer_plan_t *p);
 
 /* ---- a persistent plan's learning over its starts (plan_learn.c) ---- */
 

@@ -460,6 +460,7 @@ static xfer_status_t plan_create(const xfer_call_t *call, const xfer_coll_opts_t
         st = local_err;
         goto fail;
     }
+    XFER_CHECK_GOTO(xfer_plan_select_learned(p), st, fail);
     XFER_CHECK_GOTO(prepare(p), st, fail);
     if (persistent)
         XFER_CHECK_GOTO(xfer_plan_learn_build(p, call, opts), st, fail);

@@ -96,31 +96,46 @@ int xfer_plan_learns(const xfer_plan_t *p)
 /* auto learns: a plan made for one call takes the signature's choice for this call (agreeing
  * first when a decision is due); a persistent plan keeps its own state over its starts, with the
  * other candidates' plans beside it (plan_learn.c), which never split the groups, so that a
- * recount's verdict on them is the same on every rank. */
-static xfer_status_t learn_choice(xfer_plan_t *p, xfer_model_t *m, char *how, size_t len)
+ * recount's verdict on them is the same on every rank. Called on every rank or none: after the
+ * argument check, when every rank's arguments are known good (a rank that failed earlier would
+ * leave the others' learning states apart, and their agreement waiting). */
+xfer_status_t xfer_plan_select_learned(xfer_plan_t *p)
 {
     int cand[XFER_LEARN_MAX], n, measured, k, keep = 1;
-    char why[16];
+    const xfer_algo_t *was = p->algo;
+    xfer_model_t m;
+    xfer_status_t st;
+    char how[512] = "", why[16];
 
+    if (!p->learn_due)
+        return XFER_SUCCESS;
+    p->learn_due = 0;
+    XFER_CHECK_GOTO(xfer_selector_model(p->sel, &m), st, out);
     if (!p->persistent || p->opts.once) {
-        xfer_status_t st = xfer_selector_pick(p->sel, &p->shape, m, &p->pick, how, len);
-        if (st == XFER_SUCCESS)
-            p->algo = p->pick.algo;
-        return st;
+        XFER_CHECK_GOTO(xfer_selector_pick(p->sel, &p->shape, &m, p->opts.timeout_ms, &p->pick, how,
+                                           sizeof(how)),
+                        st, out);
+        p->algo = p->pick.algo;
+    } else {
+        n = xfer_select_candidates(&p->shape, &m, cand, why, sizeof(why), &measured);
+        for (k = 1; k < n; k++)
+            if (!(xfer_algo_at(cand[k])->flags & (XFER_ALGO_SPLITS | XFER_ALGO_NATIVE)))
+                cand[keep++] = cand[k];
+        xfer_selector_seed(p->sel, &p->shape, &m, cand, keep, &p->learn);
+        p->algo = xfer_algo_at(p->learn.cand[0]);
+        snprintf(how, sizeof(how), "learning over its starts among %d candidate(s)",
+                 p->learn.ncand);
     }
-    n = xfer_select_candidates(&p->shape, m, cand, why, sizeof(why), &measured);
-    for (k = 1; k < n; k++)
-        if (!(xfer_algo_at(cand[k])->flags & (XFER_ALGO_SPLITS | XFER_ALGO_NATIVE)))
-            cand[keep++] = cand[k];
-    xfer_selector_seed(p->sel, &p->shape, m, cand, keep, &p->learn);
-    p->algo = xfer_algo_at(p->learn.cand[0]);
-    if (p->learn.ncand > 1) {
-        size_t w = strlen(how);
-        if (w < len)
-            snprintf(how + w, len - w, "; learning over its starts among %d candidates",
-                     p->learn.ncand);
+    snprintf(p->name, sizeof(p->name), "%s", p->algo->name);
+    if (p->algo != was || p->pick.learn || p->learn.ncand > 1) {
+        char what[600];
+        snprintf(what, sizeof(what), "%.500s%s%s", how, p->algo != was ? "; model's was " : "",
+                 p->algo != was ? was->name : "");
+        trace_choice(p, what);
     }
-    return XFER_SUCCESS;
+    st = XFER_SUCCESS;
+out:
+    return st;
 }
 
 xfer_status_t xfer_plan_select(xfer_plan_t *p)
@@ -209,12 +224,9 @@ xfer_status_t xfer_plan_select(xfer_plan_t *p)
             if (st != XFER_SUCCESS)
                 return st;
         }
-        /* flat: learn among the candidates the model cannot separate */
-        if (!p->opts.hier && xfer_plan_learns(p)) {
-            st = learn_choice(p, &m, how, sizeof(how));
-            if (st != XFER_SUCCESS)
-                return st;
-        }
+        /* flat: learn among the candidates the model cannot separate, once every rank is
+         * known to have come this far (xfer_plan_select_learned) */
+        p->learn_due = !p->opts.hier && xfer_plan_learns(p);
     }
     snprintf(p->name, sizeof(p->name), "%s%s", p->opts.hier ? "hier:" : "",
              p->opts.hier ? (p->opts.hier_inner ? p->opts.hier_inner : "auto") : p->algo->name);

@@ -2,6 +2,7 @@
 /* The selector (selector.h): the environment read once, the tuning file, the model, the
  * candidates of a call, and the learning state of each call signature with its agreements. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,8 @@ struct xfer_selector {
     xfer_tuning_t *tuning;
     xfer_model_t model;
     int env_mismatch, model_mismatch, learn;
+    int broken; /* an agreement timed out: its reduction may still be pending on s->comm */
+    double mine[XFER_LEARN_MAX], agreed[XFER_LEARN_MAX]; /* a blocking agreement's vectors */
     sig_entry_t *sigs;
     int nsigs;
     pthread_mutex_t lock;
@@ -357,14 +360,42 @@ static void trace_agreed(const xfer_selector_t *s, const xfer_learn_t *l, const 
     xfer_selector_trace(s, l, what);
 }
 
-static xfer_status_t agree_now(xfer_selector_t *s, xfer_learn_t *l)
+/* The agreement of a plan made for one call: every rank has passed the argument check, so every
+ * rank comes; a peer that dies or hangs meanwhile is bounded by @p timeout_ms when set. */
+static xfer_status_t agree_now(xfer_selector_t *s, xfer_learn_t *l, int timeout_ms)
 {
-    double mine[XFER_LEARN_MAX], agreed[XFER_LEARN_MAX];
+    double *mine = s->mine, *agreed = s->agreed; /* MPI may hold them past a timeout */
     const int was = l->state;
     xfer_status_t st = XFER_SUCCESS;
+    MPI_Request req = MPI_REQUEST_NULL;
+    int done = 0;
+
+    if (s->broken)
+        return XFER_ERR(XFER_ERR_TIMEOUT, "auto: an earlier agreement on this intercommunicator "
+                                          "timed out; name an algorithm (or XFER_LEARN=0)");
     xfer_learn_pack(l, mine);
-    XFER_MPI_GOTO(MPI_Allreduce(mine, agreed, xfer_learn_len(l), MPI_DOUBLE, MPI_MAX, s->comm), st,
-                  out);
+    if (timeout_ms <= 0) {
+        XFER_MPI_GOTO(MPI_Allreduce(mine, agreed, xfer_learn_len(l), MPI_DOUBLE, MPI_MAX, s->comm),
+                      st, out);
+    } else {
+        const double end = MPI_Wtime() + timeout_ms / 1000.0;
+        XFER_MPI_GOTO(
+            MPI_Iallreduce(mine, agreed, xfer_learn_len(l), MPI_DOUBLE, MPI_MAX, s->comm, &req), st,
+            out);
+        while (!done) {
+            XFER_MPI_GOTO(MPI_Test(&req, &done, MPI_STATUS_IGNORE), st, out);
+            if (!done && MPI_Wtime() > end) {
+                s->broken = 1; /* the request stays with MPI */
+                st = XFER_ERR(XFER_ERR_TIMEOUT,
+                              "auto: the ranks' agreement on the measured times did not complete "
+                              "within %d ms (a rank of either group did not make this call)",
+                              timeout_ms);
+                goto out;
+            }
+            if (!done)
+                sched_yield();
+        }
+    }
     xfer_learn_apply(l, agreed);
     trace_agreed(s, l, agreed, was);
 out:
@@ -372,7 +403,8 @@ out:
 }
 
 xfer_status_t xfer_selector_pick(xfer_selector_t *s, const xfer_shape_t *shape,
-                                 const xfer_model_t *m, xfer_pick_t *pick, char *how, size_t len)
+                                 const xfer_model_t *m, int timeout_ms, xfer_pick_t *pick,
+                                 char *how, size_t len)
 {
     xfer_status_t st;
     sig_entry_t *e;
@@ -385,7 +417,7 @@ xfer_status_t xfer_selector_pick(xfer_selector_t *s, const xfer_shape_t *shape,
         e->learn.state == XFER_LEARN_FIXED)
         return XFER_SUCCESS;
     if (xfer_learn_due(&e->learn))
-        XFER_CHECK_GOTO(agree_now(s, &e->learn), st, out);
+        XFER_CHECK_GOTO(agree_now(s, &e->learn, timeout_ms), st, out);
     pick->learn = &e->learn;
     pick->slot = xfer_learn_choose(&e->learn);
     pick->algo = xfer_algo_at(e->learn.cand[pick->slot]);

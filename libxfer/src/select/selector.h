@@ -76,9 +76,11 @@ typedef struct xfer_pick {
 
 /* auto's choice for a call that builds its plan now (blocking and nonblocking calls): from the
  * signature's learning state, with an agreement among all ranks first when one is due (then
- * collective over both groups, as the plan's creation is). @p how gets the account. */
+ * collective over both groups, as the plan's creation is; bounded by @p timeout_ms when > 0:
+ * XFER_ERR_TIMEOUT, and the selector agrees on nothing more). @p how gets the account. */
 xfer_status_t xfer_selector_pick(xfer_selector_t *s, const xfer_shape_t *shape,
-                                 const xfer_model_t *m, xfer_pick_t *pick, char *how, size_t len);
+                                 const xfer_model_t *m, int timeout_ms, xfer_pick_t *pick,
+                                 char *how, size_t len);
 
 /* A call of @p pick took @p seconds on this rank. */
 void xfer_pick_record(const xfer_pick_t *pick, double seconds);
