@@ -4,6 +4,7 @@
  * every rank runs the same candidate at every call, blocking agreements and the persistent
  * plans' agreements one call late; exploration ends on the fastest candidate within MAX + 1
  * calls; a candidate far ahead is explored by nobody; a choice that slows down is re-decided;
+ * a choice fast only in the call exploration saw is given up after its median;
  * a measurement missing on one rank repeats the round; the tuning file seeds the candidates.
  * Seeded (--seed N; a failure prints it). */
 #include <stdio.h>
@@ -33,6 +34,7 @@ typedef struct world {
     double pending[XFER_LEARN_MAX];
     int have_pending;
     int missing_rank; /* this rank does not report its next measurement (-1: none) */
+    int bimodal;      /* this candidate is 1.5x slower except in every third call (-1: none) */
 } world_t;
 
 static void world_init(world_t *w, int n, const double *base, double noise, int late)
@@ -48,6 +50,7 @@ static void world_init(world_t *w, int n, const double *base, double noise, int 
     w->noise = noise;
     w->late = late;
     w->missing_rank = -1;
+    w->bimodal = -1;
 }
 
 static void reduce(world_t *w, double *agreed)
@@ -94,7 +97,9 @@ static int call(world_t *w, unsigned long long seed, long i)
                k);
     }
     for (r = 0; r < NR; r++) {
-        const double t = w->base[k] * w->skew[r] * (1.0 + w->noise * (2.0 * uniform01() - 1.0));
+        const double slow = k == w->bimodal && i % 3 != 1 ? 1.5 : 1.0;
+        const double t =
+            slow * w->base[k] * w->skew[r] * (1.0 + w->noise * (2.0 * uniform01() - 1.0));
         if (r == w->missing_rank) {
             w->missing_rank = -1;
             continue;
@@ -152,6 +157,31 @@ static void drift(unsigned long long seed, int late)
     for (; i < 120; i++)
         call(&w, seed, i);
     UCHECK(w.l[0].rounds == 2, "seed %llu: %d rounds on steady times", seed, w.l[0].rounds);
+}
+
+/* Candidate 1 was fast in the one call exploration saw (call 1), but is 1.5x slower in two
+ * calls of three: its median, agreed after XFER_LEARN_CONFIRM calls, hands the choice to the
+ * fastest steady candidate, which stays. */
+static void bimodal(unsigned long long seed, int late)
+{
+    world_t w;
+    double base[XFER_LEARN_MAX] = {1.08, 1.0, 1.03};
+    long i;
+    world_init(&w, 3, base, 0.005, late);
+    w.bimodal = 1;
+    for (i = 0; i < 5 + late; i++)
+        call(&w, seed, i);
+    UCHECK(w.l[0].state == XFER_LEARN_SETTLED && w.l[0].pick == 1,
+           "seed %llu: exploration did not take the lucky call (pick %d)", seed, w.l[0].pick);
+    for (; i < 5 + late + XFER_LEARN_CONFIRM + 2; i++)
+        call(&w, seed, i);
+    UCHECK(w.l[0].pick == 2 && w.l[0].switches == 1,
+           "seed %llu (%s): after its median, pick %d, %d switches", seed,
+           late ? "late" : "blocking", w.l[0].pick, w.l[0].switches);
+    for (; i < 80; i++)
+        UCHECK(call(&w, seed, i) == 2, "seed %llu: call %ld left the steady candidate", seed, i);
+    UCHECK(w.l[0].rounds == 1 && w.l[0].switches == 1, "seed %llu: %d rounds, %d switches", seed,
+           w.l[0].rounds, w.l[0].switches);
 }
 
 static void missing(unsigned long long seed)
@@ -288,6 +318,8 @@ int main(int argc, char **argv)
         settles(s, 1);
         drift(s, 0);
         drift(s, 1);
+        bimodal(s, 0);
+        bimodal(s, 1);
         missing(s);
     }
     fixed();

@@ -39,7 +39,7 @@ int xfer_learn_due(const xfer_learn_t *l)
         return 0;
     if (l->state == XFER_LEARN_EXPLORE)
         return k >= l->ncand + 1; /* every candidate, then the first one again */
-    return l->state == XFER_LEARN_SETTLED && k >= XFER_LEARN_WATCH;
+    return l->state == XFER_LEARN_SETTLED && k >= l->window;
 }
 
 static double median(const double *x, int n)
@@ -68,6 +68,24 @@ void xfer_learn_pack(xfer_learn_t *l, double *v)
     l->asked = 1;
 }
 
+/* The candidate with the lowest estimate, model's order on ties. */
+static int lowest(const xfer_learn_t *l)
+{
+    int k, b = 0;
+    for (k = 1; k < l->ncand; k++)
+        if (l->est[k] < l->est[b])
+            b = k;
+    return b;
+}
+
+static void settle_on(xfer_learn_t *l, int k)
+{
+    l->pick = k;
+    l->settled = 0.0; /* the next watch sets it */
+    l->window = XFER_LEARN_CONFIRM;
+    l->state = XFER_LEARN_SETTLED;
+}
+
 void xfer_learn_apply(xfer_learn_t *l, const double *agreed)
 {
     int k;
@@ -78,21 +96,31 @@ void xfer_learn_apply(xfer_learn_t *l, const double *agreed)
                 new_round(l);
                 return;
             }
-        l->pick = 0; /* ties go to the model's order */
-        for (k = 1; k < l->ncand; k++)
-            if (agreed[k] < agreed[l->pick])
-                l->pick = k;
-        l->settled = 0.0; /* the first watch sets it */
-        l->state = XFER_LEARN_SETTLED;
+        for (k = 0; k < l->ncand; k++)
+            l->est[k] = agreed[k];
+        settle_on(l, lowest(l));
         l->rounds++;
     } else if (l->state == XFER_LEARN_SETTLED) {
         const double t = agreed[l->pick];
-        if (t < XFER_LEARN_MISSING && l->settled > 0.0 && t > l->settled * XFER_LEARN_DRIFT) {
-            new_round(l);
-            return;
+        if (t < XFER_LEARN_MISSING) {
+            int k2;
+            if (l->settled > 0.0 && t > l->settled * XFER_LEARN_DRIFT) {
+                new_round(l); /* the choice itself got slower: measure everything again */
+                return;
+            }
+            /* its median replaces the fastest single call exploration saw: one lucky call of
+             * an algorithm whose calls vary is not the choice for long */
+            l->est[l->pick] = t;
+            k2 = lowest(l);
+            if (k2 != l->pick && l->est[k2] * XFER_LEARN_SWITCH < t) {
+                settle_on(l, k2);
+                l->switches++;
+            } else {
+                if (l->settled <= 0.0 || t < l->settled)
+                    l->settled = t;
+                l->window = XFER_LEARN_WATCH;
+            }
         }
-        if (t < XFER_LEARN_MISSING && (l->settled <= 0.0 || t < l->settled))
-            l->settled = t;
     }
     l->round = l->calls;
     l->watch_n = 0;

@@ -10,10 +10,14 @@
  * groups (a call is as slow as its slowest rank) and applies the result. The decision depends
  * only on the reduced vector and the call count, so it is the same on every rank. A candidate a
  * rank has not measured (a nonblocking call still in flight) packs XFER_LEARN_MISSING and the
- * round is run again. Settled, the choice is watched: every XFER_LEARN_WATCH calls the ranks agree
- * on its median time over those calls (the slowest rank's); the first such agreement sets the
- * reference, and a later one grown past it by more than the drift factor opens a new round.
- * Medians against a median: a few slow calls on a busy machine do not re-open anything.
+ * round is run again. Settled, the choice is watched: after XFER_LEARN_CONFIRM calls, then every
+ * XFER_LEARN_WATCH calls, the ranks agree on its median time over those calls (the slowest
+ * rank's). The median replaces the choice's estimate from exploration (its fastest call): when
+ * another candidate's estimate is lower by the switch factor, that one is chosen and confirmed
+ * the same way (an algorithm whose calls vary, fast only sometimes, is not kept for one lucky
+ * call). The first median of a choice that stays sets its reference, and a later one grown
+ * past it by the drift factor opens a new round. Medians against a median: a few slow calls on
+ * a busy machine re-open nothing.
  *
  * The caller agrees either at once (blocking, at the call's creation: xfer_learn_due, pack,
  * reduce, apply, then choose) or one call late (persistent plans: the reduction is posted at the
@@ -27,6 +31,8 @@
 
 enum { XFER_LEARN_MAX = 3 };       /* candidates: exploration costs at most MAX + 1 calls */
 enum { XFER_LEARN_WATCH = 8 };     /* settled: calls between agreements on the choice's time */
+enum { XFER_LEARN_CONFIRM = 3 };   /* a new choice's first agreement, after this many calls */
+#define XFER_LEARN_SWITCH  1.05    /* another candidate this much faster than the choice's median */
 #define XFER_LEARN_DRIFT   1.3     /* settled: a median this many times the reference re-opens */
 #define XFER_LEARN_MISSING DBL_MAX /* a time this rank has not measured (MPI_MAX keeps it) */
 
@@ -41,10 +47,13 @@ typedef struct xfer_learn {
     int asked;                   /* an agreement was packed and is not applied yet */
     int pick;                    /* settled: the candidate (index into cand) */
     double settled;              /* settled: the agreed median of its first watch (0: none yet) */
+    int window;                  /* settled: calls until the next agreement */
+    double est[XFER_LEARN_MAX];  /* agreed: each candidate's time (fastest call, or a median) */
     double best[XFER_LEARN_MAX]; /* this rank's fastest time per candidate in this round */
     double watch[XFER_LEARN_WATCH]; /* settled: the choice's times in the current window */
     int watch_n;
     int rounds;                /* exploration rounds completed (for the trace and tests) */
+    int switches;              /* choices given up after their median (trace and tests) */
     int picks[XFER_LEARN_MAX]; /* how often each candidate was chosen (for the trace) */
 } xfer_learn_t;
 
