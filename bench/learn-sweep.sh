@@ -98,7 +98,7 @@ for m in ${mpis//,/ }; do
             echo "== $m $shape v=$v untuned" | tee -a "$log"
             run --mpi "$m" --ppn 1 --np $((p + q)) -- env XFER_TUNING= "$bench" "${common[@]}" \
                 --label learn-untuned \
-                --algos native,fc_half,fc_full,fc_full_v,fc_direct,relay,auto,auto+model >>"$log"
+                --algos native,fc_half,fc_full,fc_full_v,fc_direct,relay,relay_full,auto,auto+model >>"$log"
             if [ -n "$tun" ]; then
                 echo "== $m $shape v=$v tuned ($tun)" | tee -a "$log"
                 run --mpi "$m" --ppn 1 --np $((p + q)) -- env XFER_TUNING="$tun" "$bench" \

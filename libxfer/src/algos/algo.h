@@ -40,6 +40,7 @@ extern const xfer_algo_t xfer_algo_ring_full;
 extern const xfer_algo_t xfer_algo_ring;
 extern const xfer_algo_t xfer_algo_fc_direct;
 extern const xfer_algo_t xfer_algo_relay;
+extern const xfer_algo_t xfer_algo_relay_full;
 
 /* ---- cost-model terms several descriptors share (cost.c unless noted) -------------------- */
 

@@ -19,6 +19,7 @@ xfer_status_t xfer_build_ring_full(const xfer_shape_t *shape, xfer_sched_t *s);
 xfer_status_t xfer_build_ring(const xfer_shape_t *shape, xfer_sched_t *s);
 xfer_status_t xfer_build_fc_direct(const xfer_shape_t *shape, xfer_sched_t *s);
 xfer_status_t xfer_build_relay(const xfer_shape_t *shape, xfer_sched_t *s);
+xfer_status_t xfer_build_relay_full(const xfer_shape_t *shape, xfer_sched_t *s);
 /* A schedule modelling MPICH's own intercommunicator allgather (for the simulator's cost
  * comparisons; `native` itself calls the MPI library). */
 xfer_status_t xfer_build_native_model(const xfer_shape_t *shape, xfer_sched_t *s);

@@ -16,9 +16,10 @@
  * check's algorithm numbers, xfer-info's listing, the order in which auto tries them, and
  * xfer_select_ring_default's choice (ring_full before ring). */
 static const xfer_algo_t *const registry[] = {
-    &xfer_algo_native,    &xfer_algo_root_gather, &xfer_algo_fc_half,   &xfer_algo_fc_full,
-    &xfer_algo_fc_full_v, &xfer_algo_ring_half,   &xfer_algo_ring_full, &xfer_algo_ring,
-    &xfer_algo_fc_direct, &xfer_algo_relay, /* appended: indices are part of the interface */
+    &xfer_algo_native,    &xfer_algo_root_gather, &xfer_algo_fc_half,    &xfer_algo_fc_full,
+    &xfer_algo_fc_full_v, &xfer_algo_ring_half,   &xfer_algo_ring_full,  &xfer_algo_ring,
+    &xfer_algo_fc_direct, &xfer_algo_relay,       &xfer_algo_relay_full, /* appended: indices are
+                                                                            part of the interface */
 };
 
 #define NALGOS ((int) (sizeof(registry) / sizeof(registry[0])))

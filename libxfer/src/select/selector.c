@@ -413,7 +413,7 @@ xfer_status_t xfer_selector_pick(xfer_selector_t *s, const xfer_shape_t *shape,
 
     memset(pick, 0, sizeof(*pick));
     pick->algo = xfer_select_auto(shape, m, how, len, &measured);
-    if (!s->learn || volume(shape) <= 0.0 || !(e = entry_of(s, shape, m, 1)) ||
+    if (volume(shape) <= 0.0 || !(e = entry_of(s, shape, m, 1)) ||
         e->learn.state == XFER_LEARN_FIXED)
         return XFER_SUCCESS;
     if (xfer_learn_due(&e->learn))
@@ -441,12 +441,12 @@ void xfer_pick_record(const xfer_pick_t *pick, double seconds)
 void xfer_selector_seed(xfer_selector_t *s, const xfer_shape_t *shape, const xfer_model_t *m,
                         const int *cand, int n, xfer_learn_t *out)
 {
-    sig_entry_t *e = s->learn ? entry_of(s, shape, m, 1) : NULL;
+    sig_entry_t *e = entry_of(s, shape, m, 1);
     if (e && e->learn.state == XFER_LEARN_SETTLED) {
         xfer_learn_init(out, &e->learn.cand[e->learn.pick], 1, 0);
         return;
     }
-    xfer_learn_init(out, cand, n, s->learn);
+    xfer_learn_init(out, cand, n, 1);
 }
 
 xfer_status_t xfer_selector_post(xfer_selector_t *s, xfer_learn_t *l, xfer_learn_carrier_t *c)

@@ -74,6 +74,8 @@ typedef struct xfer_pick {
     double scale;        /* the call's seconds times this: seconds at the signature's size */
 } xfer_pick_t;
 
+/* (The caller has decided that the call learns: xfer_selector_learns, or its options.) */
+
 /* auto's choice for a call that builds its plan now (blocking and nonblocking calls): from the
  * signature's learning state, with an agreement among all ranks first when one is due (then
  * collective over both groups, as the plan's creation is; bounded by @p timeout_ms when > 0:

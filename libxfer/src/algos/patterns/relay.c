@@ -61,10 +61,10 @@ static size_t chain_segments(const xfer_shape_t *shape, int sg, int *nseg, size_
 }
 
 /* Segments a sender hands its head in one message: 1 on one node; across a network enough to
- * reach XFER_RELAY_FEED_BYTES (default XFER_RELAY_FEED; 0: 1). */
-static int feed_group(const xfer_shape_t *shape, size_t seg)
+ * reach XFER_RELAY_FEED_BYTES (default @p dflt; 0: 1). */
+static int feed_group(const xfer_shape_t *shape, size_t seg, long dflt)
 {
-    const long feed = xfer_env_long("XFER_RELAY_FEED_BYTES", XFER_RELAY_FEED);
+    const long feed = xfer_env_long("XFER_RELAY_FEED_BYTES", dflt);
     if (shape->seg_cap == 0 || feed <= 0 || seg == 0)
         return 1;
     return (int) XFER_MAX((size_t) 1, ((size_t) feed + seg - 1) / seg);
@@ -87,7 +87,7 @@ static size_t seg_len(const xfer_shape_t *shape, int sg, int i, int nseg, int j)
  * the ring reaches it, once its ring receives of that step are in: the message, above the eager
  * limit, then travels when the ring needs it, not before. */
 static xfer_status_t receiver_part(const xfer_shape_t *shape, xfer_sched_t *s, int sg,
-                                   const int *nseg, int g)
+                                   const int *nseg, int g, const int *heads, int cb)
 {
     const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg], b = s->rank;
     const int lead = g > 1 ? 2 * g : 0;
@@ -100,7 +100,7 @@ static xfer_status_t receiver_part(const xfer_shape_t *shape, xfer_sched_t *s, i
     pos = got + p; /* my place on each chain, 0 = its head */
     gbase = pos + p;
     for (i = 0; i < p; i++) {
-        pos[i] = xfer_mod(b - xfer_spread(q, p, i), q);
+        pos[i] = xfer_mod(b - (heads ? heads[i] : xfer_spread(q, p, i)), q);
         got[i] = -1;
         most = XFER_MAX(most, nseg[i]);
         gbase[i] = ngroups;
@@ -121,7 +121,7 @@ static xfer_status_t receiver_part(const xfer_shape_t *shape, xfer_sched_t *s, i
                 xfer_sched_recv(s, xfer_merged_rank(shape, sg, i), XFER_BUF_RECV,
                                 xfer_shape_offset(shape, sg, i) + lo,
                                 seg_off(shape, sg, i, nseg[i], XFER_MIN(j + g, nseg[i])) - lo,
-                                3 + 4 * lane);
+                                cb + 3 + 4 * lane);
                 xfer_sched_lane(s, lane);
                 xfer_sched_dep(s, ring_last);
                 gop[gbase[i] + j / g] = xfer_sched_last(s);
@@ -133,7 +133,7 @@ static xfer_status_t receiver_part(const xfer_shape_t *shape, xfer_sched_t *s, i
                 xfer_sched_send(s, xfer_merged_rank(shape, rg, (b + 1) % q), XFER_BUF_RECV,
                                 xfer_shape_offset(shape, sg, i) + seg_off(shape, sg, i, nseg[i], j),
                                 seg_len(shape, sg, i, nseg[i], j),
-                                2 + 2 * (nout % XFER_RELAY_LANES));
+                                cb + 2 + 2 * (nout % XFER_RELAY_LANES));
                 xfer_sched_lane(s, nout++ % XFER_RELAY_LANES);
                 xfer_sched_dep(s, pos[i] == 0 && g > 1 ? gop[gbase[i] + j / g] : got[i]);
             }
@@ -145,13 +145,13 @@ static xfer_status_t receiver_part(const xfer_shape_t *shape, xfer_sched_t *s, i
             if (pos[i] == 0 && g == 1) { /* the sender's segment */
                 xfer_sched_recv(s, xfer_merged_rank(shape, sg, i), XFER_BUF_RECV,
                                 xfer_shape_offset(shape, sg, i) + seg_off(shape, sg, i, nseg[i], j),
-                                seg_len(shape, sg, i, nseg[i], j), 3);
+                                seg_len(shape, sg, i, nseg[i], j), cb + 3);
                 got[i] = xfer_sched_last(s);
             } else if (pos[i] > 0) { /* the ring's */
                 xfer_sched_recv(s, xfer_merged_rank(shape, rg, (b - 1 + q) % q), XFER_BUF_RECV,
                                 xfer_shape_offset(shape, sg, i) + seg_off(shape, sg, i, nseg[i], j),
                                 seg_len(shape, sg, i, nseg[i], j),
-                                1 + 4 * (nin % XFER_RELAY_LANES));
+                                cb + 1 + 4 * (nin % XFER_RELAY_LANES));
                 xfer_sched_lane(s, nin++ % XFER_RELAY_LANES);
                 got[i] = ring_last = xfer_sched_last(s);
             }
@@ -162,7 +162,8 @@ static xfer_status_t receiver_part(const xfer_shape_t *shape, xfer_sched_t *s, i
     return XFER_SUCCESS;
 }
 
-xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int sg)
+xfer_status_t xfer_relay_append_heads(const xfer_shape_t *shape, xfer_sched_t *s, int sg,
+                                      const int *heads, int chain_base, long feed)
 {
     const int rg = 1 - sg, p = shape->n[sg], q = shape->n[rg], b = s->rank;
     int *nseg, j, g;
@@ -173,23 +174,28 @@ xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int 
     if (!nseg)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "relay: %d chains", p);
     chain_segments(shape, sg, nseg, &seg);
-    g = feed_group(shape, seg);
-    s->max_ports = XFER_RELAY_LANES + (g > 1 ? 2 : 1);
+    g = feed_group(shape, seg, feed);
+    s->max_ports = XFER_MAX(s->max_ports, XFER_RELAY_LANES + (g > 1 ? 2 : 1));
     if (s->group == sg) { /* g segments a message, two in flight when g > 1 */
-        const int head = xfer_spread(q, p, b);
+        const int head = heads ? heads[b] : xfer_spread(q, p, b);
         for (j = 0; j < nseg[b]; j += g) {
             const size_t lo = seg_off(shape, sg, b, nseg[b], j);
             const int lane = g > 1 ? (j / g) % 2 : 0;
             xfer_sched_send(s, xfer_merged_rank(shape, rg, head), XFER_BUF_SEND, lo,
                             seg_off(shape, sg, b, nseg[b], XFER_MIN(j + g, nseg[b])) - lo,
-                            1 + 4 * lane);
+                            chain_base + 1 + 4 * lane);
             xfer_sched_lane(s, lane);
         }
     } else {
-        st = receiver_part(shape, s, sg, nseg, g);
+        st = receiver_part(shape, s, sg, nseg, g, heads, chain_base);
     }
     free(nseg);
     return st;
+}
+
+xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int sg)
+{
+    return xfer_relay_append_heads(shape, s, sg, NULL, 0, XFER_RELAY_FEED);
 }
 
 double xfer_relay_cost(const xfer_shape_t *shape, int sg, double a, double b)

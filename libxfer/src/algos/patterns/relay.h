@@ -55,6 +55,15 @@
  * Sets s->max_ports. */
 xfer_status_t xfer_relay_append(const xfer_shape_t *shape, xfer_sched_t *s, int sg);
 
+/* The same with chain i headed by receiver @p heads[i] (the same array on every rank) instead
+ * of floor(i q / p), the schedule's chains numbered from @p chain_base + 1 (at most + 8), so
+ * that the two directions of a full-duplex relay run side by side in one round, neither waiting
+ * behind the other's operations, and senders feeding their heads @p feed bytes a message across
+ * a network (XFER_RELAY_FEED for paced feeds, 0 for a segment a message; XFER_RELAY_FEED_BYTES
+ * overrides). Sets s->max_ports to at least one direction's. */
+xfer_status_t xfer_relay_append_heads(const xfer_shape_t *shape, xfer_sched_t *s, int sg,
+                                      const int *heads, int chain_base, long feed);
+
 /* Predicted time of xfer_relay_append's schedule under latency @p a and time per byte @p b:
  * the fill (a segment crossing q links) and then every segment through a receiver's port, each
  * costing its bytes or, when that is less, a latency shared by the lanes. */
