@@ -227,7 +227,9 @@ static void model_of(xfer_model_t *m, double alpha, double beta)
 }
 
 /* The candidates: the model's first choice first, only algorithms it cannot separate from it,
- * at most MAX; with a tuning file, its best first and the model's after it. */
+ * at most MAX; with a tuning file, its best first, then the model's (a stale file is found out:
+ * on the emulated cluster a calibration's fc_direct at (6, 2) skewed, 1.5 s, hid relay_full's
+ * 1.08 s when it came alone). */
 static void candidates(const char *dir)
 {
     xfer_model_t m;
@@ -248,12 +250,12 @@ static void candidates(const char *dir)
         UCHECK(xfer_algo_predict(xfer_algo_at(cand[k]), &s, &m) <= c0 * XFER_SELECT_WINDOW,
                "candidate %s predicted beyond the window", xfer_algo_at(cand[k])->name);
 
-    /* full duplex 1 x 3, 64 bytes: fc_direct's one round is far ahead of every other
-     * algorithm's latency; nothing is explored and the learning state never asks */
-    s = shape_of(1, 3, 64, 64);
+    /* full duplex 7 x 7, 64 bytes: fc_full's pairwise round is far ahead of every other
+     * algorithm's latency (fc_direct 1.75x); nothing is explored, the state never asks */
+    s = shape_of(7, 7, 64, 64);
     n = xfer_select_candidates(&s, &m, cand, why, sizeof(why), &measured);
-    UCHECK(n == 1 && !strcmp(xfer_algo_at(cand[0])->name, "fc_direct"),
-           "1x3 full, 64 bytes: %d candidates, %s first (%s)", n, xfer_algo_at(cand[0])->name, why);
+    UCHECK(n == 1 && !strcmp(xfer_algo_at(cand[0])->name, "fc_full"),
+           "7x7 full, 64 bytes: %d candidates, %s first (%s)", n, xfer_algo_at(cand[0])->name, why);
     {
         xfer_learn_t l;
         xfer_learn_init(&l, cand, n, 1);
@@ -274,7 +276,7 @@ static void candidates(const char *dir)
     UCHECK(xfer_tuning_load(path, &tu) == XFER_SUCCESS, "cannot load %s", path);
     m.tuning = tu;
     n = xfer_select_candidates(&s, &m, cand, why, sizeof(why), &measured);
-    UCHECK(measured && n == 2 && !strcmp(xfer_algo_at(cand[0])->name, "relay") &&
+    UCHECK(measured && n >= 2 && !strcmp(xfer_algo_at(cand[0])->name, "relay") &&
                !strcmp(xfer_algo_at(cand[1])->name, "fc_half"),
            "seeded: %d candidates, %s first", n, xfer_algo_at(cand[0])->name);
     xfer_tuning_free(&tu);
@@ -324,6 +326,6 @@ int main(int argc, char **argv)
     }
     fixed();
     candidates(dir);
-    printf("test_learn: %d seeds from %llu: ok\n", runs, seed0);
-    return 0;
+    printf("test_learn: %d seeds from %llu\n", runs, seed0);
+    return unit_finish("test_learn", (long) runs);
 }

@@ -234,16 +234,14 @@ int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m, int
     int idx[64], n = 0, i, j, k, out = 0;
 
     cand[out++] = xfer_algo_index(first);
-    if (*measured) { /* the tuning file's best, then the model's own first choice */
+    if (*measured) { /* the tuning file's best first, then the model's own candidates */
         xfer_model_t plain = *m;
         char dummy[8];
         int again;
-        const xfer_algo_t *model_first;
         plain.tuning = NULL;
-        model_first = xfer_select_auto(shape, &plain, dummy, sizeof(dummy), &again);
-        if (model_first != first && eligible(model_first, shape, m))
-            cand[out++] = xfer_algo_index(model_first);
-        return out;
+        first = xfer_select_auto(shape, &plain, dummy, sizeof(dummy), &again);
+        if (first != xfer_algo_at(cand[0]) && eligible(first, shape, m))
+            cand[out++] = xfer_algo_index(first);
     }
     if (!eligible(first, shape, m))
         return out; /* root_gather: nothing else can run the call */
@@ -251,7 +249,7 @@ int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m, int
     for (i = 0; i < xfer_algo_count() && n < 64; i++) {
         const xfer_algo_t *al = xfer_algo_at(i);
         double c;
-        if (al == first || !eligible(al, shape, m))
+        if (al == first || i == cand[0] || !eligible(al, shape, m))
             continue;
         c = xfer_algo_predict(al, shape, m);
         if (c > c0 * XFER_SELECT_WINDOW)

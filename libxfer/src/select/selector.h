@@ -47,11 +47,11 @@ int xfer_selector_env_mismatch(const xfer_selector_t *s);
  * BETA/GAMMA differ (they would choose differently). */
 xfer_status_t xfer_selector_model(const xfer_selector_t *s, xfer_model_t *m);
 
-/* auto's candidates for @p shape under @p m: the tuning file's measured best (and the model's
- * first choice after it), or the algorithms the model cannot separate from its first choice
- * (predicted within XFER_SELECT_WINDOW of it), at most XFER_LEARN_MAX, as registry indices into
- * @p cand. Returns their number (>= 1: root_gather when nothing else can run the call). The same
- * on every rank. @p why gets the account of the model's ranking. */
+/* auto's candidates for @p shape under @p m: the model's first choice and the algorithms it
+ * cannot separate from it (predicted within XFER_SELECT_WINDOW of it), cheapest first, preceded
+ * by the tuning file's measured best when it has one; at most XFER_LEARN_MAX, as registry
+ * indices into @p cand. Returns their number (>= 1: root_gather when nothing else can run the
+ * call). The same on every rank. @p why gets the account of the model's ranking. */
 #define XFER_SELECT_WINDOW 1.5
 int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m, int *cand, char *why,
                            size_t whylen, int *measured);
