@@ -18,6 +18,9 @@
 #                                  [--shapes "4x4 6x2 2x6 5x3"] [--no-v] [--only-v]
 #                                  [--tuning FILE] [--tuning-mpich FILE] [--peer DIR]
 #                                  [--hosts 8] [--sizes 4M] [--out DIR]
+#                                  [--only-auto]    auto and auto+model alone, steps 1 and 2
+#                                                   (into the same CSV: a later row of a case
+#                                                   replaces an earlier one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +35,7 @@ tuning_mpich=""
 peer=""
 hosts=8
 out=""
+only_auto=0
 die() { echo "learn-sweep: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
     case $1 in
@@ -47,7 +51,8 @@ while [ $# -gt 0 ]; do
     --peer) peer=$2; shift 2 ;;
     --hosts) hosts=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h | --help) sed -n '3,22p' "$0"; exit 0 ;;
+    --only-auto) only_auto=1; shift ;;
+    -h | --help) sed -n '3,24p' "$0"; exit 0 ;;
     *) die "unknown option $1 (--help)" ;;
     esac
 done
@@ -72,10 +77,10 @@ out=${out:-bench/results/learn-$(date +%Y%m%d-%H%M)}
 mkdir -p "$out"
 csv=$out/learn.csv
 log=$out/runs.log
-rm -f "$csv"
+[ "$only_auto" = 1 ] || rm -f "$csv" "$log"
 for m in ${mpis//,/ }; do [ -x "$(bin_of "$m")" ] || die "build $(bin_of "$m") first"; done
 echo "# learn-sweep $(date -u +%Y-%m-%dT%H:%MZ): $hosts hosts at $rate, $iters calls after 1" \
-    "warm-up, sizes $sizes, shapes $shapes" | tee "$log"
+    "warm-up, sizes $sizes, shapes $shapes" | tee -a "$log"
 "$emu" up --hosts "$hosts" --rate "$rate" --ranks-per-host 1
 
 for m in ${mpis//,/ }; do
@@ -95,17 +100,18 @@ for m in ${mpis//,/ }; do
             [ "$v" = 0 ] || vargs="--v 1"
             common=(--p "$p" --sizes "$sizes" --warmup 1 --iters "$iters" --duplex both
                 --link-mbit "$r1" --link-mbit-two-way "$r2" --csv "$csv" $vargs)
-            echo "== $m $shape v=$v untuned" | tee -a "$log"
+            algos=native,fc_half,fc_full,fc_full_v,fc_direct,relay,relay_full,auto,auto+model
+            [ "$only_auto" = 0 ] || algos=auto,auto+model
+            echo "== $m $shape v=$v untuned ($algos)" | tee -a "$log"
             run --mpi "$m" --ppn 1 --np $((p + q)) -- env XFER_TUNING= "$bench" "${common[@]}" \
-                --label learn-untuned \
-                --algos native,fc_half,fc_full,fc_full_v,fc_direct,relay,relay_full,auto,auto+model >>"$log"
+                --label learn-untuned --algos "$algos" >>"$log"
             if [ -n "$tun" ]; then
                 echo "== $m $shape v=$v tuned ($tun)" | tee -a "$log"
                 run --mpi "$m" --ppn 1 --np $((p + q)) -- env XFER_TUNING="$tun" "$bench" \
                     "${common[@]}" --label learn-tuned --algos auto,auto+model >>"$log"
             fi
         done
-        if [ -n "$peer" ] && [ "$m" = openmpi ] && [ "$cases" != 1 ]; then
+        if [ -n "$peer" ] && [ "$m" = openmpi ] && [ "$cases" != 1 ] && [ "$only_auto" = 0 ]; then
             for s in ${sizes//,/ }; do
                 n=$(awk -v s="$s" 'BEGIN { k = s ~ /[Kk]$/ ? 1024 : s ~ /[Mm]$/ ? 1048576 : 1
                     sub(/[KkMm]$/, "", s); print s * k / 4 }')

@@ -84,20 +84,22 @@ static void test_repeated(const mt_inter_t *ic, const char *algo, int senders, i
     }
     {
         /* auto must notice the duplex mode: never a half-duplex-only algorithm in full duplex;
-         * in half duplex a fully connected schedule (fc_half, relay, or fc_full or fc_direct in
-         * their one-directional forms) in which the group that contributes nothing never sends
-         * across */
+         * in half duplex a fully connected schedule (fc_half, relay, or fc_full, fc_direct or
+         * relay_full in their one-directional forms) in which the group that contributes
+         * nothing never sends across */
         const xfer_sched_t *sched = NULL;
         int half_ok = 1;
         MT_CHECK(xfer_plan_algorithm(plan, &name) == XFER_SUCCESS, "plan algorithm");
         if (strcmp(algo, "auto") != 0)
             MT_CHECK(strcmp(name, algo) == 0, "plan runs %s, not %s", name, algo);
         else if (senders == 3)
-            MT_CHECK(!strcmp(name, "fc_full") || !strcmp(name, "fc_direct"),
+            MT_CHECK(!strcmp(name, "fc_full") || !strcmp(name, "fc_direct") ||
+                         !strcmp(name, "relay_full"),
                      "auto chose %s for full duplex", name);
         else
             MT_CHECK(!strcmp(name, "fc_half") || !strcmp(name, "fc_full") ||
-                         !strcmp(name, "fc_direct") || !strcmp(name, "relay"),
+                         !strcmp(name, "fc_direct") || !strcmp(name, "relay") ||
+                         !strcmp(name, "relay_full"),
                      "auto chose %s for half duplex", name);
         if (senders != 3 && strcmp(name, "ring") != 0 && /* ring forwards everything */
             xfer_plan_sched(plan, &sched) == XFER_SUCCESS && sched &&

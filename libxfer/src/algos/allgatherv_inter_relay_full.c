@@ -18,8 +18,10 @@
  * Cost: the slower direction's relay (a segment crossing its ring, then every segment through a
  *       receiver's port) plus, at the bytes' rate, what the busiest port carries beyond the bound.
  * Restrictions: none (a group that sends nothing leaves one relay).
- * Preferred when: full duplex with uneven blocks (allgatherv with skew, joined datasets whose
- *       rows travel both ways); large blocks (a message per segment and hop).
+ * Preferred when: uneven blocks (allgatherv with skew, joined datasets), both ways or one (where
+ *       it is `relay` with heads that even out the ring links and eager feeds for even blocks:
+ *       1.02-1.03x the floor in the skewed half-duplex cells against relay's 1.03-1.09); large
+ *       blocks (a message per segment and hop).
  * Source: ours, from the relay chains (allgatherv_inter_relay.c).
  */
 #include <stdlib.h>
@@ -181,7 +183,7 @@ const xfer_algo_t xfer_algo_relay_full = {
     .restrictions = "none",
     .build = xfer_build_relay_full,
     .model = xfer_build_relay_full,
-    .flags = XFER_ALGO_AUTO_FULL,
+    .flags = XFER_ALGO_AUTO_HALF | XFER_ALGO_AUTO_FULL,
     .cost = cost_relay_full,
     .volume = xfer_volume_optimal,
 };
