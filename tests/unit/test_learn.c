@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../support/unit.h"
+#include "../support/unit_shape.h"
 #include "select/learn.h"
 #include "select/selector.h"
 
@@ -203,19 +204,6 @@ static void missing(unsigned long long seed)
            "seed %llu: the repeated round did not settle on 1", seed);
 }
 
-static xfer_shape_t shape_of(int p, int q, size_t ka, size_t kb)
-{
-    xfer_shape_t s;
-    memset(&s, 0, sizeof(s));
-    s.n[0] = p;
-    s.n[1] = q;
-    s.ucnt[0] = ka;
-    s.ucnt[1] = kb;
-    s.total[0] = ka * (size_t) p;
-    s.total[1] = kb * (size_t) q;
-    return s;
-}
-
 static void model_of(xfer_model_t *m, double alpha, double beta)
 {
     memset(m, 0, sizeof(*m));
@@ -233,7 +221,7 @@ static void model_of(xfer_model_t *m, double alpha, double beta)
 static void candidates(const char *dir)
 {
     xfer_model_t m;
-    xfer_shape_t s = shape_of(6, 2, 4 << 20, 4 << 20);
+    xfer_shape_t s = unit_uniform_shape(6, 2, 4 << 20, 4 << 20);
     char why[1024], path[600];
     int cand[XFER_LEARN_MAX], n, measured, k;
     xfer_tuning_t *tu = NULL;
@@ -252,7 +240,7 @@ static void candidates(const char *dir)
 
     /* full duplex 7 x 7, 64 bytes: fc_full's pairwise round is far ahead of every other
      * algorithm's latency (fc_direct 1.75x); nothing is explored, the state never asks */
-    s = shape_of(7, 7, 64, 64);
+    s = unit_uniform_shape(7, 7, 64, 64);
     n = xfer_select_candidates(&s, &m, cand, why, sizeof(why), &measured);
     UCHECK(n == 1 && !strcmp(xfer_algo_at(cand[0])->name, "fc_full"),
            "7x7 full, 64 bytes: %d candidates, %s first (%s)", n, xfer_algo_at(cand[0])->name, why);
@@ -265,7 +253,7 @@ static void candidates(const char *dir)
             xfer_learn_record(&l, 0, 1e-5);
         }
     }
-    s = shape_of(4, 4, 1 << 20, 0);
+    s = unit_uniform_shape(4, 4, 1 << 20, 0);
 
     /* a tuning file that measured relay best for half duplex 4 x 4, 1 MiB */
     snprintf(path, sizeof(path), "%s/test_learn.tuning", dir);

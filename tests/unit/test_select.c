@@ -7,22 +7,10 @@
 #include <string.h>
 
 #include "../support/unit.h"
+#include "../support/unit_shape.h"
 #include "select/select.h"
 
 static long checks;
-
-static xfer_shape_t uniform(int p, int q, size_t ka, size_t kb)
-{
-    xfer_shape_t s;
-    memset(&s, 0, sizeof(s));
-    s.n[0] = p;
-    s.n[1] = q;
-    s.ucnt[0] = ka;
-    s.ucnt[1] = kb;
-    s.total[0] = ka * (size_t) p;
-    s.total[1] = kb * (size_t) q;
-    return s;
-}
 
 static const char *choose_on(xfer_shape_t s, int ppn, int ring)
 {
@@ -54,19 +42,25 @@ int main(void)
     int i;
 
     /* one rank per node: the papers' setting */
-    UCHECK(!strcmp(choose(uniform(4, 4, 1 << 20, 0), 1), "fc_half"), "p=q half");
-    UCHECK(!strcmp(choose(uniform(6, 2, 1 << 20, 0), 1), "fc_half"), "p>q half, 1 ppn");
-    UCHECK(!strcmp(choose(uniform(2, 6, 0, 1 << 20), 1), "fc_half"), "p<q half (B sends)");
-    UCHECK(!strcmp(choose(uniform(4, 4, 1 << 20, 1 << 20), 1), "fc_full"), "full duplex");
-    UCHECK(!strcmp(choose(uniform(25, 7, 1 << 16, 1 << 18), 1), "fc_full"), "25:7 full");
+    UCHECK(!strcmp(choose(unit_uniform_shape(4, 4, 1 << 20, 0), 1), "fc_half"), "p=q half");
+    UCHECK(!strcmp(choose(unit_uniform_shape(6, 2, 1 << 20, 0), 1), "fc_half"), "p>q half, 1 ppn");
+    UCHECK(!strcmp(choose(unit_uniform_shape(2, 6, 0, 1 << 20), 1), "fc_half"),
+           "p<q half (B sends)");
+    UCHECK(!strcmp(choose(unit_uniform_shape(4, 4, 1 << 20, 1 << 20), 1), "fc_full"),
+           "full duplex");
+    UCHECK(!strcmp(choose(unit_uniform_shape(25, 7, 1 << 16, 1 << 18), 1), "fc_full"), "25:7 full");
     /* everything on one node: H-FC-GT's extra senders triple the memory traffic */
-    UCHECK(!strcmp(choose(uniform(3, 1, 4 << 20, 0), 4), "fc_full"), "p>q half, shared node");
-    UCHECK(!strcmp(choose(uniform(2, 2, 4 << 20, 0), 4), "fc_half"), "p=q half, shared node");
+    UCHECK(!strcmp(choose(unit_uniform_shape(3, 1, 4 << 20, 0), 4), "fc_full"),
+           "p>q half, shared node");
+    UCHECK(!strcmp(choose(unit_uniform_shape(2, 2, 4 << 20, 0), 4), "fc_half"),
+           "p=q half, shared node");
 
     /* ring topology: only ring algorithms; ring_full where the return direction is light */
-    UCHECK(!strcmp(choose_on(uniform(8, 8, 1 << 20, 0), 1, 1), "ring_half"), "ring half");
-    UCHECK(!strcmp(choose_on(uniform(8, 8, 1 << 20, 1 << 20), 1, 1), "ring"), "ring equal");
-    UCHECK(!strcmp(choose_on(uniform(8, 8, 1 << 20, 1 << 14), 1, 1), "ring_full"),
+    UCHECK(!strcmp(choose_on(unit_uniform_shape(8, 8, 1 << 20, 0), 1, 1), "ring_half"),
+           "ring half");
+    UCHECK(!strcmp(choose_on(unit_uniform_shape(8, 8, 1 << 20, 1 << 20), 1, 1), "ring"),
+           "ring equal");
+    UCHECK(!strcmp(choose_on(unit_uniform_shape(8, 8, 1 << 20, 1 << 14), 1, 1), "ring_full"),
            "ring light return");
 
     /* registry */
@@ -80,7 +74,7 @@ int main(void)
     }
     UCHECK(xfer_algo_find("nope") == NULL, "unknown name found");
     {
-        xfer_shape_t full = uniform(3, 3, 8, 8);
+        xfer_shape_t full = unit_uniform_shape(3, 3, 8, 8);
         UCHECK(!xfer_algo_supports(xfer_algo_find("fc_half"), &full, &why) &&
                    strstr(why, "full duplex"),
                "fc_half accepts full duplex");
@@ -92,7 +86,7 @@ int main(void)
     for (i = 0; i < xfer_algo_count(); i++) {
         const xfer_algo_t *a = xfer_algo_at(i);
         const int half_only = (a->flags & XFER_ALGO_HALF_ONLY) != 0;
-        xfer_shape_t full = uniform(4, 3, 8, 16), half = uniform(4, 3, 8, 0);
+        xfer_shape_t full = unit_uniform_shape(4, 3, 8, 16), half = unit_uniform_shape(4, 3, 8, 0);
         unsigned flags = 0;
         UCHECK(xfer_algo_supports(a, &full, &why) == !half_only, "%s: full duplex %s", a->name,
                half_only ? "accepted though half_only" : "refused");
