@@ -106,7 +106,7 @@ for m in ${mpis//,/ }; do
             run --mpi "$m" --ppn 1 --np $((p + q)) -- env XFER_TUNING= "$bench" "${common[@]}" \
                 --label learn-untuned --algos "$algos" >>"$log"
             if [ -n "$tun" ]; then
-                echo "== $m $shape v=$v tuned ($tun)" | tee -a "$log"
+                echo "== $m $shape v=$v tuned (${tun#"$PWD"/})" | tee -a "$log"
                 run --mpi "$m" --ppn 1 --np $((p + q)) -- env XFER_TUNING="$tun" "$bench" \
                     "${common[@]}" --label learn-tuned --algos auto,auto+model >>"$log"
             fi
