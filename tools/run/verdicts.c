@@ -74,10 +74,6 @@ int peers_registered(runner_t *r, int failed)
     return n;
 }
 
-/* Did xferd declare another component than @p c failed already (a stall it detected, a failure
- * it was told of)? Then that one failed first and @p c's exit is the consequence: its name and
- * xferd's reason into @p who and @p why. The first error a rank of @p c reported (it may have
- * died before its own words came out) into @p err ("" if none). */
 /* The index of component @p name, or -1 (a launch of several: "mpiexec", "srun"). */
 static int comp_of(const xfer_config_t *cfg, const char *name)
 {
@@ -119,6 +115,10 @@ static int first_failure(const xfer_ctl_msg_t *rep, const char *skip, const plan
     return found;
 }
 
+/* Did xferd declare another component than @p c failed already (a stall it detected, a failure
+ * it was told of)? Then that one failed first and @p c's exit is the consequence: its name and
+ * xferd's reason into @p who and @p why. The first error a rank of @p c reported (it may have
+ * died before its own words came out) into @p err ("" if none). */
 static int failed_before(runner_t *r, int c, char *who, size_t wlen, char *why, size_t ylen,
                          char *err, size_t elen)
 {
