@@ -616,7 +616,7 @@ out:
 
 static xfer_status_t plan_progress(xfer_plan_t *p, int blocking, int *done)
 {
-    xfer_plan_t *r = p->run ? p->run : p;
+    xfer_plan_t *r = p->run; /* (p itself unless a learning plan runs another candidate) */
     xfer_status_t st = XFER_SUCCESS;
 
     *done = 0;
@@ -735,7 +735,7 @@ xfer_status_t xfer_plan_algorithm(const xfer_plan_t *p, const char **name)
 {
     if (!p || !name)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "plan or name is NULL");
-    *name = p->run ? p->run->name : p->name;
+    *name = p->run->name;
     return XFER_SUCCESS;
 }
 

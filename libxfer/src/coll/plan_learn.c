@@ -14,11 +14,9 @@ xfer_status_t xfer_plan_learn_build(xfer_plan_t *p, const xfer_call_t *call,
     xfer_status_t st = XFER_SUCCESS;
     int k;
 
-    p->run = p;
-    p->carrier.req = MPI_REQUEST_NULL;
-    p->learn_ref = (double) p->shape.total[0] + (double) p->shape.total[1];
     if (p->learn.ncand < 2)
         return XFER_SUCCESS;
+    p->learn_ref = (double) p->shape.total[0] + (double) p->shape.total[1];
     p->alt = xfer_calloc((size_t) p->learn.ncand - 1, sizeof(*p->alt));
     if (!p->alt)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "learning: %d candidate plans", p->learn.ncand - 1);
@@ -67,8 +65,7 @@ out:
 
 void xfer_plan_learn_record(xfer_plan_t *p, double seconds)
 {
-    const xfer_plan_t *r = p->run ? p->run : p;
-    const double v = (double) r->shape.total[0] + (double) r->shape.total[1];
+    const double v = (double) p->run->shape.total[0] + (double) p->run->shape.total[1];
     if (p->nalt > 0 && v > 0.0)
         xfer_learn_record(&p->learn, p->run_slot, seconds * p->learn_ref / v);
 }
