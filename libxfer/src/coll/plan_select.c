@@ -115,7 +115,8 @@ xfer_status_t xfer_plan_select_learned(xfer_plan_t *p)
         XFER_CHECK_GOTO(xfer_selector_pick(p->sel, &p->shape, &m, p->opts.timeout_ms, &p->pick, how,
                                            sizeof(how)),
                         st, out);
-        p->algo = p->pick.algo;
+        if (p->pick.algo)
+            p->algo = p->pick.algo;
     } else {
         n = xfer_select_candidates(&p->shape, &m, cand, why, sizeof(why), &measured);
         for (k = 1; k < n; k++)

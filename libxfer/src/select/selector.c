@@ -406,25 +406,20 @@ xfer_status_t xfer_selector_pick(xfer_selector_t *s, const xfer_shape_t *shape,
 {
     xfer_status_t st;
     sig_entry_t *e;
-    int measured;
-    size_t w;
 
     memset(pick, 0, sizeof(*pick));
-    pick->algo = xfer_select_auto(shape, m, how, len, &measured);
     if (volume(shape) <= 0.0 || !(e = entry_of(s, shape, m, 1)) ||
         e->learn.state == XFER_LEARN_FIXED)
-        return XFER_SUCCESS;
+        return XFER_SUCCESS; /* the model's choice stands */
     if (xfer_learn_due(&e->learn))
         XFER_CHECK_GOTO(agree_now(s, &e->learn, timeout_ms), st, out);
     pick->learn = &e->learn;
     pick->slot = xfer_learn_choose(&e->learn);
     pick->algo = xfer_algo_at(e->learn.cand[pick->slot]);
     pick->scale = e->ref_volume / volume(shape);
-    w = strlen(how);
-    if (w < len)
-        snprintf(how + w, len - w, "; learning: %s %s (%d of %d)",
-                 e->learn.state == XFER_LEARN_SETTLED ? "settled on" : "exploring",
-                 pick->algo->name, pick->slot + 1, e->learn.ncand);
+    snprintf(how, len, "learning: %s %s (%d of %d)",
+             e->learn.state == XFER_LEARN_SETTLED ? "settled on" : "exploring", pick->algo->name,
+             pick->slot + 1, e->learn.ncand);
     return XFER_SUCCESS;
 out:
     return st;

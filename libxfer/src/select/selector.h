@@ -68,10 +68,10 @@ int xfer_selector_learns(const xfer_selector_t *s);
 
 /* What auto chose for one call, and where its time goes. */
 typedef struct xfer_pick {
-    const xfer_algo_t *algo;
-    xfer_learn_t *learn; /* the learning state the call reports to, or NULL */
-    int slot;            /* algo's index among learn->cand */
-    double scale;        /* the call's seconds times this: seconds at the signature's size */
+    const xfer_algo_t *algo; /* NULL: the model's choice (the caller's) stands */
+    xfer_learn_t *learn;     /* the learning state the call reports to, or NULL */
+    int slot;                /* algo's index among learn->cand */
+    double scale;            /* the call's seconds times this: seconds at the signature's size */
 } xfer_pick_t;
 
 /* (The caller has decided that the call learns: xfer_selector_learns, or its options.) */
@@ -79,7 +79,9 @@ typedef struct xfer_pick {
 /* auto's choice for a call that builds its plan now (blocking and nonblocking calls): from the
  * signature's learning state, with an agreement among all ranks first when one is due (then
  * collective over both groups, as the plan's creation is; bounded by @p timeout_ms when > 0:
- * XFER_ERR_TIMEOUT, and the selector agrees on nothing more). @p how gets the account. */
+ * XFER_ERR_TIMEOUT, and the selector agrees on nothing more). When the signature does not
+ * learn (one candidate), pick->algo is NULL and the caller keeps the model's choice. @p how gets
+ * the account of a learned choice. */
 xfer_status_t xfer_selector_pick(xfer_selector_t *s, const xfer_shape_t *shape,
                                  const xfer_model_t *m, int timeout_ms, xfer_pick_t *pick,
                                  char *how, size_t len);
