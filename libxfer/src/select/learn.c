@@ -135,7 +135,6 @@ int xfer_learn_choose(xfer_learn_t *l)
     else if (l->state == XFER_LEARN_SETTLED)
         c = l->pick;
     l->calls++;
-    l->picks[c]++;
     return c;
 }
 

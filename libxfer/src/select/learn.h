@@ -52,9 +52,8 @@ typedef struct xfer_learn {
     double best[XFER_LEARN_MAX]; /* this rank's fastest time per candidate in this round */
     double watch[XFER_LEARN_WATCH]; /* settled: the choice's times in the current window */
     int watch_n;
-    int rounds;                /* exploration rounds completed (for the trace and tests) */
-    int switches;              /* choices given up after their median (trace and tests) */
-    int picks[XFER_LEARN_MAX]; /* how often each candidate was chosen (for the trace) */
+    int rounds;   /* exploration rounds completed (for the trace and tests) */
+    int switches; /* choices given up after their median (trace and tests) */
 } xfer_learn_t;
 
 /* A fresh state for @p n candidates @p cand (n >= 1; more than XFER_LEARN_MAX are cut). One
