@@ -84,15 +84,19 @@ static double place_heads(const xfer_shape_t *s, int sg, const int *other, int a
     return worst;
 }
 
-/* Both directions' heads: A's chains first (into h0, one per rank of A), then B's (h1), placed
+/* Both directions' heads into *@p heads (allocated, the caller frees it): A's chains first (one
+ * per rank of A), then B's (one per rank of B, from heads[p]), placed
  * so that no pair of ranks carries data both ways (A_i feeding B_j while B_j feeds A_i: slow
  * where one direction's acknowledgements queue behind the other's data) unless that leaves a
  * port above the bound, where they are placed for the ports alone. Returns the busiest port's
  * bytes (inbound or outbound), or < 0. */
-static double heads_of(const xfer_shape_t *s, int *h0, int *h1)
+static double heads_of(const xfer_shape_t *s, int **heads)
 {
     const double bound = (double) XFER_MAX(s->total[0], s->total[1]);
+    int *h0 = *heads = malloc(sizeof(int) * (size_t) (s->n[0] + s->n[1])), *h1 = h0 + s->n[0];
     double w0 = 0.0, w1 = 0.0;
+    if (!h0)
+        return -1.0;
     if (s->total[0] > 0 && (w0 = place_heads(s, 0, NULL, 0, h0)) < 0.0)
         return -1.0;
     if (s->total[1] > 0) {
@@ -120,34 +124,29 @@ static long feed_of(const xfer_shape_t *shape, int g)
 
 xfer_status_t xfer_build_relay_full(const xfer_shape_t *shape, xfer_sched_t *s)
 {
-    int *h0 = malloc(sizeof(int) * (size_t) shape->n[0]);
-    int *h1 = malloc(sizeof(int) * (size_t) shape->n[1]);
+    int *heads = NULL;
     xfer_status_t st = XFER_SUCCESS;
 
     s->algo = "relay_full";
-    if (!h0 || !h1) {
+    s->variant = shape->total[0] && shape->total[1] ? "both" : shape->total[0] ? "A->B" : "B->A";
+    if (shape->total[0] == 0 && shape->total[1] == 0) {
+        s->variant = "empty";
+        return xfer_sched_finish(s);
+    }
+    if (heads_of(shape, &heads) < 0.0) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "relay_full: heads of %d + %d chains", shape->n[0],
                       shape->n[1]);
         goto out;
     }
-    s->variant = shape->total[0] && shape->total[1] ? "both" : shape->total[0] ? "A->B" : "B->A";
-    if (shape->total[0] == 0 && shape->total[1] == 0) {
-        s->variant = "empty";
-        st = xfer_sched_finish(s);
-        goto out;
-    }
-    if (heads_of(shape, h0, h1) < 0.0) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "relay_full: head placement");
-        goto out;
-    }
     if (shape->total[0] > 0)
-        XFER_CHECK_GOTO(xfer_relay_append_heads(shape, s, 0, h0, 0, feed_of(shape, 0)), st, out);
+        XFER_CHECK_GOTO(xfer_relay_append_heads(shape, s, 0, heads, 0, feed_of(shape, 0)), st, out);
     if (shape->total[1] > 0)
-        XFER_CHECK_GOTO(xfer_relay_append_heads(shape, s, 1, h1, 8, feed_of(shape, 1)), st, out);
+        XFER_CHECK_GOTO(
+            xfer_relay_append_heads(shape, s, 1, heads + shape->n[0], 8, feed_of(shape, 1)), st,
+            out);
     st = xfer_sched_finish(s);
 out:
-    free(h0);
-    free(h1);
+    free(heads);
     return st;
 }
 
@@ -155,21 +154,13 @@ out:
 
 static double cost_relay_full(const xfer_shape_t *s, double a, double b)
 {
-    int *h0 = malloc(sizeof(int) * (size_t) s->n[0]);
-    int *h1 = malloc(sizeof(int) * (size_t) s->n[1]);
-    double t = 0.0, busiest;
-    int g;
+    int *heads = NULL, g;
+    const double busiest = heads_of(s, &heads);
+    double t = 0.0;
 
-    if (!h0 || !h1) {
-        free(h0);
-        free(h1);
-        return 1e300; /* unknown: never preferred */
-    }
-    busiest = heads_of(s, h0, h1);
-    free(h0);
-    free(h1);
+    free(heads);
     if (busiest < 0.0)
-        return 1e300;
+        return 1e300; /* unknown: never preferred */
     for (g = 0; g < 2; g++)
         if (s->total[g] > 0)
             t = XFER_MAX(t, xfer_relay_cost(s, g, a, b));
