@@ -301,8 +301,7 @@ static double volume(const xfer_shape_t *shape)
 
 /* The entry of @p shape's signature, made with its candidates when new; NULL past the table's
  * bound or without memory (the call then takes the model's choice). */
-static sig_entry_t *entry_of(xfer_selector_t *s, const xfer_shape_t *shape, const xfer_model_t *m,
-                             int learn)
+static sig_entry_t *entry_of(xfer_selector_t *s, const xfer_shape_t *shape, const xfer_model_t *m)
 {
     sig_key_t key;
     sig_entry_t *e;
@@ -317,7 +316,7 @@ static sig_entry_t *entry_of(xfer_selector_t *s, const xfer_shape_t *shape, cons
         n = xfer_select_candidates(shape, m, cand, why, sizeof(why), &measured);
         e->key = key;
         e->ref_volume = volume(shape);
-        xfer_learn_init(&e->learn, cand, n, learn);
+        xfer_learn_init(&e->learn, cand, n, 1);
         e->next = s->sigs;
         s->sigs = e;
         s->nsigs++;
@@ -408,8 +407,7 @@ xfer_status_t xfer_selector_pick(xfer_selector_t *s, const xfer_shape_t *shape,
     sig_entry_t *e;
 
     memset(pick, 0, sizeof(*pick));
-    if (volume(shape) <= 0.0 || !(e = entry_of(s, shape, m, 1)) ||
-        e->learn.state == XFER_LEARN_FIXED)
+    if (volume(shape) <= 0.0 || !(e = entry_of(s, shape, m)) || e->learn.state == XFER_LEARN_FIXED)
         return XFER_SUCCESS; /* the model's choice stands */
     if (xfer_learn_due(&e->learn))
         XFER_CHECK_GOTO(agree_now(s, &e->learn, timeout_ms), st, out);
@@ -434,7 +432,7 @@ void xfer_pick_record(const xfer_pick_t *pick, double seconds)
 void xfer_selector_seed(xfer_selector_t *s, const xfer_shape_t *shape, const xfer_model_t *m,
                         const int *cand, int n, xfer_learn_t *out)
 {
-    sig_entry_t *e = entry_of(s, shape, m, 1);
+    sig_entry_t *e = entry_of(s, shape, m);
     if (e && e->learn.state == XFER_LEARN_SETTLED) {
         xfer_learn_init(out, &e->learn.cand[e->learn.pick], 1, 0);
         return;
