@@ -89,7 +89,7 @@ static int run(const char *mode, int v, xfer_coll_learn_t learn)
     buffers_t b[2];
     xfer_coll_opts_t o;
     xfer_plan_t *plan = NULL, *pl[2];
-    char seen[8][NAME];
+    char seen[8][NAME], names[2][NAME];
     const char *name = "";
     int distinct = 0, c, k;
 
@@ -131,7 +131,6 @@ static int run(const char *mode, int v, xfer_coll_learn_t learn)
             }
         } else { /* once: the PMPI drop-in's nonblocking calls; overlap: two of them in flight */
             const int n = !strcmp(mode, "overlap") ? 2 : 1;
-            char names[2][NAME];
             o.once = 1;
             for (k = 0; k < n; k++) {
                 fill(&b[k], v, 2 * c + k);

@@ -89,7 +89,7 @@ void xfer_plan_learn_release(xfer_plan_t *p, int mpi)
 void xfer_plan_learn_stop(xfer_plan_t *p)
 {
     const int first = p->learn.cand[0];
-    xfer_plan_learn_release(p, 0);
+    xfer_plan_learn_release(p, 1);
     xfer_learn_init(&p->learn, &first, 1, 0);
     xfer_selector_trace(p->sel, &p->learn, "recount: learning ends");
 }

@@ -181,13 +181,11 @@ xfer_status_t xfer_plan_recount(xfer_plan_t *p, const void *sbuf, int scount, vo
     xfer_status_t st;
     int k;
 
-    /* a plan that chooses again for each recount's counts follows the model, not its starts */
-    if (p->opts.reselect && p->nalt > 0)
-        xfer_plan_learn_stop(p);
     st = recount_one(p, sbuf, scount, rbuf, rcounts, rdispls, local_bytes);
 
     /* a learning plan's other candidates never split the groups: whether one can take the
-     * counts is the same on every rank, and so is the end of the learning */
+     * counts is the same on every rank, and so is the end of the learning (whose plans are
+     * freed collectively; a plan that re-chooses at every recount never learns: plan_select.c) */
     for (k = 0; st == XFER_SUCCESS && k < p->nalt; k++)
         if (recount_one(p->alt[k], sbuf, scount, rbuf, rcounts, rdispls, local_bytes) !=
             XFER_SUCCESS) {

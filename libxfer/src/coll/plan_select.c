@@ -226,8 +226,9 @@ xfer_status_t xfer_plan_select(xfer_plan_t *p)
                 return st;
         }
         /* flat: learn among the candidates the model cannot separate, once every rank is
-         * known to have come this far (xfer_plan_select_learned) */
-        p->learn_due = !p->opts.hier && xfer_plan_learns(p);
+         * known to have come this far (xfer_plan_select_learned); a plan that chooses again
+         * at every recount (opts.reselect) follows the model */
+        p->learn_due = !p->opts.hier && !p->opts.reselect && xfer_plan_learns(p);
     }
     snprintf(p->name, sizeof(p->name), "%s%s", p->opts.hier ? "hier:" : "",
              p->opts.hier ? (p->opts.hier_inner ? p->opts.hier_inner : "auto") : p->algo->name);
