@@ -8,7 +8,7 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config mpich libmpich-dev openmpi-bin libopenmpi-dev valgrind libyaml-dev
-    libzmq3-dev libmsgpack-dev
+    libzmq3-dev libmsgpack-dev liblz4-dev libzstd-dev libzfp-dev
     libhdf5-mpich-dev libhdf5-openmpi-dev hdf5-tools libnetcdf-dev netcdf-bin gnuplot-nox
     python3-dev python3-numpy python3-mpi4py python3-matplotlib gfortran
     python3-h5py python3-xarray python3-h5netcdf
@@ -37,6 +37,12 @@ check_tools() {
     fi
     command -v h5pcc >/dev/null || opt+=("parallel HDF5 (h5pcc) for the HDF5 adapter and the example's fields.h5")
     command -v nc-config >/dev/null || opt+=("netCDF-4 (nc-config) for the netCDF adapter")
+    if command -v pkg-config >/dev/null; then
+        pkg-config --exists liblz4 || opt+=("liblz4 (headers, liblz4.pc) for compression: lz4")
+        pkg-config --exists libzstd || opt+=("libzstd (headers, libzstd.pc) for compression: zstd")
+    fi
+    [ -e /usr/include/zfp.h ] || [ -e /usr/local/include/zfp.h ] ||
+        opt+=("zfp (libzfp, its CMake package) for compression: zfp")
     python3 -c "import numpy" 2>/dev/null || opt+=("Python 3 with its headers and numpy for the Python package")
     python3 -c "import pip, setuptools, wheel, ensurepip" 2>/dev/null ||
         opt+=("pip, setuptools, wheel and venv for Python 3 (pip install of the Python package)")

@@ -764,9 +764,10 @@ int main(int argc, char **argv)
             continue;
         XCHECK(xfer_channel_stats(chs[i].h, &cs));
         printf("xfer-synth: %s: channel %s: %" PRIu64 " steps, %" PRIu64 " bytes sent, %" PRIu64
-               " received, %" PRIu64 " copied in, %" PRIu64 " copied out (rank 0)\n",
+               " received, %" PRIu64 " copied in, %" PRIu64 " copied out; on the wire %" PRIu64
+               " sent, %" PRIu64 " received (rank 0)\n",
                me, cfg->channels[i].name, cs.steps, cs.bytes_sent, cs.bytes_received,
-               cs.bytes_copied_in, cs.bytes_copied_out);
+               cs.bytes_copied_in, cs.bytes_copied_out, cs.wire_bytes_sent, cs.wire_bytes_received);
     }
     synth_print_results(); /* (the configuration goes with the context) */
     XCHECK(xfer_finalize(&x));

@@ -172,7 +172,8 @@ void test_every_error(void)
         "once.yaml:11:55: channels[1].duplex: expected half|full, got \"fulll\"; did you "
         "mean \"full\"?\n"
         "once.yaml:12:68: channels[2].datasets[0].tipe: unknown key (expected name, "
-        "type, dims, from, selection, max_rows, blocks); did you mean \"type\"?");
+        "type, dims, from, selection, max_rows, blocks, compression, tolerance); did you mean "
+        "\"type\"?");
 
     /* suggestions: none when nothing is close, both of two equally close ones, a prefix, the
      * case of letters ignored, the registry's algorithms and the word of an integer key */

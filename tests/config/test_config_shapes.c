@@ -28,9 +28,11 @@
 static const char shapes_yaml[] =
     HEAD "      - {name: particles, type: {id: int64, pos: [float64, 3], v: [float64, 3], q: "
          "float32, kind: int8}, dims: [joined], max_rows: 100000}\n"
-         "      - {name: rows3, type: float32, dims: [joined, 3]}\n"
-         "      - {name: grid, type: int8, dims: [variable, 64]}\n"
-         "      - {name: any, type: uint16, dims: [variable, variable], selection: rows}\n"
+         "      - {name: rows3, type: float32, dims: [joined, 3], compression: zfp, tolerance: "
+         "0.25}\n"
+         "      - {name: grid, type: int8, dims: [variable, 64], compression: lz4}\n"
+         "      - {name: any, type: uint16, dims: [variable, variable], selection: rows, "
+         "compression: auto}\n"
          "      - name: pair\n"
          "        type:\n"
          "          a: int8\n"
@@ -150,6 +152,11 @@ static void test_spellings(void)
            "rows3: a scalar type");
     check_dims(&d[2], 2, v64, 0, 1u, 0);
     check_dims(&d[3], 2, vv, 0, 3u, 0);
+    UCHECK(d[1].compression == XFER_COMPRESSION_ZFP && d[1].tolerance == 0.25 &&
+               d[2].compression == XFER_COMPRESSION_LZ4 && d[2].tolerance == 0.0 &&
+               d[3].compression == XFER_COMPRESSION_AUTO && d[0].compression == 0,
+           "compression: %d %g, %d, %d", d[1].compression, d[1].tolerance, d[2].compression,
+           d[3].compression);
     UCHECK(d[3].selection == XFER_SELECT_ROWS && xfer_cfg_dataset_esize(&d[3]) == 2, "any");
     check_dims(&d[4], 2, f45, 0, 0, 0);
     check_record(&d[4], pair, 2, sizeof(struct pair), 8); /* a block mapping */

@@ -194,10 +194,26 @@ void synth_flow_check_counts(void)
     for (i = 0; i < cfg->nchannels; i++) {
         const chan_t *c = &chs[i];
         const char *cn = cfg->channels[i].name;
+        const char *tr = getenv("XFER_TRANSPORT");
         xfer_channel_stats_t cs;
-        if (!c->h || cfg->channels[i].duplex != XFER_DUPLEX_HALF)
+        int j, zip = 0;
+        if (!c->h)
             continue;
         XCHECK(xfer_channel_stats(c->h, &cs));
+        /* a compressed dataset received on the stream: its frames' headers alone make the bytes
+         * on the wire differ from the payload's (docs/runtime.md, "Compression") */
+        for (j = 0; j < cfg->channels[i].ndatasets; j++) {
+            const xfer_cfg_dataset_t *d = &cfg->channels[i].datasets[j];
+            zip |= d->from != comp && d->compression != XFER_COMPRESSION_NONE &&
+                   d->compression != XFER_COMPRESSION_AUTO;
+        }
+        if (zip && cs.bytes_received > 0 && cs.wire_bytes_received == cs.bytes_received &&
+            (tr ? strcmp(tr, "stream") == 0 : cfg->channels[i].transport == XFER_TRANSPORT_STREAM))
+            FAIL("channel %s: %" PRIu64 " bytes received, as many on the wire: its compressed "
+                 "datasets came uncompressed",
+                 cn, cs.bytes_received);
+        if (cfg->channels[i].duplex != XFER_DUPLEX_HALF)
+            continue;
         if (c->role == XFER_ROLE_SEND && c->end == END_OK && cs.steps_unsent == 0) {
             /* each step ended is sent, dropped, held or skipped by the stride */
             const uint64_t due = (cs.steps + c->stride - 1) / c->stride;

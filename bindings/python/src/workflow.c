@@ -553,14 +553,16 @@ static PyObject *ch_stats(XpyChannel *self, PyObject *noargs)
     if ((st = xfer_channel_stats(self->ch, &s)) != XFER_SUCCESS)
         return xpy_raise(st, NULL);
     return Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "steps", (unsigned long long) s.steps,
+        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "steps", (unsigned long long) s.steps,
         "bytes_sent", (unsigned long long) s.bytes_sent, "bytes_received",
         (unsigned long long) s.bytes_received, "bytes_copied_in",
         (unsigned long long) s.bytes_copied_in, "bytes_copied_out",
         (unsigned long long) s.bytes_copied_out, "steps_sent", (unsigned long long) s.steps_sent,
         "steps_dropped", (unsigned long long) s.steps_dropped, "steps_received",
         (unsigned long long) s.steps_received, "steps_held", (unsigned long long) s.steps_held,
-        "steps_unsent", (unsigned long long) s.steps_unsent);
+        "steps_unsent", (unsigned long long) s.steps_unsent, "wire_bytes_sent",
+        (unsigned long long) s.wire_bytes_sent, "wire_bytes_received",
+        (unsigned long long) s.wire_bytes_received);
 }
 
 static PyObject *ch_get_name(XpyChannel *self, void *closure)

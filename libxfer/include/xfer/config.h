@@ -112,6 +112,16 @@ typedef enum xfer_blocks_mode {
     XFER_BLOCKS_PER_STEP = 1 /**< a rank's blocks may change from step to step */
 } xfer_blocks_mode_t;
 
+/** How a dataset's blocks are compressed on their way (datasets[].compression; docs/runtime.md,
+ *  "Compression"). The values are also the codec a compressed block's frame names. */
+typedef enum xfer_compression {
+    XFER_COMPRESSION_NONE = 0, /**< sent as they are (the default) */
+    XFER_COMPRESSION_LZ4 = 1,  /**< lz4, lossless, any type */
+    XFER_COMPRESSION_ZSTD = 2, /**< zstd (level 1), lossless, any type */
+    XFER_COMPRESSION_ZFP = 3,  /**< zfp, every element within `tolerance`: float32 and float64 */
+    XFER_COMPRESSION_AUTO = 4  /**< lz4, zstd or none, re-decided as the data and the link say */
+} xfer_compression_t;
+
 /** One dataset of a channel. */
 typedef struct xfer_cfg_dataset {
     char *name;                      /**< unique within its channel */
@@ -130,6 +140,8 @@ typedef struct xfer_cfg_dataset {
     xfer_record_t *record;     /**< type == XFER_TYPE_RECORD: its fields (owned by the config), else
                                   NULL */
     xfer_blocks_mode_t blocks; /**< fixed shape: may a rank's blocks change from step to step */
+    xfer_compression_t compression; /**< how its blocks travel (the stream transport) */
+    double tolerance;               /**< zfp: the absolute error bound (> 0), else 0 */
 } xfer_cfg_dataset_t;
 
 /** Bytes of one element of dataset @p d: its scalar type's size, or its record's size. */

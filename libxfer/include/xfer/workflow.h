@@ -307,21 +307,24 @@ XFER_PUBLIC xfer_status_t xfer_channel_progress(xfer_channel_t *ch, int *busy);
 
 /** What a channel moved and copied on this rank so far (payload bytes, all steps). */
 typedef struct xfer_channel_stats {
-    uint64_t steps;            /**< steps this rank ended (xfer_step_end) */
-    uint64_t bytes_sent;       /**< bytes of its blocks this rank sent */
-    uint64_t bytes_received;   /**< bytes that landed on this rank (its selections, or every
-                                    remote contribution on the allgatherv path) */
-    uint64_t bytes_copied_in;  /**< bytes xfer_put copied into the library's stages */
-    uint64_t bytes_copied_out; /**< bytes xfer_get copied out of them */
-    uint64_t steps_sent;       /**< sending side: steps that went to the receivers */
-    uint64_t steps_dropped;    /**< sending side: steps `policy: latest` dropped (a newer one
-                                    was held before the receivers had room for it) */
-    uint64_t steps_received;   /**< receiving side: steps that arrived (a sender's step
-                                    numbers show which: xfer_dataset_desc_t.step) */
-    uint64_t steps_held;       /**< sending side, `policy: latest`: steps ended but neither sent
-                                    nor dropped yet (xfer_finalize sends the last of them) */
-    uint64_t steps_unsent;     /**< sending side, `on_reader_loss: continue`: steps ended after
-                                    the reader failed or closed the channel (none was sent) */
+    uint64_t steps;               /**< steps this rank ended (xfer_step_end) */
+    uint64_t bytes_sent;          /**< bytes of its blocks this rank sent */
+    uint64_t bytes_received;      /**< bytes that landed on this rank (its selections, or every
+                                       remote contribution on the allgatherv path) */
+    uint64_t bytes_copied_in;     /**< bytes xfer_put copied into the library's stages */
+    uint64_t bytes_copied_out;    /**< bytes xfer_get copied out of them */
+    uint64_t steps_sent;          /**< sending side: steps that went to the receivers */
+    uint64_t steps_dropped;       /**< sending side: steps `policy: latest` dropped (a newer one
+                                       was held before the receivers had room for it) */
+    uint64_t steps_received;      /**< receiving side: steps that arrived (a sender's step
+                                       numbers show which: xfer_dataset_desc_t.step) */
+    uint64_t steps_held;          /**< sending side, `policy: latest`: steps ended but neither sent
+                                       nor dropped yet (xfer_finalize sends the last of them) */
+    uint64_t steps_unsent;        /**< sending side, `on_reader_loss: continue`: steps ended after
+                                       the reader failed or closed the channel (none was sent) */
+    uint64_t wire_bytes_sent;     /**< bytes_sent as they crossed: compressed datasets' frames
+                                       (docs/runtime.md, "Compression"), the others' as sent */
+    uint64_t wire_bytes_received; /**< bytes_received as they crossed */
 } xfer_channel_stats_t;
 
 XFER_PUBLIC xfer_status_t xfer_channel_stats(const xfer_channel_t *ch, xfer_channel_stats_t *stats);

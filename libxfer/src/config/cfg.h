@@ -21,6 +21,7 @@ typedef enum cfg_kind {
     CFG_NAME,    /* char *: [A-Za-z0-9_.-]+ */
     CFG_INT,     /* int in min..max, or the word `word` stored as 0 */
     CFG_U64,     /* uint64_t in min..max */
+    CFG_REAL,    /* double: a finite number >= 0 */
     CFG_ENUM,    /* int: the value of one of `names` */
     CFG_COMPREF, /* int: a component's index, resolved by the table's check (-1 until then) */
     CFG_MAP,     /* nested mapping: `sub`, its offsets relative to base + off */

@@ -11,6 +11,7 @@
 #include <xfer/coll.h>
 #include <xfer/config.h>
 
+#include "../codec/codec.h"
 #include "cfg.h"
 
 /* ---- checks (run once the whole file is read) ----------------------------------------------- */
@@ -389,6 +390,19 @@ xfer_status_t xfer_cfg_check_dataset(cfg_parser_t *p, void *base, const void *pa
                                 d->name ? d->name : "", shape);
         if (xfer_cfg_fatal(p, ret))
             return ret;
+    }
+    if (bytes && (d->compression != XFER_COMPRESSION_NONE || d->tolerance != 0.0) &&
+        !(xfer_cfg_find(p, "tolerance") && xfer_cfg_find(p, "tolerance")->bad) &&
+        !(xfer_cfg_find(p, "compression") && xfer_cfg_find(p, "compression")->bad)) {
+        const char *why = xfer_codec_refuses(d->compression, d->type, d->tolerance);
+        if (why) {
+            ret = xfer_cfg_fail_key(
+                p, d->compression == XFER_COMPRESSION_NONE ? "tolerance" : "compression",
+                "dataset \"%s\", compression %s, type %s: %s", d->name ? d->name : "",
+                xfer_codec_name(d->compression), xfer_type_name(d->type), why);
+            if (xfer_cfg_fatal(p, ret))
+                return ret;
+        }
     }
     if (!bytes || d->ndims < 1) /* a type or dims found wrong: reported already */
         return ret;

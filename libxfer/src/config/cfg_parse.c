@@ -18,6 +18,7 @@
  * This file reads values, mappings and lists and runs the checks; the error list, suggestions,
  * value records and the event stream are in cfg_reader.c. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,16 @@ static int convert(const cfg_key_t *k, const char *s, void *base)
             return 1;
         *CFG_FIELD(base, k->off, uint64_t) = v;
         return 0;
+    case CFG_REAL: {
+        double x;
+        char *end;
+        errno = 0;
+        x = strtod(s, &end);
+        if (!*s || *end || errno || !isfinite(x) || x < 0.0)
+            return 1;
+        *CFG_FIELD(base, k->off, double) = x;
+        return 0;
+    }
     case CFG_ENUM:
         for (e = k->names; e->name; e++) {
             if (strcmp(s, e->name) == 0) {

@@ -81,6 +81,8 @@ const char *xfer_cfg_expected(const cfg_key_t *k, char *buf, size_t size)
     case CFG_U64:
         snprintf(buf, size, "an integer in %lld..%lld", (long long) k->min, (long long) k->max);
         return buf;
+    case CFG_REAL:
+        return "a finite number >= 0";
     case CFG_ENUM:
         buf[0] = '\0';
         for (e = k->names; e->name && o < size; e++)
@@ -139,6 +141,9 @@ static void print_value(FILE *out, const xfer_config_t *cfg, const cfg_key_t *k,
     case CFG_U64:
         fprintf(out, " %" PRIu64 "\n", *CFG_CFIELD(base, k->off, uint64_t));
         break;
+    case CFG_REAL:
+        fprintf(out, " %.17g\n", *CFG_CFIELD(base, k->off, double));
+        break;
     case CFG_ENUM:
         fprintf(out, " %s\n", enum_name(k->names, *CFG_CFIELD(base, k->off, int)));
         break;
@@ -181,6 +186,8 @@ static int unset(const cfg_key_t *k, const void *base)
     switch (k->kind) {
     case CFG_U64:
         return *CFG_CFIELD(base, k->off, uint64_t) == 0;
+    case CFG_REAL:
+        return *CFG_CFIELD(base, k->off, double) == 0.0;
     case CFG_INT:
     case CFG_ENUM:
         return *CFG_CFIELD(base, k->off, int) == 0;

@@ -89,11 +89,16 @@ static const cfg_enum_t dataset_selection_names[] = {{"channel", XFER_SELECT_CHA
 static const cfg_enum_t blocks_names[] = {
     {"fixed", XFER_BLOCKS_FIXED}, {"per_step", XFER_BLOCKS_PER_STEP}, {NULL, 0}};
 
+static const cfg_enum_t compression_names[] = {
+    {"none", XFER_COMPRESSION_NONE}, {"auto", XFER_COMPRESSION_AUTO}, {"lz4", XFER_COMPRESSION_LZ4},
+    {"zstd", XFER_COMPRESSION_ZSTD}, {"zfp", XFER_COMPRESSION_ZFP},   {NULL, 0}};
+
 /* CFG_ENUM stores through int *: the enums of config.h must be ints. */
 _Static_assert(sizeof(xfer_type_t) == sizeof(int) && sizeof(xfer_launch_t) == sizeof(int) &&
                    sizeof(xfer_topology_t) == sizeof(int) && sizeof(xfer_duplex_t) == sizeof(int) &&
                    sizeof(xfer_selection_mode_t) == sizeof(int) &&
-                   sizeof(xfer_blocks_mode_t) == sizeof(int),
+                   sizeof(xfer_blocks_mode_t) == sizeof(int) &&
+                   sizeof(xfer_compression_t) == sizeof(int),
                "enum fields are stored as int");
 
 size_t xfer_type_size(xfer_type_t type)
@@ -185,6 +190,22 @@ static const cfg_key_t dataset_keys[] = {
      .doc = "fixed-shape datasets: each xfer_put of a step adds a block of the rank that puts it; "
             "fixed: the first step's blocks are every step's, per_step: a rank's blocks may change "
             "from step to step (the tiling is checked at every commit)"},
+    {.key = "compression",
+     .kind = CFG_ENUM,
+     .dflt = "none",
+     .off = DS_(compression),
+     .names = compression_names,
+     .set_only = 1,
+     .doc = "how its blocks cross (the stream transport): none; lz4 or zstd, lossless, any type; "
+            "zfp, float32 and float64 within `tolerance`; auto, lz4, zstd or none, re-decided "
+            "from the measured link and this data (\"Compression\")"},
+    {.key = "tolerance",
+     .kind = CFG_REAL,
+     .off = DS_(tolerance),
+     .set_only = 1,
+     .dflt_doc = "none",
+     .doc = "compression: zfp only, and required there: the absolute error bound, every element "
+            "received within it of the one sent"},
 };
 
 static const cfg_table_t dataset_table = {

@@ -22,6 +22,13 @@ static int per_step(const xfer_rt_dset_t *d)
     return d->cfg->blocks == XFER_BLOCKS_PER_STEP;
 }
 
+/* Are @p d's blocks gathered at every commit: blocks: per_step, or compressed (its blocks, fixed
+ * or not, travel as each step's own: stream.h, xfer_ch_jroute)? */
+static int gathered_always(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
+{
+    return per_step(d) || xfer_ch_zipped(ch, d);
+}
+
 /* A fixed-shape dataset this side sends: its blocks are the core's. */
 static int blocky(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
 {
@@ -391,7 +398,7 @@ xfer_status_t xfer_ch_blocks_commit(xfer_channel_t *ch)
                 snprintf(why, sizeof(why), "%s", xfer_last_error());
                 bad = i;
             }
-        if (per_step(d) || !d->fix_set)
+        if (gathered_always(ch, d) || !d->fix_set)
             g->which[g->n++] = i;
     }
     if (g->n == 0) { /* nothing to gather: blocks: fixed, after the first step */
@@ -455,7 +462,7 @@ int xfer_ch_blocks_gather_due(const xfer_channel_t *ch)
 {
     int i;
     for (i = 0; i < ch->nds; i++)
-        if (blocky(ch, &ch->ds[i]) && (per_step(&ch->ds[i]) || !ch->ds[i].fix_set))
+        if (blocky(ch, &ch->ds[i]) && (gathered_always(ch, &ch->ds[i]) || !ch->ds[i].fix_set))
             return 1;
     return 0;
 }

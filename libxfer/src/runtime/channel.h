@@ -355,6 +355,13 @@ uint64_t xfer_ch_keep_first(const xfer_channel_t *ch); /* the oldest kept step's
 /* Before the replay, collective over the side @p side: every rank keeps from the same step. */
 xfer_status_t xfer_ch_keep_agree(xfer_channel_t *ch, MPI_Comm side);
 
+/* Is @p d compressed on its way (docs/runtime.md, "Compression": the stream transport's; the
+ * file transport, ch->file, writes it as it is)? */
+static inline int xfer_ch_zipped(const xfer_channel_t *ch, const xfer_rt_dset_t *d)
+{
+    return d->cfg->compression != XFER_COMPRESSION_NONE && !ch->file;
+}
+
 /* ch_flow.c: policy latest and stride on a channel's sending side (runtime.h, xfer_rt_flow_t) */
 xfer_status_t xfer_ch_flow_open(xfer_channel_t *ch); /* the keys, their XFER_POLICY/STRIDE */
 void xfer_ch_flow_free(xfer_channel_t *ch, int collective);

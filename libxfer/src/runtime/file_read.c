@@ -289,6 +289,7 @@ xfer_status_t xfer_file_read_step(xfer_channel_t *ch, uint64_t step, int *found)
             goto out;
         }
         ch->stats.bytes_received += bytes;
+        ch->stats.wire_bytes_received += bytes;
     }
     XFER_CHECK_GOTO(encode_attrs(f, root), st, out);
     f->rmask = mask;

@@ -85,8 +85,10 @@ out:
 
 static void slot_done(xfer_channel_t *ch, xfer_rt_slot_t *sl)
 {
-    if (xfer_ch_this_recvs(ch))
+    if (xfer_ch_this_recvs(ch)) {
         ch->stats.bytes_received += ch->path.step_recv;
+        ch->stats.wire_bytes_received += ch->path.step_recv;
+    }
     sl->state = XFER_SLOT_DONE;
     if (!xfer_ch_this_recvs(ch) || sl->step < ch->proto.released)
         sl->state = XFER_SLOT_FREE;
@@ -480,8 +482,10 @@ xfer_status_t xfer_ch_commit(xfer_channel_t *ch)
     ch->attr_out.len = 0;
     memcpy(sl->sbuf, &h, sizeof(h));
     for (i = 0; i < ch->nds; i++)
-        if (ch->ds[i].out && !xfer_ch_jroute(&ch->ds[i]) && (sl->mask >> ch->ds[i].bit & 1u))
+        if (ch->ds[i].out && !xfer_ch_jroute(&ch->ds[i]) && (sl->mask >> ch->ds[i].bit & 1u)) {
             ch->stats.bytes_sent += ch->ds[i].put.vol * ch->ds[i].esize;
+            ch->stats.wire_bytes_sent += ch->ds[i].put.vol * ch->ds[i].esize;
+        }
     xfer_ch_joined_table_out(ch, sl);
     sl->state = XFER_SLOT_COMMITTED;
     ch->committed = ch->cur + 1;

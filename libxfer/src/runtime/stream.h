@@ -122,6 +122,18 @@ typedef struct xfer_rt_jslot {
     char *rland; /* where the step's rows landed: rbuf, or the bound buffer (stream_jplan.c) */
     char *pack;  /* this rank's rows of several datasets, one after the other */
     size_t pack_cap;
+    /* compressed datasets (stream_zip.c): sending, this rank's frames of each of its side's
+     * (its blocks in order, each frame padded to 8 bytes), their bytes and raw bytes; receiving,
+     * the frames of each of the other side's from each sending rank (rank r's of dataset j at
+     * zoff[j * (nremote + 1) + r] of zin[j]), a block decoded, and whether frames wait */
+    char **z;
+    size_t *zcap, *zlen, *zraw_len;
+    char **zin;
+    size_t *zin_cap, *zoff;
+    char *zraw;
+    size_t zraw_cap;
+    int zpending;
+    double zt0; /* sending: when the step's second phase started (auto's link rate) */
 } xfer_rt_jslot_t;
 
 typedef struct xfer_rt_joined {
@@ -136,14 +148,18 @@ typedef struct xfer_rt_joined {
     int plans;      /* every joined dataset's mode is all: each slot has an allgatherv plan */
     int all_taken;  /* (after the set-up) every receiving rank takes every row of each */
     int bound;      /* (after the set-up) a rank of either side bound one of them */
+    int zipped[2];  /* side k sends a compressed dataset */
+    struct xfer_codec_auto *za; /* auto's state of each dataset this side sends (stream_zip.c) */
     xfer_rt_jslot_t *js;
 } xfer_rt_joined_t;
 
 /* Does @p d move in each slot's second phase (stream_joined.c) rather than in the contributions:
- * a joined or variable dataset, or one whose blocks change every step (blocks: per_step)? */
+ * a joined or variable dataset, one whose blocks change every step (blocks: per_step), or one
+ * compressed (its frames' sizes change every step)? */
 static inline int xfer_ch_jroute(const xfer_rt_dset_t *d)
 {
-    return d->dyn || d->cfg->blocks == XFER_BLOCKS_PER_STEP;
+    return d->dyn || d->cfg->blocks == XFER_BLOCKS_PER_STEP ||
+           d->cfg->compression != XFER_COMPRESSION_NONE;
 }
 
 /* stream_notes.c: the stream's notes */

@@ -96,7 +96,7 @@ xfer_status_t xfer_ch_joined_new(xfer_channel_t *ch)
             !(js->bc = xfer_calloc(((size_t) jn->nj[1 - k] + 1) * XFER_MAX_DIMS, sizeof(uint64_t))))
             goto oom;
     }
-    return XFER_SUCCESS;
+    return xfer_ch_zip_new(ch);
 oom:
     return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s: joined and variable datasets", ch->cfg->name);
 }
@@ -162,6 +162,7 @@ void xfer_ch_joined_free(xfer_channel_t *ch, int collective)
         xfer_free(js->lb);
         xfer_free(js->rbuf);
         xfer_free(js->pack);
+        xfer_ch_zip_free(ch, js);
         if (collective && jn->comm && jn->comm[s] != MPI_COMM_NULL)
             MPI_Comm_free(&jn->comm[s]);
     }
@@ -173,6 +174,7 @@ void xfer_ch_joined_free(xfer_channel_t *ch, int collective)
     xfer_free(jn->idx[1]);
     xfer_free(jn->woff[0]);
     xfer_free(jn->woff[1]);
+    xfer_free(jn->za);
     xfer_free(jn);
     ch->jn = NULL;
 }
@@ -294,11 +296,13 @@ static void fill_mine(xfer_channel_t *ch, const xfer_rt_slot_t *sl, xfer_rt_jslo
         const xfer_rt_dset_t *d = dset_at(ch, k, j);
         const int nd = d->cfg->ndims, put = sl->mask >> d->bit & 1u;
         uint64_t *x = js->mine + jn->woff[k][j];
+        if (zipped(d)) /* its frames' bytes (xfer_ch_zip_commit) */
+            x[entry_words(d) - 1] = put ? js->zlen[j] : 0;
         if (d->cfg->joined) {
             x[0] = put ? d->count[0] : NOT_PUT;
             continue;
         }
-        memset(x, 0, (size_t) entry_words(d) * sizeof(uint64_t));
+        memset(x, 0, (size_t) (entry_words(d) - zipped(d)) * sizeof(uint64_t));
         if (!put)
             continue;
         if (per_step(d)) { /* its blocks: the box table (xfer_ch_joined_commit) */
@@ -404,6 +408,7 @@ xfer_status_t xfer_ch_joined_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl)
     if (!jn || !jn->nj[ch->side])
         return XFER_SUCCESS;
     js = &jn->js[sl - ch->slots];
+    XFER_CHECK_GOTO(xfer_ch_zip_commit(ch, sl, js), st, out);
     fill_mine(ch, sl, js);
     XFER_MPI_GOTO(MPI_Iallgather(js->mine, jn->W[ch->side], MPI_UINT64_T, js->tab[ch->side],
                                  jn->W[ch->side], MPI_UINT64_T, jn->local, &js->treq),
@@ -484,13 +489,43 @@ static xfer_status_t post(xfer_channel_t *ch, xfer_rt_jslot_t *js, const xfer_rt
         XFER_MPI_GOTO(MPI_Isend(buf, 1, t, peer, tag, comm, q), st, out_err);
     else
         XFER_MPI_GOTO(MPI_Irecv(buf, 1, t, peer, tag, comm, q), st, out_err);
-    if (out)
-        ch->stats.bytes_sent += xfer_ch_volume(d->cfg->ndims, ic) * d->esize;
-    else
-        ch->stats.bytes_received += xfer_ch_volume(d->cfg->ndims, ic) * d->esize;
+    {
+        const uint64_t b = xfer_ch_volume(d->cfg->ndims, ic) * d->esize;
+        if (out) {
+            ch->stats.bytes_sent += b;
+            ch->stats.wire_bytes_sent += b;
+        } else {
+            ch->stats.bytes_received += b;
+            ch->stats.wire_bytes_received += b;
+        }
+    }
 out_err:
     if (t != MPI_DATATYPE_NULL) /* (freed once the operation no longer needs it) */
         MPI_Type_free(&t);
+    return st;
+}
+
+/* Post the send (@p out) or the receive of @p n bytes of frames (a multiple of 8) to or from rank
+ * @p peer of the other side. */
+static xfer_status_t post_frames(xfer_channel_t *ch, xfer_rt_jslot_t *js, int out, void *buf,
+                                 size_t n, int peer, int tag, MPI_Comm comm)
+{
+    MPI_Request *q;
+    xfer_status_t st;
+    if (n / 8 > INT_MAX)
+        return XFER_ERR(XFER_ERR_TOO_LARGE,
+                        "channel %s: %zu bytes of compressed frames from one rank, more than one "
+                        "message carries",
+                        ch->cfg->name, n);
+    XFER_CHECK_GOTO(add_req(js, &q), st, out_err);
+    if (out) {
+        XFER_MPI_GOTO(MPI_Isend(buf, (int) (n / 8), MPI_UINT64_T, peer, tag, comm, q), st, out_err);
+        ch->stats.wire_bytes_sent += n;
+    } else {
+        XFER_MPI_GOTO(MPI_Irecv(buf, (int) (n / 8), MPI_UINT64_T, peer, tag, comm, q), st, out_err);
+        ch->stats.wire_bytes_received += n;
+    }
+out_err:
     return st;
 }
 
@@ -513,6 +548,22 @@ static xfer_status_t post_sends(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Com
         uint64_t rs[XFER_MAX_DIMS], rcnt[XFER_MAX_DIMS], is[XFER_MAX_DIMS], ic[XFER_MAX_DIMS];
         size_t off = 0;
         xfer_ch_jdims(ch, js, k, j, dims);
+        if (zipped(d)) { /* its frames, whole, to every receiving rank one of its blocks meets */
+            for (r = 0; r < nrecv && js->zlen[j]; r++) {
+                int hit = 0;
+                box_of(d, r, nrecv, dims, rs, rcnt);
+                for (b = 0; b < nb && !hit; b++) {
+                    xfer_ch_jbox(ch, js, k, j, ch->me, b, ms, mc);
+                    hit = xfer_ch_volume(nd, mc) && meet(nd, ms, mc, rs, rcnt, is, ic);
+                }
+                if (!hit)
+                    continue;
+                XFER_CHECK_GOTO(
+                    post_frames(ch, js, 1, js->z[j], js->zlen[j], r, jn->idx[k][j], comm), st, out);
+                ch->stats.bytes_sent += js->zraw_len[j];
+            }
+            continue;
+        }
         for (b = 0; b < nb; b++) {
             uint64_t v;
             xfer_ch_jbox(ch, js, k, j, ch->me, b, ms, mc);
@@ -565,6 +616,24 @@ static xfer_status_t post_recvs(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Com
         }
         if (!js->land[j])
             js->land[j] = js->sel[j];
+        if (zipped(d)) { /* each sending rank's frames, whole, when one of its blocks meets */
+            size_t *off;
+            for (r = 0; r < nsend; r++) {
+                int hit = 0;
+                for (b = 0; bytes && b < xfer_ch_jnblk(ch, js->tab[k], k, r, j) && !hit; b++) {
+                    xfer_ch_jbox(ch, js, k, j, r, b, ms, mc);
+                    hit = xfer_ch_volume(nd, mc) && meet(nd, ms, mc, bs, bc, is, ic);
+                }
+                xfer_ch_zip_room(ch, js, j, r, hit);
+            }
+            XFER_CHECK_GOTO(xfer_ch_zip_reserve(ch, js, j, &off), st, out);
+            for (r = 0; r < nsend; r++)
+                if (off[r + 1] > off[r])
+                    XFER_CHECK_GOTO(post_frames(ch, js, 0, js->zin[j] + off[r], off[r + 1] - off[r],
+                                                r, jn->idx[k][j], comm),
+                                    st, out);
+            continue;
+        }
         for (r = 0; r < nsend && bytes; r++)
             for (b = 0; b < xfer_ch_jnblk(ch, js->tab[k], k, r, j); b++) {
                 xfer_ch_jbox(ch, js, k, j, r, b, ms, mc);
@@ -592,6 +661,7 @@ static xfer_status_t start_moving(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_r
 
     js->nreq = js->ndone = 0;
     js->by_plan = js->plan_done = 0;
+    js->zt0 = xfer_now();
     if (xfer_ch_this_recvs(ch))
         XFER_CHECK_GOTO(read_table(ch, sl, js), st, out);
     XFER_CHECK_GOTO(xfer_ch_jplan_step(ch, js, &js->by_plan), st, out);
@@ -669,6 +739,10 @@ xfer_status_t xfer_ch_joined_progress(xfer_channel_t *ch, xfer_rt_slot_t *sl, in
     if (js->by_plan && !js->plan_done)
         XFER_CHECK_GOTO(xfer_test(js->plan, &js->plan_done), st, out);
     *done &= !js->by_plan || js->plan_done;
+    if (*done && xfer_ch_this_recvs(ch))
+        XFER_CHECK_GOTO(xfer_ch_zip_decode(ch, sl, js), st, out);
+    if (*done && xfer_ch_this_sends(ch))
+        xfer_ch_zip_sent(ch, js);
     if (*done)
         js->state = J_DONE;
 out:
@@ -718,6 +792,7 @@ xfer_status_t xfer_ch_joined_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
 {
     const xfer_rt_jslot_t *js = &ch->jn->js[xfer_ch_slot_of(ch, s) - ch->slots];
     const int j = jindex(ch, ds), k = xfer_ch_dset_side(ch, ds);
+    const int plan = js->by_plan && !zipped(ds); /* (compressed: decoded into land[j]) */
     int r, put = 0;
     for (r = 0; r < ch->nremote; r++)
         put |= put_by(ch, js->tab[k], k, r, j);
@@ -728,11 +803,11 @@ xfer_status_t xfer_ch_joined_fetch(xfer_channel_t *ch, xfer_rt_dset_t *ds, const
     if (bytes == 0)
         return XFER_SUCCESS;
     /* the whole selection into the buffer it landed in (a bound one): nothing to copy */
-    if (buf == (js->by_plan ? (const void *) js->rland : js->land[j]) &&
+    if (buf == (plan ? (const void *) js->rland : js->land[j]) &&
         memcmp(start, ds->sel_start, (size_t) ds->cfg->ndims * sizeof(uint64_t)) == 0 &&
         memcmp(count, ds->sel_count, (size_t) ds->cfg->ndims * sizeof(uint64_t)) == 0)
         return XFER_SUCCESS;
-    if (js->by_plan)
+    if (plan)
         xfer_ch_jplan_fetch(ch, js, ds, start, count, buf);
     else
         xfer_ch_copy_box(buf, start, count, js->land[j], ds->sel_start, ds->sel_count,

@@ -36,8 +36,8 @@ static size_t side_most(const xfer_channel_t *ch, int k)
     for (e = 0; e < 2; e++)
         for (j = 0; j < jn->nj[e]; j++) {
             const xfer_cfg_dataset_t *c = dset_at(ch, e, j)->cfg;
-            if (!c->joined || !c->max_rows)
-                return 0;
+            if (!c->joined || !c->max_rows || zipped(dset_at(ch, e, j)))
+                return 0; /* (a compressed one's frames may pass its raw bytes) */
         }
     for (j = 0; j < jn->nj[k]; j++) {
         const xfer_rt_dset_t *d = dset_at(ch, k, j);
@@ -154,7 +154,7 @@ out:
  * concatenated in rank order? (Then a buffer bound to it may receive the rows in place.) */
 static int lands_whole(const xfer_channel_t *ch, int k)
 {
-    return ch->jn->nj[k] == 1 && dset_at(ch, k, 0)->cfg->joined;
+    return ch->jn->nj[k] == 1 && dset_at(ch, k, 0)->cfg->joined && !zipped(dset_at(ch, k, 0));
 }
 
 /* Does every receiving rank take every row of every joined dataset (its mode all, nothing
@@ -194,12 +194,16 @@ static int all_taken(xfer_channel_t *ch)
 
 /* Side @p k's rank @p r's bytes of its dataset @p j in the step, padded (a per_step dataset's
  * blocks one after the other, each padded: its entry says), but for a side's only dataset:
- * nothing follows it, and a joined one's rows then land concatenated in rank order. */
-static size_t block_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r, int j)
+ * nothing follows it, and a joined one's rows then land concatenated in rank order. With
+ * @p wire, a compressed dataset's are its frames' (each padded). */
+static size_t block_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r, int j,
+                          int wire)
 {
     const xfer_rt_dset_t *d = dset_at(ch, k, j);
     uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS];
     size_t b;
+    if (wire && zipped(d))
+        return (size_t) zbytes_at(ch, js->tab[k], k, r, j);
     if (per_step(d)) {
         const uint64_t *x = entry_at(ch, js->tab[k], k, r, j);
         return x[0] ? (size_t) x[2] : 0;
@@ -209,14 +213,27 @@ static size_t block_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, i
     return ch->jn->nj[k] == 1 ? b : PAD8(b);
 }
 
-/* Side @p k's rank @p r's bytes in the plan: its block of each dataset, one after the other. */
-static size_t plan_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r)
+/* Side @p k's rank @p r's bytes in the plan: its block of each dataset, one after the other
+ * (@p wire: compressed ones' frames; else the payload's bytes). */
+static size_t plan_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r,
+                         int wire)
 {
     size_t b = 0;
     int j;
     for (j = 0; j < ch->jn->nj[k]; j++)
-        b += block_bytes(ch, js, k, r, j);
+        b += block_bytes(ch, js, k, r, j, wire);
     return b;
+}
+
+const char *xfer_ch_jplan_at(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r,
+                             int j, size_t *bytes)
+{
+    size_t at = (size_t) js->rd[r];
+    int e;
+    for (e = 0; e < j; e++)
+        at += block_bytes(ch, js, k, r, e, 1);
+    *bytes = block_bytes(ch, js, k, r, j, 1);
+    return js->rland + at;
 }
 
 /* The step by the slot's plan, when it carries it (*ok); else (more than int counts, or a shape
@@ -228,7 +245,7 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
     static char dummy[8];
     xfer_rt_joined_t *jn = ch->jn;
     const int k = ch->side, ko = 1 - k;
-    size_t tot[2] = {0, 0}, off = 0;
+    size_t tot[2] = {0, 0}, off = 0, payload_in = 0;
     const void *sbuf = dummy;
     const xfer_rt_dset_t *in = lands_whole(ch, ko) ? dset_at(ch, ko, 0) : NULL;
     xfer_status_t st = XFER_SUCCESS;
@@ -236,10 +253,11 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
 
     *ok = 0;
     for (r = 0; r < ch->nlocal; r++)
-        tot[k] += js->lb[r] = plan_bytes(ch, js, k, r);
+        tot[k] += js->lb[r] = plan_bytes(ch, js, k, r, 1);
     for (r = 0; r < ch->nremote; r++) {
-        const size_t b = plan_bytes(ch, js, ko, r);
+        const size_t b = plan_bytes(ch, js, ko, r, 1);
         tot[ko] += b;
+        payload_in += plan_bytes(ch, js, ko, r, 0);
         js->rc[r] = b > INT_MAX ? 0 : (int) b;
     }
     if (tot[0] > INT_MAX || tot[1] > INT_MAX)
@@ -258,7 +276,7 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
     if (!js->rland)
         js->rland = js->rbuf;
     if (jn->nj[k] == 1 && js->lb[ch->me]) { /* sent straight from the put's copy, or bound block */
-        sbuf = js->from[0];
+        sbuf = zipped(dset_at(ch, k, 0)) ? js->z[0] : js->from[0];
     } else if (jn->nj[k] > 1 && js->lb[ch->me]) {
         if (js->pack_cap < js->lb[ch->me]) {
             char *nb = xfer_realloc_array(js->pack, js->lb[ch->me], 1);
@@ -269,9 +287,9 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
             js->pack_cap = js->lb[ch->me];
         }
         for (j = 0; j < jn->nj[k]; j++) {
-            const size_t b = block_bytes(ch, js, k, ch->me, j);
+            const size_t b = block_bytes(ch, js, k, ch->me, j, 1);
             if (b)
-                memcpy(js->pack + off, js->from[j], b);
+                memcpy(js->pack + off, zipped(dset_at(ch, k, j)) ? js->z[j] : js->from[j], b);
             off += b;
         }
         sbuf = js->pack;
@@ -289,8 +307,10 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
     }
     XFER_CHECK_GOTO(st, st, out);
     XFER_CHECK_GOTO(xfer_start(js->plan), st, out);
-    ch->stats.bytes_sent += js->lb[ch->me];
-    ch->stats.bytes_received += tot[ko];
+    ch->stats.bytes_sent += plan_bytes(ch, js, k, ch->me, 0);
+    ch->stats.wire_bytes_sent += js->lb[ch->me];
+    ch->stats.bytes_received += payload_in;
+    ch->stats.wire_bytes_received += tot[ko];
     *ok = 1;
 out:
     return st;
@@ -324,7 +344,7 @@ void xfer_ch_jplan_fetch(xfer_channel_t *ch, const xfer_rt_jslot_t *js, xfer_rt_
     for (r = 0; r < ch->nremote; r++) { /* each sending rank's blocks, where the plan put them */
         size_t at = (size_t) js->rd[r];
         for (e = 0; e < j; e++)
-            at += block_bytes(ch, js, k, r, e);
+            at += block_bytes(ch, js, k, r, e, 1);
         for (b = 0; b < xfer_ch_jnblk(ch, js->tab[k], k, r, j); b++) {
             uint64_t v;
             xfer_ch_jbox(ch, js, k, j, r, b, bs, bc);

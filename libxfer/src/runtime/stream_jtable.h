@@ -45,11 +45,17 @@ static inline int per_step(const xfer_rt_dset_t *d)
     return !d->dyn;
 }
 
+/* Is @p d compressed (stream_zip.c)? Its entry ends with its frames' bytes. */
+static inline int zipped(const xfer_rt_dset_t *d)
+{
+    return d->cfg->compression != XFER_COMPRESSION_NONE;
+}
+
 /* The words of @p d's entry: joined, its rows; variable, put, dims, start and count; per_step,
- * put, blocks and bytes. */
+ * put, blocks and bytes; compressed, then its frames' bytes. */
 static inline int entry_words(const xfer_rt_dset_t *d)
 {
-    return d->cfg->joined ? 1 : d->cfg->variable ? 1 + 3 * d->cfg->ndims : 3;
+    return (d->cfg->joined ? 1 : d->cfg->variable ? 1 + 3 * d->cfg->ndims : 3) + zipped(d);
 }
 
 /* Did side @p k's rank @p r put its dataset @p j in the step? */
@@ -64,6 +70,13 @@ static inline uint64_t rows_at(const xfer_channel_t *ch, const uint64_t *tab, in
 {
     const uint64_t n = *entry_at(ch, tab, k, r, j);
     return n == NOT_PUT ? 0 : n;
+}
+
+/* Side @p k's rank @p r's frames' bytes of its compressed dataset @p j (0: it put none). */
+static inline uint64_t zbytes_at(const xfer_channel_t *ch, const uint64_t *tab, int k, int r, int j)
+{
+    const xfer_rt_dset_t *d = dset_at(ch, k, j);
+    return put_by(ch, tab, k, r, j) ? entry_at(ch, tab, k, r, j)[entry_words(d) - 1] : 0;
 }
 
 /* Which of side @p k's datasets of changing shape @p d is (its index in jn->idx[k]). */
@@ -189,10 +202,30 @@ static inline void xfer_ch_jbox(const xfer_channel_t *ch, const xfer_rt_jslot_t 
     memcpy(bc, x + nd, (size_t) nd * sizeof(uint64_t));
 }
 
+/* stream_zip.c: compressed datasets (docs/runtime.md, "Compression") */
+xfer_status_t xfer_ch_zip_new(xfer_channel_t *ch);
+void xfer_ch_zip_free(xfer_channel_t *ch, xfer_rt_jslot_t *js);
+/* A sending rank's commit: its frames of each compressed dataset it put, from its blocks. */
+xfer_status_t xfer_ch_zip_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_jslot_t *js);
+/* Receiving, point to point: for each sending rank @p r in turn, room for its frames of dataset
+ * @p j when they come (@p hit: one of its blocks meets this rank's selection); then the room
+ * itself, rank r's frames at js->zin[j] + (*@p off)[r] up to (*@p off)[r + 1] (the receives are
+ * posted once the buffer no longer moves). */
+void xfer_ch_zip_room(xfer_channel_t *ch, xfer_rt_jslot_t *js, int j, int r, int hit);
+xfer_status_t xfer_ch_zip_reserve(xfer_channel_t *ch, xfer_rt_jslot_t *js, int j, size_t **off);
+/* Receiving, once the step's frames arrived (by the plan when @p by_plan): each decoded into
+ * this rank's selection. */
+xfer_status_t xfer_ch_zip_decode(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_jslot_t *js);
+/* Sending: the step's second phase ended on this rank (auto's link rate). */
+void xfer_ch_zip_sent(xfer_channel_t *ch, xfer_rt_jslot_t *js);
+
 /* stream_jplan.c */
 xfer_status_t xfer_ch_jplan_create(xfer_channel_t *ch);
 /* The step by the slot's plan when it carries it (*ok), receivers' boxes set to every row. */
 xfer_status_t xfer_ch_jplan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok);
+/* Where side @p k's rank @p r's bytes of its dataset @p j landed by the plan, and how many. */
+const char *xfer_ch_jplan_at(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int r,
+                             int j, size_t *bytes);
 /* Receiving: the box of dataset @p ds of the step the plan brought, into @p buf. */
 void xfer_ch_jplan_fetch(xfer_channel_t *ch, const xfer_rt_jslot_t *js, xfer_rt_dset_t *ds,
                          const uint64_t *start, const uint64_t *count, void *buf);

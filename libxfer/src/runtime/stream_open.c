@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../coll/coll.h"
+#include "../codec/codec.h"
 #include "../select/selector.h"
 #include "../topo/topo.h"
 #include "stream.h"
@@ -47,7 +48,10 @@ static void describe(const xfer_channel_t *ch, int i, char *buf, size_t len)
                                ch->x->cfg->components[d->from].name,
                                (unsigned) d->selection < 6 ? sel[d->selection] : "?");
     if (o < len && d->blocks == XFER_BLOCKS_PER_STEP) /* its blocks move as the step's own */
-        snprintf(buf + o, len - o, ", blocks per_step");
+        o += (size_t) snprintf(buf + o, len - o, ", blocks per_step");
+    if (o < len && d->compression != XFER_COMPRESSION_NONE)
+        snprintf(buf + o, len - o, ", compression %s tolerance %.17g",
+                 xfer_codec_name(d->compression), d->tolerance);
 }
 
 /* What one side sends the other at formation: a text table, compared line by line. */
