@@ -722,6 +722,21 @@ int main(int argc, char **argv)
         MCHECK(MPI_Reduce(&tr.migrated, &moves, 1, MPI_UINT64_T, MPI_SUM, 0, cart));
         MCHECK(MPI_Reduce(mine, held, 2, MPI_UINT64_T, MPI_MAX, 0, cart));
     }
+    { /* what the steps sent so far took on the wire, against their payload (every rank's) */
+        xfer_channel_stats_t cs;
+        uint64_t mine[3], all[3];
+        XCHECK(xfer_channel_stats(ch, &cs));
+        mine[0] = cs.steps_sent;
+        mine[1] = cs.bytes_sent;
+        mine[2] = cs.wire_bytes_sent;
+        MCHECK(MPI_Reduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, 0, cart));
+        if (gs_rank == 0 && all[1] > 0)
+            printf("gray-scott-sim: channel %s: %.2f MiB of payload in %" PRIu64
+                   " steps, %.2f MiB on the wire (%.3f of it; the steps sent before "
+                   "xfer_finalize)\n",
+                   o.channel, (double) all[1] / 1048576.0, mine[0], (double) all[2] / 1048576.0,
+                   (double) all[2] / (double) all[1]);
+    }
     t0 = MPI_Wtime();
     XCHECK(xfer_finalize(&x)); /* delivers what is still in flight */
     t_xfer += MPI_Wtime() - t0;

@@ -4,7 +4,8 @@
 # receives came as frames (its bytes on the wire differ from the payload's). Fixed, per_step,
 # joined, variable and record datasets; point to point (selections rows, columns, block, user)
 # and by the slot's allgatherv plan (every receiver takes all); several blocks per rank, bound
-# buffers, full duplex, policy latest. Included by runtime/tests.cmake.
+# buffers, full duplex, policy latest. Included by runtime/tests.cmake (after channels.cmake:
+# rt_channels writes the workflows).
 if(NOT TARGET xfer-synth)
   return()
 endif()
@@ -17,17 +18,6 @@ foreach(c lz4 zstd zfp)
   endif()
 endforeach()
 
-# rt_zip(<name> <p> <q> <channel lines>): components a (p ranks) and b (q ranks), in
-# zip-<name>-p<p>q<q>.yaml
-function(rt_zip name p q channels)
-  file(WRITE ${RT_DIR}/zip-${name}-p${p}q${q}.yaml "workflow: rt_zip
-control: {timeout_ms: 60000}
-components:
-  - {name: a, nprocs: ${p}, cmd: [xfer-synth]}
-  - {name: b, nprocs: ${q}, cmd: [xfer-synth]}
-channels:
-${channels}")
-endfunction()
 
 # point to point: each receiving rank gets the frames of the sending ranks whose blocks meet its
 # selection, and decodes the part it holds
@@ -44,8 +34,8 @@ set(zip_p2p
       - {name: r, type: {id: int64, x: float32}, dims: [joined], selection: rows, compression: zstd}
       - {name: u, type: uint16, dims: [variable, 6], selection: user, compression: auto}
 ")
-rt_zip(p2p 3 2 "${zip_p2p}")
-rt_zip(p2p 2 3 "${zip_p2p}")
+rt_channels(${RT_DIR}/zip-p2p-p3q2.yaml 3 2 "${zip_p2p}")
+rt_channels(${RT_DIR}/zip-p2p-p2q3.yaml 2 3 "${zip_p2p}")
 foreach(seed 11 12)
   rt_mpmd(cmd ${RT_DIR}/zip-p2p-p3q2.yaml NP 3 2 ARGS --steps 8 --seed ${seed} --orders random --quiet)
   rt_test(mpmd.zip.p2p.p3q2.seed${seed} COMMAND ${cmd} TIMEOUT 120)
@@ -64,8 +54,8 @@ set(zip_plan
       - {name: v, type: uint16, dims: [variable], compression: zstd}
       - {name: r, type: {a: int8, b: float64}, dims: [variable, 2], compression: auto}
 ")
-rt_zip(plan 2 3 "${zip_plan}")
-rt_zip(plan 3 1 "${zip_plan}")
+rt_channels(${RT_DIR}/zip-plan-p2q3.yaml 2 3 "${zip_plan}")
+rt_channels(${RT_DIR}/zip-plan-p3q1.yaml 3 1 "${zip_plan}")
 rt_mpmd(cmd ${RT_DIR}/zip-plan-p2q3.yaml NP 2 3 ARGS --steps 8 --seed 21 --orders random --quiet)
 rt_test(mpmd.zip.plan.p2q3 COMMAND ${cmd} TIMEOUT 120)
 rt_mpmd(cmd ${RT_DIR}/zip-plan-p3q1.yaml NP 3 1 ARGS --steps 8 --seed 22 --quiet)
@@ -82,7 +72,7 @@ set(zip_full
       - {name: p, type: int64, dims: [10, 10], selection: block, blocks: per_step, compression: lz4}
       - {name: w, type: float32, dims: [8, 9], from: b, selection: columns, compression: zfp, tolerance: 0.5}
 ")
-rt_zip(full 2 2 "${zip_full}")
+rt_channels(${RT_DIR}/zip-full-p2q2.yaml 2 2 "${zip_full}")
 rt_mpmd(cmd ${RT_DIR}/zip-full-p2q2.yaml NP 2 2 ARGS --steps 6 --blocks 2x2 --quiet)
 rt_test(mpmd.zip.full_blocks.p2q2 COMMAND ${cmd} TIMEOUT 120)
 rt_mpmd(cmd ${RT_DIR}/zip-full-p2q2.yaml NP 2 2 ARGS --steps 6 --bind --quiet)
@@ -100,7 +90,7 @@ set(zip_latest
       - {name: f, type: float64, dims: [20, 20], selection: rows, compression: auto}
       - {name: j, type: int32, dims: [joined, 4], compression: lz4}
 ")
-rt_zip(latest 2 3 "${zip_latest}")
+rt_channels(${RT_DIR}/zip-latest-p2q3.yaml 2 3 "${zip_latest}")
 rt_mpmd(cmd ${RT_DIR}/zip-latest-p2q3.yaml NP 2 3 ARGS --steps 16 --seed 31
         ARGS1 --steps 16 --seed 31 --recv-ms 20 --quiet)
 rt_test(mpmd.zip.latest.p2q3 COMMAND ${cmd} TIMEOUT 120)

@@ -105,19 +105,24 @@ static size_t zfp_bound(const xfer_codec_block_t *b)
     return n;
 }
 
-static xfer_status_t zfp_encode(const xfer_codec_block_t *b, const void *src, void *dst, size_t cap,
-                                size_t *out)
+/* zfp over the block's field at @p data and the stream of @p cap bytes at @p buf: compress into
+ * the stream (*@p out its bytes) or, with @p decode, decompress from it. */
+static xfer_status_t zfp_code(const xfer_codec_block_t *b, void *data, void *buf, size_t cap,
+                              int decode, size_t *out)
 {
     bitstream *bs = NULL;
-    zfp_field *f = zfp_field_of(b, (void *) src);
-    zfp_stream *z = f ? zfp_open(b, dst, cap, &bs) : NULL;
+    zfp_field *f = zfp_field_of(b, data);
+    zfp_stream *z = f ? zfp_open(b, buf, cap, &bs) : NULL;
     xfer_status_t st = XFER_SUCCESS;
     if (!f || !z) {
         st = XFER_ERR(XFER_ERR_NO_MEMORY, "zfp: a stream of %zu bytes", cap);
         goto out;
     }
-    if (!(*out = zfp_compress(z, f)))
-        st = XFER_ERR(XFER_ERR_INTERNAL, "zfp_compress failed on a block of %zu bytes", b->bytes);
+    if (!(*out = decode ? zfp_decompress(z, f) : zfp_compress(z, f)))
+        st = decode
+                 ? XFER_ERR(XFER_ERR_PROTOCOL, "zfp_decompress failed on a frame of %zu bytes", cap)
+                 : XFER_ERR(XFER_ERR_INTERNAL, "zfp_compress failed on a block of %zu bytes",
+                            b->bytes);
 out:
     if (z)
         zfp_stream_close(z);
@@ -128,8 +133,6 @@ out:
     return st;
 }
 
-static xfer_status_t zfp_decode(const xfer_codec_block_t *b, const void *src, size_t n, void *dst);
-
 /* zfp's fixed accuracy holds as far as its block transform's precision reaches (30 bits of a
  * float32 block's largest exponent, 62 of a float64's): a tolerance finer than that, next to
  * values large enough, is missed. Decoded here and compared, every element: *@p ok says whether
@@ -138,12 +141,13 @@ static xfer_status_t zfp_verify(const xfer_codec_block_t *b, const void *src, co
                                 size_t n, int *ok)
 {
     void *back = xfer_malloc(b->bytes);
+    size_t used;
     size_t i, k = b->bytes / (b->type == XFER_TYPE_FLOAT32 ? 4 : 8);
     xfer_status_t st;
     *ok = 0;
     if (!back)
         return XFER_ERR(XFER_ERR_NO_MEMORY, "zfp: %zu bytes to check a frame", b->bytes);
-    if ((st = zfp_decode(b, body, n, back)) != XFER_SUCCESS)
+    if ((st = zfp_code(b, back, (void *) body, n, 1, &used)) != XFER_SUCCESS)
         goto out;
     if (b->type == XFER_TYPE_FLOAT32) {
         const float *x = src, *y = back;
@@ -160,27 +164,6 @@ out:
     return st;
 }
 
-static xfer_status_t zfp_decode(const xfer_codec_block_t *b, const void *src, size_t n, void *dst)
-{
-    bitstream *bs = NULL;
-    zfp_field *f = zfp_field_of(b, dst);
-    zfp_stream *z = f ? zfp_open(b, (void *) src, n, &bs) : NULL;
-    xfer_status_t st = XFER_SUCCESS;
-    if (!f || !z) {
-        st = XFER_ERR(XFER_ERR_NO_MEMORY, "zfp: a stream of %zu bytes", n);
-        goto out;
-    }
-    if (!zfp_decompress(z, f))
-        st = XFER_ERR(XFER_ERR_PROTOCOL, "zfp_decompress failed on a frame of %zu bytes", n);
-out:
-    if (z)
-        zfp_stream_close(z);
-    if (bs)
-        stream_close(bs);
-    if (f)
-        zfp_field_free(f);
-    return st;
-}
 #endif /* XFER_HAVE_ZFP */
 
 /* ---- lz4 (its frame format: any size) ------------------------------------------------------- */
@@ -294,7 +277,7 @@ xfer_status_t xfer_codec_encode(xfer_compression_t c, const xfer_codec_block_t *
             n = SIZE_MAX; /* zfp bounds finite values only: the block goes raw */
             break;
         }
-        if ((st = zfp_encode(b, src, body, room, &n)) != XFER_SUCCESS)
+        if ((st = zfp_code(b, (void *) src, body, room, 0, &n)) != XFER_SUCCESS)
             return st;
         if (n < b->bytes) {
             int ok;
@@ -414,8 +397,9 @@ xfer_status_t xfer_codec_decode(const xfer_codec_block_t *b, const void *frame, 
                             xfer_type_name(b->type));
         {
             xfer_codec_block_t z = *b;
+            size_t used;
             z.tolerance = h.tolerance;
-            return zfp_decode(&z, body, n, dst);
+            return zfp_code(&z, dst, (void *) body, n, 1, &used);
         }
 #endif
     default:
