@@ -248,6 +248,7 @@ static void parse_options(int argc, char **argv)
         O_BAD_BLOCKS,
         O_BAD_STEP,
         O_RECV_MS,
+        O_EXPECT_FRAMES,
         O_VERSION
     };
     static const struct option longopts[] = {{"steps", required_argument, NULL, O_STEPS},
@@ -280,6 +281,7 @@ static void parse_options(int argc, char **argv)
                                              {"fault-rank", required_argument, NULL, O_FAULT_RANK},
                                              {"report-time", no_argument, NULL, O_REPORT_TIME},
                                              {"no-empty-steps", no_argument, NULL, O_NO_EMPTY},
+                                             {"expect-frames", no_argument, NULL, O_EXPECT_FRAMES},
                                              {"blocks", required_argument, NULL, O_BLOCKS},
                                              {"move", no_argument, NULL, O_MOVE},
                                              {"bad-blocks", required_argument, NULL, O_BAD_BLOCKS},
@@ -307,7 +309,7 @@ static void parse_options(int argc, char **argv)
                    "                  [--stop-after K] [--report] [--no-empty-steps]\n"
                    "                  [--fault kill|stop:RANK:STEP:begin|commit|end]\n"
                    "                  [--blocks KxL] [--move] [--bad-blocks hole|overlap|mismatch\n"
-                   "                  [--bad-step S]]\n"
+                   "                  [--bad-step S]] [--expect-frames]\n"
                    "                  [-h|--help] [--version]\n"
                    "A synthetic workflow component: it plays its part of every channel of the\n"
                    "workflow file with a checkable pattern (tools/xfer-synth.c).\n");
@@ -416,6 +418,9 @@ static void parse_options(int argc, char **argv)
             break;
         case O_NO_EMPTY:
             o.no_empty_steps = 1;
+            break;
+        case O_EXPECT_FRAMES:
+            o.expect_frames = 1;
             break;
         case O_BLOCKS: {
             int n = 0;

@@ -8,6 +8,12 @@ if(NOT TARGET xfer-run OR NOT TARGET xferd)
   return()
 endif()
 find_package(Python3 COMPONENTS Interpreter)
+get_property(chaos_codecs GLOBAL PROPERTY XFER_CODEC_DEFS)
+list(LENGTH chaos_codecs chaos_ncodecs)
+set(XFER_CODEC_DEFS_ALL OFF)
+if(chaos_ncodecs EQUAL 3) # lz4, zstd and zfp
+  set(XFER_CODEC_DEFS_ALL ON)
+endif()
 if(NOT Python3_Interpreter_FOUND)
   message(STATUS "runtime: the chaos batch needs python3; skipped")
   return()
@@ -27,6 +33,18 @@ add_test(NAME ${P}.chaos.flows
                  --bindir ${CMAKE_BINARY_DIR}/tools)
 set_tests_properties(${P}.chaos.flows PROPERTIES TIMEOUT 600 LABELS "mpi;chaos"
                      RUN_SERIAL TRUE ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+# Seeds with every dataset's compression drawn (xfer-chaos --compress mix: none, lz4, zstd, auto,
+# zfp for float types, on workflows of every shape, fault and launch; docs/runtime.md,
+# "Compression"): the oracle as for the batch, xfer-synth checking zfp's elements within the
+# tolerance and that compressed datasets came as frames.
+if(XFER_CODEC_DEFS_ALL)
+  add_test(NAME ${P}.chaos.compress
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_BINARY_DIR}/tools/xfer-chaos
+                   --batch ${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos-zip-seeds.txt --flows mix
+                   --compress mix --bindir ${CMAKE_BINARY_DIR}/tools)
+  set_tests_properties(${P}.chaos.compress PROPERTIES TIMEOUT 600 LABELS "mpi;chaos"
+                       RUN_SERIAL TRUE ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+endif()
 # The oracle itself, on made-up runs (no MPI): a good run passes; a missing step, wrong data,
 # a hang, a crash, a missing result, a message that does not name the failed component and a
 # committed step lost after a kill are each caught.

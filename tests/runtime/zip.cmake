@@ -37,10 +37,10 @@ set(zip_p2p
 rt_channels(${RT_DIR}/zip-p2p-p3q2.yaml 3 2 "${zip_p2p}")
 rt_channels(${RT_DIR}/zip-p2p-p2q3.yaml 2 3 "${zip_p2p}")
 foreach(seed 11 12)
-  rt_mpmd(cmd ${RT_DIR}/zip-p2p-p3q2.yaml NP 3 2 ARGS --steps 8 --seed ${seed} --orders random --quiet)
+  rt_mpmd(cmd ${RT_DIR}/zip-p2p-p3q2.yaml NP 3 2 ARGS --expect-frames --steps 8 --seed ${seed} --orders random --quiet)
   rt_test(mpmd.zip.p2p.p3q2.seed${seed} COMMAND ${cmd} TIMEOUT 120)
 endforeach()
-rt_mpmd(cmd ${RT_DIR}/zip-p2p-p2q3.yaml NP 2 3 ARGS --steps 6 --seed 13 --decomp uneven --quiet)
+rt_mpmd(cmd ${RT_DIR}/zip-p2p-p2q3.yaml NP 2 3 ARGS --expect-frames --steps 6 --seed 13 --decomp uneven --quiet)
 rt_test(mpmd.zip.p2p.p2q3 COMMAND ${cmd} TIMEOUT 120)
 
 # every receiving rank takes all: the frames ride the slot's allgatherv plan, recounted every step
@@ -56,9 +56,9 @@ set(zip_plan
 ")
 rt_channels(${RT_DIR}/zip-plan-p2q3.yaml 2 3 "${zip_plan}")
 rt_channels(${RT_DIR}/zip-plan-p3q1.yaml 3 1 "${zip_plan}")
-rt_mpmd(cmd ${RT_DIR}/zip-plan-p2q3.yaml NP 2 3 ARGS --steps 8 --seed 21 --orders random --quiet)
+rt_mpmd(cmd ${RT_DIR}/zip-plan-p2q3.yaml NP 2 3 ARGS --expect-frames --steps 8 --seed 21 --orders random --quiet)
 rt_test(mpmd.zip.plan.p2q3 COMMAND ${cmd} TIMEOUT 120)
-rt_mpmd(cmd ${RT_DIR}/zip-plan-p3q1.yaml NP 3 1 ARGS --steps 8 --seed 22 --quiet)
+rt_mpmd(cmd ${RT_DIR}/zip-plan-p3q1.yaml NP 3 1 ARGS --expect-frames --steps 8 --seed 22 --quiet)
 rt_test(mpmd.zip.plan.p3q1 COMMAND ${cmd} TIMEOUT 120)
 
 # several blocks per rank (fixed and per_step), both ways at once, and bound buffers
@@ -73,11 +73,11 @@ set(zip_full
       - {name: w, type: float32, dims: [8, 9], from: b, selection: columns, compression: zfp, tolerance: 0.5}
 ")
 rt_channels(${RT_DIR}/zip-full-p2q2.yaml 2 2 "${zip_full}")
-rt_mpmd(cmd ${RT_DIR}/zip-full-p2q2.yaml NP 2 2 ARGS --steps 6 --blocks 2x2 --quiet)
+rt_mpmd(cmd ${RT_DIR}/zip-full-p2q2.yaml NP 2 2 ARGS --expect-frames --steps 6 --blocks 2x2 --quiet)
 rt_test(mpmd.zip.full_blocks.p2q2 COMMAND ${cmd} TIMEOUT 120)
-rt_mpmd(cmd ${RT_DIR}/zip-full-p2q2.yaml NP 2 2 ARGS --steps 6 --bind --quiet)
+rt_mpmd(cmd ${RT_DIR}/zip-full-p2q2.yaml NP 2 2 ARGS --expect-frames --steps 6 --bind --quiet)
 rt_test(mpmd.zip.full_bind.p2q2 COMMAND ${cmd} TIMEOUT 120)
-rt_mpmd(cmd ${RT_DIR}/zip-plan-p2q3.yaml NP 2 3 ARGS --steps 6 --seed 23 --bind --quiet)
+rt_mpmd(cmd ${RT_DIR}/zip-plan-p2q3.yaml NP 2 3 ARGS --expect-frames --steps 6 --seed 23 --bind --quiet)
 rt_test(mpmd.zip.plan_bind.p2q3 COMMAND ${cmd} TIMEOUT 120)
 
 # a reader slower than its sender under policy latest: steps dropped, each one read whole
@@ -91,6 +91,6 @@ set(zip_latest
       - {name: j, type: int32, dims: [joined, 4], compression: lz4}
 ")
 rt_channels(${RT_DIR}/zip-latest-p2q3.yaml 2 3 "${zip_latest}")
-rt_mpmd(cmd ${RT_DIR}/zip-latest-p2q3.yaml NP 2 3 ARGS --steps 16 --seed 31
-        ARGS1 --steps 16 --seed 31 --recv-ms 20 --quiet)
+rt_mpmd(cmd ${RT_DIR}/zip-latest-p2q3.yaml NP 2 3 ARGS --expect-frames --steps 16 --seed 31
+        ARGS1 --expect-frames --steps 16 --seed 31 --recv-ms 20 --quiet)
 rt_test(mpmd.zip.latest.p2q3 COMMAND ${cmd} TIMEOUT 120)

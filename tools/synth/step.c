@@ -284,6 +284,8 @@ void synth_check_data(int i, int j, uint64_t s, const char *what, const uint64_t
     uint64_t e = 0;
     char at[256], shape[256], fld[128] = "";
     int f;
+    if (n && d->compression != XFER_COMPRESSION_NONE && d->compression != XFER_COMPRESSION_AUTO)
+        chs[i].zgot = 1;
     if (synth_same(d, got, want, n, &e, &f))
         return;
     coords(d->ndims, start, count, e, at, sizeof(at));

@@ -58,6 +58,7 @@ typedef struct opts {
     int report;             /* a line per completed step and channel */
     int no_empty_steps; /* joined datasets: a step of no rows gets one (a runtime without them) */
     int recv_ms;        /* each step received on a channel "analyses" this long after its gets */
+    int expect_frames;  /* compressed datasets received on the stream came as frames (flow.c) */
 } opts_t;
 
 /* How a channel ended for this rank (the results' end=). */
@@ -80,6 +81,7 @@ typedef struct chan {
     uint64_t q;              /* receiving side: the sender's number of the step being read */
     int64_t first_q, last_q; /* the first and last steps received (-1: none yet) */
     int saw_end;             /* receiving side: the end of the stream came */
+    int zgot; /* elements of a dataset compressed by lz4, zstd or zfp came (flow.c checks) */
 } chan_t;
 
 /* The run's state (tools/xfer-synth.c) */
