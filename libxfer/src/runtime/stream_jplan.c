@@ -60,7 +60,7 @@ static xfer_status_t slot_plan(xfer_channel_t *ch, xfer_rt_jslot_t *js, const ch
         js->rc[r] = (int) predicted(ch, 1 - ch->side);
         js->rd[r + 1] = js->rd[r] + js->rc[r];
     }
-    xfer_ch_plan_opts(ch, &o);
+    XFER_CHECK_GOTO(xfer_ch_plan_opts(ch, &o), st, out);
     if (!staged)
         o.hier_auto = XFER_HIER_AUTO_NEVER;
     if (algo)

@@ -164,5 +164,17 @@ xfer_status_t xfer_ch_plan_opts(const xfer_channel_t *ch, xfer_coll_opts_t *o)
     /* Every plan progresses in xfer_test and our own waits bound them by the peer's liveness:
      * a collective started early must not expire while the peer legitimately computes. */
     o->timeout_ms = XFER_TIMEOUT_NONE;
+    /* A reader the sender outlives (on_reader_loss: continue or spill, both sides alike) leaves
+     * the channel's communicators to MPI_Finalize, which Open MPI disconnects from the dead job
+     * one by one: the learning's own (its agreement's and its other candidates' plans, whose
+     * ranks never spoke to the reader) hung it there. Such channels' plans follow the model. */
+    {
+        xfer_channel_flow_t f;
+        xfer_status_t st = xfer_config_channel_flow(ch->x->cfg, ch->index, &f);
+        if (st != XFER_SUCCESS)
+            return st;
+        if (f.on_reader_loss != XFER_LOSS_FAIL)
+            o->learn = XFER_COLL_LEARN_OFF;
+    }
     return XFER_SUCCESS;
 }

@@ -235,7 +235,7 @@ static xfer_status_t reference_plans(xfer_channel_t *ch)
     for (i = 0; i < ch->nslots; i++) {
         xfer_coll_opts_t o;
         xfer_call_t c;
-        xfer_ch_plan_opts(ch, &o);
+        XFER_CHECK_GOTO(xfer_ch_plan_opts(ch, &o), st, out);
         memset(&c, 0, sizeof(c));
         c.kind = XFER_CALL_ALLGATHERV;
         c.sbuf = dummy;
