@@ -203,8 +203,7 @@ void synth_flow_check_counts(void)
          * stream came as frames, whose headers make the bytes on the wire differ from the
          * payload's (unless a codec saved exactly the headers' bytes: datasets of some size) */
         if (o.expect_frames && c->zgot && cs.wire_bytes_received == cs.bytes_received &&
-            (tr ? strcmp(tr, "stream") == 0
-                : cfg->channels[i].transport == XFER_TRANSPORT_STREAM))
+            (tr ? strcmp(tr, "stream") == 0 : cfg->channels[i].transport == XFER_TRANSPORT_STREAM))
             FAIL("channel %s: %" PRIu64 " bytes received, as many on the wire: its compressed "
                  "datasets came uncompressed",
                  cn, cs.bytes_received);
