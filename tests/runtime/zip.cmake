@@ -94,3 +94,19 @@ rt_channels(${RT_DIR}/zip-latest-p2q3.yaml 2 3 "${zip_latest}")
 rt_mpmd(cmd ${RT_DIR}/zip-latest-p2q3.yaml NP 2 3 ARGS --expect-frames --steps 16 --seed 31
         ARGS1 --expect-frames --steps 16 --seed 31 --recv-ms 20 --quiet)
 rt_test(mpmd.zip.latest.p2q3 COMMAND ${cmd} TIMEOUT 120)
+
+# auto with the link taken to be slow (XFER_COMPRESSION_LINK, bytes per second): ranks whose
+# blocks compress send frames, ranks with blocks under 4 KiB send them raw, in the same step
+set(zip_auto
+"  - name: c
+    from: a
+    to: b
+    datasets:
+      - {name: f, type: float64, dims: [64, 40], selection: rows, compression: auto}
+      - {name: g, type: int32, dims: [48, 30], compression: auto}
+      - {name: j, type: float64, dims: [joined, 40], selection: rows, compression: auto}
+")
+rt_channels(${RT_DIR}/zip-auto-p3q2.yaml 3 2 "${zip_auto}")
+rt_mpmd(cmd ${RT_DIR}/zip-auto-p3q2.yaml NP 3 2 ARGS --steps 8 --seed 41 --decomp uneven --quiet
+        ENV XFER_COMPRESSION_LINK=1000000)
+rt_test(mpmd.zip.auto_mixed.p3q2 COMMAND ${cmd} TIMEOUT 120)

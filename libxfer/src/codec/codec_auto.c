@@ -2,6 +2,7 @@
 /* `compression: auto` (codec_auto.h): trials, the link rate, the choice. */
 #include "codec_auto.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/core.h"
@@ -137,6 +138,25 @@ void xfer_codec_auto_seen(xfer_codec_auto_t *a, xfer_compression_t c, size_t raw
 
 void xfer_codec_auto_link(xfer_codec_auto_t *a, double bytes, double seconds)
 {
-    if (bytes > 0.0 && seconds > 0.0)
+    if (bytes > 0.0 && seconds > 0.0 && !a->fixed_link)
         a->link = blend(a->link, bytes / seconds);
+}
+
+void xfer_codec_auto_init_env(xfer_codec_auto_t *a)
+{
+    const char *s = xfer_env_str("XFER_COMPRESSION_LINK");
+    char *end;
+    double v;
+    xfer_codec_auto_init(a);
+    if (!s || !*s)
+        return;
+    v = strtod(s, &end);
+    if (*end || !(v > 0.0)) {
+        xfer_log(XFER_LOG_WARN, "XFER_COMPRESSION_LINK=%s: expected bytes per second (> 0); the "
+                 "link is measured",
+                 s);
+        return;
+    }
+    a->link = v;
+    a->fixed_link = 1;
 }

@@ -5,8 +5,8 @@
  *
  * A trial compresses and decompresses samples of the rank's block with lz4 and with zstd and
  * times them: each codec's ratio (frame bytes over raw) and its speeds on this data, on this
- * machine. The transport reports each step's measured link rate L (the bytes the step's frames
- * took across, over the time the step took to cross). Per raw byte, sending raw costs 1 / L;
+ * machine. The transport reports each step's measured link rate L (this rank's frames' bytes
+ * over the time the step took to cross from it). Per raw byte, sending raw costs 1 / L;
  * sending by a codec costs 1 / (compression speed) + ratio / L + 1 / (decompression speed).
  * The cheapest wins; a codec takes over from another choice only when it is cheaper by
  * XFER_ZAUTO_MARGIN, and raw takes over from a codec as soon as the codec costs more.
@@ -22,7 +22,7 @@
 
 #include "codec.h"
 
-#define XFER_ZAUTO_MARGIN      0.9        /* a new choice costs at most this much of the old */
+#define XFER_ZAUTO_MARGIN      0.95       /* a new choice costs at most this much of the old */
 #define XFER_ZAUTO_TRIAL_EVERY 16         /* steps between trials */
 #define XFER_ZAUTO_DRIFT       1.25       /* ratio grown or shrunk by this factor: a trial */
 #define XFER_ZAUTO_MIN_BYTES   4096       /* smaller blocks go raw */
@@ -38,10 +38,15 @@ typedef struct xfer_codec_auto {
     double trial_ratio; /* the chosen codec's ratio at the last trial */
     uint64_t steps;     /* steps decided */
     uint64_t last_trial;
-    int drifted; /* the ratio moved: a trial at the next step */
+    int drifted;    /* the ratio moved: a trial at the next step */
+    int fixed_link; /* XFER_COMPRESSION_LINK gave the link: nothing measured replaces it */
 } xfer_codec_auto_t;
 
 void xfer_codec_auto_init(xfer_codec_auto_t *a);
+
+/* The same, with the link taken from XFER_COMPRESSION_LINK (bytes per second) when it is set:
+ * the rate the choice assumes instead of the one it measures (a known link, or tests). */
+void xfer_codec_auto_init_env(xfer_codec_auto_t *a);
 
 /* The codec of this step's block @p b (contents @p src): a trial first when one is due. */
 xfer_status_t xfer_codec_auto_choose(xfer_codec_auto_t *a, const xfer_codec_block_t *b,

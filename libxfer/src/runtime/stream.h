@@ -128,6 +128,7 @@ typedef struct xfer_rt_jslot {
      * zoff[j * (nremote + 1) + r] of zin[j]), a block decoded, and whether frames wait */
     char **z;
     size_t *zcap, *zlen, *zraw_len;
+    int *zskip; /* auto sent this rank's blocks raw in the step (no frames: stream_jtable.h) */
     char **zin;
     size_t *zin_cap, *zoff;
     char *zraw;

@@ -296,8 +296,8 @@ static void fill_mine(xfer_channel_t *ch, const xfer_rt_slot_t *sl, xfer_rt_jslo
         const xfer_rt_dset_t *d = dset_at(ch, k, j);
         const int nd = d->cfg->ndims, put = sl->mask >> d->bit & 1u;
         uint64_t *x = js->mine + jn->woff[k][j];
-        if (zipped(d)) /* its frames' bytes (xfer_ch_zip_commit) */
-            x[entry_words(d) - 1] = put ? js->zlen[j] : 0;
+        if (zipped(d)) /* its frames' bytes (xfer_ch_zip_commit), or raw */
+            x[entry_words(d) - 1] = !put ? 0 : js->zskip[j] ? ZRAW : js->zlen[j];
         if (d->cfg->joined) {
             x[0] = put ? d->count[0] : NOT_PUT;
             continue;
@@ -548,7 +548,8 @@ static xfer_status_t post_sends(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Com
         uint64_t rs[XFER_MAX_DIMS], rcnt[XFER_MAX_DIMS], is[XFER_MAX_DIMS], ic[XFER_MAX_DIMS];
         size_t off = 0;
         xfer_ch_jdims(ch, js, k, j, dims);
-        if (zipped(d)) { /* its frames, whole, to every receiving rank one of its blocks meets */
+        if (zipped(d) && !js->zskip[j]) { /* its frames, whole, to every receiving rank one of
+                                              its blocks meets (raw: as any dataset, below) */
             for (r = 0; r < nrecv && js->zlen[j]; r++) {
                 int hit = 0;
                 box_of(d, r, nrecv, dims, rs, rcnt);
@@ -619,10 +620,16 @@ static xfer_status_t post_recvs(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Com
         if (zipped(d)) { /* each sending rank's frames, whole, when one of its blocks meets */
             size_t *off;
             for (r = 0; r < nsend; r++) {
+                const int raw = zraw_at(ch, js->tab[k], k, r, j);
                 int hit = 0;
                 for (b = 0; bytes && b < xfer_ch_jnblk(ch, js->tab[k], k, r, j) && !hit; b++) {
                     xfer_ch_jbox(ch, js, k, j, r, b, ms, mc);
                     hit = xfer_ch_volume(nd, mc) && meet(nd, ms, mc, bs, bc, is, ic);
+                    if (hit && raw) /* this step's blocks of that rank as they are */
+                        XFER_CHECK_GOTO(
+                            post(ch, js, d, 0, js->land[j], bs, bc, is, ic, r, jn->idx[k][j], comm),
+                            st, out);
+                    hit &= !raw;
                 }
                 xfer_ch_zip_room(ch, js, j, r, hit);
             }

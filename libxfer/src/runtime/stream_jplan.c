@@ -202,7 +202,7 @@ static size_t block_bytes(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, i
     const xfer_rt_dset_t *d = dset_at(ch, k, j);
     uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS];
     size_t b;
-    if (wire && zipped(d))
+    if (wire && zipped(d) && !zraw_at(ch, js->tab[k], k, r, j))
         return (size_t) zbytes_at(ch, js->tab[k], k, r, j);
     if (per_step(d)) {
         const uint64_t *x = entry_at(ch, js->tab[k], k, r, j);
@@ -276,7 +276,7 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
     if (!js->rland)
         js->rland = js->rbuf;
     if (jn->nj[k] == 1 && js->lb[ch->me]) { /* sent straight from the put's copy, or bound block */
-        sbuf = zipped(dset_at(ch, k, 0)) ? js->z[0] : js->from[0];
+        sbuf = zipped(dset_at(ch, k, 0)) && !js->zskip[0] ? js->z[0] : js->from[0];
     } else if (jn->nj[k] > 1 && js->lb[ch->me]) {
         if (js->pack_cap < js->lb[ch->me]) {
             char *nb = xfer_realloc_array(js->pack, js->lb[ch->me], 1);
@@ -289,7 +289,8 @@ static xfer_status_t plan_step(xfer_channel_t *ch, xfer_rt_jslot_t *js, int *ok)
         for (j = 0; j < jn->nj[k]; j++) {
             const size_t b = block_bytes(ch, js, k, ch->me, j, 1);
             if (b)
-                memcpy(js->pack + off, zipped(dset_at(ch, k, j)) ? js->z[j] : js->from[j], b);
+                memcpy(js->pack + off,
+                       zipped(dset_at(ch, k, j)) && !js->zskip[j] ? js->z[j] : js->from[j], b);
             off += b;
         }
         sbuf = js->pack;

@@ -72,11 +72,25 @@ static inline uint64_t rows_at(const xfer_channel_t *ch, const uint64_t *tab, in
     return n == NOT_PUT ? 0 : n;
 }
 
-/* Side @p k's rank @p r's frames' bytes of its compressed dataset @p j (0: it put none). */
+/* A compressed dataset's entry ends with its frames' bytes, or ZRAW: `auto` sent the rank's blocks
+ * of the step as they are, as an uncompressed dataset's (no frame, no copy). */
+#define ZRAW UINT64_MAX
+
+/* Did side @p k's rank @p r send its blocks of its compressed dataset @p j raw in the step? */
+static inline int zraw_at(const xfer_channel_t *ch, const uint64_t *tab, int k, int r, int j)
+{
+    const xfer_rt_dset_t *d = dset_at(ch, k, j);
+    return put_by(ch, tab, k, r, j) && entry_at(ch, tab, k, r, j)[entry_words(d) - 1] == ZRAW;
+}
+
+/* Side @p k's rank @p r's frames' bytes of its compressed dataset @p j (0: it put none, or sent
+ * it raw). */
 static inline uint64_t zbytes_at(const xfer_channel_t *ch, const uint64_t *tab, int k, int r, int j)
 {
     const xfer_rt_dset_t *d = dset_at(ch, k, j);
-    return put_by(ch, tab, k, r, j) ? entry_at(ch, tab, k, r, j)[entry_words(d) - 1] : 0;
+    const uint64_t n =
+        put_by(ch, tab, k, r, j) ? entry_at(ch, tab, k, r, j)[entry_words(d) - 1] : 0;
+    return n == ZRAW ? 0 : n;
 }
 
 /* Which of side @p k's datasets of changing shape @p d is (its index in jn->idx[k]). */

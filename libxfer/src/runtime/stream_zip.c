@@ -32,14 +32,15 @@ xfer_status_t xfer_ch_zip_new(xfer_channel_t *ch)
         if (!(jn->za = xfer_calloc((size_t) jn->nj[k], sizeof(*jn->za))))
             goto oom;
         for (j = 0; j < jn->nj[k]; j++)
-            xfer_codec_auto_init(&jn->za[j]);
+            xfer_codec_auto_init_env(&jn->za[j]);
     }
     for (s = 0; s < ch->nslots; s++) {
         xfer_rt_jslot_t *js = &jn->js[s];
         if (jn->zipped[k] && (!(js->z = xfer_calloc((size_t) jn->nj[k], sizeof(char *))) ||
                               !(js->zcap = xfer_calloc((size_t) jn->nj[k], sizeof(size_t))) ||
                               !(js->zlen = xfer_calloc((size_t) jn->nj[k], sizeof(size_t))) ||
-                              !(js->zraw_len = xfer_calloc((size_t) jn->nj[k], sizeof(size_t)))))
+                              !(js->zraw_len = xfer_calloc((size_t) jn->nj[k], sizeof(size_t))) ||
+                              !(js->zskip = xfer_calloc((size_t) jn->nj[k], sizeof(int)))))
             goto oom;
         if (jn->zipped[ko] &&
             (!(js->zin = xfer_calloc((size_t) jn->nj[ko], sizeof(char *))) ||
@@ -64,6 +65,7 @@ void xfer_ch_zip_free(xfer_channel_t *ch, xfer_rt_jslot_t *js)
     xfer_free(js->zcap);
     xfer_free(js->zlen);
     xfer_free(js->zraw_len);
+    xfer_free(js->zskip);
     xfer_free(js->zin);
     xfer_free(js->zin_cap);
     xfer_free(js->zoff);
@@ -127,7 +129,18 @@ static xfer_status_t zip_one(xfer_channel_t *ch, xfer_rt_jslot_t *js, int j)
         blk.bytes = (size_t) xfer_ch_volume(nd, bc) * d->esize;
         if (b == 0 && c == XFER_COMPRESSION_AUTO) /* the step's choice, from its first block */
             XFER_CHECK_GOTO(xfer_codec_auto_choose(&jn->za[j], &blk, src, &c), st, out);
+        if (c == XFER_COMPRESSION_NONE) /* auto: raw, no frames (stream_jtable.h, ZRAW) */
+            break;
         need += PAD8(xfer_codec_bound(c, &blk));
+    }
+    if (c == XFER_COMPRESSION_NONE) {
+        for (b = 0; b < nb; b++) {
+            own_block(js, j, d, b, bs, bc, &src);
+            raw += (size_t) xfer_ch_volume(nd, bc) * d->esize;
+        }
+        js->zskip[j] = 1;
+        js->zraw_len[j] = raw;
+        return XFER_SUCCESS;
     }
     XFER_CHECK_GOTO(grow(&js->z[j], &js->zcap[j], need ? need : 8, ch, d), st, out);
     t0 = xfer_now();
@@ -165,6 +178,7 @@ xfer_status_t xfer_ch_zip_commit(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt
     for (j = 0; j < jn->nj[ch->side]; j++) {
         const xfer_rt_dset_t *d = dset_at(ch, ch->side, j);
         js->zlen[j] = js->zraw_len[j] = 0;
+        js->zskip[j] = 0;
         if (zipped(d) && (sl->mask >> d->bit & 1u))
             XFER_CHECK_GOTO(zip_one(ch, js, j), st, out);
     }
@@ -230,6 +244,26 @@ out:
     return st;
 }
 
+/* Side @p k's rank @p r's blocks of dataset @p j that auto sent raw, as the plan brought them
+ * (one after the other, each padded, at @p f), into this rank's selection. */
+static void unraw_rank(xfer_channel_t *ch, xfer_rt_jslot_t *js, int j, int r, const char *f)
+{
+    const int k = 1 - ch->side;
+    const xfer_rt_dset_t *d = dset_at(ch, k, j);
+    const int nd = d->cfg->ndims;
+    const uint64_t *bs = js->bs + (size_t) j * XFER_MAX_DIMS,
+                   *bc = js->bc + (size_t) j * XFER_MAX_DIMS;
+    uint64_t ms[XFER_MAX_DIMS], mc[XFER_MAX_DIMS];
+    size_t at = 0;
+    int b;
+    for (b = 0; b < xfer_ch_jnblk(ch, js->tab[k], k, r, j); b++) {
+        const uint64_t v = (xfer_ch_jbox(ch, js, k, j, r, b, ms, mc), xfer_ch_volume(nd, mc));
+        if (v)
+            xfer_ch_copy_box(js->land[j], bs, bc, f + at, ms, mc, nd, d->esize);
+        at += PAD8((size_t) v * d->esize);
+    }
+}
+
 xfer_status_t xfer_ch_zip_decode(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_jslot_t *js)
 {
     xfer_rt_joined_t *jn = ch->jn;
@@ -257,7 +291,9 @@ xfer_status_t xfer_ch_zip_decode(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt
             for (r = 0; r < ch->nremote; r++) {
                 size_t n;
                 const char *f = xfer_ch_jplan_at(ch, js, k, r, j, &n);
-                if (n)
+                if (zraw_at(ch, js->tab[k], k, r, j))
+                    unraw_rank(ch, js, j, r, f);
+                else if (n)
                     XFER_CHECK_GOTO(unzip_rank(ch, js, j, r, f, n, 0), st, out);
             }
             continue;
@@ -277,13 +313,14 @@ void xfer_ch_zip_sent(xfer_channel_t *ch, xfer_rt_jslot_t *js)
     const int k = ch->side;
     const double dt = xfer_now() - js->zt0;
     double wire = 0.0;
-    int j, r;
+    int j;
     if (!jn->zipped[k] || !jn->za)
         return;
-    /* the link: the step's frames and blocks of every sending rank, over the time they took */
+    /* the link as this rank's frames met it: their bytes over the time the step took to cross
+     * from here (fan-out to several receivers and the siblings sharing the links included), the
+     * rate a byte this rank saves is saved at; each rank compresses its own blocks */
     for (j = 0; j < jn->nj[k]; j++)
-        for (r = 0; r < ch->nlocal; r++)
-            wire += zipped(dset_at(ch, k, j)) ? (double) zbytes_at(ch, js->tab[k], k, r, j) : 0.0;
+        wire += (double) (js->zskip[j] ? js->zraw_len[j] : js->zlen[j]);
     for (j = 0; j < jn->nj[k]; j++)
         if (dset_at(ch, k, j)->cfg->compression == XFER_COMPRESSION_AUTO)
             xfer_codec_auto_link(&jn->za[j], wire, dt);
