@@ -10,8 +10,8 @@
 # max over --reps runs of the simulation's loop time per coupled step (rank 0's: compute, halo
 # exchange and xfer_put/xfer_step_end, the channel at most 2 steps ahead of the analysis), the
 # compute part of it, the bytes on the wire over the payload (gray-scott-sim's channel line),
-# the raw link bound (every analysis rank takes all of U and V: 2 L^2 8 bytes in through its
-# link per coupled step) and the peak RSS of the simulation's and the analysis' ranks (the
+# the raw link bound (each analysis rank takes its rows of U and V, as the example's analysis
+# declares: L^2 8 bytes in through its link per coupled step) and the peak RSS of the simulation's and the analysis' ranks (the
 # largest over the runs, /usr/bin/time %M).
 # Output: stdout and bench/results/zip-<date>/ (tables.md, runs.csv, logs/).
 #
@@ -82,9 +82,10 @@ YAML
 
 run_one() { # net codec rep
     local net=$1 c=$2 rep=$3 log=$out/logs/$1-$2-$3.log
-    local sim=(/usr/bin/time -f "rss_kib sim %M" "$bin/gray-scott-sim" --config "$work/zip-$c.yaml"
+    rm -f "$work/rss.log"
+    local sim=(/usr/bin/time -a -o "$work/rss.log" -f "rss_kib sim %M" "$bin/gray-scott-sim" --config "$work/zip-$c.yaml"
         --steps "$steps" --every "$every" --size "$size" --output "$work/out-sim")
-    local ana=(/usr/bin/time -f "rss_kib ana %M" "$bin/gray-scott-analysis" --config
+    local ana=(/usr/bin/time -a -o "$work/rss.log" -f "rss_kib ana %M" "$bin/gray-scott-analysis" --config
         "$work/zip-$c.yaml" --no-hdf5 --no-plots --output "$work/out-ana")
     if [ "$net" = local ]; then
         mpirun.openmpi --oversubscribe --mca mpi_yield_when_idle 1 -np 4 "${sim[@]}" : \
@@ -103,7 +104,8 @@ run_one() { # net codec rep
         /rss_kib ana/ { if ($3 > ra) ra = $3 }
         END { if (!n) exit 1;
               printf "%s,%s,%s,%d,%.3f,%.3f,%.1f,%.1f,%.2f,%.2f,%.3f,%d,%d\n", net, c, rep, n, t, cp,
-                     1e3 * t / n, 1e3 * cp / n, pl, w, (pl > 0 ? w / pl : 0), rs, ra }' "$log" >>"$csv" ||
+                     1e3 * t / n, 1e3 * cp / n, pl, w, (pl > 0 ? w / pl : 0), rs, ra }' \
+        "$log" "$work/rss.log" >>"$csv" ||
         { echo "zip-bench: $net $c rep $rep failed: $log" >&2; tail -5 "$log" >&2; }
 }
 
@@ -132,8 +134,8 @@ def rate(net):
             return float(net[:-len(k)]) * m / 8
     return None
 print("Per coupled step (every %d simulation steps), %d x %d float64 U and V: ms, min / median / max;"
-      " wire/payload: the bytes that crossed over the raw bytes; bound: 2 L^2 8 bytes into each"
-      " analysis rank at the link rate." % (every, L, L))
+      " wire/payload: the bytes that crossed over the raw bytes; bound: L^2 8 bytes (its rows of U"
+      " and V) into each analysis rank at the link rate." % (every, L, L))
 print()
 print("| link | compression | per step | compute | wire / payload | bound | per step / bound | RSS sim / analysis (MiB) |")
 print("|---|---|---:|---:|---:|---:|---:|---:|")
@@ -146,7 +148,7 @@ for net in dict.fromkeys(r["net"] for r in rows):
         cp = statistics.median(float(r["compute_ms"]) for r in rs)
         w = statistics.median(float(r["wire_ratio"]) for r in rs)
         rt = rate(net)
-        bound = 2 * L * L * 8 / rt * 1e3 if rt else None
+        bound = L * L * 8 / rt * 1e3 if rt else None
         print("| %s | %s | %.0f / %.0f / %.0f | %.0f | %.3f | %s | %s | %.0f / %.0f |" % (
             net, c, t[0], statistics.median(t), t[-1], cp, w,
             "%.0f" % bound if bound else "-",

@@ -730,12 +730,12 @@ int main(int argc, char **argv)
         mine[1] = cs.bytes_sent;
         mine[2] = cs.wire_bytes_sent;
         MCHECK(MPI_Reduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, 0, cart));
-        if (gs_rank == 0 && all[1] > 0)
+        if (gs_rank == 0)
             printf("gray-scott-sim: channel %s: %.2f MiB of payload in %" PRIu64
-                   " steps, %.2f MiB on the wire (%.3f of it; the steps sent before "
+                   " steps, %.2f MiB on the wire (%.4f of it; the steps sent before "
                    "xfer_finalize)\n",
                    o.channel, (double) all[1] / 1048576.0, mine[0], (double) all[2] / 1048576.0,
-                   (double) all[2] / (double) all[1]);
+                   all[1] ? (double) all[2] / (double) all[1] : 0.0);
     }
     t0 = MPI_Wtime();
     XCHECK(xfer_finalize(&x)); /* delivers what is still in flight */

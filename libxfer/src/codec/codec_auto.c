@@ -152,7 +152,8 @@ void xfer_codec_auto_init_env(xfer_codec_auto_t *a)
         return;
     v = strtod(s, &end);
     if (*end || !(v > 0.0)) {
-        xfer_log(XFER_LOG_WARN, "XFER_COMPRESSION_LINK=%s: expected bytes per second (> 0); the "
+        xfer_log(XFER_LOG_WARN,
+                 "XFER_COMPRESSION_LINK=%s: expected bytes per second (> 0); the "
                  "link is measured",
                  s);
         return;
