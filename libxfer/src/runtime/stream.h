@@ -7,7 +7,9 @@
  * stream.c         the slots, progress, puts, commit, step end
  * stream_get.c     the fetch of a received step
  * stream_open.c, stream_finish.c    the open (handshake) and the finish
- * stream_joined.c, stream_jplan.c   the joined and variable datasets (stream_jtable.h)
+ * stream_joined.c, stream_jmove.c, stream_jplan.c, stream_zip.c   the joined, variable,
+ *                  per_step and compressed datasets: their tables and commit, the second phase
+ *                  point to point, by the slot's plan, and the frames (stream_jtable.h)
  *
  * Step protocol (per channel). A side that sends data is a *sending side*; its group rank 0
  * is the side's announcer. Control notes travel on communicators of their own (duplicates of
