@@ -40,6 +40,22 @@ static int meet(int nd, const uint64_t *as, const uint64_t *ac, const uint64_t *
     return 1;
 }
 
+/* Does one of side @p k's rank @p r's blocks of its dataset @p j in the slot's step meet the box
+ * (@p bs, @p bc)? */
+static int meets_any(const xfer_channel_t *ch, const xfer_rt_jslot_t *js, int k, int j, int r,
+                     const uint64_t *bs, const uint64_t *bc)
+{
+    const int nd = dset_at(ch, k, j)->cfg->ndims;
+    uint64_t ms[XFER_MAX_DIMS], mc[XFER_MAX_DIMS], is[XFER_MAX_DIMS], ic[XFER_MAX_DIMS];
+    int b;
+    for (b = 0; b < xfer_ch_jnblk(ch, js->tab[k], k, r, j); b++) {
+        xfer_ch_jbox(ch, js, k, j, r, b, ms, mc);
+        if (meet(nd, ms, mc, bs, bc, is, ic))
+            return 1;
+    }
+    return 0;
+}
+
 /* The datatype of box (@p is, @p ic) inside an array (start @p as, count @p ac) of @p esize-byte
  * elements, C order; XFER_ERR_TOO_LARGE past int extents. */
 static xfer_status_t box_type(const xfer_channel_t *ch, const xfer_rt_dset_t *d, const uint64_t *as,
@@ -177,13 +193,8 @@ static xfer_status_t post_sends(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Com
         if (zipped(d) && !js->zskip[j]) { /* its frames, whole, to every receiving rank one of
                                               its blocks meets (raw: as any dataset, below) */
             for (r = 0; r < nrecv && js->zlen[j]; r++) {
-                int hit = 0;
                 box_of(d, r, nrecv, dims, rs, rcnt);
-                for (b = 0; b < nb && !hit; b++) {
-                    xfer_ch_jbox(ch, js, k, j, ch->me, b, ms, mc);
-                    hit = xfer_ch_volume(nd, mc) && meet(nd, ms, mc, rs, rcnt, is, ic);
-                }
-                if (!hit)
+                if (!meets_any(ch, js, k, j, ch->me, rs, rcnt))
                     continue;
                 XFER_CHECK_GOTO(
                     post_frames(ch, js, 1, js->z[j], js->zlen[j], r, jn->idx[k][j], comm), st, out);
@@ -243,38 +254,33 @@ static xfer_status_t post_recvs(xfer_channel_t *ch, xfer_rt_jslot_t *js, MPI_Com
         }
         if (!js->land[j])
             js->land[j] = js->sel[j];
-        if (zipped(d)) { /* each sending rank's frames, whole, when one of its blocks meets */
-            size_t *off;
-            for (r = 0; r < nsend; r++) {
-                const int raw = zraw_at(ch, js->tab[k], k, r, j);
-                int hit = 0;
-                for (b = 0; bytes && b < xfer_ch_jnblk(ch, js->tab[k], k, r, j) && !hit; b++) {
-                    xfer_ch_jbox(ch, js, k, j, r, b, ms, mc);
-                    hit = xfer_ch_volume(nd, mc) && meet(nd, ms, mc, bs, bc, is, ic);
-                    if (hit && raw) /* this step's blocks of that rank as they are */
-                        XFER_CHECK_GOTO(
-                            post(ch, js, d, 0, js->land[j], bs, bc, is, ic, r, jn->idx[k][j], comm),
-                            st, out);
-                    hit &= !raw;
-                }
-                xfer_ch_zip_room(ch, js, j, r, hit);
+        for (r = 0; r < nsend; r++) {
+            /* a compressed dataset's frames come whole, when one of the rank's blocks meets
+             * (stream_zip.c); its blocks as they are otherwise, each part that meets in place */
+            const int frames = zipped(d) && !zraw_at(ch, js->tab[k], k, r, j);
+            if (frames) {
+                xfer_ch_zip_room(ch, js, j, r, bytes && meets_any(ch, js, k, j, r, bs, bc));
+                continue;
             }
-            XFER_CHECK_GOTO(xfer_ch_zip_reserve(ch, js, j, &off), st, out);
-            for (r = 0; r < nsend; r++)
-                if (off[r + 1] > off[r])
-                    XFER_CHECK_GOTO(post_frames(ch, js, 0, js->zin[j] + off[r], off[r + 1] - off[r],
-                                                r, jn->idx[k][j], comm),
-                                    st, out);
-            continue;
-        }
-        for (r = 0; r < nsend && bytes; r++)
-            for (b = 0; b < xfer_ch_jnblk(ch, js->tab[k], k, r, j); b++) {
+            for (b = 0; bytes && b < xfer_ch_jnblk(ch, js->tab[k], k, r, j); b++) {
                 xfer_ch_jbox(ch, js, k, j, r, b, ms, mc);
                 if (meet(nd, ms, mc, bs, bc, is, ic))
                     XFER_CHECK_GOTO(
                         post(ch, js, d, 0, js->land[j], bs, bc, is, ic, r, jn->idx[k][j], comm), st,
                         out);
             }
+            if (zipped(d))
+                xfer_ch_zip_room(ch, js, j, r, 0);
+        }
+        if (zipped(d)) { /* the frames' room no longer moves: their receives */
+            size_t *off;
+            XFER_CHECK_GOTO(xfer_ch_zip_reserve(ch, js, j, &off), st, out);
+            for (r = 0; r < nsend; r++)
+                if (off[r + 1] > off[r])
+                    XFER_CHECK_GOTO(post_frames(ch, js, 0, js->zin[j] + off[r], off[r + 1] - off[r],
+                                                r, jn->idx[k][j], comm),
+                                    st, out);
+        }
     }
 out:
     return st;
@@ -373,7 +379,7 @@ xfer_status_t xfer_ch_joined_progress(xfer_channel_t *ch, xfer_rt_slot_t *sl, in
         XFER_CHECK_GOTO(xfer_test(js->plan, &js->plan_done), st, out);
     *done &= !js->by_plan || js->plan_done;
     if (*done && xfer_ch_this_recvs(ch))
-        XFER_CHECK_GOTO(xfer_ch_zip_decode(ch, sl, js), st, out);
+        XFER_CHECK_GOTO(xfer_ch_zip_decode(ch, js), st, out);
     if (*done && xfer_ch_this_sends(ch))
         xfer_ch_zip_sent(ch, js);
     if (*done)

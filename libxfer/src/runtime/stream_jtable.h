@@ -229,7 +229,7 @@ void xfer_ch_zip_room(xfer_channel_t *ch, xfer_rt_jslot_t *js, int j, int r, int
 xfer_status_t xfer_ch_zip_reserve(xfer_channel_t *ch, xfer_rt_jslot_t *js, int j, size_t **off);
 /* Receiving, once the step's frames arrived (by the plan when @p by_plan): each decoded into
  * this rank's selection. */
-xfer_status_t xfer_ch_zip_decode(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_jslot_t *js);
+xfer_status_t xfer_ch_zip_decode(xfer_channel_t *ch, xfer_rt_jslot_t *js);
 /* Sending: the step's second phase ended on this rank (auto's link rate). */
 void xfer_ch_zip_sent(xfer_channel_t *ch, xfer_rt_jslot_t *js);
 

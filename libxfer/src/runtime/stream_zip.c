@@ -72,26 +72,23 @@ void xfer_ch_zip_free(xfer_channel_t *ch, xfer_rt_jslot_t *js)
     xfer_free(js->zraw);
 }
 
-/* This rank's block @p b of its dataset @p d in the step being committed: its box and where its
- * bytes are (a per_step or fixed one's blocks as put, one after the other, each padded; a joined
- * or variable one's only block). */
-static void own_block(const xfer_rt_jslot_t *js, int j, const xfer_rt_dset_t *d, int b,
-                      uint64_t *bs, uint64_t *bc, const char **at)
+/* This rank's block @p b of its dataset @p d in the step being committed: its shape (what a codec
+ * needs of it) and where its bytes are (a per_step or fixed one's blocks as put, one after the
+ * other, each padded; a joined or variable one's only block). Its bytes. */
+static size_t own_block(const xfer_rt_jslot_t *js, int j, const xfer_rt_dset_t *d, int b,
+                        uint64_t *bc, const char **at)
 {
     const int nd = d->cfg->ndims;
     if (per_step(d)) {
-        memcpy(bs, d->put.box + (size_t) b * 2 * (size_t) nd, (size_t) nd * sizeof(uint64_t));
         memcpy(bc, d->put.box + (size_t) b * 2 * (size_t) nd + nd, (size_t) nd * sizeof(uint64_t));
         *at = (const char *) js->from[j] + d->put.pk[b];
-        return;
+    } else {
+        memcpy(bc, d->count, (size_t) nd * sizeof(uint64_t));
+        if (d->cfg->joined) /* its rows: whole rows */
+            memcpy(bc + 1, d->cfg->dims + 1, (size_t) (nd - 1) * sizeof(uint64_t));
+        *at = js->from[j];
     }
-    memcpy(bs, d->start, (size_t) nd * sizeof(uint64_t));
-    memcpy(bc, d->count, (size_t) nd * sizeof(uint64_t));
-    if (d->cfg->joined) { /* its rows: whole rows */
-        memcpy(bc + 1, d->cfg->dims + 1, (size_t) (nd - 1) * sizeof(uint64_t));
-        memset(bs, 0, (size_t) nd * sizeof(uint64_t));
-    }
-    *at = js->from[j];
+    return (size_t) xfer_ch_volume(nd, bc) * d->esize;
 }
 
 static xfer_status_t grow(char **buf, size_t *cap, size_t n, const xfer_channel_t *ch,
@@ -115,48 +112,38 @@ static xfer_status_t zip_one(xfer_channel_t *ch, xfer_rt_jslot_t *js, int j)
     xfer_rt_joined_t *jn = ch->jn;
     const xfer_rt_dset_t *d = dset_at(ch, ch->side, j);
     const int nd = d->cfg->ndims, nb = per_step(d) ? d->put.n : 1;
-    uint64_t bs[XFER_MAX_DIMS], bc[XFER_MAX_DIMS];
+    uint64_t bc[XFER_MAX_DIMS];
     xfer_compression_t c = d->cfg->compression, used;
     xfer_codec_block_t blk = {d->cfg->type, nd, bc, 0, d->cfg->tolerance};
     xfer_status_t st = XFER_SUCCESS;
-    size_t need = 0, at = 0, raw = 0, n;
+    size_t need = 0, at = 0, n;
     const char *src;
     double t0;
     int b;
 
-    for (b = 0; b < nb; b++) { /* room: every frame at its bound */
-        own_block(js, j, d, b, bs, bc, &src);
-        blk.bytes = (size_t) xfer_ch_volume(nd, bc) * d->esize;
+    for (b = 0; b < nb; b++) { /* the raw bytes, and room for every frame at its bound */
+        blk.bytes = own_block(js, j, d, b, bc, &src);
         if (b == 0 && c == XFER_COMPRESSION_AUTO) /* the step's choice, from its first block */
             XFER_CHECK_GOTO(xfer_codec_auto_choose(&jn->za[j], &blk, src, &c), st, out);
-        if (c == XFER_COMPRESSION_NONE) /* auto: raw, no frames (stream_jtable.h, ZRAW) */
-            break;
-        need += PAD8(xfer_codec_bound(c, &blk));
+        js->zraw_len[j] += blk.bytes;
+        need += c == XFER_COMPRESSION_NONE ? 0 : PAD8(xfer_codec_bound(c, &blk));
     }
-    if (c == XFER_COMPRESSION_NONE) {
-        for (b = 0; b < nb; b++) {
-            own_block(js, j, d, b, bs, bc, &src);
-            raw += (size_t) xfer_ch_volume(nd, bc) * d->esize;
-        }
+    if (c == XFER_COMPRESSION_NONE) { /* auto: raw, no frames (stream_jtable.h, ZRAW) */
         js->zskip[j] = 1;
-        js->zraw_len[j] = raw;
         return XFER_SUCCESS;
     }
     XFER_CHECK_GOTO(grow(&js->z[j], &js->zcap[j], need ? need : 8, ch, d), st, out);
     t0 = xfer_now();
     for (b = 0; b < nb; b++) {
-        own_block(js, j, d, b, bs, bc, &src);
-        blk.bytes = (size_t) xfer_ch_volume(nd, bc) * d->esize;
+        blk.bytes = own_block(js, j, d, b, bc, &src);
         XFER_CHECK_GOTO(xfer_codec_encode(c, &blk, src, js->z[j] + at, js->zcap[j] - at, &n, &used),
                         st, out);
         memset(js->z[j] + at + n, 0, PAD8(n) - n);
         at += PAD8(n);
-        raw += blk.bytes;
     }
     js->zlen[j] = at;
-    js->zraw_len[j] = raw;
     if (d->cfg->compression == XFER_COMPRESSION_AUTO)
-        xfer_codec_auto_seen(&jn->za[j], c, raw, at, xfer_now() - t0);
+        xfer_codec_auto_seen(&jn->za[j], c, js->zraw_len[j], at, xfer_now() - t0);
 out:
     if (st != XFER_SUCCESS) {
         char why[512];
@@ -264,13 +251,12 @@ static void unraw_rank(xfer_channel_t *ch, xfer_rt_jslot_t *js, int j, int r, co
     }
 }
 
-xfer_status_t xfer_ch_zip_decode(xfer_channel_t *ch, xfer_rt_slot_t *sl, xfer_rt_jslot_t *js)
+xfer_status_t xfer_ch_zip_decode(xfer_channel_t *ch, xfer_rt_jslot_t *js)
 {
     xfer_rt_joined_t *jn = ch->jn;
     const int k = 1 - ch->side;
     xfer_status_t st = XFER_SUCCESS;
     int j, r;
-    (void) sl;
     if (!jn->zipped[k])
         return XFER_SUCCESS;
     for (j = 0; j < jn->nj[k]; j++) {
