@@ -92,7 +92,7 @@ xfer_status_t xfer_codec_auto_choose(xfer_codec_auto_t *a, const xfer_codec_bloc
 {
     xfer_status_t st = XFER_SUCCESS;
     xfer_compression_t best = XFER_COMPRESSION_NONE;
-    int i;
+    int i, fresh = 0;
 
     a->steps++;
     *c = XFER_COMPRESSION_NONE;
@@ -103,6 +103,7 @@ xfer_status_t xfer_codec_auto_choose(xfer_codec_auto_t *a, const xfer_codec_bloc
             return st;
         a->last_trial = a->steps;
         a->drifted = 0;
+        fresh = 1;
     }
     for (i = 0; i < 2; i++)
         if (xfer_codec_built(lossless[i]) &&
@@ -113,9 +114,13 @@ xfer_status_t xfer_codec_auto_choose(xfer_codec_auto_t *a, const xfer_codec_bloc
     if (best != a->pick &&
         (xfer_codec_auto_cost(a, best) < XFER_ZAUTO_MARGIN * xfer_codec_auto_cost(a, a->pick) ||
          (best == XFER_COMPRESSION_NONE &&
-          xfer_codec_auto_cost(a, a->pick) > xfer_codec_auto_cost(a, best))))
+          xfer_codec_auto_cost(a, a->pick) > xfer_codec_auto_cost(a, best)))) {
         a->pick = best;
-    if (a->pick != XFER_COMPRESSION_NONE)
+        fresh = 1;
+    }
+    /* the reference a drift is measured from: the ratio a trial found for the choice (not the
+     * running one the steps blend in, which would follow a slow drift and never see it) */
+    if (fresh && a->pick != XFER_COMPRESSION_NONE)
         a->trial_ratio = a->ratio[a->pick];
     *c = a->pick;
     return XFER_SUCCESS;
