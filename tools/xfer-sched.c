@@ -5,6 +5,8 @@
  *   xfer-sched verify --algo NAME|all --p P --q Q [--count K | --counts-file F]
  *                     [--duplex half|full] [--reverse] [--alpha A] [--beta B]
  *   xfer-sched cost   (same options)       figures: steps, traffic, predicted time vs bound
+ *   xfer-sched model  (same options)       the cost model's closed form (what auto ranks by)
+ *                                          vs bound: no schedule built, any size at once
  *   xfer-sched dump   (same options) --rank A3|B0      one rank's schedule
  *   --algo hier:INNER (or all with any of these): node staging on virtual nodes of
  *                     --node-size K ranks (default 2; --node-size-b K for group B), block or
@@ -65,7 +67,7 @@ typedef struct {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: xfer-sched verify|cost|dump --algo NAME|all --p P --q Q\n"
+    fprintf(f, "usage: xfer-sched verify|cost|model|dump --algo NAME|all --p P --q Q\n"
                "                  [--count K [--count-b K] | --counts-file F]\n"
                "                  [--duplex half|full] [--reverse] [--rank A3|B0] [--network]\n"
                "                  [--alpha SECONDS] [--beta SECONDS_PER_BYTE]\n"
@@ -268,6 +270,39 @@ static void make_sides(const opts_t *o, const char *algo, const size_t *file, xf
     b->k = full || o->reverse ? (o->count_b_set ? o->count_b : o->count) : 0;
 }
 
+/* The cost model's line for @p algo: its time, the bound, their ratio. */
+static int model_one(const opts_t *o, const char *algo, const size_t *file)
+{
+    xfer_side_t a, b;
+    xfer_status_t st;
+    double t = 0.0, bound;
+    size_t total[2] = {0, 0};
+    int g, i;
+
+    make_sides(o, algo, file, &a, &b);
+    for (g = 0; g < 2; g++) {
+        const xfer_side_t *sd = g ? &b : &a;
+        for (i = 0; sd->counts && i < sd->n; i++)
+            total[g] += sd->counts[i];
+        if (!sd->counts)
+            total[g] = sd->k * (size_t) sd->n;
+    }
+    st = xfer_sim_model(algo, &a, &b, &o->params, &t);
+    if (st == XFER_ERR_NOT_SUPPORTED) {
+        printf("%-12s p=%d q=%d: not applicable (%s)\n", algo, o->p, o->q, xfer_last_error());
+        return 0;
+    }
+    if (st != XFER_SUCCESS) {
+        printf("%-12s p=%d q=%d: FAILED: %s\n", algo, o->p, o->q, xfer_last_error());
+        return 2;
+    }
+    /* each rank of B takes in A's bytes, each of A B's (the simulator's bound) */
+    bound = o->params.alpha + (double) (total[0] > total[1] ? total[0] : total[1]) * o->params.beta;
+    printf("%-12s %6d %6d %12.6g %12.6g %7.3f\n", algo, o->p, o->q, t, bound,
+           bound > 0 ? t / bound : 0.0);
+    return 0;
+}
+
 static int run_one(const opts_t *o, const char *algo, const size_t *file, int print_cost)
 {
     xfer_side_t a, b;
@@ -275,6 +310,8 @@ static int run_one(const opts_t *o, const char *algo, const size_t *file, int pr
     xfer_status_t st;
     double t0 = xfer_sched_now();
 
+    if (print_cost == 2)
+        return model_one(o, algo, file);
     make_sides(o, !strncmp(algo, "hier:", 5) ? algo + 5 : algo, file, &a, &b);
     if (!strncmp(algo, "hier:", 5))
         st = xfer_simulate_hier(algo + 5, &a, &b, &o->nodes, &o->params, &r);
@@ -656,8 +693,8 @@ int main(int argc, char **argv)
     int rc;
 
     if (argc < 2)
-        xfer_cli_usage_error(PROG, "a command is required: verify, cost, dump, sweep, measure, "
-                                   "iso or joined");
+        xfer_cli_usage_error(PROG, "a command is required: verify, cost, model, dump, sweep, "
+                                   "measure, iso or joined");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(stdout);
         return 0;
@@ -675,10 +712,10 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "joined"))
         return xfer_sched_joined(argc, argv);
     if (strcmp(argv[1], "verify") && strcmp(argv[1], "cost") && strcmp(argv[1], "dump") &&
-        strcmp(argv[1], "sweep"))
+        strcmp(argv[1], "sweep") && strcmp(argv[1], "model"))
         xfer_cli_usage_error(PROG,
-                             "unknown command \"%s\" (verify, cost, dump, sweep, measure, "
-                             "iso, joined)",
+                             "unknown command \"%s\" (verify, cost, model, dump, sweep, "
+                             "measure, iso, joined)",
                              argv[1]);
     parse_args(argc, argv, &o);
     if (!strcmp(o.cmd, "sweep")) {
@@ -701,7 +738,10 @@ int main(int argc, char **argv)
             printf("%-12s %6s %6s %6s %6s %9s %12s %12s %14s %12s %12s %7s %7s\n", "algorithm", "p",
                    "q", "steps", "rounds", "messages", "max_sent_B", "max_recv_B", "total_sent_B",
                    "predicted_s", "bound_s", "ratio", "sim_s");
-        rc = for_each_algo(&o, file, !strcmp(o.cmd, "cost"));
+        else if (!strcmp(o.cmd, "model"))
+            printf("%-12s %6s %6s %12s %12s %7s\n", "algorithm", "p", "q", "model_s", "bound_s",
+                   "ratio");
+        rc = for_each_algo(&o, file, !strcmp(o.cmd, "cost") ? 1 : !strcmp(o.cmd, "model") ? 2 : 0);
     }
     free(file);
     return rc;

@@ -9,6 +9,8 @@
  */
 #include <string.h>
 
+#include <xfer/sim.h>
+
 #include "../support/unit.h"
 #include "algos/algos.h"
 #include "sched/sim.h"
@@ -304,6 +306,61 @@ static void test_simulator_catches_errors(void)
     expect_violation(broken_builder, &b.s, XFER_ERR_VERIFY, "block 1 of group");
 }
 
+/* xfer_sim_model, the cost model's closed form (xfer-sched model): never under the bound, the
+ * simulated time of the fully connected schedules (which it prices exactly), any size at once,
+ * and the simulator's refusals. */
+static void test_model(void)
+{
+    static const int shapes[][2] = {{4, 4}, {6, 2}, {2, 6}, {16, 16}, {24, 8}};
+    xfer_sim_params_t prm;
+    xfer_sim_report_t rep;
+    xfer_side_t a, b;
+    double t;
+    int i, d, ai, n = 0;
+
+    xfer_sim_params_init(&prm);
+    prm.alpha = 3.6e-5;
+    prm.beta = 1.67e-7;
+    prm.network = 1;
+    xfer_algorithm_count(&n);
+    for (i = 0; i < 5; i++)
+        for (d = 0; d < 2; d++) { /* full duplex, then A to B */
+            a = (xfer_side_t){shapes[i][0], NULL, 262144};
+            b = (xfer_side_t){shapes[i][1], NULL, d ? 0 : 262144};
+            for (ai = 0; ai < n; ai++) {
+                xfer_algo_info_t info;
+                xfer_status_t st;
+                xfer_algorithm_info(ai, &info);
+                st = xfer_sim_model(info.name, &a, &b, &prm, &t);
+                if (st == XFER_ERR_NOT_SUPPORTED)
+                    continue;
+                UCHECK(st == XFER_SUCCESS, "model %s %dx%d: %s", info.name, a.n, b.n,
+                       xfer_last_error());
+                UCHECK(xfer_simulate(info.name, &a, &b, &prm, &rep) == XFER_SUCCESS,
+                       "simulate %s %dx%d: %s", info.name, a.n, b.n, xfer_last_error());
+                UCHECK(t >= rep.bound * (1 - 1e-9), "%s %dx%d %s: model %g s under the bound %g",
+                       info.name, a.n, b.n, d ? "half" : "full", t, rep.bound);
+                if (!strcmp(info.name, "fc_full") || !strcmp(info.name, "native"))
+                    UCHECK(t > 0.99 * rep.predicted && t < 1.01 * rep.predicted,
+                           "%s %dx%d %s: model %g s, simulated %g s", info.name, a.n, b.n,
+                           d ? "half" : "full", t, rep.predicted);
+                checks++;
+            }
+        }
+    a = (xfer_side_t){32768, NULL, 262144};
+    b = (xfer_side_t){32768, NULL, 262144};
+    UCHECK(xfer_sim_model("fc_full", &a, &b, &prm, &t) == XFER_SUCCESS &&
+               t < 1.01 * (prm.alpha + 32768.0 * 262144 * prm.beta),
+           "fc_full at 32768 x 32768: %g s", t);
+    UCHECK(xfer_sim_model("nosuch", &a, &b, &prm, &t) == XFER_ERR_UNKNOWN_ALGORITHM &&
+               strstr(xfer_last_error(), "nosuch"),
+           "an unknown algorithm: %s", xfer_last_error());
+    UCHECK(xfer_sim_model("fc_half", &a, &b, &prm, &t) == XFER_ERR_NOT_SUPPORTED,
+           "fc_half in full duplex: %s", xfer_last_error());
+    UCHECK(xfer_sim_model("fc_full", &a, &b, &prm, NULL) == XFER_ERR_INVALID_ARG, "NULL seconds");
+    checks += 4;
+}
+
 int main(int argc, char **argv)
 {
     static const size_t ks[] = {0, 1, 3, 7, 64};
@@ -316,6 +373,7 @@ int main(int argc, char **argv)
     char what[64];
 
     test_simulator_catches_errors();
+    test_model();
     for (ai = 0; ai < xfer_algo_count(); ai++) {
         const xfer_algo_t *a = xfer_algo_at(ai);
         for (p = 1; p <= maxn; p++)

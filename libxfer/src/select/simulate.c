@@ -145,6 +145,37 @@ out:
     return rc;
 }
 
+xfer_status_t xfer_sim_model(const char *algorithm, const xfer_side_t *a, const xfer_side_t *b,
+                             const xfer_sim_params_t *params, double *seconds)
+{
+    const xfer_algo_t *al;
+    owned_shape_t *sh = NULL;
+    xfer_sim_opts_t o;
+    xfer_model_t m;
+    const char *why;
+    xfer_status_t rc;
+
+    if (!seconds)
+        return XFER_ERR(XFER_ERR_INVALID_ARG, "seconds is NULL");
+    XFER_CHECK_GOTO(find(algorithm, &al), rc, out);
+    XFER_CHECK_GOTO(shape_make(a, b, &sh), rc, out);
+    sh->s.seg_cap = params && params->network ? XFER_NET_SEGMENT : 0;
+    if (!xfer_algo_supports(al, &sh->s, &why)) {
+        rc = XFER_ERR(XFER_ERR_NOT_SUPPORTED, "%s cannot run this shape: %s", al->name, why);
+        goto out;
+    }
+    sim_opts(params, &o);
+    memset(&m, 0, sizeof(m));
+    m.alpha = o.alpha;
+    m.beta = o.beta;
+    m.nnodes = a->n + b->n;
+    m.max_ppn = 1;
+    *seconds = xfer_algo_predict(al, &sh->s, &m);
+out:
+    shape_free(sh);
+    return rc;
+}
+
 xfer_status_t xfer_sched_build(const char *algorithm, const xfer_side_t *a, const xfer_side_t *b,
                                int group, int rank, xfer_sched_t **sched)
 {
