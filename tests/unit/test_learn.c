@@ -40,7 +40,7 @@ typedef struct world {
 
 static void world_init(world_t *w, int n, const double *base, double noise, int late)
 {
-    int cand[XFER_LEARN_MAX] = {10, 20, 30}, r, k;
+    int cand[XFER_LEARN_MAX] = {10, 20, 30, 40}, r, k;
     memset(w, 0, sizeof(*w));
     for (r = 0; r < NR; r++) {
         xfer_learn_init(&w->l[r], cand, n, 1);
@@ -116,7 +116,7 @@ static void settles(unsigned long long seed, int late)
 {
     world_t w;
     double base[XFER_LEARN_MAX];
-    int n = 2 + (int) (uniform01() * 2.0), k, best = 0, last = -1;
+    int n = 2 + (int) (uniform01() * (XFER_LEARN_MAX - 1)), k, best = 0, last = -1;
     long i;
     for (k = 0; k < n; k++) {
         base[k] = 0.5 + uniform01();

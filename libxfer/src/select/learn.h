@@ -29,7 +29,10 @@
 
 #include <float.h>
 
-enum { XFER_LEARN_MAX = 3 };       /* candidates: exploration costs at most MAX + 1 calls */
+/* candidates: exploration costs at most MAX + 1 calls, so auto settles by its 6th call. Four:
+ * where the model cannot tell five or six algorithms apart (half duplex, p = q: fc_half, fc_full,
+ * fc_direct, relay, relay_full within 4 %), three left relay out, the fastest at 16 hosts. */
+enum { XFER_LEARN_MAX = 4 };
 enum { XFER_LEARN_WATCH = 8 };     /* settled: calls between agreements on the choice's time */
 enum { XFER_LEARN_CONFIRM = 3 };   /* a new choice's first agreement, after this many calls */
 #define XFER_LEARN_SWITCH  1.05    /* another candidate this much faster than the choice's median */
