@@ -9,7 +9,7 @@
 # memory; ranks on different hosts share their host's link, like a node's NIC. Queues hold
 # XFER_EMU_QUEUE (default 50ms) of traffic before they drop.
 #
-#   emucluster.sh up [--hosts N] [--rate 200mbit] [--delay D] [--ranks-per-host K]
+#   emucluster.sh up [--hosts N (<= 64)] [--rate 200mbit] [--delay D] [--ranks-per-host K]
 #                                    create (root; idempotent: recreates). --delay adds D of
 #                                    one-way latency between any two hosts (netem, e.g. 100us);
 #                                    K is run's default --ppn (2)
@@ -66,10 +66,11 @@ shape_htb() {
     "${tc[@]}" qdisc add dev "$dev" root handle 1: htb default 20 r2q 1000
     "${tc[@]}" class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" \
         burst 32kbit cburst 32kbit
+    # (quantum: one full packet; from r2q, the ACK class's would be under one below 100 Mbit/s)
     "${tc[@]}" class add dev "$dev" parent 1:1 classid 1:10 htb rate "$ack$unit" ceil "$rate" \
-        prio 0 burst 32kbit cburst 32kbit
+        prio 0 burst 32kbit cburst 32kbit quantum 1514
     "${tc[@]}" class add dev "$dev" parent 1:1 classid 1:20 htb rate "$bulk$unit" ceil "$rate" \
-        prio 1 burst 32kbit cburst 32kbit
+        prio 1 burst 32kbit cburst 32kbit quantum 1514
     "${tc[@]}" qdisc add dev "$dev" parent 1:10 handle 10: pfifo limit "$pkts"
     "${tc[@]}" qdisc add dev "$dev" parent 1:20 handle 20: pfifo limit "$pkts"
     "${tc[@]}" filter add dev "$dev" parent 1: protocol ip prio 1 u32 \
@@ -116,7 +117,7 @@ up() {
     [[ $rph =~ ^[0-9]+$ ]] && [ "$rph" -ge 1 ] || die "--ranks-per-host must be >= 1"
     [ -z "$delay" ] || [[ $delay =~ ^[0-9.]+(us|ms|s)$ ]] || die "--delay: e.g. 100us or 2ms"
     [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
-    [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 16 ] || die "--hosts must be 1..16"
+    [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 64 ] || die "--hosts must be 1..64"
     down
     # a step that fails (no bridge or veth support, a qdisc this kernel lacks ...) leaves
     # nothing behind
