@@ -5,7 +5,8 @@
 #   scripts/test.sh [--sanitize] [--flavours "mpich openmpi"] [extra ctest args...]
 # --sanitize builds and tests with AddressSanitizer + UndefinedBehaviorSanitizer instead
 # (trees under build/asan/). Two tests at a time (-j2; a -j among the ctest args overrides it):
-# Open MPI's tests are marked to run alone (tests/CMakeLists.txt), MPICH's run in pairs.
+# Open MPI's separate launches take a lock so that no two run at once, and the chaos batches
+# run alone (tests/CMakeLists.txt, tests/runtime/chaos.cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
