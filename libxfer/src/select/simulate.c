@@ -118,6 +118,30 @@ static void sim_report(const xfer_sim_stats_t *st, xfer_sim_report_t *rep)
     rep->bound = st->bound;
 }
 
+/* @p algorithm and its shape (@p a, @p b), which it must be able to run; relay pipelines cut as
+ * across a network when @p params say so. */
+static xfer_status_t algo_shape(const char *algorithm, const xfer_side_t *a, const xfer_side_t *b,
+                                const xfer_sim_params_t *params, const xfer_algo_t **al,
+                                owned_shape_t **sh)
+{
+    const char *why;
+    xfer_status_t rc;
+
+    *sh = NULL;
+    XFER_CHECK_GOTO(find(algorithm, al), rc, fail);
+    XFER_CHECK_GOTO(shape_make(a, b, sh), rc, fail);
+    (*sh)->s.seg_cap = params && params->network ? XFER_NET_SEGMENT : 0;
+    if (!xfer_algo_supports(*al, &(*sh)->s, &why)) {
+        rc = XFER_ERR(XFER_ERR_NOT_SUPPORTED, "%s cannot run this shape: %s", (*al)->name, why);
+        goto fail;
+    }
+    return XFER_SUCCESS;
+fail:
+    shape_free(*sh);
+    *sh = NULL;
+    return rc;
+}
+
 xfer_status_t xfer_simulate(const char *algorithm, const xfer_side_t *a, const xfer_side_t *b,
                             const xfer_sim_params_t *params, xfer_sim_report_t *rep)
 {
@@ -125,18 +149,11 @@ xfer_status_t xfer_simulate(const char *algorithm, const xfer_side_t *a, const x
     owned_shape_t *sh = NULL;
     xfer_sim_opts_t o;
     xfer_sim_stats_t st;
-    const char *why;
     xfer_status_t rc;
 
     if (!rep)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "report is NULL");
-    XFER_CHECK_GOTO(find(algorithm, &al), rc, out);
-    XFER_CHECK_GOTO(shape_make(a, b, &sh), rc, out);
-    sh->s.seg_cap = params && params->network ? XFER_NET_SEGMENT : 0;
-    if (!xfer_algo_supports(al, &sh->s, &why)) {
-        rc = XFER_ERR(XFER_ERR_NOT_SUPPORTED, "%s cannot run this shape: %s", al->name, why);
-        goto out;
-    }
+    XFER_CHECK_GOTO(algo_shape(algorithm, a, b, params, &al, &sh), rc, out);
     sim_opts(params, &o);
     XFER_CHECK_GOTO(xfer_sim_run(&sh->s, al->model, &o, &st), rc, out);
     sim_report(&st, rep);
@@ -152,18 +169,11 @@ xfer_status_t xfer_sim_model(const char *algorithm, const xfer_side_t *a, const 
     owned_shape_t *sh = NULL;
     xfer_sim_opts_t o;
     xfer_model_t m;
-    const char *why;
     xfer_status_t rc;
 
     if (!seconds)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "seconds is NULL");
-    XFER_CHECK_GOTO(find(algorithm, &al), rc, out);
-    XFER_CHECK_GOTO(shape_make(a, b, &sh), rc, out);
-    sh->s.seg_cap = params && params->network ? XFER_NET_SEGMENT : 0;
-    if (!xfer_algo_supports(al, &sh->s, &why)) {
-        rc = XFER_ERR(XFER_ERR_NOT_SUPPORTED, "%s cannot run this shape: %s", al->name, why);
-        goto out;
-    }
+    XFER_CHECK_GOTO(algo_shape(algorithm, a, b, params, &al, &sh), rc, out);
     sim_opts(params, &o);
     memset(&m, 0, sizeof(m));
     m.alpha = o.alpha;
@@ -182,18 +192,12 @@ xfer_status_t xfer_sched_build(const char *algorithm, const xfer_side_t *a, cons
     const xfer_algo_t *al;
     owned_shape_t *sh = NULL;
     xfer_sched_t *s = NULL;
-    const char *why;
     xfer_status_t rc;
 
     if (!sched)
         return XFER_ERR(XFER_ERR_INVALID_ARG, "sched is NULL");
     *sched = NULL;
-    XFER_CHECK_GOTO(find(algorithm, &al), rc, fail);
-    XFER_CHECK_GOTO(shape_make(a, b, &sh), rc, fail);
-    if (!xfer_algo_supports(al, &sh->s, &why)) {
-        rc = XFER_ERR(XFER_ERR_NOT_SUPPORTED, "%s cannot run this shape: %s", al->name, why);
-        goto fail;
-    }
+    XFER_CHECK_GOTO(algo_shape(algorithm, a, b, NULL, &al, &sh), rc, fail);
     XFER_CHECK_GOTO(xfer_sched_create(&sh->s, group, rank, &s), rc, fail);
     XFER_CHECK_GOTO(al->model(&sh->s, s), rc, fail);
     s->owned = sh; /* freed with the schedule */
