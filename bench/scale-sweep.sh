@@ -42,12 +42,13 @@ while [ $# -gt 0 ]; do
 done
 [[ $sizes =~ ^[0-9]+[KkMm]?$ ]] || die "--sizes: one size (e.g. 256K)"
 
-sim() { # the simulator and the model on the link measured in $1/h<largest>
-    local dir=$1 link h
+sim() { # the simulator and the model on the link measured in $1/h<largest> (or any h*)
+    local dir=$1 link="" h f
     h=$(printf '%s\n' $hosts | sort -n | tail -1)
-    link=$(ls "$dir"/h"$h"/link-*.txt 2>/dev/null | head -1)
-    [ -n "$link" ] || link=$(ls "$dir"/h*/link-*.txt | tail -1)
-    [ -n "$link" ] || die "no link calibration in $dir"
+    for f in "$dir"/h*/link-*.txt "$dir"/h"$h"/link-*.txt; do
+        [ -f "$f" ] && link=$f
+    done
+    [ -n "$link" ] || die "no link calibration (h*/link-*.txt) in $dir"
     bench/scale-sim --link "$link" --sizes "$sizes" >"$dir/sim.csv"
     bench/scale-summary "$dir" | tee "$dir/tables.md"
 }
