@@ -6,7 +6,7 @@
 # --sanitize builds and tests with AddressSanitizer + UndefinedBehaviorSanitizer instead
 # (trees under build/asan/). Two tests at a time (-j2; a -j among the ctest args overrides it):
 # Open MPI's separate launches take a lock so that no two run at once, and the chaos batches
-# take a lock of their own (tests/CMakeLists.txt, tests/runtime/chaos.cmake).
+# run alone (tests/CMakeLists.txt, tests/runtime/chaos.cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

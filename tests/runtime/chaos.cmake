@@ -23,7 +23,7 @@ add_test(NAME ${P}.chaos.batch
                  --batch ${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos-seeds.txt --flows none
                  --bindir ${CMAKE_BINARY_DIR}/tools)
 set_tests_properties(${P}.chaos.batch PROPERTIES TIMEOUT 900 LABELS "mpi;chaos"
-                     RESOURCE_LOCK xfer_chaos ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+                     RUN_SERIAL TRUE ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
 # Seeds whose workflows draw flow policies (policy latest, strides, readers slower than their
 # senders, a reader killed under on_reader_loss: continue): the oracle accepts steps latest
 # drops and a stride skips, nothing else.
@@ -32,7 +32,7 @@ add_test(NAME ${P}.chaos.flows
                  --batch ${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos-flow-seeds.txt --flows always
                  --bindir ${CMAKE_BINARY_DIR}/tools)
 set_tests_properties(${P}.chaos.flows PROPERTIES TIMEOUT 600 LABELS "mpi;chaos"
-                     RESOURCE_LOCK xfer_chaos ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+                     RUN_SERIAL TRUE ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
 # Seeds with every dataset's compression drawn (xfer-chaos --compress mix: none, lz4, zstd, auto,
 # zfp for float types, on workflows of every shape, fault and launch; docs/runtime.md,
 # "Compression"): the oracle as for the batch, xfer-synth checking zfp's elements within the
@@ -43,7 +43,7 @@ if(XFER_CODEC_DEFS_ALL)
                    --batch ${CMAKE_CURRENT_SOURCE_DIR}/runtime/chaos-zip-seeds.txt --flows mix
                    --compress mix --bindir ${CMAKE_BINARY_DIR}/tools)
   set_tests_properties(${P}.chaos.compress PROPERTIES TIMEOUT 600 LABELS "mpi;chaos"
-                       RESOURCE_LOCK xfer_chaos ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+                       RUN_SERIAL TRUE ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
 endif()
 # The oracle itself, on made-up runs (no MPI): a good run passes; a missing step, wrong data,
 # a hang, a crash, a missing result, a message that does not name the failed component and a
