@@ -270,62 +270,58 @@ static void make_sides(const opts_t *o, const char *algo, const size_t *file, xf
     b->k = full || o->reverse ? (o->count_b_set ? o->count_b : o->count) : 0;
 }
 
-/* The cost model's line for @p algo: its time, the bound, their ratio. */
-static int model_one(const opts_t *o, const char *algo, const size_t *file)
-{
-    xfer_side_t a, b;
-    xfer_status_t st;
-    double t = 0.0, bound;
-    size_t total[2] = {0, 0};
-    int g, i;
+/* What verify, cost and model print for each algorithm. */
+enum { SHOW_VERIFY, SHOW_COST, SHOW_MODEL };
 
-    make_sides(o, algo, file, &a, &b);
-    for (g = 0; g < 2; g++) {
-        const xfer_side_t *sd = g ? &b : &a;
-        for (i = 0; sd->counts && i < sd->n; i++)
-            total[g] += sd->counts[i];
-        if (!sd->counts)
-            total[g] = sd->k * (size_t) sd->n;
-    }
-    st = xfer_sim_model(algo, &a, &b, &o->params, &t);
+/* An algorithm's call that did not succeed, said on its line: 0 (not applicable), 1 (a
+ * violation), 2 (anything else); -1 when it succeeded. */
+static int said_failure(const opts_t *o, const char *algo, xfer_status_t st)
+{
+    if (st == XFER_SUCCESS)
+        return -1;
     if (st == XFER_ERR_NOT_SUPPORTED) {
         printf("%-12s p=%d q=%d: not applicable (%s)\n", algo, o->p, o->q, xfer_last_error());
         return 0;
     }
-    if (st != XFER_SUCCESS) {
-        printf("%-12s p=%d q=%d: FAILED: %s\n", algo, o->p, o->q, xfer_last_error());
-        return 2;
-    }
-    /* each rank of B takes in A's bytes, each of A B's (the simulator's bound) */
-    bound = o->params.alpha + (double) (total[0] > total[1] ? total[0] : total[1]) * o->params.beta;
+    printf("%-12s p=%d q=%d: FAILED: %s\n", algo, o->p, o->q, xfer_last_error());
+    return st == XFER_ERR_VERIFY || st == XFER_ERR_DEADLOCK ? 1 : 2;
+}
+
+/* The cost model's line for @p algo: its time, the bound, their ratio. */
+static int model_one(const opts_t *o, const char *algo, const size_t *file)
+{
+    xfer_side_t a, b;
+    double t = 0.0, bound = 0.0;
+    int rc;
+
+    make_sides(o, algo, file, &a, &b);
+    rc = said_failure(o, algo, xfer_sim_model(algo, &a, &b, &o->params, &t, &bound));
+    if (rc >= 0)
+        return rc;
     printf("%-12s %6d %6d %12.6g %12.6g %7.3f\n", algo, o->p, o->q, t, bound,
            bound > 0 ? t / bound : 0.0);
     return 0;
 }
 
-static int run_one(const opts_t *o, const char *algo, const size_t *file, int print_cost)
+static int run_one(const opts_t *o, const char *algo, const size_t *file, int show)
 {
     xfer_side_t a, b;
     xfer_sim_report_t r;
     xfer_status_t st;
     double t0 = xfer_sched_now();
+    int rc;
 
-    if (print_cost == 2)
+    if (show == SHOW_MODEL)
         return model_one(o, algo, file);
     make_sides(o, !strncmp(algo, "hier:", 5) ? algo + 5 : algo, file, &a, &b);
     if (!strncmp(algo, "hier:", 5))
         st = xfer_simulate_hier(algo + 5, &a, &b, &o->nodes, &o->params, &r);
     else
         st = xfer_simulate(algo, &a, &b, &o->params, &r);
-    if (st == XFER_ERR_NOT_SUPPORTED) {
-        printf("%-12s p=%d q=%d: not applicable (%s)\n", algo, o->p, o->q, xfer_last_error());
-        return 0;
-    }
-    if (st != XFER_SUCCESS) {
-        printf("%-12s p=%d q=%d: FAILED: %s\n", algo, o->p, o->q, xfer_last_error());
-        return st == XFER_ERR_VERIFY || st == XFER_ERR_DEADLOCK ? 1 : 2;
-    }
-    if (print_cost)
+    rc = said_failure(o, algo, st);
+    if (rc >= 0)
+        return rc;
+    if (show == SHOW_COST)
         printf("%-12s %6d %6d %6d %6d %9ld %12zu %12zu %14zu %12.6g %12.6g %7.3f %7.2f\n", algo,
                o->p, o->q, r.steps, r.rounds, r.messages, r.max_sent, r.max_recv, r.total_sent,
                r.predicted, r.bound, r.bound > 0 ? r.predicted / r.bound : 0.0,
@@ -338,12 +334,12 @@ static int run_one(const opts_t *o, const char *algo, const size_t *file, int pr
     return 0;
 }
 
-static int for_each_algo(const opts_t *o, const size_t *file, int print_cost)
+static int for_each_algo(const opts_t *o, const size_t *file, int show)
 {
     int n = 0, i, worst = 0;
     xfer_algo_info_t info;
     if (strcmp(o->algo, "all") != 0)
-        return run_one(o, o->algo, file, print_cost);
+        return run_one(o, o->algo, file, show);
     xfer_algorithm_count(&n);
     for (i = 0; i < n; i++) {
         char name[80];
@@ -352,7 +348,7 @@ static int for_each_algo(const opts_t *o, const size_t *file, int print_cost)
         if (o->nodes_set && !strcmp(info.name, "native"))
             continue; /* with virtual nodes: every hier:INNER the simulator can follow */
         snprintf(name, sizeof(name), "%s%s", o->nodes_set ? "hier:" : "", info.name);
-        rc = run_one(o, name, file, print_cost);
+        rc = run_one(o, name, file, show);
         worst = rc > worst ? rc : worst;
     }
     return worst;
@@ -741,7 +737,10 @@ int main(int argc, char **argv)
         else if (!strcmp(o.cmd, "model"))
             printf("%-12s %6s %6s %12s %12s %7s\n", "algorithm", "p", "q", "model_s", "bound_s",
                    "ratio");
-        rc = for_each_algo(&o, file, !strcmp(o.cmd, "cost") ? 1 : !strcmp(o.cmd, "model") ? 2 : 0);
+        rc = for_each_algo(&o, file,
+                           !strcmp(o.cmd, "cost")    ? SHOW_COST
+                           : !strcmp(o.cmd, "model") ? SHOW_MODEL
+                                                     : SHOW_VERIFY);
     }
     free(file);
     return rc;

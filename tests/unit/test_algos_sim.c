@@ -331,7 +331,7 @@ static void test_model(void)
                 xfer_algo_info_t info;
                 xfer_status_t st;
                 xfer_algorithm_info(ai, &info);
-                st = xfer_sim_model(info.name, &a, &b, &prm, &t);
+                st = xfer_sim_model(info.name, &a, &b, &prm, &t, NULL);
                 if (st == XFER_ERR_NOT_SUPPORTED)
                     continue;
                 UCHECK(st == XFER_SUCCESS, "model %s %dx%d: %s", info.name, a.n, b.n,
@@ -349,15 +349,16 @@ static void test_model(void)
         }
     a = (xfer_side_t){32768, NULL, 262144};
     b = (xfer_side_t){32768, NULL, 262144};
-    UCHECK(xfer_sim_model("fc_full", &a, &b, &prm, &t) == XFER_SUCCESS &&
+    UCHECK(xfer_sim_model("fc_full", &a, &b, &prm, &t, NULL) == XFER_SUCCESS &&
                t < 1.01 * (prm.alpha + 32768.0 * 262144 * prm.beta),
            "fc_full at 32768 x 32768: %g s", t);
-    UCHECK(xfer_sim_model("nosuch", &a, &b, &prm, &t) == XFER_ERR_UNKNOWN_ALGORITHM &&
+    UCHECK(xfer_sim_model("nosuch", &a, &b, &prm, &t, NULL) == XFER_ERR_UNKNOWN_ALGORITHM &&
                strstr(xfer_last_error(), "nosuch"),
            "an unknown algorithm: %s", xfer_last_error());
-    UCHECK(xfer_sim_model("fc_half", &a, &b, &prm, &t) == XFER_ERR_NOT_SUPPORTED,
+    UCHECK(xfer_sim_model("fc_half", &a, &b, &prm, &t, NULL) == XFER_ERR_NOT_SUPPORTED,
            "fc_half in full duplex: %s", xfer_last_error());
-    UCHECK(xfer_sim_model("fc_full", &a, &b, &prm, NULL) == XFER_ERR_INVALID_ARG, "NULL seconds");
+    UCHECK(xfer_sim_model("fc_full", &a, &b, &prm, NULL, NULL) == XFER_ERR_INVALID_ARG,
+           "NULL seconds");
     checks += 4;
 }
 

@@ -67,13 +67,14 @@ XFER_PUBLIC xfer_status_t xfer_simulate(const char *algorithm, const xfer_side_t
 /**
  * The cost model's time for @p algorithm on the shape (@p a, @p b), in *@p seconds: the closed
  * form `auto` ranks its candidates by (docs/algorithms.md), at @p params' alpha and beta, one
- * rank per node. No schedule is built, so a shape of any size answers at once (xfer_simulate()
- * runs the schedules, and is bounded by their messages). Fails as xfer_simulate() does for an
- * unknown algorithm or one that cannot run the shape. @p params may be NULL.
+ * rank per node; and, if @p bound is not NULL, the bound xfer_simulate() reports beside it. No
+ * schedule is built, so a shape of any size answers at once (xfer_simulate() runs the
+ * schedules, and is bounded by their messages). Fails as xfer_simulate() does for an unknown
+ * algorithm or one that cannot run the shape. @p params may be NULL.
  */
 XFER_PUBLIC xfer_status_t xfer_sim_model(const char *algorithm, const xfer_side_t *a,
                                          const xfer_side_t *b, const xfer_sim_params_t *params,
-                                         double *seconds);
+                                         double *seconds, double *bound);
 
 /**
  * The schedule rank @p rank of group @p group (0 = A, 1 = B) runs for @p algorithm on the

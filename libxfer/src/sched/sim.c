@@ -187,12 +187,16 @@ xfer_status_t sim_drive(sim_t *m, xfer_sim_stats_t *stats)
             stats->total_sent += R->sent;
             stats->predicted = XFER_MAX(stats->predicted, R->clock);
         }
-        /* each rank of B must receive p k_A = total[0] bytes, each rank of A total[1] */
         if (m->shape)
-            stats->bound = (m->shape->total[0] || m->shape->total[1] ? m->o.alpha : 0.0) +
-                           m->o.beta * (double) XFER_MAX(m->shape->total[0], m->shape->total[1]);
+            stats->bound = xfer_sim_bound(m->shape, m->o.alpha, m->o.beta);
     }
     return m->err;
+}
+
+double xfer_sim_bound(const xfer_shape_t *s, double alpha, double beta)
+{
+    return (s->total[0] || s->total[1] ? alpha : 0.0) +
+           beta * (double) XFER_MAX(s->total[0], s->total[1]);
 }
 
 xfer_status_t sim_run(sim_t *m, int N, const xfer_sim_opts_t *opts,

@@ -48,6 +48,10 @@ typedef struct xfer_sim_stats {
 
 void xfer_sim_opts_default(xfer_sim_opts_t *opts);
 
+/* No algorithm beats alpha + max(total A, total B) beta: each rank of B takes in A's bytes,
+ * each rank of A B's (0 when nothing moves). */
+double xfer_sim_bound(const xfer_shape_t *shape, double alpha, double beta);
+
 /* Build and run @p build for every rank of @p shape. XFER_ERR_VERIFY or XFER_ERR_DEADLOCK
  * (message in xfer_last_error) when a property fails. @p opts and @p stats may be NULL. */
 xfer_status_t xfer_sim_run(const xfer_shape_t *shape, xfer_builder_fn build,

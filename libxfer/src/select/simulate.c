@@ -163,7 +163,7 @@ out:
 }
 
 xfer_status_t xfer_sim_model(const char *algorithm, const xfer_side_t *a, const xfer_side_t *b,
-                             const xfer_sim_params_t *params, double *seconds)
+                             const xfer_sim_params_t *params, double *seconds, double *bound)
 {
     const xfer_algo_t *al;
     owned_shape_t *sh = NULL;
@@ -181,6 +181,8 @@ xfer_status_t xfer_sim_model(const char *algorithm, const xfer_side_t *a, const 
     m.nnodes = a->n + b->n;
     m.max_ppn = 1;
     *seconds = xfer_algo_predict(al, &sh->s, &m);
+    if (bound)
+        *bound = xfer_sim_bound(&sh->s, o.alpha, o.beta);
 out:
     shape_free(sh);
     return rc;
