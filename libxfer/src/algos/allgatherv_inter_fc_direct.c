@@ -188,8 +188,8 @@ static double cost_fc_direct(const xfer_shape_t *s, double a, double b)
     for (g = 0; g < 2; g++) { /* direction g -> 1-g: its busiest port */
         const int n = s->n[1 - g];
         const double K = (double) s->total[g];
-        if (by_pieces(s, g)) { /* the pieces, then the receivers' ring */
-            bytes = XFER_MAX(bytes, K + K / n);
+        if (by_pieces(s, g)) { /* the busiest sender's pieces, then the receivers' ring */
+            bytes = XFER_MAX(bytes, (double) xfer_cost_max_count(s, g) + K * (n - 1) / n);
             lat = XFER_MAX(lat, P + n);
         } else {
             bytes = XFER_MAX(bytes, XFER_MAX(K, (double) n * (double) xfer_cost_max_count(s, g)));
