@@ -36,6 +36,8 @@ typedef struct world {
     int have_pending;
     int missing_rank; /* this rank does not report its next measurement (-1: none) */
     int bimodal;      /* this candidate is 1.5x slower except in every third call (-1: none) */
+    int given[XFER_LEARN_MAX + 1]; /* probing: the candidates ranked again after the probe */
+    int ngiven;
 } world_t;
 
 static void world_init(world_t *w, int n, const double *base, double noise, int late)
@@ -89,6 +91,12 @@ static int call(world_t *w, unsigned long long seed, long i)
             for (r = 0; r < NR; r++)
                 xfer_learn_apply(&w->l[r], agreed);
         }
+        if (w->l[0].state == XFER_LEARN_PROBED)
+            for (r = 0; r < NR; r++) {
+                UCHECK(w->l[r].state == XFER_LEARN_PROBED, "seed %llu call %ld: rank %d not probed",
+                       seed, i, r);
+                xfer_learn_begin(&w->l[r], w->given, w->ngiven);
+            }
     }
     for (r = 0; r < NR; r++) {
         kr = xfer_learn_choose(&w->l[r]);
@@ -229,7 +237,7 @@ static void candidates(const char *dir)
     double c0;
 
     model_of(&m, 2e-6, 1e-10);
-    n = xfer_select_candidates(&s, &m, cand, why, sizeof(why), &measured);
+    n = xfer_select_candidates(&s, &m, NULL, cand, why, sizeof(why), &measured);
     UCHECK(n >= 1 && n <= XFER_LEARN_MAX && !measured, "%d candidates", n);
     UCHECK(xfer_algo_at(cand[0]) == xfer_select_auto(&s, &m, why, sizeof(why), &measured),
            "the first candidate is not the model's choice");
@@ -241,7 +249,7 @@ static void candidates(const char *dir)
     /* full duplex 7 x 7, 64 bytes: fc_full's pairwise round is far ahead of every other
      * algorithm's latency (fc_direct 1.75x); nothing is explored, the state never asks */
     s = unit_uniform_shape(7, 7, 64, 64);
-    n = xfer_select_candidates(&s, &m, cand, why, sizeof(why), &measured);
+    n = xfer_select_candidates(&s, &m, NULL, cand, why, sizeof(why), &measured);
     UCHECK(n == 1 && !strcmp(xfer_algo_at(cand[0])->name, "fc_full"),
            "7x7 full, 64 bytes: %d candidates, %s first (%s)", n, xfer_algo_at(cand[0])->name, why);
     {
@@ -263,12 +271,67 @@ static void candidates(const char *dir)
     fclose(f);
     UCHECK(xfer_tuning_load(path, &tu) == XFER_SUCCESS, "cannot load %s", path);
     m.tuning = tu;
-    n = xfer_select_candidates(&s, &m, cand, why, sizeof(why), &measured);
+    n = xfer_select_candidates(&s, &m, NULL, cand, why, sizeof(why), &measured);
     UCHECK(measured && n >= 2 && !strcmp(xfer_algo_at(cand[0])->name, "relay") &&
                !strcmp(xfer_algo_at(cand[1])->name, "fc_half"),
            "seeded: %d candidates, %s first", n, xfer_algo_at(cand[0])->name);
     xfer_tuning_free(&tu);
     remove(path);
+}
+
+/* A probe runs the model's first choice alone, agrees once, and the candidates ranked again
+ * (the probed one among them or not, anywhere) follow it: the probe counts as the round's first
+ * call, so the fastest runs from call MAX + 1 on as without a probe; a measurement missing on
+ * one rank probes again. */
+static void probed(unsigned long long seed)
+{
+    world_t w;
+    const int ids[XFER_LEARN_MAX + 1] = {10, 20, 30, 40, 50};
+    double base[XFER_LEARN_MAX];
+    int n, k, r, best = 0, last = -1, lose = uniform01() < 0.3;
+    long i;
+
+    memset(base, 0, sizeof(base));
+    world_init(&w, 1, base, 0.02, 0);
+    memcpy(w.given, ids, sizeof(ids)); /* a random order of 10 (the probe's) .. 50 */
+    for (k = XFER_LEARN_MAX; k > 0; k--) {
+        const int j = (int) (uniform01() * (k + 1)), t = w.given[k];
+        w.given[k] = w.given[j];
+        w.given[j] = t;
+    }
+    w.ngiven = 1 + (int) (uniform01() * XFER_LEARN_MAX); /* the first 1 .. MAX of it */
+    for (r = 0; r < NR; r++)
+        xfer_learn_probe(&w.l[r], 10);
+    n = 1; /* begin keeps 10, then the others given, MAX in all */
+    for (k = 0; k < w.ngiven; k++)
+        n += w.given[k] != 10 && n < XFER_LEARN_MAX;
+    for (k = 0; k < XFER_LEARN_MAX; k++) {
+        base[k] = 0.5 + uniform01();
+        if (k < n && base[k] < base[best])
+            best = k;
+    }
+    for (k = 0; k < n; k++)
+        if (k != best && base[k] < base[best] * 1.1)
+            base[k] = base[best] * 1.1;
+    memcpy(w.base, base, sizeof(base));
+    if (lose)
+        w.missing_rank = (int) (uniform01() * NR);
+    for (i = 0; i < 40; i++) {
+        last = call(&w, seed, i);
+        if (i == 0 || (lose && i == 1))
+            UCHECK(last == 0 && w.l[0].ncand == 1,
+                   "seed %llu: call %ld runs %d among %d while probing", seed, i, last,
+                   w.l[0].ncand);
+        if (i >= n + 1 + lose && n > 1)
+            UCHECK(last == best, "seed %llu (probe%s): call %ld runs %d, the fastest is %d", seed,
+                   lose ? ", one lost" : "", i, last, best);
+    }
+    UCHECK(w.l[0].ncand == n, "seed %llu: %d candidates after the probe, expected %d", seed,
+           w.l[0].ncand, n);
+    UCHECK(n == 1 ? w.l[0].state == XFER_LEARN_FIXED
+                  : w.l[0].state == XFER_LEARN_SETTLED && w.l[0].rounds == 1,
+           "seed %llu: state %d after %d rounds (%d candidates)", seed, w.l[0].state, w.l[0].rounds,
+           n);
 }
 
 static void fixed(void)
@@ -311,6 +374,7 @@ int main(int argc, char **argv)
         bimodal(s, 0);
         bimodal(s, 1);
         missing(s);
+        probed(s);
     }
     fixed();
     candidates(dir);

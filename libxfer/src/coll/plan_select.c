@@ -118,7 +118,7 @@ xfer_status_t xfer_plan_select_learned(xfer_plan_t *p)
         if (p->pick.algo)
             p->algo = p->pick.algo;
     } else {
-        n = xfer_select_candidates(&p->shape, &m, cand, why, sizeof(why), &measured);
+        n = xfer_selector_candidates(p->sel, &p->shape, &m, cand, why, sizeof(why), &measured);
         for (k = 1; k < n; k++)
             if (!(xfer_algo_at(cand[k])->flags & (XFER_ALGO_SPLITS | XFER_ALGO_NATIVE)))
                 cand[keep++] = cand[k];

@@ -27,6 +27,33 @@ void xfer_learn_init(xfer_learn_t *l, const int *cand, int n, int learn)
         l->state = XFER_LEARN_FIXED;
 }
 
+void xfer_learn_probe(xfer_learn_t *l, int first)
+{
+    memset(l, 0, sizeof(*l));
+    l->ncand = 1;
+    l->cand[0] = first;
+    l->best[0] = XFER_LEARN_MISSING;
+    l->state = XFER_LEARN_PROBE;
+}
+
+void xfer_learn_begin(xfer_learn_t *l, const int *cand, int n)
+{
+    const double mine = l->best[0], agreed = l->est[0];
+    int k, m = 1;
+    for (k = 0; k < n && m < XFER_LEARN_MAX; k++)
+        if (cand[k] != l->cand[0])
+            l->cand[m++] = cand[k];
+    l->ncand = m;
+    if (m == 1) {
+        l->state = XFER_LEARN_FIXED;
+        return;
+    }
+    new_round(l);
+    l->round = l->calls - 1; /* the probe was this round's first call */
+    l->best[0] = mine;
+    l->est[0] = agreed;
+}
+
 int xfer_learn_len(const xfer_learn_t *l)
 {
     return l->ncand;
@@ -37,6 +64,8 @@ int xfer_learn_due(const xfer_learn_t *l)
     const long k = l->calls - l->round;
     if (l->asked)
         return 0;
+    if (l->state == XFER_LEARN_PROBE)
+        return k >= 1;
     if (l->state == XFER_LEARN_EXPLORE)
         return k >= l->ncand + 1; /* every candidate, then the first one again */
     return l->state == XFER_LEARN_SETTLED && k >= l->window;
@@ -60,7 +89,7 @@ void xfer_learn_pack(xfer_learn_t *l, double *v)
     int k;
     for (k = 0; k < l->ncand; k++)
         v[k] = XFER_LEARN_MISSING;
-    if (l->state == XFER_LEARN_EXPLORE)
+    if (l->state == XFER_LEARN_EXPLORE || l->state == XFER_LEARN_PROBE)
         for (k = 0; k < l->ncand; k++)
             v[k] = l->best[k];
     else if (l->state == XFER_LEARN_SETTLED && l->watch_n > 0)
@@ -90,7 +119,12 @@ void xfer_learn_apply(xfer_learn_t *l, const double *agreed)
 {
     int k;
     l->asked = 0;
-    if (l->state == XFER_LEARN_EXPLORE) {
+    if (l->state == XFER_LEARN_PROBE) {
+        if (agreed[0] < XFER_LEARN_MISSING) { /* the caller ranks again, then xfer_learn_begin */
+            l->est[0] = agreed[0];
+            l->state = XFER_LEARN_PROBED;
+        }
+    } else if (l->state == XFER_LEARN_EXPLORE) {
         for (k = 0; k < l->ncand; k++)
             if (agreed[k] >= XFER_LEARN_MISSING) { /* not measured everywhere yet: again */
                 new_round(l);
@@ -142,7 +176,7 @@ void xfer_learn_record(xfer_learn_t *l, int k, double seconds)
 {
     if (k < 0 || k >= l->ncand || seconds < 0.0)
         return;
-    if (l->state == XFER_LEARN_EXPLORE && seconds < l->best[k])
+    if ((l->state == XFER_LEARN_EXPLORE || l->state == XFER_LEARN_PROBE) && seconds < l->best[k])
         l->best[k] = seconds;
     else if (l->state == XFER_LEARN_SETTLED && k == l->pick && l->watch_n < XFER_LEARN_WATCH)
         l->watch[l->watch_n++] = seconds;

@@ -39,7 +39,16 @@ enum { XFER_LEARN_CONFIRM = 3 };   /* a new choice's first agreement, after this
 #define XFER_LEARN_DRIFT   1.3     /* settled: a median this many times the reference re-opens */
 #define XFER_LEARN_MISSING DBL_MAX /* a time this rank has not measured (MPI_MAX keeps it) */
 
-enum { XFER_LEARN_FIXED = 0, XFER_LEARN_EXPLORE = 1, XFER_LEARN_SETTLED = 2 };
+/* PROBE: the model's first choice runs alone once and its agreed time goes back to the caller
+ * (PROBED), who ranks the candidates again with a model that knows this network's bandwidth
+ * (selector.c) and hands them to xfer_learn_begin: the probe counts as the round's first call. */
+enum {
+    XFER_LEARN_FIXED = 0,
+    XFER_LEARN_EXPLORE = 1,
+    XFER_LEARN_SETTLED = 2,
+    XFER_LEARN_PROBE = 3,
+    XFER_LEARN_PROBED = 4
+};
 
 typedef struct xfer_learn {
     int ncand;
@@ -62,6 +71,14 @@ typedef struct xfer_learn {
 /* A fresh state for @p n candidates @p cand (n >= 1; more than XFER_LEARN_MAX are cut). One
  * candidate, or @p learn 0, never explores. */
 void xfer_learn_init(xfer_learn_t *l, const int *cand, int n, int learn);
+
+/* A state that runs @p first alone and asks for one agreement on its time (PROBE). */
+void xfer_learn_probe(xfer_learn_t *l, int first);
+
+/* PROBED: explore @p n candidates @p cand (the probed one first whether or not among them: its
+ * time is known; at most XFER_LEARN_MAX in all). The probe was the round's first call, so the
+ * round ends, as any, after every candidate and the first one again. */
+void xfer_learn_begin(xfer_learn_t *l, const int *cand, int n);
 
 /* Is an agreement due before this call's choice? */
 int xfer_learn_due(const xfer_learn_t *l);

@@ -15,6 +15,7 @@
  * share (memory copies); nnodes and max_ppn come from the topology. */
 typedef struct xfer_model {
     double alpha, beta, gamma;
+    int beta_measured; /* beta was measured (XFER_BETA, the tuning file, a probe), not a default */
     int nnodes, max_ppn;
     int ring; /* the topology is a ring (XFER_TOPOLOGY=ring): only ring algorithms qualify */
     unsigned exclude; /* algorithms with any of these flags are no candidates (0 after init) */

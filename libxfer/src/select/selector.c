@@ -36,6 +36,8 @@ struct xfer_selector {
     double mine[XFER_LEARN_MAX], agreed[XFER_LEARN_MAX]; /* a blocking agreement's vectors */
     sig_entry_t *sigs;
     int nsigs;
+    double probe_beta; /* beta measured by a probe (probed), for the candidates' ranking */
+    int probed;
     pthread_mutex_t lock;
 };
 
@@ -103,6 +105,7 @@ static void model_init(xfer_selector_t *s)
     m->tuning = tu;
     m->alpha = xfer_env_double("XFER_ALPHA", tu && tu->alpha > 0 ? tu->alpha : 2e-6);
     m->beta = xfer_env_double("XFER_BETA", tu && tu->beta > 0 ? tu->beta : 1e-10);
+    m->beta_measured = xfer_env_str("XFER_BETA") != NULL || (tu && tu->beta > 0);
     m->gamma = xfer_env_double("XFER_GAMMA", tu && tu->gamma > 0 ? tu->gamma : 2.5e-10);
     m->nnodes = s->topo->nnodes > 0 ? s->topo->nnodes : 1;
     m->max_ppn = s->topo->max_ppn > 0 ? s->topo->max_ppn : 1;
@@ -226,11 +229,14 @@ static int eligible(const xfer_algo_t *al, const xfer_shape_t *shape, const xfer
            !(al->flags & XFER_ALGO_RING) == !m->ring && xfer_algo_supports(al, shape, &why);
 }
 
-int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m, int *cand, char *why,
-                           size_t whylen, int *measured)
+int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m,
+                           const xfer_model_t *ranked, int *cand, char *why, size_t whylen,
+                           int *measured)
 {
     const xfer_algo_t *first = xfer_select_auto(shape, m, why, whylen, measured);
-    double cost[64], c0;
+    const xfer_model_t *r = ranked ? ranked : m;
+    const double window = r->beta_measured ? XFER_SELECT_WINDOW_MEASURED : XFER_SELECT_WINDOW;
+    double cost[64], c0 = -1.0;
     int idx[64], n = 0, i, j, k, out = 0;
 
     cand[out++] = xfer_algo_index(first);
@@ -244,15 +250,19 @@ int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m, int
             cand[out++] = xfer_algo_index(first);
     }
     if (!eligible(first, shape, m))
-        return out; /* root_gather: nothing else can run the call */
-    c0 = xfer_algo_predict(first, shape, m);
+        return out;                         /* root_gather: nothing else can run the call */
+    for (i = 0; i < xfer_algo_count(); i++) /* the best that r predicts */
+        if (eligible(xfer_algo_at(i), shape, m)) {
+            const double c = xfer_algo_predict(xfer_algo_at(i), shape, r);
+            c0 = c0 < 0.0 || c < c0 ? c : c0;
+        }
     for (i = 0; i < xfer_algo_count() && n < 64; i++) {
         const xfer_algo_t *al = xfer_algo_at(i);
         double c;
         if (al == first || i == cand[0] || !eligible(al, shape, m))
             continue;
-        c = xfer_algo_predict(al, shape, m);
-        if (c > c0 * XFER_SELECT_WINDOW)
+        c = xfer_algo_predict(al, shape, r);
+        if (c > c0 * window)
             continue;
         for (j = n; j > 0 && cost[j - 1] > c; j--) { /* by cost; registry order on ties */
             cost[j] = cost[j - 1];
@@ -265,6 +275,31 @@ int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m, int
     for (k = 0; k < n && out < XFER_LEARN_MAX; k++)
         cand[out++] = idx[k];
     return out;
+}
+
+/* @p m with the probe's beta, when a probe measured one (else NULL). Under s->lock. */
+static const xfer_model_t *probed_model(const xfer_selector_t *s, const xfer_model_t *m,
+                                        xfer_model_t *buf)
+{
+    if (!s->probed || m->beta_measured)
+        return NULL;
+    *buf = *m;
+    buf->beta = s->probe_beta;
+    buf->beta_measured = 1;
+    return buf;
+}
+
+int xfer_selector_candidates(xfer_selector_t *s, const xfer_shape_t *shape, const xfer_model_t *m,
+                             int *cand, char *why, size_t whylen, int *measured)
+{
+    xfer_model_t buf;
+    const xfer_model_t *r;
+    int n;
+    pthread_mutex_lock(&s->lock);
+    r = probed_model(s, m, &buf);
+    n = xfer_select_candidates(shape, m, r, cand, why, whylen, measured);
+    pthread_mutex_unlock(&s->lock);
+    return n;
 }
 
 /* ---- signatures ----------------------------------------------------------------------------- */
@@ -313,10 +348,15 @@ static sig_entry_t *entry_of(xfer_selector_t *s, const xfer_shape_t *shape, cons
     if (!e && s->nsigs < MAX_SIGNATURES && (e = xfer_calloc(1, sizeof(*e)))) {
         int cand[XFER_LEARN_MAX], n, measured;
         char why[16];
-        n = xfer_select_candidates(shape, m, cand, why, sizeof(why), &measured);
+        xfer_model_t buf;
+        n = xfer_select_candidates(shape, m, probed_model(s, m, &buf), cand, why, sizeof(why),
+                                   &measured);
         e->key = key;
         e->ref_volume = volume(shape);
-        xfer_learn_init(&e->learn, cand, n, 1);
+        if (!m->beta_measured && !s->probed && !measured)
+            xfer_learn_probe(&e->learn, cand[0]); /* rank again once a call has measured beta */
+        else
+            xfer_learn_init(&e->learn, cand, n, 1);
         e->next = s->sigs;
         s->sigs = e;
         s->nsigs++;
@@ -342,6 +382,7 @@ void xfer_selector_trace(const xfer_selector_t *s, const xfer_learn_t *l, const 
              what, buf,
              l->state == XFER_LEARN_SETTLED   ? " settled"
              : l->state == XFER_LEARN_EXPLORE ? " exploring"
+             : l->state == XFER_LEARN_PROBE   ? " probing"
                                               : "");
 }
 
@@ -349,7 +390,10 @@ static void trace_agreed(const xfer_selector_t *s, const xfer_learn_t *l, const 
 {
     char what[256];
     int k, w;
-    w = snprintf(what, sizeof(what), "%s agreed", was == XFER_LEARN_EXPLORE ? "round" : "watch");
+    w = snprintf(what, sizeof(what), "%s agreed",
+                 was == XFER_LEARN_EXPLORE ? "round"
+                 : was == XFER_LEARN_PROBE ? "probe"
+                                           : "watch");
     for (k = 0; k < l->ncand && w >= 0 && (size_t) w < sizeof(what); k++)
         w += snprintf(what + w, sizeof(what) - (size_t) w,
                       v[k] < XFER_LEARN_MISSING ? " %.4g" : " -",
@@ -399,6 +443,40 @@ out:
     return st;
 }
 
+/* A probe's time came back agreed: beta from it, when the call was mostly bytes by the model (the
+ * probed algorithm's alpha and gamma terms taken off its time), then the candidates ranked with
+ * that beta; the probe counts as the round's first call. All from agreed values and the shape:
+ * the same on every rank. */
+static void probe_done(xfer_selector_t *s, sig_entry_t *e, const xfer_shape_t *shape,
+                       const xfer_model_t *m)
+{
+    const xfer_algo_t *al = xfer_algo_at(e->learn.cand[0]);
+    const double t = e->learn.est[0] * volume(shape) / e->ref_volume;
+    xfer_model_t m0 = *m, buf;
+    double with, without;
+    int cand[XFER_LEARN_MAX], n, measured;
+    char why[16], what[160];
+
+    m0.beta = 0.0;
+    with = xfer_algo_predict(al, shape, m);
+    without = xfer_algo_predict(al, shape, &m0);
+    pthread_mutex_lock(&s->lock);
+    if (!s->probed && with > without && t - without >= 0.5 * t) {
+        s->probe_beta = m->beta * (t - without) / (with - without);
+        s->probed = 1;
+        snprintf(what, sizeof(what), "probe: %s took %.4g s, so beta %.3g s/B (%.4g MB/s)",
+                 al->name, t, s->probe_beta, 1e-6 / s->probe_beta);
+    } else {
+        snprintf(what, sizeof(what), "probe: %s took %.4g s%s", al->name, t,
+                 s->probed ? "" : ", too little of it bytes to measure beta");
+    }
+    n = xfer_select_candidates(shape, m, probed_model(s, m, &buf), cand, why, sizeof(why),
+                               &measured);
+    xfer_learn_begin(&e->learn, cand, n);
+    pthread_mutex_unlock(&s->lock);
+    xfer_selector_trace(s, &e->learn, what);
+}
+
 xfer_status_t xfer_selector_pick(xfer_selector_t *s, const xfer_shape_t *shape,
                                  const xfer_model_t *m, int timeout_ms, xfer_pick_t *pick,
                                  char *how, size_t len)
@@ -411,13 +489,19 @@ xfer_status_t xfer_selector_pick(xfer_selector_t *s, const xfer_shape_t *shape,
         return XFER_SUCCESS; /* the model's choice stands */
     if (xfer_learn_due(&e->learn))
         XFER_CHECK_GOTO(agree_now(s, &e->learn, timeout_ms), st, out);
+    if (e->learn.state == XFER_LEARN_PROBED)
+        probe_done(s, e, shape, m);
+    if (e->learn.state == XFER_LEARN_FIXED)
+        return XFER_SUCCESS; /* ranked again: the model's choice alone */
     pick->learn = &e->learn;
     pick->slot = xfer_learn_choose(&e->learn);
     pick->algo = xfer_algo_at(e->learn.cand[pick->slot]);
     pick->scale = e->ref_volume / volume(shape);
     snprintf(how, len, "learning: %s %s (%d of %d)",
-             e->learn.state == XFER_LEARN_SETTLED ? "settled on" : "exploring", pick->algo->name,
-             pick->slot + 1, e->learn.ncand);
+             e->learn.state == XFER_LEARN_SETTLED ? "settled on"
+             : e->learn.state == XFER_LEARN_PROBE ? "probing"
+                                                  : "exploring",
+             pick->algo->name, pick->slot + 1, e->learn.ncand);
     return XFER_SUCCESS;
 out:
     return st;

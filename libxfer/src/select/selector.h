@@ -10,6 +10,10 @@
  * groups (the first plan's creation): the groups compare their environments and tuning files, so
  * that every rank would choose alike, and the selector duplicates the merged communicator for its
  * agreements.
+ *
+ * Without a measured beta (XFER_BETA or the tuning file's), a new signature's first call probes:
+ * the model's first choice runs alone, the ranks agree on its time, and the beta it implies ranks
+ * the candidates of that signature and of every later one (docs/algorithms.md).
  */
 #ifndef XFER_SELECTOR_H
 #define XFER_SELECTOR_H
@@ -47,14 +51,26 @@ int xfer_selector_env_mismatch(const xfer_selector_t *s);
  * BETA/GAMMA differ (they would choose differently). */
 xfer_status_t xfer_selector_model(const xfer_selector_t *s, xfer_model_t *m);
 
-/* auto's candidates for @p shape under @p m: the model's first choice and the algorithms it
- * cannot separate from it (predicted within XFER_SELECT_WINDOW of it), cheapest first, preceded
- * by the tuning file's measured best when it has one; at most XFER_LEARN_MAX, as registry
- * indices into @p cand. Returns their number (>= 1: root_gather when nothing else can run the
- * call). The same on every rank. @p why gets the account of the model's ranking. */
-#define XFER_SELECT_WINDOW 1.5
-int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m, int *cand, char *why,
-                           size_t whylen, int *measured);
+/* auto's candidates for @p shape under @p m: the model's first choice, then the algorithms that
+ * @p ranked (a model whose beta was measured on this network; NULL: @p m) cannot separate from the
+ * best it predicts, cheapest first: within XFER_SELECT_WINDOW of it when beta is a default, within
+ * XFER_SELECT_WINDOW_MEASURED when it was measured. The tuning file's measured best comes first
+ * when it has one. At most XFER_LEARN_MAX, as registry indices into @p cand. Returns their number
+ * (>= 1: root_gather when nothing else can run the call). The same on every rank. @p why gets
+ * the account of the model's ranking.
+ * Why two windows: the default beta (10 GB/s) is a guess that may be 1000x off (a 50 Mbit/s
+ * link), and its latency terms then separate algorithms that the link does not; with a measured
+ * beta the closed forms are within about 20 % of each other's measured order (docs/algorithms.md,
+ * "How auto learns"), and a wider window only explores algorithms 1.4-1.9x slower. */
+#define XFER_SELECT_WINDOW          1.5
+#define XFER_SELECT_WINDOW_MEASURED 1.2
+int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m,
+                           const xfer_model_t *ranked, int *cand, char *why, size_t whylen,
+                           int *measured);
+
+/* xfer_select_candidates with the selector's measured beta when a probe measured one. */
+int xfer_selector_candidates(xfer_selector_t *s, const xfer_shape_t *shape, const xfer_model_t *m,
+                             int *cand, char *why, size_t whylen, int *measured);
 
 /* The model without the check (callers that passed xfer_selector_model before). Model
  * parameters: XFER_ALPHA, XFER_BETA, XFER_GAMMA when set, else the tuning file's measured values
