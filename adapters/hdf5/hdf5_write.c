@@ -273,6 +273,15 @@ xfer_status_t h5_write_group(void *h, uint64_t step, const xfer_adapter_var_t *g
     return xfer_adapter_agree(w->comm, st);
 }
 
+/* Can this HDF5 deflate (a build without zlib has the filter unregistered or decode-only)? */
+static int deflate_ok(void)
+{
+    unsigned info = 0;
+    return H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 &&
+           H5Zget_filter_info(H5Z_FILTER_DEFLATE, &info) >= 0 &&
+           (info & H5Z_FILTER_CONFIG_ENCODE_ENABLED);
+}
+
 /* The chunk shape: the options' (clipped to the extents) or the whole extents, halved along the
  * slowest dimensions until a chunk holds at most 1 MiB. */
 static void chunk_of(const h5write_t *w, const xfer_adapter_var_t *v, hsize_t *c)
@@ -409,9 +418,14 @@ static xfer_status_t write_boxes(void *h, uint64_t step, const xfer_adapter_var_
     const char *failed = "H5Sselect_hyperslab";
     const void *buf = n == 1 ? bufs[0] : NULL;
     xfer_status_t st = check_step(w, step, v->name);
-    int d, empty = 1, empty_all;
+    int d, empty = 1, empty_all, deflate;
     if (st != XFER_SUCCESS)
         return xfer_adapter_agree(w->comm, st);
+    if (v->deflate < 0 || v->deflate > 9) {
+        xfer_adapter_set_error("%s: %s: deflate level %d (expected 0 to 9)", w->tmp, v->name,
+                               v->deflate);
+        return xfer_adapter_agree(w->comm, XFER_ERR_INVALID_ARG);
+    }
     if (v->ndims < 1 || v->ndims > XFER_MAX_DIMS || xfer_adapter_var_esize(v) == 0) {
         xfer_adapter_set_error("%s: %s: invalid type or shape%s", w->tmp, v->name,
                                v->type == XFER_TYPE_RECORD ? " (a record without its fields)" : "");
@@ -441,6 +455,7 @@ static xfer_status_t write_boxes(void *h, uint64_t step, const xfer_adapter_var_
      * and it cannot be chunked (a chunk has positive extents): it is contiguous. */
     for (d = 0, empty_all = 0; d < v->ndims; d++)
         empty_all |= v->dims[d] == 0;
+    deflate = empty_all ? 0 : v->deflate; /* (no storage, nothing to filter) */
     dims[0] = maxd[0] = chunk[0] = step + 1;
     for (d = 0; d < v->ndims; d++)
         dims[lead + d] = maxd[lead + d] = v->dims[d];
@@ -450,12 +465,19 @@ static xfer_status_t write_boxes(void *h, uint64_t step, const xfer_adapter_var_
             chunk[0] = 1;
         }
         chunk_of(w, v, chunk + lead);
+        if (st == XFER_SUCCESS && deflate && !deflate_ok()) {
+            xfer_adapter_set_error("%s: %s: this HDF5 cannot write deflate-compressed data "
+                                   "(H5Z_FILTER_DEFLATE not available for encoding)",
+                                   w->tmp, name);
+            st = XFER_ERR_NOT_SUPPORTED;
+        }
         if (st != XFER_SUCCESS)
             ; /* the memory type failed: agreed below */
         else if ((sp = H5Screate_simple(v->ndims + lead, dims, maxd)) < 0 ||
                  (dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
-                 ((lead || (w->o.chunked && !empty_all)) &&
+                 ((lead || ((w->o.chunked || deflate) && !empty_all)) &&
                   H5Pset_chunk(dcpl, v->ndims + lead, chunk) < 0) ||
+                 (deflate && (H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, deflate) < 0)) ||
                  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
                  (lcpl = h5w_intermediate_lcpl()) < 0)
             st = h5_fail(XFER_ERR_INTERNAL, w->tmp, name, "H5Pset_chunk");

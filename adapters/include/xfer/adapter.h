@@ -70,6 +70,13 @@ typedef struct xfer_adapter_var {
      *  such variables in OUT.xmf as points (docs/adapters.md, "XDMF for joined datasets"); the
      *  step-dimension layout refuses them. Not set by vars(). */
     int joined;
+    /** On write: 1-9 stores the variable compressed, losslessly: HDF5 chunks it and runs its
+     *  own shuffle and deflate filters at this level (parallel HDF5 filters a dataset only in a
+     *  collective write, which is how this adapter writes everything); 0 stores it as it is.
+     *  Added for the file transport's compressed datasets: older callers zero-fill it. A build
+     *  of HDF5 without deflate writes XFER_ERR_NOT_SUPPORTED naming the variable. Not set by
+     *  vars(). The netCDF adapter ignores it. */
+    int deflate;
 } xfer_adapter_var_t;
 
 /** How received steps are laid out in the output file. */

@@ -140,7 +140,8 @@ typedef struct xfer_cfg_dataset {
     xfer_record_t *record;     /**< type == XFER_TYPE_RECORD: its fields (owned by the config), else
                                   NULL */
     xfer_blocks_mode_t blocks; /**< fixed shape: may a rank's blocks change from step to step */
-    xfer_compression_t compression; /**< how its blocks travel (the stream transport) */
+    xfer_compression_t compression; /**< how its blocks travel (the stream transport); the
+                                       file transport deflates any compressed dataset */
     double tolerance;               /**< zfp: the absolute error bound (> 0), else 0 */
 } xfer_cfg_dataset_t;
 

@@ -465,14 +465,6 @@ xfer_status_t xfer_file_open(xfer_channel_t *ch)
 
     if (!(f = ch->file = xfer_calloc(1, sizeof(*f))))
         return XFER_ERR(XFER_ERR_NO_MEMORY, "channel %s", ch->cfg->name);
-    for (n = 0; x->rank == 0 && n < ch->nds; n++) /* (said once, by the component's rank 0) */
-        if (ch->ds[n].cfg->compression != XFER_COMPRESSION_NONE &&
-            xfer_ch_dset_side(ch, &ch->ds[n]) == ch->side)
-            xfer_log(XFER_LOG_WARN,
-                     "channel %s: dataset %s: compression %s is the stream transport's; the file "
-                     "transport writes it uncompressed (docs/runtime.md, \"Compression\")",
-                     ch->cfg->name, ch->ds[n].cfg->name,
-                     xfer_codec_name(ch->ds[n].cfg->compression));
     f->peer_end = -1;
     f->keep = ch->cfg->file.keep;
     f->own.name = x->cfg->components[x->comp].name;

@@ -113,6 +113,9 @@ int xfer_file_marker_value(const char *path, const char *run, const char *key, c
 
 #define META_GROUP  "/.xfer"    /* the step's identity: run, step, sender, datasets put */
 #define JOINED_ROWS "xfer_rows" /* a joined dataset's attribute: each sending rank's rows */
+/* a compressed dataset's deflate level in the step file: 1, the fastest (HDF5's filters are
+ * serial per chunk; lz4-like speed matters more than the last few percent) */
+#define XFER_FILE_DEFLATE 1
 
 /* file_io.c: the directory, the adapter and the files (file_read.c reads a step's) */
 /* An adapter's failure in the channel's words (@p what: the step and the file). */

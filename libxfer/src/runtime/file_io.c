@@ -589,12 +589,16 @@ xfer_status_t xfer_file_write_step(xfer_channel_t *ch, uint64_t mask, const char
         uint64_t rows = 0, first;
         if (ch->ds[i].out && c->joined)
             xfer_file_rows_of(ch, j++, &rows, &first);
-        if (ch->ds[i].out && (mask >> ch->ds[i].bit & 1u))
-            o.reserve_bytes +=
-                RESERVE_PER_DATASET +
+        if (ch->ds[i].out && (mask >> ch->ds[i].bit & 1u)) {
+            const uint64_t raw =
                 ch->ds[i].esize * (c->joined     ? rows * xfer_ch_volume(c->ndims - 1, c->dims + 1)
                                    : c->variable ? xfer_ch_volume(c->ndims, ch->ds[i].sdims)
                                                  : xfer_ch_volume(c->ndims, c->dims));
+            /* deflated: what data that does not compress may grow by (stored blocks, the
+             * chunk index), on top of its raw size */
+            o.reserve_bytes += RESERVE_PER_DATASET + raw +
+                               (c->compression != XFER_COMPRESSION_NONE ? raw / 256 + 4096 : 0);
+        }
     }
     memset(&root, 0, sizeof(root));
     memset(&meta, 0, sizeof(meta));
@@ -663,6 +667,8 @@ xfer_status_t xfer_file_write_step(xfer_channel_t *ch, uint64_t mask, const char
         v.type = d->cfg->type;
         v.record = d->cfg->record; /* a record: the adapter writes a compound of its fields */
         v.ndims = d->cfg->ndims;
+        /* compressed: HDF5's deflate, lossless, whatever the codec (docs/runtime.md) */
+        v.deflate = d->cfg->compression != XFER_COMPRESSION_NONE ? XFER_FILE_DEFLATE : 0;
         /* (a variable shape: the one the ranks agreed for the step at its commit) */
         memcpy(v.dims, d->cfg->variable ? d->sdims : d->cfg->dims,
                (size_t) v.ndims * sizeof(uint64_t));
