@@ -124,6 +124,46 @@ static void defaults_and_env(void)
     UCHECK(r.hier_sync == XFER_HIER_FLAGS, "hier_sync FLAGS over XFER_HIER_SYNC=barrier");
     UCHECK(r.intra_allgather == XFER_INTRA_MPI, "intra_allgather MPI over the environment");
     UCHECK(r.no_auto_hier == 1, "hier_auto NEVER");
+    /* the interposer's options: XFER_FALLBACK when set, else warn; hier:<inner> runs flat */
+    o.fallback = XFER_FALLBACK_FROM_ENV_ELSE_WARN;
+    r = resolve_ok(&o, "fallback FROM_ENV_ELSE_WARN, XFER_FALLBACK=warn");
+    UCHECK(r.fallback_warn == 1 && r.fallback_from_env == 1, "FROM_ENV_ELSE_WARN with warn");
+    setenv("XFER_FALLBACK", "error", 1);
+    r = resolve_ok(&o, "fallback FROM_ENV_ELSE_WARN, XFER_FALLBACK=error");
+    UCHECK(r.fallback_warn == 0 && r.fallback_from_env == 1, "FROM_ENV_ELSE_WARN with error");
+    unsetenv("XFER_FALLBACK");
+    r = resolve_ok(&o, "fallback FROM_ENV_ELSE_WARN, no XFER_FALLBACK");
+    UCHECK(r.fallback_warn == 1 && r.fallback_from_env == 0, "FROM_ENV_ELSE_WARN unset: warn");
+    o.fallback = XFER_FALLBACK_FROM_ENV;
+    r = resolve_ok(&o, "fallback FROM_ENV, no XFER_FALLBACK");
+    UCHECK(r.fallback_warn == 0, "FROM_ENV unset: error");
+    o.fallback = XFER_FALLBACK_ERROR;
+    {
+        static const char *const named[][2] = {{"hier:ring", "ring"},
+                                               {"hier", NULL},
+                                               {"hier:auto", NULL},
+                                               {"hier:direct", NULL},
+                                               {"fc_full", "fc_full"}};
+        int k;
+        o.hier_auto = XFER_HIER_AUTO_FLAT;
+        for (k = 0; k < 5; k++) {
+            o.algorithm = named[k][0];
+            r = resolve_ok(&o, named[k][0]);
+            UCHECK(
+                !r.hier && r.no_auto_hier && !r.hier_inner &&
+                    (named[k][1] ? r.algorithm && !strcmp(r.algorithm, named[k][1]) : !r.algorithm),
+                "hier_auto FLAT, %s: hier %d, algorithm %s", named[k][0], r.hier,
+                r.algorithm ? r.algorithm : "(auto)");
+        }
+        o.algorithm = NULL; /* from XFER_ALGORITHM alike */
+        setenv("XFER_ALGORITHM", "hier:fc_direct", 1);
+        r = resolve_ok(&o, "hier_auto FLAT, XFER_ALGORITHM=hier:fc_direct");
+        UCHECK(!r.hier && r.algorithm && !strcmp(r.algorithm, "fc_direct") && r.algorithm_from_env,
+               "hier_auto FLAT over XFER_ALGORITHM=hier:fc_direct");
+        setenv("XFER_ALGORITHM", "fc_full", 1);
+        o.algorithm = "ring_full";
+        o.hier_auto = XFER_HIER_AUTO_NEVER;
+    }
     o.check = XFER_CHECK_ON;
     o.timeout_ms = 40;
     o.intra_allgather = XFER_INTRA_ALLGATHER_AUTO;
@@ -227,13 +267,14 @@ static void invalid(void)
 
     clear_env();
     BAD(duplex, 3);
+    BAD(fallback, 4);
     BAD(fallback, 9);
     BAD(check, 3);
     BAD(check, -1); /* the former "from the environment" */
     BAD(hier_sync, 3);
     BAD(hier_sync, -1);
     BAD(intra_allgather, 4);
-    BAD(hier_auto, 3);
+    BAD(hier_auto, 4);
     BAD(hier_auto, -1); /* the former "never" */
     BAD(hier_senders, -1);
     BAD(timeout_ms, -2);

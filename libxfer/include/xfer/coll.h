@@ -47,9 +47,11 @@ typedef enum xfer_duplex {
 
 /** What to do when a forced algorithm cannot handle the call's shape. */
 typedef enum xfer_fallback {
-    XFER_FALLBACK_FROM_ENV = 0, /**< XFER_FALLBACK (`error` or `warn`), else ERROR */
-    XFER_FALLBACK_ERROR = 1,    /**< return XFER_ERR_NOT_SUPPORTED */
-    XFER_FALLBACK_WARN = 2      /**< print a warning and use the automatic choice */
+    XFER_FALLBACK_FROM_ENV = 0,          /**< XFER_FALLBACK (`error` or `warn`), else ERROR */
+    XFER_FALLBACK_ERROR = 1,             /**< return XFER_ERR_NOT_SUPPORTED */
+    XFER_FALLBACK_WARN = 2,              /**< print a warning and use the automatic choice */
+    XFER_FALLBACK_FROM_ENV_ELSE_WARN = 3 /**< XFER_FALLBACK, else WARN (an interposer: an
+                                              unmodified program should run) */
 } xfer_fallback_t;
 
 /** Former name of #XFER_FALLBACK_FROM_ENV (same value and meaning). */
@@ -80,11 +82,17 @@ typedef enum xfer_intra_allgather {
 
 /** Whether the automatic choice (algorithm auto) may use node-hierarchical staging, or must. */
 typedef enum xfer_hier_auto {
-    XFER_HIER_AUTO_ALLOW = 0, /**< the cost model may choose it (default; no environment
-                                   variable) */
-    XFER_HIER_AUTO_NEVER = 1, /**< the automatic choice stays flat */
-    XFER_HIER_AUTO_ALWAYS = 2 /**< stage through nodes around the algorithm named (or the
+    XFER_HIER_AUTO_ALLOW = 0,  /**< the cost model may choose it (default; no environment
+                                    variable) */
+    XFER_HIER_AUTO_NEVER = 1,  /**< the automatic choice stays flat */
+    XFER_HIER_AUTO_ALWAYS = 2, /**< stage through nodes around the algorithm named (or the
                                    automatic inner choice): as algorithm "hier:<name>" */
+    XFER_HIER_AUTO_FLAT = 3    /**< never stage: as NEVER, and "hier:<name>" (named here or by
+                                    XFER_ALGORITHM) runs <name> flat ("hier", "hier:auto" and
+                                    "hier:direct" run auto), with one warning per process. For
+                                    plans that cannot free node windows collectively (a
+                                    nonblocking call's request may complete on each rank at
+                                    any time) */
 } xfer_hier_auto_t;
 
 /** Whether auto learns from the calls it times: calls of one signature (intercommunicator,

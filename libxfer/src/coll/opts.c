@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Collective options: the caller's xfer_coll_opts_t (of the size its build declared), checked and
  * resolved against the environment into xfer_resolved_opts_t. */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -103,6 +104,23 @@ static xfer_status_t choice(int v, const char *field, const char *env, const cha
 static const char *const hier_sync_names[] = {"flags", "barrier"};
 static const char *const intra_names[] = {"mpi", "ring", "auto"};
 
+/* XFER_HIER_AUTO_FLAT: "hier:<inner>" runs <inner> (auto for hier, hier:auto, hier:direct). */
+static void flatten(xfer_resolved_opts_t *o)
+{
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    const char *inner =
+        o->hier_inner && strcmp(o->hier_inner, "direct") != 0 ? o->hier_inner : NULL;
+    if (!atomic_flag_test_and_set(&warned))
+        xfer_log(XFER_LOG_WARN,
+                 "algorithm hier%s%s%s: nonblocking and persistent calls run %s without node "
+                 "staging",
+                 o->hier_inner ? ":" : "", o->hier_inner ? o->hier_inner : "",
+                 o->algorithm_from_env ? " (from XFER_ALGORITHM)" : "", inner ? inner : "auto");
+    o->hier = 0;
+    o->hier_inner = NULL;
+    o->algorithm = inner;
+}
+
 xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *user, xfer_resolved_opts_t *o)
 {
     xfer_status_t st;
@@ -149,9 +167,12 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *user, xfer_resolved_opts
         o->fallback_warn = 1;
         break;
     case XFER_FALLBACK_FROM_ENV:
+    case XFER_FALLBACK_FROM_ENV_ELSE_WARN:
         st = xfer_select_fallback_env(&o->fallback_warn, &o->fallback_from_env);
         if (st != XFER_SUCCESS)
             return st;
+        if (!o->fallback_from_env)
+            o->fallback_warn = u->fallback == XFER_FALLBACK_FROM_ENV_ELSE_WARN;
         break;
     default:
         return XFER_ERR(XFER_ERR_INVALID_ARG, "opts->fallback has an invalid value %d",
@@ -179,6 +200,11 @@ xfer_status_t xfer_opts_resolve(const xfer_coll_opts_t *user, xfer_resolved_opts
     case XFER_HIER_AUTO_ALLOW:
     case XFER_HIER_AUTO_NEVER:
         o->no_auto_hier = u->hier_auto == XFER_HIER_AUTO_NEVER;
+        break;
+    case XFER_HIER_AUTO_FLAT:
+        o->no_auto_hier = 1;
+        if (o->hier)
+            flatten(o);
         break;
     case XFER_HIER_AUTO_ALWAYS: /* the named algorithm becomes the inner one */
         if (!o->hier) {

@@ -60,10 +60,7 @@
  * through to the MPI library.
  */
 #include <mpi.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include <xfer/xfer.h>
 
@@ -83,29 +80,19 @@ static int ours(MPI_Comm comm)
     return !xp_in_engine && is_inter(comm);
 }
 
+/* XFER_FALLBACK decides, else a warning: an unmodified program should run. */
 static void interposer_opts(xfer_coll_opts_t *o)
 {
     xfer_coll_opts_init(o);
-    if (!getenv("XFER_FALLBACK"))
-        o->fallback = XFER_FALLBACK_WARN;
+    o->fallback = XFER_FALLBACK_FROM_ENV_ELSE_WARN;
 }
 
-/* Nonblocking and persistent operations stay flat (restriction 2 above). */
+/* Nonblocking and persistent operations stay flat (restriction 2 above): XFER_ALGORITHM=hier:X
+ * runs X, with one warning (the library's option). */
 static void flat_opts(xfer_coll_opts_t *o)
 {
-    static atomic_flag warned = ATOMIC_FLAG_INIT;
-    const char *a = getenv("XFER_ALGORITHM");
-
     interposer_opts(o);
-    o->hier_auto = XFER_HIER_AUTO_NEVER;
-    if (a && strncmp(a, "hier", 4) == 0 && (a[4] == '\0' || a[4] == ':')) {
-        o->algorithm = a[4] == ':' && strcmp(a + 5, "direct") != 0 ? a + 5 : "auto";
-        if (!atomic_flag_test_and_set(&warned))
-            fprintf(stderr,
-                    "libxfer_pmpi: XFER_ALGORITHM=%s: nonblocking and persistent calls run %s "
-                    "without node staging\n",
-                    a, o->algorithm);
-    }
+    o->hier_auto = XFER_HIER_AUTO_FLAT;
 }
 
 int xp_error_class(xfer_status_t st)
