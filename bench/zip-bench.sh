@@ -13,11 +13,14 @@
 # the raw link bound (each analysis rank takes its rows of U and V, as the example's analysis
 # declares: L^2 8 bytes in through its link per coupled step) and the peak RSS of the simulation's and the analysis' ranks (the
 # largest over the runs, /usr/bin/time %M).
+# --transport file: through step files instead (one node: --nets local), each compressed
+# dataset deflated by HDF5 whatever the codec; "wire / payload" is then the step files' bytes
+# over the payload's.
 # Output: stdout and bench/results/zip-<date>/ (tables.md, runs.csv, logs/).
 #
 #   sudo bash bench/zip-bench.sh [--reps N] [--size L] [--steps S] [--every N]
 #                                [--nets "200mbit 1gbit local"] [--codecs "none lz4 zstd zfp auto"]
-#                                [--tolerance T]
+#                                [--tolerance T] [--transport stream|file]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -30,6 +33,7 @@ every=10
 nets="200mbit 1gbit local"
 codecs="none lz4 zstd zfp auto"
 tol=1e-6
+transport=stream
 while [ $# -gt 0 ]; do
     case $1 in
     --reps) reps=$2; shift 2 ;;
@@ -39,10 +43,16 @@ while [ $# -gt 0 ]; do
     --nets) nets=$2; shift 2 ;;
     --codecs) codecs=$2; shift 2 ;;
     --tolerance) tol=$2; shift 2 ;;
+    --transport) transport=$2; shift 2 ;;
     *) echo "usage: zip-bench.sh [--reps N] [--size L] [--steps S] [--every N] [--nets \"...\"]" \
-        "[--codecs \"...\"] [--tolerance T]" >&2; exit 2 ;;
+        "[--codecs \"...\"] [--tolerance T] [--transport stream|file]" >&2; exit 2 ;;
     esac
 done
+case $transport in
+stream) ;;
+file) [ "$nets" = local ] || { echo "zip-bench: --transport file runs on one node: --nets local" >&2; exit 2; } ;;
+*) echo "zip-bench: --transport stream or file" >&2; exit 2 ;;
+esac
 bin=$root/build/openmpi/tools
 emu=$root/bench/emucluster/emucluster.sh
 [ -x "$bin/gray-scott-sim" ] || { echo "zip-bench: build Open MPI first: bash scripts/build.sh openmpi" >&2; exit 2; }
@@ -57,7 +67,8 @@ chmod 755 "$work"
 trap 'rm -rf "$work"; bash "$emu" down >/dev/null 2>&1 || true' EXIT
 
 config() { # codec -> the example's workflow with U and V compressed by it
-    local c=$1 extra=""
+    local c=$1 extra="" files=""
+    [ "$transport" = stream ] || files=$'\n'"    file: {dir: $work/steps, keep: true}"
     case $c in
     none) extra="" ;;
     zfp) extra=", compression: zfp, tolerance: $tol" ;;
@@ -73,6 +84,7 @@ channels:
     from: simulation
     to: analysis
     max_in_flight_steps: 2
+    transport: $transport$files
     datasets:
       - {name: U, type: float64, dims: [$size, $size]$extra}
       - {name: V, type: float64, dims: [$size, $size]$extra}
@@ -81,8 +93,9 @@ YAML
 }
 
 run_one() { # net codec rep
-    local net=$1 c=$2 rep=$3 log=$out/logs/$1-$2-$3.log
+    local net=$1 c=$2 rep=$3 log=$out/logs/$1-$2-$3.log files=0
     rm -f "$work/rss.log"
+    rm -rf "$work/steps"
     local sim=(/usr/bin/time -a -o "$work/rss.log" -f "rss_kib sim %M" "$bin/gray-scott-sim" --config "$work/zip-$c.yaml"
         --steps "$steps" --every "$every" --size "$size" --output "$work/out-sim")
     local ana=(/usr/bin/time -a -o "$work/rss.log" -f "rss_kib ana %M" "$bin/gray-scott-analysis" --config
@@ -94,7 +107,10 @@ run_one() { # net codec rep
         bash "$emu" run --mpi openmpi --ppn 1 --np 4 -- "${sim[@]}" : -np 2 "${ana[@]}" \
             >"$log" 2>&1
     fi
-    awk -v net="$net" -v c="$c" -v rep="$rep" '
+    if [ "$transport" = file ]; then # the step files' bytes stand for the wire's
+        files=$(find "$work/steps" -name '*.h5' -printf '%s\n' | awk '{ s += $1 } END { print s / 1048576 }')
+    fi
+    awk -v net="$net" -v c="$c" -v rep="$rep" -v files="$files" '
         /coupled steps in/ { for (i = 1; i <= NF; i++) { if ($i == "coupled") n = $(i - 1);
                                                           if ($i == "in" && $(i+2) == "s") t = $(i+1);
                                                           if ($i == "(compute") cp = $(i+1) } }
@@ -102,7 +118,7 @@ run_one() { # net codec rep
                                                        if ($i == "MiB" && $(i+1) == "on") w = $(i-1) } }
         /rss_kib sim/ { if ($3 > rs) rs = $3 }
         /rss_kib ana/ { if ($3 > ra) ra = $3 }
-        END { if (!n) exit 1;
+        END { if (!n) exit 1; if (files > 0) w = files;
               printf "%s,%s,%s,%d,%.3f,%.3f,%.1f,%.1f,%.2f,%.2f,%.3f,%d,%d\n", net, c, rep, n, t, cp,
                      1e3 * t / n, 1e3 * cp / n, pl, w, (pl > 0 ? w / pl : 0), rs, ra }' \
         "$log" "$work/rss.log" >>"$csv" ||
