@@ -196,9 +196,10 @@ static const cfg_key_t dataset_keys[] = {
      .off = DS_(compression),
      .names = compression_names,
      .set_only = 1,
-     .doc = "how its blocks cross (the stream transport): none; lz4 or zstd, lossless, any type; "
-            "zfp, float32 and float64 within `tolerance`; auto, lz4, zstd or none, re-decided "
-            "from the measured link and this data (\"Compression\")"},
+     .doc = "how its blocks cross: none; lz4 or zstd, lossless, any type; zfp, float32 and "
+            "float64 within `tolerance`; auto, lz4, zstd or none, re-decided from the measured "
+            "link and this data; through files, any of them is HDF5's deflate, lossless "
+            "(\"Compression\")"},
     {.key = "tolerance",
      .kind = CFG_REAL,
      .off = DS_(tolerance),
