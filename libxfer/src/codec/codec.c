@@ -44,22 +44,14 @@ static size_t shuffle_of(const xfer_codec_block_t *b)
     return (es == 2 || es == 4 || es == 8) && b->bytes % es == 0 ? es : 0;
 }
 
-static void shuffle(const unsigned char *src, unsigned char *dst, size_t n, size_t es)
+/* @p src as a rows x cols byte matrix, transposed into @p dst. Shuffling n bytes of es-byte
+ * elements is (n / es) x es -> es x (n / es); unshuffling the other way round. */
+static void transpose(const unsigned char *src, unsigned char *dst, size_t rows, size_t cols)
 {
-    const size_t m = n / es;
-    size_t i, k;
-    for (k = 0; k < es; k++)
-        for (i = 0; i < m; i++)
-            dst[k * m + i] = src[i * es + k];
-}
-
-static void unshuffle(const unsigned char *src, unsigned char *dst, size_t n, size_t es)
-{
-    const size_t m = n / es;
-    size_t i, k;
-    for (k = 0; k < es; k++)
-        for (i = 0; i < m; i++)
-            dst[i * es + k] = src[k * m + i];
+    size_t r, c;
+    for (c = 0; c < cols; c++)
+        for (r = 0; r < rows; r++)
+            dst[c * rows + r] = src[r * cols + c];
 }
 
 /* ---- zfp ------------------------------------------------------------------------------------ */
@@ -238,9 +230,6 @@ static xfer_status_t lossless_decode(xfer_compression_t c, size_t es, const char
     unsigned char *tmp = NULL;
     void *to = dst;
     xfer_status_t st = XFER_SUCCESS;
-    if (!xfer_codec_built(c))
-        return XFER_ERR(XFER_ERR_NOT_SUPPORTED,
-                        "a frame compressed by %s, which this build has not", xfer_codec_name(c));
     if (es && raw) {
         if (!(tmp = xfer_malloc(raw)))
             return XFER_ERR(XFER_ERR_NO_MEMORY, "%s: a shuffled copy of %zu bytes",
@@ -269,7 +258,7 @@ static xfer_status_t lossless_decode(xfer_compression_t c, size_t es, const char
         break;
     }
     if (tmp && st == XFER_SUCCESS)
-        unshuffle(tmp, dst, raw, es);
+        transpose(tmp, dst, es, raw / es);
     xfer_free(tmp);
     return st;
 }
@@ -336,7 +325,7 @@ xfer_status_t xfer_codec_encode(xfer_compression_t c, const xfer_codec_block_t *
         if (!(tmp = xfer_malloc(b->bytes)))
             return XFER_ERR(XFER_ERR_NO_MEMORY, "%s: a shuffled copy of %zu bytes",
                             xfer_codec_name(c), b->bytes);
-        shuffle(src, tmp, b->bytes, es);
+        transpose(src, tmp, b->bytes / es, es);
     }
     switch (b->bytes ? c : XFER_COMPRESSION_NONE) {
 #ifdef XFER_HAVE_LZ4

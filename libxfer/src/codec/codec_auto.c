@@ -42,11 +42,11 @@ static xfer_status_t trial(xfer_codec_auto_t *a, const xfer_codec_block_t *b, co
     const size_t len = ns == 1 ? whole : one;
     char *frame = NULL, *back = NULL;
     xfer_status_t st = XFER_SUCCESS;
-    /* the block's type, so that the trial shuffles as the frames will (records: bytes) */
-    const size_t es = b->type == XFER_TYPE_RECORD ? 1 : xfer_type_size(b->type);
-    const int typed = es > 1 && len % es == 0;
-    uint64_t count[1] = {typed ? len / es : len};
-    xfer_codec_block_t s = {typed ? b->type : XFER_TYPE_UINT8, 1, count, len, 0.0};
+    /* the block's type, so that the trial shuffles as the frames will (records: bytes); a
+     * sample is whole elements (the block, or 64 KiB at an 8-byte offset) */
+    const xfer_type_t t = b->type == XFER_TYPE_RECORD ? XFER_TYPE_UINT8 : b->type;
+    uint64_t count[1] = {len / xfer_type_size(t)};
+    xfer_codec_block_t s = {t, 1, count, len, 0.0};
     size_t cap = 0;
     int i, k;
 

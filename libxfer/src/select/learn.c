@@ -38,7 +38,7 @@ void xfer_learn_probe(xfer_learn_t *l, int first)
 
 void xfer_learn_begin(xfer_learn_t *l, const int *cand, int n)
 {
-    const double mine = l->best[0], agreed = l->est[0];
+    const double mine = l->best[0]; /* (new_round forgets it; the agreed est[0] stays) */
     int k, m = 1;
     for (k = 0; k < n && m < XFER_LEARN_MAX; k++)
         if (cand[k] != l->cand[0])
@@ -51,7 +51,6 @@ void xfer_learn_begin(xfer_learn_t *l, const int *cand, int n)
     new_round(l);
     l->round = l->calls - 1; /* the probe was this round's first call */
     l->best[0] = mine;
-    l->est[0] = agreed;
 }
 
 int xfer_learn_len(const xfer_learn_t *l)

@@ -236,8 +236,9 @@ int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m,
     const xfer_algo_t *first = xfer_select_auto(shape, m, why, whylen, measured);
     const xfer_model_t *r = ranked ? ranked : m;
     const double window = r->beta_measured ? XFER_SELECT_WINDOW_MEASURED : XFER_SELECT_WINDOW;
-    double cost[64], c0 = -1.0;
+    double pred[64], cost[64], c0 = -1.0;
     int idx[64], n = 0, i, j, k, out = 0;
+    const int na = xfer_algo_count() < 64 ? xfer_algo_count() : 64;
 
     cand[out++] = xfer_algo_index(first);
     if (*measured) { /* the tuning file's best first, then the model's own candidates */
@@ -250,19 +251,16 @@ int xfer_select_candidates(const xfer_shape_t *shape, const xfer_model_t *m,
             cand[out++] = xfer_algo_index(first);
     }
     if (!eligible(first, shape, m))
-        return out;                         /* root_gather: nothing else can run the call */
-    for (i = 0; i < xfer_algo_count(); i++) /* the best that r predicts */
-        if (eligible(xfer_algo_at(i), shape, m)) {
-            const double c = xfer_algo_predict(xfer_algo_at(i), shape, r);
-            c0 = c0 < 0.0 || c < c0 ? c : c0;
-        }
-    for (i = 0; i < xfer_algo_count() && n < 64; i++) {
-        const xfer_algo_t *al = xfer_algo_at(i);
-        double c;
-        if (al == first || i == cand[0] || !eligible(al, shape, m))
-            continue;
-        c = xfer_algo_predict(al, shape, r);
-        if (c > c0 * window)
+        return out;            /* root_gather: nothing else can run the call */
+    for (i = 0; i < na; i++) { /* r's predictions (-1: not eligible), and the best of them */
+        pred[i] = eligible(xfer_algo_at(i), shape, m) ? xfer_algo_predict(xfer_algo_at(i), shape, r)
+                                                      : -1.0;
+        if (pred[i] >= 0.0 && (c0 < 0.0 || pred[i] < c0))
+            c0 = pred[i];
+    }
+    for (i = 0; i < na; i++) {
+        const double c = pred[i];
+        if (xfer_algo_at(i) == first || i == cand[0] || c < 0.0 || c > c0 * window)
             continue;
         for (j = n; j > 0 && cost[j - 1] > c; j--) { /* by cost; registry order on ties */
             cost[j] = cost[j - 1];
