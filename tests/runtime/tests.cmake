@@ -396,6 +396,39 @@ channels:
   endforeach()
 endif()
 
+# ---- the control plane: a component that dies before forming its channel --------------------
+# Its peer, waiting in MPI_Comm_accept (it is the channel's from: the watchdog's path) or for the
+# port (it is the to: the lookup's path), ends with XFER_ERR_PEER_FAILED as soon as xferd declares
+# the victim failed, not after control.timeout_ms (60 s) (docs/runtime.md, Joining).
+if(RT_SEPARATE AND TARGET xferd)
+  foreach(role from to)
+    if(role STREQUAL "from")
+      set(f a)
+      set(t b)
+    else()
+      set(f b)
+      set(t a)
+    endif()
+    file(WRITE ${RT_DIR}/form-fail-${role}.yaml "workflow: rt_form_fail_${role}
+control: {heartbeat_ms: 250, timeout_ms: 60000}
+components:
+  - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"3\"]}
+  - {name: b, nprocs: 1, cmd: [sh, -c, \"exit 3\"]}
+channels:
+  - name: c
+    from: ${f}
+    to: ${t}
+    datasets: [{name: x, type: float64, dims: [100]}]
+")
+    add_test(NAME ${P}.workflow.control.form_fail.${role}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/form_fail_test.sh
+                     $<TARGET_FILE:xfer-run> ${RT_DIR}/form-fail-${role}.yaml b a 30)
+    set_tests_properties(${P}.workflow.control.form_fail.${role} PROPERTIES TIMEOUT 180
+                         LABELS "mpi;workflow;control"
+                         ENVIRONMENT "${XFER_MPIEXEC_ENV};${RT_SEP_ENV}")
+  endforeach()
+endif()
+
 # ---- M x N: each receiving rank holds its selection (docs/runtime.md) -------------------------
 # xfer-synth gets what its rank holds and checks it (and a hyperslab inside it) against the
 # pattern: selections by mode (rows, columns, block), per dataset (all mixed with slabs), and by

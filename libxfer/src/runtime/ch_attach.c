@@ -19,7 +19,6 @@
  *   Ranks learn of a loss at different steps: before its first round the side agrees, once, from
  *   which step end on it holds rounds (ch_loss.c posts the agreement when a rank learns). */
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,7 +193,7 @@ static xfer_status_t offer(struct xfer *x, int index, MPI_Comm *inter, int *disc
      * control.timeout_ms of reaching it: the sender may come to this one only after the channels
      * before it (chaos.flows seed 1027: a sender still forming an earlier channel through
      * ompi-server when a bound of control.timeout_ms ended its reader). */
-    bound = x->timeout_ms > INT_MAX / (index + 1) ? INT_MAX : x->timeout_ms * (index + 1);
+    bound = xfer_rt_form_bound(x, index);
     snprintf(what, sizeof(what),
              "channel %s: announced to component %s (through %s), waiting for it to connect at "
              "its next step",

@@ -502,18 +502,17 @@ int xfer_rt_ctl_take_offer(struct xfer *x, int index, char *port, size_t len, in
     return found;
 }
 
-xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, char *port, size_t len)
+xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, int bound_ms, char *port, size_t len)
 {
     const xfer_cfg_channel_t *ch = &x->cfg->channels[index];
     xfer_ctl_msg_t *req = NULL, *rep = NULL;
     xfer_status_t st;
     const char *p;
-
-    const double deadline = xfer_now_ms() + x->timeout_ms;
+    const double deadline = xfer_now_ms() + bound_ms;
 
     XFER_CHECK_GOTO(channel_req(x, "lookup", index, &req), st, out);
     /* The daemon holds a lookup until the port is published or the lookup's wait passes
-     * ("timeout"). Each waits CTL_ASK_MS at most, and is asked again until x->timeout_ms: a
+     * ("timeout"). Each waits CTL_ASK_MS at most, and is asked again until @p bound_ms: a
      * lookup the daemon lost as it died (it is restarted from its journal) is asked again of
      * the new one. */
     for (;;) {
@@ -529,7 +528,7 @@ xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, char *port, size_t l
         st = xfer_err_raw(st,
                           "channel %s: no port published by component %s within %d ms (is it "
                           "running, with the same control endpoint?)",
-                          ch->name, x->cfg->components[ch->from].name, x->timeout_ms);
+                          ch->name, x->cfg->components[ch->from].name, bound_ms);
     else if (st != XFER_SUCCESS)
         st = xfer_err_raw(st, "channel %s: looking up the port of component %s: %s", ch->name,
                           x->cfg->components[ch->from].name, xfer_last_error());
@@ -593,19 +592,10 @@ void xfer_rt_ctl_flow(struct xfer *x, int index, int side, int64_t app_step, uin
     drain_main(x->ctl);
 }
 
-int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len)
+/* What the notices received so far say of component @p comp (any thread). */
+static int verdict(xfer_rt_ctl_t *c, int comp, int64_t since, char *why, size_t len)
 {
-    return xfer_rt_ctl_failed_since(x, comp, 0, why, len);
-}
-
-int xfer_rt_ctl_failed_since(struct xfer *x, int comp, int64_t since, char *why, size_t len)
-{
-    xfer_rt_ctl_t *c = x->ctl;
     int failed = 0;
-    if (!c)
-        return 0;
-    if (xfer_now_ms() - c->main_polled > CTL_SLICE_MS)
-        drain_main(c);
     if (atomic_load(&c->nfailed) == 0 || comp < 0 || comp >= c->ncomp)
         return 0;
     pthread_mutex_lock(&c->lock);
@@ -617,6 +607,26 @@ int xfer_rt_ctl_failed_since(struct xfer *x, int comp, int64_t since, char *why,
     }
     pthread_mutex_unlock(&c->lock);
     return failed;
+}
+
+int xfer_rt_ctl_failed(struct xfer *x, int comp, char *why, size_t len)
+{
+    return xfer_rt_ctl_failed_since(x, comp, 0, why, len);
+}
+
+int xfer_rt_ctl_failed_since(struct xfer *x, int comp, int64_t since, char *why, size_t len)
+{
+    xfer_rt_ctl_t *c = x->ctl;
+    if (!c)
+        return 0;
+    if (xfer_now_ms() - c->main_polled > CTL_SLICE_MS)
+        drain_main(c);
+    return verdict(c, comp, since, why, len);
+}
+
+int xfer_rt_ctl_heard_failed(struct xfer *x, int comp, char *why, size_t len)
+{
+    return x->ctl ? verdict(x->ctl, comp, 0, why, len) : 0;
 }
 
 void xfer_rt_ctl_forget(struct xfer *x, int comp)

@@ -126,30 +126,53 @@ out:
 
 /* ---- watchdog: MPI_Comm_accept/connect cannot time out by themselves ----------------------- */
 
+#define WATCH_POLL_MS 100 /* how often the watchdog looks at xferd's verdicts on the peer */
+
 typedef struct xfer_rt_watch {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int done;
     int timeout_ms;
     char what[512];
+    struct xfer *x; /* with xferd (rank 0): end as soon as it declares component peer failed */
+    int peer;
     pthread_t th;
 } watch_t;
+
+static void wake_after(struct timespec *ts, int ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long) (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
 
 static void *watch_main(void *arg)
 {
     watch_t *w = arg;
-    struct timespec ts;
-    int rc = 0;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += w->timeout_ms / 1000;
-    ts.tv_nsec += (long) (w->timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    const double end = xfer_now_ms() + w->timeout_ms;
+    char why[512];
     pthread_mutex_lock(&w->mu);
-    while (!w->done && rc == 0)
-        rc = pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    while (!w->done) {
+        const double left = end - xfer_now_ms();
+        struct timespec ts;
+        if (left <= 0)
+            break;
+        wake_after(&ts, w->x && left > WATCH_POLL_MS ? WATCH_POLL_MS : (int) left + 1);
+        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) != 0 && !w->done && w->x &&
+            xfer_rt_ctl_heard_failed(w->x, w->peer, why, sizeof(why))) {
+            /* The peer will not come: say so at once rather than at the bound. */
+            fprintf(stderr,
+                    "xfer: %s: component %s failed (xferd: %s); exiting "
+                    "(XFER_ERR_PEER_FAILED)\n",
+                    w->what, w->x->cfg->components[w->peer].name, why);
+            fflush(stderr);
+            _exit(1);
+        }
+    }
     if (!w->done) {
         /* The MPI call is stuck inside the library and nothing else can bound it: say why and
          * end the process (the launcher then stops the workflow). */
@@ -162,12 +185,15 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-static int watch_begin(watch_t *w, int timeout_ms, const char *what)
+/* @p x (NULL: none) and @p peer: the component whose failure, heard from xferd, ends the wait. */
+static int watch_begin(watch_t *w, int timeout_ms, const char *what, struct xfer *x, int peer)
 {
     memset(w, 0, sizeof(*w));
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     w->timeout_ms = timeout_ms;
+    w->x = x;
+    w->peer = peer;
     snprintf(w->what, sizeof(w->what), "%s", what);
     return pthread_create(&w->th, NULL, watch_main, w);
 }
@@ -186,7 +212,7 @@ static void watch_end(watch_t *w)
 xfer_rt_watch_t *xfer_rt_watch_begin(int timeout_ms, const char *what)
 {
     watch_t *w = xfer_calloc(1, sizeof(*w));
-    if (w && watch_begin(w, timeout_ms, what) != 0) {
+    if (w && watch_begin(w, timeout_ms, what, NULL, -1) != 0) {
         xfer_free(w);
         w = NULL;
     }
@@ -270,8 +296,8 @@ static xfer_status_t open_port_error(int rc, const char *channel)
 /* No port file came: the peer may not run (or not in this run directory), or it runs and
  * accepted its reader already (<channel>.accepted says who and where): a reader that comes back
  * cannot rejoin the channel. */
-static xfer_status_t no_port_error(const struct xfer *x, const xfer_cfg_channel_t *c,
-                                   const char *dir, const char *path, const char *peer)
+static xfer_status_t no_port_error(const xfer_cfg_channel_t *c, const char *dir, const char *path,
+                                   const char *peer, int bound)
 {
     char acc[1100], who[256] = "";
     FILE *f;
@@ -290,7 +316,7 @@ static xfer_status_t no_port_error(const struct xfer *x, const xfer_cfg_channel_
     return XFER_ERR(XFER_ERR_TIMEOUT,
                     "channel %s: no port file %s from component %s within %d ms (is %s running, "
                     "with the same run directory?)",
-                    c->name, path, peer, x->timeout_ms, peer);
+                    c->name, path, peer, bound, peer);
 }
 
 /* The `from` component accepts, the `to` component connects; the port name travels through
@@ -299,7 +325,9 @@ static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, i
 {
     const xfer_cfg_channel_t *c = &x->cfg->channels[index];
     const int accepting = c->from == x->comp;
-    const char *peer = x->cfg->components[accepting ? c->to : c->from].name;
+    const int peer_comp = accepting ? c->to : c->from;
+    const char *peer = x->cfg->components[peer_comp].name;
+    const int bound = xfer_rt_form_bound(x, index);
     char dir[512], path[1024], what[1200];
     char port[MPI_MAX_PORT_NAME + 1];
     int status[2] = {XFER_SUCCESS, 0}, rank = 0, rc;
@@ -339,13 +367,13 @@ static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, i
             if (st == XFER_SUCCESS)
                 st = x->ctl ? xfer_rt_ctl_publish(x, index, port) : write_port(path, port);
         } else if (x->ctl) {
-            st = xfer_rt_ctl_lookup(x, index, port, sizeof(port));
+            st = xfer_rt_ctl_lookup(x, index, bound, port, sizeof(port));
         } else {
-            const double deadline = MPI_Wtime() + 1e-3 * x->timeout_ms;
+            const double deadline = MPI_Wtime() + 1e-3 * bound;
             const struct timespec nap = {0, 20 * 1000 * 1000};
             while (!read_port(path, port, sizeof(port))) {
                 if (MPI_Wtime() > deadline) {
-                    st = no_port_error(x, c, dir, path, peer);
+                    st = no_port_error(c, dir, path, peer, bound);
                     break;
                 }
                 nanosleep(&nap, NULL); /* waiting for another job to write a file */
@@ -364,7 +392,7 @@ static xfer_status_t form_separate(struct xfer *x, int index, MPI_Comm *inter, i
     snprintf(what, sizeof(what), "channel %s: %s component %s (port %s %s)", c->name,
              accepting ? "waiting for" : "connecting to", peer, x->use_ctl ? "from xferd" : "file",
              x->use_ctl ? "" : path);
-    if (watch_begin(&w, x->timeout_ms, what) != 0)
+    if (watch_begin(&w, bound, what, rank == 0 && x->use_ctl ? x : NULL, peer_comp) != 0)
         return XFER_ERR(XFER_ERR_INTERNAL, "cannot start the connection watchdog");
     if (accepting)
         rc = MPI_Comm_accept(port, MPI_INFO_NULL, 0, x->comm, inter);
@@ -410,7 +438,7 @@ xfer_status_t xfer_rt_form(struct xfer *x, int index, MPI_Comm *inter, int *disc
         return form_separate(x, index, inter, disconnect);
     snprintf(what, sizeof(what), "channel %s: forming the intercommunicator with component %s",
              c->name, x->cfg->components[peer].name);
-    if (watch_begin(&w, x->timeout_ms, what) != 0)
+    if (watch_begin(&w, xfer_rt_form_bound(x, index), what, NULL, -1) != 0)
         return XFER_ERR(XFER_ERR_INTERNAL, "cannot start the connection watchdog");
     rc = MPI_Intercomm_create(x->comm, 0, x->world, x->leader[peer], XFER_FORM_TAG + index, inter);
     watch_end(&w);

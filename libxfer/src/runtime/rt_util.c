@@ -2,6 +2,7 @@
 /* The context's helpers that channels call (runtime.h): the end of a public call, the liveness
  * deadline of a wait, the agreement of a component's ranks, a channel's transport. They call
  * no channel function. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,11 @@ xfer_status_t xfer_rt_done(struct xfer *x, xfer_status_t st)
         xfer_rt_ctl_error(x, line);
     }
     return xfer_err_raw(st, "%s", text); /* (the report may have left words of its own) */
+}
+
+int xfer_rt_form_bound(const struct xfer *x, int index)
+{
+    return x->timeout_ms > INT_MAX / (index + 1) ? INT_MAX : x->timeout_ms * (index + 1);
 }
 
 double xfer_rt_deadline(const struct xfer *x)

@@ -520,7 +520,8 @@ xfer_status_t xfer_rt_ctl_start(struct xfer *x); /* rank 0 registers; sets x->us
 xfer_status_t xfer_rt_ctl_ranks(struct xfer *x);
 void xfer_rt_ctl_stop(struct xfer *x, int clean); /* clean: say bye */
 xfer_status_t xfer_rt_ctl_publish(struct xfer *x, int index, const char *port);
-xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, char *port, size_t len);
+/* Waits up to @p bound_ms for the port of channel @p index's accepting component. */
+xfer_status_t xfer_rt_ctl_lookup(struct xfer *x, int index, int bound_ms, char *port, size_t len);
 void xfer_rt_ctl_step(struct xfer *x, int index, int side, uint64_t step, uint64_t bytes);
 void xfer_rt_ctl_ack(struct xfer *x, int index, int side, uint64_t released);
 void xfer_rt_ctl_flow(struct xfer *x, int index, int side, int64_t app_step, uint64_t dropped,
@@ -540,6 +541,9 @@ void xfer_rt_ctl_forget(struct xfer *x, int comp);
 /* The same, for the incarnation of @p comp whose session is @p since (0: any): a component that
  * failed and came back (a new session) is alive again for the channels attached to it since. */
 int xfer_rt_ctl_failed_since(struct xfer *x, int comp, int64_t since, char *why, size_t len);
+/* The same from any thread, on the notices received so far (it reads no connection): the
+ * connection watchdog's (intercomm.c), while the main thread waits inside MPI. */
+int xfer_rt_ctl_heard_failed(struct xfer *x, int comp, char *why, size_t len);
 /* A reader of channel @p index offers @p port through xferd ("attach"). */
 xfer_status_t xfer_rt_ctl_attach(struct xfer *x, int index, const char *port);
 /* Rank 0 of a sender: a live reader's offer to attach to channel @p index, taken (1), with the
@@ -561,5 +565,11 @@ void xfer_rt_progress_kick(struct xfer *x); /* a step was committed: a pass now 
  * now when nothing else tells a dead peer from a computing one (XFER_LIVE_CLOCK), else none
  * (HUGE_VAL). */
 double xfer_rt_deadline(const struct xfer *x);
+/* rt_util.c: the bound (ms) on waiting for the peer of channel @p index while the channels are
+ * formed: control.timeout_ms times the channel's place in the workflow (1 for the first). Every
+ * component forms its channels in the workflow's order, so the peer may come to this one only
+ * after forming those before it, with components of their own (chaos.batch seed 29: a reader's
+ * accept ended at 8 s while its writer still formed the channel before). */
+int xfer_rt_form_bound(const struct xfer *x, int index);
 
 #endif /* XFER_RUNTIME_H */
