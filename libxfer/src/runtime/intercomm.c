@@ -126,7 +126,8 @@ out:
 
 /* ---- watchdog: MPI_Comm_accept/connect cannot time out by themselves ----------------------- */
 
-#define WATCH_POLL_MS 100 /* how often the watchdog looks at xferd's verdicts on the peer */
+#define WATCH_POLL_MS  100     /* how often the watchdog looks at xferd's verdicts on the peer */
+#define WATCH_SLEEP_MS 3600000 /* without xferd: the longest single wait (then it looks again) */
 
 typedef struct xfer_rt_watch {
     pthread_mutex_t mu;
@@ -159,9 +160,14 @@ static void *watch_main(void *arg)
     while (!w->done) {
         const double left = end - xfer_now_ms();
         struct timespec ts;
+        int slice;
         if (left <= 0)
             break;
-        wake_after(&ts, w->x && left > WATCH_POLL_MS ? WATCH_POLL_MS : (int) left + 1);
+        /* (the bound may be INT_MAX ms: xfer_rt_form_bound saturates) */
+        slice = left > WATCH_SLEEP_MS ? WATCH_SLEEP_MS : (int) left + 1;
+        if (w->x && slice > WATCH_POLL_MS)
+            slice = WATCH_POLL_MS;
+        wake_after(&ts, slice);
         if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) != 0 && !w->done && w->x &&
             xfer_rt_ctl_heard_failed(w->x, w->peer, why, sizeof(why))) {
             /* The peer will not come: say so at once rather than at the bound. */
