@@ -9,13 +9,7 @@
 #   delivery_test.sh XFER_RUN WORKFLOW.yaml K
 set -u
 xr=$1 cfg=$2 k=$3
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+. "$(dirname "$0")/check_lib.sh"
 timeout -k 10 120 "$xr" --launch separate "$cfg" >"$out" 2>&1
 rc=$?
 sed 's/^/  out| /' "$out"

@@ -10,13 +10,7 @@
 # inside the workflow's control.timeout_ms.
 set -u
 xr=$1 cfg=$2 victim=$3 peer=$4 bound=$5
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+. "$(dirname "$0")/check_lib.sh"
 
 start=$SECONDS
 timeout -k 10 120 "$xr" --launch separate "$cfg" >"$out" 2>&1

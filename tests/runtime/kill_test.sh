@@ -9,13 +9,7 @@
 # left once xfer-run has returned.
 set -u
 xr=$1 cfg=$2 victim=$3 peer=$4 bound=$5 sig=${6:-KILL} launch=${7:-separate}
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+. "$(dirname "$0")/check_lib.sh"
 
 timeout -k 10 120 "$xr" --launch "$launch" "$cfg" >"$out" 2>&1
 rc=$?
