@@ -183,6 +183,7 @@ xfer_status_t xfer_build_fc_direct(const xfer_shape_t *shape, xfer_sched_t *s)
 static double cost_fc_direct(const xfer_shape_t *s, double a, double b)
 {
     const int P = XFER_MAX(s->n[0], s->n[1]);
+    const int pieces[2] = {by_pieces(s, 0), by_pieces(s, 1)};
     double bytes = 0.0, lat = P;
     int g;
     if (s->total[0] == 0 && s->total[1] == 0)
@@ -190,7 +191,7 @@ static double cost_fc_direct(const xfer_shape_t *s, double a, double b)
     for (g = 0; g < 2; g++) { /* direction g -> 1-g: its busiest port */
         const int n = s->n[1 - g];
         const double K = (double) s->total[g];
-        if (by_pieces(s, g)) { /* the busiest sender's pieces, then the receivers' ring */
+        if (pieces[g]) { /* the busiest sender's pieces, then the receivers' ring */
             bytes = XFER_MAX(bytes, (double) xfer_cost_max_count(s, g) + K * (n - 1) / n);
             lat = XFER_MAX(lat, P + n);
         } else {
@@ -199,7 +200,7 @@ static double cost_fc_direct(const xfer_shape_t *s, double a, double b)
              * busy forwarding: the two add up (the simulator, and the link at 6 x 2 skewed:
              * 1.41 and 1.47 of the bound, where the blocks alone say 1.00). */
             const int m = s->n[g];
-            const double ring = by_pieces(s, 1 - g) ? (double) s->total[1 - g] * (m - 1) / m : 0.0;
+            const double ring = pieces[1 - g] ? (double) s->total[1 - g] * (m - 1) / m : 0.0;
             bytes = XFER_MAX(bytes,
                              XFER_MAX(K, (double) n * (double) xfer_cost_max_count(s, g)) + ring);
         }

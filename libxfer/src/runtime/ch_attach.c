@@ -189,10 +189,9 @@ static xfer_status_t offer(struct xfer *x, int index, MPI_Comm *inter, int *disc
         XFER_MPI_GOTO(MPI_Bcast(msg, (int) sizeof(msg), MPI_CHAR, 0, x->comm), st, out);
         return rank == 0 ? (xfer_status_t) status : xfer_err_raw((xfer_status_t) status, "%s", msg);
     }
-    /* Every component forms its channels in the workflow's order, each within
-     * control.timeout_ms of reaching it: the sender may come to this one only after the channels
-     * before it (chaos.flows seed 1027: a sender still forming an earlier channel through
-     * ompi-server when a bound of control.timeout_ms ended its reader). */
+    /* The sender comes to this channel only after forming those before it (chaos.flows seed
+     * 1027: a sender still forming an earlier channel through ompi-server when a bound of
+     * control.timeout_ms ended its reader). */
     bound = xfer_rt_form_bound(x, index);
     snprintf(what, sizeof(what),
              "channel %s: announced to component %s (through %s), waiting for it to connect at "
