@@ -400,7 +400,7 @@ endif()
 # Its peer, waiting in MPI_Comm_accept (it is the channel's from: the watchdog's path) or for the
 # port (it is the to: the lookup's path), ends with XFER_ERR_PEER_FAILED as soon as xferd declares
 # the victim failed, not after control.timeout_ms (60 s) (docs/runtime.md, Joining).
-if(RT_SEPARATE AND TARGET xferd)
+if(RT_SEPARATE AND TARGET xferd AND TARGET xferctl)
   foreach(role from to)
     if(role STREQUAL "from")
       set(f a)
@@ -409,11 +409,13 @@ if(RT_SEPARATE AND TARGET xferd)
       set(f b)
       set(t a)
     endif()
-    file(WRITE ${RT_DIR}/form-fail-${role}.yaml "workflow: rt_form_fail_${role}
+    # (b exits once xferd counts a running: form_fail_victim.sh)
+    file(GENERATE OUTPUT ${RT_DIR}/form-fail-${role}.yaml CONTENT "workflow: rt_form_fail_${role}
 control: {heartbeat_ms: 250, timeout_ms: 60000}
 components:
   - {name: a, nprocs: 2, cmd: [xfer-synth, --steps, \"3\"]}
-  - {name: b, nprocs: 1, cmd: [sh, -c, \"exit 3\"]}
+  - {name: b, nprocs: 1, cmd: [sh, ${CMAKE_CURRENT_SOURCE_DIR}/runtime/form_fail_victim.sh,
+                               $<TARGET_FILE:xferctl>, a]}
 channels:
   - name: c
     from: ${f}

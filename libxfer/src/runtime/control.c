@@ -624,9 +624,12 @@ int xfer_rt_ctl_failed_since(struct xfer *x, int comp, int64_t since, char *why,
     return verdict(c, comp, since, why, len);
 }
 
-int xfer_rt_ctl_heard_failed(struct xfer *x, int comp, char *why, size_t len)
+int xfer_rt_ctl_failed_in_wait(struct xfer *x, int comp, char *why, size_t len)
 {
-    return x->ctl ? verdict(x->ctl, comp, 0, why, len) : 0;
+    if (!x->ctl)
+        return 0;
+    drain_main(x->ctl);
+    return verdict(x->ctl, comp, 0, why, len);
 }
 
 void xfer_rt_ctl_forget(struct xfer *x, int comp)

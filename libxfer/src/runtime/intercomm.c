@@ -169,7 +169,7 @@ static void *watch_main(void *arg)
             slice = WATCH_POLL_MS;
         wake_after(&ts, slice);
         if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) != 0 && !w->done && w->x &&
-            xfer_rt_ctl_heard_failed(w->x, w->peer, why, sizeof(why))) {
+            xfer_rt_ctl_failed_in_wait(w->x, w->peer, why, sizeof(why))) {
             /* The peer will not come: say so at once rather than at the bound. */
             fprintf(stderr,
                     "xfer: %s: component %s failed (xferd: %s); exiting "

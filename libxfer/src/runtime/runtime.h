@@ -541,9 +541,12 @@ void xfer_rt_ctl_forget(struct xfer *x, int comp);
 /* The same, for the incarnation of @p comp whose session is @p since (0: any): a component that
  * failed and came back (a new session) is alive again for the channels attached to it since. */
 int xfer_rt_ctl_failed_since(struct xfer *x, int comp, int64_t since, char *why, size_t len);
-/* The same from any thread, on the notices received so far (it reads no connection): the
- * connection watchdog's (intercomm.c), while the main thread waits inside MPI. */
-int xfer_rt_ctl_heard_failed(struct xfer *x, int comp, char *why, size_t len);
+/* The same, from the connection watchdog (intercomm.c) while the main thread waits inside
+ * MPI_Comm_accept/connect: it reads the main thread's connection too, which the main thread
+ * does not touch meanwhile (the watchdog's start and join order the handoff). xferd sends a
+ * notice to the connection that last spoke for the session: right after the port's publish or
+ * lookup, that is the main thread's, not the heartbeat thread's. */
+int xfer_rt_ctl_failed_in_wait(struct xfer *x, int comp, char *why, size_t len);
 /* A reader of channel @p index offers @p port through xferd ("attach"). */
 xfer_status_t xfer_rt_ctl_attach(struct xfer *x, int index, const char *port);
 /* Rank 0 of a sender: a live reader's offer to attach to channel @p index, taken (1), with the
